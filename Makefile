@@ -1,0 +1,31 @@
+# pairbench: the two commands a newcomer needs are `make demo` and `make test`.
+# Both install what is missing first (scripts/setup.sh).
+
+GO ?= go
+BIN := bin/pairbench
+
+.PHONY: all setup build demo test bench fuzz clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/pairbench
+
+## demo: a real bench of the example registry on embedded defaults
+demo: setup build
+	./$(BIN) demo
+
+## test: the whole test suite (what CI runs)
+test: setup
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+## bench: the Go benchmarks behind the speed targets in the issues
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

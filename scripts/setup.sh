@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what pairbench's demo and tests need and the machine lacks:
+# Debian packages, the pinned Node tools (under tools/node_modules) and the
+# Go-built test S3 server (under tools/bin). Safe to run again: each step is
+# skipped when what it installs is already there at the pinned version.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+apt_pkgs=()
+command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
+[ -x /usr/lib/chromium/chromium ] || apt_pkgs+=(chromium)
+command -v npm >/dev/null 2>&1 || apt_pkgs+=(npm)
+command -v git >/dev/null 2>&1 || apt_pkgs+=(git)
+command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing Debian packages: ${apt_pkgs[*]}; run: sudo apt-get install -y ${apt_pkgs[*]}"
+    exit 1
+  fi
+  say "installing ${apt_pkgs[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+fi
+
+# Node tools, pinned in tools/package.json. The stamp records which
+# package.json was installed, so an edit reinstalls.
+stamp=tools/node_modules/.pairbench-stamp
+want=$(sha256sum tools/package.json | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing pinned Node tools into tools/node_modules"
+  (cd tools && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+fi
+
+# versitygw, a real S3 server for the artifact store's tests.
+versitygw_version=v1.8.0
+if [ "$(cat tools/bin/.versitygw 2>/dev/null)" != "$versitygw_version" ]; then
+  say "building versitygw $versitygw_version into tools/bin (about a minute)"
+  GOBIN="$root/tools/bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
+  echo "$versitygw_version" >tools/bin/.versitygw
+fi
