@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// InitArg is the first argument that turns pairbench's own binary into the
+// sandbox's init helper. main (and every TestMain in a package that launches
+// sandboxes) must call os.Exit(RunInit(os.Args[2:])) when os.Args[1] == InitArg.
+const InitArg = "__sandbox-init"
+
+// forwardFlag collects repeated -forward ADDR=SOCKET arguments.
+type forwardFlag []forward
+
+// forward relays TCP connections accepted on addr (inside the sandbox) to the
+// unix socket at socket (bound in from the host).
+type forward struct{ addr, socket string }
+
+func (f *forwardFlag) String() string { return fmt.Sprint(*f) }
+
+func (f *forwardFlag) Set(s string) error {
+	addr, socket, ok := strings.Cut(s, "=")
+	if !ok || addr == "" || socket == "" {
+		return fmt.Errorf("want ADDR=SOCKET, got %q", s)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	*f = append(*f, forward{addr: addr, socket: socket})
+	return nil
+}
+
+// RunInit is the sandbox's init helper. It runs inside the sandbox as
+//
+//	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] -- CMD ARGS...
+//
+// It listens on every -forward address, relays each accepted connection to
+// the matching unix socket, then starts CMD as a child with the inherited
+// environment, stdin, stdout and stderr, forwards the signals it receives to
+// that child, and returns the child's exit status (128+signal when the child
+// was killed by a signal). It returns 2 for bad arguments, 1 when a listener
+// cannot be set up, and 127 (or 126) when CMD cannot be started.
+// The relays stop when RunInit returns; the caller exits right after.
+func RunInit(args []string) int {
+	fs := flag.NewFlagSet(InitArg, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	var fwd forwardFlag
+	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cmdArgs := fs.Args()
+	if len(cmdArgs) == 0 {
+		fmt.Fprintf(os.Stderr, "%s: no command after --\n", InitArg)
+		return 2
+	}
+
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for _, f := range fwd {
+		l, err := net.Listen("tcp", f.addr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+			return 1
+		}
+		listeners = append(listeners, l)
+		go acceptRelays(l, f.socket)
+	}
+
+	return runChild(cmdArgs)
+}
+
+// acceptRelays accepts connections on l until it is closed and relays each
+// one to the unix socket at socket.
+func acceptRelays(l net.Listener, socket string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("unix", socket)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: relay to %s: %v\n", InitArg, socket, err)
+				return
+			}
+			defer u.Close()
+			pipe(c, u)
+		}()
+	}
+}
+
+// closeWriter is implemented by connections that can half-close.
+type closeWriter interface{ CloseWrite() error }
+
+// pipe copies a→b and b→a, half-closing each direction as it ends, and
+// returns when both directions are done.
+func pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	copyHalf := func(dst, src net.Conn) {
+		defer wg.Done()
+		io.Copy(dst, src)
+		if cw, ok := dst.(closeWriter); ok {
+			cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+	}
+	wg.Add(2)
+	go copyHalf(a, b)
+	go copyHalf(b, a)
+	wg.Wait()
+}
+
+// runChild starts args as a child, forwards signals to it and returns its
+// exit status.
+func runChild(args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	return exitStatus(cmd.ProcessState, err)
+}
+
+// exitStatus maps a finished child to a shell-style exit status.
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+		return 126
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
