@@ -1,0 +1,499 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/pairbench/pairbench"
+)
+
+// ReportVersion is the schema version written in every Report's "v" field.
+// A change that breaks readers of report.json bumps it.
+const ReportVersion = 1
+
+// Answer classes, mirrored from package intents (stats may not import it).
+const (
+	ClassPinned    = "pinned"
+	ClassAgreement = "agreement"
+	ClassShapeOnly = "shape only"
+)
+
+// Agreement check kinds, mirrored from package intents.
+const (
+	AgreeSame     = "same"
+	AgreeCheapest = "cheapest"
+)
+
+// Plan is what Build needs to know about a run besides its rows: the
+// settings the statistics depend on and, per intent, what was planned.
+type Plan struct {
+	RunID string `json:"run_id"`
+	Model Model  `json:"model"`
+	// Alpha is the two-sided significance level; 0 means 0.05.
+	Alpha float64 `json:"alpha"`
+	// Seed seeds the bootstrap; the same seed and rows give the same report.
+	Seed uint64 `json:"bootstrap_seed"`
+	// Resamples is the number of bootstrap resamples B; values below 10,000
+	// (including 0) mean 10,000.
+	Resamples int          `json:"bootstrap_b"`
+	Intents   []PlanIntent `json:"intents"`
+	// Adoption holds per-domain adoption-stage results when the runner knows
+	// them without rows (for example from another shard). A domain listed
+	// here overrides what Build counts from adoption-stage rows.
+	Adoption []DomainAdoption `json:"adoption,omitempty"`
+}
+
+// Model names the agent's model.
+type Model struct {
+	Name string `json:"name"`
+	// Scripted is true for pairbench's own scripted model: its results test
+	// the harness, not an agent.
+	Scripted bool `json:"scripted"`
+}
+
+// PlanIntent is one intent as planned.
+type PlanIntent struct {
+	ID     string `json:"id"`
+	Domain string `json:"domain"`
+	// Class is ClassPinned, ClassAgreement or ClassShapeOnly.
+	Class     string     `json:"class"`
+	Agreement *Agreement `json:"agreement,omitempty"`
+	// Placebo marks an intent the registered tools cannot answer.
+	Placebo bool `json:"placebo,omitempty"`
+	// Tools are the names of the tools registered in treatment.
+	Tools []string `json:"tools,omitempty"`
+	// Pairs is the number of pairs planned.
+	Pairs int `json:"pairs"`
+}
+
+// Agreement is the check applied to an intent's both-correct pairs.
+type Agreement struct {
+	// Kind is AgreeSame or AgreeCheapest.
+	Kind string `json:"kind"`
+	// Field is a dotted path into the extracted answer ("" is the whole
+	// answer).
+	Field string `json:"field,omitempty"`
+	// Tolerance is the largest price gap that still agrees (cheapest).
+	Tolerance float64 `json:"tolerance,omitempty"`
+}
+
+// DomainAdoption is the result of a domain's adoption stage: treatment-only
+// trials run before any pair.
+type DomainAdoption struct {
+	Domain string `json:"domain"`
+	// Trials counts scored adoption trials; Aborted those that aborted.
+	Trials  int `json:"trials"`
+	Aborted int `json:"aborted"`
+	// Adopted counts trials that invoked a registered tool.
+	Adopted int `json:"adopted"`
+}
+
+// Report is the statistical verdict on one run. It is plain data: package
+// stats renders it, and report.json is its JSON encoding.
+type Report struct {
+	V     int     `json:"v"`
+	RunID string  `json:"run_id"`
+	Model Model   `json:"model"`
+	Alpha float64 `json:"alpha"`
+	// Z is the normal quantile 1-Alpha/2 used by the score intervals.
+	Z         float64 `json:"z"`
+	Seed      uint64  `json:"bootstrap_seed"`
+	Resamples int     `json:"bootstrap_b"`
+	// Verdict is the worst label over the intents (pairbench.Worst), "" when
+	// there are none.
+	Verdict  pairbench.Label  `json:"verdict"`
+	Intents  []Intent         `json:"intents"`
+	Adoption []DomainAdoption `json:"adoption,omitempty"`
+	// Tools is the per-tool failure table over every attempt, ordered by
+	// domain and tool.
+	Tools []ToolFailures `json:"tools,omitempty"`
+	Run   RunChecks      `json:"run"`
+	// SkippedRows counts rows Build ignored because they failed
+	// pairbench.Row.Validate.
+	SkippedRows int `json:"skipped_rows,omitempty"`
+}
+
+// Intent is the verdict on one intent.
+type Intent struct {
+	ID        string     `json:"id"`
+	Domain    string     `json:"domain"`
+	Class     string     `json:"class"`
+	Placebo   bool       `json:"placebo,omitempty"`
+	Tools     []string   `json:"tools,omitempty"`
+	Agreement *Agreement `json:"agreement,omitempty"`
+	// Unplanned is true for an intent that has rows but is not in the plan.
+	Unplanned bool `json:"unplanned,omitempty"`
+
+	Label pairbench.Label `json:"label"`
+	// Why says in words which rule gave Label.
+	Why string `json:"why"`
+
+	Pairs PairCounts `json:"pairs"`
+	// Table is the 2x2 table of complete pairs.
+	Table     Table    `json:"table"`
+	Control   ArmStats `json:"control"`
+	Treatment ArmStats `json:"treatment"`
+
+	Accuracy Accuracy `json:"accuracy"`
+	// Speed is over both-correct pairs; nil when there are none.
+	Speed *Speed `json:"speed,omitempty"`
+	// Adopters repeats the speed analysis over the both-correct pairs whose
+	// treatment trial invoked a registered tool, when that is some pairs but
+	// not all. It is not randomized: adoption is chosen by the agent.
+	Adopters *Speed `json:"adopters,omitempty"`
+	// Check is the agreement check's result, for intents that have one.
+	Check *AgreementCheck `json:"check,omitempty"`
+
+	// MinP is the smallest adjusted p each family could have reached with
+	// this intent's usable pairs (the others' p values held fixed); the
+	// intent is inconclusive when both are above Alpha.
+	MinP MinP `json:"min_p"`
+	// NoiseProb is the exact probability, with no effect at all, that this
+	// intent gets a speed or accuracy label at its own numbers of discordant
+	// and untied pairs (at the unadjusted Alpha).
+	NoiseProb float64 `json:"noise_prob"`
+}
+
+// PairCounts accounts for every pair of an intent.
+type PairCounts struct {
+	// Planned is the plan's pair count (0 when unknown).
+	Planned int `json:"planned"`
+	// Seen counts distinct pairs with at least one pair-stage row.
+	Seen int `json:"seen"`
+	// Complete counts pairs whose last attempt in both arms was scored: N.
+	Complete int `json:"complete"`
+	// LostToAborts counts incomplete pairs where an arm's last attempt
+	// aborted; Missing counts planned pairs with no complete result and no
+	// abort (not run yet, or an arm's row is absent).
+	LostToAborts int `json:"lost_to_aborts"`
+	Missing      int `json:"missing"`
+	// LeftOut counts incomplete pairs per arm: pairs where that arm has no
+	// scored last attempt.
+	LeftOut ArmCount `json:"left_out"`
+	// Aborts counts aborted attempts per arm, in every pair.
+	Aborts ArmCount `json:"aborts"`
+}
+
+// ArmCount is a count per arm.
+type ArmCount struct {
+	Control   int `json:"control"`
+	Treatment int `json:"treatment"`
+}
+
+// Table is the paired 2x2 table over complete pairs.
+type Table struct {
+	BothCorrect   int `json:"a"` // both arms correct
+	TreatmentOnly int `json:"b"` // only treatment correct
+	ControlOnly   int `json:"c"` // only control correct
+	Neither       int `json:"d"` // neither correct
+}
+
+// N returns the number of pairs in the table.
+func (t Table) N() int { return t.BothCorrect + t.TreatmentOnly + t.ControlOnly + t.Neither }
+
+// ArmStats describes one arm over an intent's complete pairs.
+type ArmStats struct {
+	N       int `json:"n"`
+	Correct int `json:"correct"`
+	// Outcomes counts each scored outcome (aborted never appears).
+	Outcomes map[pairbench.Outcome]int `json:"outcomes"`
+	// Rate is the share correct with its Wilson score interval.
+	Rate Interval `json:"rate"`
+	// Wall times in seconds; nil when there is nothing to take a median of.
+	MedianWallCorrect *float64 `json:"median_wall_correct"`
+	MedianWall        *float64 `json:"median_wall"`
+	// MinutesPerCorrect is total wall minutes over the number correct.
+	MinutesPerCorrect *float64 `json:"minutes_per_correct"`
+	MedianTurns       *float64 `json:"median_turns"`
+	MedianInputTokens *float64 `json:"median_input_tokens"`
+	MedianCost        *float64 `json:"median_cost_usd"`
+	// Adoption is, for treatment, the share of trials that invoked a
+	// registered tool with its Wilson interval; nil for control.
+	Adoption *Proportion `json:"adoption,omitempty"`
+	// Toolless counts correct answers given without a single tool call (one
+	// turn or fewer and no WebMCP invocation).
+	Toolless int `json:"toolless_correct"`
+	// NativeStarts lists the pairs whose trial in this arm started on a page
+	// that already had its own WebMCP tools; for control it means control
+	// was not tool-free. NativeTools is the union of those tools' names.
+	NativeStarts []int    `json:"native_starts,omitempty"`
+	NativeTools  []string `json:"native_tools,omitempty"`
+}
+
+// Proportion is x of n with its Wilson interval.
+type Proportion struct {
+	X        int      `json:"x"`
+	N        int      `json:"n"`
+	Interval Interval `json:"interval"`
+}
+
+// Accuracy is the paired accuracy difference, treatment minus control.
+type Accuracy struct {
+	// Delta is (b-c)/N with the Newcombe paired score interval (method 10,
+	// continuity-corrected phi).
+	Delta Interval `json:"delta"`
+	// P is the exact McNemar p, MidP its mid-p, PAdj the Holm-adjusted p
+	// across the run's intents. All are 1 when there is no discordant pair.
+	P    float64 `json:"p"`
+	MidP float64 `json:"mid_p"`
+	PAdj float64 `json:"p_adj"`
+	// Discordant is b+c, the pairs the test rests on.
+	Discordant int `json:"discordant"`
+}
+
+// Speed compares wall times over pairs where both trials were correct; it is
+// conditional on both arms succeeding.
+type Speed struct {
+	// Pairs counts the pairs used; Faster and Slower count pairs where
+	// treatment took less or more time than control, Ties the rest.
+	Pairs  int `json:"pairs"`
+	Faster int `json:"faster"`
+	Slower int `json:"slower"`
+	Ties   int `json:"ties"`
+	// MedianControl and MedianTreatment are the arms' median wall seconds.
+	MedianControl   float64 `json:"median_control"`
+	MedianTreatment float64 `json:"median_treatment"`
+	// Ratio is median(control)/median(treatment) with a percentile bootstrap
+	// interval over pairs (above 1: treatment faster).
+	Ratio Interval `json:"ratio"`
+	// Typical is exp(median per-pair log(control/treatment)) with the exact
+	// interval that inverts the sign test.
+	Typical ExactInterval `json:"typical"`
+	// P is the exact two-sided sign test (ties dropped), PAdj its Holm
+	// adjustment across intents (equal to P for a non-randomized subset).
+	P    float64 `json:"p"`
+	PAdj float64 `json:"p_adj"`
+	// Randomized is false for a subset the agent chose (Intent.Adopters).
+	Randomized bool `json:"randomized"`
+}
+
+// Interval is an estimate with lower and upper bounds. In JSON a non-finite
+// number is null: an unbounded Lo or Hi, or an undefined Est.
+type Interval struct {
+	Est float64 `json:"est"`
+	Lo  float64 `json:"lo"`
+	Hi  float64 `json:"hi"`
+}
+
+// ExactInterval is an interval from inverting an exact test. Each bound is
+// excluded when its Open flag is set, so the interval holds exactly the
+// values the test does not reject at Alpha; Level is its actual coverage.
+// In JSON, as for Interval, a non-finite number is null.
+type ExactInterval struct {
+	Est    float64
+	Lo     float64
+	Hi     float64
+	LoOpen bool
+	HiOpen bool
+	Level  float64
+}
+
+type exactJSON struct {
+	Est    *float64 `json:"est"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	LoOpen bool     `json:"lo_open,omitempty"`
+	HiOpen bool     `json:"hi_open,omitempty"`
+	Level  float64  `json:"level"`
+}
+
+// MarshalJSON writes non-finite numbers as null.
+func (e ExactInterval) MarshalJSON() ([]byte, error) {
+	return json.Marshal(exactJSON{finite(e.Est), finite(e.Lo), finite(e.Hi), e.LoOpen, e.HiOpen, e.Level})
+}
+
+// UnmarshalJSON reads null as NaN for Est, -Inf for Lo and +Inf for Hi.
+func (e *ExactInterval) UnmarshalJSON(b []byte) error {
+	var v exactJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = ExactInterval{orElse(v.Est, math.NaN()), orElse(v.Lo, math.Inf(-1)), orElse(v.Hi, math.Inf(1)), v.LoOpen, v.HiOpen, v.Level}
+	return nil
+}
+
+// Contains reports whether v lies in the interval, honouring open bounds.
+func (e ExactInterval) Contains(v float64) bool {
+	if v < e.Lo || v > e.Hi {
+		return false
+	}
+	if (v == e.Lo && e.LoOpen) || (v == e.Hi && e.HiOpen) {
+		return false
+	}
+	return true
+}
+
+// AgreementCheck is the result of an intent's agreement check over its
+// both-correct pairs.
+type AgreementCheck struct {
+	Kind string `json:"kind"`
+	// Compared counts both-correct pairs whose answers could be compared;
+	// Unreadable those where a field was missing or not usable.
+	Compared   int `json:"compared"`
+	Unreadable int `json:"unreadable"`
+	// Missed counts, for cheapest, pairs where that arm's price was higher
+	// than the other's by more than the tolerance.
+	Missed ArmCount `json:"missed"`
+	// Differ counts, for same, pairs whose answers differ as sets.
+	Differ int `json:"differ"`
+	// Failed is true when the check turns a speed label into mixed.
+	Failed bool `json:"failed"`
+}
+
+// MinP holds the smallest attainable Holm-adjusted p per family.
+type MinP struct {
+	Speed    float64 `json:"speed"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// ToolFailures is one row of the per-tool failure table.
+type ToolFailures struct {
+	Domain string `json:"domain"`
+	Tool   string `json:"tool"`
+	// Registered is false for the page's own (native) tools.
+	Registered bool `json:"registered"`
+	Calls      int  `json:"calls"`
+	Failures   int  `json:"failures"`
+	// Errors are the most common error messages, most frequent first (at
+	// most three).
+	Errors []ErrorCount `json:"errors,omitempty"`
+}
+
+// ErrorCount is an error message and how often it occurred.
+type ErrorCount struct {
+	Error string `json:"error"`
+	Count int    `json:"count"`
+}
+
+// RunChecks is the report's footer: checks over the whole run.
+type RunChecks struct {
+	// Attempts and SpendUSD cover every row, aborted and adoption included.
+	Attempts int     `json:"attempts"`
+	SpendUSD float64 `json:"spend_usd"`
+	// Arms totals each arm over complete pairs.
+	Control   ArmTotals `json:"control"`
+	Treatment ArmTotals `json:"treatment"`
+	// Labels is the label histogram in pairbench.Labels order (zero counts
+	// left out).
+	Labels []LabelCount `json:"labels"`
+	// MedianSpeedup is the median over intents of Speed.Ratio.Est; nil when
+	// no intent has speed.
+	MedianSpeedup *float64 `json:"median_speedup"`
+	// Order compares the treatment effect in AB and BA pairs.
+	Order []OrderEffect `json:"order"`
+	// StartDelay lists complete pairs whose agents launched more than one
+	// second apart after page load.
+	StartDelay StartDelay `json:"start_delay"`
+	// Caps counts trials in complete pairs that hit each cap, per arm.
+	Caps []CapCount `json:"caps"`
+	// Placebo pools the placebo intents; nil when there are none.
+	Placebo *Placebo `json:"placebo,omitempty"`
+	// Noise compares the expected number of labels that pure noise would
+	// give with the number observed.
+	Noise Noise `json:"noise"`
+	// ShapeOnly names intents whose answers are checked by shape only but
+	// got a speed or accuracy label.
+	ShapeOnly []string `json:"shape_only,omitempty"`
+}
+
+// ArmTotals sums an arm over complete pairs.
+type ArmTotals struct {
+	AgentMinutes float64 `json:"agent_minutes"`
+	Turns        int     `json:"turns"`
+	SpendUSD     float64 `json:"spend_usd"`
+}
+
+// LabelCount is one bar of the label histogram.
+type LabelCount struct {
+	Label pairbench.Label `json:"label"`
+	Count int             `json:"count"`
+}
+
+// OrderEffect is the treatment effect over the complete pairs run in one
+// order, pooled across intents.
+type OrderEffect struct {
+	Order pairbench.Order `json:"order"`
+	Pairs int             `json:"pairs"`
+	// Delta is (b-c)/N in these pairs; nil without pairs.
+	Delta *float64 `json:"delta"`
+	// BothCorrect counts both-correct pairs, and Speedup is exp(median
+	// log(control/treatment)) over them; nil without any.
+	BothCorrect int      `json:"both_correct"`
+	Speedup     *float64 `json:"speedup"`
+}
+
+// StartDelay is the start-delay check.
+type StartDelay struct {
+	// Checked counts complete pairs; Apart those more than a second apart.
+	Checked int `json:"checked"`
+	Apart   int `json:"apart"`
+	// Examples names up to ten of them.
+	Examples []PairRef `json:"examples,omitempty"`
+}
+
+// PairRef names one pair.
+type PairRef struct {
+	Intent string `json:"intent"`
+	Pair   int    `json:"pair"`
+}
+
+// CapCount is how many trials hit one cap, per arm.
+type CapCount struct {
+	Cap       pairbench.Cap `json:"cap"`
+	Control   int           `json:"control"`
+	Treatment int           `json:"treatment"`
+}
+
+// Placebo is the pooled check over intents the registered tools cannot
+// answer: a real effect there points at the harness, not the tools.
+type Placebo struct {
+	Intents  []string `json:"intents"`
+	Table    Table    `json:"table"`
+	Accuracy Accuracy `json:"accuracy"`
+	Speed    *Speed   `json:"speed,omitempty"`
+}
+
+// Noise is the expected-noise-labels check.
+type Noise struct {
+	// Expected is the sum of Intent.NoiseProb over intents that could get a
+	// speed or accuracy label; Observed counts the labels they got.
+	Expected float64 `json:"expected"`
+	Observed int     `json:"observed"`
+}
+
+// MarshalJSON writes non-finite numbers as null.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Est *float64 `json:"est"`
+		Lo  *float64 `json:"lo"`
+		Hi  *float64 `json:"hi"`
+	}{finite(iv.Est), finite(iv.Lo), finite(iv.Hi)})
+}
+
+// UnmarshalJSON reads null as NaN for Est, -Inf for Lo and +Inf for Hi.
+func (iv *Interval) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Est *float64 `json:"est"`
+		Lo  *float64 `json:"lo"`
+		Hi  *float64 `json:"hi"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*iv = Interval{Est: orElse(v.Est, math.NaN()), Lo: orElse(v.Lo, math.Inf(-1)), Hi: orElse(v.Hi, math.Inf(1))}
+	return nil
+}
+
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+func orElse(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
