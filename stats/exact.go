@@ -1,0 +1,158 @@
+// Package stats turns a run's rows into its verdict: per intent, accuracy
+// and speed comparisons between the arms with exact or score-based
+// intervals, a label, and run-level checks. docs/statistics.md documents
+// every method and rule; the code and that document must agree.
+package stats
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// DefaultAlpha is the significance level used when a Plan leaves it unset.
+const DefaultAlpha = 0.05
+
+// Z returns the two-sided standard normal quantile for alpha: the z of a
+// 1-alpha interval (1.959964 for alpha = 0.05).
+func Z(alpha float64) float64 { return distuv.UnitNormal.Quantile(1 - alpha/2) }
+
+// Wilson returns the Wilson score interval for x successes in n trials at
+// normal quantile z: Est is x/n, and the bounds are
+// (x + z²/2)/(n + z²) ∓ z·√(x(n−x)/n + z²/4)/(n + z²), clamped to [0, 1].
+// With n = 0 nothing is known: Est is NaN and the interval is [0, 1].
+func Wilson(x, n int, z float64) Interval {
+	if n <= 0 {
+		return Interval{Est: math.NaN(), Lo: 0, Hi: 1}
+	}
+	fx, fn, z2 := float64(x), float64(n), z*z
+	centre := (fx + z2/2) / (fn + z2)
+	half := z * math.Sqrt(fx*(fn-fx)/fn+z2/4) / (fn + z2)
+	return Interval{Est: fx / fn, Lo: max(0, centre-half), Hi: min(1, centre+half)}
+}
+
+// Newcombe returns the paired difference in proportions, treatment minus
+// control, θ = (b−c)/N, with Newcombe's (1998) score interval for paired
+// data ("method 10") using the continuity-corrected φ. The bounds are
+// clamped to [−1, 1]. With N = 0, Est is NaN and the interval is [−1, 1].
+func Newcombe(t Table, z float64) Interval {
+	n := t.N()
+	if n == 0 {
+		return Interval{Est: math.NaN(), Lo: -1, Hi: 1}
+	}
+	a, b, c, d := float64(t.BothCorrect), float64(t.TreatmentOnly), float64(t.ControlOnly), float64(t.Neither)
+	fn := float64(n)
+	theta := (b - c) / fn
+	p1, p2 := (a+b)/fn, (a+c)/fn
+	w1, w2 := Wilson(t.BothCorrect+t.TreatmentOnly, n, z), Wilson(t.BothCorrect+t.ControlOnly, n, z)
+	phi := correctedPhi(a, b, c, d)
+	dl1, du1 := p1-w1.Lo, w1.Hi-p1
+	dl2, du2 := p2-w2.Lo, w2.Hi-p2
+	lo := theta - math.Sqrt(max(0, dl1*dl1-2*phi*dl1*du2+du2*du2))
+	hi := theta + math.Sqrt(max(0, dl2*dl2-2*phi*dl2*du1+du1*du1))
+	return Interval{Est: theta, Lo: max(-1, lo), Hi: min(1, hi)}
+}
+
+// correctedPhi is the continuity-corrected correlation of the paired table:
+// with A = ad − bc and N = a+b+c+d, φ is 0 when a margin is 0 or 0 ≤ A ≤ N/2,
+// (A − N/2)/√(margins) when A > N/2 and A/√(margins) when A < 0.
+func correctedPhi(a, b, c, d float64) float64 {
+	m := (a + b) * (c + d) * (a + c) * (b + d)
+	if m == 0 {
+		return 0
+	}
+	n := a + b + c + d
+	switch A := a*d - b*c; {
+	case A > n/2:
+		return (A - n/2) / math.Sqrt(m)
+	case A >= 0:
+		return 0
+	default:
+		return A / math.Sqrt(m)
+	}
+}
+
+// McNemar returns the exact McNemar test on the discordant pairs b and c:
+// p = min(1, 2·P(X ≤ min(b,c))) with X ~ Bin(b+c, ½), and its mid-p, which
+// counts the observed table's own probability once instead of twice. Both
+// are 1 when b + c = 0. The exact sign test is the same computation on the
+// counts of positive and negative signs (see SignTest).
+func McNemar(b, c int) (p, midP float64) {
+	n := b + c
+	if n <= 0 {
+		return 1, 1
+	}
+	bin := distuv.Binomial{N: float64(n), P: 0.5}
+	k := float64(min(b, c))
+	cdf := bin.CDF(k)
+	return min(1, 2*cdf), min(1, 2*cdf-bin.Prob(k))
+}
+
+// SignTest returns the exact two-sided sign test p for pos positive and neg
+// negative differences (ties are dropped before calling): the McNemar p.
+func SignTest(pos, neg int) float64 {
+	p, _ := McNemar(pos, neg)
+	return p
+}
+
+// Holm returns Holm's step-down adjusted p values for ps, in the order of
+// ps: sorted ascending, the j-th smallest (from 1) is multiplied by
+// m − j + 1, capped at 1, and made nondecreasing. Rejecting every adjusted
+// p ≤ α controls the family-wise error rate at α.
+func Holm(ps []float64) []float64 {
+	m := len(ps)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(ps[i], ps[j]) })
+	adj := make([]float64, m)
+	running := 0.0
+	for j, i := range idx {
+		running = max(running, min(1, float64(m-j)*ps[i]))
+		adj[i] = running
+	}
+	return adj
+}
+
+// MinSignP returns the smallest p the exact two-sided sign (or McNemar)
+// test can give with n untied pairs: 2·½ⁿ, capped at 1, and 1 for n = 0.
+func MinSignP(n int) float64 {
+	if n <= 0 {
+		return 1
+	}
+	return min(1, math.Ldexp(1, 1-n))
+}
+
+// RejectProb returns the exact probability that the two-sided sign test on
+// n untied pairs gives p ≤ alpha when positive and negative signs are
+// equally likely: the chance of a label from noise alone.
+func RejectProb(n int, alpha float64) float64 {
+	k := critical(n, alpha)
+	if k == 0 {
+		return 0
+	}
+	// Reject when min(pos, neg) < k; both tails have the same mass.
+	bin := distuv.Binomial{N: float64(n), P: 0.5}
+	return min(1, 2*bin.CDF(float64(k-1)))
+}
+
+// critical returns the number of values k = 0, 1, ... for which the sign
+// test on n untied pairs with min(pos, neg) = k rejects at alpha, so the
+// test rejects exactly when min(pos, neg) < critical(n, alpha). It relies
+// on the p value growing with k, and is computed from SignTest itself so
+// that the two can never disagree.
+func critical(n int, alpha float64) int {
+	lo, hi := 0, n/2+1 // SignTest(k, n-k) <= alpha holds for k < answer
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if SignTest(mid, n-mid) <= alpha {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
