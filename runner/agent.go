@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/pairbench/pairbench"
+)
+
+// Agent runs one agent to completion on one task. Adapters live in
+// runner/agent/...; the trial never knows which agent it drives.
+type Agent interface {
+	// Run starts the agent on the task and returns what it did. It returns an
+	// error only when the agent could not be run or observed at all (a
+	// missing binary, a sandbox that failed to start); everything the agent
+	// itself did, including failing, is reported in the AgentResult. Run
+	// enforces the task's caps and returns when the agent exits, a cap is
+	// hit (the agent is killed first), or ctx is done.
+	Run(ctx context.Context, task AgentTask) (AgentResult, error)
+	// Version reports the agent's version for run.json.
+	Version(ctx context.Context) (string, error)
+}
+
+// AgentTask is everything an agent run is given. Both arms of a pair get the
+// same task except for what their browser shows.
+type AgentTask struct {
+	// Prompt is the user's task; SystemPrompt is appended to the agent's own.
+	Prompt       string
+	SystemPrompt string
+	// Model names the model as provider/id (e.g. "scripted/pairbench-scripted").
+	Model Model
+	// MCPServers are the servers whose tools the agent may call, reached on
+	// loopback ports.
+	MCPServers []MCPServer
+	// Allowlist is exactly the set of tool names the agent must declare to
+	// its model; the agent adapter reports what it really declared.
+	Allowlist []string
+	Caps      Caps
+	// Dir is an empty per-trial directory the adapter may use for the agent's
+	// home, configuration and workspace; the caller removes it.
+	Dir string
+	// TranscriptPath is where the adapter writes the redacted transcript.
+	TranscriptPath string
+}
+
+// Model is the model an agent talks to.
+type Model struct {
+	// Provider and ID name the model as the agent knows it.
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	// BaseURL overrides the provider's endpoint (the scripted model's
+	// loopback address).
+	BaseURL string `json:"base_url,omitempty"`
+	// KeyEnv names the environment variable holding the provider key.
+	KeyEnv string `json:"key_env,omitempty"`
+	// Scripted marks pairbench's own scripted model: not an LLM.
+	Scripted bool `json:"scripted,omitempty"`
+	// Prices in USD per million tokens, for providers the agent cannot price.
+	InputPrice  float64 `json:"input_price,omitempty"`
+	OutputPrice float64 `json:"output_price,omitempty"`
+}
+
+// String returns provider/id.
+func (m Model) String() string { return m.Provider + "/" + m.ID }
+
+// MCPServer is one MCP server the agent connects to over streamable HTTP.
+type MCPServer struct {
+	Name string
+	URL  string
+}
+
+// Caps are the limits enforced on an agent from outside.
+type Caps struct {
+	Time  time.Duration `json:"time"`
+	Turns int           `json:"turns"`
+	// SpendUSD is the most one agent run may cost.
+	SpendUSD float64 `json:"spend_usd"`
+}
+
+// AgentResult is what one agent run did.
+type AgentResult struct {
+	// Final is the text of the last assistant message.
+	Final string
+	// StopReason is the final assistant message's stop reason ("stop",
+	// "error", "aborted", ...); ErrorMessage its error text, if any.
+	StopReason   string
+	ErrorMessage string
+	// ProviderGaveUp is true when the model provider kept failing and the
+	// agent stopped retrying: the trial says nothing about the agent.
+	ProviderGaveUp bool
+	Turns          int
+	InputTokens    int64
+	OutputTokens   int64
+	// Cost is the summed cost the agent reported; CostMissing is true when
+	// some assistant message reported none or a non-number.
+	Cost        float64
+	CostMissing bool
+	// CapHit names the cap that stopped the agent, if any.
+	CapHit pairbench.Cap
+	// Declared is the set of tools the agent declared to its model.
+	Declared []string
+	// Calls are the agent's tool calls in order.
+	Calls []ToolCall
+	Wall  time.Duration
+	// ExitCode is the agent process's exit status (-1 when killed).
+	ExitCode int
+	// Stderr is the tail of the agent's diagnostics, redacted.
+	Stderr string
+}
+
+// ToolCall is one tool call the agent made and how it ended.
+type ToolCall struct {
+	Name    string
+	IsError bool
+}
