@@ -1,0 +1,138 @@
+package pairbench_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+)
+
+// fuzzSeedRow is a row with every field set, so the seed corpus exercises
+// every part of the schema.
+func fuzzSeedRow() pairbench.Row {
+	return pairbench.Row{
+		V: pairbench.RowVersion, RunID: "run-1", Intent: "books-cheapest", Domain: "books.example",
+		Stage: pairbench.StagePair, Pair: 3, Order: pairbench.BA, Arm: pairbench.Treatment, Attempt: 2,
+		TrialDir: "trials/books-cheapest/3-treatment-2",
+		Outcome:  pairbench.Wrong, Reason: `rule "price" failed`,
+		Answer: pairbench.Answer{
+			Raw:       "```json\n{\"price\": \"$12.50\", \"tags\": [\"a\", \"<b>\"]}\n```",
+			Extracted: map[string]any{"price": "$12.50", "tags": []any{"a", "<b>"}, "n": 1.5},
+		},
+		WallSeconds: 41.25, StartDelayMS: 10012, Turns: 7, InputTokens: 12000, OutputTokens: 800,
+		CostUSD: 0.0123, CapsHit: []pairbench.Cap{pairbench.CapTurns},
+		ToolsDeclared: []string{"mcp__browser__browser_click", "mcp__pairbench__webmcp"},
+		WebMCP: []pairbench.Invocation{
+			{Tool: "find_books", Status: "ok", MS: 120, Registered: true},
+			{Tool: "search", Status: "error", Error: "boom \u2028 <script>", MS: 3},
+		},
+		NativeTools: []string{"search"},
+		Adopted:     true,
+		Error:       "exit status 1",
+		StartedAt:   "2026-11-29T21:00:00Z",
+	}
+}
+
+// FuzzReadRows feeds arbitrary bytes to ReadRows. It must never panic, must
+// keep the partial-line and line-number contracts, and every row it returns
+// must survive AppendRow then ParseRow unchanged.
+func FuzzReadRows(f *testing.F) {
+	line, err := pairbench.AppendRow(nil, fuzzSeedRow())
+	require.NoError(f, err)
+	minimal := []byte(`{"v":1,"intent":"i","arm":"control","outcome":"correct","stage":"pair","order":"AB","attempt":1}` + "\n")
+
+	f.Add(line)
+	f.Add(append(append([]byte{}, line...), line...))
+	f.Add(append(append([]byte{}, line...), line[:len(line)/2]...)) // partial last line
+	f.Add(append(append([]byte{}, minimal...), "\n\n"...))
+	f.Add(minimal[:len(minimal)-1])                                             // valid last line without its newline
+	f.Add([]byte(`{"v":2,"intent":"i"}` + "\n"))                                // unsupported version
+	f.Add([]byte(`{"v":1}{"v":1}` + "\n"))                                      // trailing data
+	f.Add([]byte(`{"v":1,"intent":"i","arm":"x"}` + "\r\n"))                    // bad arm, CRLF
+	f.Add([]byte(`{"v":1,"intent":"\xff","arm":"control","outcome":"wrong"}`)) // invalid UTF-8
+	f.Add([]byte("\n  \n\t"))
+	f.Add([]byte{})
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, partial, err := pairbench.ReadRows(bytes.NewReader(data))
+		lines := bytes.Count(data, []byte("\n")) + 1
+
+		if err != nil {
+			var rowErr *pairbench.RowError
+			require.ErrorAs(t, err, &rowErr, "ReadRows on a byte slice can only fail on a bad row")
+			assert.Equal(t, 0, partial, "a failed read reports no partial line")
+			assert.GreaterOrEqual(t, rowErr.Line, 1)
+			assert.LessOrEqual(t, rowErr.Line, lines)
+		}
+		if partial != 0 {
+			assert.Equal(t, lines, partial, "only the last line can be partial")
+			assert.False(t, bytes.HasSuffix(data, []byte("\n")), "a line ending in a newline is complete")
+		}
+
+		for _, row := range rows {
+			require.NoError(t, row.Validate(), "ReadRows returned an invalid row")
+			assertRoundTrip(t, row)
+		}
+	})
+}
+
+// assertRoundTrip checks that row encodes to one line that decodes to the
+// same row, and that encoding is then a fixed point.
+func assertRoundTrip(t *testing.T, row pairbench.Row) {
+	t.Helper()
+	enc, err := pairbench.AppendRow(nil, row)
+	require.NoError(t, err, "AppendRow of a parsed row")
+	require.Equal(t, 1, bytes.Count(enc, []byte("\n")), "AppendRow writes exactly one line")
+	require.True(t, bytes.HasSuffix(enc, []byte("\n")))
+
+	back, err := pairbench.ParseRow(enc)
+	require.NoError(t, err, "ParseRow(AppendRow(row))")
+	assert.Equal(t, normalized(row), normalized(back), "row changed in a round trip")
+
+	again, err := pairbench.AppendRow(nil, back)
+	require.NoError(t, err)
+	assert.Equal(t, string(enc), string(again), "encoding is not stable")
+}
+
+// normalized maps the empty collections that omitempty drops to nil, the one
+// difference a round trip may make.
+func normalized(r pairbench.Row) pairbench.Row {
+	if len(r.CapsHit) == 0 {
+		r.CapsHit = nil
+	}
+	if len(r.ToolsDeclared) == 0 {
+		r.ToolsDeclared = nil
+	}
+	if len(r.WebMCP) == 0 {
+		r.WebMCP = nil
+	}
+	if len(r.NativeTools) == 0 {
+		r.NativeTools = nil
+	}
+	if len(r.Answer.Extracted) == 0 {
+		r.Answer.Extracted = nil
+	}
+	return r
+}
+
+func TestRowRoundTripSeed(t *testing.T) {
+	row := fuzzSeedRow()
+	assertRoundTrip(t, row)
+
+	enc, err := pairbench.AppendRow(nil, row)
+	require.NoError(t, err)
+	rows, partial, err := pairbench.ReadRows(bytes.NewReader(append(enc, enc[:10]...)))
+	require.NoError(t, err)
+	assert.Equal(t, 2, partial, "the cut second line is partial")
+	require.Len(t, rows, 1)
+	assert.Equal(t, row, rows[0])
+
+	_, _, err = pairbench.ReadRows(bytes.NewReader(append(enc[:10:10], '\n')))
+	var rowErr *pairbench.RowError
+	require.True(t, errors.As(err, &rowErr), "a cut line that ends in a newline is an error, got %v", err)
+	assert.Equal(t, 1, rowErr.Line)
+}
