@@ -1,0 +1,477 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Secret is a credential the sandbox may use but never see. The sandbox's
+// environment holds a placeholder under Name; the egress proxy puts Value in
+// its place in the request headers of requests to Hosts, and refuses any
+// request that carries the placeholder anywhere else.
+type Secret struct {
+	Name  string   // environment variable name, e.g. "OPENAI_API_KEY"
+	Value string   // the real value; it never enters the sandbox
+	Hosts []string // exact hosts or *.suffix patterns it is scoped to; each must be allowed
+}
+
+// EgressConfig configures NewEgress. The zero value allows nothing.
+type EgressConfig struct {
+	// Allow lists the destinations the sandbox may reach through the proxy.
+	Allow []AllowRule
+	// ForwardPorts are host loopback ports the sandbox reaches transparently
+	// on the same port of its own loopback (for clients that ignore proxy
+	// variables, such as a CDP websocket client). They are also allowed
+	// through the proxy as 127.0.0.1:PORT and localhost:PORT.
+	ForwardPorts []int
+	// Secrets are swapped in by the proxy; the sandbox sees placeholders only.
+	Secrets []Secret
+	// AllowLoopbackHosts lists host names that may resolve to a loopback
+	// address (by default every name resolving to a non-public address is
+	// refused). Every other non-public range stays refused for them.
+	AllowLoopbackHosts []string
+	// Resolver resolves destination names on the host; nil means net.DefaultResolver.
+	Resolver Resolver
+	// UpstreamRoots verifies upstream TLS servers; nil means the system roots.
+	UpstreamRoots *x509.CertPool
+	// ProxyPort is the sandbox loopback port the proxy is reached on; 0 means 3128.
+	ProxyPort int
+	// SandboxDir is where the socket directory is mounted inside the
+	// sandbox; "" means /.pairbench/egress.
+	SandboxDir string
+	// TempDir is the parent of the fresh host socket directory; "" means os.TempDir().
+	TempDir string
+	// Logger receives one record per refused request (Warn) and per allowed
+	// one (Debug); nil discards. Records never hold secret values.
+	Logger *slog.Logger
+}
+
+// DefaultProxyPort is the sandbox loopback port of the proxy unless configured.
+const DefaultProxyPort = 3128
+
+// DefaultEgressDir is where the socket directory appears inside the sandbox.
+const DefaultEgressDir = "/.pairbench/egress"
+
+// File names inside the socket directory.
+const (
+	proxySocket = "proxy.sock"
+	caFile      = "ca.pem"     // the per-run CA certificate alone (NODE_EXTRA_CA_CERTS)
+	bundleFile  = "bundle.pem" // system roots + the per-run CA (SSL_CERT_FILE)
+)
+
+func portSocket(port int) string { return "port-" + strconv.Itoa(port) + ".sock" }
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// placeholder is a secret as the sandbox knows it.
+type placeholder struct {
+	Secret
+	token string
+}
+
+// Egress is the sandbox's only way out: an HTTP proxy (CONNECT and
+// absolute-form http) and transparent loopback port forwards, each served
+// on a unix socket in a fresh host directory that the launcher binds into
+// the sandbox. It enforces the allowlist, terminates TLS with a per-run CA
+// so it can check every request, and swaps secret placeholders.
+type Egress struct {
+	log        *slog.Logger
+	dir        string
+	sandboxDir string
+	proxyPort  int
+	forward    []int
+	pol        *policy
+	ca         *authority
+	secrets    []placeholder
+	transport  *http.Transport
+
+	proxySrv *http.Server   // HTTP proxy on proxy.sock
+	tlsSrv   *http.Server   // requests inside TLS tunnels (terminated)
+	plainSrv *http.Server   // requests inside plaintext tunnels
+	tlsL     *connListener  // feeds tlsSrv
+	plainL   *connListener  // feeds plainSrv
+	fwdLs    []net.Listener // port-N.sock listeners
+
+	relayMu sync.Mutex
+	relays  map[net.Conn]struct{}
+	wg      sync.WaitGroup
+
+	closeOnce sync.Once
+	stopCtx   func() bool
+}
+
+// NewEgress validates cfg, creates the socket directory (mode 0700) with the
+// per-run CA certificate and bundle, and starts serving. The Egress stops
+// when ctx is done or Close is called, whichever comes first.
+func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var resolver Resolver = net.DefaultResolver
+	if cfg.Resolver != nil {
+		resolver = cfg.Resolver
+	}
+	e := &Egress{
+		log:        log,
+		sandboxDir: cfg.SandboxDir,
+		proxyPort:  cfg.ProxyPort,
+		forward:    slices.Clone(cfg.ForwardPorts),
+		relays:     map[net.Conn]struct{}{},
+	}
+	if e.sandboxDir == "" {
+		e.sandboxDir = DefaultEgressDir
+	}
+	if e.proxyPort == 0 {
+		e.proxyPort = DefaultProxyPort
+	}
+	rules := slices.Clone(cfg.Allow)
+	loopback := slices.Clone(cfg.AllowLoopbackHosts)
+	if len(e.forward) > 0 {
+		rules = append(rules, AllowRule{Host: "127.0.0.1", Ports: e.forward}, AllowRule{Host: "localhost", Ports: e.forward})
+		loopback = append(loopback, "localhost")
+	}
+	for i, h := range loopback {
+		loopback[i] = normalizeHost(h)
+	}
+	e.pol = &policy{rules: rules, loopbackHosts: loopback, resolver: resolver, dialer: net.Dialer{Timeout: 15 * time.Second}}
+	for _, s := range cfg.Secrets {
+		tok, err := newPlaceholder()
+		if err != nil {
+			return nil, err
+		}
+		e.secrets = append(e.secrets, placeholder{Secret: s, token: tok})
+	}
+	ca, err := newAuthority(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	e.ca = ca
+	e.transport = &http.Transport{
+		Proxy:                 nil, // never the host's proxy variables
+		DialContext:           e.pol.dialContext,
+		ForceAttemptHTTP2:     true,
+		TLSClientConfig:       &tls.Config{RootCAs: cfg.UpstreamRoots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   15 * time.Second,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+	}
+
+	if e.dir, err = os.MkdirTemp(cfg.TempDir, "pairbench-egress-"); err != nil {
+		return nil, fmt.Errorf("egress socket directory: %w", err)
+	}
+	if err := e.start(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.stopCtx = context.AfterFunc(ctx, func() { e.Close() })
+	log.Debug("egress proxy ready", "dir", e.dir, "rules", len(rules), "forward", e.forward, "secrets", len(e.secrets))
+	return e, nil
+}
+
+func (cfg *EgressConfig) validate() error {
+	for _, r := range cfg.Allow {
+		if err := r.validate(); err != nil {
+			return err
+		}
+	}
+	ports := map[int]bool{}
+	proxyPort := cfg.ProxyPort
+	if proxyPort == 0 {
+		proxyPort = DefaultProxyPort
+	}
+	if proxyPort < 1 || proxyPort > 65535 {
+		return fmt.Errorf("egress proxy port %d out of range", proxyPort)
+	}
+	ports[proxyPort] = true
+	for _, p := range cfg.ForwardPorts {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("forward port %d out of range", p)
+		}
+		if ports[p] {
+			return fmt.Errorf("forward port %d listed twice or equal to the proxy port", p)
+		}
+		ports[p] = true
+	}
+	names := map[string]bool{}
+	for _, s := range cfg.Secrets {
+		switch {
+		case !envName.MatchString(s.Name):
+			return fmt.Errorf("secret name %q is not an environment variable name", s.Name)
+		case names[s.Name]:
+			return fmt.Errorf("secret %s listed twice", s.Name)
+		case s.Value == "":
+			return fmt.Errorf("secret %s has an empty value", s.Name)
+		case len(s.Hosts) == 0:
+			return fmt.Errorf("secret %s is scoped to no host", s.Name)
+		}
+		names[s.Name] = true
+		for _, h := range s.Hosts {
+			if !cfg.allowsSomePort(normalizeHost(h)) {
+				return fmt.Errorf("secret %s is scoped to %s, which no allow rule covers", s.Name, h)
+			}
+		}
+	}
+	return nil
+}
+
+// allowsSomePort reports whether a rule covers pattern (an exact host, or
+// *.suffix covered by an equal or wider wildcard).
+func (cfg *EgressConfig) allowsSomePort(pattern string) bool {
+	for _, r := range cfg.Allow {
+		rh := normalizeHost(r.Host)
+		if rh == pattern || matchesHost(rh, pattern) || (len(pattern) > 1 && matchesHost(rh, pattern[1:])) {
+			return true
+		}
+	}
+	return false
+}
+
+func newPlaceholder() (string, error) {
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("secret placeholder: %w", err)
+	}
+	return "pairbench_placeholder_" + hex.EncodeToString(b), nil
+}
+
+// start writes the CA files and starts every listener and server.
+func (e *Egress) start() error {
+	if err := os.WriteFile(filepath.Join(e.dir, caFile), e.ca.certPEM, 0o644); err != nil {
+		return fmt.Errorf("write CA certificate: %w", err)
+	}
+	if systemBundle() == nil {
+		e.log.Warn("no system CA bundle found; the sandbox's SSL_CERT_FILE holds only the egress CA")
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, bundleFile), bundleWith(e.ca.certPEM), 0o644); err != nil {
+		return fmt.Errorf("write CA bundle: %w", err)
+	}
+
+	e.tlsL, e.plainL = newConnListener(), newConnListener()
+	e.tlsSrv = &http.Server{
+		Handler:           http.HandlerFunc(e.serveTunneled),
+		TLSConfig:         &tls.Config{GetCertificate: e.certificateFor, MinVersion: tls.VersionTLS12},
+		ConnContext:       tunnelContext,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+	}
+	e.plainSrv = &http.Server{
+		Handler:           http.HandlerFunc(e.serveTunneled),
+		ConnContext:       tunnelContext,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+	}
+	e.proxySrv = &http.Server{
+		Handler:           http.HandlerFunc(e.serveProxy),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
+	}
+
+	pl, err := listenUnix(filepath.Join(e.dir, proxySocket))
+	if err != nil {
+		return err
+	}
+	for _, p := range e.forward {
+		l, err := listenUnix(filepath.Join(e.dir, portSocket(p)))
+		if err != nil {
+			pl.Close()
+			return err
+		}
+		e.fwdLs = append(e.fwdLs, l)
+	}
+	e.serve(func() error { return e.tlsSrv.ServeTLS(e.tlsL, "", "") })
+	e.serve(func() error { return e.plainSrv.Serve(e.plainL) })
+	e.serve(func() error { return e.proxySrv.Serve(pl) })
+	for i, l := range e.fwdLs {
+		port := e.forward[i]
+		e.wg.Go(func() { e.acceptForward(l, port) })
+	}
+	return nil
+}
+
+func (e *Egress) serve(fn func() error) {
+	e.wg.Go(func() {
+		if err := fn(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.log.Error("egress server stopped", "err", err)
+		}
+	})
+}
+
+func listenUnix(path string) (net.Listener, error) {
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("egress socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("egress socket: %w", err)
+	}
+	return l, nil
+}
+
+// acceptForward relays each connection on l to port on the host's loopback.
+func (e *Egress) acceptForward(l net.Listener, port int) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		if !e.track(c) {
+			c.Close()
+			return
+		}
+		e.wg.Go(func() {
+			defer e.untrack(c)
+			u, err := e.pol.dialer.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				e.log.Warn("egress forward failed", "port", port, "err", err)
+				return
+			}
+			if !e.track(u) {
+				u.Close()
+				return
+			}
+			defer e.untrack(u)
+			pipe(c, u)
+		})
+	}
+}
+
+// track registers a relay connection so Close can end it; it reports false
+// once Close has begun.
+func (e *Egress) track(c net.Conn) bool {
+	e.relayMu.Lock()
+	defer e.relayMu.Unlock()
+	if e.relays == nil {
+		return false
+	}
+	e.relays[c] = struct{}{}
+	return true
+}
+
+func (e *Egress) untrack(c net.Conn) {
+	c.Close()
+	e.relayMu.Lock()
+	defer e.relayMu.Unlock()
+	delete(e.relays, c)
+}
+
+// Close stops every listener, ends open connections and relays, and removes
+// the socket directory. It is safe to call more than once.
+func (e *Egress) Close() error {
+	e.closeOnce.Do(func() {
+		if e.stopCtx != nil {
+			e.stopCtx()
+		}
+		for _, s := range []*http.Server{e.proxySrv, e.tlsSrv, e.plainSrv} {
+			if s != nil {
+				s.Close()
+			}
+		}
+		for _, l := range []*connListener{e.tlsL, e.plainL} {
+			if l != nil {
+				l.Close()
+			}
+		}
+		for _, l := range e.fwdLs {
+			l.Close()
+		}
+		e.relayMu.Lock()
+		for c := range e.relays {
+			c.Close()
+		}
+		e.relays = nil
+		e.relayMu.Unlock()
+		e.wg.Wait()
+		if e.transport != nil {
+			e.transport.CloseIdleConnections()
+		}
+		if e.dir != "" {
+			os.RemoveAll(e.dir)
+		}
+	})
+	return nil
+}
+
+// Mounts returns the host socket directory and where the launcher must bind
+// it inside the sandbox. A read-only bind suffices: connecting to a unix
+// socket needs no write access to its file system.
+func (e *Egress) Mounts() (hostDir, sandboxDir string) { return e.dir, e.sandboxDir }
+
+// InitArgs returns the RunInit arguments (before its "--") that make the
+// sandbox's init listen on 127.0.0.1:ProxyPort and on 127.0.0.1:PORT for
+// every forwarded port, relaying to the sockets.
+func (e *Egress) InitArgs() []string {
+	args := []string{"-forward", e.initForward(e.proxyPort, proxySocket)}
+	for _, p := range e.forward {
+		args = append(args, "-forward", e.initForward(p, portSocket(p)))
+	}
+	return args
+}
+
+func (e *Egress) initForward(port int, socket string) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "=" + filepath.Join(e.sandboxDir, socket)
+}
+
+// Env returns the variables the sandboxed command needs: the proxy
+// variables, loopback exempted from the proxy (the sandbox's loopback holds
+// only the forwarded ports), the CA variables, NODE_USE_ENV_PROXY, and each
+// secret's placeholder under the secret's name. No value in it is secret.
+func (e *Egress) Env() map[string]string {
+	proxy := "http://127.0.0.1:" + strconv.Itoa(e.proxyPort)
+	ca := filepath.Join(e.sandboxDir, caFile)
+	bundle := filepath.Join(e.sandboxDir, bundleFile)
+	env := map[string]string{
+		"HTTP_PROXY":          proxy,
+		"HTTPS_PROXY":         proxy,
+		"http_proxy":          proxy,
+		"https_proxy":         proxy,
+		"NO_PROXY":            "localhost,127.0.0.1,::1",
+		"no_proxy":            "localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY":  "1",
+		"NODE_EXTRA_CA_CERTS": ca,
+		"SSL_CERT_FILE":       bundle,
+		"REQUESTS_CA_BUNDLE":  bundle,
+		"CURL_CA_BUNDLE":      bundle,
+	}
+	for _, s := range e.secrets {
+		env[s.Name] = s.token
+	}
+	return env
+}
+
+// Placeholder returns the placeholder that stands for the named secret in
+// the sandbox, and false when no secret has that name.
+func (e *Egress) Placeholder(name string) (string, bool) {
+	for _, s := range e.secrets {
+		if s.Name == name {
+			return s.token, true
+		}
+	}
+	return "", false
+}
+
+// CACertPEM returns the per-run CA certificate (PEM), as written to ca.pem.
+func (e *Egress) CACertPEM() []byte { return slices.Clone(e.ca.certPEM) }
