@@ -49,10 +49,10 @@ func FuzzReadRows(f *testing.F) {
 	f.Add(append(append([]byte{}, line...), line...))
 	f.Add(append(append([]byte{}, line...), line[:len(line)/2]...)) // partial last line
 	f.Add(append(append([]byte{}, minimal...), "\n\n"...))
-	f.Add(minimal[:len(minimal)-1])                                             // valid last line without its newline
-	f.Add([]byte(`{"v":2,"intent":"i"}` + "\n"))                                // unsupported version
-	f.Add([]byte(`{"v":1}{"v":1}` + "\n"))                                      // trailing data
-	f.Add([]byte(`{"v":1,"intent":"i","arm":"x"}` + "\r\n"))                    // bad arm, CRLF
+	f.Add(minimal[:len(minimal)-1])                                            // valid last line without its newline
+	f.Add([]byte(`{"v":2,"intent":"i"}` + "\n"))                               // unsupported version
+	f.Add([]byte(`{"v":1}{"v":1}` + "\n"))                                     // trailing data
+	f.Add([]byte(`{"v":1,"intent":"i","arm":"x"}` + "\r\n"))                   // bad arm, CRLF
 	f.Add([]byte(`{"v":1,"intent":"\xff","arm":"control","outcome":"wrong"}`)) // invalid UTF-8
 	f.Add([]byte("\n  \n\t"))
 	f.Add([]byte{})
