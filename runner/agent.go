@@ -63,10 +63,14 @@ type Model struct {
 // String returns provider/id.
 func (m Model) String() string { return m.Provider + "/" + m.ID }
 
-// MCPServer is one MCP server the agent connects to over streamable HTTP.
+// MCPServer is one MCP server the agent connects to: over streamable HTTP
+// at URL, or as a child process it starts (Command with Args) speaking MCP on
+// stdio, inside the agent's sandbox.
 type MCPServer struct {
-	Name string
-	URL  string
+	Name    string
+	URL     string
+	Command string
+	Args    []string
 }
 
 // Caps are the limits enforced on an agent from outside.
