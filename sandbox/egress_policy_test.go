@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseAllowRule(t *testing.T) {
+	good := map[string]AllowRule{
+		"api.openai.com":          {Host: "api.openai.com"},
+		"*.openai.com:443,8443":   {Host: "*.openai.com", Ports: []int{443, 8443}},
+		"127.0.0.1:9222":          {Host: "127.0.0.1", Ports: []int{9222}},
+		"[::1]:8080":              {Host: "::1", Ports: []int{8080}},
+		"Models.Example.COM.:443": {Host: "Models.Example.COM.", Ports: []int{443}},
+	}
+	for in, want := range good {
+		got, err := ParseAllowRule(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "*.", "a.*.com", "**.com", "host:0", "host:99999", "host:x", "[::1", "user@host", "a/b"} {
+		_, err := ParseAllowRule(in)
+		assert.Error(t, err, "ParseAllowRule(%q)", in)
+	}
+	assert.Equal(t, "[::1]:8080", AllowRule{Host: "::1", Ports: []int{8080}}.String())
+	assert.Equal(t, "a.test:443", AllowRule{Host: "a.test"}.String())
+}
+
+func TestAllowRuleMatching(t *testing.T) {
+	p := &policy{rules: []AllowRule{
+		{Host: "api.example.com"},
+		{Host: "*.cdn.example.com", Ports: []int{443, 8443}},
+		{Host: "127.0.0.1", Ports: []int{9222}},
+	}}
+	allowed := [][2]any{
+		{"api.example.com", 443}, {"API.Example.com.", 443}, {"a.cdn.example.com", 8443}, {"a.b.cdn.example.com", 443}, {"127.0.0.1", 9222},
+	}
+	for _, c := range allowed {
+		assert.NoError(t, p.check(c[0].(string), c[1].(int)), "%v", c)
+	}
+	denied := map[[2]any]string{
+		{"api.example.com", 80}:          "port 80 is not allowed",
+		{"cdn.example.com", 443}:         "not on the allowlist",
+		{"evilcdn.example.com", 443}:     "not on the allowlist",
+		{"api.example.com.evil.io", 443}: "not on the allowlist",
+		{"127.0.0.1", 9223}:              "port 9223",
+		{"127.0.0.2", 9222}:              "IP literals",
+		{"::ffff:127.0.0.1", 80}:         "port 80",
+		{"8.8.8.8", 443}:                 "IP literals",
+	}
+	for c, want := range denied {
+		err := p.check(c[0].(string), c[1].(int))
+		var d *DeniedError
+		require.ErrorAs(t, err, &d, "%v", c)
+		assert.Contains(t, d.Reason, want, "%v", c)
+	}
+}
+
+func TestNonPublic(t *testing.T) {
+	want := map[string]string{
+		"127.0.0.1":        "loopback",
+		"::1":              "loopback",
+		"::ffff:127.0.0.1": "loopback",
+		"10.0.0.1":         "private",
+		"172.16.5.4":       "private",
+		"192.168.0.1":      "private",
+		"fc00::1":          "private",
+		"169.254.169.254":  "cloud metadata",
+		"fd00:ec2::254":    "cloud metadata",
+		"169.254.1.1":      "link-local",
+		"fe80::1":          "link-local",
+		"0.0.0.0":          "unspecified",
+		"0.1.2.3":          "this-network",
+		"::":               "unspecified",
+		"100.64.0.1":       "shared (CGNAT)",
+		"239.1.1.1":        "multicast",
+		"224.0.0.1":        "link-local",
+		"255.255.255.255":  "broadcast",
+		"64:ff9b::a00:1":   "NAT64",
+		"2002:a00:1::":     "6to4",
+		"8.8.8.8":          "",
+		"2606:4700::1111":  "",
+	}
+	for a, w := range want {
+		assert.Equal(t, w, nonPublic(netip.MustParseAddr(a)), a)
+	}
+}
+
+func TestHeldBackAndScrub(t *testing.T) {
+	assert.Equal(t, 3, heldBack("data: sk-", "sk-secret"))
+	assert.Equal(t, 0, heldBack("data\n\n", "sk-secret"))
+	assert.Equal(t, 0, heldBack("sk-secret", "sk-secret"), "a whole secret is replaced, not held")
+}

@@ -1,0 +1,143 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// initCmd runs this test binary as the sandbox init helper with args.
+func initCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{InitArg}, args...)...)
+	cmd.Env = os.Environ()
+	return cmd
+}
+
+func exitCodeOf(t *testing.T, err error) int {
+	t.Helper()
+	if err == nil {
+		return 0
+	}
+	ee, ok := err.(*exec.ExitError)
+	require.True(t, ok, "want an exit error, got %v", err)
+	return ee.ExitCode()
+}
+
+func TestRunInitExitStatus(t *testing.T) {
+	cases := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--", "sh", "-c", "exit 0"}, 0},
+		{[]string{"--", "sh", "-c", "exit 3"}, 3},
+		{[]string{"--", "sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM)},
+		{[]string{"--", "/nonexistent/command"}, 127},
+		{[]string{}, 2},
+		{[]string{"-forward", "nonsense", "--", "true"}, 2},
+	}
+	for _, c := range cases {
+		err := initCmd(t, c.args...).Run()
+		assert.Equal(t, c.want, exitCodeOf(t, err), "RunInit(%q)", c.args)
+	}
+}
+
+func TestRunInitPassesEnvAndForwardsSignals(t *testing.T) {
+	cmd := initCmd(t, "--", "sh", "-c", `echo "$PB_TEST_VAR"; trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+	cmd.Env = append(cmd.Env, "PB_TEST_VAR=inherited")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	br := bufio.NewReader(out)
+	line, _ := br.ReadString('\n')
+	assert.Equal(t, "inherited\n", line)
+	line, _ = br.ReadString('\n')
+	require.Equal(t, "ready\n", line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	line, _ = br.ReadString('\n')
+	assert.Equal(t, "got-term\n", line)
+	assert.Equal(t, 7, exitCodeOf(t, cmd.Wait()))
+}
+
+// echoServer answers every line on a host loopback port with "echo: LINE".
+func echoServer(t *testing.T) (net.Listener, int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "echo: %s", line)
+			}()
+		}
+	}()
+	return l, l.Addr().(*net.TCPAddr).Port
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestRunInitRelaysForwardedPort relays a loopback port through the init
+// helper and the Egress forward socket to a host listener. Outside a network
+// namespace the inner port cannot equal the host one, so a free port stands
+// in for it here; escape_net_test.go runs the same path under bwrap.
+func TestRunInitRelaysForwardedPort(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash (for /dev/tcp) is not installed")
+	}
+	_, port := echoServer(t)
+	e := startEgress(t, EgressConfig{ForwardPorts: []int{port}})
+	dir, _ := e.Mounts()
+	inner := freePort(t)
+	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hello >&3 && read -r line <&3 && echo "$line"`, inner)
+	cmd := initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(inner)+"="+filepath.Join(dir, portSocket(port)), "--", bash, "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Equal(t, "echo: hello\n", stdout.String())
+
+	// A port without a forward socket reaches nothing.
+	other := freePort(t)
+	cmd = initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(other)+"="+filepath.Join(dir, portSocket(port+1)), "--", bash, "-c",
+		fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hello >&3 && read -r -t 5 line <&3 && echo "$line"`, other))
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	assert.Error(t, cmd.Run())
+	assert.Empty(t, strings.TrimSpace(stdout.String()))
+	assert.Contains(t, stderr.String(), "relay to")
+}
+
+func TestRunInitFailsWhenPortTaken(t *testing.T) {
+	l, port := echoServer(t)
+	_ = l
+	start := time.Now()
+	err := initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(port)+"=/nonexistent.sock", "--", "true").Run()
+	assert.Equal(t, 1, exitCodeOf(t, err))
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
