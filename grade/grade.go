@@ -18,38 +18,6 @@ import (
 	"github.com/pairbench/pairbench/intents"
 )
 
-// Problem is one thing wrong with an intent's answer schema or rules, at the
-// place it was read from.
-type Problem struct {
-	Pos intents.Pos
-	Msg string
-}
-
-func (p Problem) String() string { return posString(p.Pos) + ": " + p.Msg }
-
-// Problems is every problem Compile found. It is the error Compile returns,
-// so callers can list each one with its position (errors.As).
-type Problems []Problem
-
-func (ps Problems) Error() string {
-	lines := make([]string, len(ps))
-	for i, p := range ps {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
-}
-
-func posString(p intents.Pos) string {
-	switch {
-	case p.File == "" && p.Line == 0:
-		return "(unknown position)"
-	case p.Line == 0:
-		return p.File
-	default:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-}
-
 // Grader checks answers for one intent. It is safe for concurrent use.
 type Grader struct {
 	intent string
@@ -72,20 +40,21 @@ type Result struct {
 // Compile builds the Grader for in: it compiles the answer JSON Schema (draft
 // 2020-12 unless the schema names another; "format" is asserted; $refs may
 // only point inside the schema) and validates and compiles every rule. It
-// returns every problem at once as Problems, each at the position of the rule
-// (or, for the schema, of the intent).
+// returns every problem at once as an intents.Problems, each at the position
+// of the rule (or, for the schema, of the intent), so a registry check can
+// list them with its own.
 func Compile(in *intents.Intent) (*Grader, error) {
 	g := &Grader{intent: in.ID}
-	var probs Problems
+	var probs intents.Problems
 	schema, err := compileSchema(in)
 	if err != nil {
-		probs = append(probs, Problem{Pos: in.Pos, Msg: "answer schema: " + err.Error()})
+		probs = append(probs, intents.Problem{Pos: in.Pos, Msg: "answer schema: " + err.Error()})
 	}
 	g.schema = schema
 	for i, r := range in.Rules {
 		cr, err := compileRule(r)
 		if err != nil {
-			probs = append(probs, Problem{Pos: r.Pos, Msg: fmt.Sprintf("rule %d (%s): %v", i+1, ruleName(r), err)})
+			probs = append(probs, intents.Problem{Pos: r.Pos, Msg: fmt.Sprintf("rule %d (%s): %v", i+1, ruleName(r), err)})
 			continue
 		}
 		g.rules = append(g.rules, cr)
@@ -154,7 +123,7 @@ func (g *Grader) Check(answer map[string]any) Result {
 	var failed []string
 	for _, r := range g.rules {
 		if err := r.eval(norm); err != nil {
-			failed = append(failed, fmt.Sprintf("rule %s (%s): %v", r.name(), posString(r.src.Pos), err))
+			failed = append(failed, fmt.Sprintf("rule %s (%s): %v", r.name(), r.src.Pos.String(), err))
 		}
 	}
 	if len(failed) > 0 {

@@ -143,7 +143,7 @@ func TestCompileProblems(t *testing.T) {
 	g, err := Compile(in)
 	require.Error(t, err)
 	assert.Nil(t, g)
-	var probs Problems
+	var probs intents.Problems
 	require.True(t, errors.As(err, &probs), "Compile returns Problems, got %T", err)
 
 	want := map[int]string{
