@@ -1,0 +1,296 @@
+package artifacts_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/storetest"
+)
+
+// The S3 adapter is tested against a real S3 server, versitygw, built into
+// tools/bin by scripts/setup.sh. One server serves the whole package.
+
+const (
+	gwAccess = "pairbench-test"
+	gwSecret = "pairbench-test-secret-0123456789"
+	gwBucket = "artifacts"
+)
+
+// gw is the package's S3 server, or gwErr why it could not start.
+var (
+	gw    *gateway
+	gwErr error
+)
+
+func TestMain(m *testing.M) {
+	gw, gwErr = startGateway()
+	code := m.Run()
+	if gw != nil {
+		gw.stop()
+	}
+	os.Exit(code)
+}
+
+// gateway is a running versitygw process.
+type gateway struct {
+	endpoint string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	dir      string
+}
+
+func startGateway() (*gateway, error) {
+	bin, err := filepath.Abs("../tools/bin/versitygw")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("the test S3 server is missing (%w); run `make setup` to build it into tools/bin", err)
+	}
+	dir, err := os.MkdirTemp("", "pairbench-versitygw-")
+	if err != nil {
+		return nil, err
+	}
+	// Reserve a free port, then hand it to the server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	cmd := exec.Command(bin, "--port", addr, "--access", gwAccess, "--secret", gwSecret,
+		"--region", "us-east-1", "--quiet", "posix", dir)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start versitygw: %w", err)
+	}
+	g := &gateway{endpoint: "http://" + addr, cmd: cmd, exited: make(chan struct{}), dir: dir}
+	go func() { cmd.Wait(); close(g.exited) }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-g.exited:
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("versitygw exited at start: %s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			return nil, fmt.Errorf("versitygw not listening on %s after 10s: %s", addr, stderr.String())
+		}
+	}
+	s, err := g.store(context.Background(), artifacts.S3Config{})
+	if err != nil {
+		g.stop()
+		return nil, err
+	}
+	if _, err := s.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(gwBucket)}); err != nil {
+		g.stop()
+		return nil, fmt.Errorf("create bucket: %w", err)
+	}
+	return g, nil
+}
+
+func (g *gateway) stop() {
+	g.cmd.Process.Kill()
+	<-g.exited
+	os.RemoveAll(g.dir)
+}
+
+// store returns an S3 store on the gateway; cfg's zero fields are filled in.
+func (g *gateway) store(ctx context.Context, cfg artifacts.S3Config) (*artifacts.S3, error) {
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = g.endpoint
+	}
+	if cfg.Bucket == "" {
+		cfg.Bucket = gwBucket
+	}
+	if cfg.AccessKeyID == "" {
+		cfg.AccessKeyID, cfg.SecretAccessKey = gwAccess, gwSecret
+	}
+	cfg.PathStyle = true
+	return artifacts.NewS3(ctx, cfg)
+}
+
+// s3Store returns a store on the package's gateway under a prefix of its
+// own, so every test starts empty.
+func s3Store(t *testing.T, cfg artifacts.S3Config) *artifacts.S3 {
+	t.Helper()
+	require.NoError(t, gwErr, "the S3 server for these tests did not start")
+	if cfg.Prefix == "" {
+		cfg.Prefix = t.Name()
+	}
+	s, err := gw.store(t.Context(), cfg)
+	require.NoError(t, err)
+	return s
+}
+
+func TestS3Contract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) artifacts.Store { return s3Store(t, artifacts.S3Config{}) })
+}
+
+func TestS3LargeObjectIsUploadedInParts(t *testing.T) {
+	s := s3Store(t, artifacts.S3Config{})
+	data := bytes.Repeat([]byte("0123456789abcdef"), storetest.LargeSize/16)
+	require.NoError(t, s.Put(t.Context(), "r/big", bytes.NewReader(data)))
+
+	head, err := s.Client().HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(gwBucket), Key: aws.String(s.FullKey("r/big"))})
+	require.NoError(t, err)
+	// A multipart object's ETag ends in "-<parts>": 20 MiB in 8 MiB parts is 3.
+	assert.True(t, strings.HasSuffix(strings.Trim(aws.ToString(head.ETag), `"`), "-3"),
+		"ETag %s; want a 3-part multipart ETag", aws.ToString(head.ETag))
+	assert.EqualValues(t, len(data), aws.ToInt64(head.ContentLength))
+}
+
+func TestS3WrongSecretIsRefused(t *testing.T) {
+	require.NoError(t, gwErr)
+	bad, err := gw.store(t.Context(), artifacts.S3Config{Prefix: t.Name(), AccessKeyID: gwAccess, SecretAccessKey: "not-the-secret", MaxAttempts: 1})
+	require.NoError(t, err)
+
+	assert.Error(t, bad.Check(t.Context()), "Check with a wrong secret")
+	err = bad.Put(t.Context(), "r/x", strings.NewReader("x"))
+	var api smithy.APIError
+	require.ErrorAs(t, err, &api, "Put with a wrong secret")
+	assert.Equal(t, "SignatureDoesNotMatch", api.ErrorCode())
+	assert.NotErrorIs(t, err, artifacts.ErrNotExist)
+
+	good := s3Store(t, artifacts.S3Config{})
+	require.NoError(t, good.Check(t.Context()))
+	ok, err := artifacts.Exists(t.Context(), good, "r/x")
+	require.NoError(t, err)
+	assert.False(t, ok, "a refused Put stores nothing")
+}
+
+func TestS3MissingBucketIsNotErrNotExist(t *testing.T) {
+	require.NoError(t, gwErr)
+	s, err := gw.store(t.Context(), artifacts.S3Config{Bucket: "no-such-bucket", MaxAttempts: 1})
+	require.NoError(t, err)
+	assert.Error(t, s.Check(t.Context()))
+	_, err = s.Get(t.Context(), "r/x")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, artifacts.ErrNotExist, "a missing bucket is a configuration error, not a missing object")
+}
+
+func TestS3PresignedLinkIsSignedAndTyped(t *testing.T) {
+	s := s3Store(t, artifacts.S3Config{})
+	require.NoError(t, s.Put(t.Context(), "r/report.html", strings.NewReader("<p>verdict")))
+	link, err := s.Presign(t.Context(), "r/report.html", time.Minute)
+	require.NoError(t, err)
+
+	resp, err := http.Get(link)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Equal(t, "<p>verdict", string(body))
+	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+
+	// The signature covers the key: pointing the link elsewhere is refused.
+	require.NoError(t, s.Put(t.Context(), "r/secret.json", strings.NewReader("{}")))
+	u, err := url.Parse(link)
+	require.NoError(t, err)
+	u.Path = strings.Replace(u.Path, "report.html", "secret.json", 1)
+	resp, err = http.Get(u.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a tampered presigned link")
+}
+
+// flakyProxy forwards to the gateway but answers the first `fail` requests
+// with 503 SlowDown, as a busy S3 does.
+func flakyProxy(t *testing.T, fail int64) (endpoint string, requests *atomic.Int64) {
+	t.Helper()
+	require.NoError(t, gwErr)
+	target, err := url.Parse(gw.endpoint)
+	require.NoError(t, err)
+	// The request keeps the Host it was signed for (the proxy's), which the
+	// gateway checks the signature against.
+	rp := httputil.NewSingleHostReverseProxy(target)
+	requests = &atomic.Int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) <= fail {
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, requests
+}
+
+func TestS3RetriesWithBackoff(t *testing.T) {
+	endpoint, requests := flakyProxy(t, 2)
+	s := s3Store(t, artifacts.S3Config{Endpoint: endpoint, MaxAttempts: 3, MaxBackoff: 50 * time.Millisecond})
+	require.NoError(t, s.Put(t.Context(), "r/rows.jsonl", strings.NewReader("{}\n")), "Put through two 503s")
+	assert.EqualValues(t, 3, requests.Load(), "two refused attempts and one that succeeded")
+
+	endpoint, requests = flakyProxy(t, 1000)
+	s = s3Store(t, artifacts.S3Config{Endpoint: endpoint, MaxAttempts: 3, MaxBackoff: 50 * time.Millisecond})
+	err := s.Put(t.Context(), "r/rows.jsonl", strings.NewReader("{}\n"))
+	var api smithy.APIError
+	require.ErrorAs(t, err, &api)
+	assert.Equal(t, "SlowDown", api.ErrorCode())
+	assert.EqualValues(t, 3, requests.Load(), "MaxAttempts bounds the tries")
+}
+
+func TestS3ListSkipsForeignObjects(t *testing.T) {
+	s := s3Store(t, artifacts.S3Config{})
+	require.NoError(t, s.Put(t.Context(), "r/a", strings.NewReader("a")))
+	// A directory marker and a hidden name, as other tools leave behind.
+	for _, k := range []string{"r/", "r/.keep"} {
+		_, err := s.Client().PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(gwBucket), Key: aws.String(s.FullKey(k)), Body: strings.NewReader("")})
+		require.NoError(t, err)
+	}
+	list, err := s.List(t.Context(), "r/")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "r/a", list[0].Key)
+}
+
+func TestNewS3Validates(t *testing.T) {
+	for name, cfg := range map[string]artifacts.S3Config{
+		"no bucket":      {},
+		"bad prefix":     {Bucket: "b", Prefix: "../x"},
+		"small parts":    {Bucket: "b", PartSize: 1 << 20},
+		"half a keypair": {Bucket: "b", AccessKeyID: "id"},
+	} {
+		_, err := artifacts.NewS3(t.Context(), cfg)
+		assert.Error(t, err, name)
+	}
+}
+
+func headInput(bucket, key string) *s3.HeadObjectInput {
+	return &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
+}

@@ -1,0 +1,250 @@
+package artifacts
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// ReportKey is the file whose presence in a store means a run is published
+// in full: Syncer uploads it after every other file of the run.
+const ReportKey = "report.json"
+
+// syncConcurrency bounds the uploads one Sync runs at once.
+const syncConcurrency = 4
+
+// Syncer mirrors a local run directory into a Store under "<runID>/", as
+// the run produces it: call Sync after each row or trial, and once more
+// after writing the report. Each call uploads only files that changed since
+// they were last uploaded, so a runner killed at any point loses at most
+// what it wrote since its last Sync.
+//
+// Files and directories whose names start with a dot are never uploaded:
+// write a file under a dot name and rename it into place to keep a half
+// written file out of the store. The run's top-level report.* files are
+// uploaded after everything else, report.json last of all, so a reader that
+// finds <runID>/report.json finds the whole run.
+//
+// A Syncer is safe for concurrent use; concurrent Syncs run one at a time.
+type Syncer struct {
+	store Store
+	dir   string
+	runID string
+
+	mu   sync.Mutex
+	sent map[string]stamp // run-relative key → local file state when last uploaded; nil until the first Sync
+}
+
+// stamp is what Syncer compares to decide that a local file changed.
+type stamp struct {
+	size    int64
+	modTime time.Time
+}
+
+func (a stamp) same(b stamp) bool { return a.size == b.size && a.modTime.Equal(b.modTime) }
+
+// SyncResult says what one Sync did.
+type SyncResult struct {
+	Uploaded  []string // store keys uploaded, in upload order for report files
+	Unchanged int      // files skipped because the store already has them
+}
+
+// NewSyncer returns a Syncer that mirrors dir into store under runID, which
+// must be a single key segment.
+func NewSyncer(store Store, dir, runID string) (*Syncer, error) {
+	if err := ValidKey(runID); err != nil {
+		return nil, fmt.Errorf("artifacts: run id: %w", err)
+	}
+	if strings.Contains(runID, "/") {
+		return nil, fmt.Errorf("artifacts: run id %q: %w: must be one segment", runID, ErrInvalidKey)
+	}
+	return &Syncer{store: store, dir: dir, runID: runID}, nil
+}
+
+// Sync uploads every file in the run directory that is new or changed.
+//
+// The first Sync of a Syncer (for example after a runner restarts) asks the
+// store what it already holds and skips files whose stored copy has the same
+// size and is no older than the local file; later Syncs compare with what
+// this Syncer uploaded. On error, files uploaded before it stay uploaded and
+// the next Sync retries the rest.
+func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	files, err := s.scan()
+	if err != nil {
+		return SyncResult{}, err
+	}
+	if s.sent == nil {
+		if err := s.seed(ctx, files); err != nil {
+			return SyncResult{}, err
+		}
+	}
+
+	var res SyncResult
+	var body, reports []string
+	for rel, st := range files {
+		if prev, ok := s.sent[rel]; ok && prev.same(st) {
+			res.Unchanged++
+			continue
+		}
+		if isReport(rel) {
+			reports = append(reports, rel)
+		} else {
+			body = append(body, rel)
+		}
+	}
+	slices.Sort(body)
+	// report.json goes last; report.html and report.md before it.
+	slices.SortFunc(reports, func(a, b string) int {
+		return cmp.Or(cmp.Compare(boolInt(a == ReportKey), boolInt(b == ReportKey)), strings.Compare(a, b))
+	})
+
+	var mu sync.Mutex // guards res.Uploaded and s.sent inside the group
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(syncConcurrency)
+	for _, rel := range body {
+		g.Go(func() error {
+			st, ok, err := s.upload(gctx, rel)
+			if err != nil || !ok {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			s.record(&res, rel, st)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		slices.Sort(res.Uploaded)
+		return res, err
+	}
+	slices.Sort(res.Uploaded)
+	for _, rel := range reports {
+		st, ok, err := s.upload(ctx, rel)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			s.record(&res, rel, st)
+		}
+	}
+	return res, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Syncer) record(res *SyncResult, rel string, st stamp) {
+	s.sent[rel] = st
+	res.Uploaded = append(res.Uploaded, s.key(rel))
+}
+
+func (s *Syncer) key(rel string) string { return s.runID + "/" + rel }
+
+// isReport reports whether rel is one of the run's top-level report files.
+func isReport(rel string) bool {
+	return !strings.Contains(rel, "/") && strings.TrimSuffix(rel, path.Ext(rel)) == "report"
+}
+
+// scan lists the run directory's regular files by run-relative key.
+func (s *Syncer) scan() (map[string]stamp, error) {
+	files := map[string]stamp{}
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != s.dir {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if p == s.dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if err := ValidKey(rel); err != nil {
+			return fmt.Errorf("file %s: %w", p, err)
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		files[rel] = stamp{size: fi.Size(), modTime: fi.ModTime()}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: sync %s: %w", s.dir, err)
+	}
+	return files, nil
+}
+
+// seed fills s.sent from what the store already holds for the run.
+func (s *Syncer) seed(ctx context.Context, files map[string]stamp) error {
+	stored, err := s.store.List(ctx, s.runID+"/")
+	if err != nil {
+		return fmt.Errorf("artifacts: sync %s: %w", s.runID, err)
+	}
+	s.sent = map[string]stamp{}
+	for _, o := range stored {
+		rel := strings.TrimPrefix(o.Key, s.runID+"/")
+		local, ok := files[rel]
+		// Stores keep modification times to the second at best.
+		if ok && o.Size == local.size && !o.ModTime.Before(local.modTime.Truncate(time.Second)) {
+			s.sent[rel] = local
+		}
+	}
+	return nil
+}
+
+// upload copies one file to the store and returns its state as of just
+// before it was read, so a write during the upload is caught next time.
+// A file removed since the scan is skipped (ok is false).
+func (s *Syncer) upload(ctx context.Context, rel string) (st stamp, ok bool, err error) {
+	f, err := os.Open(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return stamp{}, false, nil
+	} else if err != nil {
+		return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
+	}
+	// Upload exactly the bytes present now, even if the file grows meanwhile.
+	if err := s.store.Put(ctx, s.key(rel), io.NewSectionReader(f, 0, fi.Size())); err != nil {
+		return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
+	}
+	return stamp{size: fi.Size(), modTime: fi.ModTime()}, true, nil
+}

@@ -1,0 +1,245 @@
+package artifacts_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/artifacts"
+)
+
+// recordingStore passes calls to a real store, records the order of Puts
+// with the keys the store held when each began, and fails Puts of failKey.
+type recordingStore struct {
+	artifacts.Store
+
+	mu      sync.Mutex
+	puts    []string
+	heldAt  map[string][]string // key → keys stored when its Put began
+	failKey string
+}
+
+var errInjected = errors.New("injected put failure")
+
+func (r *recordingStore) Put(ctx context.Context, key string, rd io.Reader) error {
+	list, err := r.Store.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.puts = append(r.puts, key)
+	if r.heldAt == nil {
+		r.heldAt = map[string][]string{}
+	}
+	for _, in := range list {
+		r.heldAt[key] = append(r.heldAt[key], in.Key)
+	}
+	fail := key == r.failKey
+	r.mu.Unlock()
+	if fail {
+		return errInjected
+	}
+	return r.Store.Put(ctx, key, rd)
+}
+
+func (r *recordingStore) takePuts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.puts
+	r.puts = nil
+	return p
+}
+
+func writeFile(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+}
+
+func appendFile(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+func storedKeys(t *testing.T, s artifacts.Store) []string {
+	t.Helper()
+	list, err := s.List(t.Context(), "")
+	require.NoError(t, err)
+	var out []string
+	for _, in := range list {
+		out = append(out, in.Key)
+	}
+	return out
+}
+
+// runDir lays out a small finished run.
+func runDir(t *testing.T) string {
+	dir := t.TempDir()
+	writeFile(t, dir, "run.json", `{"seed":1}`)
+	writeFile(t, dir, "rows.jsonl", "{\"pair\":1}\n")
+	writeFile(t, dir, "trials/find/1-control/transcript.jsonl", "c\n")
+	writeFile(t, dir, "trials/find/1-treatment/transcript.jsonl", "t\n")
+	writeFile(t, dir, "shards/1/rows.jsonl", "s\n")
+	writeFile(t, dir, "report.json", `{"verdict":"faster"}`)
+	writeFile(t, dir, "report.md", "# verdict")
+	writeFile(t, dir, "report.html", "<h1>verdict</h1>")
+	// Never uploaded: a lock, a file being written, a hidden directory.
+	writeFile(t, dir, ".lock", "pid 1")
+	writeFile(t, dir, "trials/find/2-control/.tmp-transcript", "half")
+	writeFile(t, dir, ".cache/x", "x")
+	return dir
+}
+
+func TestSyncUploadsTheRunWithTheReportLast(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir())}
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	all := []string{
+		"run1/report.html", "run1/report.json", "run1/report.md",
+		"run1/rows.jsonl", "run1/run.json",
+		"run1/shards/1/rows.jsonl",
+		"run1/trials/find/1-control/transcript.jsonl",
+		"run1/trials/find/1-treatment/transcript.jsonl",
+	}
+	assert.Equal(t, all, storedKeys(t, store))
+	assert.ElementsMatch(t, all, res.Uploaded)
+	assert.Zero(t, res.Unchanged)
+
+	puts := store.takePuts()
+	require.Len(t, puts, len(all))
+	assert.Equal(t, []string{"run1/report.html", "run1/report.md", "run1/report.json"}, puts[len(puts)-3:],
+		"report files go last, report.json last of all")
+	assert.ElementsMatch(t, slices.DeleteFunc(slices.Clone(all), func(k string) bool { return k == "run1/report.json" }),
+		store.heldAt["run1/report.json"], "when report.json is written, everything else is already stored")
+
+	got, err := store.Get(t.Context(), "run1/trials/find/1-treatment/transcript.jsonl")
+	require.NoError(t, err)
+	data, _ := io.ReadAll(got)
+	got.Close()
+	assert.Equal(t, "t\n", string(data))
+}
+
+func TestSyncUploadsOnlyWhatChanged(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir())}
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	store.takePuts()
+
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, res.Uploaded)
+	assert.Equal(t, 8, res.Unchanged)
+	assert.Empty(t, store.takePuts(), "nothing changed, nothing uploaded")
+
+	appendFile(t, dir, "rows.jsonl", "{\"pair\":2}\n")
+	writeFile(t, dir, "trials/find/2-control/transcript.jsonl", "new trial\n")
+	res, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"run1/rows.jsonl", "run1/trials/find/2-control/transcript.jsonl"}, res.Uploaded)
+	assert.ElementsMatch(t, res.Uploaded, store.takePuts())
+
+	rc, err := store.Get(t.Context(), "run1/rows.jsonl")
+	require.NoError(t, err)
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	assert.Equal(t, "{\"pair\":1}\n{\"pair\":2}\n", string(data))
+}
+
+func TestSyncAfterRestartSkipsWhatTheStoreHas(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir())}
+	first, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	_, err = first.Sync(t.Context())
+	require.NoError(t, err)
+	store.takePuts()
+
+	// The runner dies; meanwhile rows.jsonl grew and run.json was rewritten
+	// with the same length.
+	appendFile(t, dir, "rows.jsonl", "{\"pair\":2}\n")
+	writeFile(t, dir, "run.json", `{"seed":2}`)
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "run.json"), later, later))
+
+	second, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	res, err := second.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"run1/rows.jsonl", "run1/run.json"}, res.Uploaded)
+	assert.Equal(t, 6, res.Unchanged)
+}
+
+func TestSyncFailureHoldsTheReportBack(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/rows.jsonl"}
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+
+	_, err = s.Sync(t.Context())
+	require.ErrorIs(t, err, errInjected)
+	for _, k := range storedKeys(t, store) {
+		assert.False(t, strings.HasPrefix(k, "run1/report."), "%s uploaded although rows.jsonl failed", k)
+	}
+
+	store.mu.Lock()
+	store.failKey = ""
+	store.mu.Unlock()
+	store.takePuts()
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, res.Uploaded, "run1/rows.jsonl")
+	assert.Equal(t, "run1/report.json", res.Uploaded[len(res.Uploaded)-1])
+	assert.Len(t, storedKeys(t, store), 8)
+	for _, k := range store.takePuts() {
+		assert.NotEqual(t, "run1/run.json", k, "files uploaded before the failure are not uploaded again")
+	}
+}
+
+func TestSyncToS3(t *testing.T) {
+	dir := runDir(t)
+	store := s3Store(t, artifacts.S3Config{})
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, res.Uploaded, 8)
+	assert.Len(t, storedKeys(t, store), 8)
+
+	// A restarted runner finds everything already in the bucket.
+	again, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	res, err = again.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, res.Uploaded)
+	assert.Equal(t, 8, res.Unchanged)
+}
+
+func TestNewSyncerRefusesBadRunIDs(t *testing.T) {
+	store := newLocal(t, t.TempDir())
+	for _, id := range []string{"", "..", "a/b", ".hidden", `a\b`} {
+		_, err := artifacts.NewSyncer(store, t.TempDir(), id)
+		assert.ErrorIs(t, err, artifacts.ErrInvalidKey, "run id %q", id)
+	}
+}
