@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// PlanVersion is the schema version written in run.json's "v" field. A
+// change that breaks readers of run.json bumps it.
+const PlanVersion = 1
+
+// Plan is a run's frozen plan, stored as run.json in the run directory. It is
+// written once, before the first trial, and never changed: everything the
+// trials and the report depend on is in it, so a run can be resumed, sharded
+// and reported on from run.json and rows.jsonl alone.
+type Plan struct {
+	V         int       `json:"v"`
+	RunID     string    `json:"run_id"`
+	CreatedAt time.Time `json:"created_at"`
+	Versions  Versions  `json:"versions"`
+	// Model is the model both arms' agents use.
+	Model Model    `json:"model"`
+	Caps  PlanCaps `json:"caps"`
+	// Allowlist names every tool the agent may call, exactly as the agent
+	// declares them to the model (for example "mcp__browser__browser_click").
+	Allowlist []string `json:"allowlist"`
+	// Seed shuffled the pair orders and seeds the report's bootstrap.
+	Seed uint64 `json:"seed"`
+	// Alpha is the two-sided significance level of every label.
+	Alpha   float64         `json:"alpha"`
+	Intents []PlannedIntent `json:"intents"`
+}
+
+// Versions records the version of every component a trial depends on.
+type Versions struct {
+	Pairbench     string `json:"pairbench"`
+	Agent         string `json:"agent"`
+	Node          string `json:"node"`
+	Chromium      string `json:"chromium"`
+	PlaywrightMCP string `json:"playwright_mcp"`
+}
+
+// PlanCaps are the limits the runner enforces on every trial, as run.json
+// stores them; zero means no cap.
+type PlanCaps struct {
+	TimeS    float64 `json:"time_s"`
+	Turns    int     `json:"turns"`
+	SpendUSD float64 `json:"spend_usd"`
+}
+
+// Caps returns c as the agent's caps.
+func (c PlanCaps) Caps() Caps {
+	return Caps{Time: time.Duration(c.TimeS * float64(time.Second)), Turns: c.Turns, SpendUSD: c.SpendUSD}
+}
+
+// PlannedIntent is one intent as frozen for the run.
+type PlannedIntent struct {
+	ID        string              `json:"id"`
+	Domain    string              `json:"domain"`
+	Class     intents.AnswerClass `json:"class"`
+	Agreement *intents.Agreement  `json:"agreement,omitempty"`
+	// Placebo marks an intent the registered tools cannot answer.
+	Placebo bool `json:"placebo,omitempty"`
+	// Tools names the tools registered in treatment.
+	Tools []string `json:"tools"`
+	// Fixtures are the intent's fixtures resolved to values at plan time
+	// (a days_from_start fixture becomes its date).
+	Fixtures map[string]any `json:"fixtures,omitempty"`
+	Pairs    []PlannedPair  `json:"pairs"`
+}
+
+// PlannedPair is one pair and the order its trials run in.
+type PlannedPair struct {
+	Pair  int             `json:"pair"`
+	Order pairbench.Order `json:"order"`
+}
+
+// ReadPlan reads and validates the run.json at path. A missing file fails
+// with an error that matches fs.ErrNotExist; malformed JSON is reported with
+// its line and column; every invalid field is named.
+func ReadPlan(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var p Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s%s: %w", path, jsonPos(data, err), err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &p, nil
+}
+
+// Validate reports every problem that makes p unusable, joined.
+func (p *Plan) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if p.V != PlanVersion {
+		bad("unsupported plan version %d (want %d)", p.V, PlanVersion)
+	}
+	if p.RunID == "" {
+		bad("missing run_id")
+	}
+	if p.Model.Provider == "" || p.Model.ID == "" {
+		bad("missing model provider or id")
+	}
+	if !(p.Alpha > 0 && p.Alpha < 1) {
+		bad("alpha %v is not between 0 and 1", p.Alpha)
+	}
+	if p.Caps.TimeS < 0 || p.Caps.Turns < 0 || p.Caps.SpendUSD < 0 {
+		bad("negative cap")
+	}
+	ids := make(map[string]bool)
+	for i, in := range p.Intents {
+		name := fmt.Sprintf("intents[%d]", i)
+		if in.ID == "" {
+			bad("%s: missing id", name)
+		} else {
+			name = fmt.Sprintf("intent %q", in.ID)
+		}
+		if ids[in.ID] && in.ID != "" {
+			bad("%s: listed twice", name)
+		}
+		ids[in.ID] = true
+		switch in.Class {
+		case intents.AnswerPinned, intents.AnswerAgreement, intents.AnswerShapeOnly:
+		default:
+			bad("%s: unknown answer class %q", name, in.Class)
+		}
+		if a := in.Agreement; a != nil && a.Kind != intents.AgreeSame && a.Kind != intents.AgreeCheapest {
+			bad("%s: unknown agreement kind %q", name, a.Kind)
+		}
+		pairs := make(map[int]bool)
+		for _, pp := range in.Pairs {
+			switch {
+			case pp.Pair < 0:
+				bad("%s: pair %d is negative", name, pp.Pair)
+			case pairs[pp.Pair]:
+				bad("%s: pair %d listed twice", name, pp.Pair)
+			case !pp.Order.Valid():
+				bad("%s: pair %d: order %q is not AB or BA", name, pp.Pair, pp.Order)
+			}
+			pairs[pp.Pair] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StatsPlan returns what package stats needs of the plan to build the
+// report. The bootstrap is seeded with the plan's seed.
+func (p *Plan) StatsPlan() stats.Plan {
+	sp := stats.Plan{
+		RunID: p.RunID,
+		Model: stats.Model{Name: p.Model.String(), Scripted: p.Model.Scripted},
+		Alpha: p.Alpha,
+		Seed:  p.Seed,
+	}
+	for _, in := range p.Intents {
+		pi := stats.PlanIntent{
+			ID:      in.ID,
+			Domain:  in.Domain,
+			Class:   string(in.Class),
+			Placebo: in.Placebo,
+			Tools:   in.Tools,
+			Pairs:   len(in.Pairs),
+		}
+		if a := in.Agreement; a != nil {
+			pi.Agreement = &stats.Agreement{Kind: string(a.Kind), Field: a.Field, Tolerance: a.Tolerance}
+		}
+		sp.Intents = append(sp.Intents, pi)
+	}
+	return sp
+}
+
+// jsonPos returns ":line:col" of a JSON decoding error in data, or "" when
+// the error carries no offset.
+func jsonPos(data []byte, err error) string {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return ""
+	}
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return fmt.Sprintf(":%d:%d", line, col)
+}
