@@ -1,0 +1,297 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The network half of the adversarial suite: real bubblewrap with
+// --unshare-net, the init relay and the egress proxy. Every attempt only
+// ever dials loopback; isolation is shown by failing to reach listeners this
+// test started on the host and by what the sandbox can see of its network.
+
+// requireBwrap skips when bubblewrap cannot create a sandbox here.
+func requireBwrap(t *testing.T) string {
+	t.Helper()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+	}
+	out, err := exec.Command(bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "/usr/bin/true").CombinedOutput()
+	if err != nil {
+		t.Skipf("bubblewrap cannot create user and network namespaces here: %v: %s", err, out)
+	}
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is needed inside the sandbox for the probes and is not installed", tool)
+		}
+	}
+	return bwrap
+}
+
+// netSandbox runs scripts under bwrap with the egress relay, the way the
+// launcher does: no network namespace of its own but the relay's loopback
+// listeners, the socket directory bound read-only, an environment holding
+// only the egress variables.
+type netSandbox struct {
+	bwrap string
+	exe   string
+	e     *Egress
+}
+
+type sandboxResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r sandboxResult) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+}
+
+func (s *netSandbox) run(t *testing.T, script string) sandboxResult {
+	t.Helper()
+	hostDir, inside := s.e.Mounts()
+	args := []string{
+		"--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+		"--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf",
+		"--ro-bind", "/etc/hosts", "/etc/hosts",
+		"--ro-bind", "/etc/nsswitch.conf", "/etc/nsswitch.conf",
+		"--ro-bind", "/etc/ssl", "/etc/ssl",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--ro-bind", hostDir, inside,
+		"--ro-bind", s.exe, "/.pairbench/bin/pairbench",
+		"--chdir", "/tmp",
+		"--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/usr/sbin",
+	}
+	env := s.e.Env()
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		args = append(args, "--setenv", k, env[k])
+	}
+	args = append(args, "/.pairbench/bin/pairbench", InitArg)
+	args = append(args, s.e.InitArgs()...)
+	args = append(args, "--", "bash", "-c", script)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bwrap, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"} // bwrap's own environment holds nothing secret
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := sandboxResult{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		require.True(t, ok, "bwrap did not run: %v", err)
+		res.code = ee.ExitCode()
+	}
+	return res
+}
+
+// canary is a host loopback listener that counts connections reaching it.
+type canary struct {
+	port  int
+	conns atomic.Int64
+}
+
+func newCanary(t *testing.T) *canary {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	c := &canary{port: l.Addr().(*net.TCPAddr).Port}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.conns.Add(1)
+			conn.Write([]byte("canary-reached\n"))
+			conn.Close()
+		}
+	}()
+	return c
+}
+
+func TestEscapeNetwork(t *testing.T) {
+	bwrap := requireBwrap(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+
+	upCA, roots := newTestAuthority(t)
+	model := newUpstream(t, upCA, nil)
+	other := newUpstream(t, upCA, nil)
+	plain := newUpstream(t, nil, nil)
+	can := newCanary(t)
+	_, echoPort := echoServer(t)
+
+	e := startEgress(t, EgressConfig{
+		Allow: []AllowRule{
+			{Host: "model.test", Ports: []int{model.port, plain.port}},
+			{Host: "other.test", Ports: []int{other.port}},
+			{Host: "internal.test", Ports: []int{80}},
+		},
+		ForwardPorts:       []int{echoPort},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		AllowLoopbackHosts: []string{"model.test", "other.test"},
+		Resolver:           mapResolver{"model.test": loopback4, "other.test": loopback4, "internal.test": {netip.MustParseAddr("10.9.8.7")}},
+		UpstreamRoots:      roots,
+	})
+	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e}
+	ph, _ := e.Placeholder("MODEL_API_KEY")
+	hostDir, _ := e.Mounts()
+	mp, op := strconv.Itoa(model.port), strconv.Itoa(other.port)
+	var outputs []string
+
+	// Positive controls first: without them every refusal below could be a
+	// broken relay rather than a working policy.
+	t.Run("control: allowed host through the proxy swaps the placeholder", func(t *testing.T) {
+		r := sb.run(t, `curl -sS -H "Authorization: Bearer $MODEL_API_KEY" https://model.test:`+mp+`/v1/models`)
+		outputs = append(outputs, r.stdout, r.stderr)
+		require.Equal(t, 0, r.code, r)
+		assert.Equal(t, "proto=2 auth=Bearer "+ph, r.stdout)
+		seen := model.seen()
+		require.Len(t, seen, 1)
+		assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+	})
+	t.Run("control: forwarded loopback port is reachable on the same port", func(t *testing.T) {
+		r := sb.run(t, fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hi >&3 && read -r l <&3 && echo "$l"`, echoPort))
+		require.Equal(t, 0, r.code, r)
+		assert.Equal(t, "echo: hi\n", r.stdout)
+	})
+
+	// The escape attempts. Each must fail, and nothing may reach a host
+	// listener or carry the real key.
+	attempts := []struct {
+		name   string
+		script string
+		check  func(t *testing.T, r sandboxResult)
+	}{
+		{"raw TCP to a host loopback listener",
+			fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3`, can.port),
+			func(t *testing.T, r sandboxResult) {
+				assert.NotEqual(t, 0, r.code, r)
+				assert.NotContains(t, r.stdout, "canary-reached")
+			}},
+		{"raw TCP to the upstream's port, bypassing the proxy",
+			`curl -sS --noproxy '*' --max-time 5 https://127.0.0.1:` + mp + `/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Equal(t, 7, r.code, "want curl's 'could not connect': %s", r)
+			}},
+		{"interface list shows only lo",
+			`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; ip -o link 2>/dev/null | cut -d: -f2 | tr -d ' '`,
+			func(t *testing.T, r sandboxResult) {
+				for _, iface := range strings.Fields(r.stdout) {
+					assert.Equal(t, "lo", iface, r)
+				}
+				assert.Contains(t, r.stdout, "lo")
+			}},
+		{"/proc/net shows nothing of the host",
+			`cat /proc/net/tcp /proc/net/tcp6 /proc/net/unix /proc/net/route 2>&1`,
+			func(t *testing.T, r sandboxResult) {
+				for _, port := range []int{can.port, model.port, other.port} {
+					assert.NotContains(t, strings.ToUpper(r.stdout), fmt.Sprintf(":%04X ", port), "host listener %d visible", port)
+				}
+				assert.NotContains(t, r.stdout, hostDir, "host socket paths visible")
+				routes := strings.Split(strings.TrimSpace(r.stdout[strings.LastIndex(r.stdout, "Iface"):]), "\n")
+				assert.Len(t, routes, 1, "no routes beyond the header: %s", r.stdout)
+			}},
+		{"DNS resolution",
+			`getent ahosts model.test || getent ahosts example.com`,
+			func(t *testing.T, r sandboxResult) {
+				assert.NotEqual(t, 0, r.code, r)
+				assert.Empty(t, strings.TrimSpace(r.stdout))
+			}},
+		{"disallowed host through the proxy",
+			`curl -sS -w '%{http_connect}' https://evil.example/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Equal(t, 56, r.code, "want curl's 'CONNECT tunnel failed': %s", r)
+				assert.Equal(t, "403", r.stdout, r)
+			}},
+		{"disallowed host in plain http",
+			`curl -sS -w ' %{http_code}' http://evil.example/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, `"evil.example" denied`, r)
+				assert.Contains(t, r.stdout, " 403", r)
+			}},
+		{"placeholder sent to the wrong host",
+			`curl -sS -w ' %{http_code}' -H "X-Token: $MODEL_API_KEY" https://other.test:` + op + `/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, "placeholder for MODEL_API_KEY may only be sent to model.test", r)
+				assert.Contains(t, r.stdout, " 403", r)
+			}},
+		{"placeholder in the URL of its own host",
+			`curl -sS -w ' %{http_code}' "https://model.test:` + mp + `/?k=$MODEL_API_KEY"`,
+			func(t *testing.T, r sandboxResult) { assert.Contains(t, r.stdout, " 403", r) }},
+		{"Host header naming another host than the tunnel",
+			`curl -sS -w ' %{http_code}' -H "Host: other.test:` + op + `" -H "Authorization: Bearer $MODEL_API_KEY" https://model.test:` + mp + `/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, "does not match the CONNECT target", r)
+				assert.Contains(t, r.stdout, " 403", r)
+			}},
+		{"SNI naming another host than the CONNECT target",
+			`curl -sS -H "Authorization: Bearer $MODEL_API_KEY" --connect-to other.test:` + op + `:model.test:` + mp + ` https://other.test:` + op + `/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Equal(t, 35, r.code, "want curl's TLS handshake failure: %s", r)
+			}},
+		{"cloud metadata by IP literal",
+			`curl -sS -w ' %{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://169.254.169.254/latest/meta-data/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, "IP literals are refused", r)
+				assert.Contains(t, r.stdout, " 403", r)
+			}},
+		{"host loopback through the proxy by IP literal",
+			`curl -sS -w ' %{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:` + strconv.Itoa(can.port) + `/`,
+			func(t *testing.T, r sandboxResult) { assert.Contains(t, r.stdout, " 403", r) }},
+		{"allowed-looking name resolving to a private address",
+			`curl -sS -w ' %{http_code}' http://internal.test/`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, "10.9.8.7, a private address", r)
+				assert.Contains(t, r.stdout, " 403", r)
+			}},
+		{"reading the real key from the sandbox's processes",
+			`cat /proc/self/environ /proc/1/environ /proc/1/cmdline 2>/dev/null | tr '\0' '\n'; ls -la /.pairbench/egress`,
+			func(t *testing.T, r sandboxResult) {
+				assert.Contains(t, r.stdout, "MODEL_API_KEY="+ph, "the probe must have read the environment")
+			}},
+		{"writing into the socket directory",
+			`echo x > /.pairbench/egress/ca.pem || echo x > /.pairbench/egress/new`,
+			func(t *testing.T, r sandboxResult) { assert.NotEqual(t, 0, r.code, r) }},
+	}
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			r := sb.run(t, a.script)
+			t.Logf("%s", r)
+			outputs = append(outputs, r.stdout, r.stderr)
+			a.check(t, r)
+		})
+	}
+
+	assert.Zero(t, can.conns.Load(), "a connection reached the host canary listener")
+	assert.Empty(t, other.seen(), "a request reached other.test")
+	assert.Len(t, model.seen(), 1, "only the control request may reach model.test")
+	assert.Empty(t, plain.seen())
+	for _, out := range outputs {
+		assert.NotContains(t, out, realKey, "the real key leaked into the sandbox")
+	}
+}
