@@ -48,7 +48,7 @@ func TestWilsonEmpty(t *testing.T) {
 
 func TestNewcombeKnownAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		a, b, c, d        int
+		a, b, c, d    int
 		theta, lo, hi float64
 	}{
 		{1, 1, 7, 12, -0.2857, -0.5069, -0.0256},
