@@ -1,0 +1,269 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner/webmcp"
+)
+
+// Browsers is a browser provider: it opens one fresh browser per trial. The
+// local provider (runner/browser/local) starts Chromium on this machine; a
+// cloud provider (Kernel browsers) implements the same contract with its API.
+type Browsers interface {
+	// Open starts a fresh browser as spec asks and returns it with one open,
+	// blank tab (the start tab). The browser lives until Close, or until ctx
+	// ends, whichever comes first; either way everything it holds is freed.
+	// Open returns an error, and holds nothing, when the browser cannot be
+	// started or when the provider cannot honour spec.
+	Open(ctx context.Context, spec BrowserSpec) (Browser, error)
+}
+
+// BrowserSpec is what a trial asks of its browser beyond a fresh one. Both
+// arms of a pair ask for the same spec.
+type BrowserSpec struct {
+	// Profile names a stored browser profile (a signed-in session) to load
+	// without saving changes; "" starts from an empty profile.
+	Profile string
+	// Stealth asks for the provider's anti-bot measures.
+	Stealth bool
+}
+
+// Browser is one trial's browser. Its methods may be called from several
+// goroutines (the trial and the webmcp server use it at once).
+type Browser interface {
+	// CDPURL returns the browser-level Chrome DevTools Protocol websocket URL
+	// (ws://…/devtools/browser/…) that the agent's browser-control server
+	// attaches to. It is valid from Open until Close.
+	CDPURL() string
+
+	// RegisterTools arranges for tools to be registered with WebMCP
+	// (document.modelContext.registerTool) on every top-level document of
+	// every tab, including tabs opened later, before the page's own scripts
+	// run, and only on documents whose URL matches one of the tool's
+	// URLPatterns. It applies to documents created after it returns, so call
+	// it once, before Load. Registration lasts until Close.
+	RegisterTools(ctx context.Context, tools []intents.Tool) error
+
+	// Load navigates the start tab to url and returns once the page has
+	// loaded. A first navigation that leaves the page unparsed for the
+	// provider's parse timeout is made once more. Load returns an error that
+	// says why when the page did not load; the browser is then unfit for a
+	// trial and should be closed.
+	Load(ctx context.Context, url string) (LoadInfo, error)
+
+	// LiveTools returns the WebMCP tools live on the current page (the tab
+	// opened last that is still open; the start tab until the agent opens
+	// another), sorted by name, each marked Registered when RegisterTools put
+	// it there. A page without WebMCP has none.
+	LiveTools(ctx context.Context) ([]webmcp.Tool, error)
+
+	// InvokeTool runs the live tool name on the current page with args (a
+	// JSON object). A tool that threw, is not live, or that the page refused
+	// to run is reported in Result.Exception with a nil error; the error is
+	// for a browser that cannot be reached.
+	InvokeTool(ctx context.Context, name string, args json.RawMessage) (webmcp.Result, error)
+
+	// Close ends the browser: every process, connection, profile directory
+	// or cloud session it holds is gone when Close returns nil. Close is safe
+	// to call more than once and after ctx of Open ended.
+	Close(ctx context.Context) error
+}
+
+// A Browser is the Page the webmcp tool works on.
+var _ webmcp.Page = Browser(nil)
+
+// LoadInfo says how the start page loaded.
+type LoadInfo struct {
+	// URL is the page's location after the load (after redirects).
+	URL string `json:"url"`
+	// Navigations is 1, or 2 when the first navigation stalled.
+	Navigations int `json:"navigations"`
+	// Parsed and Loaded are how long after the first navigation began the
+	// page was parsed (readyState left "loading") and fully loaded.
+	Parsed time.Duration `json:"parsed_ns"`
+	Loaded time.Duration `json:"loaded_ns"`
+	// LoadedAt is when the page finished loading; the trial's start delay
+	// counts from it.
+	LoadedAt time.Time `json:"loaded_at"`
+}
+
+// DefaultSetupAttempts is how many fresh browsers a trial's setup tries
+// before the trial is aborted.
+const DefaultSetupAttempts = 3
+
+// SetupSpec is what one trial needs from its browser before the agent
+// starts.
+type SetupSpec struct {
+	Arm      pairbench.Arm
+	StartURL string
+	// Tools are registered in treatment (after the domain's filters); control
+	// registers nothing.
+	Tools []intents.Tool
+	// EntryTool must be live, as a registered tool, on the start page in
+	// treatment.
+	EntryTool string
+	Browser   BrowserSpec
+	// Attempts is how many fresh browsers to try; 0 means
+	// DefaultSetupAttempts.
+	Attempts int
+}
+
+// Setup is a browser ready for a trial's agent.
+type Setup struct {
+	Browser Browser
+	Load    LoadInfo
+	// Native names the page's own WebMCP tools live on the start page, in
+	// either arm.
+	Native []string
+	// Failures says why each earlier browser was discarded, in order.
+	Failures []string
+	// Timing breaks down the setup of the browser that succeeded.
+	Timing SetupTiming
+}
+
+// SetupTiming is how long each step of a successful setup took.
+type SetupTiming struct {
+	Open     time.Duration `json:"open_ns"`
+	Register time.Duration `json:"register_ns"`
+	Load     time.Duration `json:"load_ns"`
+	Check    time.Duration `json:"check_ns"`
+}
+
+// Total is the whole setup of the browser that succeeded.
+func (t SetupTiming) Total() time.Duration { return t.Open + t.Register + t.Load + t.Check }
+
+// SetupError is returned when every browser a setup tried failed; the trial
+// is aborted with Reason.
+type SetupError struct {
+	// Failures says why each browser failed, in order.
+	Failures []string
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("browser setup failed on %d browser(s): %s", len(e.Failures), e.Reason())
+}
+
+// Reason is the last browser's failure, for the row.
+func (e *SetupError) Reason() string {
+	if len(e.Failures) == 0 {
+		return "no browser tried"
+	}
+	return e.Failures[len(e.Failures)-1]
+}
+
+// closeTimeout bounds the close of a discarded browser, which runs even when
+// the setup's context has ended.
+const closeTimeout = 10 * time.Second
+
+// SetUpBrowser prepares a trial's browser: it opens a fresh browser, in
+// treatment registers spec.Tools, loads the start page, and checks the page:
+// in treatment the entry tool must be live as a registered tool, in control
+// no registered (custom) tool may be live. Both arms record the page's own
+// tools. A browser that fails any step is closed and a fresh one is tried, up
+// to spec.Attempts browsers; then SetUpBrowser returns a *SetupError. It
+// returns ctx's error when ctx ends first. On success the caller owns
+// Setup.Browser and must Close it.
+func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec SetupSpec) (*Setup, error) {
+	if !spec.Arm.Valid() {
+		return nil, fmt.Errorf("browser setup: unknown arm %q", spec.Arm)
+	}
+	if spec.Arm == pairbench.Treatment && spec.EntryTool == "" {
+		return nil, errors.New("browser setup: treatment needs an entry tool")
+	}
+	attempts := spec.Attempts
+	if attempts <= 0 {
+		attempts = DefaultSetupAttempts
+	}
+	var failures []string
+	for i := range attempts {
+		setup, err := setUpOnce(ctx, browsers, spec)
+		if err == nil {
+			setup.Failures = failures
+			return setup, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("browser setup: %w", context.Cause(ctx))
+		}
+		failures = append(failures, err.Error())
+		log.Warn("browser setup failed", "arm", spec.Arm, "attempt", i+1, "of", attempts, "err", err)
+	}
+	return nil, &SetupError{Failures: failures}
+}
+
+// setUpOnce tries one fresh browser and closes it unless it is ready.
+func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup, err error) {
+	var timing SetupTiming
+	start := time.Now()
+	b, err := browsers.Open(ctx, spec.Browser)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+			defer cancel()
+			if cerr := b.Close(cctx); cerr != nil {
+				err = fmt.Errorf("%w (and closing the browser: %v)", err, cerr)
+			}
+		}
+	}()
+	timing.Open = time.Since(start)
+
+	if spec.Arm == pairbench.Treatment {
+		start = time.Now()
+		if err := b.RegisterTools(ctx, spec.Tools); err != nil {
+			return nil, fmt.Errorf("register tools: %w", err)
+		}
+		timing.Register = time.Since(start)
+	}
+
+	start = time.Now()
+	load, err := b.Load(ctx, spec.StartURL)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", spec.StartURL, err)
+	}
+	timing.Load = time.Since(start)
+
+	start = time.Now()
+	live, err := b.LiveTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live tools: %w", err)
+	}
+	var native, custom []string
+	for _, t := range live {
+		if t.Registered {
+			custom = append(custom, t.Name)
+		} else {
+			native = append(native, t.Name)
+		}
+	}
+	switch spec.Arm {
+	case pairbench.Treatment:
+		if !slices.Contains(custom, spec.EntryTool) {
+			return nil, fmt.Errorf("entry tool %s is not live on %s (registered tools live: %s)",
+				spec.EntryTool, load.URL, listOrNone(custom))
+		}
+	case pairbench.Control:
+		if len(custom) > 0 {
+			return nil, fmt.Errorf("control page %s already has custom tools: %s", load.URL, strings.Join(custom, ", "))
+		}
+	}
+	timing.Check = time.Since(start)
+	return &Setup{Browser: b, Load: load, Native: native, Timing: timing}, nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,90 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/webmcp"
+)
+
+func runnerSpec() runner.BrowserSpec { return runner.BrowserSpec{} }
+
+func toolNames(tools []webmcp.Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+func TestTreatmentRegistersToolsMatchingTheURL(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	info, err := b.Load(ctx, "http://books.test/")
+	require.NoError(t, err)
+	assert.Equal(t, "http://books.test/", info.URL)
+	assert.Equal(t, 1, info.Navigations)
+	assert.False(t, info.LoadedAt.IsZero())
+
+	live, err := b.LiveTools(ctx)
+	require.NoError(t, err)
+	// weather_now's pattern does not match books.test, so it is not there.
+	assert.Equal(t, []string{"explode", "find_books", "out_of_stock"}, toolNames(live))
+	for _, tool := range live {
+		assert.True(t, tool.Registered, "%s registered", tool.Name)
+		assert.True(t, tool.ReadOnly, "%s readOnlyHint", tool.Name)
+	}
+	assert.Equal(t, "Find books", live[1].Title)
+	assert.JSONEq(t, `{"type":"object","properties":{"author":{"type":"string"}},"required":["author"]}`, string(live[1].InputSchema))
+
+	res, err := b.InvokeTool(ctx, "find_books", json.RawMessage(`{"author":"Ada"}`))
+	require.NoError(t, err)
+	assert.Empty(t, res.Exception)
+	assert.True(t, res.Registered)
+	assert.JSONEq(t, `[{"title":"Notes","author":"Ada","price":12}]`, res.Text)
+
+	res, err = b.InvokeTool(ctx, "explode", nil)
+	require.NoError(t, err)
+	assert.Contains(t, res.Exception, "kaboom")
+	assert.Empty(t, res.Text)
+
+	res, err = b.InvokeTool(ctx, "weather_now", nil)
+	require.NoError(t, err)
+	assert.Contains(t, res.Exception, `no tool named "weather_now"`)
+	assert.False(t, res.Registered)
+
+	// The same browser, on the weather site, has only the weather tool.
+	_, err = b.Load(ctx, "http://weather.test/")
+	require.NoError(t, err)
+	live, err = b.LiveTools(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"weather_now"}, toolNames(live))
+}
+
+func TestCloseLeavesNoProcessOrProfile(t *testing.T) {
+	site := newTestSite(t)
+	p := newProvider(t, site)
+	ctx := context.Background()
+	bb, err := p.Open(ctx, runnerSpec())
+	require.NoError(t, err)
+	b := bb.(*Browser)
+	dir := b.proc.dir
+	require.NotEmpty(t, chromiumProcesses(t, dir), "a running browser has processes")
+
+	require.NoError(t, b.Close(ctx))
+	assert.Empty(t, chromiumProcesses(t, dir), "processes left after Close")
+	_, err = os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "profile dir %s left after Close", dir)
+	assert.NoError(t, b.Close(ctx), "a second Close")
+}

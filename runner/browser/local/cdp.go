@@ -1,0 +1,173 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// conn is a flat-session CDP client over chromedp's websocket transport.
+//
+// chromedp's own Target model attaches to each tab itself and cannot hold the
+// sessions that browser-level auto-attach creates for tabs paused at start,
+// which is what injecting scripts before a new tab's page scripts run needs.
+// conn keeps only what that takes: commands on any session, replies matched
+// by id, and events handed in arrival order to one handler goroutine.
+type conn struct {
+	tr *remote.Conn
+
+	next    atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]chan *cdproto.Message
+	closed  bool
+	err     error // why the connection ended, valid once done is closed
+
+	events chan *cdproto.Message
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// errConnClosed is the error of a call on a connection that has ended.
+var errConnClosed = errors.New("CDP connection closed")
+
+// dial connects to the browser at wsURL. onEvent receives every event, one at
+// a time and in order, on a goroutine conn owns; it must not block on a call
+// on the same connection.
+func dial(ctx context.Context, wsURL string, onEvent func(*cdproto.Message)) (*conn, error) {
+	tr, err := remote.DialContext(ctx, wsURL)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", wsURL, err)
+	}
+	c := &conn{
+		tr:      tr,
+		pending: make(map[int64]chan *cdproto.Message),
+		events:  make(chan *cdproto.Message, 256),
+		done:    make(chan struct{}),
+	}
+	c.wg.Add(2)
+	go c.read()
+	go func() {
+		defer c.wg.Done()
+		for ev := range c.events {
+			onEvent(ev)
+		}
+	}()
+	return c, nil
+}
+
+// read routes replies to their callers and events to the handler until the
+// connection fails or is closed.
+func (c *conn) read() {
+	defer c.wg.Done()
+	defer close(c.events)
+	for {
+		msg := new(cdproto.Message)
+		if err := c.tr.Read(context.Background(), msg); err != nil {
+			c.shut(err)
+			return
+		}
+		if msg.ID == 0 {
+			select {
+			case c.events <- msg:
+			case <-c.done:
+				return
+			}
+			continue
+		}
+		c.mu.Lock()
+		ch := c.pending[msg.ID]
+		delete(c.pending, msg.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- msg
+		}
+	}
+}
+
+// shut marks the connection ended with err and fails every pending call.
+func (c *conn) shut(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.err = err
+	close(c.done)
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
+// close ends the connection and waits for its goroutines.
+func (c *conn) close() {
+	c.shut(errConnClosed)
+	c.tr.Close()
+	c.wg.Wait()
+}
+
+// call sends method with params on session ("" is the browser) and decodes
+// the result into res, which may be nil.
+func (c *conn) call(ctx context.Context, session target.SessionID, method string, params, res any) error {
+	var raw []byte
+	if params != nil {
+		var err error
+		if raw, err = jsonv2.Marshal(params); err != nil {
+			return fmt.Errorf("%s: encode params: %w", method, err)
+		}
+	}
+	id := c.next.Add(1)
+	ch := make(chan *cdproto.Message, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, errConnClosed)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	msg := &cdproto.Message{ID: id, SessionID: session, Method: cdproto.MethodType(method), Params: raw}
+	if err := c.tr.Write(ctx, msg); err != nil {
+		c.forget(id)
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	select {
+	case <-ctx.Done():
+		c.forget(id)
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	case reply, ok := <-ch:
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: %w", method, errConnClosed)
+		case reply.Error != nil:
+			return fmt.Errorf("%s: %w", method, reply.Error)
+		case res != nil && len(reply.Result) > 0:
+			if err := jsonv2.Unmarshal(reply.Result, res); err != nil {
+				return fmt.Errorf("%s: decode result: %w", method, err)
+			}
+		}
+		return nil
+	}
+}
+
+func (c *conn) forget(id int64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// send runs a typed cdproto command on session and returns its result.
+func send[P, R any](ctx context.Context, c *conn, session target.SessionID, cmd cdp.Command[P, R], params P) (R, error) {
+	var res R
+	err := c.call(ctx, session, cmd.Method, params, &res)
+	return res, err
+}

@@ -1,0 +1,14 @@
+// One tool file's script. Go calls it as (mark, patterns, make), where make
+// returns the tool file's object literal. It hands the tool to the registry,
+// or queues it when the registry's script has not run yet.
+(function pairbenchTool(mark, patterns, make) {
+  "use strict";
+  if (window.top !== window) return;
+  const registry = window[mark];
+  if (registry && typeof registry.add === "function") {
+    registry.add(patterns, make);
+    return;
+  }
+  if (!registry) window[mark] = { queue: [] };
+  window[mark].queue.push([patterns, make]);
+})

@@ -1,0 +1,145 @@
+// Package local is the browser provider that runs Debian's Chromium on this
+// machine, one fresh headless browser and profile per trial, driven over the
+// Chrome DevTools Protocol. It is the only package that imports chromedp.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/runner"
+)
+
+// DefaultChromiumPath is Debian's Chromium binary. (/usr/bin/chromium is a
+// wrapper script that misbehaves when started headless.)
+const DefaultChromiumPath = "/usr/lib/chromium/chromium"
+
+// Config configures the provider. The zero value of every field but Log and
+// Now is a usable default.
+type Config struct {
+	// ChromiumPath is the Chromium binary; DefaultChromiumPath when empty.
+	ChromiumPath string
+	// Hosts maps host names to "127.0.0.1:PORT": Chromium resolves each host
+	// to that address (--host-resolver-rules), so registry URLs such as
+	// http://books.example/ reach pairbench's example sites. Each mapped
+	// host's http origin is also treated as a secure context, which WebMCP
+	// needs, as it would be over https on the real web.
+	Hosts map[string]string
+	// Flags are extra Chromium command-line flags.
+	Flags []string
+	// TempDir holds the per-browser profile directories; os.TempDir() when
+	// empty.
+	TempDir string
+	// StartTimeout bounds Chromium's start until its DevTools endpoint
+	// listens (default 10s).
+	StartTimeout time.Duration
+	// ParseTimeout bounds each navigation of the start page until the page
+	// is parsed (readyState leaves "loading"); a first navigation that runs
+	// out is made once more (default 15s).
+	ParseTimeout time.Duration
+	// LoadTimeout bounds the wait from parse to a complete load (default 15s).
+	LoadTimeout time.Duration
+	// Log receives the provider's diagnostics; slog.Default() when nil.
+	Log *slog.Logger
+	// Now is the clock LoadInfo.LoadedAt is read from; time.Now when nil.
+	Now func() time.Time
+}
+
+// Provider opens local Chromium browsers. It implements runner.Browsers.
+type Provider struct {
+	cfg Config
+}
+
+var _ runner.Browsers = (*Provider)(nil)
+
+// New checks cfg and returns a provider. It fails when the Chromium binary
+// does not exist or is not executable, so a misconfigured run stops before
+// its first trial.
+func New(cfg Config) (*Provider, error) {
+	if cfg.ChromiumPath == "" {
+		cfg.ChromiumPath = DefaultChromiumPath
+	}
+	fi, err := os.Stat(cfg.ChromiumPath)
+	if err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return nil, fmt.Errorf("chromium: %s is not an executable file", cfg.ChromiumPath)
+	}
+	for host, addr := range cfg.Hosts {
+		if host == "" || addr == "" || strings.ContainsAny(host+addr, ", ") {
+			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q", host, addr)
+		}
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if cfg.ParseTimeout <= 0 {
+		cfg.ParseTimeout = 15 * time.Second
+	}
+	if cfg.LoadTimeout <= 0 {
+		cfg.LoadTimeout = 15 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Provider{cfg: cfg}, nil
+}
+
+// ErrUnsupported is returned by Open for a BrowserSpec the local provider
+// cannot honour (profiles and stealth belong to cloud providers).
+var ErrUnsupported = errors.New("not supported by the local browser provider")
+
+// Open starts a fresh Chromium on an empty profile and connects to it. The
+// browser lives until Close or until ctx ends; either way its processes are
+// killed and its profile directory removed.
+func (p *Provider) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Browser, error) {
+	if spec.Profile != "" {
+		return nil, fmt.Errorf("profile %q: %w", spec.Profile, ErrUnsupported)
+	}
+	if spec.Stealth {
+		return nil, fmt.Errorf("stealth: %w", ErrUnsupported)
+	}
+	return open(ctx, p.cfg)
+}
+
+// args returns Chromium's command line for a browser on profile dir.
+func (c Config) args(dir string) []string {
+	args := []string{
+		"--headless",
+		"--no-sandbox",
+		"--disable-gpu",
+		"--disable-quic",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-dev-shm-usage",
+		"--remote-debugging-address=127.0.0.1",
+		"--remote-debugging-port=0",
+		"--user-data-dir=" + dir,
+	}
+	if len(c.Hosts) > 0 {
+		var rules, origins []string
+		for _, host := range slices.Sorted(maps.Keys(c.Hosts)) {
+			rules = append(rules, "MAP "+host+" "+c.Hosts[host])
+			origins = append(origins, "http://"+host)
+		}
+		args = append(args,
+			"--host-resolver-rules="+strings.Join(rules, ", "),
+			"--unsafely-treat-insecure-origin-as-secure="+strings.Join(origins, ","))
+	}
+	args = append(args, c.Flags...)
+	return append(args, "about:blank")
+}

@@ -1,0 +1,140 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/intents"
+)
+
+// testSite is a tiny website behind two host names, books.test and
+// weather.test, that Chromium reaches through the provider's host mapping.
+type testSite struct {
+	srv    *httptest.Server
+	stalls atomic.Int32 // requests to /stall
+}
+
+const booksPage = `<!doctype html><title>Books</title><h1>Books</h1><p>Ada Lovelace: Notes, $12</p>`
+
+// nativePage brings its own copy of the polyfill and registers a tool of its
+// own, as a site that adopted WebMCP does.
+const nativePage = `<!doctype html><title>Hours</title>
+<script src="/polyfill.js"></script>
+<script>
+document.modelContext.registerTool({
+  name: "shop_hours",
+  description: "The shop's opening hours.",
+  inputSchema: {type: "object", properties: {}},
+  annotations: {readOnlyHint: true},
+  execute: async () => ({open: "9-17"}),
+});
+</script><h1>Hours</h1>`
+
+func newTestSite(t *testing.T) *testSite {
+	t.Helper()
+	s := &testSite{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("books.test/{$}", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, booksPage)
+	})
+	mux.HandleFunc("books.test/api/books", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[{"title":"Notes","author":%q,"price":12}]`, r.URL.Query().Get("author"))
+	})
+	mux.HandleFunc("books.test/hours", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, nativePage)
+	})
+	mux.HandleFunc("books.test/polyfill.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		io.WriteString(w, polyfillJS)
+	})
+	// /stall never answers: a start page that stays "loading" forever.
+	mux.HandleFunc("books.test/stall", func(w http.ResponseWriter, r *http.Request) {
+		s.stalls.Add(1)
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("weather.test/{$}", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><title>Weather</title><h1>Sunny</h1>`)
+	})
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+	return s
+}
+
+// hosts maps the site's host names to its loopback address.
+func (s *testSite) hosts() map[string]string {
+	addr := strings.TrimPrefix(s.srv.URL, "http://")
+	return map[string]string{"books.test": addr, "weather.test": addr}
+}
+
+// newProvider returns a provider for the site with short timeouts.
+func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provider {
+	t.Helper()
+	if _, err := os.Stat(DefaultChromiumPath); err != nil {
+		t.Skipf("Chromium is not installed at %s (scripts/setup.sh installs it): %v", DefaultChromiumPath, err)
+	}
+	cfg := Config{
+		Hosts:        site.hosts(),
+		TempDir:      t.TempDir(),
+		ParseTimeout: 5 * time.Second,
+		LoadTimeout:  5 * time.Second,
+		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	p, err := New(cfg)
+	require.NoError(t, err)
+	return p
+}
+
+// openBrowser opens a browser that the test closes at its end.
+func openBrowser(t testing.TB, p *Provider) *Browser {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := p.Open(context.Background(), runnerSpec())
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close(ctx) })
+	return b.(*Browser)
+}
+
+// testTool reads testdata/<name>.js as a tool file with the given patterns.
+func testTool(t testing.TB, name string, patterns ...string) intents.Tool {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name+".js"))
+	require.NoError(t, err)
+	return intents.Tool{
+		Name:        name,
+		Description: name,
+		ReadOnly:    true,
+		URLPatterns: patterns,
+		Source:      string(src),
+	}
+}
+
+// bookTools are the test domain's tools: three for books.test and one for
+// weather.test only.
+func bookTools(t testing.TB) []intents.Tool {
+	return []intents.Tool{
+		testTool(t, "find_books", "http://books.test/*"),
+		testTool(t, "out_of_stock", "http://books.test/*"),
+		testTool(t, "explode", "http://books.test/*"),
+		testTool(t, "weather_now", "http://weather.test/*"),
+	}
+}
