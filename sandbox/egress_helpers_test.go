@@ -59,7 +59,7 @@ func (u *upstream) seen() []seenRequest {
 // newUpstream starts a server on 127.0.0.1 that records each request and
 // then calls h (nil: echo the Authorization header in the body). With tlsCA
 // non-nil it serves TLS (HTTP/2 offered) with certificates from tlsCA.
-func newUpstream(t *testing.T, tlsCA *authority, h http.HandlerFunc) *upstream {
+func newUpstream(t testing.TB, tlsCA *authority, h http.HandlerFunc) *upstream {
 	t.Helper()
 	u := &upstream{}
 	if h == nil {
@@ -94,7 +94,7 @@ func newUpstream(t *testing.T, tlsCA *authority, h http.HandlerFunc) *upstream {
 }
 
 // newTestAuthority returns a CA for upstream servers and a pool trusting it.
-func newTestAuthority(t *testing.T) (*authority, *x509.CertPool) {
+func newTestAuthority(t testing.TB) (*authority, *x509.CertPool) {
 	t.Helper()
 	ca, err := newAuthority(time.Now())
 	require.NoError(t, err)
@@ -119,7 +119,7 @@ func (e *Egress) socket() string { return filepath.Join(e.dir, proxySocket) }
 
 // client returns an HTTP client that uses e as its proxy (dialling the unix
 // socket) and trusts e's CA, as a client inside the sandbox would.
-func proxyClient(t *testing.T, e *Egress) *http.Client {
+func proxyClient(t testing.TB, e *Egress) *http.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(e.CACertPEM()))

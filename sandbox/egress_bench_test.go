@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkProxyHTTPS measures what the egress proxy adds to one HTTPS
+// request (through the init relay, TLS terminated, placeholder swapped,
+// HTTP/2 upstream) against the
+// same request sent directly to the same loopback server. Both clients keep
+// their connections alive; each iteration sends one request each way, so the
+// two are measured side by side in one run. The issue's target is a median
+// overhead of at most 2 ms.
+//
+//	go test -run '^$' -bench BenchmarkProxyHTTPS -benchtime 2000x ./sandbox
+func BenchmarkProxyHTTPS(b *testing.B) {
+	upCA, roots := newTestAuthority(b)
+	body := []byte(`{"id":"chatcmpl-1","choices":[{"message":{"content":"ok"}}]}`)
+	up := newUpstream(b, upCA, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+realKey {
+			http.Error(w, "bad key", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+	e, err := NewEgress(b.Context(), EgressConfig{
+		TempDir:            b.TempDir(),
+		Allow:              []AllowRule{{Host: "model.test", Ports: []int{up.port}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		AllowLoopbackHosts: []string{"model.test"},
+		Resolver:           mapResolver{"model.test": loopback4},
+		UpstreamRoots:      roots,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ph, _ := e.Placeholder("MODEL_API_KEY")
+
+	// The sandbox's side: the init relay (TCP on loopback → unix socket) in
+	// front of the proxy, as RunInit runs it.
+	relay, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer relay.Close()
+	go acceptRelays(relay, e.socket())
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.CACertPEM())
+	proxied := &http.Client{Transport: &http.Transport{
+		Proxy:             http.ProxyURL(&url.URL{Scheme: "http", Host: relay.Addr().String()}),
+		TLSClientConfig:   &tls.Config{RootCAs: pool},
+		ForceAttemptHTTP2: true,
+	}}
+	defer proxied.CloseIdleConnections()
+	direct := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots, ServerName: "model.test"},
+		ForceAttemptHTTP2: true,
+	}}
+	defer direct.CloseIdleConnections()
+	directURL := "https://127.0.0.1:" + strconv.Itoa(up.port) + "/v1/chat/completions"
+	proxyURL := "https://model.test:" + strconv.Itoa(up.port) + "/v1/chat/completions"
+
+	get := func(c *http.Client, url, key string) time.Duration {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		d := time.Since(start)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %s", url, resp.Status)
+		}
+		return d
+	}
+	for range 20 { // open and warm both connections
+		get(direct, directURL, realKey)
+		get(proxied, proxyURL, ph)
+	}
+
+	var dd, pd, over []float64
+	for b.Loop() {
+		d := get(direct, directURL, realKey)
+		p := get(proxied, proxyURL, ph)
+		dd = append(dd, ms(d))
+		pd = append(pd, ms(p))
+		over = append(over, ms(p-d))
+	}
+	b.ReportMetric(median(dd), "direct-median-ms")
+	b.ReportMetric(median(pd), "proxy-median-ms")
+	b.ReportMetric(median(over), "overhead-median-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
