@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,6 +29,36 @@ type Secret struct {
 	Name  string   // environment variable name, e.g. "OPENAI_API_KEY"
 	Value string   // the real value; it never enters the sandbox
 	Hosts []string // exact hosts or *.suffix patterns it is scoped to; each must be allowed
+}
+
+// ParseSecret parses a command-line secret "NAME=HOSTVAR@HOST[,HOST...]":
+// the sandbox sees a placeholder under NAME, the real value is getenv(HOSTVAR)
+// on the host, and the proxy swaps it in for the HOSTs only (exact or
+// *.suffix). "NAME@HOST" is short for "NAME=NAME@HOST". It fails when the
+// host variable is empty, so a missing key is noticed before the run.
+func ParseSecret(spec string, getenv func(string) string) (Secret, error) {
+	vars, hosts, ok := strings.Cut(spec, "@")
+	if !ok || hosts == "" {
+		return Secret{}, fmt.Errorf("secret %q: want NAME=HOSTVAR@HOST", spec)
+	}
+	name, hostVar, ok := strings.Cut(vars, "=")
+	if !ok {
+		hostVar = name
+	}
+	if !envName.MatchString(name) || !envName.MatchString(hostVar) {
+		return Secret{}, fmt.Errorf("secret %q: NAME and HOSTVAR must be environment variable names", spec)
+	}
+	s := Secret{Name: name, Value: getenv(hostVar)}
+	for _, h := range strings.Split(hosts, ",") {
+		if err := (AllowRule{Host: h}).validate(); err != nil {
+			return Secret{}, fmt.Errorf("secret %q: %w", spec, err)
+		}
+		s.Hosts = append(s.Hosts, h)
+	}
+	if s.Value == "" {
+		return Secret{}, fmt.Errorf("secret %s: host variable %s is empty or unset", name, hostVar)
+	}
+	return s, nil
 }
 
 // EgressConfig configures NewEgress. The zero value allows nothing.
@@ -371,6 +402,14 @@ func (e *Egress) track(c net.Conn) bool {
 	return true
 }
 
+// release stops tracking c without closing it (its new owner will).
+func (e *Egress) release(c net.Conn) {
+	e.relayMu.Lock()
+	defer e.relayMu.Unlock()
+	delete(e.relays, c)
+}
+
+// untrack closes c and stops tracking it.
 func (e *Egress) untrack(c net.Conn) {
 	c.Close()
 	e.relayMu.Lock()

@@ -94,3 +94,18 @@ func TestHeldBackAndScrub(t *testing.T) {
 	assert.Equal(t, 0, heldBack("data\n\n", "sk-secret"))
 	assert.Equal(t, 0, heldBack("sk-secret", "sk-secret"), "a whole secret is replaced, not held")
 }
+
+func TestParseSecret(t *testing.T) {
+	env := map[string]string{"HOST_KEY": "real", "OPENAI_API_KEY": "sk-1"}
+	getenv := func(k string) string { return env[k] }
+	got, err := ParseSecret("MODEL_KEY=HOST_KEY@api.example.com,*.example.org", getenv)
+	require.NoError(t, err)
+	assert.Equal(t, Secret{Name: "MODEL_KEY", Value: "real", Hosts: []string{"api.example.com", "*.example.org"}}, got)
+	got, err = ParseSecret("OPENAI_API_KEY@api.openai.com", getenv)
+	require.NoError(t, err)
+	assert.Equal(t, Secret{Name: "OPENAI_API_KEY", Value: "sk-1", Hosts: []string{"api.openai.com"}}, got)
+	for _, bad := range []string{"K=HOST_KEY", "K=HOST_KEY@", "K=MISSING@a.com", "1K=HOST_KEY@a.com", "K=HOST_KEY@a.*.com"} {
+		_, err := ParseSecret(bad, getenv)
+		assert.Error(t, err, "ParseSecret(%q)", bad)
+	}
+}

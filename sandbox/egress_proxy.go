@@ -134,17 +134,23 @@ func (e *Egress) serveConnect(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+	// Until a tunnel server owns it, Close must be able to end the conn.
+	if !e.track(conn) {
 		conn.Close()
+		return
+	}
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+		e.untrack(conn)
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(time.Minute))
 	first, err := rw.Reader.Peek(1)
 	if err != nil {
-		conn.Close()
+		e.untrack(conn)
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
+	e.release(conn)
 	tc := &tunnelConn{Conn: conn, r: rw.Reader, target: target{host: host, port: port, scheme: "http"}}
 	if first[0] == 0x16 { // TLS handshake record
 		tc.target.scheme = "https"
