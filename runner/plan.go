@@ -71,6 +71,9 @@ type PlannedIntent struct {
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools names the tools registered in treatment.
 	Tools []string `json:"tools"`
+	// Profile is the signed-in browser profile the intent's trials load;
+	// jobs on one profile never overlap.
+	Profile string `json:"profile,omitempty"`
 	// Fixtures are the intent's fixtures resolved to values at plan time
 	// (a days_from_start fixture becomes its date).
 	Fixtures map[string]any `json:"fixtures,omitempty"`

@@ -1,0 +1,311 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/pairbench/pairbench"
+)
+
+// TrialSpec is one trial attempt of a job.
+type TrialSpec struct {
+	Job Job
+	Arm pairbench.Arm
+	// Dir is the trial's directory relative to the run directory:
+	// trials/<intent>/<pair>-<arm>, with -<attempt> from the second attempt
+	// on, so every attempt keeps its own transcript.
+	Dir string
+}
+
+// TrialDir returns the run-relative directory of a trial attempt.
+func TrialDir(job Job, arm pairbench.Arm) string {
+	name := strconv.Itoa(job.Pair) + "-" + string(arm)
+	if job.Stage == pairbench.StageAdoption {
+		name = "adoption-" + name
+	}
+	if job.Attempt > 1 {
+		name += "-" + strconv.Itoa(job.Attempt)
+	}
+	return path.Join("trials", job.Intent, name)
+}
+
+// ErrInterrupted is what a TrialFunc returns when its context ended before
+// the trial could finish: the trial is not recorded, and a resume runs its
+// pair again.
+var ErrInterrupted = errors.New("trial interrupted")
+
+// TrialFunc runs one trial and returns its row. Everything that can happen
+// to a trial, setup failures included, is an outcome in the row; the error
+// is ErrInterrupted (wrapped) when ctx ended first, or a fault that should
+// stop the whole run.
+type TrialFunc func(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
+
+// Execution is one runner's share of a planned run.
+type Execution struct {
+	// Dir is the local run directory, holding run.json.
+	Dir  string
+	Plan *Plan
+	// Slots is how many jobs run at once.
+	Slots int
+	// Shard and Shards select this runner's pairs (1-based); 0 means the
+	// whole run. A shard's rows go to shards/<k>/rows.jsonl.
+	Shard, Shards int
+	// Adoption is how many treatment-only adoption trials each domain runs
+	// before its pairs; 0 skips the stage.
+	Adoption int
+	// PairAttempts bounds how many times a pair runs when a trial aborts;
+	// 0 means 2 (the first run and one rerun).
+	PairAttempts int
+	Trial        TrialFunc
+	Log          *slog.Logger
+	// OnRow, if set, sees every row once it is on disk (progress, uploads).
+	OnRow func(pairbench.Row)
+}
+
+// RowsPath returns the run-relative path of this execution's rows.
+func (ex *Execution) RowsPath() string {
+	if ex.Shards > 0 {
+		return path.Join("shards", strconv.Itoa(ex.Shard), "rows.jsonl")
+	}
+	return "rows.jsonl"
+}
+
+// Pairs returns the planned pairs of this execution's shard.
+func (ex *Execution) Pairs() ([]PairSpec, error) {
+	var pairs []PairSpec
+	for _, in := range ex.Plan.Intents {
+		for _, p := range in.Pairs {
+			pairs = append(pairs, PairSpec{Intent: in.ID, Domain: in.Domain, Pair: p.Pair, Order: p.Order, Profile: in.Profile})
+		}
+	}
+	if ex.Shards == 0 {
+		return pairs, nil
+	}
+	return Shard(pairs, ex.Shard, ex.Shards)
+}
+
+// Run runs every pending job of the execution: the adoption stage first,
+// then every pair lacking a scored trial in either arm. Rows already in the
+// rows file are kept and counted; Run can be called again on the same
+// directory to resume. It returns ctx's error when interrupted,
+// ErrTooManyAborts when trials keep aborting, or a trial's fault.
+func (ex *Execution) Run(ctx context.Context) error {
+	if ex.Slots < 1 {
+		return fmt.Errorf("slots = %d; want at least 1", ex.Slots)
+	}
+	log := ex.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rowsFile := filepath.Join(ex.Dir, filepath.FromSlash(ex.RowsPath()))
+	rows, err := readRowsFile(rowsFile, log)
+	if err != nil {
+		return err
+	}
+	rl, err := OpenRowLog(rowsFile)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+
+	pairs, err := ex.Pairs()
+	if err != nil {
+		return err
+	}
+
+	if ex.Adoption > 0 {
+		jobs := adoptionJobs(ex.Plan, pairs, ex.Adoption, rows)
+		if len(jobs) > 0 {
+			log.Info("adoption stage", "trials", len(jobs))
+			fresh, err := ex.runJobs(ctx, rl, jobs)
+			rows = append(rows, fresh...)
+			if err != nil {
+				return err
+			}
+		}
+		var dropped []string
+		pairs, dropped = adoptedPairs(pairs, rows)
+		for _, d := range dropped {
+			log.Warn("domain gets no pairs: no adoption trial invoked a tool", "domain", d)
+		}
+	}
+
+	jobs := Pending(pairs, rows)
+	log.Info("pairs", "planned", len(pairs), "pending", len(jobs), "slots", ex.Slots)
+	_, err = ex.runJobs(ctx, rl, jobs)
+	return err
+}
+
+// runJobs runs jobs over the slots and returns the rows it recorded.
+func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, jobs []Job) ([]pairbench.Row, error) {
+	attempts := ex.PairAttempts
+	if attempts <= 0 {
+		attempts = 2
+	}
+	var (
+		mu    sync.Mutex
+		fresh []pairbench.Row
+	)
+	record := func(row pairbench.Row) error {
+		if err := rl.Append(row); err != nil {
+			return err
+		}
+		mu.Lock()
+		fresh = append(fresh, row)
+		mu.Unlock()
+		if ex.OnRow != nil {
+			ex.OnRow(row)
+		}
+		return nil
+	}
+	err := RunQueue(ctx, ex.Slots, jobs, func(ctx context.Context, job Job) ([]bool, error) {
+		var aborted []bool
+		arms := job.Order.Arms()
+		if job.Stage == pairbench.StageAdoption {
+			arms = [2]pairbench.Arm{pairbench.Treatment}
+		}
+		for try := range attempts {
+			job := job
+			job.Attempt += try
+			complete := true
+			for _, arm := range arms {
+				if arm == "" {
+					continue
+				}
+				row, err := ex.Trial(ctx, TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)})
+				if err != nil {
+					return aborted, err
+				}
+				if err := record(row); err != nil {
+					return aborted, err
+				}
+				aborted = append(aborted, row.Outcome == pairbench.Aborted)
+				if row.Outcome == pairbench.Aborted {
+					// The pair runs again whole, both trials in order, so
+					// its trials stay consecutive.
+					complete = false
+					break
+				}
+			}
+			if complete {
+				break
+			}
+		}
+		return aborted, nil
+	})
+	if errors.Is(err, ErrInterrupted) && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return fresh, err
+}
+
+// adoptionJobs returns the adoption trials still to run: n per domain,
+// interleaved across domains, each on the domain's first intent in the
+// plan. Trials already scored or aborted twice count as run.
+func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row) []Job {
+	inShard := map[string]bool{}
+	for _, p := range pairs {
+		inShard[p.Intent] = true
+	}
+	done := map[pairbench.Key]int{}
+	for _, r := range rows {
+		if r.Stage == pairbench.StageAdoption {
+			done[r.Key()] = max(done[r.Key()], r.Attempt)
+		}
+	}
+	byDomain := map[string][]Job{}
+	var domains []string
+	for _, in := range plan.Intents {
+		if !inShard[in.ID] {
+			continue
+		}
+		if _, seen := byDomain[in.Domain]; seen {
+			continue
+		}
+		domains = append(domains, in.Domain)
+		byDomain[in.Domain] = []Job{}
+		for i := range n {
+			key := pairbench.Key{Intent: in.ID, Pair: i}
+			if scoredAdoption(rows, key) {
+				continue
+			}
+			byDomain[in.Domain] = append(byDomain[in.Domain], Job{
+				Intent: in.ID, Domain: in.Domain, Stage: pairbench.StageAdoption,
+				Pair: i, Profile: in.Profile, Attempt: done[key] + 1,
+			})
+		}
+	}
+	return interleave(domains, byDomain)
+}
+
+func scoredAdoption(rows []pairbench.Row, key pairbench.Key) bool {
+	for _, r := range rows {
+		if r.Stage == pairbench.StageAdoption && r.Key() == key && r.Outcome.Scored() {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptedPairs drops the pairs of domains whose adoption trials never
+// invoked a registered tool, or all aborted, and names those domains.
+func adoptedPairs(pairs []PairSpec, rows []pairbench.Row) ([]PairSpec, []string) {
+	type verdict struct{ ran, adopted bool }
+	byDomain := map[string]*verdict{}
+	for _, r := range rows {
+		if r.Stage != pairbench.StageAdoption {
+			continue
+		}
+		v := byDomain[r.Domain]
+		if v == nil {
+			v = &verdict{}
+			byDomain[r.Domain] = v
+		}
+		if r.Outcome.Scored() {
+			v.ran = true
+			v.adopted = v.adopted || r.Adopted
+		}
+	}
+	var kept []PairSpec
+	var dropped []string
+	seen := map[string]bool{}
+	for _, p := range pairs {
+		v := byDomain[p.Domain]
+		if v == nil || v.adopted {
+			kept = append(kept, p)
+			continue
+		}
+		if !seen[p.Domain] {
+			seen[p.Domain] = true
+			dropped = append(dropped, p.Domain)
+		}
+	}
+	return kept, dropped
+}
+
+// readRowsFile reads the rows recorded so far; a missing file has none.
+func readRowsFile(name string, log *slog.Logger) ([]pairbench.Row, error) {
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open rows: %w", err)
+	}
+	defer f.Close()
+	rows, partial, err := pairbench.ReadRows(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if partial > 0 {
+		log.Warn("skipping a partial last row left by a killed runner", "file", name, "line", partial)
+	}
+	return rows, nil
+}

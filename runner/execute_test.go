@@ -1,0 +1,221 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+)
+
+func execPlan(intentsPairs map[string]int, domains map[string]string) *Plan {
+	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Model: Model{Provider: "scripted", ID: "m"}}
+	for _, id := range []string{"a", "b", "c"} {
+		n, ok := intentsPairs[id]
+		if !ok {
+			continue
+		}
+		in := PlannedIntent{ID: id, Domain: domains[id], Class: "pinned"}
+		for i := range n {
+			in.Pairs = append(in.Pairs, PlannedPair{Pair: i, Order: []pairbench.Order{pairbench.AB, pairbench.BA}[i%2]})
+		}
+		p.Intents = append(p.Intents, in)
+	}
+	return p
+}
+
+// fakeTrials scores every trial correct unless told otherwise, and records
+// the trials it ran.
+type fakeTrials struct {
+	mu     sync.Mutex
+	ran    []TrialSpec
+	decide func(spec TrialSpec, n int) (pairbench.Outcome, bool, error)
+}
+
+func (f *fakeTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+	f.mu.Lock()
+	n := len(f.ran)
+	f.ran = append(f.ran, spec)
+	f.mu.Unlock()
+	out, adopted := pairbench.Correct, true
+	if f.decide != nil {
+		var err error
+		out, adopted, err = f.decide(spec, n)
+		if err != nil {
+			return pairbench.Row{}, err
+		}
+	}
+	return pairbench.Row{RunID: "r1", Intent: spec.Job.Intent, Domain: spec.Job.Domain, Stage: spec.Job.Stage,
+		Pair: spec.Job.Pair, Order: spec.Job.Order, Arm: spec.Arm, Attempt: spec.Job.Attempt,
+		TrialDir: spec.Dir, Outcome: out, Adopted: adopted}, nil
+}
+
+func readRows(t *testing.T, name string) []pairbench.Row {
+	t.Helper()
+	f, err := os.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, partial, err := pairbench.ReadRows(f)
+	require.NoError(t, err)
+	require.Zero(t, partial)
+	return rows
+}
+
+// scoredOnce asserts every planned pair is complete in exactly one attempt
+// (both arms scored in it): a resumed or rerun pair never counts twice.
+func scoredOnce(t *testing.T, plan *Plan, rows []pairbench.Row) {
+	t.Helper()
+	scored := map[string]int{}
+	for _, r := range rows {
+		if r.Stage == pairbench.StagePair && r.Outcome.Scored() {
+			scored[fmt.Sprintf("%s/%d/%d", r.Intent, r.Pair, r.Attempt)]++
+		}
+	}
+	for _, in := range plan.Intents {
+		for _, p := range in.Pairs {
+			complete := 0
+			for k, n := range scored {
+				if strings.HasPrefix(k, fmt.Sprintf("%s/%d/", in.ID, p.Pair)) && n == 2 {
+					complete++
+				}
+				assert.LessOrEqual(t, n, 2, "attempt %s has more than one scored trial per arm", k)
+			}
+			assert.Equal(t, 1, complete, "complete attempts of %s pair %d", in.ID, p.Pair)
+		}
+	}
+}
+
+func TestExecuteRunsEveryPairInOrder(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 3, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
+	f := &fakeTrials{}
+	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 2, Trial: f.trial}
+	require.NoError(t, ex.Run(context.Background()))
+	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	assert.Len(t, rows, 10)
+	scoredOnce(t, plan, rows)
+	// Within each pair, the trials ran in the planned order.
+	first := map[string]pairbench.Arm{}
+	for _, s := range f.ran {
+		k := fmt.Sprintf("%s/%d", s.Job.Intent, s.Job.Pair)
+		if _, ok := first[k]; !ok {
+			first[k] = s.Arm
+			assert.Equal(t, s.Job.Order.Arms()[0], s.Arm, "pair %s starts with its order's first arm", k)
+		}
+	}
+}
+
+func TestExecuteRerunsAbortedPairWhole(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2}, map[string]string{"a": "d1"})
+	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+		// Pair 0's first trial aborts on attempt 1; pair 1 aborts on every attempt.
+		if (s.Job.Pair == 0 && s.Job.Attempt == 1) || s.Job.Pair == 1 {
+			return pairbench.Aborted, false, nil
+		}
+		return pairbench.Correct, true, nil
+	}}
+	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 1, Trial: f.trial}
+	require.NoError(t, ex.Run(context.Background()))
+	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	var dirs []string
+	for _, r := range rows {
+		dirs = append(dirs, r.TrialDir)
+	}
+	assert.Equal(t, []string{
+		"trials/a/0-control", // aborted, so treatment never ran
+		"trials/a/0-control-2", "trials/a/0-treatment-2",
+		"trials/a/1-treatment", "trials/a/1-treatment-2", // BA pair: both attempts aborted
+	}, dirs)
+}
+
+func TestExecuteResumesAfterInterruptions(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 4, "b": 4, "c": 3}, map[string]string{"a": "d1", "b": "d1", "c": "d2"})
+	dir := t.TempDir()
+	// Interrupt the run after every k-th trial, at many points, and resume
+	// each time until nothing is pending.
+	var total atomic.Int32
+	for round := 0; round < 50; round++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopAt := int32(round%5 + 1)
+		var started atomic.Int32
+		f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+			total.Add(1)
+			if started.Add(1) > stopAt {
+				cancel()
+				return "", false, fmt.Errorf("stopped: %w", ErrInterrupted)
+			}
+			if total.Load()%7 == 0 {
+				return pairbench.Aborted, false, nil
+			}
+			return pairbench.Correct, true, nil
+		}}
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial}
+		err := ex.Run(ctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, context.Canceled, "round %d", round)
+	}
+	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: (&fakeTrials{}).trial}
+	require.NoError(t, ex.Run(context.Background()))
+	rows := readRows(t, filepath.Join(dir, "rows.jsonl"))
+	scoredOnce(t, plan, rows)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		assert.False(t, seen[r.TrialDir], "trial dir %s used twice", r.TrialDir)
+		seen[r.TrialDir] = true
+	}
+}
+
+func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2, "b": 2, "c": 2}, map[string]string{"a": "uses", "b": "ignores", "c": "broken"})
+	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+		switch s.Job.Domain {
+		case "ignores":
+			return pairbench.Correct, false, nil
+		case "broken":
+			if s.Job.Stage == pairbench.StageAdoption {
+				return pairbench.Aborted, false, nil
+			}
+		}
+		return pairbench.Correct, true, nil
+	}}
+	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 1, Adoption: 2, Trial: f.trial}
+	require.NoError(t, ex.Run(context.Background()))
+	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	pairsRun := map[string]int{}
+	var adoptionDomains []string
+	for _, r := range rows {
+		if r.Stage == pairbench.StagePair {
+			pairsRun[r.Domain]++
+		} else {
+			assert.Equal(t, pairbench.Treatment, r.Arm, "adoption trials are treatment only")
+			adoptionDomains = append(adoptionDomains, r.Domain)
+		}
+	}
+	assert.Equal(t, map[string]int{"uses": 4}, pairsRun)
+	// Interleaved across domains, so one broken domain cannot use up the abort
+	// limit alone; an aborted adoption trial runs once more at once.
+	assert.Equal(t, []string{"uses", "ignores", "broken", "broken", "uses", "ignores", "broken", "broken"}, adoptionDomains)
+}
+
+func TestExecuteShardWritesItsOwnRows(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 5, "b": 4}, map[string]string{"a": "d", "b": "d"})
+	dir := t.TempDir()
+	var all []pairbench.Row
+	for k := 1; k <= 3; k++ {
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 3, Trial: (&fakeTrials{}).trial}
+		require.NoError(t, ex.Run(context.Background()))
+		all = append(all, readRows(t, filepath.Join(dir, "shards", fmt.Sprint(k), "rows.jsonl"))...)
+	}
+	scoredOnce(t, plan, all)
+	assert.NoFileExists(t, filepath.Join(dir, "rows.jsonl"))
+}
