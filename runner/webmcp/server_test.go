@@ -93,7 +93,9 @@ func bookPage() *scriptedPage {
 			"explode": func(context.Context, json.RawMessage) (Result, error) {
 				return Result{Exception: "Tool was executed but the invocation failed: kaboom", Registered: true}, nil
 			},
-			"gone": func(context.Context, json.RawMessage) (Result, error) { return Result{}, errors.New("CDP connection closed") },
+			"gone": func(context.Context, json.RawMessage) (Result, error) {
+				return Result{}, errors.New("CDP connection closed")
+			},
 		},
 	}
 }
