@@ -32,6 +32,10 @@ type AgentTask struct {
 	// MCPServers are the servers whose tools the agent may call, reached on
 	// loopback ports.
 	MCPServers []MCPServer
+	// LoopbackPorts are ports on this host's loopback the agent's processes
+	// may reach (the browser's CDP endpoint, pairbench's MCP server); the
+	// adapter forwards them into its sandbox and nothing else on loopback.
+	LoopbackPorts []int
 	// Allowlist is exactly the set of tool names the agent must declare to
 	// its model; the agent adapter reports what it really declared.
 	Allowlist []string

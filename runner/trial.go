@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/grade"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner/webmcp"
+)
+
+// BrowserTools are the browser-control tools (Playwright MCP's) every agent
+// may call, in both arms. Tools that run arbitrary page JavaScript
+// (browser_evaluate, browser_run_code_unsafe) are left out: through them an
+// agent could reach the page's WebMCP tools without pairbench seeing it.
+var BrowserTools = []string{
+	"browser_navigate", "browser_navigate_back", "browser_snapshot", "browser_find",
+	"browser_click", "browser_type", "browser_fill_form", "browser_select_option",
+	"browser_press_key", "browser_hover", "browser_wait_for", "browser_tabs",
+	"browser_take_screenshot", "browser_handle_dialog",
+}
+
+// Allowlist returns the tools declared to the model in both arms: the
+// browser-control tools of the MCP server named browser, and pairbench's
+// webmcp tool.
+func Allowlist() []string {
+	var names []string
+	for _, t := range BrowserTools {
+		names = append(names, "mcp__browser__"+t)
+	}
+	return append(names, "mcp__"+webmcp.ServerName+"__"+webmcp.ToolName)
+}
+
+// SystemPrompt is appended to the agent's own in both arms. Like the
+// guidance site owners give their agents, it says to look for the page's
+// tools first; it never says whether any are registered.
+const SystemPrompt = `You operate a web browser to complete the user's task.
+First list the current page's WebMCP tools with the webmcp tool; if one fits the task, invoke it.
+Otherwise, or if it fails, use the browser tools to read and operate the page.
+Never check out, pay, place an order, book, or add to a cart unless the task says so.
+End with your answer as a JSON object in a fenced code block.`
+
+// TrialIntent is an intent ready to run: resolved, compiled and with the
+// tools treatment registers.
+type TrialIntent struct {
+	Intent intents.Intent
+	Grader *grade.Grader
+	// Tools are registered in treatment.
+	Tools   []intents.Tool
+	Browser BrowserSpec
+}
+
+// BrowserMCPFunc returns the browser-control MCP server for a browser's CDP
+// endpoint (Playwright MCP, started by the agent inside its sandbox).
+type BrowserMCPFunc func(cdpURL string) MCPServer
+
+// Trials runs single trials. Both arms of every pair go through the same
+// code; only the tools registered in the browser differ.
+type Trials struct {
+	RunDir   string
+	Plan     *Plan
+	Intents  map[string]*TrialIntent
+	Browsers Browsers
+	Agent    Agent
+	// BrowserMCP gives the agent its browser-control server.
+	BrowserMCP BrowserMCPFunc
+	// StartDelay is how long after the start page loaded the agent starts,
+	// in both arms.
+	StartDelay    time.Duration
+	SetupAttempts int
+	Log           *slog.Logger
+}
+
+// Run runs one trial and returns its row. Every failure of the trial
+// itself is an outcome in the row; the error is ErrInterrupted (wrapped)
+// when ctx ended before the trial could finish.
+func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+	started := time.Now()
+	row := pairbench.Row{
+		V: pairbench.RowVersion, RunID: t.Plan.RunID, Intent: spec.Job.Intent, Domain: spec.Job.Domain,
+		Stage: spec.Job.Stage, Pair: spec.Job.Pair, Order: spec.Job.Order, Arm: spec.Arm,
+		Attempt: spec.Job.Attempt, TrialDir: spec.Dir, StartedAt: started.UTC().Format(time.RFC3339),
+	}
+	if row.Stage == pairbench.StageAdoption {
+		row.Order = ""
+	}
+	abort := func(reason string) (pairbench.Row, error) {
+		if ctx.Err() != nil {
+			return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
+		}
+		row.Outcome, row.Reason = pairbench.Aborted, reason
+		row.WallSeconds = time.Since(started).Seconds()
+		return row, nil
+	}
+	in := t.Intents[spec.Job.Intent]
+	if in == nil {
+		return abort("runner error: intent not in the plan")
+	}
+	dir := filepath.Join(t.RunDir, filepath.FromSlash(spec.Dir))
+	// A trial interrupted before its row was written may have left its
+	// directory behind; this attempt owns it now.
+	if err := os.RemoveAll(dir); err != nil {
+		return abort("runner error: " + err.Error())
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return abort("runner error: " + err.Error())
+	}
+
+	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
+		Browser: in.Browser, Attempts: t.SetupAttempts}
+	if spec.Arm == pairbench.Treatment {
+		setupSpec.Tools = in.Tools
+	}
+	setup, err := SetUpBrowser(ctx, t.Log, t.Browsers, setupSpec)
+	if err != nil {
+		var se *SetupError
+		if errors.As(err, &se) {
+			t.save(filepath.Join(dir, "setup.json"), map[string]any{"failures": se.Failures})
+			return abort("setup: " + se.Reason())
+		}
+		return abort("setup: " + err.Error())
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		if err := setup.Browser.Close(cctx); err != nil {
+			t.Log.Error("close browser", "trial", spec.Dir, "err", err)
+		}
+	}()
+	row.NativeTools = setup.Native
+	t.save(filepath.Join(dir, "setup.json"), setup)
+
+	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.Log})
+	if err := tools.Start(); err != nil {
+		return abort("runner error: " + err.Error())
+	}
+	defer tools.Close()
+
+	// The same delay after page load in both arms, so registration never
+	// gives treatment's page longer to settle.
+	if wait := time.Until(setup.Load.LoadedAt.Add(t.StartDelay)); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return abort("interrupted")
+		case <-time.After(wait):
+		}
+	}
+	launched := time.Now()
+	row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
+
+	browserMCP := t.BrowserMCP(setup.Browser.CDPURL())
+	task := AgentTask{
+		Prompt:         in.Intent.Prompt,
+		SystemPrompt:   SystemPrompt,
+		Model:          t.Plan.Model,
+		MCPServers:     []MCPServer{browserMCP, {Name: webmcp.ServerName, URL: tools.URL()}},
+		LoopbackPorts:  []int{tools.Port(), cdpPort(setup.Browser.CDPURL())},
+		Allowlist:      t.Plan.Allowlist,
+		Caps:           t.Plan.Caps.Caps(),
+		Dir:            filepath.Join(dir, "agent"),
+		TranscriptPath: filepath.Join(dir, "transcript.jsonl"),
+	}
+	res, err := t.Agent.Run(ctx, task)
+	row.WallSeconds = time.Since(launched).Seconds()
+	if ctx.Err() != nil {
+		return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
+	}
+	_ = os.RemoveAll(task.Dir)
+	tools.Close()
+	row.WebMCP = tools.Invocations()
+	t.save(filepath.Join(dir, "webmcp.jsonl"), row.WebMCP)
+	for _, inv := range row.WebMCP {
+		row.Adopted = row.Adopted || inv.Registered
+	}
+
+	row.Turns, row.InputTokens, row.OutputTokens, row.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.Cost
+	row.ToolsDeclared = res.Declared
+	if res.CapHit != "" {
+		row.CapsHit = []pairbench.Cap{res.CapHit}
+	}
+	facts := grade.Facts{
+		Allowlist: t.Plan.Allowlist, ToolsDeclared: res.Declared,
+		OutsideCalls: outsideCalls(res.Calls, t.Plan.Allowlist),
+		StopReason:   res.StopReason, ErrorMessage: res.ErrorMessage,
+		ProviderGaveUp: res.ProviderGaveUp, CapHit: res.CapHit,
+		Costs: costs(res),
+	}
+	if err != nil {
+		facts.RunnerErr = err
+		row.Error = err.Error()
+	}
+	facts.Grade = in.Grader.Grade(res.Final)
+	row.Answer = pairbench.Answer{Raw: res.Final, Extracted: facts.Grade.Extracted}
+	row.Outcome, row.Reason = grade.Classify(facts)
+	if row.Error == "" && res.ErrorMessage != "" {
+		row.Error = res.ErrorMessage
+	}
+	return row, nil
+}
+
+// outsideCalls names the successful calls of tools outside the allowlist.
+func outsideCalls(calls []ToolCall, allow []string) []string {
+	var out []string
+	for _, c := range calls {
+		if !c.IsError && !slices.Contains(allow, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// costs gives grade the costs the agent reported, as it classifies them:
+// none at all, or one missing, crashes the trial.
+func costs(res AgentResult) []any {
+	switch {
+	case res.CostMissing:
+		return []any{nil}
+	case res.Turns == 0:
+		return nil
+	default:
+		return []any{res.Cost}
+	}
+}
+
+// cdpPort returns the port of a ws://127.0.0.1:PORT/... endpoint, or 0.
+func cdpPort(url string) int {
+	rest, ok := strings.CutPrefix(url, "ws://")
+	if !ok {
+		return 0
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	var port int
+	if _, p, ok := strings.Cut(host, ":"); ok {
+		fmt.Sscanf(p, "%d", &port)
+	}
+	return port
+}
+
+// save writes a trial file: v as indented JSON, or a slice of
+// invocations as JSON lines. A file that cannot be written is logged; the
+// row still records the trial.
+func (t *Trials) save(name string, v any) {
+	var b []byte
+	var err error
+	if invs, ok := v.([]pairbench.Invocation); ok {
+		for _, inv := range invs {
+			line, _ := json.Marshal(inv)
+			b = append(append(b, line...), '\n')
+		}
+	} else if b, err = json.MarshalIndent(v, "", "  "); err == nil {
+		b = append(b, '\n')
+	}
+	if err == nil {
+		err = os.WriteFile(name, b, 0o644)
+	}
+	if err != nil {
+		t.Log.Error("write trial file", "file", name, "err", err)
+	}
+}
