@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,7 +130,10 @@ type Egress struct {
 	pol        *policy
 	ca         *authority
 	secrets    []placeholder
-	transport  *http.Transport
+	transport  *http.Transport // upstream, HTTP/2 where offered
+	proxy      *httputil.ReverseProxy
+
+	upgradeTransport *http.Transport // upstream for protocol upgrades, HTTP/1.1 only
 
 	proxySrv *http.Server   // HTTP proxy on proxy.sock
 	tlsSrv   *http.Server   // requests inside TLS tunnels (terminated)
@@ -206,6 +210,13 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 5 * time.Minute,
 	}
+
+	// Protocol upgrades (websockets) need HTTP/1.1 upstream.
+	e.upgradeTransport = e.transport.Clone()
+	e.upgradeTransport.ForceAttemptHTTP2 = false
+	e.upgradeTransport.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	e.upgradeTransport.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	e.proxy = e.newReverseProxy()
 
 	if e.dir, err = os.MkdirTemp(cfg.TempDir, "pairbench-egress-"); err != nil {
 		return nil, fmt.Errorf("egress socket directory: %w", err)
@@ -444,8 +455,10 @@ func (e *Egress) Close() error {
 		e.relays = nil
 		e.relayMu.Unlock()
 		e.wg.Wait()
-		if e.transport != nil {
-			e.transport.CloseIdleConnections()
+		for _, tr := range []*http.Transport{e.transport, e.upgradeTransport} {
+			if tr != nil {
+				tr.CloseIdleConnections()
+			}
 		}
 		if e.dir != "" {
 			os.RemoveAll(e.dir)

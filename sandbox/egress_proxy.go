@@ -223,7 +223,7 @@ func (e *Egress) forwardRequest(w http.ResponseWriter, r *http.Request, t target
 		out = out.WithContext(context.WithValue(out.Context(), swapKey{}, swapped))
 	}
 	e.log.Debug("egress allowed", "method", r.Method, "target", t.String(), "swapped", len(swapped))
-	e.reverseProxy().ServeHTTP(w, out)
+	e.proxy.ServeHTTP(w, out)
 }
 
 // checkPlaceholders returns the secrets whose placeholders r carries in its
@@ -273,9 +273,9 @@ func headersContain(h http.Header, token string) bool {
 	return false
 }
 
-// reverseProxy forwards a request whose context holds its target. It is
-// cheap to build; the shared transport holds the connections.
-func (e *Egress) reverseProxy() *httputil.ReverseProxy {
+// newReverseProxy returns the proxy that forwards a request whose context
+// holds its target, over the shared upstream transport.
+func (e *Egress) newReverseProxy() *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			t := pr.In.Context().Value(targetKey{}).(target)
@@ -283,11 +283,22 @@ func (e *Egress) reverseProxy() *httputil.ReverseProxy {
 			pr.Out.URL.Host = t.String()
 			pr.Out.Host = pr.In.Host
 		},
-		Transport:      e.transport,
+		Transport:      upstreamTransport{e.transport, e.upgradeTransport},
 		FlushInterval:  -1, // stream: flush after every write (SSE)
 		ModifyResponse: scrubResponse,
 		ErrorHandler:   e.upstreamError,
 	}
+}
+
+// upstreamTransport sends protocol upgrades over HTTP/1.1 and everything
+// else over the HTTP/2-capable transport.
+type upstreamTransport struct{ h2, h1 *http.Transport }
+
+func (u upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Upgrade") != "" {
+		return u.h1.RoundTrip(r)
+	}
+	return u.h2.RoundTrip(r)
 }
 
 // scrubResponse replaces any real secret value the upstream echoes back (in
@@ -303,9 +314,11 @@ func scrubResponse(resp *http.Response) error {
 				resp.Header[name][i] = strings.ReplaceAll(v, s.Value, s.token)
 			}
 		}
-		resp.Body = &scrubReader{src: resp.Body, secret: s.Value, token: s.token}
+		if resp.StatusCode != http.StatusSwitchingProtocols { // an upgraded stream stays as is
+			resp.Body = &scrubReader{src: resp.Body, secret: s.Value, token: s.token}
+		}
 	}
-	if resp.ContentLength >= 0 {
+	if resp.StatusCode != http.StatusSwitchingProtocols && resp.ContentLength >= 0 {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	}
@@ -317,6 +330,7 @@ func scrubResponse(resp *http.Response) error {
 type scrubReader struct {
 	src           io.ReadCloser
 	secret, token string
+	buf           []byte // read buffer
 	pending       []byte // read from src, not yet scrubbed and returned
 	out           []byte // scrubbed, ready to return
 	eof           bool
@@ -331,9 +345,11 @@ func (s *scrubReader) Read(p []byte) (int, error) {
 			}
 			return 0, io.EOF
 		}
-		buf := make([]byte, 32*1024)
-		n, err := s.src.Read(buf)
-		s.pending = append(s.pending, buf[:n]...)
+		if s.buf == nil {
+			s.buf = make([]byte, 32*1024)
+		}
+		n, err := s.src.Read(s.buf)
+		s.pending = append(s.pending, s.buf[:n]...)
 		if err == io.EOF {
 			s.eof = true
 		} else if err != nil {

@@ -371,3 +371,45 @@ func TestEgressConfigValidation(t *testing.T) {
 	require.NoError(t, err)
 	e.Close()
 }
+
+// TestEgressUpgradeThroughTunnel checks that a protocol upgrade (as a
+// websocket makes) passes a terminated tunnel in both directions.
+func TestEgressUpgradeThroughTunnel(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "pbtest" {
+			http.Error(w, "want an upgrade", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "pbtest")
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		line, _ := brw.ReadString('\n')
+		fmt.Fprintf(conn, "upgraded: %s", line)
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.e.CACertPEM())
+	resp, _, tun := rawConnect(t, f.e, "model.test:"+strconv.Itoa(f.model.port))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	tc := tls.Client(tun, &tls.Config{ServerName: "model.test", RootCAs: pool, NextProtos: []string{"http/1.1"}})
+	req, _ := http.NewRequest(http.MethodGet, f.modelURL("/ws"), nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "pbtest")
+	req.Header.Set("Authorization", "Bearer "+f.ph)
+	require.NoError(t, req.Write(tc))
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	fmt.Fprint(tc, "ping\n")
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "upgraded: ping\n", line)
+	seen := f.model.seen()
+	require.Len(t, seen, 1)
+	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+}
