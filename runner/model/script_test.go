@@ -1,0 +1,113 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/pairbench/pairbench/intents"
+)
+
+func TestCorpusHas(t *testing.T) {
+	c := newCorpus([]string{
+		"- text: Total  $1,234.50 for 3 nights\n- text: Year 2026",
+		`{"title":"Caf\u00e9 \"Noir\"","rating":4.5,"count":12000}`,
+	})
+	tests := []struct {
+		v    any
+		want bool
+	}{
+		{"total $1,234.50", true}, // case and spacing aside
+		{"$1,234.50", true},       // as written
+		{"1,234.50 €", true},      // its amount appears as a number
+		{"Café \"Noir\"", true},   // from the JSON leaves, unescaped
+		{"Le Noir", false},        // not there
+		{4.5, true},               // from the JSON leaf
+		{12000, true},             // raw JSON text
+		{12000.0, true},           // same number as float
+		{3, true},                 // "3 nights"
+		{1234.5, true},            // spelled 1,234.50
+		{202, false},              // inside 2026
+		{34.5, false},             // inside 1,234.50
+		{7, false},                // absent
+		{true, true},              // booleans count once anything was read
+		{nil, true},               //
+		{[]any{"x"}, false},       // lists are not scalars
+		{"", true},                // nothing to find
+		{map[string]any{}, false}, // not a scalar
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, c.has(tt.v), "has(%#v)", tt.v)
+	}
+	assert.False(t, newCorpus(nil).has(true), "nothing read, nothing known")
+}
+
+func TestFailed(t *testing.T) {
+	for res, want := range map[string]bool{
+		"":                                            true,
+		`{"status":"error","message":"boom"}`:         true,
+		`{"isError":true}`:                            true,
+		`{"error":"tool not live"}`:                   true,
+		`{"error":{"code":1}}`:                        true,
+		`{"error":""}`:                                false,
+		`{"status":"ok","books":[]}`:                  false,
+		`[{"title":"Dune"}]`:                          false,
+		"Error: tool find_books is not live":          true,
+		"MCP tool pairbench/webmcp returned an error": true,
+		"Dune costs $9.99":                            false,
+	} {
+		assert.Equal(t, want, failed(res), "failed(%q)", res)
+	}
+}
+
+func TestLists(t *testing.T) {
+	assert.True(t, lists(`{"tools":[{"name":"find_books"}]}`, "find_books"))
+	assert.True(t, lists(`[{"name":"other"},{"name":"find_books","title":"x"}]`, "find_books"))
+	assert.False(t, lists(`{"tools":[{"name":"find_books_v2","description":"find_books"}]}`, "find_books"), "only a name field counts in JSON")
+	assert.True(t, lists("Tools on this page:\n- find_books: lists books", "find_books"))
+	assert.False(t, lists("Tools on this page:\n- find_books_fast", "find_books"))
+	assert.False(t, lists("No WebMCP tools on this page.", "find_books"))
+}
+
+func TestFindTool(t *testing.T) {
+	tools := []string{"mcp__browser__browser_navigate", "mcp__pairbench__webmcp", "browser_click"}
+	assert.Equal(t, "mcp__pairbench__webmcp", findTool(tools, "webmcp"))
+	assert.Equal(t, "mcp__browser__browser_navigate", findTool(tools, "browser_navigate"))
+	assert.Equal(t, "mcp__browser__browser_navigate", findTool(tools, "mcp__browser__browser_navigate"))
+	assert.Equal(t, "browser_click", findTool(tools, "browser_click"))
+	assert.Empty(t, findTool(tools, "navigate"), "a suffix must follow __")
+	assert.Empty(t, findTool(tools, ""))
+}
+
+func TestMatchIntent(t *testing.T) {
+	all := []intents.Intent{
+		{ID: "short", Prompt: "Find the cheapest book."},
+		{ID: "long", Prompt: "Find the cheapest book.  Then give its   price."},
+	}
+	msg := func(s string) []chatMessage {
+		return []chatMessage{{Role: "system", Content: []byte(`"Find the cheapest book."`)}, {Role: "user", Content: []byte(s)}}
+	}
+	in, ok := matchIntent(all, msg(`"Please: Find the cheapest book. Then give its price."`))
+	assert.True(t, ok)
+	assert.Equal(t, "long", in.ID, "the longest matching prompt wins, white space aside")
+
+	in, ok = matchIntent(all, msg(`[{"type":"text","text":"Find the cheapest book."}]`))
+	assert.True(t, ok)
+	assert.Equal(t, "short", in.ID)
+
+	_, ok = matchIntent(all, msg(`"Book a flight."`))
+	assert.False(t, ok, "the system prompt does not count")
+}
+
+func TestFilterAnswerLists(t *testing.T) {
+	c := newCorpus([]string{`issues: #36001 (PR #36010), #36005`})
+	got, missing := filterAnswer(map[string]any{
+		"issues": []any{36001, 36005, 36099},
+		"pairs":  []any{map[string]any{"issue": 36001, "pr": 36010}, map[string]any{"issue": 36099, "pr": 1}},
+	}, c, "")
+	assert.Equal(t, map[string]any{
+		"issues": []any{36001, 36005},
+		"pairs":  []any{map[string]any{"issue": 36001, "pr": 36010}, map[string]any{"issue": nil, "pr": nil}},
+	}, got)
+	assert.Equal(t, []string{"issues.2", "pairs.1.issue", "pairs.1.pr"}, missing)
+}
