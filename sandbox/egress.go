@@ -93,6 +93,10 @@ type EgressConfig struct {
 	Logger *slog.Logger
 }
 
+// minSecretLen is the shortest secret value accepted: responses are scrubbed
+// of every occurrence, which must not match ordinary text.
+const minSecretLen = 8
+
 // DefaultProxyPort is the sandbox loopback port of the proxy unless configured.
 const DefaultProxyPort = 3128
 
@@ -261,8 +265,8 @@ func (cfg *EgressConfig) validate() error {
 			return fmt.Errorf("secret name %q is not an environment variable name", s.Name)
 		case names[s.Name]:
 			return fmt.Errorf("secret %s listed twice", s.Name)
-		case s.Value == "":
-			return fmt.Errorf("secret %s has an empty value", s.Name)
+		case len(s.Value) < minSecretLen:
+			return fmt.Errorf("secret %s is shorter than %d bytes: too short to swap and scrub safely", s.Name, minSecretLen)
 		case len(s.Hosts) == 0:
 			return fmt.Errorf("secret %s is scoped to no host", s.Name)
 		}

@@ -357,6 +357,7 @@ func TestEgressConfigValidation(t *testing.T) {
 		"secret host not allowed": {Allow: []AllowRule{{Host: "a.test"}}, Secrets: []Secret{{Name: "K", Value: "v", Hosts: []string{"b.test"}}}},
 		"secret without host":     {Secrets: []Secret{{Name: "K", Value: "v"}}},
 		"secret without value":    {Allow: []AllowRule{{Host: "a.test"}}, Secrets: []Secret{{Name: "K", Hosts: []string{"a.test"}}}},
+		"secret too short":        {Allow: []AllowRule{{Host: "a.test"}}, Secrets: []Secret{{Name: "K", Value: "abc", Hosts: []string{"a.test"}}}},
 		"bad env name":            {Allow: []AllowRule{{Host: "a.test"}}, Secrets: []Secret{{Name: "K-1", Value: "v", Hosts: []string{"a.test"}}}},
 		"bad wildcard":            {Allow: []AllowRule{{Host: "a.*.test"}}},
 		"forward is proxy port":   {ForwardPorts: []int{3128}},
@@ -366,7 +367,7 @@ func TestEgressConfigValidation(t *testing.T) {
 		_, err := NewEgress(t.Context(), cfg)
 		assert.Error(t, err, name)
 	}
-	ok := EgressConfig{TempDir: t.TempDir(), Allow: []AllowRule{{Host: "*.a.test"}}, Secrets: []Secret{{Name: "K", Value: "v", Hosts: []string{"api.a.test", "*.a.test"}}}}
+	ok := EgressConfig{TempDir: t.TempDir(), Allow: []AllowRule{{Host: "*.a.test"}}, Secrets: []Secret{{Name: "K", Value: "long-enough-value", Hosts: []string{"api.a.test", "*.a.test"}}}}
 	e, err := NewEgress(t.Context(), ok)
 	require.NoError(t, err)
 	e.Close()
