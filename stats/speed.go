@@ -188,8 +188,9 @@ func RatioOfMedians(tc, tt []float64, alpha float64, b int, rng *rand.Rand) Inte
 	bs := newBootstrap(tc, tt, core, wide)
 	est := ratio(median(slices.Clone(tc)), median(slices.Clone(tt)))
 	stats := make([]float64, b)
+	ix := &indexer{rng: rng}
 	for i := range stats {
-		stats[i] = bs.resample(rng)
+		stats[i] = bs.resample(ix)
 	}
 	lo := int(math.Floor(alpha / 2 * float64(b)))
 	hi := int(math.Ceil((1-alpha/2)*float64(b))) - 1
@@ -359,11 +360,11 @@ func sum(xs []int32) int {
 }
 
 // resample draws one resample and returns its ratio of medians.
-func (bs *bootstrap) resample(rng *rand.Rand) float64 {
-	n := bs.n
+func (bs *bootstrap) resample(ix *indexer) float64 {
+	rng, n := ix.rng, bs.n
 	if bs.direct {
 		for i := range n {
-			j := rng.IntN(n)
+			j := ix.intN(n)
 			bs.bufC[i], bs.bufT[i] = bs.tc[j], bs.tt[j]
 		}
 		return ratio(median(bs.bufC), median(bs.bufT))
@@ -376,7 +377,7 @@ func (bs *bootstrap) resample(rng *rand.Rand) float64 {
 	}()
 	m := binomial(n, float64(len(bs.core))/float64(n), rng)
 	for range m {
-		bs.draw(bs.core[rng.IntN(len(bs.core))])
+		bs.draw(bs.core[ix.intN(len(bs.core))])
 	}
 	// Draws per cell.
 	var x [4]int
@@ -403,7 +404,7 @@ func (bs *bootstrap) resample(rng *rand.Rand) float64 {
 	for c := range 4 {
 		r := binomial(x[c], float64(len(bs.ring[c]))/float64(max(1, bs.cellSize[c])), rng)
 		for range r {
-			bs.draw(bs.ring[c][rng.IntN(len(bs.ring[c]))])
+			bs.draw(bs.ring[c][ix.intN(len(bs.ring[c]))])
 		}
 		farX[c] = x[c] - r
 	}
@@ -426,12 +427,39 @@ func (bs *bootstrap) resample(rng *rand.Rand) float64 {
 	}
 	for c, cell := range bs.far {
 		for range farX[c] {
-			i := cell[rng.IntN(len(cell))].idx
+			i := cell[ix.intN(len(cell))].idx
 			bs.bufC[k], bs.bufT[k] = bs.tc[i], bs.tt[i]
 			k++
 		}
 	}
 	return ratio(median(bs.bufC[:k]), median(bs.bufT[:k]))
+}
+
+// indexer draws uniform indices below a bound, two from each 64-bit value
+// of its source, by Lemire's multiply-and-reject method (exactly uniform).
+type indexer struct {
+	rng   *rand.Rand
+	spare uint32
+	have  bool
+}
+
+// intN returns a uniform integer in [0, n) for 0 < n < 2³².
+func (x *indexer) intN(n int) int {
+	bound := uint32(n)
+	for {
+		var v uint32
+		if x.have {
+			v, x.have = x.spare, false
+		} else {
+			u := x.rng.Uint64()
+			v, x.spare, x.have = uint32(u), uint32(u>>32), true
+		}
+		prod := uint64(v) * uint64(bound)
+		if low := uint32(prod); low < bound && low < -bound%bound {
+			continue // reject to stay exactly uniform
+		}
+		return int(prod >> 32)
+	}
 }
 
 // bandMedian returns the median of a resample of n values given how many

@@ -120,8 +120,9 @@ func TestRatioOfMediansWorkedExample(t *testing.T) {
 // quantiles returns the 2.5%, 50% and 97.5% points of b resamples.
 func quantiles(bs *bootstrap, b int, rng *rand.Rand) [3]float64 {
 	s := make([]float64, b)
+	ix := &indexer{rng: rng}
 	for i := range s {
-		s[i] = bs.resample(rng)
+		s[i] = bs.resample(ix)
 	}
 	slices.Sort(s)
 	return [3]float64{s[b/40], s[b/2], s[b-b/40-1]}
@@ -160,6 +161,25 @@ func TestBandBootstrapMatchesDirect(t *testing.T) {
 				assert.InDelta(t, qd[i], qb[i], width*0.08, "quantile %d: band %v direct %v", i, qb, qd)
 			}
 		})
+	}
+}
+
+func TestIndexerIsUniform(t *testing.T) {
+	ix := &indexer{rng: rand.New(rand.NewPCG(1, 1))}
+	const n, draws = 7, 70_000
+	var counts [n]int
+	for range draws {
+		counts[ix.intN(n)]++
+	}
+	// Chi-square with 6 degrees of freedom; 22.46 is its 0.999 quantile.
+	chi := 0.0
+	for _, c := range counts {
+		d := float64(c) - draws/n
+		chi += d * d / (draws / n)
+	}
+	assert.Less(t, chi, 22.46, "counts %v", counts)
+	for range 1000 {
+		require.Equal(t, 0, ix.intN(1))
 	}
 }
 
