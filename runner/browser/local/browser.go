@@ -217,6 +217,11 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	if errors.Is(err, errStalled) {
 		b.cfg.Log.Info("chromium: start page stalled; navigating once more", "url", url)
 		info.Navigations = 2
+		// Stop the stalled load first, or Chromium aborts the new navigation
+		// to the same URL.
+		if _, err := send(ctx, b.conn, t.session, page.StopLoading, cdp.Empty{}); err != nil {
+			return runner.LoadInfo{}, fmt.Errorf("stop the stalled load: %w", err)
+		}
 		err = b.navigateParsed(ctx, t, url)
 	}
 	if err != nil {

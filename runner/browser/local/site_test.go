@@ -23,7 +23,8 @@ import (
 // weather.test, that Chromium reaches through the provider's host mapping.
 type testSite struct {
 	srv    *httptest.Server
-	stalls atomic.Int32 // requests to /stall
+	stalls atomic.Int32 // requests to /stall and /trickle
+	flaky  atomic.Int32 // requests to /flaky
 }
 
 const booksPage = `<!doctype html><title>Books</title><h1>Books</h1><p>Ada Lovelace: Notes, $12</p>`
@@ -41,6 +42,12 @@ document.modelContext.registerTool({
   execute: async () => ({open: "9-17"}),
 });
 </script><h1>Hours</h1>`
+
+// probePage's first script lists the tools live when page scripts start.
+const probePage = `<!doctype html><title>Probe</title><script>
+window.probe = "no WebMCP";
+if (document.modelContext) document.modelContext.getTools().then((ts) => { window.probe = ts.map((t) => t.name).join(","); });
+</script>`
 
 func newTestSite(t *testing.T) *testSite {
 	t.Helper()
@@ -67,6 +74,27 @@ func newTestSite(t *testing.T) *testSite {
 	})
 	mux.HandleFunc("weather.test/{$}", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `<!doctype html><title>Weather</title><h1>Sunny</h1>`)
+	})
+	// /probe records, from its first script, which tools were live before
+	// any page script ran.
+	mux.HandleFunc("books.test/probe", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, probePage)
+	})
+	// /trickle commits the document but never finishes it: the page stays
+	// in readyState "loading", the stall the seed saw on real sites.
+	mux.HandleFunc("books.test/trickle", func(w http.ResponseWriter, r *http.Request) {
+		s.stalls.Add(1)
+		io.WriteString(w, "<!doctype html><title>Loading</title><p>Loading")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	// /flaky stalls its first request only, then serves the page.
+	mux.HandleFunc("books.test/flaky", func(w http.ResponseWriter, r *http.Request) {
+		if s.flaky.Add(1) == 1 {
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, booksPage)
 	})
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
