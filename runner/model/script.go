@@ -26,7 +26,9 @@ import (
 //  3. otherwise takes the baseline's steps in order, each with the declared
 //     tool whose name is the step's tool or ends in "__" + the step's tool
 //     (steps whose tool is not declared are skipped), and answers from what
-//     the steps returned.
+//     the steps returned. A step that names an element (args.element)
+//     without args.ref gets the ref of that element in the latest page
+//     snapshot it has read, as an agent reads refs off a snapshot.
 //
 // The answer is the baseline answer filtered by what the tools returned: a
 // value the model never read is left out (null in an object, dropped from a
@@ -100,16 +102,66 @@ func next(in *intents.Intent, tools []string, obs []observation) move {
 			continue
 		}
 		if k >= len(obs) {
-			args := st.Args
-			if args == nil {
-				args = map[string]any{}
-			}
-			return callMove(name, args)
+			return callMove(name, withRef(st.Args, obs))
 		}
 		read = append(read, obs[k].result)
 		k++
 	}
 	return move{final: finalAnswer(in, "the page", read)}
+}
+
+// withRef returns a step's arguments, adding the ref of args.element from
+// the latest snapshot in obs when the step names an element but no ref. When
+// no snapshot shows the element the step goes without a ref, and the browser
+// tool's error is what the model reads.
+func withRef(args map[string]any, obs []observation) map[string]any {
+	out := make(map[string]any, len(args)+1)
+	for k, v := range args {
+		out[k] = v
+	}
+	element, named := args["element"].(string)
+	if _, hasRef := args["ref"]; hasRef || !named || element == "" {
+		return out
+	}
+	for i := len(obs) - 1; i >= 0; i-- {
+		if !strings.Contains(obs[i].result, "[ref=") {
+			continue
+		}
+		if ref, ok := findRef(obs[i].result, element); ok {
+			out["ref"] = ref
+		}
+		break // only the latest snapshot's refs are valid
+	}
+	return out
+}
+
+// snapshotLine matches one node of a Playwright aria snapshot:
+// `- role "name" [attr] [ref=e12]`, capturing the quoted name and the ref.
+var snapshotLine = regexp.MustCompile(`^\s*- [^\s"]+(?: ("(?:[^"\\]|\\.)*"))?.*\[ref=([^\]\s]+)\]`)
+
+// findRef returns the ref of the first node in snapshot whose accessible
+// name is element (case and white space aside), else of the first whose name
+// contains it.
+func findRef(snapshot, element string) (string, bool) {
+	want := normText(element)
+	contains := ""
+	for _, line := range strings.Split(snapshot, "\n") {
+		m := snapshotLine.FindStringSubmatch(line)
+		if m == nil || m[1] == "" {
+			continue
+		}
+		var name string
+		if json.Unmarshal([]byte(m[1]), &name) != nil {
+			continue
+		}
+		switch n := normText(name); {
+		case n == want:
+			return m[2], true
+		case contains == "" && strings.Contains(n, want):
+			contains = m[2]
+		}
+	}
+	return contains, contains != ""
 }
 
 func callMove(name string, args map[string]any) move {

@@ -111,3 +111,37 @@ func TestFilterAnswerLists(t *testing.T) {
 	}, got)
 	assert.Equal(t, []string{"issues.2", "pairs.1.issue", "pairs.1.pr"}, missing)
 }
+
+func TestFindRef(t *testing.T) {
+	snap := "- generic [ref=e1]:\n" +
+		"  - heading \"Books by Frank Herbert\" [level=1] [ref=e2]\n" +
+		"  - button \"Sort by price (low to high)\" [ref=e6]\n" +
+		"  - button \"Sort by  Price\" [ref=e7] [cursor=pointer]\n" +
+		"  - link \"Say \\\"hi\\\"\" [ref=e8]\n" +
+		"  - text: Sort by price\n"
+	for element, want := range map[string]string{
+		"sort by price": "e7", // exact name wins over an earlier partial one
+		"low to high":   "e6", // else the first name containing it
+		"Books":         "e2",
+		`Say "hi"`:      "e8", // names are JSON strings
+		"Add to cart":   "",
+	} {
+		ref, ok := findRef(snap, element)
+		assert.Equal(t, want != "", ok, "findRef(%q)", element)
+		assert.Equal(t, want, ref, "findRef(%q)", element)
+	}
+}
+
+func TestWithRef(t *testing.T) {
+	old := observation{result: "- button \"Go\" [ref=e1]"}
+	latest := observation{result: "- button \"Go\" [ref=e9]"}
+	plain := observation{result: "Navigated to http://books.example/"}
+	args := map[string]any{"element": "Go"}
+
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e9"}, withRef(args, []observation{old, latest, plain}), "the latest snapshot's ref")
+	assert.Equal(t, map[string]any{"element": "Go"}, args, "the step's own args are not changed")
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e3"}, withRef(map[string]any{"element": "Go", "ref": "e3"}, []observation{latest}), "a given ref is kept")
+	oldStop := observation{result: "- button \"Stop\" [ref=e1]"}
+	assert.Equal(t, map[string]any{"element": "Stop"}, withRef(map[string]any{"element": "Stop"}, []observation{oldStop, latest}), "an element only an older snapshot shows gets no ref")
+	assert.Equal(t, map[string]any{}, withRef(nil, nil))
+}

@@ -41,7 +41,8 @@ func booksIntent() intents.Intent {
 			ToolArgs: map[string]any{"author": "Frank Herbert"},
 			Steps: []intents.Step{
 				{Tool: "browser_navigate", Args: map[string]any{"url": "http://books.example/search?q=herbert"}},
-				{Tool: "browser_click", Args: map[string]any{"element": "Sort by price", "ref": "e12"}},
+				{Tool: "browser_snapshot"},
+				{Tool: "browser_click", Args: map[string]any{"element": "Sort by price"}},
 				{Tool: "browser_snapshot"},
 			},
 			Answer: map[string]any{"title": "Dune", "price": "$9.99"},
@@ -226,8 +227,8 @@ const (
 	listedFindBooks = `{"tools":[{"name":"find_books","description":"Lists every book by an author with its price, cheapest first.","readOnlyHint":true}]}`
 	listedNone      = `{"tools":[]}`
 	invokeResult    = `[{"title":"Dune","price":"$9.99"},{"title":"Children of Dune","price":"$12.50"}]`
-	snapshotPage    = "- heading \"Books by Frank Herbert\" [level=1]\n- listitem:\n  - link \"Dune\" [ref=e20]\n  - text: $9.99\n- listitem:\n  - link \"Children of Dune\"\n  - text: $12.50"
-	snapshotBroken  = "- heading \"Books by Frank Herbert\" [level=1]\n- text: Prices are unavailable right now.\n- link \"Dune\""
+	snapshotPage    = "### Page state\n- Page URL: http://books.example/search?q=herbert\n- Page Snapshot:\n```yaml\n- generic [ref=e1]:\n  - heading \"Books by Frank Herbert\" [level=1] [ref=e2]\n  - button \"Sort by price\" [ref=e7] [cursor=pointer]\n  - list [ref=e8]:\n    - listitem [ref=e9]:\n      - link \"Dune\" [ref=e20] [cursor=pointer]\n      - text: $9.99\n    - listitem [ref=e10]:\n      - link \"Children of Dune\" [ref=e21]\n      - text: $12.50\n```"
+	snapshotBroken  = "- generic [ref=e1]:\n  - heading \"Books by Frank Herbert\" [level=1] [ref=e2]\n  - button \"Sort by price\" [ref=e3]\n  - text: Prices are unavailable right now.\n  - link \"Dune\" [ref=e4]"
 )
 
 func gradeFinal(t *testing.T, final string) grade.Result {
@@ -268,11 +269,12 @@ func TestConversationStepsPath(t *testing.T) {
 		names[i] = c.Name
 	}
 	assert.Equal(t, []string{
-		"mcp__pairbench__webmcp", "mcp__browser__browser_navigate",
+		"mcp__pairbench__webmcp", "mcp__browser__browser_navigate", "mcp__browser__browser_snapshot",
 		"mcp__browser__browser_click", "mcp__browser__browser_snapshot",
 	}, names)
 	assert.Equal(t, map[string]any{"url": "http://books.example/search?q=herbert"}, calls[1].Args)
-	assert.Equal(t, map[string]any{}, calls[3].Args, "a step without args sends an empty object")
+	assert.Equal(t, map[string]any{}, calls[2].Args, "a step without args sends an empty object")
+	assert.Equal(t, map[string]any{"element": "Sort by price", "ref": "e7"}, calls[3].Args, "the ref is read off the latest snapshot")
 	res := gradeFinal(t, final)
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
 }
@@ -293,9 +295,9 @@ func TestConversationToolErrorFallsBackToSteps(t *testing.T) {
 	s := site{listed: listedFindBooks, invoke: `{"status":"error","error":"upstream timeout"}`, snapshot: snapshotPage}
 	final, calls := converse(t, ts.URL, allTools, s.exec)
 
-	require.Len(t, calls, 5, "list, invoke, then the three steps")
+	require.Len(t, calls, 6, "list, invoke, then the four steps")
 	assert.Equal(t, "invoke", calls[1].Args["action"])
-	assert.Equal(t, "mcp__browser__browser_snapshot", calls[4].Name)
+	assert.Equal(t, "mcp__browser__browser_snapshot", calls[5].Name)
 	res := gradeFinal(t, final)
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
 }
@@ -304,7 +306,7 @@ func TestConversationWithoutWebMCPTool(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	final, calls := converse(t, ts.URL, allTools[:4], site{snapshot: snapshotPage}.exec)
 
-	require.Len(t, calls, 3)
+	require.Len(t, calls, 4)
 	assert.Equal(t, "mcp__browser__browser_navigate", calls[0].Name)
 	res := gradeFinal(t, final)
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
