@@ -260,7 +260,7 @@ func TestEscapeNetwork(t *testing.T) {
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"SNI naming another host than the CONNECT target",
-			`curl -sS -H "Authorization: Bearer $MODEL_API_KEY" --connect-to other.test:` + op + `:model.test:` + mp + ` https://other.test:` + op + `/`,
+			`curl -sS -k -H "Authorization: Bearer $MODEL_API_KEY" --connect-to other.test:` + op + `:model.test:` + mp + ` https://other.test:` + op + `/`,
 			func(t *testing.T, r sandboxResult) {
 				assert.Equal(t, 35, r.code, "want curl's TLS handshake failure: %s", r)
 			}},
