@@ -67,7 +67,10 @@ type Rule struct {
 }
 
 // Fixture is a literal value, or a date a number of days after the run's
-// start (DaysFromStart != nil).
+// start (DaysFromStart != nil). In YAML a literal is written as itself
+// ("author: Ada Quill") or as {value: ...}; a date as {days_from_start: n}.
+// A literal string of the form YYYY-MM-DD is a fixed date: once it is in
+// the past the intent is stale (see Stale).
 type Fixture struct {
 	Value         any  `json:"value,omitempty" yaml:"value"`
 	DaysFromStart *int `json:"days_from_start,omitempty" yaml:"days_from_start"`
@@ -87,6 +90,8 @@ const (
 // Agreement is the check for intents whose one right answer moves too fast to
 // pin in rules.
 type Agreement struct {
+	Pos `json:"-" yaml:"-"`
+
 	Kind AgreementKind `json:"kind" yaml:"kind"`
 	// Field is the answer field compared (a price for cheapest, a list or
 	// value for same).
@@ -108,6 +113,8 @@ const (
 // Baseline is what a competent agent does and answers. The scripted model
 // follows it, and validate grades Answer as the known-correct answer.
 type Baseline struct {
+	Pos `json:"-" yaml:"-"`
+
 	// ToolArgs are the arguments a competent agent passes to the entry tool.
 	ToolArgs map[string]any `json:"tool_args,omitempty" yaml:"tool_args"`
 	// Steps are the browser actions a competent agent takes without tools.
@@ -116,9 +123,13 @@ type Baseline struct {
 	Answer map[string]any `json:"answer" yaml:"answer"`
 }
 
-// Step is one browser-control tool call (a Playwright MCP tool name and its
-// arguments).
+// Step is one browser-control tool call: a Playwright MCP tool name and its
+// arguments. An element is named by its accessible name in args.element; a
+// step may leave out args.ref, which the scripted model looks up in the
+// page's latest snapshot.
 type Step struct {
+	Pos `json:"-" yaml:"-"`
+
 	Tool string         `json:"tool" yaml:"tool"`
 	Args map[string]any `json:"args,omitempty" yaml:"args"`
 }

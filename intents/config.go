@@ -1,0 +1,108 @@
+package intents
+
+import (
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// ConfigFile is the registry's optional configuration file, at its root.
+const ConfigFile = ".pairbench.yml"
+
+// Config is a registry's .pairbench.yml (see docs/registry.md).
+type Config struct {
+	Paths Paths `yaml:"paths"`
+	// Domains maps a domain to extra globs (doublestar syntax, relative to
+	// the registry root) of files whose changes concern it, beyond its own
+	// domain directory and intent directory.
+	Domains map[string][]string `yaml:"domains"`
+}
+
+// Paths says where a registry keeps its parts, relative to its root.
+type Paths struct {
+	// Domains holds one directory per domain: <Domains>/<domain>/domain.json.
+	Domains string `yaml:"domains"`
+	// Tools is the glob of a domain's tool files, relative to its directory.
+	Tools string `yaml:"tools"`
+	// Intents holds one directory per domain: <Intents>/<domain>/*.yaml.
+	Intents string `yaml:"intents"`
+}
+
+// DefaultPaths is the layout a registry has without a .pairbench.yml.
+var DefaultPaths = Paths{Domains: "domains", Tools: "tools/*.js", Intents: "bench/intents"}
+
+// decodeConfig reads .pairbench.yml, reporting problems in ps; missing paths
+// take their defaults. It also returns the line of each key.
+func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]int) {
+	var c Config
+	lines := map[string]int{}
+	if n := parseYAMLDocument(file, data, ps); n != nil {
+		d := newYAMLDecoder(file, ps)
+		lines = d.lines
+		d.decode(n, reflect.ValueOf(&c).Elem(), "")
+		for key, p := range map[string]string{"paths.domains": c.Paths.Domains, "paths.tools": c.Paths.Tools, "paths.intents": c.Paths.Intents} {
+			if p != "" && !localPath(p) {
+				ps.add(d.at(d.line(key)), "%s: %q must be a relative path inside the registry", key, p)
+			}
+		}
+		if c.Paths.Tools != "" && !doublestar.ValidatePattern(c.Paths.Tools) {
+			ps.add(d.at(d.line("paths.tools")), "paths.tools: %q is not a valid glob", c.Paths.Tools)
+		}
+		for dom, globs := range c.Domains {
+			for _, g := range globs {
+				if !localPath(strings.TrimPrefix(g, "**/")) || !doublestar.ValidatePattern(g) {
+					ps.add(d.at(d.line("domains."+dom)), "domains.%s: %q is not a valid glob inside the registry", dom, g)
+				}
+			}
+		}
+	}
+	if c.Paths.Domains == "" || !localPath(c.Paths.Domains) {
+		c.Paths.Domains = DefaultPaths.Domains
+	}
+	if c.Paths.Tools == "" || !localPath(c.Paths.Tools) || !doublestar.ValidatePattern(c.Paths.Tools) {
+		c.Paths.Tools = DefaultPaths.Tools
+	}
+	if c.Paths.Intents == "" || !localPath(c.Paths.Intents) {
+		c.Paths.Intents = DefaultPaths.Intents
+	}
+	return c, lines
+}
+
+// localPath reports whether p is a clean relative slash path that stays
+// inside the registry.
+func localPath(p string) bool {
+	return p != "" && !path.IsAbs(p) && !strings.Contains(p, "\\") && path.Clean(p) == p &&
+		p != ".." && !strings.HasPrefix(p, "../")
+}
+
+// DomainsFor returns the domains, sorted, that changes to files concern: a
+// file under a domain's directory or intent directory, or matching one of the
+// domain's globs in Config.Domains. files are slash paths relative to the
+// registry root.
+func (r *Registry) DomainsFor(files []string) []string {
+	var out []string
+	for _, d := range r.Domains {
+		if slices.ContainsFunc(files, func(f string) bool { return r.concerns(d.Name, f) }) {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+func (r *Registry) concerns(domain, file string) bool {
+	file = path.Clean(file)
+	for _, dir := range []string{r.Config.Paths.Domains, r.Config.Paths.Intents} {
+		if strings.HasPrefix(file, path.Join(dir, domain)+"/") {
+			return true
+		}
+	}
+	for _, g := range r.Config.Domains[domain] {
+		if ok, _ := doublestar.Match(g, file); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,411 @@
+package intents
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxYAMLValues bounds the values one YAML file may expand to (aliases can
+// repeat a subtree many times).
+const maxYAMLValues = 100000
+
+// yamlDecoder fills Go structs from yaml.v3 nodes strictly: unknown and
+// duplicate keys are problems, every problem has its line, and every field's
+// line is kept so later checks can point at it.
+type yamlDecoder struct {
+	file   string
+	ps     *problems
+	lines  map[string]int // field path ("baseline.answer") → line of its key
+	root   int            // line of the document's top mapping
+	budget int
+}
+
+func newYAMLDecoder(file string, ps *problems) *yamlDecoder {
+	return &yamlDecoder{file: file, ps: ps, lines: map[string]int{}, budget: maxYAMLValues}
+}
+
+func (d *yamlDecoder) at(line int) Pos { return Pos{File: d.file, Line: line} }
+
+// line returns the line of the field at path, or of the nearest enclosing
+// field that has one, or of the document's top mapping.
+func (d *yamlDecoder) line(path string) int {
+	for {
+		if l, ok := d.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return max(d.root, 1)
+		}
+		path = path[:i]
+	}
+}
+
+// parseYAMLDocument reads exactly one YAML document. A syntax error is
+// reported at its line and returns nil.
+func parseYAMLDocument(file string, data []byte, ps *problems) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			ps.add(Pos{File: file, Line: 1}, "empty file")
+			return nil
+		}
+		ps.add(Pos{File: file, Line: yamlErrorLine(err)}, "%s", yamlErrorMessage(err))
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		ps.add(Pos{File: file, Line: extra.Line}, "a second YAML document; one file holds one document")
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		return doc.Content[0]
+	}
+	ps.add(Pos{File: file, Line: 1}, "empty file")
+	return nil
+}
+
+// yamlParserProblems are the messages of yaml.v3's parser (as opposed to
+// its scanner). yaml.v3 v3.0.1 reports the line of a parser error counting
+// from 0, and a scanner error's counting from 1.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"did not find expected <document start>",
+	"did not find expected key",
+	"did not find expected node content",
+	"found duplicate %TAG directive",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlErrorLine reads the line yaml.v3 puts in its syntax errors ("yaml:
+// line 3: ..."), corrected to count from 1; yaml.v3 has no typed syntax
+// error. 1 when there is none.
+func yamlErrorLine(err error) int {
+	var line int
+	if _, scanErr := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); scanErr != nil || line < 0 {
+		return 1
+	}
+	for _, p := range yamlParserProblems {
+		if strings.HasSuffix(err.Error(), ": "+p) {
+			return line + 1
+		}
+	}
+	return max(line, 1)
+}
+
+func yamlErrorMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "line ") && i > 0 {
+		msg = msg[i+2:]
+	}
+	return "YAML: " + msg
+}
+
+var (
+	fixtureType = reflect.TypeFor[Fixture]()
+	posType     = reflect.TypeFor[Pos]()
+)
+
+// decode fills v from n; path names v in messages ("" is the document).
+func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	n = resolveAlias(n)
+	if n == nil {
+		return
+	}
+	t := v.Type()
+	switch {
+	case t == fixtureType:
+		d.fixture(n, v, path)
+	case t.Kind() == reflect.Struct:
+		d.structure(n, v, path)
+	case t.Kind() == reflect.Pointer:
+		if isNull(n) {
+			return
+		}
+		p := reflect.New(t.Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
+	case t.Kind() == reflect.Interface ||
+		(t.Kind() == reflect.Map || t.Kind() == reflect.Slice) && t.Elem().Kind() == reflect.Interface:
+		// any, map[string]any, []any: JSON-like values.
+		val, ok := d.plain(n, path)
+		if !ok || val == nil {
+			return
+		}
+		rv := reflect.ValueOf(val)
+		if !rv.Type().AssignableTo(t) {
+			d.ps.add(d.at(n.Line), "%s: want %s", orFile(path), kindName(t))
+			return
+		}
+		v.Set(rv)
+	case t.Kind() == reflect.Slice:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			d.ps.add(d.at(n.Line), "%s: want a list", orFile(path))
+			return
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			d.ps.add(d.at(n.Line), "%s: want a mapping", orFile(path))
+			return
+		}
+		m := reflect.MakeMap(t)
+		d.eachKey(n, path, func(key string, k, val *yaml.Node) {
+			ev := reflect.New(t.Elem()).Elem()
+			d.decode(val, ev, joinPath(path, key))
+			m.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), ev)
+		})
+		v.Set(m)
+	default:
+		if n.Kind != yaml.ScalarNode {
+			d.ps.add(d.at(n.Line), "%s: want %s", path, kindName(t))
+			return
+		}
+		if isNull(n) {
+			return
+		}
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			d.ps.add(d.at(n.Line), "%s: want %s, got %q", path, kindName(t), n.Value)
+		}
+	}
+}
+
+// structure fills the struct v from the mapping n, by yaml tags.
+func (d *yamlDecoder) structure(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		what := path
+		if what == "" {
+			what = "the file"
+		}
+		d.ps.add(d.at(n.Line), "%s: want a mapping", what)
+		return
+	}
+	if path == "" {
+		d.root = n.Line
+	}
+	t := v.Type()
+	fields := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type == posType && f.Anonymous {
+			v.Field(i).Set(reflect.ValueOf(d.at(n.Line)))
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name != "" && name != "-" && f.IsExported() {
+			fields[name] = i
+		}
+	}
+	d.eachKey(n, path, func(key string, k, val *yaml.Node) {
+		i, ok := fields[key]
+		if !ok {
+			if path == "" {
+				d.ps.add(d.at(k.Line), "unknown field %q", key)
+			} else {
+				d.ps.add(d.at(k.Line), "unknown field %q in %s", key, path)
+			}
+			return
+		}
+		d.decode(val, v.Field(i), joinPath(path, key))
+	})
+}
+
+// eachKey calls fn for each key of the mapping n, reporting non-string and
+// duplicate keys, and records each key's line.
+func (d *yamlDecoder) eachKey(n *yaml.Node, path string, fn func(key string, k, val *yaml.Node)) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := resolveAlias(n.Content[i]), n.Content[i+1]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.ps.add(d.at(n.Content[i].Line), "%s: keys must be strings", orFile(path))
+			continue
+		}
+		if seen[k.Value] {
+			d.ps.add(d.at(k.Line), "duplicate field %q", joinPath(path, k.Value))
+			continue
+		}
+		seen[k.Value] = true
+		d.lines[joinPath(path, k.Value)] = k.Line
+		fn(k.Value, k, val)
+	}
+}
+
+// fixture reads a fixture: a literal, {value: literal} or
+// {days_from_start: n}.
+func (d *yamlDecoder) fixture(n *yaml.Node, v reflect.Value, path string) {
+	var f Fixture
+	if n.Kind != yaml.MappingNode {
+		f.Value, _ = d.plain(n, path)
+		if f.Value == nil {
+			d.ps.add(d.at(n.Line), "%s: fixture has no value", path)
+		}
+		v.Set(reflect.ValueOf(f))
+		return
+	}
+	keys := 0
+	d.eachKey(n, path, func(key string, k, val *yaml.Node) {
+		keys++
+		switch key {
+		case "value":
+			f.Value, _ = d.plain(val, path+".value")
+		case "days_from_start":
+			var days int
+			if err := resolveAlias(val).Decode(&days); err != nil || val.Kind != yaml.ScalarNode {
+				d.ps.add(d.at(k.Line), "%s.days_from_start: want a whole number of days", path)
+				return
+			}
+			if days < 0 {
+				d.ps.add(d.at(k.Line), "%s.days_from_start: want 0 or more days, got %d", path, days)
+			}
+			f.DaysFromStart = &days
+		default:
+			d.ps.add(d.at(k.Line), "%s: unknown fixture field %q (want value or days_from_start)", path, key)
+		}
+	})
+	if keys != 1 || (f.Value == nil && f.DaysFromStart == nil) {
+		d.ps.add(d.at(n.Line), "%s: a fixture is a literal, {value: ...} or {days_from_start: n}", path)
+	}
+	v.Set(reflect.ValueOf(f))
+}
+
+// plain converts n to JSON-like Go values: nil, bool, float64, string, []any
+// and map[string]any. It reports values JSON cannot hold.
+func (d *yamlDecoder) plain(n *yaml.Node, path string) (any, bool) {
+	n = resolveAlias(n)
+	if n == nil {
+		return nil, true
+	}
+	d.budget--
+	if d.budget < 0 {
+		if d.budget == -1 {
+			d.ps.add(d.at(n.Line), "%s: more than %d values (aliases expanding too far?)", orFile(path), maxYAMLValues)
+		}
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, true
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err == nil {
+				return b, true
+			}
+		case "!!int", "!!float":
+			var f float64
+			if err := n.Decode(&f); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				return f, true
+			}
+			d.ps.add(d.at(n.Line), "%s: %q is not a finite number", path, n.Value)
+			return nil, false
+		}
+		return n.Value, true
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		ok := true
+		for i, item := range n.Content {
+			v, itemOK := d.plain(item, fmt.Sprintf("%s[%d]", path, i))
+			ok = ok && itemOK
+			out = append(out, v)
+		}
+		return out, ok
+	case yaml.MappingNode:
+		out := map[string]any{}
+		ok := true
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := resolveAlias(n.Content[i])
+			if k == nil || k.Kind != yaml.ScalarNode {
+				d.ps.add(d.at(n.Content[i].Line), "%s: keys must be strings", orFile(path))
+				ok = false
+				continue
+			}
+			if seen[k.Value] {
+				d.ps.add(d.at(k.Line), "duplicate key %q in %s", k.Value, orFile(path))
+				ok = false
+				continue
+			}
+			seen[k.Value] = true
+			v, itemOK := d.plain(n.Content[i+1], joinPath(path, k.Value))
+			ok = ok && itemOK
+			out[k.Value] = v
+		}
+		return out, ok
+	}
+	d.ps.add(d.at(n.Line), "%s: not a JSON value", orFile(path))
+	return nil, false
+}
+
+// resolveAlias follows an alias to its anchor (yaml.v3 rejects cycles when
+// parsing).
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orFile(path string) string {
+	if path == "" {
+		return "the file"
+	}
+	return path
+}
+
+// kindName names what a Go type wants, for messages.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a list"
+	default:
+		return "a value"
+	}
+}
+
+// numberString formats a number the way JSON would.
+func numberString(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,347 @@
+package intents
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Size limits on the files a registry holds; they come from pull requests.
+const (
+	maxDomainFile = 1 << 20
+	maxIntentFile = 1 << 20
+	maxConfigFile = 1 << 20
+)
+
+// Registry is a loaded registry: its configuration, its domains with their
+// tools, and its intents.
+type Registry struct {
+	// Root is the registry directory as given to Load; every Pos.File starts
+	// with it.
+	Root   string
+	Config Config
+	// Domains are sorted by name.
+	Domains []*Domain
+	// Intents are sorted by ID.
+	Intents []*Intent
+
+	// flawed holds the files that have problems, so callers can tell a
+	// clean intent from one that loaded partly.
+	flawed map[string]bool
+}
+
+// Domain returns the domain named name, or nil.
+func (r *Registry) Domain(name string) *Domain {
+	i, ok := slices.BinarySearchFunc(r.Domains, name, func(d *Domain, n string) int { return strings.Compare(d.Name, n) })
+	if !ok {
+		return nil
+	}
+	return r.Domains[i]
+}
+
+// Intent returns the intent with id, or nil.
+func (r *Registry) Intent(id string) *Intent {
+	for _, in := range r.Intents {
+		if in.ID == id {
+			return in
+		}
+	}
+	return nil
+}
+
+// Flawed reports whether Load found a problem in file (a Pos.File).
+func (r *Registry) Flawed(file string) bool { return r.flawed[file] }
+
+// Tool returns the domain's tool named name, or nil.
+func (d *Domain) Tool(name string) *Tool {
+	for i := range d.Tools {
+		if d.Tools[i].Name == name {
+			return &d.Tools[i]
+		}
+	}
+	return nil
+}
+
+// SignsIn reports whether trials on the domain use a signed-in profile.
+func (d *Domain) SignsIn() bool { return d.Profile != "" }
+
+// Registered returns the tools registered in treatment, in file order:
+// those with readOnlyHint true, minus Exclude and, unless the domain signs
+// in, minus NeedsSignIn.
+func (d *Domain) Registered() []Tool {
+	var out []Tool
+	for _, t := range d.Tools {
+		if d.registers(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (d *Domain) registers(t Tool) bool {
+	return t.ReadOnly && !slices.Contains(d.Exclude, t.Name) &&
+		(d.SignsIn() || !slices.Contains(d.NeedsSignIn, t.Name))
+}
+
+// Matches reports whether the tool appears on rawURL: whether it matches one
+// of the tool's URL patterns. A pattern that does not parse matches nothing.
+func (t *Tool) Matches(rawURL string) bool {
+	for _, s := range t.URLPatterns {
+		if p, err := ParseURLPattern(s); err == nil && p.Match(rawURL) {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads and validates the registry in dir. Files are read through an
+// os.Root, so no path or symlink reaches outside dir.
+//
+// Load returns a non-nil error without a registry only when dir cannot be
+// opened. Otherwise it returns the registry with everything that could be
+// read, and, when anything is wrong, a Problems error listing every problem
+// by file and line, sorted.
+func Load(dir string) (*Registry, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open registry: %w", err)
+	}
+	defer root.Close()
+	l := &loader{
+		dir:     dir,
+		fsys:    root.FS(),
+		reg:     &Registry{Root: dir, flawed: map[string]bool{}},
+		domains: map[string]*loadedDomain{},
+	}
+	l.load()
+	l.ps.list.sort()
+	for _, p := range l.ps.list {
+		l.reg.flawed[p.File] = true
+	}
+	if len(l.ps.list) > 0 {
+		return l.reg, l.ps.list
+	}
+	return l.reg, nil
+}
+
+// loader holds what Load needs between its steps.
+type loader struct {
+	dir     string
+	fsys    fs.FS
+	reg     *Registry
+	ps      problems
+	domains map[string]*loadedDomain
+	intents []*loadedIntent
+	// configLines is the line of each key in .pairbench.yml.
+	configLines map[string]int
+}
+
+type loadedDomain struct {
+	*Domain
+	lines map[string]int // field → line in domain.json
+}
+
+type loadedIntent struct {
+	*Intent
+	dirDomain string // the directory the file is in
+	dec       *yamlDecoder
+}
+
+// file turns a slash path inside the registry into the Pos.File users see.
+func (l *loader) file(rel string) string { return filepath.Join(l.dir, filepath.FromSlash(rel)) }
+
+// read reads a registry file of at most limit bytes.
+func (l *loader) read(rel string, limit int64) ([]byte, error) {
+	f, err := l.fsys.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%d bytes; the limit is %d", st.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+func (l *loader) load() {
+	l.loadConfig()
+	l.loadDomains()
+	l.loadIntents()
+	l.checkConfigDomains()
+	for _, d := range l.reg.Domains {
+		l.checkDomain(l.domains[d.Name])
+	}
+	l.checkIntents()
+}
+
+func (l *loader) loadConfig() {
+	l.reg.Config = Config{Paths: DefaultPaths}
+	data, err := l.read(ConfigFile, maxConfigFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		l.ps.add(Pos{File: l.file(ConfigFile)}, "cannot read: %v", err)
+		return
+	}
+	l.reg.Config, l.configLines = decodeConfig(l.file(ConfigFile), data, &l.ps)
+}
+
+// domainName is what a domain directory may be called: a lower-case host
+// name.
+var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
+
+func (l *loader) loadDomains() {
+	dir := l.reg.Config.Paths.Domains
+	entries, err := fs.ReadDir(l.fsys, dir)
+	if err != nil {
+		l.ps.add(Pos{File: l.file(dir)}, "cannot read the domains directory: %v", err)
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		rel := path.Join(dir, e.Name())
+		if !e.IsDir() {
+			l.ps.add(Pos{File: l.file(rel)}, "not a domain directory; %s holds one directory per domain", dir)
+			continue
+		}
+		if !domainName.MatchString(e.Name()) {
+			l.ps.add(Pos{File: l.file(rel)}, "domain directory %q is not a lower-case host name", e.Name())
+			continue
+		}
+		l.loadDomain(e.Name(), rel)
+	}
+}
+
+func (l *loader) loadDomain(name, rel string) {
+	file := path.Join(rel, "domain.json")
+	data, err := l.read(file, maxDomainFile)
+	d := &loadedDomain{Domain: &Domain{Pos: Pos{File: l.file(file)}}, lines: map[string]int{}}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			l.ps.add(Pos{File: l.file(rel)}, "missing domain.json")
+		} else {
+			l.ps.add(Pos{File: l.file(file)}, "cannot read: %v", err)
+		}
+	} else {
+		d.Domain, d.lines = decodeDomain(l.file(file), data, &l.ps)
+	}
+	d.Name = name
+
+	toolFiles, err := fs.Glob(l.fsys, path.Join(rel, l.reg.Config.Paths.Tools))
+	if err != nil {
+		l.ps.add(Pos{File: l.file(rel)}, "tool glob: %v", err)
+	}
+	for _, tf := range toolFiles {
+		l.loadTool(d.Domain, tf)
+	}
+	l.domains[name] = d
+	l.reg.Domains = append(l.reg.Domains, d.Domain) // ReadDir sorts by name
+}
+
+func (l *loader) loadTool(d *Domain, rel string) {
+	at := Pos{File: l.file(rel), Line: 1}
+	data, err := l.read(rel, int64(DefaultToolLimits.Source))
+	if err != nil {
+		l.ps.add(at, "cannot read tool file: %v", err)
+		return
+	}
+	t, err := EvalTool(string(data), ToolLimits{})
+	if err != nil {
+		var te *ToolError
+		if errors.As(err, &te) && te.Line > 0 {
+			at.Line = te.Line
+		}
+		l.ps.add(at, "%v", err)
+		return
+	}
+	t.Pos = at
+	d.Tools = append(d.Tools, t)
+}
+
+func (l *loader) loadIntents() {
+	dir := l.reg.Config.Paths.Intents
+	entries, err := fs.ReadDir(l.fsys, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		l.ps.add(Pos{File: l.file(dir)}, "cannot read the intents directory: %v", err)
+		return
+	}
+	for _, e := range entries {
+		rel := path.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if !e.IsDir() {
+			l.ps.add(Pos{File: l.file(rel), Line: 1}, "intent files belong in %s/<domain>/", dir)
+			continue
+		}
+		files, err := fs.ReadDir(l.fsys, rel)
+		if err != nil {
+			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			continue
+		}
+		for _, f := range files {
+			ext := path.Ext(f.Name())
+			if f.IsDir() || strings.HasPrefix(f.Name(), ".") || (ext != ".yaml" && ext != ".yml") {
+				continue
+			}
+			l.loadIntent(e.Name(), path.Join(rel, f.Name()))
+		}
+	}
+	slices.SortFunc(l.reg.Intents, func(a, b *Intent) int {
+		return strings.Compare(a.ID+"\x00"+a.File, b.ID+"\x00"+b.File)
+	})
+}
+
+func (l *loader) loadIntent(dirDomain, rel string) {
+	file := l.file(rel)
+	data, err := l.read(rel, maxIntentFile)
+	if err != nil {
+		l.ps.add(Pos{File: file, Line: 1}, "cannot read: %v", err)
+		return
+	}
+	in, dec := decodeIntent(file, data, &l.ps)
+	if in == nil {
+		return
+	}
+	l.intents = append(l.intents, &loadedIntent{Intent: in, dirDomain: dirDomain, dec: dec})
+	l.reg.Intents = append(l.reg.Intents, in)
+}
+
+// decodeIntent parses one intent file. It returns nil when the file is not
+// a YAML mapping at all.
+func decodeIntent(file string, data []byte, ps *problems) (*Intent, *yamlDecoder) {
+	n := parseYAMLDocument(file, data, ps)
+	if n == nil {
+		return nil, nil
+	}
+	in := &Intent{}
+	dec := newYAMLDecoder(file, ps)
+	dec.decode(n, reflect.ValueOf(in).Elem(), "")
+	if n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	return in, dec
+}

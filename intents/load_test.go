@@ -1,0 +1,395 @@
+package intents
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const exampleRegistry = "../examples/registry"
+
+func TestLoadExampleRegistry(t *testing.T) {
+	reg, err := Load(exampleRegistry)
+	require.NoError(t, err)
+
+	var names []string
+	for _, d := range reg.Domains {
+		names = append(names, d.Name)
+	}
+	assert.Equal(t, []string{"books.example", "weather.example"}, names)
+
+	books := reg.Domain("books.example")
+	require.NotNil(t, books)
+	var registered []string
+	for _, tool := range books.Registered() {
+		registered = append(registered, tool.Name)
+	}
+	assert.Equal(t, []string{"find_books", "list_genre"}, registered, "add_to_cart is not read-only")
+	require.NotNil(t, books.Tool("add_to_cart"))
+	assert.False(t, books.Tool("add_to_cart").ReadOnly)
+	assert.True(t, books.Tool("find_books").Matches("http://books.example/search?author=x"))
+	assert.False(t, books.Tool("find_books").Matches("http://weather.example/"))
+	assert.Equal(t, filepath.Join(exampleRegistry, "domains/books.example/tools/find_books.js")+":1", books.Tool("find_books").Pos.String())
+	assert.Nil(t, reg.Domain("nope.example"))
+
+	var ids []string
+	for _, in := range reg.Intents {
+		ids = append(ids, in.ID)
+	}
+	assert.Equal(t, []string{"books-cheapest-by-author", "books-cheapest-poetry", "books-count-by-author", "weather-high-oslo"}, ids)
+
+	in := reg.Intent("books-cheapest-by-author")
+	require.NotNil(t, in)
+	file := filepath.Join(exampleRegistry, "bench/intents/books.example/books-cheapest-by-author.yaml")
+	assert.Equal(t, file+":3", in.Pos.String())
+	assert.Equal(t, "find_books", in.EntryTool)
+	assert.Equal(t, AnswerPinned, in.Class)
+	assert.Equal(t, Fixture{Value: "Ada Quill"}, in.Fixtures["author"])
+	require.Len(t, in.Rules, 2)
+	assert.Equal(t, "equals", in.Rules[0].Kind)
+	assert.Equal(t, "Paper Boats", in.Rules[0].Value)
+	assert.True(t, in.Rules[0].Fold)
+	assert.Equal(t, 20, in.Rules[0].Line)
+	assert.Equal(t, 7.49, in.Rules[1].Value)
+	require.Len(t, in.Baseline.Steps, 4)
+	assert.Equal(t, "browser_type", in.Baseline.Steps[1].Tool)
+	assert.Equal(t, map[string]any{"element": "Author", "text": "{{author}}", "submit": true}, in.Baseline.Steps[1].Args)
+	assert.Equal(t, map[string]any{"title": "Paper Boats", "price": "$7.49"}, in.Baseline.Answer)
+
+	weather := reg.Intent("weather-high-oslo")
+	require.NotNil(t, weather)
+	assert.True(t, weather.Placebo)
+	assert.False(t, reg.Flawed(weather.File))
+}
+
+func TestLoadMissingDir(t *testing.T) {
+	reg, err := Load(filepath.Join(t.TempDir(), "absent"))
+	assert.Nil(t, reg)
+	require.Error(t, err)
+	var ps Problems
+	assert.False(t, errors.As(err, &ps), "an unreadable root is not a list of problems")
+}
+
+// copyRegistry copies the example registry into a temporary directory and
+// returns it.
+func copyRegistry(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(exampleRegistry, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(exampleRegistry, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+// edit replaces old with new in the registry file rel (old must occur).
+func edit(t *testing.T, dir, rel, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Contains(t, string(b), old, "%s must contain %q", rel, old)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644))
+}
+
+func write(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+// problemLines loads dir and returns its problems as "file:line: message"
+// with file relative to dir.
+func problemLines(t *testing.T, dir string) []string {
+	t.Helper()
+	reg, err := Load(dir)
+	require.NotNil(t, reg)
+	if err == nil {
+		return nil
+	}
+	var ps Problems
+	require.ErrorAs(t, err, &ps)
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		rel, relErr := filepath.Rel(dir, p.File)
+		require.NoError(t, relErr)
+		p.File = filepath.ToSlash(rel)
+		out[i] = p.String()
+	}
+	return out
+}
+
+const (
+	cheapest = "bench/intents/books.example/books-cheapest-by-author.yaml"
+	count    = "bench/intents/books.example/books-count-by-author.yaml"
+	oslo     = "bench/intents/weather.example/weather-high-oslo.yaml"
+	booksDom = "domains/books.example/domain.json"
+)
+
+func TestLoadProblems(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(t *testing.T, dir string)
+		want   []string
+	}{
+		{
+			name:   "unknown field",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "class: pinned", "class: pinned\ncolour: blue") },
+			want:   []string{cheapest + `:19: unknown field "colour"`},
+		},
+		{
+			name:   "unknown field in a nested mapping",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "    fold: true", "    fold: true\n    case: no") },
+			want:   []string{cheapest + `:24: unknown field "case" in rules[0]`},
+		},
+		{
+			name:   "missing required field",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "entry_tool: list_cities\n", "") },
+			want:   []string{oslo + ":4: missing required field entry_tool"},
+		},
+		{
+			name:   "wrong type",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "placebo: true", "placebo: [yes]") },
+			want:   []string{oslo + ":9: placebo: want true or false"},
+		},
+		{
+			name: "duplicate id",
+			mutate: func(t *testing.T, dir string) {
+				b, err := os.ReadFile(filepath.Join(dir, oslo))
+				require.NoError(t, err)
+				write(t, dir, "bench/intents/weather.example/copy.yaml", string(b))
+			},
+			want: []string{`bench/intents/weather.example/weather-high-oslo.yaml:4: intent id "weather-high-oslo" is already used by ` + "DIR/bench/intents/weather.example/copy.yaml"},
+		},
+		{
+			name:   "domain does not exist",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "domain: weather.example", "domain: rain.example") },
+			want: []string{
+				oslo + `:5: domain is "rain.example" but the file is in the directory for "weather.example"`,
+				oslo + `:5: domain "rain.example" does not exist (no domains/rain.example/domain.json)`,
+			},
+		},
+		{
+			name:   "entry tool not read-only",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: add_to_cart") },
+			want: []string{
+				cheapest + `:5: start_url http://books.example/ is not a page entry_tool add_to_cart appears on (urlPatterns http://books.example/book/*)`,
+				cheapest + `:9: entry_tool "add_to_cart" is not registered: it is not read-only (readOnlyHint: true)`,
+				cheapest + `:28: baseline.tool_args do not fit add_to_cart's inputSchema: at '': missing property 'id'`,
+			},
+		},
+		{
+			name:   "entry tool missing",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: find_book") },
+			want:   []string{cheapest + `:9: entry_tool "find_book" is not a tool of books.example`},
+		},
+		{
+			name:   "entry tool excluded",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, booksDom, `"start_urls"`, `"exclude": ["list_genre"],`+"\n  "+`"start_urls"`) },
+			want:   []string{"bench/intents/books.example/books-cheapest-poetry.yaml:10: entry_tool \"list_genre\" is not registered: books.example excludes it"},
+		},
+		{
+			name: "entry tool needs sign-in",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, booksDom, `"start_urls"`, `"needs_sign_in": ["find_books"],`+"\n  "+`"start_urls"`)
+			},
+			want: []string{
+				cheapest + `:9: entry_tool "find_books" is not registered: it needs sign-in and books.example has no profile`,
+				count + `:8: entry_tool "find_books" is not registered: it needs sign-in and books.example has no profile`,
+			},
+		},
+		{
+			name: "domain names unknown tools",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, booksDom, `"start_urls"`, `"exclude": ["nope"],`+"\n  "+`"signed_in_check": "also_nope",`+"\n  "+`"start_urls"`)
+			},
+			want: []string{
+				booksDom + `:2: exclude names tool "nope", which books.example does not define`,
+				booksDom + `:3: signed_in_check names tool "also_nope", which books.example does not define`,
+				booksDom + `:3: signed_in_check needs a profile to sign in with`,
+			},
+		},
+		{
+			name:   "domain unknown field",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, booksDom, `"cart_step"`, `"cart_stp"`) },
+			want:   []string{booksDom + `:3: unknown field "cart_stp"`},
+		},
+		{
+			name:   "domain JSON syntax",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, booksDom, `"cart_step":`, `"cart_step"`) },
+			want:   []string{booksDom + `:3: JSON: expected colon after object key`},
+		},
+		{
+			name:   "missing domain.json",
+			mutate: func(t *testing.T, dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "domains/weather.example/domain.json"))) },
+			want:   []string{"domains/weather.example: missing domain.json"},
+		},
+		{
+			name:   "answer schema invalid",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "    high_c: {type: number}", "    high_c: {type: numbr}") },
+			want:   []string{oslo + `:10: answer schema: at '/properties/high_c/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
+		},
+		{
+			name:   "class and agreement",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "class: pinned", "class: agreement\nagreement: {kind: closest}") },
+			want: []string{
+				oslo + `:17: agreement kind "closest": want "same" or "cheapest"`,
+			},
+		},
+		{
+			name:   "class invalid",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "class: pinned", "class: loose") },
+			want:   []string{oslo + `:16: class "loose": want "pinned", "agreement" or "shape only"`},
+		},
+		{
+			name:   "undefined placeholder",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "in Oslo,", "in {{city}}, on {{ day }} {{bad name}},") },
+			want: []string{
+				oslo + `:7: prompt: malformed placeholder {{bad name}} (want {{name}})`,
+				oslo + `:7: prompt: {{city}} names no fixture`,
+				oslo + `:7: prompt: {{day}} names no fixture`,
+			},
+		},
+		{
+			name: "bad fixtures",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, cheapest, "  author: Ada Quill", "  author: Ada Quill\n  day: {days_from_start: -1}\n  when: {days: 2}")
+			},
+			want: []string{
+				cheapest + `:12: fixtures.day.days_from_start: want 0 or more days, got -1`,
+				cheapest + `:13: fixtures.when: unknown fixture field "days" (want value or days_from_start)`,
+				cheapest + `:13: fixtures.when: a fixture is a literal, {value: ...} or {days_from_start: n}`,
+			},
+		},
+		{
+			name:   "tool args do not fit the schema",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, `    author: "{{author}}"`, `    writer: "{{author}}"`) },
+			want:   []string{cheapest + `:28: baseline.tool_args do not fit find_books's inputSchema: at '': missing property 'author'`},
+		},
+		{
+			name:   "baseline step not a browser tool",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "    - tool: browser_snapshot", "    - tool: snapshot") },
+			want:   []string{oslo + `:30: baseline.steps[0]: tool "snapshot" is not a browser tool (want a Playwright MCP name like browser_click)`},
+		},
+		{
+			name:   "YAML syntax",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "class: pinned", "class: [pinned") },
+			want:   []string{oslo + `:16: YAML: did not find expected ',' or ']'`},
+		},
+		{
+			name:   "tool syntax error",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, "domains/weather.example/tools/list_cities.js", "title:", "title") },
+			want: []string{
+				oslo + `:8: entry_tool "list_cities" is not a tool of weather.example`,
+				"domains/weather.example/tools/list_cities.js:3: syntax error: Unexpected string",
+			},
+		},
+		{
+			name: "tool that loops",
+			mutate: func(t *testing.T, dir string) {
+				write(t, dir, "domains/weather.example/tools/spin.js", "for (;;) {}\n")
+			},
+			want: []string{"domains/weather.example/tools/spin.js:1: tool file stopped: it ran past its time limit"},
+		},
+		{
+			name:   "start URL off the tool's pages",
+			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "start_url: http://weather.example/", "start_url: http://books.example/") },
+			want: []string{
+				oslo + `:6: start_url http://books.example/ matches none of weather.example's start_urls`,
+				oslo + `:6: start_url http://books.example/ is not a page entry_tool list_cities appears on (urlPatterns http://weather.example/*)`,
+			},
+		},
+		{
+			name:   "stray intent file",
+			mutate: func(t *testing.T, dir string) { write(t, dir, "bench/intents/loose.yaml", "id: x\n") },
+			want:   []string{"bench/intents/loose.yaml:1: intent files belong in bench/intents/<domain>/"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyRegistry(t)
+			tc.mutate(t, dir)
+			got := problemLines(t, dir)
+			for i := range got {
+				got[i] = strings.ReplaceAll(got[i], dir, "DIR")
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestLoadRefusesSymlinkOutside(t *testing.T) {
+	dir := copyRegistry(t)
+	secret := filepath.Join(t.TempDir(), "secret.js")
+	require.NoError(t, os.WriteFile(secret, []byte(`({ name: "stolen", description: "x", urlPatterns: ["http://a/*"], execute() {} })`), 0o644))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "domains/weather.example/tools/link.js")))
+	got := problemLines(t, dir)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "domains/weather.example/tools/link.js:1: cannot read tool file:")
+	reg, _ := Load(dir)
+	assert.Nil(t, reg.Domain("weather.example").Tool("stolen"))
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := copyRegistry(t)
+	require.NoError(t, os.Rename(filepath.Join(dir, "domains"), filepath.Join(dir, "sites")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "bench"), filepath.Join(dir, "checks")))
+	write(t, dir, ConfigFile, `paths:
+  domains: sites
+  intents: checks/intents
+domains:
+  books.example:
+    - "web/books/**"
+`)
+	reg, err := Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, Paths{Domains: "sites", Tools: "tools/*.js", Intents: "checks/intents"}, reg.Config.Paths)
+	assert.Len(t, reg.Intents, 4)
+
+	assert.Equal(t, []string{"books.example"}, reg.DomainsFor([]string{"web/books/index.html"}))
+	assert.Equal(t, []string{"weather.example"}, reg.DomainsFor([]string{"sites/weather.example/tools/list_cities.js"}))
+	assert.Equal(t, []string{"books.example", "weather.example"}, reg.DomainsFor([]string{
+		"checks/intents/books.example/x.yaml", "checks/intents/weather.example/y.yaml",
+	}))
+	assert.Empty(t, reg.DomainsFor([]string{"README.md", "sites/weather.example.md"}))
+}
+
+func TestLoadConfigProblems(t *testing.T) {
+	dir := copyRegistry(t)
+	write(t, dir, ConfigFile, `paths:
+  domains: ../elsewhere
+  tools: "[bad"
+  intent: x
+domains:
+  nowhere.example: ["a/**"]
+`)
+	got := problemLines(t, dir)
+	assert.Equal(t, []string{
+		`.pairbench.yml:2: paths.domains: "../elsewhere" must be a relative path inside the registry`,
+		`.pairbench.yml:3: paths.tools: "[bad" is not a valid glob`,
+		`.pairbench.yml:4: unknown field "intent" in paths`,
+		`.pairbench.yml:6: domains: "nowhere.example" is not a domain in domains`,
+	}, got)
+}
