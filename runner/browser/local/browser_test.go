@@ -88,3 +88,41 @@ func TestCloseLeavesNoProcessOrProfile(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "profile dir %s left after Close", dir)
 	assert.NoError(t, b.Close(ctx), "a second Close")
 }
+
+func TestContextEndKillsTheBrowser(t *testing.T) {
+	site := newTestSite(t)
+	p := newProvider(t, site)
+	ctx, cancel := context.WithCancel(context.Background())
+	bb, err := p.Open(ctx, runnerSpec())
+	require.NoError(t, err)
+	b := bb.(*Browser)
+	pgid, dir := b.proc.cmd.Process.Pid, b.proc.dir
+	require.NotEmpty(t, processGroup(t, pgid))
+
+	cancel()
+	require.Eventually(t, func() bool {
+		_, statErr := os.Stat(dir)
+		return len(processGroup(t, pgid)) == 0 && len(chromiumProcesses(t, dir)) == 0 && os.IsNotExist(statErr)
+	}, 10*time.Second, 20*time.Millisecond, "processes or profile left after the context ended")
+	assert.NoError(t, b.Close(context.Background()))
+}
+
+func TestStartPageScriptsSeeTheToolsFirst(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	_, err := b.Load(ctx, "http://books.test/probe")
+	require.NoError(t, err)
+	var probe string
+	require.NoError(t, b.eval(ctx, b.start, "window.probe", &probe))
+	assert.Equal(t, "explode,find_books,out_of_stock", probe)
+}
+
+func TestRegisterToolsOnlyOnce(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	require.NoError(t, b.RegisterTools(t.Context(), bookTools(t)))
+	assert.Error(t, b.RegisterTools(t.Context(), bookTools(t)))
+}
