@@ -1,0 +1,499 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pairbench/pairbench"
+)
+
+// The Markdown and HTML renderings show the same content. newView turns a
+// Report into that content as plain text (nothing escaped yet); each
+// renderer escapes it for its own format.
+
+// reportView is a Report as the renderings present it.
+type reportView struct {
+	RunID    string
+	Model    string
+	Scripted bool
+	// Verdict is the worst label ("" when there are no intents); Counts the
+	// label histogram in rank order, as text.
+	Verdict pairbench.Label
+	Counts  string
+	Total   int
+	Intents []intentView
+	Tools   []toolView
+	Adopt   []adoptionView
+	// Footer is the run-level checks.
+	Footer []viewFact
+}
+
+// viewFact is one named statement in a list.
+type viewFact struct {
+	Name string
+	Text string
+}
+
+// intentView is one intent: its summary row and its details.
+type intentView struct {
+	ID, Domain string
+	Label      pairbench.Label
+	Why        string
+	N          int
+	// Summary cells.
+	Control, Treatment string
+	Delta              string
+	Speedup            string
+	PAccuracy, PSpeed  string
+	Adoption           string
+	// Details.
+	Facts []viewFact
+	Arms  []armRow
+
+	// Plot inputs: the accuracy difference and, when there is speed, the
+	// ratio of medians.
+	DeltaIv Interval
+	Ratio   *Interval
+}
+
+// armRow is one line of the per-arm table.
+type armRow struct {
+	Name               string
+	Control, Treatment string
+}
+
+// toolView is one line of the per-tool failure table.
+type toolView struct {
+	Domain, Tool string
+	Registered   bool
+	Calls        int
+	Failures     int
+	Errors       []ErrorCount
+}
+
+// adoptionView is one domain's adoption stage.
+type adoptionView struct {
+	Domain                   string
+	Trials, Adopted, Aborted int
+}
+
+// speedNote is said wherever speed is shown.
+const speedNote = "Speed compares wall times over pairs where both trials were correct, so it is conditional on both arms succeeding. A speedup above 1× means treatment was faster."
+
+// scriptedNote is said wherever a scripted model's results are shown.
+const scriptedNote = "These results come from pairbench's scripted model, a deterministic program that follows each intent's baseline, not an LLM: they test the harness, not an agent."
+
+func newView(r *Report) reportView {
+	v := reportView{
+		RunID:    r.RunID,
+		Model:    r.Model.Name,
+		Scripted: r.Model.Scripted,
+		Verdict:  r.Verdict,
+		Total:    len(r.Intents),
+	}
+	labels := make([]pairbench.Label, 0, len(r.Intents))
+	for i := range r.Intents {
+		labels = append(labels, r.Intents[i].Label)
+		v.Intents = append(v.Intents, newIntentView(r, &r.Intents[i]))
+	}
+	if v.Verdict == "" {
+		v.Verdict = pairbench.Worst(labels...)
+	}
+	v.Counts = viewLabelCounts(labels)
+	for _, t := range r.Tools {
+		v.Tools = append(v.Tools, toolView{t.Domain, t.Tool, t.Registered, t.Calls, t.Failures, t.Errors})
+	}
+	for _, a := range r.Adoption {
+		v.Adopt = append(v.Adopt, adoptionView{a.Domain, a.Trials, a.Adopted, a.Aborted})
+	}
+	v.Footer = viewRunFacts(r)
+	return v
+}
+
+// viewLabelCounts returns "1 less accurate, 2 faster" in rank order.
+func viewLabelCounts(labels []pairbench.Label) string {
+	n := make(map[pairbench.Label]int)
+	for _, l := range labels {
+		n[l]++
+	}
+	var parts []string
+	for _, l := range pairbench.Labels {
+		if n[l] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[l], l))
+		}
+	}
+	if n[""] > 0 {
+		parts = append(parts, fmt.Sprintf("%d unlabelled", n[""]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newIntentView(r *Report, in *Intent) intentView {
+	v := intentView{
+		ID: in.ID, Domain: in.Domain, Label: in.Label, Why: in.Why,
+		N:         in.Pairs.Complete,
+		Control:   showRate(in.Control.Correct, in.Control.N, in.Control.Rate),
+		Treatment: showRate(in.Treatment.Correct, in.Treatment.N, in.Treatment.Rate),
+		Delta:     showDelta(in.Accuracy.Delta),
+		Speedup:   "—",
+		PAccuracy: showPPair(in.Accuracy.P, in.Accuracy.PAdj),
+		PSpeed:    "—",
+		Adoption:  "—",
+		DeltaIv:   in.Accuracy.Delta,
+	}
+	if s := in.Speed; s != nil {
+		v.Speedup = showSpeedup(s.Ratio)
+		v.PSpeed = showPPair(s.P, s.PAdj)
+		ratio := s.Ratio
+		v.Ratio = &ratio
+	}
+	if a := in.Treatment.Adoption; a != nil {
+		v.Adoption = showRate(a.X, a.N, a.Interval)
+	}
+	v.Facts = viewIntentFacts(r, in)
+	v.Arms = viewArmRows(&in.Control, &in.Treatment)
+	return v
+}
+
+func viewIntentFacts(r *Report, in *Intent) []viewFact {
+	var f []viewFact
+	add := func(name, format string, args ...any) { f = append(f, viewFact{name, fmt.Sprintf(format, args...)}) }
+
+	if in.Why != "" {
+		add("Why", "%s", in.Why)
+	}
+	setup := fmt.Sprintf("domain %s; answer class %s", orDash(in.Domain), orDash(in.Class))
+	if in.Placebo {
+		setup += "; placebo (the registered tools cannot answer it)"
+	}
+	if in.Unplanned {
+		setup += "; not in the plan (rows only)"
+	}
+	add("Setup", "%s; registered tools: %s", setup, showList(in.Tools, 20))
+	if a := in.Agreement; a != nil {
+		add("Agreement", "%s", viewAgreement(a))
+	}
+
+	p := in.Pairs
+	add("Pairs", "%d planned, %d seen, %d complete, %d lost to aborts, %d missing; left out: control %d, treatment %d; aborted attempts: control %d, treatment %d",
+		p.Planned, p.Seen, p.Complete, p.LostToAborts, p.Missing, p.LeftOut.Control, p.LeftOut.Treatment, p.Aborts.Control, p.Aborts.Treatment)
+
+	t, acc := in.Table, in.Accuracy
+	add("Accuracy", "both correct %d, treatment only %d, control only %d, neither %d; Δ %s; exact McNemar p %s (mid-p %s), Holm-adjusted %s, over %d discordant %s",
+		t.BothCorrect, t.TreatmentOnly, t.ControlOnly, t.Neither, showDelta(acc.Delta), showP(acc.P), showP(acc.MidP), showP(acc.PAdj), acc.Discordant, pluralize(acc.Discordant, "pair"))
+
+	if s := in.Speed; s != nil {
+		add("Speed", "%s", viewSpeed(s))
+	} else {
+		add("Speed", "no pair where both trials were correct")
+	}
+	if s := in.Adopters; s != nil {
+		add("Adopters only", "%s (pairs whose treatment trial used a registered tool; the agent chose these, so they are not randomized)", viewSpeed(s))
+	}
+	if c := in.Check; c != nil {
+		add("Agreement check", "%s", viewCheck(c))
+	}
+	add("Attainable", "smallest Holm-adjusted p these pairs could reach: speed %s, accuracy %s (α = %s); chance of a label from noise alone: %s",
+		showP(in.MinP.Speed), showP(in.MinP.Accuracy), showNum(r.Alpha), showP(in.NoiseProb))
+	return f
+}
+
+func viewAgreement(a *Agreement) string {
+	field := "the whole answer"
+	if a.Field != "" {
+		field = a.Field
+	}
+	if a.Kind == AgreeCheapest {
+		return fmt.Sprintf("cheapest on %s, tolerance %s", field, showNum(a.Tolerance))
+	}
+	return fmt.Sprintf("%s on %s", a.Kind, field)
+}
+
+func viewSpeed(s *Speed) string {
+	return fmt.Sprintf("%d both-correct pairs: treatment faster in %d, slower in %d, %d ties; median %s control vs %s treatment; ratio of medians %s (bootstrap); typical per-pair ratio %s (exact, %s coverage); sign test p %s, Holm-adjusted %s",
+		s.Pairs, s.Faster, s.Slower, s.Ties, showSecs(s.MedianControl), showSecs(s.MedianTreatment),
+		showSpeedup(s.Ratio), showExactSpeedup(s.Typical), showPct(s.Typical.Level), showP(s.P), showP(s.PAdj))
+}
+
+func viewCheck(c *AgreementCheck) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d both-correct pairs compared, %d unreadable", c.Kind, c.Compared, c.Unreadable)
+	if c.Kind == AgreeCheapest {
+		fmt.Fprintf(&b, "; missed the cheapest: control %d, treatment %d", c.Missed.Control, c.Missed.Treatment)
+	} else {
+		fmt.Fprintf(&b, "; answers differ in %d", c.Differ)
+	}
+	if c.Failed {
+		b.WriteString("; failed: a speed label becomes mixed")
+	} else {
+		b.WriteString("; passed")
+	}
+	return b.String()
+}
+
+func viewArmRows(c, t *ArmStats) []armRow {
+	rows := []armRow{
+		{"n", strconv.Itoa(c.N), strconv.Itoa(t.N)},
+		{"correct", showRate(c.Correct, c.N, c.Rate), showRate(t.Correct, t.N, t.Rate)},
+		{"wrong / malformed / crashed / timeout", viewOutcomes(c.Outcomes), viewOutcomes(t.Outcomes)},
+		{"median wall time, correct", showOptSecs(c.MedianWallCorrect), showOptSecs(t.MedianWallCorrect)},
+		{"median wall time, all", showOptSecs(c.MedianWall), showOptSecs(t.MedianWall)},
+		{"minutes per correct answer", showOpt(c.MinutesPerCorrect, "%.2f"), showOpt(t.MinutesPerCorrect, "%.2f")},
+		{"median turns", showOpt(c.MedianTurns, "%.1f"), showOpt(t.MedianTurns, "%.1f")},
+		{"median input tokens", showOpt(c.MedianInputTokens, "%.0f"), showOpt(t.MedianInputTokens, "%.0f")},
+		{"median cost", showOpt(c.MedianCost, "$%.4f"), showOpt(t.MedianCost, "$%.4f")},
+		{"used a registered tool", viewAdoption(c.Adoption), viewAdoption(t.Adoption)},
+		{"correct without a tool call", strconv.Itoa(c.Toolless), strconv.Itoa(t.Toolless)},
+	}
+	if len(c.NativeStarts)+len(t.NativeStarts) > 0 {
+		rows = append(rows, armRow{"started with the page's own tools", viewNative(c), viewNative(t)})
+	}
+	return rows
+}
+
+func viewAdoption(p *Proportion) string {
+	if p == nil {
+		return "—"
+	}
+	return showRate(p.X, p.N, p.Interval)
+}
+
+func viewNative(a *ArmStats) string {
+	if len(a.NativeStarts) == 0 {
+		return "none"
+	}
+	pairs := make([]string, 0, len(a.NativeStarts))
+	for _, p := range a.NativeStarts {
+		pairs = append(pairs, strconv.Itoa(p))
+	}
+	return fmt.Sprintf("pairs %s (%s)", showList(pairs, 10), showList(a.NativeTools, 10))
+}
+
+func viewOutcomes(m map[pairbench.Outcome]int) string {
+	return fmt.Sprintf("%d / %d / %d / %d", m[pairbench.Wrong], m[pairbench.Malformed], m[pairbench.Crashed], m[pairbench.Timeout])
+}
+
+// viewRunFacts is the footer: the run-level checks.
+func viewRunFacts(r *Report) []viewFact {
+	var f []viewFact
+	add := func(name, format string, args ...any) { f = append(f, viewFact{name, fmt.Sprintf(format, args...)}) }
+	rc := r.Run
+
+	model := orDash(r.Model.Name)
+	if r.Model.Scripted {
+		model += ": scripted model, not an LLM. " + scriptedNote
+	}
+	add("Model", "%s", model)
+	add("Statistics", "α = %s (z = %.4f), Holm across intents separately for speed and accuracy; bootstrap B = %d, seed %d",
+		showNum(r.Alpha), r.Z, r.Resamples, r.Seed)
+	add("Speed", "%s", speedNote)
+	add("Spend", "$%.4f over %d attempts (aborted and adoption trials included)", rc.SpendUSD, rc.Attempts)
+	add("Complete pairs", "control %.1f agent-minutes, %d turns, $%.4f; treatment %.1f agent-minutes, %d turns, $%.4f",
+		rc.Control.AgentMinutes, rc.Control.Turns, rc.Control.SpendUSD, rc.Treatment.AgentMinutes, rc.Treatment.Turns, rc.Treatment.SpendUSD)
+
+	var hist []string
+	for _, lc := range rc.Labels {
+		hist = append(hist, fmt.Sprintf("%s %d", lc.Label, lc.Count))
+	}
+	add("Labels", "%s", orDash(strings.Join(hist, ", ")))
+	if rc.MedianSpeedup != nil {
+		add("Median speedup", "%s over intents with speed", showTimes(*rc.MedianSpeedup))
+	} else {
+		add("Median speedup", "— (no intent has a both-correct pair)")
+	}
+
+	var orders []string
+	for _, o := range rc.Order {
+		d, s := "—", "—"
+		if o.Delta != nil {
+			d = showSignedPP(*o.Delta)
+		}
+		if o.Speedup != nil {
+			s = showTimes(*o.Speedup)
+		}
+		orders = append(orders, fmt.Sprintf("%s: %d pairs, Δ %s, speedup %s over %d both-correct", o.Order, o.Pairs, d, s, o.BothCorrect))
+	}
+	add("Order check", "%s", orDash(strings.Join(orders, "; ")))
+
+	sd := rc.StartDelay
+	delay := fmt.Sprintf("%d of %d complete pairs launched their agents more than 1 s apart", sd.Apart, sd.Checked)
+	if len(sd.Examples) > 0 {
+		refs := make([]string, 0, len(sd.Examples))
+		for _, e := range sd.Examples {
+			refs = append(refs, fmt.Sprintf("%s pair %d", e.Intent, e.Pair))
+		}
+		delay += " (" + showList(refs, 10) + ")"
+	}
+	add("Start delay", "%s", delay)
+
+	var caps []string
+	for _, c := range rc.Caps {
+		caps = append(caps, fmt.Sprintf("%s: control %d, treatment %d", c.Cap, c.Control, c.Treatment))
+	}
+	add("Caps hit", "%s", orDash(strings.Join(caps, "; ")))
+
+	if pl := rc.Placebo; pl != nil {
+		text := fmt.Sprintf("%s: Δ %s, McNemar p %s", showList(pl.Intents, 10), showDelta(pl.Accuracy.Delta), showP(pl.Accuracy.P))
+		if pl.Speed != nil {
+			text += fmt.Sprintf(", speedup %s, sign test p %s", showSpeedup(pl.Speed.Ratio), showP(pl.Speed.P))
+		}
+		add("Placebo", "%s (an effect here points at the harness, not the tools)", text)
+	}
+	add("Noise", "%.2f labels expected from noise alone; %d observed", rc.Noise.Expected, rc.Noise.Observed)
+	if len(rc.ShapeOnly) > 0 {
+		add("Shape only", "labels from intents whose answers are checked by shape only: %s", showList(rc.ShapeOnly, 10))
+	}
+	if r.SkippedRows > 0 {
+		add("Skipped rows", "%d invalid %s left out", r.SkippedRows, pluralize(r.SkippedRows, "row"))
+	}
+	return f
+}
+
+// Number formatting. Every function returns "—" for an undefined value.
+
+const undefDash = "—"
+
+func isUndef(x float64) bool { return math.IsNaN(x) }
+
+// showRate is "7/10 70% [40–89%]".
+func showRate(x, n int, iv Interval) string {
+	if n == 0 {
+		return fmt.Sprintf("%d/%d", x, n)
+	}
+	return fmt.Sprintf("%d/%d %s [%s–%s]", x, n, showPct(iv.Est), showPctNum(iv.Lo), showPct(iv.Hi))
+}
+
+func showPct(x float64) string {
+	if isUndef(x) {
+		return undefDash
+	}
+	return showPctNum(x) + "%"
+}
+
+func showPctNum(x float64) string {
+	if isUndef(x) {
+		return undefDash
+	}
+	return strconv.FormatFloat(math.Round(100*x), 'f', 0, 64)
+}
+
+// showDelta is "+20 pp [−14, +50]".
+func showDelta(iv Interval) string {
+	if isUndef(iv.Est) {
+		return undefDash
+	}
+	return fmt.Sprintf("%s [%s, %s]", showSignedPP(iv.Est), showSigned(100*iv.Lo), showSigned(100*iv.Hi))
+}
+
+func showSignedPP(x float64) string { return showSigned(100*x) + " pp" }
+
+func showSigned(x float64) string {
+	switch {
+	case isUndef(x):
+		return undefDash
+	case math.IsInf(x, 1):
+		return "+∞"
+	case math.IsInf(x, -1):
+		return "−∞"
+	}
+	x = math.Round(x)
+	if x == 0 {
+		return "0"
+	}
+	s := strconv.FormatFloat(x, 'f', 0, 64)
+	if x > 0 {
+		return "+" + s
+	}
+	return "−" + s[1:]
+}
+
+// showSpeedup is "2.10× [1.80, 2.50]".
+func showSpeedup(iv Interval) string {
+	if isUndef(iv.Est) {
+		return undefDash
+	}
+	return fmt.Sprintf("%s [%s, %s]", showTimes(iv.Est), showRatio(iv.Lo), showRatio(iv.Hi))
+}
+
+// showExactSpeedup is showSpeedup with open bounds shown as parentheses.
+func showExactSpeedup(e ExactInterval) string {
+	if isUndef(e.Est) {
+		return undefDash
+	}
+	open, close := "[", "]"
+	if e.LoOpen {
+		open = "("
+	}
+	if e.HiOpen {
+		close = ")"
+	}
+	return fmt.Sprintf("%s %s%s, %s%s", showTimes(e.Est), open, showRatio(e.Lo), showRatio(e.Hi), close)
+}
+
+func showTimes(x float64) string { return showRatio(x) + "×" }
+
+func showRatio(x float64) string {
+	switch {
+	case isUndef(x):
+		return undefDash
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsInf(x, -1):
+		return "−∞"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// showP is p to two significant digits ("0.016", "1.9e-06").
+func showP(p float64) string {
+	if isUndef(p) {
+		return undefDash
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// showPPair is "0.016 / 0.047": raw then Holm-adjusted.
+func showPPair(p, adj float64) string { return showP(p) + " / " + showP(adj) }
+
+func showSecs(x float64) string {
+	if isUndef(x) {
+		return undefDash
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64) + " s"
+}
+
+func showOptSecs(x *float64) string {
+	if x == nil {
+		return undefDash
+	}
+	return showSecs(*x)
+}
+
+func showOpt(x *float64, format string) string {
+	if x == nil || isUndef(*x) {
+		return undefDash
+	}
+	return fmt.Sprintf(format, *x)
+}
+
+func showNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func orDash(s string) string {
+	if s == "" {
+		return undefDash
+	}
+	return s
+}
+
+// showList joins up to max items and says how many more there are.
+func showList(items []string, max int) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
+}
