@@ -1,0 +1,340 @@
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+)
+
+// trial is one arm's side of a test pair.
+type trial struct {
+	outcome pairbench.Outcome
+	wall    float64
+	adopted bool
+}
+
+func row(intent string, pair int, order pairbench.Order, arm pairbench.Arm, attempt int, tr trial) pairbench.Row {
+	return pairbench.Row{
+		V: pairbench.RowVersion, RunID: "t", Intent: intent, Domain: "books.example",
+		Stage: pairbench.StagePair, Pair: pair, Order: order, Arm: arm, Attempt: attempt,
+		Outcome: tr.outcome, WallSeconds: tr.wall, Adopted: tr.adopted, Turns: 4, CostUSD: 0.01,
+	}
+}
+
+// pairRows returns a pair's two rows, first attempt, in the order they ran.
+func pairRows(intent string, pair int, c, t trial) []pairbench.Row {
+	order := pairbench.AB
+	if pair%2 == 1 {
+		order = pairbench.BA
+	}
+	cr, tr := row(intent, pair, order, pairbench.Control, 1, c), row(intent, pair, order, pairbench.Treatment, 1, t)
+	if order == pairbench.BA {
+		return []pairbench.Row{tr, cr}
+	}
+	return []pairbench.Row{cr, tr}
+}
+
+func ok(wall float64) trial    { return trial{pairbench.Correct, wall, true} }
+func wrong(wall float64) trial { return trial{pairbench.Wrong, wall, true} }
+
+// workedExample is the predecessor's example: 10 pairs, (a,b,c,d) =
+// (7,2,0,1), treatment faster in all 7 both-correct pairs, control median
+// 130 s and treatment median 50 s.
+func workedExample(intent string) []pairbench.Row {
+	tc := []float64{130, 120, 140, 150, 125, 110, 145}
+	tt := []float64{50, 40, 55, 60, 45, 48, 58}
+	var rows []pairbench.Row
+	for i := range tc {
+		rows = append(rows, pairRows(intent, i, ok(tc[i]), ok(tt[i]))...)
+	}
+	rows = append(rows, pairRows(intent, 7, wrong(200), ok(70))...)
+	rows = append(rows, pairRows(intent, 8, wrong(180), ok(65))...)
+	rows = append(rows, pairRows(intent, 9, wrong(210), wrong(90))...)
+	return rows
+}
+
+func planFor(ids ...string) Plan {
+	p := Plan{RunID: "t", Seed: 1}
+	for _, id := range ids {
+		p.Intents = append(p.Intents, PlanIntent{ID: id, Domain: "books.example", Class: ClassPinned, Pairs: 10})
+	}
+	return p
+}
+
+func TestBuildWorkedExample(t *testing.T) {
+	rep := Build(planFor("books"), workedExample("books"))
+	require.Len(t, rep.Intents, 1)
+	in := rep.Intents[0]
+	assert.Equal(t, Table{7, 2, 0, 1}, in.Table)
+	require.NotNil(t, in.Speed)
+	assert.Equal(t, 7, in.Speed.Faster)
+	assert.InDelta(t, 2.6, in.Speed.Ratio.Est, 1e-12, "ratio of medians")
+	assert.Equal(t, 0.0156, round4(in.Speed.P), "sign test p")
+	assert.Equal(t, in.Speed.P, in.Speed.PAdj, "one intent: Holm changes nothing")
+	assert.Equal(t, pairbench.Faster, in.Label, in.Why)
+	assert.Equal(t, pairbench.Faster, rep.Verdict)
+	assert.Equal(t, 0.2, round4(in.Accuracy.Delta.Est))
+	assert.Equal(t, -0.1353, round4(in.Accuracy.Delta.Lo))
+	assert.Equal(t, 0.5024, round4(in.Accuracy.Delta.Hi))
+	assert.Equal(t, 0.5, in.Accuracy.P, "McNemar on (2, 0)")
+	assert.Equal(t, 7, in.Control.Correct)
+	assert.Equal(t, 9, in.Treatment.Correct)
+	assert.Equal(t, Wilson(9, 10, rep.Z), in.Treatment.Rate)
+	assert.Equal(t, 10, in.Treatment.Adoption.X)
+	assert.Nil(t, in.Control.Adoption)
+	assert.Nil(t, in.Adopters, "treatment used tools in every pair")
+	assert.False(t, in.Speed.Typical.Contains(1), "the exact interval excludes 1 since p ≤ α")
+	assert.Equal(t, 10, in.Pairs.Complete)
+	assert.Equal(t, ReportVersion, rep.V)
+	assert.Equal(t, 20, rep.Run.Attempts)
+	assert.InDelta(t, 0.2, rep.Run.SpendUSD, 1e-9)
+}
+
+func TestBuildPairAssembly(t *testing.T) {
+	const id = "books"
+	var rows []pairbench.Row
+	// Pair 0: treatment aborted, the pair reran whole; attempt 2 counts.
+	rows = append(rows,
+		row(id, 0, pairbench.AB, pairbench.Treatment, 2, ok(30)),
+		row(id, 0, pairbench.AB, pairbench.Control, 1, wrong(99)),
+		row(id, 0, pairbench.AB, pairbench.Treatment, 1, trial{outcome: pairbench.Aborted}),
+		row(id, 0, pairbench.AB, pairbench.Control, 2, ok(60)),
+	)
+	// Pair 1: treatment aborted and was not rerun yet.
+	rows = append(rows,
+		row(id, 1, pairbench.BA, pairbench.Treatment, 1, trial{outcome: pairbench.Aborted}),
+		row(id, 1, pairbench.BA, pairbench.Control, 1, ok(60)),
+	)
+	// Pair 2: only control has a row.
+	rows = append(rows, row(id, 2, pairbench.AB, pairbench.Control, 1, ok(60)))
+	// An adoption-stage trial is not a pair; an invalid row is skipped.
+	adopt := row(id, 0, "", pairbench.Treatment, 1, ok(20))
+	adopt.Stage = pairbench.StageAdoption
+	bad := row(id, 3, pairbench.AB, pairbench.Control, 1, ok(1))
+	bad.V = 0
+	rows = append(rows, adopt, bad)
+
+	plan := planFor(id)
+	plan.Intents[0].Pairs = 4
+	rep := Build(plan, rows)
+	in := rep.Intents[0]
+	assert.Equal(t, PairCounts{
+		Planned: 4, Seen: 3, Complete: 1, LostToAborts: 1, Missing: 2,
+		LeftOut: ArmCount{Control: 0, Treatment: 2},
+		Aborts:  ArmCount{Control: 0, Treatment: 2},
+	}, in.Pairs)
+	assert.Equal(t, Table{BothCorrect: 1}, in.Table, "pair 0's last attempts are both correct")
+	assert.Equal(t, 60.0, in.Speed.MedianControl)
+	assert.Equal(t, 1, rep.SkippedRows)
+	assert.Equal(t, 8, rep.Run.Attempts, "every valid attempt, aborted and adoption included")
+	assert.Equal(t, []DomainAdoption{{Domain: "books.example", Trials: 1, Adopted: 1}}, rep.Adoption)
+	assert.Equal(t, 1, rep.Run.Control.Turns/4, "run totals cover complete pairs only")
+}
+
+func TestBuildUnplannedAndEmptyIntents(t *testing.T) {
+	rows := workedExample("zeta")
+	rep := Build(planFor("alpha"), rows)
+	require.Len(t, rep.Intents, 2)
+	assert.Equal(t, "alpha", rep.Intents[0].ID)
+	assert.Equal(t, pairbench.Inconclusive, rep.Intents[0].Label, "no pairs at all")
+	assert.Equal(t, 10, rep.Intents[0].Pairs.Missing)
+	assert.Equal(t, "zeta", rep.Intents[1].ID)
+	assert.True(t, rep.Intents[1].Unplanned)
+	assert.Equal(t, pairbench.Faster, rep.Intents[1].Label)
+}
+
+func TestBuildInconclusiveIsDecidedUpFront(t *testing.T) {
+	var rows []pairbench.Row
+	// Five pairs, treatment faster in all: 2·½⁵ = 0.0625 can never be ≤ .05.
+	for i := range 5 {
+		rows = append(rows, pairRows("few", i, ok(100), ok(40))...)
+	}
+	// Thirty pairs with no difference beyond noise: significance was
+	// attainable, nothing was significant.
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 30 {
+		rows = append(rows, pairRows("many", i, ok(50+r.Float64()*20), ok(50+r.Float64()*20))...)
+	}
+	rep := Build(planFor("few", "many"), rows)
+	few, many := rep.Intents[0], rep.Intents[1]
+	assert.Equal(t, pairbench.Inconclusive, few.Label, few.Why)
+	assert.Greater(t, few.MinP.Speed, 0.05, "at best 0.0625, and Holm over two intents doubles it")
+	assert.Equal(t, pairbench.NoSignal, many.Label, many.Why)
+	assert.LessOrEqual(t, many.MinP.Speed, 0.05)
+}
+
+func TestBuildHolmAcrossIntents(t *testing.T) {
+	for _, tc := range []struct {
+		intents int
+		want    pairbench.Label
+	}{
+		{1, pairbench.Faster},       // p = 0.0156
+		{3, pairbench.Faster},       // 3 × 0.0156 = 0.047
+		{4, pairbench.Inconclusive}, // 4 × 0.0156 = 0.0625: out of reach even at best
+	} {
+		t.Run(fmt.Sprint(tc.intents), func(t *testing.T) {
+			var rows []pairbench.Row
+			var ids []string
+			for k := range tc.intents {
+				id := fmt.Sprintf("i%d", k)
+				ids = append(ids, id)
+				for i := range 7 {
+					rows = append(rows, pairRows(id, i, ok(100+float64(i)), ok(40))...)
+				}
+			}
+			rep := Build(planFor(ids...), rows)
+			for _, in := range rep.Intents {
+				assert.Equal(t, tc.want, in.Label, in.Why)
+				assert.InDelta(t, min(1, float64(tc.intents)*2/128), in.Speed.PAdj, 1e-12)
+				assert.InDelta(t, 2.0/128, in.Speed.P, 1e-12, "raw p is kept")
+			}
+		})
+	}
+}
+
+func TestBuildAdopters(t *testing.T) {
+	var rows []pairbench.Row
+	for i := range 12 {
+		tt := ok(40)
+		tt.adopted = i%3 != 0
+		if !tt.adopted {
+			tt.wall = 100
+		}
+		rows = append(rows, pairRows("mixed-use", i, ok(90), tt)...)
+	}
+	in := Build(planFor("mixed-use"), rows).Intents[0]
+	require.NotNil(t, in.Adopters)
+	assert.False(t, in.Adopters.Randomized)
+	assert.Equal(t, 8, in.Adopters.Pairs)
+	assert.Equal(t, 8, in.Adopters.Faster)
+	assert.Equal(t, SignTest(8, 0), in.Adopters.P)
+	assert.True(t, in.Speed.Randomized)
+	assert.Equal(t, 8, in.Treatment.Adoption.X)
+}
+
+func TestBuildNoAdoption(t *testing.T) {
+	var rows []pairbench.Row
+	for i := range 10 {
+		rows = append(rows, pairRows("unused", i, ok(90), trial{pairbench.Correct, 40, false})...)
+	}
+	// A domain whose adoption stage saw no tool use gets no pairs.
+	for i := range 3 {
+		r := row("stopped", i, "", pairbench.Treatment, 1, trial{pairbench.Correct, 40, false})
+		r.Stage, r.Domain = pairbench.StageAdoption, "weather.example"
+		rows = append(rows, r)
+	}
+	plan := planFor("unused", "stopped")
+	plan.Intents[1].Domain = "weather.example"
+	rep := Build(plan, rows)
+	assert.Equal(t, pairbench.NoAdoption, rep.Intents[0].Label, rep.Intents[0].Why)
+	assert.Equal(t, pairbench.NoAdoption, rep.Intents[1].Label, rep.Intents[1].Why)
+	// The plan's adoption results override what rows say.
+	plan.Adoption = []DomainAdoption{{Domain: "weather.example", Trials: 3, Adopted: 2}}
+	rep = Build(plan, rows)
+	assert.Equal(t, pairbench.Inconclusive, rep.Intents[1].Label, rep.Intents[1].Why)
+}
+
+func TestBuildToolsNativeAndToolless(t *testing.T) {
+	rows := workedExample("books")
+	rows[0].NativeTools = []string{"site_search"}
+	rows[0].WebMCP = []pairbench.Invocation{{Tool: "site_search", Status: "ok"}}
+	rows[1].WebMCP = []pairbench.Invocation{
+		{Tool: "find_books", Status: "ok", Registered: true},
+		{Tool: "find_books", Status: "error", Error: "timeout", Registered: true},
+		{Tool: "find_books", Status: "error", Error: "timeout", Registered: true},
+		{Tool: "find_books", Status: "error", Error: "no such author", Registered: true},
+	}
+	rows[3].Turns = 1 // pair 1 ran BA: its control, correct, no tool call
+	rep := Build(planFor("books"), rows)
+	in := rep.Intents[0]
+	assert.Equal(t, []int{0}, in.Control.NativeStarts)
+	assert.Equal(t, []string{"site_search"}, in.Control.NativeTools)
+	assert.Equal(t, 1, in.Control.Toolless)
+	assert.Equal(t, []ToolFailures{
+		{Domain: "books.example", Tool: "find_books", Registered: true, Calls: 4, Failures: 3,
+			Errors: []ErrorCount{{"timeout", 2}, {"no such author", 1}}},
+		{Domain: "books.example", Tool: "site_search", Calls: 1},
+	}, rep.Tools)
+}
+
+func TestBuildRunChecks(t *testing.T) {
+	rows := workedExample("books")
+	rows[0].StartDelayMS = 12_500 // pair 0 control; treatment launched at 0
+	rows[2].CapsHit = []pairbench.Cap{pairbench.CapTurns} // pair 1 ran BA: treatment
+	rows = append(rows, row("books", 10, pairbench.AB, pairbench.Control, 1, trial{outcome: pairbench.Aborted}))
+	for i := range 8 {
+		rows = append(rows, pairRows("placebo", i, ok(60), ok(61))...)
+	}
+	plan := planFor("books", "placebo")
+	plan.Intents[1].Placebo = true
+	plan.Intents[1].Class = ClassShapeOnly
+	rep := Build(plan, rows)
+	rc := rep.Run
+	assert.Equal(t, 20+1+16, rc.Attempts)
+	assert.Equal(t, 1, rc.StartDelay.Apart)
+	assert.Equal(t, []PairRef{{"books", 0}}, rc.StartDelay.Examples)
+	assert.Equal(t, 18, rc.StartDelay.Checked)
+	assert.Equal(t, []CapCount{{pairbench.CapTime, 0, 0}, {pairbench.CapTurns, 0, 1}, {pairbench.CapSpend, 0, 0}}, rc.Caps)
+	require.NotNil(t, rc.Placebo)
+	assert.Equal(t, []string{"placebo"}, rc.Placebo.Intents)
+	assert.Equal(t, Table{BothCorrect: 8}, rc.Placebo.Table)
+	assert.Equal(t, 8, rc.Placebo.Speed.Slower)
+	// Both intents in the speed family: p 0.0156 and 0.0078 → Holm 0.0156 each.
+	assert.Equal(t, pairbench.Faster, rep.Intents[0].Label)
+	assert.Equal(t, pairbench.Slower, rep.Intents[1].Label)
+	assert.Equal(t, []string{"placebo"}, rc.ShapeOnly)
+	assert.Equal(t, []LabelCount{{pairbench.Slower, 1}, {pairbench.Faster, 1}}, rc.Labels)
+	assert.Equal(t, pairbench.Slower, rep.Verdict, "the worst label")
+	assert.Equal(t, 2, rc.Noise.Observed)
+	assert.InDelta(t, rep.Intents[0].NoiseProb+rep.Intents[1].NoiseProb, rc.Noise.Expected, 1e-12)
+	assert.InDelta(t, 1-(1-RejectProb(7, 0.05))*(1-RejectProb(2, 0.05)), rep.Intents[0].NoiseProb, 1e-12)
+	// Order check: pairs 0,2,4,6,8 (+ placebo evens) ran AB.
+	require.Len(t, rc.Order, 2)
+	assert.Equal(t, pairbench.AB, rc.Order[0].Order)
+	assert.Equal(t, 9, rc.Order[0].Pairs)
+	assert.Equal(t, 9, rc.Order[1].Pairs)
+	assert.InDelta(t, 1.0/9, *rc.Order[0].Delta, 1e-12, "pair 8 is treatment-only correct")
+	require.NotNil(t, rc.MedianSpeedup)
+	assert.InDelta(t, (2.6+60.0/61)/2, *rc.MedianSpeedup, 1e-12)
+	assert.InDelta(t, (1510.0+8*60)/60, rc.Control.AgentMinutes, 1e-9)
+	assert.Equal(t, 18*4, rc.Treatment.Turns)
+}
+
+func TestReportJSONRoundTrip(t *testing.T) {
+	rows := workedExample("books")[:6] // three pairs: the exact interval is unbounded
+	rep := Build(planFor("books"), rows)
+	require.True(t, math.IsInf(rep.Intents[0].Speed.Typical.Hi, 1))
+	b, err := json.Marshal(rep)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"v":1`)
+	var back Report
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.True(t, math.IsInf(back.Intents[0].Speed.Typical.Hi, 1), "null reads back as unbounded")
+	assert.Equal(t, rep.Intents[0].Speed.Typical.Lo, back.Intents[0].Speed.Typical.Lo)
+	assert.Equal(t, rep.Intents[0].Label, back.Intents[0].Label)
+	assert.Equal(t, rep.Intents[0].Accuracy, back.Intents[0].Accuracy)
+	empty, err := json.Marshal(Interval{Est: math.NaN(), Lo: 0, Hi: math.Inf(1)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"est":null,"lo":0,"hi":null}`, string(empty))
+}
+
+func TestBuildIsDeterministic(t *testing.T) {
+	specs := manySpecs(4, 300)
+	rows := generate(rand.New(rand.NewPCG(5, 5)), specs)
+	a, b := Build(genPlan(specs, 9), rows), Build(genPlan(specs, 9), rows)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	assert.JSONEq(t, string(ja), string(jb))
+	// Reordering the plan does not change an intent's bootstrap.
+	p := genPlan(specs, 9)
+	p.Intents[0], p.Intents[3] = p.Intents[3], p.Intents[0]
+	c := Build(p, rows)
+	assert.Equal(t, a.Intents[0].Speed.Ratio, c.Intents[3].Speed.Ratio)
+}

@@ -1,0 +1,168 @@
+package stats
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/pairbench/pairbench"
+)
+
+// labelCase builds an intent with 30 complete pairs, every treatment trial
+// adopting, and the given adjusted p values and directions.
+func labelCase(speedP, accP float64, faster, better bool) Intent {
+	in := Intent{
+		Pairs:     PairCounts{Planned: 30, Seen: 30, Complete: 30},
+		Treatment: ArmStats{Adoption: &Proportion{X: 30, N: 30}},
+		MinP:      MinP{Speed: 1e-6, Accuracy: 1e-6},
+		Speed:     &Speed{Faster: 5, Slower: 15, PAdj: speedP},
+		Table:     Table{BothCorrect: 20, TreatmentOnly: 2, ControlOnly: 8},
+		Accuracy:  Accuracy{Discordant: 10, PAdj: accP},
+	}
+	if faster {
+		in.Speed.Faster, in.Speed.Slower = 15, 5
+	}
+	if better {
+		in.Table.TreatmentOnly, in.Table.ControlOnly = 8, 2
+	}
+	return in
+}
+
+func TestDecide(t *testing.T) {
+	const sig, ns = 0.01, 0.5
+	failed := &AgreementCheck{Kind: AgreeSame, Differ: 2, Failed: true}
+	for _, tc := range []struct {
+		name  string
+		in    func() Intent
+		stage *DomainAdoption
+		want  pairbench.Label
+	}{
+		{"faster", func() Intent { return labelCase(sig, ns, true, false) }, nil, pairbench.Faster},
+		{"faster, accuracy worse but not significantly", func() Intent { return labelCase(sig, ns, true, false) }, nil, pairbench.Faster},
+		{"slower", func() Intent { return labelCase(sig, ns, false, true) }, nil, pairbench.Slower},
+		{"more accurate", func() Intent { return labelCase(ns, sig, false, true) }, nil, pairbench.MoreAccurate},
+		{"less accurate", func() Intent { return labelCase(ns, sig, true, false) }, nil, pairbench.LessAccurate},
+		{"better", func() Intent { return labelCase(sig, sig, true, true) }, nil, pairbench.Better},
+		{"mixed: faster but less accurate", func() Intent { return labelCase(sig, sig, true, false) }, nil, pairbench.Mixed},
+		{"mixed: slower but more accurate", func() Intent { return labelCase(sig, sig, false, true) }, nil, pairbench.Mixed},
+		{"slower and less accurate", func() Intent { return labelCase(sig, sig, false, false) }, nil, pairbench.LessAccurate},
+		{"no signal", func() Intent { return labelCase(ns, ns, true, true) }, nil, pairbench.NoSignal},
+		{"p exactly alpha is significant", func() Intent { return labelCase(0.05, ns, true, true) }, nil, pairbench.Faster},
+		{"agreement failure turns faster into mixed", func() Intent {
+			in := labelCase(sig, ns, true, false)
+			in.Check = failed
+			return in
+		}, nil, pairbench.Mixed},
+		{"agreement failure turns better into mixed", func() Intent {
+			in := labelCase(sig, sig, true, true)
+			in.Check = failed
+			return in
+		}, nil, pairbench.Mixed},
+		{"agreement failure leaves accuracy labels alone", func() Intent {
+			in := labelCase(ns, sig, true, true)
+			in.Check = failed
+			return in
+		}, nil, pairbench.MoreAccurate},
+		{"no adoption in any pair", func() Intent {
+			in := labelCase(sig, sig, true, true)
+			in.Treatment.Adoption.X = 0
+			return in
+		}, nil, pairbench.NoAdoption},
+		{"no adoption at the adoption stage", func() Intent {
+			return Intent{Treatment: ArmStats{Adoption: &Proportion{}}, MinP: MinP{1, 1}}
+		}, &DomainAdoption{Domain: "d", Trials: 3}, pairbench.NoAdoption},
+		{"adoption stage used tools but no pairs yet", func() Intent {
+			return Intent{Treatment: ArmStats{Adoption: &Proportion{}}, MinP: MinP{1, 1}}
+		}, &DomainAdoption{Domain: "d", Trials: 3, Adopted: 1}, pairbench.Inconclusive},
+		{"more than a fifth lost to aborts", func() Intent {
+			in := labelCase(sig, sig, true, true)
+			in.Pairs.LostToAborts = 7
+			return in
+		}, nil, pairbench.Inconclusive},
+		{"exactly a fifth lost is not too many", func() Intent {
+			in := labelCase(sig, ns, true, true)
+			in.Pairs.LostToAborts = 6
+			return in
+		}, nil, pairbench.Faster},
+		{"significance out of reach", func() Intent {
+			in := labelCase(ns, ns, true, true)
+			in.MinP = MinP{Speed: 0.0625, Accuracy: 0.5}
+			return in
+		}, nil, pairbench.Inconclusive},
+		{"one family in reach is enough", func() Intent {
+			in := labelCase(ns, ns, true, true)
+			in.MinP = MinP{Speed: 0.0625, Accuracy: 0.01}
+			return in
+		}, nil, pairbench.NoSignal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in()
+			got, why := decide(&in, tc.stage, 0.05)
+			assert.Equal(t, tc.want, got, why)
+			assert.NotEmpty(t, why)
+		})
+	}
+}
+
+func TestAgreementCheck(t *testing.T) {
+	answers := func(pairs ...[2]map[string]any) ([]pairbench.Row, []pairRef) {
+		var rows []pairbench.Row
+		var refs []pairRef
+		for _, p := range pairs {
+			rows = append(rows, pairbench.Row{Answer: pairbench.Answer{Extracted: p[0]}}, pairbench.Row{Answer: pairbench.Answer{Extracted: p[1]}})
+			refs = append(refs, pairRef{c: int32(len(rows) - 2), t: int32(len(rows) - 1)})
+		}
+		return rows, refs
+	}
+	price := func(c, t any) [2]map[string]any {
+		return [2]map[string]any{{"fare": map[string]any{"price": c}}, {"fare": map[string]any{"price": t}}}
+	}
+	cheapest := Agreement{Kind: AgreeCheapest, Field: "fare.price", Tolerance: 1}
+	treatmentFaster := &Speed{Faster: 6, Slower: 1}
+
+	rows, refs := answers(price(100.0, 105.0), price("$1,200.00", 1203.5), price(50.0, 50.5), price(80.0, "n/a"), price(70.0, 60.0))
+	ch := agreementCheck(cheapest, rows, refs, treatmentFaster)
+	assert.Equal(t, ArmCount{Control: 1, Treatment: 2}, ch.Missed)
+	assert.Equal(t, 4, ch.Compared)
+	assert.Equal(t, 1, ch.Unreadable)
+	assert.False(t, ch.Failed, "treatment missed only one more")
+
+	rows, refs = answers(price(100.0, 105.0), price(10.0, 12.0), price(50.0, 50.5))
+	ch = agreementCheck(cheapest, rows, refs, treatmentFaster)
+	assert.True(t, ch.Failed, "the faster arm missed the cheapest in 2 more pairs")
+	ch = agreementCheck(cheapest, rows, refs, &Speed{Faster: 1, Slower: 6})
+	assert.False(t, ch.Failed, "control was faster and missed less")
+
+	same := Agreement{Kind: AgreeSame, Field: "titles"}
+	list := func(c, t []any) [2]map[string]any { return [2]map[string]any{{"titles": c}, {"titles": t}} }
+	rows, refs = answers(
+		list([]any{"Dune", "Emma"}, []any{" emma", "DUNE"}), // same set
+		list([]any{"Dune", "Emma"}, []any{"Dune"}),          // differs
+		list([]any{"Dune", "Dune"}, []any{"Dune"}),          // same as sets
+	)
+	ch = agreementCheck(same, rows, refs, treatmentFaster)
+	assert.Equal(t, 1, ch.Differ)
+	assert.False(t, ch.Failed)
+	rows, refs = answers(list([]any{"A"}, []any{"B"}), list([]any{1.0}, []any{2.0}))
+	assert.True(t, agreementCheck(same, rows, refs, nil).Failed)
+}
+
+func TestLookupAndPrice(t *testing.T) {
+	v := map[string]any{"items": []any{map[string]any{"id": "x"}}}
+	got, ok := lookup(v, "items.0.id")
+	assert.True(t, ok)
+	assert.Equal(t, "x", got)
+	_, ok = lookup(v, "items.1.id")
+	assert.False(t, ok)
+	_, ok = lookup(nil, "")
+	assert.False(t, ok)
+	for in, want := range map[any]float64{"$1,234.50": 1234.5, "12 USD": 12, "€-3.5": -3.5, 7.0: 7} {
+		got, ok := price(in)
+		assert.True(t, ok, "%v", in)
+		assert.Equal(t, want, got, "%v", in)
+	}
+	for _, in := range []any{"free", nil, true, "1.2.3"} {
+		_, ok := price(in)
+		assert.False(t, ok, "%v", in)
+	}
+}
