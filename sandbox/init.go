@@ -48,7 +48,8 @@ func (f *forwardFlag) Set(s string) error {
 // the matching unix socket, then starts CMD as a child with the inherited
 // environment, stdin, stdout and stderr, forwards the signals it receives to
 // that child, and returns the child's exit status (128+signal when the child
-// was killed by a signal). It returns 2 for bad arguments, 1 when a listener
+// was killed by a signal). Run as PID 1 (bwrap --as-pid-1) it also reaps
+// orphaned descendants. It returns 2 for bad arguments, 1 when a listener
 // cannot be set up, and 127 (or 126) when CMD cannot be started.
 // The relays stop when RunInit returns; the caller exits right after.
 func RunInit(args []string) int {
@@ -155,9 +156,35 @@ func runChild(args []string) int {
 			}
 		}
 	}()
+	defer close(done)
+	if os.Getpid() == 1 {
+		// As the namespace's PID 1 (bwrap --as-pid-1) orphans are ours to reap.
+		return reapUntil(cmd.Process.Pid)
+	}
 	err := cmd.Wait()
-	close(done)
 	return exitStatus(cmd.ProcessState, err)
+}
+
+// reapUntil waits for any child, so orphaned descendants do not linger as
+// zombies, until pid exits, and returns pid's exit status.
+func reapUntil(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "%s: wait: %v\n", InitArg, err)
+			return 126
+		case got != pid:
+			continue
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		default:
+			return ws.ExitStatus()
+		}
+	}
 }
 
 // exitStatus maps a finished child to a shell-style exit status.

@@ -141,3 +141,28 @@ func TestRunInitFailsWhenPortTaken(t *testing.T) {
 	assert.Equal(t, 1, exitCodeOf(t, err))
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
+
+// TestRunInitAsPID1ReapsOrphans runs the init helper as the sandbox's PID 1
+// (bwrap --as-pid-1): an orphaned grandchild must be reaped, not left a
+// zombie, and the command's status must still come back.
+func TestRunInitAsPID1ReapsOrphans(t *testing.T) {
+	bwrap := requireBwrap(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	script := `(sh -c 'exit 0' &); sleep 0.3; ` +
+		`echo "init=$(cat /proc/1/comm)"; ` +
+		`grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l; exit 5`
+	cmd := exec.CommandContext(t.Context(), bwrap, "--unshare-all", "--unshare-user", "--as-pid-1", "--die-with-parent",
+		"--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
+		"--ro-bind", exe, "/init", "/init", InitArg, "--", "bash", "-c", script)
+	cmd.Env = []string{"PATH=/usr/bin"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	assert.Equal(t, 5, exitCodeOf(t, err), "stderr: %s", stderr.String())
+	lines := strings.Fields(stdout.String())
+	require.Len(t, lines, 2, stdout.String())
+	assert.Equal(t, "init=init", lines[0], "the helper must be PID 1")
+	assert.Equal(t, "0", lines[1], "zombies left behind")
+}
