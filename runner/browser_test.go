@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner/webmcp"
+)
+
+// The real provider is tested against Chromium in runner/browser/local; these
+// fakes pin down SetUpBrowser's own decisions: retries, checks and cleanup.
+
+// scriptedBrowser is a browser whose load result and live tools are scripted.
+type scriptedBrowser struct {
+	loadErr   error
+	blockLoad bool // Load waits for its context to end
+	live      []webmcp.Tool
+
+	mu         sync.Mutex
+	registered []intents.Tool
+	closed     bool
+}
+
+var _ Browser = (*scriptedBrowser)(nil)
+
+func (b *scriptedBrowser) CDPURL() string { return "ws://127.0.0.1:9/devtools/browser/fake" }
+
+func (b *scriptedBrowser) RegisterTools(_ context.Context, tools []intents.Tool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.registered = tools
+	return nil
+}
+
+func (b *scriptedBrowser) Load(ctx context.Context, url string) (LoadInfo, error) {
+	if b.blockLoad {
+		<-ctx.Done()
+		return LoadInfo{}, ctx.Err()
+	}
+	if b.loadErr != nil {
+		return LoadInfo{}, b.loadErr
+	}
+	return LoadInfo{URL: url, Navigations: 1}, nil
+}
+
+func (b *scriptedBrowser) LiveTools(context.Context) ([]webmcp.Tool, error) { return b.live, nil }
+
+func (b *scriptedBrowser) InvokeTool(context.Context, string, json.RawMessage) (webmcp.Result, error) {
+	return webmcp.Result{}, errors.New("not used")
+}
+
+func (b *scriptedBrowser) Close(context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	return nil
+}
+
+func (b *scriptedBrowser) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// queuedBrowsers hands out its browsers in order; an entry with openErr set
+// fails to open instead.
+type queuedBrowsers struct {
+	mu      sync.Mutex
+	queue   []*scriptedBrowser
+	openErr map[int]error
+	opened  int
+}
+
+func (q *queuedBrowsers) Open(context.Context, BrowserSpec) (Browser, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := q.opened
+	q.opened++
+	if err := q.openErr[i]; err != nil {
+		return nil, err
+	}
+	return q.queue[i], nil
+}
+
+var setupLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func liveEntryTool(registered bool) webmcp.Tool {
+	return webmcp.Tool{Name: "find_books", Registered: registered}
+}
+
+func TestSetUpBrowserRetriesWithFreshBrowsers(t *testing.T) {
+	stalled := &scriptedBrowser{loadErr: errors.New("start page stalled")}
+	noEntry := &scriptedBrowser{live: []webmcp.Tool{{Name: "other", Registered: true}}}
+	ready := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(true), {Name: "shop_hours"}}}
+	browsers := &queuedBrowsers{queue: []*scriptedBrowser{nil, stalled, noEntry, ready}, openErr: map[int]error{0: errors.New("no chromium")}}
+	tools := []intents.Tool{{Name: "find_books"}}
+
+	setup, err := SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{
+		Arm: pairbench.Treatment, StartURL: "http://books.example/", Tools: tools, EntryTool: "find_books", Attempts: 4,
+	})
+	require.NoError(t, err)
+	assert.Same(t, ready, setup.Browser)
+	assert.Equal(t, []string{
+		"open: no chromium",
+		"load http://books.example/: start page stalled",
+		"entry tool find_books is not live on http://books.example/ (registered tools live: other)",
+	}, setup.Failures)
+	assert.Equal(t, []string{"shop_hours"}, setup.Native)
+	assert.True(t, stalled.isClosed(), "a failed browser is closed")
+	assert.True(t, noEntry.isClosed(), "a failed browser is closed")
+	assert.False(t, ready.isClosed(), "the caller owns the ready browser")
+	assert.Equal(t, tools, ready.registered)
+}
+
+func TestSetUpBrowserAbortsAfterItsAttempts(t *testing.T) {
+	var queue []*scriptedBrowser
+	for range DefaultSetupAttempts + 1 {
+		queue = append(queue, &scriptedBrowser{loadErr: errors.New("net::ERR_CONNECTION_REFUSED")})
+	}
+	browsers := &queuedBrowsers{queue: queue}
+	_, err := SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/"})
+	var setupErr *SetupError
+	require.ErrorAs(t, err, &setupErr)
+	assert.Len(t, setupErr.Failures, DefaultSetupAttempts)
+	assert.Equal(t, "load http://books.example/: net::ERR_CONNECTION_REFUSED", setupErr.Reason())
+	assert.Equal(t, DefaultSetupAttempts, browsers.opened, "no browser beyond the attempts")
+	for _, b := range queue[:DefaultSetupAttempts] {
+		assert.True(t, b.isClosed())
+	}
+}
+
+func TestSetUpBrowserChecksEachArm(t *testing.T) {
+	// A native tool that shares the entry tool's name is not the entry tool.
+	nativeOnly := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(false)}}
+	_, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{nativeOnly}},
+		SetupSpec{Arm: pairbench.Treatment, StartURL: "http://books.example/", EntryTool: "find_books", Attempts: 1})
+	var setupErr *SetupError
+	require.ErrorAs(t, err, &setupErr)
+	assert.Contains(t, setupErr.Reason(), "entry tool find_books is not live")
+
+	leaky := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(true), {Name: "shop_hours"}}}
+	_, err = SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{leaky}},
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", Attempts: 1})
+	require.ErrorAs(t, err, &setupErr)
+	assert.Equal(t, "control page http://books.example/ already has custom tools: find_books", setupErr.Reason())
+
+	clean := &scriptedBrowser{live: []webmcp.Tool{{Name: "shop_hours"}}}
+	setup, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{clean}},
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", Tools: []intents.Tool{{Name: "find_books"}}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shop_hours"}, setup.Native)
+	assert.Nil(t, clean.registered, "control registers nothing")
+	assert.Zero(t, setup.Timing.Register)
+}
+
+func TestSetUpBrowserStopsWhenTheContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	hanging := &scriptedBrowser{blockLoad: true}
+	browsers := &queuedBrowsers{queue: []*scriptedBrowser{hanging, {}, {}}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := SetUpBrowser(ctx, setupLog, browsers, SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/"})
+		done <- err
+	}()
+	cancel()
+	err := <-done
+	assert.ErrorIs(t, err, context.Canceled)
+	var setupErr *SetupError
+	assert.False(t, errors.As(err, &setupErr), "a canceled setup is not a failed one")
+	assert.Equal(t, 1, browsers.opened, "no fresh browser after the context ended")
+	assert.True(t, hanging.isClosed())
+}
+
+func TestSetUpBrowserRejectsBadSpecs(t *testing.T) {
+	browsers := &queuedBrowsers{}
+	_, err := SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{Arm: "both"})
+	assert.ErrorContains(t, err, `unknown arm "both"`)
+	_, err = SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{Arm: pairbench.Treatment})
+	assert.ErrorContains(t, err, "treatment needs an entry tool")
+	assert.Zero(t, browsers.opened)
+}
