@@ -17,11 +17,16 @@ import (
 // unplanned, and planned intents without rows are reported with no pairs.
 // The same plan and rows always give the same report.
 func Build(plan Plan, rows []pairbench.Row) *Report {
+	return build(plan, rows, max(plan.Resamples, MinResamples))
+}
+
+// build is Build with b bootstrap resamples, so that simulations, whose
+// labels do not depend on the bootstrap, can run many reports quickly.
+func build(plan Plan, rows []pairbench.Row, b int) *Report {
 	alpha := plan.Alpha
 	if alpha <= 0 || alpha >= 1 {
 		alpha = DefaultAlpha
 	}
-	b := max(plan.Resamples, MinResamples)
 	rep := &Report{
 		V: ReportVersion, RunID: plan.RunID, Model: plan.Model,
 		Alpha: alpha, Z: Z(alpha), Seed: plan.Seed, Resamples: b,

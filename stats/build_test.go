@@ -266,7 +266,7 @@ func TestBuildToolsNativeAndToolless(t *testing.T) {
 
 func TestBuildRunChecks(t *testing.T) {
 	rows := workedExample("books")
-	rows[0].StartDelayMS = 12_500 // pair 0 control; treatment launched at 0
+	rows[0].StartDelayMS = 12_500                         // pair 0 control; treatment launched at 0
 	rows[2].CapsHit = []pairbench.Cap{pairbench.CapTurns} // pair 1 ran BA: treatment
 	rows = append(rows, row("books", 10, pairbench.AB, pairbench.Control, 1, trial{outcome: pairbench.Aborted}))
 	for i := range 8 {
