@@ -25,8 +25,8 @@ import (
 func BenchmarkProxyHTTPS(b *testing.B) {
 	upCA, roots := newTestAuthority(b)
 	body := []byte(`{"id":"chatcmpl-1","choices":[{"message":{"content":"ok"}}]}`)
-	up := newUpstream(b, upCA, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+realKey {
+	up := newTestUpstream(b, upCA, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+egressRealKey {
 			http.Error(w, "bad key", http.StatusUnauthorized)
 			return
 		}
@@ -36,7 +36,7 @@ func BenchmarkProxyHTTPS(b *testing.B) {
 	e, err := NewEgress(b.Context(), EgressConfig{
 		TempDir:            b.TempDir(),
 		Allow:              []AllowRule{{Host: "model.test", Ports: []int{up.port}}},
-		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test"},
 		Resolver:           mapResolver{"model.test": loopback4},
 		UpstreamRoots:      roots,
@@ -88,26 +88,26 @@ func BenchmarkProxyHTTPS(b *testing.B) {
 		return d
 	}
 	for range 20 { // open and warm both connections
-		get(direct, directURL, realKey)
+		get(direct, directURL, egressRealKey)
 		get(proxied, proxyURL, ph)
 	}
 
 	var dd, pd, over []float64
 	for b.Loop() {
-		d := get(direct, directURL, realKey)
+		d := get(direct, directURL, egressRealKey)
 		p := get(proxied, proxyURL, ph)
-		dd = append(dd, ms(d))
-		pd = append(pd, ms(p))
-		over = append(over, ms(p-d))
+		dd = append(dd, millis(d))
+		pd = append(pd, millis(p))
+		over = append(over, millis(p-d))
 	}
-	b.ReportMetric(median(dd), "direct-median-ms")
-	b.ReportMetric(median(pd), "proxy-median-ms")
-	b.ReportMetric(median(over), "overhead-median-ms")
+	b.ReportMetric(egressMedian(dd), "direct-median-ms")
+	b.ReportMetric(egressMedian(pd), "proxy-median-ms")
+	b.ReportMetric(egressMedian(over), "overhead-median-ms")
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func median(xs []float64) float64 {
+func egressMedian(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

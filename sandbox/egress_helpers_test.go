@@ -35,8 +35,8 @@ func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 
 var loopback4 = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 
-// upstream is a loopback test server that records what reached it.
-type upstream struct {
+// testUpstream is a loopback test server that records what reached it.
+type testUpstream struct {
 	*httptest.Server
 	port int
 
@@ -51,18 +51,18 @@ type seenRequest struct {
 	URL    string
 }
 
-func (u *upstream) seen() []seenRequest {
+func (u *testUpstream) seen() []seenRequest {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]seenRequest(nil), u.reqs...)
 }
 
-// newUpstream starts a server on 127.0.0.1 that records each request and
+// newTestUpstream starts a server on 127.0.0.1 that records each request and
 // then calls h (nil: echo the Authorization header in the body). With tlsCA
 // non-nil it serves TLS (HTTP/2 offered) with certificates from tlsCA.
-func newUpstream(t testing.TB, tlsCA *authority, h http.HandlerFunc) *upstream {
+func newTestUpstream(t testing.TB, tlsCA *authority, h http.HandlerFunc) *testUpstream {
 	t.Helper()
-	u := &upstream{}
+	u := &testUpstream{}
 	if h == nil {
 		h = func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
@@ -118,7 +118,7 @@ func startEgress(t *testing.T, cfg EgressConfig) *Egress {
 
 func (e *Egress) socket() string { return filepath.Join(e.dir, proxySocket) }
 
-// client returns an HTTP client that uses e as its proxy (dialling the unix
+// proxyClient returns an HTTP client that uses e as its proxy (dialling the unix
 // socket) and trusts e's CA, as a client inside the sandbox would.
 func proxyClient(t testing.TB, e *Egress) *http.Client {
 	t.Helper()
@@ -169,19 +169,19 @@ func roundTrip(t *testing.T, c net.Conn, req *http.Request) (*http.Response, str
 	return resp, string(body)
 }
 
-// lockedBuffer is a bytes.Buffer safe for a logger and a test to share.
-type lockedBuffer struct {
+// egressLogBuffer is a bytes.Buffer safe for a logger and a test to share.
+type egressLogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *egressLogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *egressLogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()

@@ -20,32 +20,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const realKey = "sk-real-0123456789-never-in-the-sandbox"
+const egressRealKey = "sk-real-0123456789-never-in-the-sandbox"
 
-// fixture is the usual setup: two TLS upstreams on loopback named
+// egressFixture is the usual setup: two TLS upstreams on loopback named
 // model.test (which carries the secret) and other.test, both allowed on
 // their ports, plus a plain-http model upstream.
-type fixture struct {
+type egressFixture struct {
 	e                  *Egress
-	model, other, http *upstream
+	model, other, http *testUpstream
 	ph                 string
 }
 
-func (f *fixture) modelURL(path string) string {
+func (f *egressFixture) modelURL(path string) string {
 	return "https://model.test:" + strconv.Itoa(f.model.port) + path
 }
 
-func (f *fixture) otherURL(path string) string {
+func (f *egressFixture) otherURL(path string) string {
 	return "https://other.test:" + strconv.Itoa(f.other.port) + path
 }
 
-func newFixture(t *testing.T, h http.HandlerFunc) *fixture {
+func newEgressFixture(t *testing.T, h http.HandlerFunc) *egressFixture {
 	t.Helper()
 	upCA, roots := newTestAuthority(t)
-	f := &fixture{
-		model: newUpstream(t, upCA, h),
-		other: newUpstream(t, upCA, nil),
-		http:  newUpstream(t, nil, nil),
+	f := &egressFixture{
+		model: newTestUpstream(t, upCA, h),
+		other: newTestUpstream(t, upCA, nil),
+		http:  newTestUpstream(t, nil, nil),
 	}
 	f.e = startEgress(t, EgressConfig{
 		Allow: []AllowRule{
@@ -53,7 +53,7 @@ func newFixture(t *testing.T, h http.HandlerFunc) *fixture {
 			{Host: "*.other.test", Ports: []int{f.other.port}},
 			{Host: "other.test", Ports: []int{f.other.port}},
 		},
-		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test", "other.test"},
 		Resolver: mapResolver{
 			"model.test":        loopback4,
@@ -72,7 +72,7 @@ func newFixture(t *testing.T, h http.HandlerFunc) *fixture {
 }
 
 func TestEgressEnvMountsAndFiles(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	env := f.e.Env()
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
 		assert.Equal(t, "http://127.0.0.1:3128", env[k], k)
@@ -80,7 +80,7 @@ func TestEgressEnvMountsAndFiles(t *testing.T) {
 	assert.Equal(t, f.ph, env["MODEL_API_KEY"])
 	assert.True(t, strings.HasPrefix(f.ph, "pairbench_placeholder_"), f.ph)
 	for k, v := range env {
-		assert.NotContains(t, v, realKey, "env %s holds the real secret", k)
+		assert.NotContains(t, v, egressRealKey, "env %s holds the real secret", k)
 	}
 	assert.Equal(t, "/.pairbench/egress/ca.pem", env["NODE_EXTRA_CA_CERTS"])
 	assert.Equal(t, "/.pairbench/egress/bundle.pem", env["SSL_CERT_FILE"])
@@ -120,7 +120,7 @@ func TestEgressStopsWithContext(t *testing.T) {
 }
 
 func TestEgressAllowedHostPassesOverHTTP2(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	resp, err := proxyClient(t, f.e).Get(f.modelURL("/v1/models"))
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
@@ -134,7 +134,7 @@ func TestEgressAllowedHostPassesOverHTTP2(t *testing.T) {
 }
 
 func TestEgressDeniesUnlistedHost(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	resp, body, _ := rawConnect(t, f.e, "evil.example:443")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, body, `"evil.example"`)
@@ -150,7 +150,7 @@ func TestEgressDeniesUnlistedHost(t *testing.T) {
 }
 
 func TestEgressRefusesAddresses(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	cases := map[string]string{
 		"127.0.0.1:" + strconv.Itoa(f.model.port): "IP literals",
 		"[::1]:" + strconv.Itoa(f.model.port):     "IP literals",
@@ -168,7 +168,7 @@ func TestEgressRefusesAddresses(t *testing.T) {
 
 func TestEgressRefusesNamesResolvingToNonPublic(t *testing.T) {
 	upCA, roots := newTestAuthority(t)
-	up := newUpstream(t, upCA, nil)
+	up := newTestUpstream(t, upCA, nil)
 	e := startEgress(t, EgressConfig{
 		Allow: []AllowRule{
 			{Host: "internal.test"}, {Host: "meta.test", Ports: []int{80}}, {Host: "meta6.test", Ports: []int{80}},
@@ -208,7 +208,7 @@ func TestEgressRefusesNamesResolvingToNonPublic(t *testing.T) {
 }
 
 func TestEgressRefusesPortNotListed(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	resp, body, _ := rawConnect(t, f.e, "model.test:22")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, body, "port 22 is not allowed")
@@ -217,7 +217,7 @@ func TestEgressRefusesPortNotListed(t *testing.T) {
 }
 
 func TestEgressSwapsPlaceholderInHeadersForItsHost(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	req, _ := http.NewRequest(http.MethodGet, f.modelURL("/v1/chat"), nil)
 	req.Header.Set("Authorization", "Bearer "+f.ph)
 	resp, err := proxyClient(t, f.e).Do(req)
@@ -228,15 +228,15 @@ func TestEgressSwapsPlaceholderInHeadersForItsHost(t *testing.T) {
 
 	seen := f.model.seen()
 	require.Len(t, seen, 1)
-	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"), "the upstream must get the real value")
+	assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"), "the upstream must get the real value")
 	// The upstream echoed the key back: the sandbox must still see only the placeholder.
-	assert.NotContains(t, string(body), realKey)
+	assert.NotContains(t, string(body), egressRealKey)
 	assert.Contains(t, string(body), "auth=Bearer "+f.ph)
 	assert.Equal(t, "Bearer "+f.ph, resp.Header.Get("X-Echo-Auth"))
 }
 
 func TestEgressBlocksPlaceholderOutsideHeadersOrScope(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	c := proxyClient(t, f.e)
 
 	// To another allowed host.
@@ -258,11 +258,11 @@ func TestEgressBlocksPlaceholderOutsideHeadersOrScope(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, string(body), "appears in the URL")
 	assert.Empty(t, f.model.seen())
-	assert.NotContains(t, string(body), realKey)
+	assert.NotContains(t, string(body), egressRealKey)
 }
 
 func TestEgressPlainHTTPAbsoluteFormAndTunnel(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	url := "http://model.test:" + strconv.Itoa(f.http.port) + "/v1/chat"
 
 	// Absolute form, as most clients send plain http to a proxy.
@@ -293,12 +293,12 @@ func TestEgressPlainHTTPAbsoluteFormAndTunnel(t *testing.T) {
 	seen := f.http.seen()
 	require.Len(t, seen, 2)
 	for _, s := range seen {
-		assert.Equal(t, "Bearer "+realKey, s.Header.Get("Authorization"))
+		assert.Equal(t, "Bearer "+egressRealKey, s.Header.Get("Authorization"))
 	}
 }
 
 func TestEgressRefusesSNIOrHostMismatch(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newEgressFixture(t, nil)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(f.e.CACertPEM())
 	target := "model.test:" + strconv.Itoa(f.model.port)
@@ -328,7 +328,7 @@ func TestEgressRefusesSNIOrHostMismatch(t *testing.T) {
 
 func TestEgressStreamsSSE(t *testing.T) {
 	release := make(chan struct{})
-	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+	f := newEgressFixture(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: first\n\n")
 		w.(http.Flusher).Flush()
@@ -378,7 +378,7 @@ func TestEgressConfigValidation(t *testing.T) {
 // TestEgressUpgradeThroughTunnel checks that a protocol upgrade (as a
 // websocket makes) passes a terminated tunnel in both directions.
 func TestEgressUpgradeThroughTunnel(t *testing.T) {
-	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+	f := newEgressFixture(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "pbtest" {
 			http.Error(w, "want an upgrade", http.StatusBadRequest)
 			return
@@ -414,5 +414,5 @@ func TestEgressUpgradeThroughTunnel(t *testing.T) {
 	assert.Equal(t, "upgraded: ping\n", line)
 	seen := f.model.seen()
 	require.Len(t, seen, 1)
-	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+	assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"))
 }

