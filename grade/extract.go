@@ -2,9 +2,11 @@ package grade
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -21,8 +23,8 @@ var ErrNoAnswer = errors.New("no answer found")
 //     show drafts or examples first and end on their answer. Fences tagged
 //     with another language are ignored.
 //  2. A JSON object in the text: the complete object that ends last, taking
-//     the outermost one when objects nest. Braces inside JSON strings are
-//     handled by the JSON decoder, so {"note": "a } b"} is read whole.
+//     the outermost one when objects nest. Braces inside JSON strings do not
+//     count, so {"note": "a } b"} is read whole.
 //  3. Prose: lines of the form "key: value". Bullets ("-", "*", "1."),
 //     markdown emphasis and backticks around the key are dropped; the key is
 //     lower-cased with spaces and dashes turned into underscores ("Country
@@ -127,30 +129,68 @@ func decodeObject(s string) (map[string]any, bool) {
 	return obj, true
 }
 
-// lastObject returns the complete JSON object in text that ends last. It scans
-// forward: at each '{' it tries to decode one object; on success it records it
-// and continues after its end, so objects nested in a recorded one are never
-// considered on their own. The worst case (many '{' that never close) is
-// quadratic in the text's length; final messages are short.
+// lastObject returns the complete JSON object in text that ends last, the
+// outermost one when several end at the same place. It pairs braces in one
+// pass (see braceSpans), then decodes the spans from the one that ends last,
+// stopping at the first that is a JSON object. The bytes it decodes are
+// bounded by a budget linear in the text's length, so no input makes it slow:
+// past the budget it gives up, and the answer is read as prose or not at all.
 func lastObject(text string) (map[string]any, bool) {
-	var found map[string]any
-	ok := false
-	for i := 0; i < len(text); {
-		j := strings.IndexByte(text[i:], '{')
-		if j < 0 {
+	spans := braceSpans(text)
+	slices.SortFunc(spans, func(a, b span) int {
+		return cmp.Or(cmp.Compare(b.end, a.end), cmp.Compare(a.start, b.start))
+	})
+	budget := 4*len(text) + 1<<16
+	for _, sp := range spans {
+		if budget -= sp.end - sp.start; budget < 0 {
 			break
 		}
-		start := i + j
-		dec := json.NewDecoder(strings.NewReader(text[start:]))
-		var obj map[string]any
-		if err := dec.Decode(&obj); err == nil && obj != nil {
-			found, ok = obj, true
-			i = start + int(dec.InputOffset())
+		if obj, ok := decodeObject(text[sp.start:sp.end]); ok {
+			return obj, true
+		}
+	}
+	return nil, false
+}
+
+// span is text[start:end].
+type span struct{ start, end int }
+
+// braceSpans returns every balanced {...} in text. Quotes count as JSON
+// strings only inside braces (so prose apostrophes and quotes between
+// objects are ignored), and a string ends at a line break, which JSON
+// strings cannot hold, so a stray quote cannot hide the rest of the text.
+func braceSpans(text string) []span {
+	var spans []span
+	var open []int
+	inString, escaped := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if inString {
+			switch {
+			case c == '\n':
+				inString, escaped = false, false
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
 			continue
 		}
-		i = start + 1
+		switch c {
+		case '"':
+			inString = len(open) > 0
+		case '{':
+			open = append(open, i)
+		case '}':
+			if n := len(open); n > 0 {
+				spans = append(spans, span{open[n-1], i + 1})
+				open = open[:n-1]
+			}
+		}
 	}
-	return found, ok
+	return spans
 }
 
 // proseObject reads "key: value" lines.

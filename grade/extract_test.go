@@ -81,6 +81,16 @@ func TestExtract(t *testing.T) {
 			want: map[string]any{"a": 7.0},
 		},
 		{
+			name: "a stray quote inside braces ends at the line break",
+			text: "Draft { note \"unclosed\nFinal: {\"a\": 8}",
+			want: map[string]any{"a": 8.0},
+		},
+		{
+			name: "quotes in prose between objects do not count",
+			text: "It's \"odd\": {\"a\": 9} isn't it",
+			want: map[string]any{"a": 9.0},
+		},
+		{
 			name: "fence wins over a later bare object",
 			text: "```json\n{\"a\": 1}\n```\nand {\"a\": 2}",
 			want: map[string]any{"a": 1.0},
@@ -159,6 +169,17 @@ func FuzzExtract(f *testing.F) {
 func BenchmarkExtract(b *testing.B) {
 	text := strings.Repeat("The page lists many books, { some in braces }. ", 200) +
 		"\n```json\n{\"title\": \"Dune\", \"price\": \"$12.50\", \"items\": [1, 2, 3]}\n```\n"
+	for b.Loop() {
+		if _, err := Extract(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExtractPathological feeds a long message of braces that never
+// close followed by an answer: the work must stay linear in its length.
+func BenchmarkExtractPathological(b *testing.B) {
+	text := strings.Repeat(`{"a":`, 200_000) + "\n" + strings.Repeat("{x{", 50_000) + `{"price": 3}`
 	for b.Loop() {
 		if _, err := Extract(text); err != nil {
 			b.Fatal(err)
