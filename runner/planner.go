@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/grade"
+	"github.com/pairbench/pairbench/intents"
+)
+
+// PlanOptions chooses what a new run benches and how.
+type PlanOptions struct {
+	RunID string
+	// Intents selects intents by id or by domain name; empty means every
+	// intent that is not stale. A selected stale intent fails the plan.
+	Intents []string
+	// Pairs is the number of pairs per intent.
+	Pairs    int
+	Model    Model
+	Caps     PlanCaps
+	Seed     uint64
+	Alpha    float64
+	Versions Versions
+	// Now is when the run is planned; days_from_start fixtures count from it.
+	Now time.Time
+}
+
+// Skipped is an intent a plan left out, and why.
+type Skipped struct {
+	Intent, Reason string
+}
+
+// NewPlan plans a run of reg: it selects the intents, fixes the tools each
+// domain registers in treatment, resolves fixtures, and draws every pair's
+// order (balanced within each intent, shuffled with opts.Seed). It returns
+// the intents it skipped as stale. The registry must have loaded without
+// problems.
+func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) {
+	if opts.Pairs < 1 {
+		return nil, nil, fmt.Errorf("pairs = %d; want at least 1", opts.Pairs)
+	}
+	selected, skipped, err := selectIntents(reg, opts.Intents, opts.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(selected) == 0 {
+		return nil, skipped, fmt.Errorf("no intent to run in %s", reg.Root)
+	}
+	p := &Plan{
+		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions,
+		Model: opts.Model, Caps: opts.Caps, Allowlist: Allowlist(), Seed: opts.Seed, Alpha: opts.Alpha,
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
+	for _, in := range selected {
+		d := reg.Domain(in.Domain)
+		pi := PlannedIntent{
+			ID: in.ID, Domain: in.Domain, Class: in.Class, Agreement: in.Agreement,
+			Placebo: in.Placebo, Profile: d.Profile, Fixtures: intents.FixtureValues(*in, p.CreatedAt),
+		}
+		for _, t := range d.Registered() {
+			pi.Tools = append(pi.Tools, t.Name)
+		}
+		for i, o := range Orders(opts.Pairs, rng) {
+			pi.Pairs = append(pi.Pairs, PlannedPair{Pair: i, Order: o})
+		}
+		p.Intents = append(p.Intents, pi)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return p, skipped, nil
+}
+
+// selectIntents returns the intents named by sel (ids or domains), or every
+// intent when sel is empty, leaving out stale ones unless named.
+func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*intents.Intent, []Skipped, error) {
+	var out []*intents.Intent
+	var skipped []Skipped
+	for _, name := range sel {
+		if reg.Intent(name) == nil && reg.Domain(name) == nil {
+			return nil, nil, fmt.Errorf("no intent or domain named %q in %s", name, reg.Root)
+		}
+	}
+	for _, in := range reg.Intents {
+		named := slices.Contains(sel, in.ID) || slices.Contains(sel, in.Domain)
+		if len(sel) > 0 && !named {
+			continue
+		}
+		if reason, stale := intents.Stale(*in, now); stale {
+			if named {
+				return nil, nil, fmt.Errorf("intent %s: %s", in.ID, reason)
+			}
+			skipped = append(skipped, Skipped{Intent: in.ID, Reason: reason})
+			continue
+		}
+		out = append(out, in)
+	}
+	return out, skipped, nil
+}
+
+// TrialIntents prepares the plan's intents for trials: each resolved with
+// the fixtures frozen at plan time, its grader compiled, and the tools its
+// domain registers looked up by the names frozen in the plan.
+func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, error) {
+	out := make(map[string]*TrialIntent, len(p.Intents))
+	for _, pi := range p.Intents {
+		in := reg.Intent(pi.ID)
+		if in == nil {
+			return nil, fmt.Errorf("intent %s is in the plan but not in the registry", pi.ID)
+		}
+		resolved, err := intents.Resolve(*in, p.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		g, err := grade.Compile(&resolved)
+		if err != nil {
+			return nil, fmt.Errorf("intent %s: %w", pi.ID, err)
+		}
+		d := reg.Domain(pi.Domain)
+		if d == nil {
+			return nil, fmt.Errorf("intent %s: domain %s is not in the registry", pi.ID, pi.Domain)
+		}
+		ti := &TrialIntent{Intent: resolved, Grader: g, Browser: BrowserSpec{Profile: pi.Profile}}
+		for _, name := range pi.Tools {
+			t := d.Tool(name)
+			if t == nil {
+				return nil, fmt.Errorf("intent %s: tool %s is in the plan but not in domain %s", pi.ID, name, pi.Domain)
+			}
+			ti.Tools = append(ti.Tools, *t)
+		}
+		out[pi.ID] = ti
+	}
+	return out, nil
+}
+
+// Changes lists how q differs from p in what a resume must keep: the
+// intents and their tools, fixtures and pairs, the model, caps, allowlist
+// and component versions. An empty list means q can resume p's run.
+func (p *Plan) Changes(q *Plan) []string {
+	var out []string
+	diff := func(what string, a, b any) {
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			out = append(out, fmt.Sprintf("%s: %v → %v", what, a, b))
+		}
+	}
+	diff("model", p.Model.String(), q.Model.String())
+	diff("caps", p.Caps, q.Caps)
+	diff("allowlist", strings.Join(p.Allowlist, ","), strings.Join(q.Allowlist, ","))
+	diff("versions", p.Versions, q.Versions)
+	ids := func(pl *Plan) []string {
+		var s []string
+		for _, in := range pl.Intents {
+			s = append(s, in.ID)
+		}
+		return s
+	}
+	diff("intents", ids(p), ids(q))
+	for _, a := range p.Intents {
+		for _, b := range q.Intents {
+			if a.ID != b.ID {
+				continue
+			}
+			diff(a.ID+" tools", a.Tools, b.Tools)
+			diff(a.ID+" fixtures", a.Fixtures, b.Fixtures)
+			diff(a.ID+" pairs", len(a.Pairs), len(b.Pairs))
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+)
+
+func loadExamples(t *testing.T) *intents.Registry {
+	t.Helper()
+	reg, err := intents.Load("../examples/registry")
+	require.NoError(t, err)
+	return reg
+}
+
+func planOpts(sel ...string) PlanOptions {
+	return PlanOptions{RunID: "r", Intents: sel, Pairs: 5, Seed: 42, Alpha: 0.05,
+		Model: Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
+		Caps:  PlanCaps{TimeS: 120, Turns: 20, SpendUSD: 1},
+		Now:   time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+}
+
+func TestNewPlanFreezesEverything(t *testing.T) {
+	reg := loadExamples(t)
+	p, skipped, err := NewPlan(reg, planOpts())
+	require.NoError(t, err)
+	assert.Empty(t, skipped)
+	require.Len(t, p.Intents, len(reg.Intents))
+	assert.Equal(t, Allowlist(), p.Allowlist)
+	for _, in := range p.Intents {
+		require.Len(t, in.Pairs, 5)
+		ab := 0
+		for _, pp := range in.Pairs {
+			if pp.Order == pairbench.AB {
+				ab++
+			}
+		}
+		assert.Contains(t, []int{2, 3}, ab, "%s: balanced orders", in.ID)
+		d := reg.Domain(in.Domain)
+		var want []string
+		for _, tool := range d.Registered() {
+			want = append(want, tool.Name)
+		}
+		assert.Equal(t, want, in.Tools, "%s registers its domain's read-only tools", in.ID)
+		assert.NotEmpty(t, in.Tools)
+	}
+
+	again, _, err := NewPlan(reg, planOpts())
+	require.NoError(t, err)
+	assert.Empty(t, p.Changes(again), "the same options plan the same run")
+	other := planOpts()
+	other.Seed = 43
+	shuffled, _, err := NewPlan(reg, other)
+	require.NoError(t, err)
+	assert.NotEqual(t, p.Intents, shuffled.Intents, "another seed draws other orders")
+	assert.Empty(t, p.Changes(shuffled), "orders alone do not block a resume: the stored plan's are used")
+
+	capped := planOpts()
+	capped.Caps.Turns = 5
+	c2, _, err := NewPlan(reg, capped)
+	require.NoError(t, err)
+	assert.Len(t, p.Changes(c2), 1)
+}
+
+func TestNewPlanSelection(t *testing.T) {
+	reg := loadExamples(t)
+	p, _, err := NewPlan(reg, planOpts("weather.example"))
+	require.NoError(t, err)
+	for _, in := range p.Intents {
+		assert.Equal(t, "weather.example", in.Domain)
+	}
+	_, _, err = NewPlan(reg, planOpts("no-such-intent"))
+	assert.ErrorContains(t, err, `no intent or domain named "no-such-intent"`)
+	bad := planOpts()
+	bad.Pairs = 0
+	_, _, err = NewPlan(reg, bad)
+	assert.Error(t, err)
+}
+
+func TestNewPlanSkipsStaleUnlessNamed(t *testing.T) {
+	reg := loadExamples(t)
+	// Give one intent a fixed date in the past.
+	in := reg.Intents[0]
+	in.Fixtures = map[string]intents.Fixture{"day": {Value: "2026-01-01"}}
+	p, skipped, err := NewPlan(reg, planOpts())
+	require.NoError(t, err)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, in.ID, skipped[0].Intent)
+	assert.Len(t, p.Intents, len(reg.Intents)-1)
+
+	_, _, err = NewPlan(reg, planOpts(in.ID))
+	assert.ErrorContains(t, err, "2026-01-01")
+}
+
+func TestTrialIntentsResolveAndCompile(t *testing.T) {
+	reg := loadExamples(t)
+	p, _, err := NewPlan(reg, planOpts())
+	require.NoError(t, err)
+	tis, err := TrialIntents(reg, p)
+	require.NoError(t, err)
+	require.Len(t, tis, len(p.Intents))
+	for _, pi := range p.Intents {
+		ti := tis[pi.ID]
+		require.NotNil(t, ti, pi.ID)
+		assert.NotContains(t, ti.Intent.Prompt, "{{", "%s: fixtures resolved", pi.ID)
+		res := ti.Grader.Check(ti.Intent.Baseline.Answer)
+		assert.Equal(t, pairbench.Correct, res.Outcome, "%s: baseline grades correct: %s", pi.ID, res.Reason)
+		var names []string
+		for _, tool := range ti.Tools {
+			names = append(names, tool.Name)
+			assert.NotEmpty(t, tool.Source, "%s: %s has its source for injection", pi.ID, tool.Name)
+		}
+		assert.Equal(t, pi.Tools, names)
+	}
+	p.Intents[0].Tools = append(p.Intents[0].Tools, "ghost_tool")
+	_, err = TrialIntents(reg, p)
+	assert.ErrorContains(t, err, "ghost_tool")
+}
