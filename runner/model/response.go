@@ -82,15 +82,20 @@ func split(s string) (string, string) {
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // stream writes the chunks as server-sent events, each "data: JSON" and a
-// blank line, flushed one by one, then "data: [DONE]".
-func (r response) stream(w http.ResponseWriter) {
+// blank line, flushed one by one, then "data: [DONE]". When cut > 0 it stops
+// after cut chunks instead, without [DONE].
+func (r response) stream(w http.ResponseWriter, cut int) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	for _, c := range r.chunks() {
+	chunks := r.chunks()
+	if cut > 0 {
+		chunks = chunks[:min(cut, len(chunks))]
+	}
+	for _, c := range chunks {
 		b, err := json.Marshal(c)
 		if err != nil {
 			return // unreachable: chunks hold only strings and numbers
@@ -101,6 +106,9 @@ func (r response) stream(w http.ResponseWriter) {
 		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	if cut > 0 {
+		return
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {

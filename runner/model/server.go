@@ -47,6 +47,10 @@ type Fault struct {
 	Status int
 	// Message is the error message; empty gives a generic one.
 	Message string
+	// MidStream, for a streamed request, answers 200 instead and cuts the
+	// stream after its first chunk: no finish_reason, no usage, no [DONE],
+	// as a provider whose connection drops. Status and Message are unused.
+	MidStream bool
 }
 
 // Options configure a Server. The zero value is usable.
@@ -116,16 +120,18 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	n := int(s.seq.Add(1))
 	log := s.opts.Logger.With("request", n)
+	var fault *Fault
 	if s.opts.Fault != nil {
-		if f := s.opts.Fault(n); f != nil {
-			msg := f.Message
-			if msg == "" {
-				msg = fmt.Sprintf("injected failure (status %d) on request %d", f.Status, n)
-			}
-			log.Debug("scripted model: injected fault", "status", f.Status)
-			writeError(w, f.Status, errorType(f.Status), "injected_fault", msg)
-			return
+		fault = s.opts.Fault(n)
+	}
+	if fault != nil && !fault.MidStream {
+		msg := fault.Message
+		if msg == "" {
+			msg = fmt.Sprintf("injected failure (status %d) on request %d", fault.Status, n)
 		}
+		log.Debug("scripted model: injected fault", "status", fault.Status)
+		writeError(w, fault.Status, errorType(fault.Status), "injected_fault", msg)
+		return
 	}
 
 	var req chatRequest
@@ -170,7 +176,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		usage:   countUsage(req, mv),
 	}
 	if req.Stream {
-		r0.stream(w)
+		cut := 0
+		if fault != nil {
+			log.Debug("scripted model: injected fault", "mid_stream", true)
+			cut = 1
+		}
+		r0.stream(w, cut)
 		return
 	}
 	writeJSON(w, http.StatusOK, r0.completion())

@@ -437,3 +437,20 @@ func TestFaultSequence(t *testing.T) {
 		assert.Equal(t, http.StatusServiceUnavailable, post(t, ts.URL, body).StatusCode)
 	}
 }
+
+// TestFaultMidStream checks a cut stream: a 200 with one chunk, then the
+// connection ends with no finish_reason, usage or [DONE].
+func TestFaultMidStream(t *testing.T) {
+	ts := newTestServer(t, Options{Fault: func(int) *Fault { return &Fault{MidStream: true} }})
+	resp := post(t, ts.URL, map[string]any{"model": ID, "messages": []map[string]any{{"role": "user", "content": booksPrompt}}, "stream": true})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	events := strings.Split(strings.TrimSpace(string(body)), "\n\n")
+	require.Len(t, events, 1, "one chunk only: %s", body)
+	var c chunk
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(events[0], "data: ")), &c))
+	require.Len(t, c.Choices, 1)
+	assert.Nil(t, c.Choices[0].FinishReason)
+	assert.NotContains(t, string(body), "[DONE]")
+}
