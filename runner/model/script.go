@@ -35,36 +35,29 @@ import (
 // list), so a page that does not show the answer yields a wrong answer rather
 // than a memorised right one.
 
-// observation is one tool call the model made and the result it got.
-type observation struct {
-	tool   string
-	args   string
-	result string
-}
-
 // move is the model's next message: one tool call, or the final text.
 type move struct {
 	call  *functionCall
 	final string
 }
 
-// observations pairs the conversation's tool calls with their results, in
-// the order the calls were made. A call without a result reads as an empty
+// observations returns the results of the conversation's tool calls, in the
+// order the calls were made. A call without a result reads as an empty
 // result.
-func observations(msgs []chatMessage) []observation {
+func observations(msgs []chatMessage) []string {
 	results := map[string]string{}
 	for _, m := range msgs {
 		if m.Role == "tool" {
 			results[m.ToolCallID] = m.text()
 		}
 	}
-	var obs []observation
+	var obs []string
 	for _, m := range msgs {
 		if m.Role != "assistant" {
 			continue
 		}
 		for _, c := range m.ToolCalls {
-			obs = append(obs, observation{tool: c.Function.Name, args: c.Function.Arguments, result: results[c.ID]})
+			obs = append(obs, results[c.ID])
 		}
 	}
 	return obs
@@ -72,13 +65,13 @@ func observations(msgs []chatMessage) []observation {
 
 // next returns the scripted agent's move for intent in, given the tools the
 // request declares and what it has observed so far.
-func next(in *intents.Intent, tools []string, obs []observation) move {
+func next(in *intents.Intent, tools []string, obs []string) move {
 	k := 0 // observations consumed by the plan so far
 	if webmcp := findTool(tools, "webmcp"); webmcp != "" {
 		if k == len(obs) {
 			return callMove(webmcp, map[string]any{"action": "list"})
 		}
-		listed := in.EntryTool != "" && lists(obs[k].result, in.EntryTool)
+		listed := in.EntryTool != "" && lists(obs[k], in.EntryTool)
 		k++
 		if listed {
 			if k == len(obs) {
@@ -88,7 +81,7 @@ func next(in *intents.Intent, tools []string, obs []observation) move {
 				}
 				return callMove(webmcp, map[string]any{"action": "invoke", "tool": in.EntryTool, "arguments": args})
 			}
-			res := obs[k].result
+			res := obs[k]
 			k++
 			if !failed(res) {
 				return move{final: finalAnswer(in, "the page's "+in.EntryTool+" tool", []string{res})}
@@ -104,7 +97,7 @@ func next(in *intents.Intent, tools []string, obs []observation) move {
 		if k >= len(obs) {
 			return callMove(name, withRef(st.Args, obs))
 		}
-		read = append(read, obs[k].result)
+		read = append(read, obs[k])
 		k++
 	}
 	return move{final: finalAnswer(in, "the page", read)}
@@ -114,7 +107,7 @@ func next(in *intents.Intent, tools []string, obs []observation) move {
 // the latest snapshot in obs when the step names an element but no ref. When
 // no snapshot shows the element the step goes without a ref, and the browser
 // tool's error is what the model reads.
-func withRef(args map[string]any, obs []observation) map[string]any {
+func withRef(args map[string]any, obs []string) map[string]any {
 	out := make(map[string]any, len(args)+1)
 	for k, v := range args {
 		out[k] = v
@@ -124,10 +117,10 @@ func withRef(args map[string]any, obs []observation) map[string]any {
 		return out
 	}
 	for i := len(obs) - 1; i >= 0; i-- {
-		if !strings.Contains(obs[i].result, "[ref=") {
+		if !strings.Contains(obs[i], "[ref=") {
 			continue
 		}
-		if ref, ok := findRef(obs[i].result, element); ok {
+		if ref, ok := findRef(obs[i], element); ok {
 			out["ref"] = ref
 		}
 		break // only the latest snapshot's refs are valid

@@ -133,15 +133,15 @@ func TestFindRef(t *testing.T) {
 }
 
 func TestWithRef(t *testing.T) {
-	old := observation{result: "- button \"Go\" [ref=e1]"}
-	latest := observation{result: "- button \"Go\" [ref=e9]"}
-	plain := observation{result: "Navigated to http://books.example/"}
+	old := "- button \"Go\" [ref=e1]"
+	latest := "- button \"Go\" [ref=e9]"
+	plain := "Navigated to http://books.example/"
 	args := map[string]any{"element": "Go"}
 
-	assert.Equal(t, map[string]any{"element": "Go", "ref": "e9"}, withRef(args, []observation{old, latest, plain}), "the latest snapshot's ref")
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e9"}, withRef(args, []string{old, latest, plain}), "the latest snapshot's ref")
 	assert.Equal(t, map[string]any{"element": "Go"}, args, "the step's own args are not changed")
-	assert.Equal(t, map[string]any{"element": "Go", "ref": "e3"}, withRef(map[string]any{"element": "Go", "ref": "e3"}, []observation{latest}), "a given ref is kept")
-	oldStop := observation{result: "- button \"Stop\" [ref=e1]"}
-	assert.Equal(t, map[string]any{"element": "Stop"}, withRef(map[string]any{"element": "Stop"}, []observation{oldStop, latest}), "an element only an older snapshot shows gets no ref")
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e3"}, withRef(map[string]any{"element": "Go", "ref": "e3"}, []string{latest}), "a given ref is kept")
+	oldStop := "- button \"Stop\" [ref=e1]"
+	assert.Equal(t, map[string]any{"element": "Stop"}, withRef(map[string]any{"element": "Stop"}, []string{oldStop, latest}), "an element only an older snapshot shows gets no ref")
 	assert.Equal(t, map[string]any{}, withRef(nil, nil))
 }

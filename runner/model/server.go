@@ -43,7 +43,8 @@ const maxBody = 32 << 20
 
 // Fault is a failure the server injects instead of answering.
 type Fault struct {
-	// Status is the HTTP status to answer with (e.g. 429, 500, 503).
+	// Status is the HTTP status to answer with (e.g. 429, 500, 503); one
+	// that is not a 4xx or 5xx status reads as 500.
 	Status int
 	// Message is the error message; empty gives a generic one.
 	Message string
@@ -125,12 +126,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		fault = s.opts.Fault(n)
 	}
 	if fault != nil && !fault.MidStream {
+		status := fault.Status
+		if status < 400 || status > 599 {
+			status = http.StatusInternalServerError
+		}
 		msg := fault.Message
 		if msg == "" {
-			msg = fmt.Sprintf("injected failure (status %d) on request %d", fault.Status, n)
+			msg = fmt.Sprintf("injected failure (status %d) on request %d", status, n)
 		}
-		log.Debug("scripted model: injected fault", "status", fault.Status)
-		writeError(w, fault.Status, errorType(fault.Status), "injected_fault", msg)
+		log.Debug("scripted model: injected fault", "status", status)
+		writeError(w, status, errorType(status), "injected_fault", msg)
 		return
 	}
 
@@ -168,7 +173,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		log.Debug("scripted model: final answer", "intent", in.ID)
 	}
-	r0 := response{
+	resp := response{
 		id:      fmt.Sprintf("chatcmpl-scripted-%d", n),
 		created: s.opts.Now().Unix(),
 		move:    mv,
@@ -181,10 +186,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			log.Debug("scripted model: injected fault", "mid_stream", true)
 			cut = 1
 		}
-		r0.stream(w, cut)
+		resp.stream(w, cut)
 		return
 	}
-	writeJSON(w, http.StatusOK, r0.completion())
+	writeJSON(w, http.StatusOK, resp.completion())
 }
 
 // countUsage counts tokens deterministically as a quarter of the bytes, at
