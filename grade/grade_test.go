@@ -174,6 +174,20 @@ func TestCompileProblems(t *testing.T) {
 	assert.Contains(t, err.Error(), "i.yaml:11: rule 2 (eqals a): unknown rule")
 }
 
+func TestCompileLocalRefsAndAnyID(t *testing.T) {
+	schema := map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/name"}},
+		"$defs":      map[string]any{"name": map[string]any{"type": "string"}},
+	}
+	for _, id := range []string{"books-cheapest", "x#y", "a b", ""} {
+		g, err := Compile(&intents.Intent{ID: id, Answer: schema})
+		require.NoError(t, err, "id %q", id)
+		assert.Equal(t, pairbench.Wrong, g.Check(map[string]any{"a": 1}).Outcome, "the $ref is followed")
+		assert.Equal(t, pairbench.Correct, g.Check(map[string]any{"a": "x"}).Outcome)
+	}
+}
+
 func TestCompileMissingSchema(t *testing.T) {
 	_, err := Compile(&intents.Intent{Pos: intents.Pos{File: "a.yaml", Line: 3}, ID: "x"})
 	require.Error(t, err)
