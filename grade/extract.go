@@ -36,8 +36,8 @@ var ErrNoAnswer = errors.New("no answer found")
 //     Commas do not split a value into a list: "Tokyo, Japan" stays one
 //     string, and a list must be written in brackets ([1, 2] or
 //     ["a", "b"]). A later line with the same key replaces an earlier one.
-//     The colon must be followed by a space or end the value, so URLs are
-//     not read as keys.
+//     The colon must be followed by white space, so URLs and times are not
+//     read as keys.
 //
 // JSON numbers decode as float64. Extract returns an error wrapping
 // ErrNoAnswer when none of the three finds anything.
@@ -60,14 +60,14 @@ func lastFencedObject(text string) (map[string]any, bool) {
 	ok := false
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
-		indent, tag, isFence := openingFence(lines[i])
+		ticks, tag, isFence := openingFence(lines[i])
 		if !isFence {
 			continue
 		}
 		// Find the closing fence: a line of at least the same backticks.
 		end := -1
 		for j := i + 1; j < len(lines); j++ {
-			if closingFence(lines[j], indent) {
+			if closingFence(lines[j], ticks) {
 				end = j
 				break
 			}
