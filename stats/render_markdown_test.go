@@ -27,7 +27,7 @@ func TestMarkdownVerdictLine(t *testing.T) {
 	md := Markdown(r, MarkdownOptions{})
 	first, _, _ := strings.Cut(md, "\n")
 	assert.Equal(t, "**pairbench verdict: less accurate** (worst of 10 intents: 1 less accurate, 1 slower, 1 mixed, 1 no adoption, 1 no signal, 2 inconclusive, 1 faster, 1 more accurate, 1 better) · **scripted model, not an LLM**", first)
-	assert.Contains(t, md, "> [!WARNING]\n> These results come from pairbench's scripted model")
+	assert.Contains(t, md, "> [!WARNING]\n> These results come from a scripted model")
 
 	r.Model = Model{Name: "openai/gpt-6-luna"}
 	r.Verdict = ""

@@ -83,7 +83,7 @@ type adoptionView struct {
 const speedNote = "Speed compares wall times over pairs where both trials were correct, so it is conditional on both arms succeeding. A speedup above 1× means treatment was faster."
 
 // scriptedNote is said wherever a scripted model's results are shown.
-const scriptedNote = "These results come from pairbench's scripted model, a deterministic program that follows each intent's baseline, not an LLM: they test the harness, not an agent."
+const scriptedNote = "These results come from a scripted model, a deterministic program standing in for an LLM: they test the harness, not an agent, and say nothing about how a real model would do with these tools."
 
 func newView(r *Report) reportView {
 	v := reportView{
