@@ -14,6 +14,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case InitArg:
 			os.Exit(RunInit(os.Args[2:]))
+		case escapeArg:
+			os.Exit(runEscape(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

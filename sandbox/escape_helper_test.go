@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// escapeArg makes the test binary (see TestMain) attempt one syscall that
+// a shell cannot make, from inside a sandbox. It prints "ALLOWED" and exits
+// 0 when the kernel let the call through, else prints "DENIED: <errno>"
+// and exits 1. Bad usage exits 2.
+const escapeArg = "__sandbox-escape"
+
+func runEscape(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: __sandbox-escape ACTION [ARG]")
+		return 2
+	}
+	arg := ""
+	if len(args) > 1 {
+		arg = args[1]
+	}
+	num := func() int { n, _ := strconv.Atoi(arg); return n }
+	var err error
+	switch args[0] {
+	case "remount-rw": // make a read-only mount writable again
+		err = unix.Mount("", arg, "", unix.MS_REMOUNT|unix.MS_BIND, "")
+	case "mount-tmpfs":
+		err = unix.Mount("tmpfs", arg, "tmpfs", 0, "")
+	case "mknod": // a block device node (8,0 is sda)
+		err = unix.Mknod(arg, unix.S_IFBLK|0o600, int(unix.Mkdev(8, 0)))
+	case "ptrace":
+		if err = unix.PtraceAttach(num()); err == nil {
+			unix.PtraceDetach(num())
+		}
+	case "setuid0":
+		err = unix.Setuid(0)
+	case "unshare-user":
+		err = unix.Unshare(unix.CLONE_NEWUSER)
+	case "unshare-mount":
+		err = unix.Unshare(unix.CLONE_NEWNS)
+	case "chroot":
+		err = unix.Chroot(arg)
+	case "pivot-root":
+		err = unix.PivotRoot(arg, arg)
+	case "kill":
+		err = unix.Kill(num(), unix.SIGKILL)
+	case "sethostname":
+		err = unix.Sethostname([]byte("escaped"))
+	case "keyctl-read": // read a key from the user keyring by description
+		var id int
+		if id, err = unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", arg, 0); err == nil {
+			buf := make([]byte, 256)
+			var n int
+			if n, err = unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0); err == nil {
+				fmt.Printf("%s\n", buf[:min(n, len(buf))])
+			}
+		}
+	case "capset-all": // raise every capability in the permitted set
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		data := [2]unix.CapUserData{{Effective: ^uint32(0), Permitted: ^uint32(0)}, {Effective: ^uint32(0), Permitted: ^uint32(0)}}
+		err = unix.Capset(&hdr, &data[0])
+	case "launch": // on the host: be a launcher that the test then kills
+		return launchAndWait(arg, args[2])
+	default:
+		fmt.Fprintf(os.Stderr, "unknown action %q\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Printf("DENIED: %v\n", err)
+		return 1
+	}
+	fmt.Println("ALLOWED")
+	return 0
+}
+
+// launchAndWait starts a sandbox (per-agent directory under root) running
+// two sleeps of length marker, prints "started" and waits for it: the
+// launcher a test kills to see the sandbox go with it.
+func launchAndWait(marker, root string) int {
+	sb, err := New(context.Background(), Policy{TempRoot: root})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer sb.Close()
+	c := sb.Command(context.Background(), "/bin/sh", "-c", "sleep "+marker+" & sleep "+marker+"; wait")
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("started")
+	c.Wait()
+	return 0
+}

@@ -1,0 +1,228 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Redacted replaces every secret the Redactor removes.
+const Redacted = "[REDACTED]"
+
+// RedactMinLen is the shortest value SecretValues treats as a secret:
+// shorter values (a "1", a port) would blank out ordinary text.
+const RedactMinLen = 8
+
+// secretNameParts mark a variable whose value is a secret.
+var secretNameParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}
+
+// SecretValues returns the values in env that are secrets by default: those
+// of variables whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+// CREDENTIAL, AUTH, COOKIE or SESSION, or that is a proxy URL variable
+// (it may carry user:password), when at least RedactMinLen long.
+func SecretValues(env map[string]string) []string {
+	var out []string
+	for name, v := range env {
+		if len(v) < RedactMinLen {
+			continue
+		}
+		upper := strings.ToUpper(name)
+		secret := slices.Contains(proxyVars, name) && !strings.EqualFold(name, "NO_PROXY")
+		for _, part := range secretNameParts {
+			secret = secret || strings.Contains(upper, part)
+		}
+		if secret {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Redactor removes secrets from text: each value, and its base64 (standard
+// and URL alphabets, with and without padding, also where it sits at any
+// offset inside a longer encoded string such as a Basic credential),
+// URL-encoded (query and path) and JSON-escaped forms. It is safe for
+// concurrent use.
+type Redactor struct {
+	patterns [][]byte          // every form, longest first
+	byFirst  [256][]int        // pattern indexes by first byte
+	maxLen   int               // longest pattern
+	repl     *strings.Replacer // the same patterns, for whole strings
+}
+
+// NewRedactor returns a Redactor for secrets. Every non-empty value is
+// removed however short: the caller chooses what is secret (SecretValues
+// applies the default rule).
+func NewRedactor(secrets ...string) *Redactor {
+	seen := map[string]bool{}
+	var forms []string
+	add := func(f string) {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			forms = append(forms, f)
+		}
+	}
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		add(s)
+		add(url.QueryEscape(s))
+		add(url.PathEscape(s))
+		add(jsonEscape(s))
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			add(enc.EncodeToString([]byte(s)))
+			for _, f := range shiftedBase64(enc, s) {
+				add(f)
+			}
+		}
+	}
+	// Longest first, so a longer form wins over a shorter one it contains.
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	r := &Redactor{}
+	var pairs []string
+	for i, f := range forms {
+		r.patterns = append(r.patterns, []byte(f))
+		r.byFirst[f[0]] = append(r.byFirst[f[0]], i)
+		r.maxLen = max(r.maxLen, len(f))
+		pairs = append(pairs, f, Redacted)
+	}
+	r.repl = strings.NewReplacer(pairs...)
+	return r
+}
+
+// shiftedBase64 returns the parts of the encodings of s that do not depend
+// on what surrounds it, for s starting at each offset (0, 1, 2) modulo 3
+// inside longer data: the whole groups of four characters that encode only
+// bytes of s. Parts shorter than RedactMinLen are dropped.
+func shiftedBase64(enc *base64.Encoding, s string) []string {
+	var out []string
+	for k := range 3 {
+		data := append(make([]byte, k), s...)
+		e := enc.EncodeToString(data)
+		start := 0
+		if k > 0 {
+			start = 4 // the first group mixes in the k bytes before s
+		}
+		end := 4 * (len(data) / 3) // a last, partial group mixes in what follows
+		if end-start >= RedactMinLen {
+			out = append(out, e[start:end])
+		}
+	}
+	return out
+}
+
+// jsonEscape returns s as it appears inside a JSON string.
+func jsonEscape(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// String returns s with every secret replaced by Redacted.
+func (r *Redactor) String(s string) string {
+	if r == nil || len(r.patterns) == 0 {
+		return s
+	}
+	return r.repl.Replace(s)
+}
+
+// match returns the length of the longest pattern starting at b[0], or 0.
+func (r *Redactor) match(b []byte) int {
+	for _, i := range r.byFirst[b[0]] {
+		if bytes.HasPrefix(b, r.patterns[i]) {
+			return len(r.patterns[i])
+		}
+	}
+	return 0
+}
+
+// redact appends to dst the redacted form of b[:limit], where every secret
+// starting before limit lies wholly in b, and returns dst and how much of b
+// it consumed (at least limit, more when a secret crosses limit).
+func (r *Redactor) redact(dst, b []byte, limit int) ([]byte, int) {
+	i, last := 0, 0
+	for i < limit {
+		if len(r.byFirst[b[i]]) == 0 {
+			i++
+			continue
+		}
+		n := r.match(b[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		dst = append(dst, b[last:i]...)
+		dst = append(dst, Redacted...)
+		i += n
+		last = i
+	}
+	return append(dst, b[last:i]...), i
+}
+
+// Writer returns a writer that redacts what passes through it to w. It
+// holds back the last few bytes of each write until it knows they do not
+// begin a secret, so a secret split across writes is still removed: call
+// Close (or Flush) to write what is held back. The writer is safe for
+// concurrent use.
+func (r *Redactor) Writer(w io.Writer) *RedactWriter {
+	return &RedactWriter{r: r, w: w}
+}
+
+// RedactWriter is the writer Redactor.Writer returns.
+type RedactWriter struct {
+	r   *Redactor
+	w   io.Writer
+	mu  sync.Mutex
+	buf []byte // held back: may be the start of a secret
+	out []byte // scratch for redacted output
+}
+
+// Write redacts p and writes all that is known to be complete. It reports
+// len(p) on success: every byte of p was taken.
+func (rw *RedactWriter) Write(p []byte) (int, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.r == nil || len(rw.r.patterns) == 0 {
+		return rw.w.Write(p)
+	}
+	rw.buf = append(rw.buf, p...)
+	// A secret starting before limit ends within buf.
+	limit := len(rw.buf) - (rw.r.maxLen - 1)
+	if limit <= 0 {
+		return len(p), nil
+	}
+	var used int
+	rw.out, used = rw.r.redact(rw.out[:0], rw.buf, limit)
+	rw.buf = rw.buf[:copy(rw.buf, rw.buf[used:])]
+	if _, err := rw.w.Write(rw.out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush redacts and writes everything held back. Only call it where no
+// secret can continue, e.g. at a line or message boundary; Close does.
+func (rw *RedactWriter) Flush() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if len(rw.buf) == 0 {
+		return nil
+	}
+	rw.out, _ = rw.r.redact(rw.out[:0], rw.buf, len(rw.buf))
+	rw.buf = rw.buf[:0]
+	_, err := rw.w.Write(rw.out)
+	return err
+}
+
+// Close flushes. It does not close the underlying writer.
+func (rw *RedactWriter) Close() error { return rw.Flush() }

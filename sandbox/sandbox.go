@@ -1,0 +1,641 @@
+// Package sandbox confines an agent with bubblewrap and lets it out only
+// through an egress proxy that enforces a host allowlist and holds the real
+// secrets.
+//
+// The confinement half (this file, env.go, redact.go, check.go, cgroup.go)
+// builds the bubblewrap command line from a Policy; the egress half
+// (egress*.go, init.go) is the proxy and the in-sandbox relay. docs/sandbox.md
+// describes the threat model and every choice made here.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Paths inside the sandbox.
+const (
+	// HomeDir is the agent's HOME and TMPDIR: the per-agent directory,
+	// mounted over /tmp.
+	HomeDir = "/tmp"
+	// WorkspaceDir is where the workspace is mounted and the command starts.
+	WorkspaceDir = "/workspace"
+	// InitPath is where pairbench's own binary is mounted when it runs as
+	// the sandbox's init (egress relay).
+	InitPath = "/.pairbench/bin/pairbench"
+)
+
+// UID and GID are the sandboxed processes' ids. They are not root, and map
+// to the launcher's own ids outside.
+const (
+	UID = 1000
+	GID = 1000
+)
+
+// Policy is what a sandbox may see and do. The zero Policy is the strictest:
+// an empty workspace, no network at all, nothing from the host but /usr and
+// the /etc files DNS and TLS need.
+type Policy struct {
+	// Workspace is a host directory mounted read-write at WorkspaceDir.
+	// Empty means a fresh empty directory inside the per-agent directory.
+	Workspace string
+
+	// Hide lists patterns of secret files in Workspace that must read as
+	// absent (DefaultHide is a good start). A pattern without a slash is
+	// matched (path.Match) against every file and directory name, one with
+	// a slash against the path relative to Workspace; a matching directory
+	// is hidden whole. When Hide is set, Workspace is not mounted live: the
+	// sandbox works on a private copy taken at New without the hidden
+	// files, so a secret file created in Workspace later never appears
+	// either. Symbolic links are copied as links, never followed. The copy
+	// is at Sandbox.Workspace and is removed by Close.
+	Hide []string
+
+	// ReadOnly lists programs installed outside /usr (Node's binary, an
+	// agent's package directory). Each path is mounted read-only at the
+	// same path inside. Name the binary and the package directory, never
+	// an install prefix: New refuses system directories, the home
+	// directory and its ancestors.
+	ReadOnly []string
+
+	// Env holds the variables the sandboxed commands get, beyond HOME,
+	// TMPDIR, PATH and LANG. Nothing else from the host passes: build it
+	// with AgentEnv to apply the allowlist. Values never appear on any
+	// command line.
+	Env map[string]string
+
+	// Egress, when set, is the sandbox's only way out: its socket directory
+	// is mounted, pairbench's own binary runs as the sandbox's init relaying
+	// loopback ports to it, and its variables (proxy, CA, placeholders)
+	// override Env. Without it the sandbox has no network but its own
+	// loopback. The caller owns Egress and closes it.
+	Egress *Egress
+
+	// Limits caps memory, processes, CPU and /tmp. The zero value sets none.
+	Limits Limits
+
+	// TempRoot is the host directory per-agent directories are created in.
+	// Empty means /tmp, whatever TMPDIR says.
+	TempRoot string
+
+	// Bwrap is the bubblewrap binary. Empty means "bwrap" from PATH.
+	Bwrap string
+
+	// Executable is pairbench's own binary, run inside as the init when
+	// Egress is set. Empty means os.Executable().
+	Executable string
+}
+
+// DefaultHide names the files that commonly hold credentials in a worktree.
+var DefaultHide = []string{
+	".env", ".env.*", "*.env",
+	".git/config", ".git-credentials", ".netrc", ".npmrc", ".pypirc",
+	".ssh", ".aws", ".gnupg", ".docker", ".kube",
+	"id_rsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key", "*.p12",
+}
+
+// Sandbox is one agent's confinement: its per-agent directory (over /tmp
+// inside), its workspace and its cgroup. Commands started from it run in
+// fresh namespaces each, sharing those directories. Close ends them all.
+type Sandbox struct {
+	policy    Policy
+	bwrap     string
+	exe       string // pairbench binary for the init, when egress is set
+	dir       string // per-agent host directory
+	home      string // dir/home, mounted at HomeDir
+	workspace string // host directory mounted at WorkspaceDir
+	cg        *cgroup
+
+	mu      sync.Mutex
+	running map[*Cmd]struct{}
+	closed  bool
+}
+
+// New checks p and prepares a sandbox: the per-agent directory (mode 0700,
+// under TempRoot), the workspace copy when p.Hide is set, and the cgroup
+// when p.Limits asks for one. It starts nothing. The caller must Close it.
+// New returns an *UnsupportedError when limits are asked for and the host
+// does not delegate them.
+func New(ctx context.Context, p Policy) (*Sandbox, error) {
+	s := &Sandbox{policy: p, running: map[*Cmd]struct{}{}}
+	var err error
+	if s.bwrap, err = exec.LookPath(orDefault(p.Bwrap, "bwrap")); err != nil {
+		return nil, fmt.Errorf("sandbox: bubblewrap: %w", err)
+	}
+	if err := validatePolicy(p); err != nil {
+		return nil, err
+	}
+	if p.Egress != nil {
+		if s.exe, err = executable(p.Executable); err != nil {
+			return nil, err
+		}
+	}
+	if s.dir, err = os.MkdirTemp(orDefault(p.TempRoot, "/tmp"), "pairbench-sandbox-"); err != nil {
+		return nil, fmt.Errorf("sandbox: per-agent directory: %w", err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Sandbox) prepare(ctx context.Context) error {
+	p := s.policy
+	s.home = filepath.Join(s.dir, "home")
+	if err := os.Mkdir(s.home, 0o700); err != nil {
+		return fmt.Errorf("sandbox: home: %w", err)
+	}
+	etc := filepath.Join(s.dir, "etc")
+	if err := os.Mkdir(etc, 0o700); err != nil {
+		return fmt.Errorf("sandbox: etc: %w", err)
+	}
+	// A passwd and group naming only the sandbox user, so tools that look
+	// the user up work without the host's account list.
+	passwd := fmt.Sprintf("agent:x:%d:%d:agent:%s:/bin/sh\n", UID, GID, HomeDir)
+	group := fmt.Sprintf("agent:x:%d:\n", GID)
+	if err := os.WriteFile(filepath.Join(etc, "passwd"), []byte(passwd), 0o644); err != nil {
+		return fmt.Errorf("sandbox: passwd: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(etc, "group"), []byte(group), 0o644); err != nil {
+		return fmt.Errorf("sandbox: group: %w", err)
+	}
+
+	switch {
+	case p.Workspace == "":
+		s.workspace = filepath.Join(s.dir, "workspace")
+		if err := os.Mkdir(s.workspace, 0o700); err != nil {
+			return fmt.Errorf("sandbox: workspace: %w", err)
+		}
+	case len(p.Hide) > 0:
+		s.workspace = filepath.Join(s.dir, "workspace")
+		if err := copyWorkspace(ctx, p.Workspace, s.workspace, p.Hide); err != nil {
+			return err
+		}
+	default:
+		s.workspace = p.Workspace
+	}
+
+	if p.Limits.needsCgroup() {
+		cg, err := newCgroup(p.Limits)
+		if err != nil {
+			return err
+		}
+		s.cg = cg
+	}
+	return nil
+}
+
+// Home returns the host path of the per-agent directory the sandbox sees
+// as HomeDir (/tmp). Files put there before a command starts (an agent's
+// configuration) are visible to it.
+func (s *Sandbox) Home() string { return s.home }
+
+// Workspace returns the host path mounted at WorkspaceDir: Policy.Workspace
+// itself, or the private copy (or fresh directory) inside the per-agent
+// directory, which Close removes.
+func (s *Sandbox) Workspace() string { return s.workspace }
+
+// Close kills every command still running in the sandbox (and, with
+// limits, every process left in its cgroup), waits for them to exit and
+// removes the per-agent directory. It is safe to call more than once and
+// from any goroutine, e.g. the runner's shutdown path.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	running := slices.Collect(maps.Keys(s.running))
+	s.mu.Unlock()
+	for _, c := range running {
+		c.kill()
+	}
+	var errs []error
+	if s.cg != nil {
+		errs = append(errs, s.cg.kill())
+	}
+	for _, c := range running {
+		<-c.done
+	}
+	if s.cg != nil {
+		errs = append(errs, s.cg.remove())
+		s.cg = nil
+	}
+	if s.dir != "" {
+		errs = append(errs, removeAll(s.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// removeAll removes dir, retrying briefly: processes of a killed sandbox
+// may still be exiting (the kernel tears a PID namespace down
+// asynchronously) and create files meanwhile.
+func removeAll(dir string) error {
+	var err error
+	for range 20 {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return fmt.Errorf("sandbox: remove %s: %w", dir, err)
+}
+
+// Cmd is a command to run inside a sandbox, in namespaces of its own.
+// Set the exported fields before Start.
+type Cmd struct {
+	// Args is the command line as seen inside. An Args[0] without a slash
+	// is looked up in the sandbox's PATH.
+	Args []string
+	// Env adds variables for this command only; Policy.Egress's still win.
+	Env map[string]string
+	// Dir is the working directory inside; empty means WorkspaceDir.
+	Dir string
+	// Stdin, Stdout and Stderr are as for exec.Cmd. A nil Stdin reads
+	// from /dev/null.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	ctx   context.Context
+	sb    *Sandbox
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	pidfd int // the sandbox's PID 1, or -1; guarded by mu
+	done  chan struct{}
+	err   error
+}
+
+// Command returns the Cmd that runs name with args inside s. Cancelling
+// ctx kills bubblewrap with SIGKILL, which ends every process inside.
+func (s *Sandbox) Command(ctx context.Context, name string, args ...string) *Cmd {
+	return &Cmd{Args: append([]string{name}, args...), ctx: ctx, sb: s, pidfd: -1}
+}
+
+// Start starts bubblewrap. Its own environment is empty and its options,
+// environment values included, travel through a sealed memory file
+// (--args): the sandbox's PID 1 (bubblewrap) shows neither the host's
+// variables nor any value of Env, only the command line itself.
+func (c *Cmd) Start() error {
+	s := c.sb
+	if c.cmd != nil {
+		return errors.New("sandbox: command already started")
+	}
+	opts, cmdline, err := s.bwrapArgs(c)
+	if err != nil {
+		return err
+	}
+	argsFile, err := sealedArgs(opts)
+	if err != nil {
+		return err
+	}
+	defer argsFile.Close()
+
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: info pipe: %w", err)
+	}
+	defer infoR.Close()
+	defer infoW.Close()
+
+	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
+	cmd.Env = []string{} // nothing from the host, not even PATH
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	cmd.ExtraFiles = []*os.File{argsFile, infoW}
+	cmd.Cancel = func() error { c.kill(); return nil }
+	cmd.WaitDelay = 2 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if s.cg != nil {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = s.cg.fd()
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("sandbox: closed")
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("sandbox: start bubblewrap: %w", err)
+	}
+	infoW.Close()
+	c.cmd = cmd
+	c.done = make(chan struct{})
+	c.mu.Lock()
+	c.pidfd = sandboxInit(infoR)
+	c.mu.Unlock()
+	s.running[c] = struct{}{}
+	go func() {
+		c.err = cmd.Wait()
+		s.mu.Lock()
+		delete(s.running, c)
+		s.mu.Unlock()
+		c.mu.Lock()
+		if c.pidfd >= 0 {
+			unix.Close(c.pidfd)
+			c.pidfd = -1
+		}
+		c.mu.Unlock()
+		close(c.done)
+	}()
+	return nil
+}
+
+// sandboxInit reads bubblewrap's --info-fd report and returns a pidfd for
+// the sandbox's PID 1, or -1 when bubblewrap exited without one. Killing
+// PID 1 ends the whole PID namespace at once; killing only bubblewrap
+// would leave a PID 1 still in its setup phase (where the parent-death
+// signal does not yet hold) waiting forever.
+func sandboxInit(info io.Reader) int {
+	var report struct {
+		ChildPid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(info).Decode(&report); err != nil || report.ChildPid <= 0 {
+		return -1
+	}
+	fd, err := unix.PidfdOpen(report.ChildPid, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// Wait waits for the command to exit. Its error is as exec.Cmd.Wait's: an
+// *exec.ExitError carries the command's exit status (bubblewrap passes it
+// on), or the context's kill.
+func (c *Cmd) Wait() error {
+	if c.cmd == nil {
+		return errors.New("sandbox: command not started")
+	}
+	<-c.done
+	return c.err
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Pid returns bubblewrap's process id on the host, or 0 before Start.
+func (c *Cmd) Pid() int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// kill kills the sandbox's PID 1 (and with it every process inside) and
+// bubblewrap.
+func (c *Cmd) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pidfd >= 0 {
+		unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		c.cmd.Process.Kill()
+	}
+}
+
+// bwrapArgs returns bubblewrap's options for c (for the argument file)
+// and the command line to run (bubblewrap takes it from its own argv).
+func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
+	p := s.policy
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return nil, nil, errors.New("sandbox: empty command")
+	}
+	a := []string{
+		"--unshare-user", "--uid", fmt.Sprint(UID), "--gid", fmt.Sprint(GID),
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+		"--disable-userns",
+		"--hostname", "sandbox",
+		"--die-with-parent", "--new-session",
+		"--cap-drop", "ALL",
+		"--clearenv",
+		"--ro-bind", "/usr", "/usr",
+	}
+	a = append(a, rootLinks()...)
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	etc := filepath.Join(s.dir, "etc")
+	a = append(a,
+		"--ro-bind", filepath.Join(etc, "passwd"), "/etc/passwd",
+		"--ro-bind", filepath.Join(etc, "group"), "/etc/group",
+	)
+	tmp, err := s.tmpMounts()
+	if err != nil {
+		return nil, nil, err
+	}
+	a = append(a, tmp...)
+	a = append(a, "--bind", s.workspace, WorkspaceDir)
+	for _, ro := range p.ReadOnly {
+		a = append(a, "--ro-bind", ro, ro)
+	}
+
+	env := map[string]string{
+		"HOME":   HomeDir,
+		"TMPDIR": HomeDir,
+		"PATH":   "/usr/local/bin:/usr/bin:/bin",
+		"LANG":   "C.UTF-8",
+	}
+	maps.Copy(env, p.Env)
+	maps.Copy(env, c.Env)
+	cmdline = c.Args
+	if p.Egress != nil {
+		host, inside := p.Egress.Mounts()
+		a = append(a, "--ro-bind", host, inside, "--ro-bind", s.exe, InitPath)
+		maps.Copy(env, p.Egress.Env())
+		cmdline = slices.Concat([]string{InitPath, InitArg}, p.Egress.InitArgs(), []string{"--"}, c.Args)
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !envName.MatchString(k) {
+			return nil, nil, fmt.Errorf("sandbox: bad environment variable name %q", k)
+		}
+		a = append(a, "--setenv", k, env[k])
+	}
+	a = append(a, "--chdir", orDefault(c.Dir, WorkspaceDir))
+	for _, arg := range slices.Concat(a, cmdline) {
+		// The argument file is NUL-separated: a NUL inside a value would
+		// smuggle in bubblewrap options.
+		if strings.ContainsRune(arg, 0) {
+			return nil, nil, errors.New("sandbox: NUL byte in an argument or environment value")
+		}
+	}
+	return a, cmdline, nil
+}
+
+// tmpMounts returns the mounts that make up /tmp: the per-agent directory
+// itself, or with Limits.TmpSize a tmpfs of that size on which each entry
+// already in the per-agent directory is mounted (bubblewrap cannot cap the
+// size of a bind mount; those entries are not counted).
+func (s *Sandbox) tmpMounts() ([]string, error) {
+	size := s.policy.Limits.TmpSize
+	if size <= 0 {
+		return []string{"--bind", s.home, HomeDir}, nil
+	}
+	a := []string{"--size", fmt.Sprint(size), "--perms", "0700", "--tmpfs", HomeDir}
+	entries, err := os.ReadDir(s.home)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: home: %w", err)
+	}
+	for _, e := range entries {
+		a = append(a, "--bind", filepath.Join(s.home, e.Name()), filepath.Join(HomeDir, e.Name()))
+	}
+	return a, nil
+}
+
+// etcFiles are the only host files under /etc a sandbox sees: name
+// resolution and TLS trust, plus the dynamic linker's cache, the time zone
+// and Debian's alternatives links (symbolic links into /usr) so that /usr's
+// programs work. Missing ones are skipped.
+var etcFiles = []string{
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/crypto-policies",
+	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
+}
+
+// rootLinks reproduces the host's /bin, /sbin, /lib* entries: a symbolic
+// link (merged /usr) stays a link, a real directory is mounted read-only.
+func rootLinks() []string {
+	var a []string
+	for _, name := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(name)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(name); err == nil {
+				a = append(a, "--symlink", target, name)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", name, name)
+		}
+	}
+	return a
+}
+
+// sealedArgs returns a memory file holding args NUL-separated, sealed
+// against writes, positioned at its start.
+func sealedArgs(args []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("bwrap-args", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "bwrap-args")
+	var b strings.Builder
+	for _, arg := range args {
+		b.WriteString(arg)
+		b.WriteByte(0)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: seal argument file: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+	}
+	return f, nil
+}
+
+// validatePolicy refuses a policy that would expose what must stay hidden.
+func validatePolicy(p Policy) error {
+	if p.Workspace != "" {
+		if err := requireDir(p.Workspace); err != nil {
+			return fmt.Errorf("sandbox: workspace: %w", err)
+		}
+	}
+	home, _ := os.UserHomeDir()
+	for _, ro := range p.ReadOnly {
+		if err := checkReadOnly(ro, home); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func requireDir(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("%s: not an absolute path", path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: not a directory", path)
+	}
+	return nil
+}
+
+// systemDirs may never be mounted whole as a "program".
+var systemDirs = []string{"/", "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/tmp", "/root", "/home", "/boot", "/mnt", "/media", "/srv", "/opt", "/usr/local", "/snap"}
+
+// checkReadOnly refuses a ReadOnly path that is not a clean absolute path
+// to an existing file or directory, or that is an install prefix or
+// system directory rather than one program.
+func checkReadOnly(path, home string) error {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return fmt.Errorf("sandbox: read-only mount %q: want a clean absolute path", path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("sandbox: read-only mount: %w", err)
+	}
+	if slices.Contains(systemDirs, path) || path == "/usr" {
+		return fmt.Errorf("sandbox: read-only mount %s: a system directory, not a program", path)
+	}
+	if home != "" && (path == home || strings.HasPrefix(home+"/", path+"/")) {
+		return fmt.Errorf("sandbox: read-only mount %s: the home directory or one of its parents", path)
+	}
+	if home != "" {
+		for _, prefix := range []string{".local", ".nvm", ".npm-global", ".volta", ".bun", ".deno", ".cargo", "go", ".config", ".cache"} {
+			if path == filepath.Join(home, prefix) {
+				return fmt.Errorf("sandbox: read-only mount %s: an install prefix; mount the binary and its package directory instead", path)
+			}
+		}
+	}
+	return nil
+}
+
+// executable returns path, or pairbench's own binary when path is empty.
+func executable(path string) (string, error) {
+	if path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("sandbox: pairbench's own binary: %w", err)
+		}
+		path = exe
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("sandbox: init binary: %w", err)
+	}
+	return path, nil
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

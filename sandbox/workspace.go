@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const noFollow = syscall.O_NOFOLLOW
+
+// hidden reports whether rel (slash-separated, relative to the workspace)
+// matches one of the Hide patterns: a pattern without a slash against its
+// last element, one with a slash against the whole path.
+func hidden(rel string, patterns []string) bool {
+	base := path.Base(rel)
+	for _, p := range patterns {
+		subject := base
+		if strings.Contains(p, "/") {
+			subject = rel
+		}
+		if ok, _ := path.Match(p, subject); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// copyWorkspace copies the tree at src into dst (which must not exist),
+// leaving out what hidden matches (a hidden directory with everything in
+// it). Regular files are copied with their permission bits, directories
+// created, symbolic links recreated as links (never followed, so a link
+// to a file outside src copies nothing of it); devices, pipes and sockets
+// are skipped.
+func copyWorkspace(ctx context.Context, src, dst string, hide []string) error {
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return fmt.Errorf("sandbox: workspace copy: %w", err)
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if hidden(filepath.ToSlash(rel), hide) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dst, rel)
+		switch t := d.Type(); {
+		case t.IsDir():
+			return os.Mkdir(to, 0o700)
+		case t&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case t.IsRegular():
+			return copyFile(p, to)
+		default:
+			return nil
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: workspace copy: %w", err)
+	}
+	return nil
+}
+
+// copyFile copies the regular file src to dst without following a link at
+// either end.
+func copyFile(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, fi.Mode().Perm()|0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
