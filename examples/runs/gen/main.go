@@ -193,8 +193,8 @@ func demo() (*runner.Plan, []pairbench.Row) {
 	}
 
 	g := &gen{rng: rng, clock: start, plan: plan}
-	g.adoptionStage("books.example", "books-cheapest-by-author", []bool{true, true, true})
-	g.adoptionStage("weather.example", "weather-high-oslo", []bool{false, true, false})
+	g.adoptionStage("books.example", "books-cheapest-by-author", map[string]any{"title": "Paper Boats", "price": "$7.49"}, []bool{true, true, true})
+	g.adoptionStage("weather.example", "weather-high-oslo", map[string]any{"city": "Oslo", "high_c": 4}, []bool{false, true, false})
 	for _, s := range specs() {
 		g.intent(s)
 	}
@@ -209,11 +209,12 @@ type gen struct {
 	rows  []pairbench.Row
 }
 
-func (g *gen) adoptionStage(domain, intent string, adopted []bool) {
+// adoptionStage records a domain's treatment-only adoption trials, all
+// correct, adopting the tools as adopted says.
+func (g *gen) adoptionStage(domain, intent string, answer map[string]any, adopted []bool) {
 	for i, a := range adopted {
 		r := g.row(intent, domain, pairbench.StageAdoption, i, "", pairbench.Treatment, 1)
-		r.TrialDir = fmt.Sprintf("trials/%s/adoption-%d", intent, i)
-		g.finish(&r, pairbench.Correct, 30+10*g.rng.Float64(), a, nil)
+		g.finish(&r, pairbench.Correct, 30+10*g.rng.Float64(), a, answer)
 		g.rows = append(g.rows, r)
 	}
 }
@@ -326,10 +327,7 @@ func (g *gen) abortedPair(s spec, pair int, order pairbench.Order, attempt int) 
 
 // row starts a row with its identity filled in.
 func (g *gen) row(intent, domain string, stage pairbench.Stage, pair int, order pairbench.Order, arm pairbench.Arm, attempt int) pairbench.Row {
-	dir := fmt.Sprintf("trials/%s/%d-%s", intent, pair, arm)
-	if attempt > 1 {
-		dir += fmt.Sprintf("-%d", attempt)
-	}
+	dir := runner.TrialDir(runner.Job{Intent: intent, Stage: stage, Pair: pair, Attempt: attempt}, arm)
 	g.clock = g.clock.Add(time.Duration(20+g.rng.IntN(70)) * time.Second)
 	return pairbench.Row{
 		V: pairbench.RowVersion, RunID: runID, Intent: intent, Domain: domain, Stage: stage,
