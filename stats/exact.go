@@ -156,3 +156,28 @@ func critical(n int, alpha float64) int {
 	}
 	return lo
 }
+
+// McNemarPower returns the exact power of the two-sided exact McNemar test
+// at alpha with n pairs, when a pair is correct in treatment only with
+// probability pb and in control only with probability pc: the chance that
+// such a run reaches p ≤ alpha. It is what docs/statistics.md's power table
+// is computed from.
+func McNemarPower(n int, pb, pc, alpha float64) float64 {
+	pd := pb + pc
+	if n <= 0 || pd <= 0 {
+		return 0
+	}
+	disc := distuv.Binomial{N: float64(n), P: min(1, pd)}
+	q := pb / pd
+	power := 0.0
+	for m := 1; m <= n; m++ {
+		k := critical(m, alpha) // reject when min(b, m−b) < k
+		if k == 0 {
+			continue
+		}
+		split := distuv.Binomial{N: float64(m), P: q}
+		reject := split.CDF(float64(k-1)) + (1 - split.CDF(float64(m-k)))
+		power += disc.Prob(float64(m)) * reject
+	}
+	return min(1, power)
+}

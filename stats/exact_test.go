@@ -157,3 +157,28 @@ func TestCriticalAgreesWithSignTest(t *testing.T) {
 		}
 	}
 }
+
+func TestMcNemarPower(t *testing.T) {
+	// The figures docs/statistics.md quotes: 25% vs 5% needs about 60
+	// pairs for 80% power, 40% vs 0% about 18.
+	for _, tc := range []struct {
+		n      int
+		pb, pc float64
+		want   float64
+	}{
+		{60, 0.25, 0.05, 0.797},
+		{62, 0.25, 0.05, 0.813},
+		{17, 0.40, 0, 0.736},
+		{18, 0.40, 0, 0.791},
+		{20, 0.40, 0, 0.874},
+		{10, 0.25, 0.05, 0.015},
+		{30, 0.15, 0.05, 0.099},
+	} {
+		assert.InDelta(t, tc.want, McNemarPower(tc.n, tc.pb, tc.pc, 0.05), 0.0005, "n=%d pb=%v pc=%v", tc.n, tc.pb, tc.pc)
+	}
+	assert.Equal(t, 0.0, McNemarPower(5, 0.5, 0, 0.05), "5 pairs can never reach .05")
+	// With no effect the power is the test's size, at most alpha.
+	for _, n := range []int{10, 30, 60} {
+		assert.LessOrEqual(t, McNemarPower(n, 0.1, 0.1, 0.05), 0.05)
+	}
+}
