@@ -27,8 +27,12 @@ import (
 //     tool whose name is the step's tool or ends in "__" + the step's tool
 //     (steps whose tool is not declared are skipped), and answers from what
 //     the steps returned. A step that names an element (args.element)
-//     without args.ref gets the ref of that element in the latest page
-//     snapshot it has read, as an agent reads refs off a snapshot.
+//     without its ref gets the ref of that element in the latest page
+//     snapshot, as an agent reads refs off a snapshot; when the last result
+//     is not a snapshot (Playwright MCP's navigate and click only link to
+//     one) the model first calls browser_snapshot. After the last step it
+//     takes one more snapshot, unless the last result was one, to read the
+//     page it ends on.
 //
 // The answer is the baseline answer filtered by what the tools returned: a
 // value the model never read is left out (null in an object, dropped from a
@@ -63,11 +67,35 @@ func observations(msgs []chatMessage) []string {
 	return obs
 }
 
+// toolset maps each tool the request declares to its parameter names.
+type toolset map[string][]string
+
+// find returns the declared tool that is want, or ends in "__"+want.
+func (ts toolset) find(want string) string {
+	if want == "" {
+		return ""
+	}
+	if _, ok := ts[want]; ok {
+		return want
+	}
+	var found []string
+	for t := range ts {
+		if strings.HasSuffix(t, "__"+want) {
+			found = append(found, t)
+		}
+	}
+	slices.Sort(found) // deterministic when two servers offer the tool
+	if len(found) == 0 {
+		return ""
+	}
+	return found[0]
+}
+
 // next returns the scripted agent's move for intent in, given the tools the
-// request declares and what it has observed so far.
-func next(in *intents.Intent, tools []string, obs []string) move {
+// request declares and the results it has observed so far.
+func next(in *intents.Intent, tools toolset, obs []string) move {
 	k := 0 // observations consumed by the plan so far
-	if webmcp := findTool(tools, "webmcp"); webmcp != "" {
+	if webmcp := tools.find("webmcp"); webmcp != "" {
 		if k == len(obs) {
 			return callMove(webmcp, map[string]any{"action": "list"})
 		}
@@ -88,40 +116,89 @@ func next(in *intents.Intent, tools []string, obs []string) move {
 			}
 		}
 	}
+	snapshot := tools.find("browser_snapshot")
+	// freshSnapshot reports whether the last result shows the page's refs.
+	// Playwright MCP's navigate and click return only a link to the
+	// snapshot, so the model takes one itself when it needs to read the page.
+	freshSnapshot := func() bool { return k > 0 && strings.Contains(obs[k-1], "[ref=") }
 	var read []string
+	took := false
 	for _, st := range in.Baseline.Steps {
-		name := findTool(tools, st.Tool)
+		name := tools.find(st.Tool)
 		if name == "" {
 			continue
 		}
-		if k >= len(obs) {
-			return callMove(name, withRef(st.Args, obs))
+		if needsTarget(st.Args) && snapshot != "" && !freshSnapshot() {
+			if k == len(obs) {
+				return callMove(snapshot, map[string]any{})
+			}
+			read = append(read, obs[k])
+			k++
+		}
+		if k == len(obs) {
+			return callMove(name, withTarget(st.Args, tools[name], obs))
 		}
 		read = append(read, obs[k])
 		k++
+		took = true
+	}
+	if took && snapshot != "" && !freshSnapshot() {
+		// Read the page the last step left before answering.
+		if k == len(obs) {
+			return callMove(snapshot, map[string]any{})
+		}
+		read = append(read, obs[k])
 	}
 	return move{final: finalAnswer(in, "the page", read)}
 }
 
-// withRef returns a step's arguments, adding the ref of args.element from
-// the latest snapshot in obs when the step names an element but no ref. When
-// no snapshot shows the element the step goes without a ref, and the browser
-// tool's error is what the model reads.
-func withRef(args map[string]any, obs []string) map[string]any {
+// The argument names Playwright MCP versions give an element's snapshot ref:
+// "target" (0.0.83, which also takes a selector there) and "ref" (earlier).
+const (
+	targetKey = "target"
+	refKey    = "ref"
+)
+
+// needsTarget reports whether a step names an element but not its ref.
+func needsTarget(args map[string]any) bool {
+	element, named := args["element"].(string)
+	if !named || element == "" {
+		return false
+	}
+	_, hasTarget := args[targetKey]
+	_, hasRef := args[refKey]
+	return !hasTarget && !hasRef
+}
+
+// withTarget returns a step's arguments ready for the tool whose parameters
+// are params. A step that names an element but no ref gets the element's ref
+// from the latest snapshot in obs, under the name the tool declares (target,
+// else ref); a ref given under the other name is renamed. When no snapshot
+// shows the element the step goes without one, and the browser tool's error
+// is what the model reads.
+func withTarget(args map[string]any, params []string, obs []string) map[string]any {
 	out := make(map[string]any, len(args)+1)
 	for k, v := range args {
 		out[k] = v
 	}
-	element, named := args["element"].(string)
-	if _, hasRef := args["ref"]; hasRef || !named || element == "" {
+	key, other := targetKey, refKey
+	if !slices.Contains(params, targetKey) && slices.Contains(params, refKey) {
+		key, other = refKey, targetKey
+	}
+	if v, ok := out[other]; ok && !slices.Contains(params, other) {
+		delete(out, other)
+		out[key] = v
+	}
+	if !needsTarget(out) {
 		return out
 	}
+	element := out["element"].(string)
 	for i := len(obs) - 1; i >= 0; i-- {
 		if !strings.Contains(obs[i], "[ref=") {
 			continue
 		}
 		if ref, ok := findRef(obs[i], element); ok {
-			out["ref"] = ref
+			out[key] = ref
 		}
 		break // only the latest snapshot's refs are valid
 	}
@@ -165,22 +242,6 @@ func callMove(name string, args map[string]any) move {
 		b = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 	}
 	return move{call: &functionCall{Name: name, Arguments: string(b)}}
-}
-
-// findTool returns the declared tool that is want, or ends in "__"+want.
-func findTool(tools []string, want string) string {
-	if want == "" {
-		return ""
-	}
-	if slices.Contains(tools, want) {
-		return want
-	}
-	for _, t := range tools {
-		if strings.HasSuffix(t, "__"+want) {
-			return t
-		}
-	}
-	return ""
 }
 
 // lists reports whether a webmcp list result names tool: as a "name" field

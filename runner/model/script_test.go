@@ -69,14 +69,14 @@ func TestLists(t *testing.T) {
 	assert.False(t, lists("No WebMCP tools on this page.", "find_books"))
 }
 
-func TestFindTool(t *testing.T) {
-	tools := []string{"mcp__browser__browser_navigate", "mcp__pairbench__webmcp", "browser_click"}
-	assert.Equal(t, "mcp__pairbench__webmcp", findTool(tools, "webmcp"))
-	assert.Equal(t, "mcp__browser__browser_navigate", findTool(tools, "browser_navigate"))
-	assert.Equal(t, "mcp__browser__browser_navigate", findTool(tools, "mcp__browser__browser_navigate"))
-	assert.Equal(t, "browser_click", findTool(tools, "browser_click"))
-	assert.Empty(t, findTool(tools, "navigate"), "a suffix must follow __")
-	assert.Empty(t, findTool(tools, ""))
+func TestToolsetFind(t *testing.T) {
+	tools := toolset{"mcp__browser__browser_navigate": nil, "mcp__pairbench__webmcp": nil, "browser_click": nil, "mcp__zz__webmcp": nil}
+	assert.Equal(t, "mcp__pairbench__webmcp", tools.find("webmcp"), "the first by name when two servers offer it")
+	assert.Equal(t, "mcp__browser__browser_navigate", tools.find("browser_navigate"))
+	assert.Equal(t, "mcp__browser__browser_navigate", tools.find("mcp__browser__browser_navigate"))
+	assert.Equal(t, "browser_click", tools.find("browser_click"))
+	assert.Empty(t, tools.find("navigate"), "a suffix must follow __")
+	assert.Empty(t, tools.find(""))
 }
 
 func TestMatchIntent(t *testing.T) {
@@ -132,16 +132,22 @@ func TestFindRef(t *testing.T) {
 	}
 }
 
-func TestWithRef(t *testing.T) {
+func TestWithTarget(t *testing.T) {
 	old := "- button \"Go\" [ref=e1]"
 	latest := "- button \"Go\" [ref=e9]"
-	plain := "Navigated to http://books.example/"
+	plain := "### Page\n- Page URL: http://books.example/\n### Snapshot\n- [Snapshot](page-1.yml)"
 	args := map[string]any{"element": "Go"}
+	pw83 := []string{"element", "target", "doubleClick"}
+	legacy := []string{"element", "ref"}
 
-	assert.Equal(t, map[string]any{"element": "Go", "ref": "e9"}, withRef(args, []string{old, latest, plain}), "the latest snapshot's ref")
+	assert.Equal(t, map[string]any{"element": "Go", "target": "e9"}, withTarget(args, pw83, []string{old, latest, plain}), "the latest snapshot's ref")
 	assert.Equal(t, map[string]any{"element": "Go"}, args, "the step's own args are not changed")
-	assert.Equal(t, map[string]any{"element": "Go", "ref": "e3"}, withRef(map[string]any{"element": "Go", "ref": "e3"}, []string{latest}), "a given ref is kept")
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e9"}, withTarget(args, legacy, []string{latest}), "under the name the tool declares")
+	assert.Equal(t, map[string]any{"element": "Go", "target": "e9"}, withTarget(args, nil, []string{latest}), "target when the tool declares neither")
+	assert.Equal(t, map[string]any{"element": "Go", "target": "e3"}, withTarget(map[string]any{"element": "Go", "ref": "e3"}, pw83, []string{latest}), "a given ref is kept, renamed")
+	assert.Equal(t, map[string]any{"element": "Go", "ref": "e3"}, withTarget(map[string]any{"element": "Go", "target": "e3"}, legacy, nil), "and back")
+	assert.Equal(t, map[string]any{"target": "#go"}, withTarget(map[string]any{"target": "#go"}, pw83, []string{latest}), "a selector target is kept")
 	oldStop := "- button \"Stop\" [ref=e1]"
-	assert.Equal(t, map[string]any{"element": "Stop"}, withRef(map[string]any{"element": "Stop"}, []string{oldStop, latest}), "an element only an older snapshot shows gets no ref")
-	assert.Equal(t, map[string]any{}, withRef(nil, nil))
+	assert.Equal(t, map[string]any{"element": "Stop"}, withTarget(map[string]any{"element": "Stop"}, pw83, []string{oldStop, latest}), "an element only an older snapshot shows gets no ref")
+	assert.Equal(t, map[string]any{}, withTarget(nil, nil, nil))
 }

@@ -159,9 +159,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"the scripted model knows no intent whose prompt is in the user message; it only plays the intents it was started with")
 		return
 	}
-	tools := make([]string, len(req.Tools))
-	for i, t := range req.Tools {
-		tools[i] = t.Function.Name
+	tools := make(toolset, len(req.Tools))
+	for _, t := range req.Tools {
+		params := make([]string, 0, len(t.Function.Parameters.Properties))
+		for p := range t.Function.Parameters.Properties {
+			params = append(params, p)
+		}
+		tools[t.Function.Name] = params
 	}
 	obs := observations(req.Messages)
 	mv := next(in, tools, obs)

@@ -274,7 +274,7 @@ func TestConversationStepsPath(t *testing.T) {
 	}, names)
 	assert.Equal(t, map[string]any{"url": "http://books.example/search?q=herbert"}, calls[1].Args)
 	assert.Equal(t, map[string]any{}, calls[2].Args, "a step without args sends an empty object")
-	assert.Equal(t, map[string]any{"element": "Sort by price", "ref": "e7"}, calls[3].Args, "the ref is read off the latest snapshot")
+	assert.Equal(t, map[string]any{"element": "Sort by price", "target": "e7"}, calls[3].Args, "the ref is read off the latest snapshot")
 	res := gradeFinal(t, final)
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
 }
@@ -456,4 +456,33 @@ func TestFaultMidStream(t *testing.T) {
 	require.Len(t, c.Choices, 1)
 	assert.Nil(t, c.Choices[0].FinishReason)
 	assert.NotContains(t, string(body), "[DONE]")
+}
+
+// TestConversationSnapshotsBeforeRefs checks the model reads the page before
+// a step that needs an element's ref and after the last step, when the
+// previous result only links to a snapshot (as Playwright MCP's navigate,
+// type and click do).
+func TestConversationSnapshotsBeforeRefs(t *testing.T) {
+	in := booksIntent()
+	in.Baseline.Steps = []intents.Step{
+		{Tool: "browser_navigate", Args: map[string]any{"url": "http://books.example/"}},
+		{Tool: "browser_type", Args: map[string]any{"element": "Sort by price", "text": "x", "submit": true}},
+		{Tool: "browser_click", Args: map[string]any{"element": "Dune"}},
+	}
+	ts := httptest.NewServer(New([]intents.Intent{in}, Options{}))
+	defer ts.Close()
+
+	final, calls := converse(t, ts.URL, allTools, site{listed: listedNone, snapshot: snapshotPage}.exec)
+	var names []string
+	for _, c := range calls[1:] {
+		names = append(names, strings.TrimPrefix(c.Name, "mcp__browser__"))
+	}
+	assert.Equal(t, []string{
+		"browser_navigate", "browser_snapshot", "browser_type", "browser_snapshot",
+		"browser_click", "browser_snapshot",
+	}, names)
+	assert.Equal(t, "e7", calls[3].Args["target"])
+	assert.Equal(t, "e20", calls[5].Args["target"])
+	res := gradeFinal(t, final)
+	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
 }

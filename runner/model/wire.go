@@ -52,7 +52,10 @@ func (m chatMessage) text() string {
 type chatTool struct {
 	Type     string `json:"type"`
 	Function struct {
-		Name string `json:"name"`
+		Name       string `json:"name"`
+		Parameters struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"parameters"`
 	} `json:"function"`
 }
 
