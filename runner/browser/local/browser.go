@@ -222,7 +222,9 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 		if _, err := send(ctx, b.conn, t.session, page.StopLoading, cdp.Empty{}); err != nil {
 			return runner.LoadInfo{}, fmt.Errorf("stop the stalled load: %w", err)
 		}
-		err = b.navigateParsed(ctx, t, url)
+		if err = b.navigateParsed(ctx, t, url); errors.Is(err, errStalled) {
+			err = fmt.Errorf("%w (navigated twice)", err)
+		}
 	}
 	if err != nil {
 		return runner.LoadInfo{}, err

@@ -126,6 +126,17 @@ func (c Config) args(dir string) []string {
 		"--disable-component-update",
 		"--disable-sync",
 		"--disable-dev-shm-usage",
+		"--disable-extensions",
+		"--disable-default-apps",
+		"--disable-breakpad",
+		"--password-store=basic",
+		"--use-mock-keychain",
+		"--mute-audio",
+		// Tabs the agent opens land in their own windows; none may be
+		// throttled as a background tab, in either arm.
+		"--disable-background-timer-throttling",
+		"--disable-backgrounding-occluded-windows",
+		"--disable-renderer-backgrounding",
 		"--remote-debugging-address=127.0.0.1",
 		"--remote-debugging-port=0",
 		"--user-data-dir=" + dir,

