@@ -187,16 +187,17 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if res.CapHit != "" {
 		row.CapsHit = []pairbench.Cap{res.CapHit}
 	}
+	if err != nil {
+		// The agent could not be run or observed: nothing it did is known.
+		row.Error = err.Error()
+		return abort("agent: " + err.Error())
+	}
 	facts := grade.Facts{
 		Allowlist: t.Plan.Allowlist, ToolsDeclared: res.Declared,
 		OutsideCalls: outsideCalls(res.Calls, t.Plan.Allowlist),
 		StopReason:   res.StopReason, ErrorMessage: res.ErrorMessage,
 		ProviderGaveUp: res.ProviderGaveUp, CapHit: res.CapHit,
 		Costs: costs(res),
-	}
-	if err != nil {
-		facts.RunnerErr = err
-		row.Error = err.Error()
 	}
 	facts.Grade = in.Grader.Grade(res.Final)
 	row.Answer = pairbench.Answer{Raw: res.Final, Extracted: facts.Grade.Extracted}
