@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +33,8 @@ of the same report:
                60,000 characters (details are trimmed first, with a link)
   report.html  one self-contained page with plots; no JavaScript, no network
 
-It can run at any time, also while the run is still going: a last line that a
+The rows are rows.jsonl plus, for a run split across runners, every
+shards/<k>/rows.jsonl. It can run at any time, also while the run is still going: a last line that a
 writer is still appending is skipped with a warning. A row that does not parse
 fails the report and names its line. Each file is replaced whole, so a reader
 never sees half a report. The paths written are printed, one per line.
@@ -68,7 +72,7 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rows, err := readRunRows(filepath.Join(dir, "rows.jsonl"), plan.RunID, stderr)
+	rows, err := readRunRows(dir, plan.RunID, stderr)
 	if err != nil {
 		return err
 	}
@@ -104,31 +108,32 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readRunRows reads a run's rows.jsonl. A missing file is a run with no
-// trials yet (a warning, no rows); a partial last line is skipped with a
-// warning naming it; a bad line fails with its line number. Rows of another
-// run id are left out with a warning: they would mix two runs' trials.
-func readRunRows(path, runID string, stderr io.Writer) ([]pairbench.Row, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "pairbench: warning: %s does not exist; reporting a run with no trials yet\n", path)
-		return nil, nil
-	}
+// readRunRows reads the rows of the run in dir: rows.jsonl and, for a run
+// split across runners, every shards/<k>/rows.jsonl. A run with no rows
+// file yet has no trials (a warning, no rows). In each file a partial last
+// line is skipped with a warning naming it, and a bad line fails with its
+// file and line number. Rows of another run id are left out with a
+// warning: they would mix two runs' trials.
+func readRunRows(dir, runID string, stderr io.Writer) ([]pairbench.Row, error) {
+	shards, err := filepath.Glob(filepath.Join(dir, "shards", "*", "rows.jsonl"))
 	if err != nil {
-		return nil, fmt.Errorf("open rows: %w", err)
+		return nil, fmt.Errorf("find shard rows: %w", err)
 	}
-	defer f.Close()
+	slices.SortStableFunc(shards, func(a, b string) int { return cmp.Compare(shardNumber(a), shardNumber(b)) })
+	files := append([]string{filepath.Join(dir, "rows.jsonl")}, shards...)
 
-	rows, partial, err := pairbench.ReadRows(f)
-	var rowErr *pairbench.RowError
-	if errors.As(err, &rowErr) {
-		return nil, fmt.Errorf("%s:%d: %w", path, rowErr.Line, rowErr.Err)
+	var rows []pairbench.Row
+	found := false
+	for _, path := range files {
+		rs, ok, err := readRowsFile(path, stderr)
+		if err != nil {
+			return nil, err
+		}
+		found = found || ok
+		rows = append(rows, rs...)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if partial > 0 {
-		fmt.Fprintf(stderr, "pairbench: warning: %s:%d: skipped a partial last line (a writer was interrupted or is still appending)\n", path, partial)
+	if !found {
+		fmt.Fprintf(stderr, "pairbench: warning: %s has no rows.jsonl yet; reporting a run with no trials\n", dir)
 	}
 
 	kept := rows[:0]
@@ -141,9 +146,44 @@ func readRunRows(path, runID string, stderr io.Writer) ([]pairbench.Row, error) 
 		kept = append(kept, r)
 	}
 	if foreign > 0 {
-		fmt.Fprintf(stderr, "pairbench: warning: %s: left out %d rows whose run_id is not %q\n", path, foreign, runID)
+		fmt.Fprintf(stderr, "pairbench: warning: %s: left out %d rows whose run_id is not %q\n", dir, foreign, runID)
 	}
 	return kept, nil
+}
+
+// readRowsFile reads one rows file; ok is false when it does not exist.
+func readRowsFile(path string, stderr io.Writer) (rows []pairbench.Row, ok bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("open rows: %w", err)
+	}
+	defer f.Close()
+
+	rows, partial, err := pairbench.ReadRows(f)
+	var rowErr *pairbench.RowError
+	if errors.As(err, &rowErr) {
+		return nil, true, fmt.Errorf("%s:%d: %w", path, rowErr.Line, rowErr.Err)
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", path, err)
+	}
+	if partial > 0 {
+		fmt.Fprintf(stderr, "pairbench: warning: %s:%d: skipped a partial last line (a writer was interrupted or is still appending)\n", path, partial)
+	}
+	return rows, true, nil
+}
+
+// shardNumber is k of .../shards/<k>/rows.jsonl, or -1 when k is not a
+// number (sorted first, then by name).
+func shardNumber(path string) int {
+	k, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+	if err != nil {
+		return -1
+	}
+	return k
 }
 
 // writeFileAtomic replaces path with data in one step: it writes a

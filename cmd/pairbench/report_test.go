@@ -171,11 +171,38 @@ func TestReportWithoutRowsYet(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "rows.jsonl")))
 	code, _, stderr := runCmd(t, "report", dir)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
-	assert.Contains(t, stderr, "does not exist; reporting a run with no trials yet")
+	assert.Contains(t, stderr, "has no rows.jsonl yet; reporting a run with no trials")
 	rep := readReport(t, dir)
 	require.Len(t, rep.Intents, 1)
 	assert.Equal(t, 0, rep.Intents[0].Pairs.Complete)
 	assert.Equal(t, 4, rep.Intents[0].Pairs.Planned)
+}
+
+func TestReportReadsShards(t *testing.T) {
+	dir, rows := smallRun(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, "rows.jsonl")))
+	lines := strings.SplitAfter(strings.TrimSuffix(string(rows), "\n"), "\n")
+	require.Len(t, lines, 8)
+	// Pairs 0 and 2 ran on shard 1, pairs 1 and 3 on shard 2; shard 2's
+	// runner was killed while appending a row of an unplanned pair.
+	shard := map[string]string{
+		"1": lines[0] + lines[1] + lines[4] + lines[5],
+		"2": lines[2] + lines[3] + lines[6] + lines[7] + "\n" + `{"v":1,"run_id":"r1","intent":"books-cheapest","pair":9`,
+	}
+	for k, content := range shard {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "shards", k), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "shards", k, "rows.jsonl"), []byte(content), 0o644))
+	}
+
+	code, _, stderr := runCmd(t, "report", dir)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stderr, filepath.Join("shards", "2", "rows.jsonl")+":5: skipped a partial last line")
+	assert.Equal(t, 4, readReport(t, dir).Intents[0].Pairs.Complete, "the report sees every shard's pairs")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "shards", "1", "rows.jsonl"), []byte(lines[0]+"{}\n"), 0o644))
+	code, _, stderr = runCmd(t, "report", dir)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, filepath.Join("shards", "1", "rows.jsonl")+":2: unsupported row version 0")
 }
 
 func TestReportErrors(t *testing.T) {

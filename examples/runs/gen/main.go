@@ -244,7 +244,7 @@ func (g *gen) intent(s spec) {
 		}
 		attempt := 1
 		if s.speed == fast && pair == 2 {
-			// One rerun: the first attempt's control browser never loaded.
+			// One rerun: the first attempt's first trial never got a page.
 			g.abortedPair(s, pair, orders[pair], attempt)
 			attempt++
 		}
@@ -319,9 +319,8 @@ func (g *gen) abortedPair(s spec, pair int, order pairbench.Order, attempt int) 
 	arm := order.Arms()[0]
 	r := g.row(s.id, s.domain, pairbench.StagePair, pair, order, arm, attempt)
 	r.Outcome = pairbench.Aborted
-	r.Reason = "setup failed"
-	r.Error = fmt.Sprintf("start page http://%s/ did not finish loading within 15s in 3 fresh browsers", s.domain)
-	r.WallSeconds = 0
+	r.Reason = fmt.Sprintf("setup: start page http://%s/ did not load in 3 fresh browsers", s.domain)
+	r.StartDelayMS = 0
 	g.rows = append(g.rows, r)
 }
 
