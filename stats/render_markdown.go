@@ -230,7 +230,7 @@ func mdChart(v reportView) string {
 	}
 	ones := strings.TrimSuffix(strings.Repeat("1, ", len(names)), ", ")
 	return "```mermaid\nxychart-beta\n" +
-		"    title \"Speedup per intent (ratio of medians; 1 = no difference)\"\n" +
+		"    title \"Speedup per intent, ratio of medians (1 = no difference)\"\n" +
 		"    x-axis [" + strings.Join(names, ", ") + "]\n" +
 		fmt.Sprintf("    y-axis \"speedup (×)\" 0 --> %s\n", strconv.FormatFloat(math.Ceil(top*1.1*2)/2, 'f', 1, 64)) +
 		"    bar [" + strings.Join(bars, ", ") + "]\n" +
