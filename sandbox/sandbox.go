@@ -429,7 +429,11 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 		"--ro-bind", "/usr", "/usr",
 	}
 	a = append(a, rootLinks()...)
-	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	a = append(a, "--proc", "/proc")
+	for _, f := range procReadOnly {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	a = append(a, "--dev", "/dev")
 	for _, f := range etcFiles {
 		a = append(a, "--ro-bind-try", f, f)
 	}
@@ -498,6 +502,17 @@ func (s *Sandbox) tmpMounts() ([]string, error) {
 		a = append(a, "--bind", filepath.Join(s.home, e.Name()), filepath.Join(HomeDir, e.Name()))
 	}
 	return a, nil
+}
+
+// procReadOnly are the /proc entries that reach beyond the sandbox's own
+// namespaces (kernel tunables, sysrq, IRQ and bus settings, pressure
+// triggers). They are mounted read-only: when the launcher runs as root
+// the sandbox user is root to the host's file permission checks
+// (capabilities dropped but uid 0), and a writable /proc/sys would let it
+// change the host kernel's settings.
+var procReadOnly = []string{
+	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+	"/proc/mtrr", "/proc/pressure", "/proc/acpi", "/proc/scsi", "/proc/driver",
 }
 
 // etcFiles are the only host files under /etc a sandbox sees: name
