@@ -14,8 +14,12 @@ import (
 )
 
 // maxYAMLValues bounds the values one YAML file may expand to (aliases can
-// repeat a subtree many times).
-const maxYAMLValues = 100000
+// repeat a subtree many times); maxYAMLDepth bounds nesting (an alias can
+// contain itself).
+const (
+	maxYAMLValues = 100000
+	maxYAMLDepth  = 64
+)
 
 // yamlDecoder fills Go structs from yaml.v3 nodes strictly: unknown and
 // duplicate keys are problems, every problem has its line, and every field's
@@ -140,7 +144,7 @@ func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case t.Kind() == reflect.Interface ||
 		(t.Kind() == reflect.Map || t.Kind() == reflect.Slice) && t.Elem().Kind() == reflect.Interface:
 		// any, map[string]any, []any: JSON-like values.
-		val, ok := d.plain(n, path)
+		val, ok := d.plain(n, path, 0)
 		if !ok || val == nil {
 			return
 		}
@@ -257,7 +261,7 @@ func (d *yamlDecoder) eachKey(n *yaml.Node, path string, fn func(key string, k, 
 func (d *yamlDecoder) fixture(n *yaml.Node, v reflect.Value, path string) {
 	var f Fixture
 	if n.Kind != yaml.MappingNode {
-		f.Value, _ = d.plain(n, path)
+		f.Value, _ = d.plain(n, path, 0)
 		if f.Value == nil {
 			d.ps.add(d.at(n.Line), "%s: fixture has no value", path)
 		}
@@ -269,7 +273,7 @@ func (d *yamlDecoder) fixture(n *yaml.Node, v reflect.Value, path string) {
 		keys++
 		switch key {
 		case "value":
-			f.Value, _ = d.plain(val, path+".value")
+			f.Value, _ = d.plain(val, path+".value", 0)
 		case "days_from_start":
 			var days int
 			if err := resolveAlias(val).Decode(&days); err != nil || val.Kind != yaml.ScalarNode {
@@ -292,7 +296,7 @@ func (d *yamlDecoder) fixture(n *yaml.Node, v reflect.Value, path string) {
 
 // plain converts n to JSON-like Go values: nil, bool, float64, string, []any
 // and map[string]any. It reports values JSON cannot hold.
-func (d *yamlDecoder) plain(n *yaml.Node, path string) (any, bool) {
+func (d *yamlDecoder) plain(n *yaml.Node, path string, depth int) (any, bool) {
 	n = resolveAlias(n)
 	if n == nil {
 		return nil, true
@@ -300,8 +304,13 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string) (any, bool) {
 	d.budget--
 	if d.budget < 0 {
 		if d.budget == -1 {
-			d.ps.add(d.at(n.Line), "%s: more than %d values (aliases expanding too far?)", orFile(path), maxYAMLValues)
+			d.ps.add(d.at(n.Line), "%s: more than %d values (aliases expanding too far?)", shortPath(path), maxYAMLValues)
 		}
+		return nil, false
+	}
+	if depth > maxYAMLDepth {
+		d.ps.add(d.at(n.Line), "%s: nested more than %d deep", shortPath(path), maxYAMLDepth)
+		d.budget = -2 // one report; stop expanding
 		return nil, false
 	}
 	switch n.Kind {
@@ -327,7 +336,7 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string) (any, bool) {
 		out := make([]any, 0, len(n.Content))
 		ok := true
 		for i, item := range n.Content {
-			v, itemOK := d.plain(item, fmt.Sprintf("%s[%d]", path, i))
+			v, itemOK := d.plain(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
 			ok = ok && itemOK
 			out = append(out, v)
 		}
@@ -349,7 +358,7 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string) (any, bool) {
 				continue
 			}
 			seen[k.Value] = true
-			v, itemOK := d.plain(n.Content[i+1], joinPath(path, k.Value))
+			v, itemOK := d.plain(n.Content[i+1], joinPath(path, k.Value), depth+1)
 			ok = ok && itemOK
 			out[k.Value] = v
 		}
@@ -378,6 +387,14 @@ func joinPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// shortPath names a possibly very long value path in a message.
+func shortPath(path string) string {
+	if len(path) > 40 {
+		return path[:40] + "…"
+	}
+	return orFile(path)
 }
 
 func orFile(path string) string {

@@ -160,9 +160,11 @@ func TestLoadProblems(t *testing.T) {
 			want:   []string{cheapest + `:19: unknown field "colour"`},
 		},
 		{
-			name:   "unknown field in a nested mapping",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "    fold: true", "    fold: true\n    case: no") },
-			want:   []string{cheapest + `:24: unknown field "case" in rules[0]`},
+			name: "unknown field in a nested mapping",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, cheapest, "    fold: true", "    fold: true\n    case: no")
+			},
+			want: []string{cheapest + `:24: unknown field "case" in rules[0]`},
 		},
 		{
 			name:   "missing required field",
@@ -192,8 +194,10 @@ func TestLoadProblems(t *testing.T) {
 			},
 		},
 		{
-			name:   "entry tool not read-only",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: add_to_cart") },
+			name: "entry tool not read-only",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: add_to_cart")
+			},
 			want: []string{
 				cheapest + `:5: start_url http://books.example/ is not a page entry_tool add_to_cart appears on (urlPatterns http://books.example/book/*)`,
 				cheapest + `:9: entry_tool "add_to_cart" is not registered: it is not read-only (readOnlyHint: true)`,
@@ -201,14 +205,18 @@ func TestLoadProblems(t *testing.T) {
 			},
 		},
 		{
-			name:   "entry tool missing",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: find_book") },
-			want:   []string{cheapest + `:9: entry_tool "find_book" is not a tool of books.example`},
+			name: "entry tool missing",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, cheapest, "entry_tool: find_books", "entry_tool: find_book")
+			},
+			want: []string{cheapest + `:9: entry_tool "find_book" is not a tool of books.example`},
 		},
 		{
-			name:   "entry tool excluded",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, booksDom, `"start_urls"`, `"exclude": ["list_genre"],`+"\n  "+`"start_urls"`) },
-			want:   []string{"bench/intents/books.example/books-cheapest-poetry.yaml:10: entry_tool \"list_genre\" is not registered: books.example excludes it"},
+			name: "entry tool excluded",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, booksDom, `"start_urls"`, `"exclude": ["list_genre"],`+"\n  "+`"start_urls"`)
+			},
+			want: []string{"bench/intents/books.example/books-cheapest-poetry.yaml:10: entry_tool \"list_genre\" is not registered: books.example excludes it"},
 		},
 		{
 			name: "entry tool needs sign-in",
@@ -242,18 +250,24 @@ func TestLoadProblems(t *testing.T) {
 			want:   []string{booksDom + `:3: JSON: expected colon after object key`},
 		},
 		{
-			name:   "missing domain.json",
-			mutate: func(t *testing.T, dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "domains/weather.example/domain.json"))) },
-			want:   []string{"domains/weather.example: missing domain.json"},
+			name: "missing domain.json",
+			mutate: func(t *testing.T, dir string) {
+				require.NoError(t, os.Remove(filepath.Join(dir, "domains/weather.example/domain.json")))
+			},
+			want: []string{"domains/weather.example: missing domain.json"},
 		},
 		{
-			name:   "answer schema invalid",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "    high_c: {type: number}", "    high_c: {type: numbr}") },
-			want:   []string{oslo + `:10: answer schema: at '/properties/high_c/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
+			name: "answer schema invalid",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, oslo, "    high_c: {type: number}", "    high_c: {type: numbr}")
+			},
+			want: []string{oslo + `:10: answer schema: at '/properties/high_c/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
 		},
 		{
-			name:   "class and agreement",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "class: pinned", "class: agreement\nagreement: {kind: closest}") },
+			name: "class and agreement",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, oslo, "class: pinned", "class: agreement\nagreement: {kind: closest}")
+			},
 			want: []string{
 				oslo + `:17: agreement kind "closest": want "same" or "cheapest"`,
 			},
@@ -264,8 +278,10 @@ func TestLoadProblems(t *testing.T) {
 			want:   []string{oslo + `:16: class "loose": want "pinned", "agreement" or "shape only"`},
 		},
 		{
-			name:   "undefined placeholder",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "in Oslo,", "in {{city}}, on {{ day }} {{bad name}},") },
+			name: "undefined placeholder",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, oslo, "in Oslo,", "in {{city}}, on {{ day }} {{bad name}},")
+			},
 			want: []string{
 				oslo + `:7: prompt: malformed placeholder {{bad name}} (want {{name}})`,
 				oslo + `:7: prompt: {{city}} names no fixture`,
@@ -284,14 +300,18 @@ func TestLoadProblems(t *testing.T) {
 			},
 		},
 		{
-			name:   "tool args do not fit the schema",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, cheapest, `    author: "{{author}}"`, `    writer: "{{author}}"`) },
-			want:   []string{cheapest + `:28: baseline.tool_args do not fit find_books's inputSchema: at '': missing property 'author'`},
+			name: "tool args do not fit the schema",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, cheapest, `    author: "{{author}}"`, `    writer: "{{author}}"`)
+			},
+			want: []string{cheapest + `:28: baseline.tool_args do not fit find_books's inputSchema: at '': missing property 'author'`},
 		},
 		{
-			name:   "baseline step not a browser tool",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "    - tool: browser_snapshot", "    - tool: snapshot") },
-			want:   []string{oslo + `:30: baseline.steps[0]: tool "snapshot" is not a browser tool (want a Playwright MCP name like browser_click)`},
+			name: "baseline step not a browser tool",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, oslo, "    - tool: browser_snapshot", "    - tool: snapshot")
+			},
+			want: []string{oslo + `:30: baseline.steps[0]: tool "snapshot" is not a browser tool (want a Playwright MCP name like browser_click)`},
 		},
 		{
 			name:   "YAML syntax",
@@ -299,8 +319,10 @@ func TestLoadProblems(t *testing.T) {
 			want:   []string{oslo + `:16: YAML: did not find expected ',' or ']'`},
 		},
 		{
-			name:   "tool syntax error",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, "domains/weather.example/tools/list_cities.js", "title:", "title") },
+			name: "tool syntax error",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, "domains/weather.example/tools/list_cities.js", "title:", "title")
+			},
 			want: []string{
 				oslo + `:8: entry_tool "list_cities" is not a tool of weather.example`,
 				"domains/weather.example/tools/list_cities.js:3: syntax error: Unexpected string",
@@ -314,8 +336,10 @@ func TestLoadProblems(t *testing.T) {
 			want: []string{"domains/weather.example/tools/spin.js:1: tool file stopped: it ran past its time limit"},
 		},
 		{
-			name:   "start URL off the tool's pages",
-			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "start_url: http://weather.example/", "start_url: http://books.example/") },
+			name: "start URL off the tool's pages",
+			mutate: func(t *testing.T, dir string) {
+				edit(t, dir, oslo, "start_url: http://weather.example/", "start_url: http://books.example/")
+			},
 			want: []string{
 				oslo + `:6: start_url http://books.example/ matches none of weather.example's start_urls`,
 				oslo + `:6: start_url http://books.example/ is not a page entry_tool list_cities appears on (urlPatterns http://weather.example/*)`,
