@@ -236,26 +236,25 @@ type bootstrap struct {
 	n      int
 	direct bool
 
-	coreLo, coreHi int       // the core band's ranks, relative to the wide band
-	wideLo         int       // first rank of the wide band
-	valC, valT     []float64 // sorted times of the wide band's ranks
+	// Ranks are kept as slots: 0 is below the wide band, 1..w its ranks in
+	// order, w+1 above it, so that a draw is two increments.
+	w              int
+	coreLo, coreHi int       // the core band's slots
+	valC, valT     []float64 // times of slots 1..w (index slot-1)
+	pairC, pairT   []int32   // the pair at slots 1..w (index slot-1)
 	core           []bandPair
 	ring, far      [4][]bandPair // by cell: control below core (2), treatment below core (1)
 	cellSize       [4]int
-	cntC, cntT     []int32 // draws per wide-band rank
-	drawn          []int32 // pairs drawn one by one in this resample
-	// Pairs drawn one by one whose control or treatment rank is below the
-	// wide band.
-	belowWideC, belowWideT int
+	cntC, cntT     []int32 // draws per slot
+	outsideC       []bool  // per pair: control rank outside the wide band
 
 	bufC, bufT []float64 // scratch for full medians
 }
 
-// bandPair is a pair and each arm's rank relative to the wide band: an
-// offset into it, or -1 below it and -2 above it.
+// bandPair is a pair and its slot in each arm.
 type bandPair struct {
-	idx        int32
-	posC, posT int32
+	idx  int32
+	c, t int32
 }
 
 func newBootstrap(tc, tt []float64, coreK, wideK int) *bootstrap {
@@ -267,22 +266,29 @@ func newBootstrap(tc, tt []float64, coreK, wideK int) *bootstrap {
 		bs.direct = true
 		return bs
 	}
-	bs.wideLo, bs.coreLo, bs.coreHi = wlo, clo-wlo, chi-wlo
-	rankC, valC := ranks(tc, wlo, whi)
-	rankT, valT := ranks(tt, wlo, whi)
-	bs.valC, bs.valT = valC, valT
-	pos := func(r int32) int32 {
+	w := whi - wlo + 1
+	bs.w, bs.coreLo, bs.coreHi = w, clo-wlo+1, chi-wlo+1
+	rankC, orderC := ranks(tc)
+	rankT, orderT := ranks(tt)
+	bs.pairC, bs.pairT = orderC[wlo:whi+1], orderT[wlo:whi+1]
+	bs.valC, bs.valT = make([]float64, w), make([]float64, w)
+	for i := range w {
+		bs.valC[i], bs.valT[i] = tc[bs.pairC[i]], tt[bs.pairT[i]]
+	}
+	slot := func(r int32) int32 {
 		switch {
 		case int(r) < wlo:
-			return -1
+			return 0
 		case int(r) > whi:
-			return -2
+			return int32(w + 1)
 		}
-		return r - int32(wlo)
+		return r - int32(wlo) + 1
 	}
 	inCore := func(r int32) bool { return int(r) >= clo && int(r) <= chi }
+	bs.outsideC = make([]bool, n)
 	for i := range n {
-		p := bandPair{idx: int32(i), posC: pos(rankC[i]), posT: pos(rankT[i])}
+		p := bandPair{idx: int32(i), c: slot(rankC[i]), t: slot(rankT[i])}
+		bs.outsideC[i] = p.c == 0 || int(p.c) == w+1
 		if inCore(rankC[i]) || inCore(rankT[i]) {
 			bs.core = append(bs.core, p)
 			continue
@@ -295,22 +301,21 @@ func newBootstrap(tc, tt []float64, coreK, wideK int) *bootstrap {
 			cell |= 1
 		}
 		bs.cellSize[cell]++
-		if p.posC >= 0 || p.posT >= 0 {
+		if !bs.outsideC[i] || (p.t != 0 && int(p.t) != w+1) {
 			bs.ring[cell] = append(bs.ring[cell], p)
 		} else {
 			bs.far[cell] = append(bs.far[cell], p)
 		}
 	}
-	bs.cntC = make([]int32, whi-wlo+1)
-	bs.cntT = make([]int32, whi-wlo+1)
-	bs.drawn = make([]int32, 0, n)
+	bs.cntC = make([]int32, w+2)
+	bs.cntT = make([]int32, w+2)
 	return bs
 }
 
-// ranks returns each value's rank (ties broken by index) and the sorted
-// values of ranks lo..hi.
-func ranks(xs []float64, lo, hi int) ([]int32, []float64) {
-	order := make([]int32, len(xs))
+// ranks returns each value's rank (ties broken by index) and the indices
+// in rank order.
+func ranks(xs []float64) (rank, order []int32) {
+	order = make([]int32, len(xs))
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -323,32 +328,11 @@ func ranks(xs []float64, lo, hi int) ([]int32, []float64) {
 		}
 		return int(a - b)
 	})
-	rank := make([]int32, len(xs))
+	rank = make([]int32, len(xs))
 	for r, i := range order {
 		rank[i] = int32(r)
 	}
-	vals := make([]float64, hi-lo+1)
-	for r := lo; r <= hi; r++ {
-		vals[r-lo] = xs[order[r]]
-	}
-	return rank, vals
-}
-
-// draw records a pair drawn one by one.
-func (bs *bootstrap) draw(p bandPair) {
-	bs.drawn = append(bs.drawn, p.idx)
-	switch {
-	case p.posC >= 0:
-		bs.cntC[p.posC]++
-	case p.posC == -1:
-		bs.belowWideC++
-	}
-	switch {
-	case p.posT >= 0:
-		bs.cntT[p.posT]++
-	case p.posT == -1:
-		bs.belowWideT++
-	}
+	return rank, order
 }
 
 func sum(xs []int32) int {
@@ -372,12 +356,13 @@ func (bs *bootstrap) resample(ix *indexer) float64 {
 	defer func() {
 		clear(bs.cntC)
 		clear(bs.cntT)
-		bs.drawn = bs.drawn[:0]
-		bs.belowWideC, bs.belowWideT = 0, 0
 	}()
 	m := binomial(n, float64(len(bs.core))/float64(n), rng)
+	cntC, cntT, corePairs := bs.cntC, bs.cntT, bs.core // locals keep the loop in registers
 	for range m {
-		bs.draw(bs.core[ix.intN(len(bs.core))])
+		p := corePairs[ix.intN(len(corePairs))]
+		cntC[p.c]++
+		cntT[p.t]++
 	}
 	// Draws per cell.
 	var x [4]int
@@ -392,10 +377,11 @@ func (bs *bootstrap) resample(ix *indexer) float64 {
 		rest -= x[c]
 		size -= s
 	}
-	belowC := x[2] + x[3] + bs.belowWideC + sum(bs.cntC[:bs.coreLo])
-	belowT := x[1] + x[3] + bs.belowWideT + sum(bs.cntT[:bs.coreLo])
-	mc, okC := bandMedian(bs.cntC[bs.coreLo:bs.coreHi+1], belowC, bs.valC[bs.coreLo:], n)
-	mt, okT := bandMedian(bs.cntT[bs.coreLo:bs.coreHi+1], belowT, bs.valT[bs.coreLo:], n)
+	core := bs.coreLo
+	belowC := x[2] + x[3] + sum(bs.cntC[:core])
+	belowT := x[1] + x[3] + sum(bs.cntT[:core])
+	mc, okC := bandMedian(bs.cntC[core:bs.coreHi+1], belowC, bs.valC[core-1:], n)
+	mt, okT := bandMedian(bs.cntT[core:bs.coreHi+1], belowT, bs.valT[core-1:], n)
 	if okC && okT {
 		return ratio(mc, mt)
 	}
@@ -404,32 +390,41 @@ func (bs *bootstrap) resample(ix *indexer) float64 {
 	for c := range 4 {
 		r := binomial(x[c], float64(len(bs.ring[c]))/float64(max(1, bs.cellSize[c])), rng)
 		for range r {
-			bs.draw(bs.ring[c][ix.intN(len(bs.ring[c]))])
+			p := bs.ring[c][ix.intN(len(bs.ring[c]))]
+			bs.cntC[p.c]++
+			bs.cntT[p.t]++
 		}
 		farX[c] = x[c] - r
 	}
 	if !okC {
-		below := farX[2] + farX[3] + bs.belowWideC
-		mc, okC = bandMedian(bs.cntC, below, bs.valC, n)
+		mc, okC = bandMedian(bs.cntC[1:bs.w+1], farX[2]+farX[3]+int(bs.cntC[0]), bs.valC, n)
 	}
 	if !okT {
-		below := farX[1] + farX[3] + bs.belowWideT
-		mt, okT = bandMedian(bs.cntT, below, bs.valT, n)
+		mt, okT = bandMedian(bs.cntT[1:bs.w+1], farX[1]+farX[3]+int(bs.cntT[0]), bs.valT, n)
 	}
 	if okC && okT {
 		return ratio(mc, mt)
 	}
-	// Rare: a median left the wide band. Finish the resample in full.
+	// Rare: a median left the wide band. Rebuild the pairs drawn so far
+	// from the counts (each slot of the wide band is one pair; a pair whose
+	// control rank is outside it is found by its treatment slot), then draw
+	// the rest and take the medians in full.
 	k := 0
-	for _, i := range bs.drawn {
-		bs.bufC[k], bs.bufT[k] = bs.tc[i], bs.tt[i]
-		k++
+	add := func(i int32, times int32) {
+		for range times {
+			bs.bufC[k], bs.bufT[k] = bs.tc[i], bs.tt[i]
+			k++
+		}
+	}
+	for s := 1; s <= bs.w; s++ {
+		add(bs.pairC[s-1], bs.cntC[s])
+		if i := bs.pairT[s-1]; bs.outsideC[i] {
+			add(i, bs.cntT[s])
+		}
 	}
 	for c, cell := range bs.far {
 		for range farX[c] {
-			i := cell[ix.intN(len(cell))].idx
-			bs.bufC[k], bs.bufT[k] = bs.tc[i], bs.tt[i]
-			k++
+			add(cell[ix.intN(len(cell))].idx, 1)
 		}
 	}
 	return ratio(median(bs.bufC[:k]), median(bs.bufT[:k]))

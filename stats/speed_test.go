@@ -135,7 +135,7 @@ func TestBandBootstrapMatchesDirect(t *testing.T) {
 		n          int
 		core, wide int
 	}{
-		{"usual bands", 4000, 0, 0},
+		{"usual bands", 2000, 0, 0},
 		{"narrow bands, often left", 801, 3, 8},
 		{"narrow core, wide band kept", 801, 3, 400},
 	} {
@@ -153,7 +153,7 @@ func TestBandBootstrapMatchesDirect(t *testing.T) {
 			require.False(t, band.direct, "the band form is in use")
 			direct := newBootstrap(c, tr, tc.n, tc.n)
 			require.True(t, direct.direct)
-			const b = 4000
+			const b = 3000
 			qb := quantiles(band, b, rand.New(rand.NewPCG(9, 10)))
 			qd := quantiles(direct, b, rand.New(rand.NewPCG(11, 12)))
 			width := qd[2] - qd[0]
@@ -193,4 +193,69 @@ func BenchmarkRatioOfMedians10k(b *testing.B) {
 	for b.Loop() {
 		RatioOfMedians(c, tr, 0.05, MinResamples, rand.New(rand.NewPCG(3, 4)))
 	}
+}
+
+// TestBandMediansAreExact takes explicit resamples, counts them the way the
+// band bootstrap does, and checks that whenever the band decides a median it
+// equals the median of the resample itself.
+func TestBandMediansAreExact(t *testing.T) {
+	gen := rand.New(rand.NewPCG(13, 14))
+	const n = 1001
+	c, tr := make([]float64, n), make([]float64, n)
+	for i := range c {
+		tr[i] = float64(gen.IntN(300)) // ties within each arm
+		c[i] = tr[i] + float64(gen.IntN(200))
+	}
+	bs := newBootstrap(c, tr, 6, 20)
+	require.False(t, bs.direct)
+	type where struct {
+		p    bandPair
+		cell int // -1 for core pairs
+	}
+	byPair := map[int32]where{}
+	for _, p := range bs.core {
+		byPair[p.idx] = where{p, -1}
+	}
+	for cell := range 4 {
+		for _, p := range append(slices.Clone(bs.ring[cell]), bs.far[cell]...) {
+			byPair[p.idx] = where{p, cell}
+		}
+	}
+	require.Len(t, byPair, n, "every pair is in exactly one group")
+	decided := 0
+	for range 3000 {
+		cntC, cntT := make([]int32, bs.w+2), make([]int32, bs.w+2)
+		var belowC, belowT int
+		rc, rt := make([]float64, n), make([]float64, n)
+		for k := range n {
+			i := int32(gen.IntN(n))
+			rc[k], rt[k] = c[i], tr[i]
+			w := byPair[i]
+			cntC[w.p.c]++
+			cntT[w.p.t]++
+			if w.cell >= 0 && w.cell&2 != 0 {
+				belowC++
+			}
+			if w.cell >= 0 && w.cell&1 != 0 {
+				belowT++
+			}
+			// Cell pairs are counted by their cell, not their slot, below the core.
+			if w.cell >= 0 && w.p.c < int32(bs.coreLo) {
+				cntC[w.p.c]--
+			}
+			if w.cell >= 0 && w.p.t < int32(bs.coreLo) {
+				cntT[w.p.t]--
+			}
+		}
+		belowC += sum(cntC[:bs.coreLo])
+		belowT += sum(cntT[:bs.coreLo])
+		if mc, ok := bandMedian(cntC[bs.coreLo:bs.coreHi+1], belowC, bs.valC[bs.coreLo-1:], n); ok {
+			decided++
+			require.Equal(t, median(rc), mc, "control median")
+		}
+		if mt, ok := bandMedian(cntT[bs.coreLo:bs.coreHi+1], belowT, bs.valT[bs.coreLo-1:], n); ok {
+			require.Equal(t, median(rt), mt, "treatment median")
+		}
+	}
+	assert.Greater(t, decided, 600, "a core of ±6 ranks (sd ≈ 16) still decides about a third of the medians")
 }
