@@ -116,11 +116,11 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 			}
 		}
 	}
+	// Playwright MCP's navigate, type and click return only a link to the
+	// page's snapshot, so the model takes one itself when it needs to read
+	// the page and the last call was not a snapshot.
 	snapshot := tools.find("browser_snapshot")
-	// freshSnapshot reports whether the last result shows the page's refs.
-	// Playwright MCP's navigate and click return only a link to the
-	// snapshot, so the model takes one itself when it needs to read the page.
-	freshSnapshot := func() bool { return k > 0 && strings.Contains(obs[k-1], "[ref=") }
+	justSnapped := false
 	var read []string
 	took := false
 	for _, st := range in.Baseline.Steps {
@@ -128,7 +128,7 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 		if name == "" {
 			continue
 		}
-		if needsTarget(st.Args) && snapshot != "" && !freshSnapshot() {
+		if needsTarget(st.Args) && snapshot != "" && !justSnapped {
 			if k == len(obs) {
 				return callMove(snapshot, map[string]any{})
 			}
@@ -140,9 +140,9 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 		}
 		read = append(read, obs[k])
 		k++
-		took = true
+		took, justSnapped = true, name == snapshot
 	}
-	if took && snapshot != "" && !freshSnapshot() {
+	if took && snapshot != "" && !justSnapped {
 		// Read the page the last step left before answering.
 		if k == len(obs) {
 			return callMove(snapshot, map[string]any{})
