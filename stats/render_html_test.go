@@ -129,3 +129,14 @@ func stripText(page string) string {
 	}
 	return b.String()
 }
+
+func BenchmarkWriteHTML(b *testing.B) {
+	r := bigReport(200)
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := WriteHTML(&buf, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
