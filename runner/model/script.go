@@ -111,7 +111,7 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 			}
 			res := obs[k]
 			k++
-			if !failed(res) {
+			if !failed(res, in.EntryTool) {
 				return move{final: finalAnswer(in, "the page's "+in.EntryTool+" tool", []string{res})}
 			}
 		}
@@ -276,10 +276,12 @@ func hasName(v any, name string) bool {
 	return false
 }
 
-// failed reports whether a tool result reads as a failure: empty, a JSON
-// object with status "error", isError true or a non-empty error, or text
-// that starts with "error" or says the tool returned an error.
-func failed(result string) bool {
+// failed reports whether the result of invoking tool reads as a failure:
+// empty, a JSON object with status "error", isError true or a non-empty
+// error, or text that starts with "error", "webmcp:" (pairbench's webmcp
+// tool reporting it could not run the tool) or "TOOL failed:", or says the
+// tool returned an error (pi's text for an MCP error without content).
+func failed(result, tool string) bool {
 	t := strings.TrimSpace(result)
 	if t == "" {
 		return true
@@ -298,7 +300,8 @@ func failed(result string) bool {
 		return false
 	}
 	lower := strings.ToLower(t)
-	return strings.HasPrefix(lower, "error") || strings.Contains(lower, "returned an error")
+	return strings.HasPrefix(lower, "error") || strings.HasPrefix(lower, "webmcp:") ||
+		strings.HasPrefix(lower, strings.ToLower(tool)+" failed:") || strings.Contains(lower, "returned an error")
 }
 
 // finalAnswer writes the final message: a sentence and a fenced JSON answer

@@ -44,19 +44,22 @@ func TestCorpusHas(t *testing.T) {
 
 func TestFailed(t *testing.T) {
 	for res, want := range map[string]bool{
-		"":                                            true,
-		`{"status":"error","message":"boom"}`:         true,
-		`{"isError":true}`:                            true,
-		`{"error":"tool not live"}`:                   true,
-		`{"error":{"code":1}}`:                        true,
-		`{"error":""}`:                                false,
-		`{"status":"ok","books":[]}`:                  false,
-		`[{"title":"Dune"}]`:                          false,
-		"Error: tool find_books is not live":          true,
-		"MCP tool pairbench/webmcp returned an error": true,
-		"Dune costs $9.99":                            false,
+		"":                                             true,
+		`{"status":"error","message":"boom"}`:          true,
+		`{"isError":true}`:                             true,
+		`{"error":"tool not live"}`:                    true,
+		`{"error":{"code":1}}`:                         true,
+		`{"error":""}`:                                 false,
+		`{"status":"ok","books":[]}`:                   false,
+		`[{"title":"Dune"}]`:                           false,
+		"Error: tool find_books is not live":           true,
+		"MCP tool pairbench/webmcp returned an error":  true,
+		"Dune costs $9.99":                             false,
+		"webmcp: find_books did not finish within 30s": true,
+		"find_books failed: TypeError: x is undefined": true,
+		"The Cartographer's Error, $9.99":              false,
 	} {
-		assert.Equal(t, want, failed(res), "failed(%q)", res)
+		assert.Equal(t, want, failed(res, "find_books"), "failed(%q)", res)
 	}
 }
 
