@@ -380,7 +380,8 @@ func join(path, key string) string {
 
 // corpus is everything the model read, lower-cased with white space
 // collapsed: the raw results plus, for results that are JSON, their string
-// and number leaves (so escaped text is searchable too).
+// and number leaves (so escaped text is searchable too) and the length of
+// every list (so a count can be answered from a list).
 type corpus string
 
 func newCorpus(read []string) corpus {
@@ -403,6 +404,9 @@ func leaves(v any, b *strings.Builder) {
 			leaves(e, b)
 		}
 	case []any:
+		// A competent agent counts what it is shown.
+		b.WriteString(strconv.Itoa(len(x)))
+		b.WriteByte('\n')
 		for _, e := range x {
 			leaves(e, b)
 		}

@@ -40,6 +40,10 @@ func TestCorpusHas(t *testing.T) {
 		assert.Equal(t, tt.want, c.has(tt.v), "has(%#v)", tt.v)
 	}
 	assert.False(t, newCorpus(nil).has(true), "nothing read, nothing known")
+
+	books := newCorpus([]string{`{"books":[{"id":11,"title":"A"},{"id":12,"title":"B"},{"id":13,"title":"C"}]}`})
+	assert.True(t, books.has(3), "the length of a list counts as read")
+	assert.False(t, books.has(4))
 }
 
 func TestFailed(t *testing.T) {
