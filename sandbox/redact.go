@@ -50,10 +50,12 @@ func SecretValues(env map[string]string) []string {
 // URL-encoded (query and path) and JSON-escaped forms. It is safe for
 // concurrent use.
 type Redactor struct {
-	patterns [][]byte          // every form, longest first
-	byFirst  [256][]int        // pattern indexes by first byte
-	maxLen   int               // longest pattern
-	repl     *strings.Replacer // the same patterns, for whole strings
+	patterns [][]byte             // every form, longest first
+	starts   [1 << 16 / 64]uint64 // bit set of the patterns' first two bytes
+	byStart  map[uint16][]int     // pattern indexes by first two bytes
+	short    []int                // one-byte patterns
+	maxLen   int                  // longest pattern
+	repl     *strings.Replacer    // the same patterns, for whole strings
 }
 
 // NewRedactor returns a Redactor for secrets. Every non-empty value is
@@ -75,9 +77,11 @@ func NewRedactor(secrets ...string) *Redactor {
 		add(s)
 		add(url.QueryEscape(s))
 		add(url.PathEscape(s))
-		add(jsonEscape(s))
+		add(jsonEscape(s, false))
+		add(jsonEscape(s, true))
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 			add(enc.EncodeToString([]byte(s)))
+			add(enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
 			for _, f := range shiftedBase64(enc, s) {
 				add(f)
 			}
@@ -85,11 +89,17 @@ func NewRedactor(secrets ...string) *Redactor {
 	}
 	// Longest first, so a longer form wins over a shorter one it contains.
 	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
-	r := &Redactor{}
+	r := &Redactor{byStart: map[uint16][]int{}}
 	var pairs []string
 	for i, f := range forms {
 		r.patterns = append(r.patterns, []byte(f))
-		r.byFirst[f[0]] = append(r.byFirst[f[0]], i)
+		if len(f) == 1 {
+			r.short = append(r.short, i)
+		} else {
+			k := uint16(f[0])<<8 | uint16(f[1])
+			r.starts[k/64] |= 1 << (k % 64)
+			r.byStart[k] = append(r.byStart[k], i)
+		}
 		r.maxLen = max(r.maxLen, len(f))
 		pairs = append(pairs, f, Redacted)
 	}
@@ -118,11 +128,12 @@ func shiftedBase64(enc *base64.Encoding, s string) []string {
 	return out
 }
 
-// jsonEscape returns s as it appears inside a JSON string.
-func jsonEscape(s string) string {
+// jsonEscape returns s as it appears inside a JSON string, with <, > and &
+// as \u escapes when html is set (as encoding/json writes by default).
+func jsonEscape(s string, html bool) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	enc.SetEscapeHTML(html)
 	enc.Encode(s)
 	out := strings.TrimSuffix(b.String(), "\n")
 	return out[1 : len(out)-1]
@@ -138,9 +149,19 @@ func (r *Redactor) String(s string) string {
 
 // match returns the length of the longest pattern starting at b[0], or 0.
 func (r *Redactor) match(b []byte) int {
-	for _, i := range r.byFirst[b[0]] {
-		if bytes.HasPrefix(b, r.patterns[i]) {
-			return len(r.patterns[i])
+	if len(b) >= 2 {
+		k := uint16(b[0])<<8 | uint16(b[1])
+		if r.starts[k/64]&(1<<(k%64)) != 0 {
+			for _, i := range r.byStart[k] {
+				if bytes.HasPrefix(b, r.patterns[i]) {
+					return len(r.patterns[i])
+				}
+			}
+		}
+	}
+	for _, i := range r.short {
+		if b[0] == r.patterns[i][0] {
+			return 1
 		}
 	}
 	return 0
@@ -152,10 +173,6 @@ func (r *Redactor) match(b []byte) int {
 func (r *Redactor) redact(dst, b []byte, limit int) ([]byte, int) {
 	i, last := 0, 0
 	for i < limit {
-		if len(r.byFirst[b[i]]) == 0 {
-			i++
-			continue
-		}
 		n := r.match(b[i:])
 		if n == 0 {
 			i++
