@@ -101,40 +101,48 @@ func Markdown(r *Report, opts MarkdownOptions) string {
 			budget -= len(chart)
 			b.WriteString(chart)
 		}
-		sections := make([]string, 0, len(v.Intents)+2)
-		for i := range v.Intents {
-			sections = append(sections, mdDetails(&v.Intents[i]))
-		}
-		if t := mdTools(v.Tools); t != "" {
-			sections = append(sections, t)
-		}
-		if a := mdAdoption(v.Adopt); a != "" {
-			sections = append(sections, a)
-		}
-		if len(sections) > 0 {
-			const heading = "### Details\n\n"
-			budget -= len(heading) // written only when a section is
-			kept := 0
-			var details strings.Builder
-			for _, s := range sections {
-				if len(s) > budget {
-					break
-				}
-				budget -= len(s)
-				details.WriteString(s)
-				kept++
-			}
-			if kept > 0 {
-				b.WriteString(heading)
-				b.WriteString(details.String())
-			}
-			if kept < len(sections) {
-				b.WriteString(cutNote(len(sections) - kept))
-			}
-		}
+		b.WriteString(mdDetailsPart(v, budget, cutNote))
 	}
 	b.WriteString(footer)
 	return capMarkdown(b.String(), limit, link)
+}
+
+// mdDetailsPart is the "Details" part: every intent's details, then the
+// tool and adoption tables, as many as fit in budget bytes from the first,
+// and cutNote for the sections left out.
+func mdDetailsPart(v reportView, budget int, cutNote func(int) string) string {
+	sections := make([]string, 0, len(v.Intents)+2)
+	for i := range v.Intents {
+		sections = append(sections, mdDetails(&v.Intents[i]))
+	}
+	if t := mdTools(v.Tools); t != "" {
+		sections = append(sections, t)
+	}
+	if a := mdAdoption(v.Adopt); a != "" {
+		sections = append(sections, a)
+	}
+	if len(sections) == 0 {
+		return ""
+	}
+	const heading = "### Details\n\n"
+	budget -= len(heading)
+	var b strings.Builder
+	kept := 0
+	for _, s := range sections {
+		if len(s) > budget {
+			break
+		}
+		budget -= len(s)
+		if kept == 0 {
+			b.WriteString(heading)
+		}
+		b.WriteString(s)
+		kept++
+	}
+	if kept < len(sections) {
+		b.WriteString(cutNote(len(sections) - kept))
+	}
+	return b.String()
 }
 
 // capMarkdown is the last guard of the limit, for reports whose mandatory
