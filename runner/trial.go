@@ -84,6 +84,9 @@ type Trials struct {
 // itself is an outcome in the row; the error is ErrInterrupted (wrapped)
 // when ctx ended before the trial could finish.
 func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+	if t.Log == nil {
+		t.Log = slog.New(slog.DiscardHandler)
+	}
 	started := time.Now()
 	row := pairbench.Row{
 		V: pairbench.RowVersion, RunID: t.Plan.RunID, Intent: spec.Job.Intent, Domain: spec.Job.Domain,

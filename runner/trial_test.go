@@ -1,0 +1,238 @@
+package runner_test
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/pi"
+	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/runner/model"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox's init, as pairbench's
+// own binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+var tools = func() pi.Tools {
+	dir, err := filepath.Abs("../tools/node_modules")
+	if err != nil {
+		panic(err)
+	}
+	return pi.Tools{NodeModules: dir}
+}()
+
+// stack is everything a real trial needs, on this machine, offline.
+type stack struct {
+	trials *runner.Trials
+	model  *httptest.Server
+}
+
+// requireStack fails (it does not skip) when something scripts/setup.sh
+// installs is missing: the test is the proof that the real stack works.
+func requireStack(t *testing.T) {
+	t.Helper()
+	for _, p := range []string{local.DefaultChromiumPath, tools.Node(), tools.Pi(), tools.PlaywrightMCP()} {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "run `make setup` (scripts/setup.sh) to install it")
+	}
+	_, err := exec.LookPath("bwrap")
+	require.NoError(t, err, "run `make setup` to install bubblewrap")
+}
+
+func newStack(t *testing.T, intentIDs []string, opts model.Options) *stack {
+	t.Helper()
+	requireStack(t)
+	siteSrv := httptest.NewServer(site.New())
+	t.Cleanup(siteSrv.Close)
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = siteSrv.Listener.Addr().String()
+	}
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: t.TempDir()})
+	require.NoError(t, err)
+
+	reg, err := intents.Load("../examples/registry")
+	require.NoError(t, err)
+	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{
+		RunID: "t", Intents: intentIDs, Pairs: 1, Seed: 1, Alpha: 0.05, Now: time.Now(),
+		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
+			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15},
+		Caps: runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1},
+	})
+	require.NoError(t, err)
+	tis, err := runner.TrialIntents(reg, plan)
+	require.NoError(t, err)
+	var resolved []intents.Intent
+	for _, ti := range tis {
+		resolved = append(resolved, ti.Intent)
+	}
+	modelSrv := httptest.NewServer(model.New(resolved, opts))
+	t.Cleanup(modelSrv.Close)
+	plan.Model.BaseURL = modelSrv.URL + "/v1"
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	agent, err := pi.New(pi.Config{
+		Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
+		HostEnv: []string{"OPENAI_API_KEY=sk-host-secret-must-not-leak", "HOME=/root"}, Executable: exe,
+	})
+	require.NoError(t, err)
+	return &stack{
+		trials: &runner.Trials{
+			RunDir: t.TempDir(), Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
+			BrowserMCP: tools.BrowserMCP(250 * time.Millisecond),
+		},
+		model: modelSrv,
+	}
+}
+
+func (s *stack) run(t *testing.T, intent string, arm pairbench.Arm) pairbench.Row {
+	t.Helper()
+	var domain string
+	for _, in := range s.trials.Plan.Intents {
+		if in.ID == intent {
+			domain = in.Domain
+		}
+	}
+	job := runner.Job{Intent: intent, Domain: domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	row, err := s.trials.Run(ctx, runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)})
+	require.NoError(t, err)
+	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
+	return row
+}
+
+// TestTrialBothArmsForReal runs one control and one treatment trial of an
+// example intent with Chromium, pi in bubblewrap behind the egress proxy,
+// Playwright MCP and the scripted model.
+func TestTrialBothArmsForReal(t *testing.T) {
+	s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+
+	control := s.run(t, "books-cheapest-by-author", pairbench.Control)
+	treatment := s.run(t, "books-cheapest-by-author", pairbench.Treatment)
+
+	for _, row := range []pairbench.Row{control, treatment} {
+		assert.Equal(t, pairbench.Correct, row.Outcome, "%s: %s %s", row.Arm, row.Reason, row.Error)
+		assert.ElementsMatch(t, runner.Allowlist(), row.ToolsDeclared, "%s declared exactly the allowlist", row.Arm)
+		assert.Greater(t, row.CostUSD, 0.0)
+		assert.Greater(t, row.Turns, 0)
+
+		b, err := os.ReadFile(filepath.Join(s.trials.RunDir, row.TrialDir, "transcript.jsonl"))
+		require.NoError(t, err)
+		assert.NotEmpty(t, b)
+		assert.NotContains(t, string(b), "sk-host-secret-must-not-leak")
+	}
+	assert.True(t, treatment.Adopted, "treatment invoked the registered tool")
+	require.NotEmpty(t, treatment.WebMCP)
+	assert.Equal(t, "find_books", treatment.WebMCP[0].Tool)
+	assert.Equal(t, "ok", treatment.WebMCP[0].Status)
+	assert.False(t, control.Adopted)
+	assert.Empty(t, control.WebMCP, "control had no tool to invoke")
+	assert.Less(t, treatment.Turns, control.Turns, "the tool answers in fewer turns than driving the page")
+}
+
+// TestTrialBadInputsEndAsOutcomes checks that each broken piece ends the
+// trial with a clear outcome rather than a hang.
+func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
+	t.Run("model returns errors", func(t *testing.T) {
+		s := newStack(t, []string{"weather-high-oslo"}, model.Options{Fault: model.FailFrom(1, 500)})
+		row := s.run(t, "weather-high-oslo", pairbench.Control)
+		assert.Contains(t, []pairbench.Outcome{pairbench.Aborted, pairbench.Crashed}, row.Outcome, row.Reason)
+		assert.NotEmpty(t, row.Reason)
+	})
+	t.Run("turn cap", func(t *testing.T) {
+		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		s.trials.Plan.Caps.Turns = 1
+		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
+		assert.Equal(t, pairbench.Timeout, row.Outcome)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
+	})
+	t.Run("time cap", func(t *testing.T) {
+		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		// A model that accepts the connection and never answers.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		s.trials.Plan.Model.BaseURL = "http://" + ln.Addr().String() + "/v1"
+		s.trials.Plan.Caps.TimeS = 15
+		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
+		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
+	})
+	t.Run("spend cap", func(t *testing.T) {
+		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		s.trials.Plan.Caps.SpendUSD = 0.000001
+		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
+		assert.Equal(t, pairbench.Timeout, row.Outcome)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
+	})
+	t.Run("start page never loads", func(t *testing.T) {
+		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+		require.NoError(t, err)
+		defer ln.Close()
+		browsers, err := local.New(local.Config{TempDir: t.TempDir(), ParseTimeout: 500 * time.Millisecond, LoadTimeout: 500 * time.Millisecond})
+		require.NoError(t, err)
+		s.trials.Browsers = browsers
+		s.trials.Intents["weather-high-oslo"].Intent.StartURL = "http://" + ln.Addr().String() + "/"
+		row := s.run(t, "weather-high-oslo", pairbench.Control)
+		assert.Equal(t, pairbench.Aborted, row.Outcome)
+		assert.Contains(t, row.Reason, "setup")
+	})
+	t.Run("entry tool missing", func(t *testing.T) {
+		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		s.trials.Intents["weather-high-oslo"].Intent.EntryTool = "no_such_tool"
+		row := s.run(t, "weather-high-oslo", pairbench.Treatment)
+		assert.Equal(t, pairbench.Aborted, row.Outcome)
+		assert.Contains(t, row.Reason, "no_such_tool")
+	})
+	t.Run("browser fails to start", func(t *testing.T) {
+		_, err := local.New(local.Config{ChromiumPath: "/nonexistent/chromium"})
+		assert.ErrorContains(t, err, "/nonexistent/chromium")
+	})
+	t.Run("agent binary missing", func(t *testing.T) {
+		_, err := pi.New(pi.Config{Node: "/nonexistent/node", Package: tools.Pi()})
+		assert.ErrorContains(t, err, "/nonexistent/node")
+		_, err = pi.New(pi.Config{Node: tools.Node(), Package: "/nonexistent/pi"})
+		assert.ErrorContains(t, err, "/nonexistent/pi")
+	})
+}
+
+// TestNoLeftovers checks that trials leave no Chromium, pi or sandbox
+// directory behind.
+func TestNoLeftovers(t *testing.T) {
+	s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+	before := sandboxDirs(t)
+	s.run(t, "weather-high-oslo", pairbench.Treatment)
+	assert.Equal(t, before, sandboxDirs(t), "sandbox directories removed")
+	out, _ := exec.Command("pgrep", "-f", s.trials.RunDir).Output()
+	assert.Empty(t, strings.TrimSpace(string(out)), "no process of the trial left")
+}
+
+func sandboxDirs(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob("/tmp/pairbench-sandbox-*")
+	require.NoError(t, err)
+	return m
+}
