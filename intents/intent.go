@@ -44,7 +44,7 @@ type Intent struct {
 type Rule struct {
 	Pos `json:"-" yaml:"-"`
 
-	// Kind is the rule's name: equals, one_of, regex, min, max, money_min,
+	// Kind is the rule's name: equals, one_of, regex, min, max, money, money_min,
 	// money_max, date, date_after, date_before, len, distinct, items_above,
 	// set_equals.
 	Kind string `json:"rule" yaml:"rule"`
@@ -113,6 +113,8 @@ const (
 // Baseline is what a competent agent does and answers. The scripted model
 // follows it, and validate grades Answer as the known-correct answer.
 type Baseline struct {
+	// Pos is where the baseline's answer is written (the baseline itself
+	// when it has none).
 	Pos `json:"-" yaml:"-"`
 
 	// ToolArgs are the arguments a competent agent passes to the entry tool.

@@ -343,5 +343,8 @@ func decodeIntent(file string, data []byte, ps *problems) (*Intent, *yamlDecoder
 	if n.Kind != yaml.MappingNode {
 		return nil, nil
 	}
+	if line, ok := dec.lines["baseline.answer"]; ok {
+		in.Baseline.Line = line
+	}
 	return in, dec
 }

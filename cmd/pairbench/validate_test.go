@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const exampleRegistry = "../../examples/registry"
+
+// runCLI runs pairbench with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateExampleRegistry(t *testing.T) {
+	code, out, errOut := runCLI(t, "validate", exampleRegistry)
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, exampleRegistry+": ok: 2 domains, 4 tools (3 registered), 4 intents; every baseline answer grades correct\n", out)
+	assert.Empty(t, errOut)
+}
+
+// brokenCopy copies the example registry to a temporary directory, applies
+// the replacements (file, old, new) and returns the directory.
+func brokenCopy(t *testing.T, edits ...[3]string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(exampleRegistry)))
+	require.NoError(t, filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chmod(p, 0o755)
+		} else if err == nil {
+			err = os.Chmod(p, 0o644)
+		}
+		return err
+	}))
+	for _, e := range edits {
+		p := filepath.Join(dst, e[0])
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(b), e[1])
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), e[1], e[2], 1)), 0o644))
+	}
+	return dst
+}
+
+const (
+	cheapestYAML = "bench/intents/books.example/books-cheapest-by-author.yaml"
+	countYAML    = "bench/intents/books.example/books-count-by-author.yaml"
+	osloYAML     = "bench/intents/weather.example/weather-high-oslo.yaml"
+)
+
+func TestValidateProblems(t *testing.T) {
+	cases := []struct {
+		name  string
+		edits [][3]string
+		want  []string // lines with DIR for the registry
+	}{
+		{
+			name:  "wrong baseline answer",
+			edits: [][3]string{{cheapestYAML, `price: "$7.49"`, `price: "$9.75"`}},
+			want: []string{
+				`DIR/` + cheapestYAML + `:39: baseline answer grades wrong: rule money price (DIR/` + cheapestYAML + `:24): got "$9.75", want 7.49`,
+			},
+		},
+		{
+			name:  "baseline answer off the schema",
+			edits: [][3]string{{osloYAML, "    high_c: 4\n", "    high_c: four\n"}},
+			want: []string{
+				`DIR/` + osloYAML + `:32: baseline answer grades wrong: answer schema: at '/high_c': got string, want number`,
+			},
+		},
+		{
+			name:  "unknown rule kind",
+			edits: [][3]string{{countYAML, "  - rule: distinct", "  - rule: unique"}},
+			want: []string{
+				`DIR/` + countYAML + `:28: rule 3 (unique titles): unknown rule "unique" (known: date, date_after, date_before, distinct, equals, items_above, len, max, min, money, money_max, money_min, one_of, regex, set_equals)`,
+			},
+		},
+		{
+			name:  "a bad answer schema is reported once",
+			edits: [][3]string{{osloYAML, "    high_c: {type: number}", "    high_c: {type: numbr}"}},
+			want: []string{
+				`DIR/` + osloYAML + `:10: answer schema: at '/properties/high_c/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`,
+			},
+		},
+		{
+			name: "load problems and a grade problem together",
+			edits: [][3]string{
+				{osloYAML, "entry_tool: list_cities", "entry_tool: list_towns"},
+				{cheapestYAML, "class: pinned", "class: pinned\nsummary: cheap"},
+				{cheapestYAML, `title: Paper Boats`, `title: Paper Planes`},
+			},
+			want: []string{
+				`DIR/` + cheapestYAML + `:19: unknown field "summary"`,
+				`DIR/` + cheapestYAML + `:40: baseline answer grades wrong: rule equals title (DIR/` + cheapestYAML + `:21): got "Paper Planes", want "Paper Boats"`,
+				`DIR/` + osloYAML + `:8: entry_tool "list_towns" is not a tool of weather.example`,
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := brokenCopy(t, tc.edits...)
+			code, out, errOut := runCLI(t, "validate", dir)
+			assert.Equal(t, exitFailure, code)
+			want := strings.ReplaceAll(strings.Join(tc.want, "\n")+"\n", "DIR", dir)
+			assert.Equal(t, want, out)
+			assert.Equal(t, fmt.Sprintf("pairbench: %s: %d %s\n", dir, len(tc.want), plural(len(tc.want), "problem", "problems")), errOut)
+		})
+	}
+}
+
+func TestValidateStaleIsANote(t *testing.T) {
+	dir := brokenCopy(t, [3]string{osloYAML, "class: pinned", "class: pinned\nfixtures:\n  day: 2001-01-01"})
+	var out, errOut bytes.Buffer
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, runValidate(dir, now, &out, &errOut))
+	assert.Equal(t, filepath.Join(dir, osloYAML)+":4: note: intent weather-high-oslo is stale and a run skips it: "+
+		"fixture day is 2001-01-01, before today (2026-11-29); move it forward or use days_from_start\n", errOut.String())
+	assert.Contains(t, out.String(), ": ok: ")
+}
+
+func TestValidateUsageAndErrors(t *testing.T) {
+	code, _, errOut := runCLI(t, "validate", "a", "b")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "validate takes at most one DIR, got 2 arguments")
+
+	missing := filepath.Join(t.TempDir(), "absent")
+	code, out, errOut := runCLI(t, "validate", missing)
+	assert.Equal(t, exitFailure, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "pairbench: validate: open registry:")
+
+	code, _, _ = runCLI(t, "validate", "--help")
+	assert.Equal(t, exitOK, code)
+}
