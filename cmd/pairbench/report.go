@@ -34,10 +34,11 @@ of the same report:
   report.html  one self-contained page with plots; no JavaScript, no network
 
 The rows are rows.jsonl plus, for a run split across runners, every
-shards/<k>/rows.jsonl. It can run at any time, also while the run is still going: a last line that a
-writer is still appending is skipped with a warning. A row that does not parse
-fails the report and names its line. Each file is replaced whole, so a reader
-never sees half a report. The paths written are printed, one per line.
+shards/<k>/rows.jsonl (docs/rows.md). report can run at any time, also while
+the run is still going: a last line that a writer is still appending is
+skipped with a warning. A row that does not parse fails the report and names
+its file and line. Each report file is replaced whole, so a reader never sees
+half a report. The paths written are printed, one per line.
 
 Examples:
   # the example run, whose rows show every label
