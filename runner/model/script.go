@@ -28,11 +28,15 @@ import (
 //     (steps whose tool is not declared are skipped), and answers from what
 //     the steps returned. A step that names an element (args.element)
 //     without its ref gets the ref of that element in the latest page
-//     snapshot, as an agent reads refs off a snapshot; when the last result
-//     is not a snapshot (Playwright MCP's navigate and click only link to
-//     one) the model first calls browser_snapshot. After the last step it
-//     takes one more snapshot, unless the last result was one, to read the
-//     page it ends on.
+//     snapshot (sent as "target", or "ref" when the tool declares that), as
+//     an agent reads refs off a snapshot; when the last call was not a
+//     snapshot (Playwright MCP's navigate, type and click only link to one)
+//     the model first calls browser_snapshot. After the last step it takes
+//     one more snapshot, unless the last call was one, to read the page it
+//     ends on.
+//
+// Booleans and nulls count as read once anything was read; a list's length
+// counts as read when the list was.
 //
 // The answer is the baseline answer filtered by what the tools returned: a
 // value the model never read is left out (null in an object, dropped from a
