@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -57,14 +58,7 @@ func AgentEnv(host []string, model string, extra ...string) map[string]string {
 				return true
 			}
 		}
-		for _, list := range [][]string{proxyVars, caVars, extra} {
-			for _, n := range list {
-				if n == name {
-					return true
-				}
-			}
-		}
-		return false
+		return slices.Contains(proxyVars, name) || slices.Contains(caVars, name) || slices.Contains(extra, name)
 	}
 	env := map[string]string{}
 	for _, kv := range host {

@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeCgroupParent lays out the files of a cgroup v2 directory in a plain
+// directory, for the parts of createCgroup that only read and write files.
+func fakeCgroupParent(t *testing.T, controllers string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(controllers+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), nil, 0o644))
+	return dir
+}
+
+func TestCreateCgroupWritesLimits(t *testing.T) {
+	parent := fakeCgroupParent(t, "cpuset cpu io memory pids")
+	cg, err := createCgroup(cgroupHost{}, Limits{Memory: 256 << 20, Pids: 64, CPU: 0.5, Parent: parent})
+	require.NoError(t, err)
+	defer cg.dir.Close()
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return string(b)
+	}
+	assert.Equal(t, "+cpu +memory +pids", read(filepath.Join(parent, "cgroup.subtree_control")))
+	assert.Equal(t, filepath.Dir(cg.path), parent)
+	assert.Equal(t, "268435456", read(filepath.Join(cg.path, "memory.max")))
+	assert.Equal(t, "0", read(filepath.Join(cg.path, "memory.swap.max")))
+	assert.Equal(t, "64", read(filepath.Join(cg.path, "pids.max")))
+	assert.Equal(t, "50000 100000", read(filepath.Join(cg.path, "cpu.max")))
+}
+
+func TestCreateCgroupExplainsMissingDelegation(t *testing.T) {
+	parent := fakeCgroupParent(t, "hugetlb")
+	_, err := createCgroup(cgroupHost{}, Limits{Memory: 1 << 30, Parent: parent})
+	var ue *UnsupportedError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, ue.Reason, "controller memory not delegated to "+parent+" (it has: hugetlb)")
+	assert.Contains(t, ue.Reason, "docs/sandbox.md")
+	assert.NotContains(t, err.Error(), "\n")
+}
+
+// TestLimitsOnThisHost applies real limits where the host delegates them
+// and otherwise expects the clear refusal.
+func TestLimitsOnThisHost(t *testing.T) {
+	needBwrap(t)
+	sb, err := New(t.Context(), Policy{Limits: Limits{Pids: 16, Memory: 256 << 20}})
+	if err != nil {
+		var ue *UnsupportedError
+		require.ErrorAs(t, err, &ue, "a host without delegation gets an UnsupportedError")
+		assert.True(t, strings.HasPrefix(err.Error(), "sandbox: resource limits unavailable: "), err.Error())
+		t.Logf("limits unavailable here, as reported: %v", err)
+		return
+	}
+	t.Cleanup(func() { sb.Close() })
+	r := runSh(t, sb, `for i in $(seq 40); do sleep 5 2>/dev/null & done; ls /proc | grep -c '^[0-9]'`)
+	n, err := strconv.Atoi(strings.TrimSpace(r.out))
+	require.NoError(t, err, r.out)
+	assert.LessOrEqual(t, n, 16, "pids.max held the processes")
+}

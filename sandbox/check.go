@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CheckError is a failed self-check: Reason is one line saying what is
+// wrong and what to do about it.
+type CheckError struct{ Reason string }
+
+func (e *CheckError) Error() string { return e.Reason }
+
+// CheckOptions says what Check must prove invisible.
+type CheckOptions struct {
+	// Bwrap is the bubblewrap binary; empty means "bwrap" from PATH.
+	Bwrap string
+	// Hidden lists host paths a sandbox must not see, such as the bench's
+	// checkout. The host home directory and a file Check plants in the
+	// host's /tmp are always added.
+	Hidden []string
+	// TempRoot is where the probe's per-agent directory is created; empty
+	// means /tmp.
+	TempRoot string
+}
+
+// Check is the start-up probe: it fails closed, with a *CheckError whose
+// message is one line, when bubblewrap is missing, the kernel refuses it
+// the user namespaces it needs, or a probe sandbox can see what it must
+// not (opts.Hidden, the host home, other files in /tmp, a writable /proc/sys,
+// host processes, a capability, the host network, the launcher's
+// environment). It returns nil when a sandbox built by this package is
+// sound on this host.
+func Check(ctx context.Context, opts CheckOptions) error {
+	bwrap, err := exec.LookPath(orDefault(opts.Bwrap, "bwrap"))
+	if err != nil {
+		return &CheckError{"bubblewrap is not installed: install the bwrap binary (Debian/Ubuntu: apt-get install bubblewrap)"}
+	}
+	if reason := userNamespaceBlocker(); reason != "" {
+		return &CheckError{reason}
+	}
+
+	planted, err := os.CreateTemp("/tmp", "pairbench-check-")
+	if err != nil {
+		return fmt.Errorf("sandbox check: plant a file in /tmp: %w", err)
+	}
+	planted.Close()
+	defer os.Remove(planted.Name())
+	hidden := append([]string{planted.Name()}, opts.Hidden...)
+	if home, err := os.UserHomeDir(); err == nil && home != "/" {
+		hidden = append(hidden, home)
+	}
+	sb, err := New(ctx, Policy{Bwrap: bwrap, TempRoot: opts.TempRoot})
+	if err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
+	}
+	defer sb.Close()
+
+	var script strings.Builder
+	script.WriteString("for p in \"$@\"; do test -e \"$p\" && echo \"visible: $p\"; done\n")
+	script.WriteString(`test "$(id -u)" = 0 && echo "runs as root"
+grep -E '^Cap(Prm|Eff|Bnd|Amb):' /proc/self/status | grep -qv '0000000000000000$' && echo "holds capabilities"
+test -w /proc/sys/kernel/hostname && echo "visible: a writable /proc/sys"
+tr '\0' '\n' < /proc/1/environ | grep -q . && echo "visible: the launcher's environment in /proc/1/environ"
+test "$(ls -d /proc/[0-9]* | wc -l)" -gt 8 && echo "visible: host processes"
+grep -v -e '^ *lo:' -e '|' /proc/net/dev | grep -q . && echo "visible: a host network interface"
+echo probe-ran
+`)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script.String(), "probe"}, hidden...)...)
+	c.Stdout, c.Stderr = &out, &out
+	runErr := c.Run()
+	text := strings.TrimSpace(out.String())
+	if !strings.HasSuffix(text, "probe-ran") {
+		return &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %s", firstLine(text, runErr))}
+	}
+	if problems := strings.TrimSpace(strings.TrimSuffix(text, "probe-ran")); problems != "" {
+		return &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
+	}
+	return nil
+}
+
+// userNamespaceBlocker returns why the kernel refuses unprivileged user
+// namespaces, with the fix, or "" when nothing is known to block them.
+func userNamespaceBlocker() string {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if read("/proc/sys/user/max_user_namespaces") == "0" {
+		return "user namespaces are disabled (user.max_user_namespaces = 0): allow them with sysctl -w user.max_user_namespaces=15000"
+	}
+	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" && os.Geteuid() != 0 {
+		return "unprivileged user namespaces are disabled: allow them with sysctl -w kernel.unprivileged_userns_clone=1"
+	}
+	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" && os.Geteuid() != 0 && !bwrapProfile() {
+		return "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04+): allow bwrap with an AppArmor profile (docs/sandbox.md) or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+	}
+	return ""
+}
+
+// bwrapProfile reports whether an AppArmor profile that grants userns to
+// bwrap is installed (Ubuntu ships one as /etc/apparmor.d/bwrap-userns-restrict).
+func bwrapProfile() bool {
+	matches, _ := filepath.Glob("/etc/apparmor.d/*bwrap*")
+	return len(matches) > 0
+}
+
+// firstLine returns the first line of out, or err's text.
+func firstLine(out string, err error) string {
+	if line, _, _ := strings.Cut(out, "\n"); line != "" {
+		if strings.Contains(line, "setting up uid map") || strings.Contains(line, "Operation not permitted") ||
+			strings.Contains(line, "No permissions to create") {
+			return line + " (user namespaces are refused; on Ubuntu 24.04: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap, see docs/sandbox.md)"
+		}
+		return line
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no output"
+}

@@ -1,0 +1,45 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckPassesOnThisHost(t *testing.T) {
+	needBwrap(t)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.NoError(t, Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: t.TempDir()}))
+}
+
+func TestCheckFailsClosed(t *testing.T) {
+	t.Run("bubblewrap missing", func(t *testing.T) {
+		err := Check(t.Context(), CheckOptions{Bwrap: filepath.Join(t.TempDir(), "bwrap")})
+		var ce *CheckError
+		require.ErrorAs(t, err, &ce)
+		assert.Contains(t, ce.Reason, "bubblewrap is not installed")
+		assert.NotContains(t, ce.Reason, "\n")
+	})
+	t.Run("user namespaces refused", func(t *testing.T) {
+		// What bwrap prints where the kernel refuses it a user namespace
+		// (this host allows them, so a stand-in says it).
+		fake := filepath.Join(t.TempDir(), "bwrap")
+		require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
+		err := Check(t.Context(), CheckOptions{Bwrap: fake, TempRoot: t.TempDir()})
+		var ce *CheckError
+		require.ErrorAs(t, err, &ce)
+		assert.Contains(t, ce.Reason, "kernel.apparmor_restrict_unprivileged_userns=0")
+		assert.NotContains(t, ce.Reason, "\n")
+	})
+	t.Run("a hidden path is visible", func(t *testing.T) {
+		needBwrap(t)
+		err := Check(t.Context(), CheckOptions{Hidden: []string{"/usr/bin", "/nonexistent"}, TempRoot: t.TempDir()})
+		var ce *CheckError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "a sandbox can see what it must not: visible: /usr/bin", ce.Reason)
+	})
+}
