@@ -200,15 +200,15 @@ const htmlSource = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pairbench report {{.RunID}}</title>
 <style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; margin: 2rem auto; max-width: 1400px; padding: 0 1rem; }
 h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
 h2 { font-size: 1.2rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; }
-table.summary td { white-space: nowrap; }
-table.summary td:first-child { white-space: normal; }
+.scroll { overflow-x: auto; }
+table.summary td, table.summary code { white-space: nowrap; word-break: normal; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; word-break: break-all; }
 .label { font-weight: 600; padding: 0 .4rem; border-radius: 1rem; white-space: nowrap; }
 .l-bad { color: #82071e; background: #ffebe9; }
@@ -242,10 +242,12 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 </header>
 
 <h2>Intents</h2>
+<div class="scroll">
 <table class="summary">
 <tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>speedup</th><th>p accuracy (raw / Holm)</th><th>p speed (raw / Holm)</th><th>adoption</th></tr>
 {{range $i, $in := .Intents}}<tr><td><a href="#intent-{{$i}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Speedup}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
 {{end}}</table>
+</div>
 <p class="note">{{.SpeedNote}}</p>
 
 {{with .Forest}}{{template "plot" .}}{{end}}

@@ -365,13 +365,13 @@ func (g *gen) finish(r *pairbench.Row, outcome pairbench.Outcome, wall float64, 
 	}
 	if adopted {
 		r.Adopted = true
-		tool := "find_books"
+		tool, failure := "find_books", `{"status":"error","message":"author is required"}`
 		if r.Domain == "weather.example" {
-			tool = "list_cities"
+			tool, failure = "list_cities", "TypeError: Cannot read properties of null (reading 'querySelectorAll')"
 		}
 		r.WebMCP = []pairbench.Invocation{{Tool: tool, Status: "ok", MS: int64(80 + g.rng.IntN(400)), Registered: true}}
 		if g.rng.IntN(12) == 0 {
-			r.WebMCP = append([]pairbench.Invocation{{Tool: tool, Status: "error", Error: `{"status":"error","message":"author is required"}`, MS: 12, Registered: true}}, r.WebMCP...)
+			r.WebMCP = append([]pairbench.Invocation{{Tool: tool, Status: "error", Error: failure, MS: 12, Registered: true}}, r.WebMCP...)
 		}
 	}
 	r.InputTokens = int64(r.Turns) * int64(1800+g.rng.IntN(400))
