@@ -15,6 +15,9 @@ command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(npm)
 command -v git >/dev/null 2>&1 || apt_pkgs+=(git)
 command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)
+# srt (@anthropic-ai/sandbox-runtime), the sandbox benchmark's baseline, needs both.
+command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
+command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     say "missing Debian packages: ${apt_pkgs[*]}; run: sudo apt-get install -y ${apt_pkgs[*]}"
