@@ -260,7 +260,7 @@ func (l *loader) loadDomain(name, rel string) {
 
 func (l *loader) loadTool(d *Domain, rel string) {
 	at := Pos{File: l.file(rel), Line: 1}
-	data, err := l.read(rel, int64(DefaultToolLimits.Source))
+	data, err := l.read(rel, DefaultToolSource)
 	if err != nil {
 		l.ps.add(at, "cannot read tool file: %v", err)
 		return

@@ -417,3 +417,11 @@ domains:
 		`.pairbench.yml:6: domains: "nowhere.example" is not a domain in domains`,
 	}, got)
 }
+
+func BenchmarkLoadExampleRegistry(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(exampleRegistry); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 )
 
 // ToolLimits bound the evaluation of one untrusted tool file. Zero fields take
-// the defaults in DefaultToolLimits.
+// the Default* values.
 type ToolLimits struct {
 	// Source is the largest tool file read, in bytes.
 	Source int
@@ -30,29 +30,29 @@ type ToolLimits struct {
 	HeapGrowth uint64
 }
 
-// DefaultToolLimits are the limits Load applies to every tool file.
-var DefaultToolLimits = ToolLimits{
-	Source:     256 << 10,
-	Time:       time.Second,
-	Grace:      2 * time.Second,
-	HeapGrowth: 128 << 20,
-}
+// The limits Load applies to every tool file, and that zero ToolLimits
+// fields take.
+const (
+	DefaultToolSource     = 256 << 10
+	DefaultToolTime       = time.Second
+	DefaultToolGrace      = 2 * time.Second
+	DefaultToolHeapGrowth = 64 << 20
+)
 
 func (l ToolLimits) withDefaults() ToolLimits {
-	d := DefaultToolLimits
-	if l.Source > 0 {
-		d.Source = l.Source
+	if l.Source <= 0 {
+		l.Source = DefaultToolSource
 	}
-	if l.Time > 0 {
-		d.Time = l.Time
+	if l.Time <= 0 {
+		l.Time = DefaultToolTime
 	}
-	if l.Grace > 0 {
-		d.Grace = l.Grace
+	if l.Grace <= 0 {
+		l.Grace = DefaultToolGrace
 	}
-	if l.HeapGrowth > 0 {
-		d.HeapGrowth = l.HeapGrowth
+	if l.HeapGrowth == 0 {
+		l.HeapGrowth = DefaultToolHeapGrowth
 	}
-	return d
+	return l
 }
 
 // Limits on the metadata read back out of a tool file.

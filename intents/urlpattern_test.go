@@ -109,3 +109,13 @@ func TestMatchAny(t *testing.T) {
 	assert.False(t, MatchAny(nil, "http://a.example/x"))
 	assert.Equal(t, "http://a.example/*", a.String())
 }
+
+func BenchmarkURLPatternMatch(b *testing.B) {
+	p, err := ParseURLPattern("https://*.example.com/search*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		p.Match("https://www.example.com/search?q=books&page=2")
+	}
+}
