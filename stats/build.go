@@ -2,9 +2,11 @@ package stats
 
 import (
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -41,13 +43,17 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 	for _, d := range adoption {
 		rep.Adoption = append(rep.Adoption, *d)
 	}
-	slices.SortFunc(rep.Adoption, func(x, y DomainAdoption) int { return compareStrings(x.Domain, y.Domain) })
+	slices.SortFunc(rep.Adoption, func(x, y DomainAdoption) int { return strings.Compare(x.Domain, y.Domain) })
 
-	// The intents: planned ones in plan order, then unplanned ones by name.
+	// The intents: planned ones in plan order (the first entry of a
+	// repeated id), then unplanned ones by name.
 	planned := map[string]bool{}
-	specs := slices.Clone(plan.Intents)
-	for _, p := range specs {
-		planned[p.ID] = true
+	var specs []PlanIntent
+	for _, p := range plan.Intents {
+		if !planned[p.ID] {
+			planned[p.ID] = true
+			specs = append(specs, p)
+		}
 	}
 	var extra []PlanIntent
 	for _, in := range g.intents {
@@ -55,7 +61,7 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 			extra = append(extra, PlanIntent{ID: in.name, Domain: in.domain})
 		}
 	}
-	slices.SortFunc(extra, func(x, y PlanIntent) int { return compareStrings(x.ID, y.ID) })
+	slices.SortFunc(extra, func(x, y PlanIntent) int { return strings.Compare(x.ID, y.ID) })
 	specs = append(specs, extra...)
 
 	a := analysis{rows: rows, alpha: alpha, z: rep.Z, seed: plan.Seed, b: b}
@@ -88,16 +94,6 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 	rep.Run = a.runChecks(rep.Intents, refs)
 	rep.Run.Attempts, rep.Run.SpendUSD = g.attempts, g.spend
 	return rep
-}
-
-func compareStrings(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 func labelsOf(intents []Intent) []pairbench.Label {
@@ -247,7 +243,7 @@ func (a *analysis) arm(pairs []pairRef, treatment bool, buf []float64) (ArmStats
 			}
 		}
 	}
-	st.NativeTools = slices.Sorted(mapsKeys(native))
+	st.NativeTools = slices.Sorted(maps.Keys(native))
 	st.Rate = Wilson(st.Correct, st.N, a.z)
 	if treatment {
 		st.Adoption = &Proportion{X: adopted, N: st.N, Interval: Wilson(adopted, st.N, a.z)}
@@ -271,16 +267,6 @@ func (a *analysis) arm(pairs []pairRef, treatment bool, buf []float64) (ArmStats
 		st.MinutesPerCorrect = finite(wall / 60 / float64(st.Correct))
 	}
 	return st, buf
-}
-
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // label applies Holm across intents in each family, then labels every
