@@ -149,3 +149,17 @@ func BenchmarkEvalTool(b *testing.B) {
 		}
 	}
 }
+
+// A single built-in call under the wrappers' caps still ignores the
+// interrupt until it returns (filling a million-element array takes about a
+// second in goja); EvalTool gives up on it after the grace period.
+func TestEvalToolAbandonsABuiltinThatIgnoresTheInterrupt(t *testing.T) {
+	start := time.Now()
+	_, err := EvalTool(`new Array(1048575).fill(0).fill(1).fill(2); ({ execute() {} })`,
+		ToolLimits{Time: 50 * time.Millisecond, Grace: 100 * time.Millisecond})
+	elapsed := time.Since(start)
+	var te *ToolError
+	require.ErrorAs(t, err, &te)
+	assert.Contains(t, te.Msg, "abandoned")
+	assert.Less(t, elapsed, 500*time.Millisecond)
+}
