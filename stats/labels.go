@@ -10,17 +10,12 @@ import (
 	"github.com/pairbench/pairbench"
 )
 
-// signalLabels are the labels that rest on a significant difference.
-var signalLabels = []pairbench.Label{
-	pairbench.Faster, pairbench.Slower, pairbench.MoreAccurate, pairbench.LessAccurate,
-	pairbench.Better, pairbench.Mixed,
-}
-
+// isSignal reports whether l claims a difference between the arms.
 func isSignal(l pairbench.Label) bool {
-	for _, s := range signalLabels {
-		if l == s {
-			return true
-		}
+	switch l {
+	case pairbench.Faster, pairbench.Slower, pairbench.MoreAccurate, pairbench.LessAccurate,
+		pairbench.Better, pairbench.Mixed:
+		return true
 	}
 	return false
 }
