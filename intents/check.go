@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -110,134 +111,177 @@ func (l *loader) checkIntents() {
 	}
 }
 
-func (l *loader) checkIntent(li *loadedIntent) {
-	in, dec := li.Intent, li.dec
-	at := func(path string) Pos { return dec.at(dec.line(path)) }
-	add := func(path, format string, args ...any) { l.ps.add(at(path), format, args...) }
+// intentCheck checks one intent, reporting each problem at the line of the
+// field it concerns.
+type intentCheck struct {
+	l  *loader
+	in *Intent
+	li *loadedIntent
+}
 
+func (c intentCheck) add(path, format string, args ...any) {
+	c.l.ps.add(c.li.dec.at(c.li.dec.line(path)), format, args...)
+}
+
+// has reports whether the intent file spells out the field at path.
+func (c intentCheck) has(path string) bool { return c.li.dec.lines[path] != 0 }
+
+func (l *loader) checkIntent(li *loadedIntent) {
+	c := intentCheck{l: l, in: li.Intent, li: li}
+	c.required()
+	c.placeholders()
+	c.classAndAgreement()
+	c.answerSchema()
+	c.baseline()
+	c.domainAndEntryTool()
+}
+
+func (c intentCheck) required() {
+	in := c.in
 	for _, f := range []struct {
 		key   string
 		empty bool
 	}{
 		{"id", in.ID == ""}, {"domain", in.Domain == ""}, {"start_url", in.StartURL == ""},
 		{"prompt", strings.TrimSpace(in.Prompt) == ""}, {"entry_tool", in.EntryTool == ""},
-		{"answer", in.Answer == nil}, {"class", in.Class == ""}, {"baseline", dec.lines["baseline"] == 0},
+		{"answer", in.Answer == nil}, {"class", in.Class == ""}, {"baseline", !c.has("baseline")},
 	} {
 		if f.empty {
-			add(f.key, "missing required field %s", f.key)
+			c.add(f.key, "missing required field %s", f.key)
 		}
 	}
 	if in.ID != "" && !intentID.MatchString(in.ID) {
-		add("id", "id %q: use lower-case letters, digits, '.', '_' or '-' (at most 100)", in.ID)
+		c.add("id", "id %q: use lower-case letters, digits, '.', '_' or '-' (at most 100)", in.ID)
 	}
+}
 
-	// Fixtures, then placeholders everywhere they may appear.
-	for name := range in.Fixtures {
+// placeholders checks fixture names and that every {{name}} names one.
+func (c intentCheck) placeholders() {
+	in := c.in
+	for _, name := range slices.Sorted(maps.Keys(in.Fixtures)) {
 		if !fixtureName.MatchString(name) {
-			add("fixtures."+name, "fixture name %q: use letters, digits and '_'", name)
+			c.add("fixtures."+name, "fixture name %q: use letters, digits and '_'", name)
 		}
 	}
-	usePlaceholders := func(path, s string) {
-		names, bad := placeholders(s)
-		for _, b := range bad {
-			add(path, "%s: malformed placeholder %s (want {{name}})", path, b)
-		}
-		for _, n := range names {
-			if _, ok := in.Fixtures[n]; !ok {
-				add(path, "%s: {{%s}} names no fixture", path, n)
+	use := func(path string) func(string) {
+		return func(s string) {
+			names, bad := placeholders(s)
+			for _, b := range bad {
+				c.add(path, "%s: malformed placeholder %s (want {{name}})", path, b)
+			}
+			for _, n := range names {
+				if _, ok := in.Fixtures[n]; !ok {
+					c.add(path, "%s: {{%s}} names no fixture", path, n)
+				}
 			}
 		}
 	}
-	usePlaceholders("prompt", in.Prompt)
-	usePlaceholders("start_url", in.StartURL)
+	use("prompt")(in.Prompt)
+	use("start_url")(in.StartURL)
 	for i, r := range in.Rules {
 		path := fmt.Sprintf("rules[%d]", i)
-		eachString(r.Value, func(s string) { usePlaceholders(path, s) })
-		eachString(r.Values, func(s string) { usePlaceholders(path, s) })
+		eachString(r.Value, use(path))
+		eachString(r.Values, use(path))
 	}
-	eachString(in.Baseline.ToolArgs, func(s string) { usePlaceholders("baseline.tool_args", s) })
-	eachString(in.Baseline.Answer, func(s string) { usePlaceholders("baseline.answer", s) })
+	eachString(in.Baseline.ToolArgs, use("baseline.tool_args"))
+	eachString(in.Baseline.Answer, use("baseline.answer"))
 	for i, s := range in.Baseline.Steps {
-		path := fmt.Sprintf("baseline.steps[%d]", i)
-		eachString(s.Args, func(v string) { usePlaceholders(path, v) })
+		eachString(s.Args, use(fmt.Sprintf("baseline.steps[%d]", i)))
 	}
+}
 
-	// Class and agreement.
+func (c intentCheck) classAndAgreement() {
+	in := c.in
 	if in.Class != "" && !slices.Contains([]AnswerClass{AnswerPinned, AnswerAgreement, AnswerShapeOnly}, in.Class) {
-		add("class", "class %q: want %q, %q or %q", in.Class, AnswerPinned, AnswerAgreement, AnswerShapeOnly)
+		c.add("class", "class %q: want %q, %q or %q", in.Class, AnswerPinned, AnswerAgreement, AnswerShapeOnly)
 	}
 	if in.Class == AnswerAgreement && in.Agreement == nil {
-		add("class", "class %q needs an agreement", AnswerAgreement)
+		c.add("class", "class %q needs an agreement", AnswerAgreement)
 	}
-	if a := in.Agreement; a != nil {
-		switch a.Kind {
-		case AgreeSame:
-		case AgreeCheapest:
-			if a.Field == "" {
-				add("agreement", "agreement cheapest needs the field holding the price")
-			}
-		case "":
-			add("agreement", "agreement has no kind (want %q or %q)", AgreeSame, AgreeCheapest)
-		default:
-			add("agreement.kind", "agreement kind %q: want %q or %q", a.Kind, AgreeSame, AgreeCheapest)
-		}
-		if a.Tolerance < 0 {
-			add("agreement.tolerance", "agreement tolerance must not be negative")
-		}
-		if a.Field != "" && in.Answer != nil && !schemaHasField(in.Answer, a.Field) {
-			add("agreement.field", "agreement field %q is not a property of the answer schema", a.Field)
-		}
-	}
-
-	// The answer schema.
-	if in.Answer != nil {
-		if typ, ok := in.Answer["type"]; !ok || typ != "object" {
-			add("answer", "answer schema must have type: object (answers are JSON objects)")
-		}
-		if _, err := compileSchema(in.Answer, "intent:"+in.ID+":answer"); err != nil {
-			add("answer", "answer schema: %v", err)
-		}
-	}
-
-	// Baseline.
-	if dec.lines["baseline"] != 0 {
-		if in.Baseline.Answer == nil {
-			add("baseline", "baseline has no answer (a known-correct answer)")
-		}
-		if len(in.Baseline.Steps) == 0 {
-			add("baseline", "baseline has no steps (what a competent agent does without tools)")
-		}
-		for i, s := range in.Baseline.Steps {
-			path := fmt.Sprintf("baseline.steps[%d]", i)
-			if !strings.HasPrefix(s.Tool, "browser_") {
-				add(path, "%s: tool %q is not a browser tool (want a Playwright MCP name like browser_click)", path, s.Tool)
-			}
-		}
-	}
-
-	// The domain, its entry tool and the start URL.
-	if in.Domain != "" && li.dirDomain != in.Domain {
-		add("domain", "domain is %q but the file is in the directory for %q", in.Domain, li.dirDomain)
-	}
-	d := l.domains[in.Domain]
-	if in.Domain != "" && d == nil {
-		add("domain", "domain %q does not exist (no %s/%s/domain.json)", in.Domain, l.reg.Config.Paths.Domains, in.Domain)
+	a := in.Agreement
+	if a == nil {
 		return
 	}
+	switch a.Kind {
+	case AgreeSame:
+	case AgreeCheapest:
+		if a.Field == "" {
+			c.add("agreement", "agreement cheapest needs the field holding the price")
+		}
+	case "":
+		c.add("agreement", "agreement has no kind (want %q or %q)", AgreeSame, AgreeCheapest)
+	default:
+		c.add("agreement.kind", "agreement kind %q: want %q or %q", a.Kind, AgreeSame, AgreeCheapest)
+	}
+	if a.Tolerance < 0 {
+		c.add("agreement.tolerance", "agreement tolerance must not be negative")
+	}
+	if a.Field != "" && in.Answer != nil && !schemaHasField(in.Answer, a.Field) {
+		c.add("agreement.field", "agreement field %q is not a property of the answer schema", a.Field)
+	}
+}
+
+func (c intentCheck) answerSchema() {
+	in := c.in
+	if in.Answer == nil {
+		return
+	}
+	if typ, ok := in.Answer["type"]; !ok || typ != "object" {
+		c.add("answer", "answer schema must have type: object (answers are JSON objects)")
+	}
+	if _, err := compileSchema(in.Answer, "intent:"+in.ID+":answer"); err != nil {
+		c.add("answer", "answer schema: %v", err)
+	}
+}
+
+func (c intentCheck) baseline() {
+	b := c.in.Baseline
+	if !c.has("baseline") {
+		return
+	}
+	if b.Answer == nil {
+		c.add("baseline", "baseline has no answer (a known-correct answer)")
+	}
+	if len(b.Steps) == 0 {
+		c.add("baseline", "baseline has no steps (what a competent agent does without tools)")
+	}
+	for i, s := range b.Steps {
+		path := fmt.Sprintf("baseline.steps[%d]", i)
+		if !strings.HasPrefix(s.Tool, "browser_") {
+			c.add(path, "%s: tool %q is not a browser tool (want a Playwright MCP name like browser_click)", path, s.Tool)
+		}
+	}
+}
+
+// domainAndEntryTool checks the intent against its domain: the domain
+// exists, the start URL is one of its pages, and the entry tool is
+// registered, appears on the start URL and accepts the baseline's arguments.
+func (c intentCheck) domainAndEntryTool() {
+	in := c.in
+	if in.Domain == "" {
+		return
+	}
+	if c.li.dirDomain != in.Domain {
+		c.add("domain", "domain is %q but the file is in the directory for %q", in.Domain, c.li.dirDomain)
+	}
+	d := c.l.domains[in.Domain]
 	if d == nil {
+		c.add("domain", "domain %q does not exist (no %s/%s/domain.json)", in.Domain, c.l.reg.Config.Paths.Domains, in.Domain)
 		return
 	}
+	// Any start time will do: only the URL's shape and the arguments'
+	// types are checked.
 	resolved, err := Resolve(*in, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
-		return // reported above as an undefined placeholder
+		return // an undefined placeholder, reported by placeholders
 	}
 	start := resolved.StartURL
 	if u, err := url.Parse(start); start != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		add("start_url", "start_url %q is not an absolute http(s) URL", in.StartURL)
+		c.add("start_url", "start_url %q is not an absolute http(s) URL", in.StartURL)
 		start = ""
 	}
 	if start != "" && len(d.StartURLs) > 0 && !matchesAnyString(d.StartURLs, start) {
-		add("start_url", "start_url %s matches none of %s's start_urls", start, d.Name)
+		c.add("start_url", "start_url %s matches none of %s's start_urls", start, d.Name)
 	}
 	if in.EntryTool == "" {
 		return
@@ -245,25 +289,25 @@ func (l *loader) checkIntent(li *loadedIntent) {
 	t := d.Tool(in.EntryTool)
 	switch {
 	case t == nil:
-		add("entry_tool", "entry_tool %q is not a tool of %s", in.EntryTool, d.Name)
+		c.add("entry_tool", "entry_tool %q is not a tool of %s", in.EntryTool, d.Name)
 		return
 	case !t.ReadOnly:
-		add("entry_tool", "entry_tool %q is not registered: it is not read-only (readOnlyHint: true)", in.EntryTool)
+		c.add("entry_tool", "entry_tool %q is not registered: it is not read-only (readOnlyHint: true)", in.EntryTool)
 	case slices.Contains(d.Exclude, t.Name):
-		add("entry_tool", "entry_tool %q is not registered: %s excludes it", in.EntryTool, d.Name)
+		c.add("entry_tool", "entry_tool %q is not registered: %s excludes it", in.EntryTool, d.Name)
 	case !d.SignsIn() && slices.Contains(d.NeedsSignIn, t.Name):
-		add("entry_tool", "entry_tool %q is not registered: it needs sign-in and %s has no profile", in.EntryTool, d.Name)
+		c.add("entry_tool", "entry_tool %q is not registered: it needs sign-in and %s has no profile", in.EntryTool, d.Name)
 	}
 	if start != "" && !t.Matches(start) {
-		add("start_url", "start_url %s is not a page entry_tool %s appears on (urlPatterns %s)", start, t.Name, strings.Join(t.URLPatterns, ", "))
+		c.add("start_url", "start_url %s is not a page entry_tool %s appears on (urlPatterns %s)", start, t.Name, strings.Join(t.URLPatterns, ", "))
 	}
-	if t.InputSchema != nil && dec.lines["baseline"] != 0 {
+	if t.InputSchema != nil && c.has("baseline") {
 		args := resolved.Baseline.ToolArgs
 		if args == nil {
 			args = map[string]any{}
 		}
 		if err := validateJSON(t.InputSchema, "tool:"+d.Name+":"+t.Name, args); err != nil {
-			add("baseline.tool_args", "baseline.tool_args do not fit %s's inputSchema: %v", t.Name, err)
+			c.add("baseline.tool_args", "baseline.tool_args do not fit %s's inputSchema: %v", t.Name, err)
 		}
 	}
 }

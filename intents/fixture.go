@@ -215,15 +215,15 @@ func placeholders(s string) (names, bad []string) {
 	return names, bad
 }
 
-// eachString walks a JSON-like value and calls fn with each string
-// in it.
+// eachString walks a JSON-like value and calls fn with each string in it,
+// in a fixed order (map keys sorted).
 func eachString(v any, fn func(string)) {
 	switch v := v.(type) {
 	case string:
 		fn(v)
 	case map[string]any:
-		for _, x := range v {
-			eachString(x, fn)
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			eachString(v[k], fn)
 		}
 	case []any:
 		for _, x := range v {
