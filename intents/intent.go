@@ -3,7 +3,9 @@
 // each problem by file and line.
 package intents
 
-// Pos is where something was read from.
+// Pos is where something was read from. Pos.String gives "file:line"; the
+// types that embed Pos (Intent, Rule, Step, ...) therefore print as their
+// position with %v.
 type Pos struct {
 	File string `json:"file,omitempty" yaml:"-"`
 	Line int    `json:"line,omitempty" yaml:"-"`
