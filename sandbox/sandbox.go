@@ -390,6 +390,20 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
+// ProcessState returns bubblewrap's exit information (its resource usage
+// includes every process of the sandbox), or nil before Wait returns.
+func (c *Cmd) ProcessState() *os.ProcessState {
+	if c.cmd == nil || c.done == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return c.cmd.ProcessState
+	default:
+		return nil
+	}
+}
+
 // Pid returns bubblewrap's process id on the host, or 0 before Start.
 func (c *Cmd) Pid() int {
 	if c.cmd == nil || c.cmd.Process == nil {

