@@ -115,7 +115,9 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 			}
 			res := obs[k]
 			k++
-			if !failed(res, in.EntryTool) {
+			// A competent agent answers from the tool when the tool holds the
+			// answer, and otherwise goes on to the page.
+			if !failed(res, in.EntryTool) && complete(in, res) {
 				return move{final: finalAnswer(in, "the page's "+in.EntryTool+" tool", []string{res})}
 			}
 		}
@@ -310,6 +312,13 @@ func failed(result, tool string) bool {
 
 // finalAnswer writes the final message: a sentence and a fenced JSON answer
 // holding what of the baseline answer the model read.
+// complete reports whether every value of the intent's baseline answer
+// appears in the text read.
+func complete(in *intents.Intent, read ...string) bool {
+	_, missing := filterAnswer(in.Baseline.Answer, newCorpus(read), "")
+	return len(missing) == 0
+}
+
 func finalAnswer(in *intents.Intent, source string, read []string) string {
 	c := newCorpus(read)
 	answer, missing := filterAnswer(in.Baseline.Answer, c, "")

@@ -302,6 +302,19 @@ func TestConversationToolErrorFallsBackToSteps(t *testing.T) {
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
 }
 
+func TestConversationUnhelpfulToolFallsBackToSteps(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	// The tool answers, but without the price: a competent agent goes on to
+	// the page rather than answering from what it lacks.
+	s := site{listed: listedFindBooks, invoke: `[{"title":"Dune"},{"title":"Children of Dune"}]`, snapshot: snapshotPage}
+	final, calls := converse(t, ts.URL, allTools, s.exec)
+
+	require.Len(t, calls, 6, "list, invoke, then the four steps")
+	assert.Equal(t, "mcp__browser__browser_navigate", calls[2].Name)
+	res := gradeFinal(t, final)
+	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
+}
+
 func TestConversationWithoutWebMCPTool(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	final, calls := converse(t, ts.URL, allTools[:4], site{snapshot: snapshotPage}.exec)
