@@ -142,24 +142,41 @@ func (b *Browser) onEvent(msg *cdproto.Message) {
 	}
 }
 
-// prepare adds scripts to a newly attached tab and then lets it run.
+// prepareTimeout bounds the preparation of a new tab.
+const prepareTimeout = 10 * time.Second
+
+// prepare adds scripts to a newly attached tab and lets it run. The commands
+// are posted together and answered in order: a tab paused at start may not
+// answer Page.enable until it runs, and it runs only after the scripts are in.
 func (b *Browser) prepare(t *tab, scripts []string, waiting bool) {
 	defer b.prep.Done()
 	defer close(t.ready)
-	// Scripts added to a tab run only while its Page domain is enabled.
-	if _, err := send(b.life, b.conn, t.session, page.Enable, page.EnableParams{}); err != nil {
-		b.cfg.Log.Warn("chromium: tab runs without registered tools", "target", t.id, "err", err)
-		scripts = nil
+	ctx, cancel := context.WithTimeout(b.life, prepareTimeout)
+	defer cancel()
+	type step struct {
+		method string
+		params any
 	}
+	// Scripts added to a tab run only while its Page domain is enabled.
+	steps := []step{{page.Enable.Method, page.EnableParams{}}}
 	for _, s := range scripts {
-		if err := b.addScript(b.life, t, s); err != nil {
-			b.cfg.Log.Warn("chromium: tab runs without registered tools", "target", t.id, "err", err)
-			break
-		}
+		steps = append(steps, step{page.AddScriptToEvaluateOnNewDocument.Method, page.AddScriptToEvaluateOnNewDocumentParams{Source: s}})
 	}
 	if waiting {
-		if _, err := send(b.life, b.conn, t.session, runtime.RunIfWaitingForDebugger, cdp.Empty{}); err != nil {
-			b.cfg.Log.Warn("chromium: could not resume tab", "target", t.id, "err", err)
+		steps = append(steps, step{runtime.RunIfWaitingForDebugger.Method, cdp.Empty{}})
+	}
+	var replies []*reply
+	for _, s := range steps {
+		r, err := b.conn.post(ctx, t.session, s.method, s.params)
+		if err != nil {
+			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
+			break
+		}
+		replies = append(replies, r)
+	}
+	for _, r := range replies {
+		if err := r.wait(ctx, nil); err != nil {
+			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
 		}
 	}
 }

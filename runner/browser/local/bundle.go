@@ -26,16 +26,6 @@ var (
 	invokeJS string
 )
 
-// Why the polyfill and not Chromium's native WebMCP: Chromium 156 has
-// document.modelContext natively only behind --enable-features=WebMCPTesting,
-// a testing switch whose API has already changed shape (its executeTool takes
-// an object where the polyfill takes JSON text). The pinned, vendored polyfill
-// behaves the same on every Chromium the bench may meet, here or in a cloud
-// browser, so a result cannot move because the browser was updated. The
-// feature stays off, so the polyfill is what installs document.modelContext
-// (it defers to a native one when present); list.js and invoke.js still
-// speak to either.
-
 // bundle returns the scripts that register tools on every new document, in
 // the order they must be added: the registry (polyfill + URL guard) first,
 // then one script per tool file. Each tool file is its own script, so a file

@@ -118,41 +118,65 @@ func (c *conn) close() {
 // call sends method with params on session ("" is the browser) and decodes
 // the result into res, which may be nil.
 func (c *conn) call(ctx context.Context, session target.SessionID, method string, params, res any) error {
+	r, err := c.post(ctx, session, method, params)
+	if err != nil {
+		return err
+	}
+	return r.wait(ctx, res)
+}
+
+// reply is a command that was sent and whose answer has not been read.
+type reply struct {
+	c      *conn
+	id     int64
+	method string
+	ch     chan *cdproto.Message
+}
+
+// post sends method with params on session without waiting for the answer.
+// The browser handles a session's commands in the order they were posted, so
+// a caller can post several and then wait for each.
+func (c *conn) post(ctx context.Context, session target.SessionID, method string, params any) (*reply, error) {
 	var raw []byte
 	if params != nil {
 		var err error
 		if raw, err = jsonv2.Marshal(params); err != nil {
-			return fmt.Errorf("%s: encode params: %w", method, err)
+			return nil, fmt.Errorf("%s: encode params: %w", method, err)
 		}
 	}
-	id := c.next.Add(1)
-	ch := make(chan *cdproto.Message, 1)
+	r := &reply{c: c, id: c.next.Add(1), method: method, ch: make(chan *cdproto.Message, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, errConnClosed)
+		return nil, fmt.Errorf("%s: %w", method, errConnClosed)
 	}
-	c.pending[id] = ch
+	c.pending[r.id] = r.ch
 	c.mu.Unlock()
 
-	msg := &cdproto.Message{ID: id, SessionID: session, Method: cdproto.MethodType(method), Params: raw}
+	msg := &cdproto.Message{ID: r.id, SessionID: session, Method: cdproto.MethodType(method), Params: raw}
 	if err := c.tr.Write(ctx, msg); err != nil {
-		c.forget(id)
-		return fmt.Errorf("%s: %w", method, err)
+		c.forget(r.id)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
+	return r, nil
+}
+
+// wait waits for the answer and decodes its result into res, which may be
+// nil.
+func (r *reply) wait(ctx context.Context, res any) error {
 	select {
 	case <-ctx.Done():
-		c.forget(id)
-		return fmt.Errorf("%s: %w", method, ctx.Err())
-	case reply, ok := <-ch:
+		r.c.forget(r.id)
+		return fmt.Errorf("%s: %w", r.method, ctx.Err())
+	case msg, ok := <-r.ch:
 		switch {
 		case !ok:
-			return fmt.Errorf("%s: %w", method, errConnClosed)
-		case reply.Error != nil:
-			return fmt.Errorf("%s: %w", method, reply.Error)
-		case res != nil && len(reply.Result) > 0:
-			if err := jsonv2.Unmarshal(reply.Result, res); err != nil {
-				return fmt.Errorf("%s: decode result: %w", method, err)
+			return fmt.Errorf("%s: %w", r.method, errConnClosed)
+		case msg.Error != nil:
+			return fmt.Errorf("%s: %w", r.method, msg.Error)
+		case res != nil && len(msg.Result) > 0:
+			if err := jsonv2.Unmarshal(msg.Result, res); err != nil {
+				return fmt.Errorf("%s: decode result: %w", r.method, err)
 			}
 		}
 		return nil

@@ -1,6 +1,32 @@
 // Package local is the browser provider that runs Debian's Chromium on this
 // machine, one fresh headless browser and profile per trial, driven over the
 // Chrome DevTools Protocol. It is the only package that imports chromedp.
+//
+// # Tool registration
+//
+// In treatment, RegisterTools injects, with Page.addScriptToEvaluateOnNewDocument
+// on every tab (auto-attached and paused at start, so tabs the agent opens get
+// them too), a registry script holding the vendored WebMCP polyfill
+// (polyfill/, @mcp-b/webmcp-polyfill 5.1.0) and a URL guard, then one script
+// per tool file. On each top-level document the guard registers a tool with
+// document.modelContext.registerTool only when location.href matches one of
+// its URL patterns. The guard uses the browser's URLPattern, which package
+// intents' Go matcher follows (TestURLGuardAgreesWithIntents holds them to the
+// same answers). Control injects nothing.
+//
+// Why the polyfill and not Chromium's native WebMCP: Chromium 156 has
+// document.modelContext natively only behind --enable-features=WebMCPTesting,
+// a testing switch whose API already differs (its executeTool takes an
+// object where the polyfill takes JSON text). The pinned polyfill behaves the
+// same on every Chromium the bench meets, here or in a cloud browser, so a
+// result cannot move because the browser was updated. The feature stays off,
+// so the polyfill is what installs document.modelContext (it defers to a
+// native one when present), and listing and invoking speak to either.
+//
+// Limits: the guard runs when a document starts, so a same-document URL
+// change (history.pushState) keeps that document's tools; a popup opened with
+// window.open that keeps its opener is not paused at start and may load
+// without the tools, as FIELD-NOTES records.
 package local
 
 import (

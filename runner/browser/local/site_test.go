@@ -80,6 +80,11 @@ func newTestSite(t testing.TB) *testSite {
 	mux.HandleFunc("books.test/probe", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, probePage)
 	})
+	// /opener opens /probe in a new tab, with and without an opener.
+	mux.HandleFunc("books.test/opener", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!doctype html><title>Opener</title>
+<a id="blank" href="/probe" target="_blank">new tab</a>`)
+	})
 	// /trickle commits the document but never finishes it: the page stays
 	// in readyState "loading", the stall the seed saw on real sites.
 	mux.HandleFunc("books.test/trickle", func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,4 +142,27 @@ func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 		live, err := b.LiveTools(ctx)
 		return err == nil && len(live) == 1 && live[0].Name == "weather_now"
 	}, 10*time.Second, 50*time.Millisecond)
+}
+
+// TestLinksToNewTabsGetTheTools follows a target=_blank link, as an agent's
+// click does: the new tab is paused at start until its scripts are in.
+func TestLinksToNewTabsGetTheTools(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	_, err := b.Load(ctx, "http://books.test/opener")
+	require.NoError(t, err)
+
+	_, err = send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
+		Expression: `document.getElementById("blank").click()`, UserGesture: ptr(true),
+	})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		var probe string
+		cur, err := b.current(ctx)
+		return err == nil && cur != b.start && b.eval(ctx, cur, "window.probe", &probe) == nil &&
+			probe == "explode,find_books,out_of_stock"
+	}, 10*time.Second, 50*time.Millisecond, "the new tab's first script saw the tools")
 }
