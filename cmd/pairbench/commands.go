@@ -6,7 +6,10 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		newVersionCmd(),
+		newRunCmd(),
+		newDemoCmd(),
 		newReportCmd(),
 		newValidateCmd(),
+		newSandboxCmd(),
 	}
 }

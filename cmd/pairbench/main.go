@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/sandbox"
 )
 
 // Exit codes; docs/cli.md lists them.
@@ -27,6 +29,11 @@ const (
 )
 
 func main() {
+	// Inside a sandbox, pairbench's own binary is the init that relays the
+	// egress proxy and the forwarded loopback ports (see package sandbox).
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newDemoCmd() *cobra.Command {
+	o := defaultBenchOptions()
+	o.Pairs, o.StartDelay, o.ExampleSites, o.RunsDir = 7, 0, true, filepath.Join("runs", "demo")
+	o.Intents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
+	o.Caps.TimeS, o.Caps.Turns = 120, 30
+	var logFormat string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Bench the example registry on embedded defaults and print the verdict",
+		Long: `demo is pairbench's main job on embedded defaults, with nothing to configure:
+a real bench of the example registry (examples/registry) against pairbench's
+own example sites served on loopback, in local headless Chromium, with the pi
+agent inside the sandbox talking to the scripted model, artifacts in a local
+directory. It prints the Markdown verdict and the path of report.html.
+
+The scripted model is deterministic and is not an LLM: it plays each intent's
+baseline like a competent agent (it uses a page tool when one is listed, else
+drives the page), so the demo shows the machinery and the statistics, not a
+model's judgement. Use 'pairbench run --model provider/id' for that.
+
+The defaults (3 intents × 7 pairs over 2 slots) are the fewest pairs with
+which the sign test can reach significance after Holm's correction across
+three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3).
+
+Examples:
+  make demo              # installs what is missing, builds, runs this
+  pairbench demo --pairs 10 --slots 4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.finish(""); err != nil {
+				return usageError{err}
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			if err != nil {
+				return usageError{err}
+			}
+			if _, err := os.Stat(o.Registry); err != nil {
+				return fmt.Errorf("the example registry is not at %s (run demo from pairbench's checkout, or pass --registry): %w", o.Registry, err)
+			}
+			start := time.Now()
+			res, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			md, err := os.ReadFile(filepath.Join(res.Dir, "report.md"))
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s\n", md)
+			html, _ := filepath.Abs(filepath.Join(res.Dir, "report.html"))
+			fmt.Fprintf(out, "Full report: %s\n(demo took %s)\n", html, time.Since(start).Round(time.Second))
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	benchFlags(cmd, &o, &logFormat)
+	cmd.Flags().StringVar(&o.Registry, "registry", "examples/registry", "registry to bench")
+	return cmd
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/runner"
+)
+
+// defaultBenchOptions are run's defaults; demo changes a few.
+func defaultBenchOptions() benchOptions {
+	return benchOptions{Pairs: 10, Slots: 2, Model: scriptedModel, RunsDir: "runs", Alpha: 0.05,
+		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
+}
+
+// benchFlags binds the flags `run` and `demo` share to o, with o's values as
+// their defaults.
+func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale)")
+	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
+	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds one browser and one agent)")
+	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
+	f.StringVar(&o.Model, "model", o.Model, "model: "+scriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
+	f.StringVar(&o.ModelURL, "model-url", "", "override the provider's API base URL (an OpenAI-compatible endpoint)")
+	f.Float64Var(&o.Caps.TimeS, "time-cap", o.Caps.TimeS, "seconds one agent may run before it is stopped (outcome timeout)")
+	f.IntVar(&o.Caps.Turns, "turn-cap", o.Caps.Turns, "model turns one agent may take")
+	f.Float64Var(&o.Caps.SpendUSD, "spend-cap", o.Caps.SpendUSD, "USD one agent may spend")
+	f.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "how long after the start page loaded the agent starts, in both arms")
+	f.DurationVar(&o.Settle, "settle", o.Settle, "Playwright MCP's settle wait after each action, in both arms")
+	f.StringVar(&o.RunID, "run-id", "", "run id; rerun with the same id to resume (default: a new time-stamped id)")
+	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, "directory holding run directories")
+	f.StringVar(&o.Store, "store", "", "artifact store the run is uploaded to as it runs: a directory or s3://bucket/prefix (see docs/artifacts.md)")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: from the clock; recorded in run.json)")
+	f.Float64Var(&o.Alpha, "alpha", o.Alpha, "two-sided significance level of the labels")
+	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
+	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules next to the binary's checkout)")
+	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
+}
+
+// finish fills defaults that depend on the clock or the checkout, and
+// checks the flags together.
+func (o *benchOptions) finish(shard string) error {
+	var err error
+	if o.Shard, o.Shards, err = parseShard(shard); err != nil {
+		return err
+	}
+	if o.Pairs < 1 || o.Slots < 1 || o.Adoption < 0 {
+		return fmt.Errorf("--pairs and --slots must be at least 1, --adoption at least 0")
+	}
+	if o.Caps.TimeS <= 0 || o.Caps.Turns <= 0 || o.Caps.SpendUSD <= 0 {
+		return fmt.Errorf("every cap must be above zero")
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return fmt.Errorf("--alpha %v: want a level between 0 and 1", o.Alpha)
+	}
+	if o.RunID == "" {
+		o.RunID = time.Now().UTC().Format("20060102-150405")
+	}
+	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
+		return fmt.Errorf("--run-id %q: want a plain name", o.RunID)
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	if o.Tools == "" {
+		o.Tools = defaultToolsDir()
+	}
+	if o.Tools, err = filepath.Abs(o.Tools); err != nil {
+		return err
+	}
+	return nil
+}
+
+// defaultToolsDir finds tools/node_modules in the working directory or
+// beside the binary (bin/pairbench in a checkout).
+func defaultToolsDir() string {
+	candidates := []string{"tools/node_modules"}
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "..", "tools", "node_modules"))
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			return c
+		}
+	}
+	return candidates[0]
+}
+
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+func newRunCmd() *cobra.Command {
+	o := defaultBenchOptions()
+	var shard, logFormat string
+	var hosts []string
+	cmd := &cobra.Command{
+		Use:   "run REGISTRY",
+		Short: "Bench a registry's intents with paired A/B trials",
+		Long: `run benches the intents of a registry (a directory laid out as docs/registry.md
+describes): for each intent it runs pairs of trials, the same agent, model,
+prompt and browser twice, control without the domain's tools and treatment with
+them, in balanced order (AB/BA), over --slots at a time. Each agent runs inside
+a bubblewrap sandbox whose only way out is pairbench's egress proxy.
+
+Before the first trial run freezes the plan in RUNS_DIR/RUN_ID/run.json and
+passes a smoke gate (the sandbox self-check and one treatment setup end to
+end); any failure stops the run before a trial. Rows are appended to
+rows.jsonl as trials finish; a trial that aborts reruns its whole pair. The
+run stops after max(6, 2×slots) aborted trials in a row. When every pair is
+done the report is written (report.json, report.md, report.html).
+
+Resume: run again with the same --run-id. Exactly the pairs that lack a
+scored trial in either arm run again; one runner per run id (a lock); a
+changed plan is refused unless --force.
+
+Spread over runners: --shard k/n runs shard k's pairs only and writes
+shards/k/rows.jsonl; give every runner the same run.json (same --run-id and
+--seed, or the stored run.json) and the same --store, then
+'pairbench report' on a directory holding all shards.
+
+Exit codes: 0 done, 1 failed (smoke gate, too many aborts, I/O), 2 bad flags,
+130 interrupted (SIGINT), 143 terminated (SIGTERM). A second signal exits at once.
+
+Examples:
+  # the example registry with the scripted model and the example sites
+  pairbench run examples/registry --example-sites --pairs 8
+
+  # a real model: the key stays on the host, the sandbox sees a placeholder
+  OPENAI_API_KEY=... pairbench run ./registry --model openai/gpt-5.4-mini \
+      --intent books-cheapest-by-author --pairs 30 --store s3://bench/runs`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("run takes one REGISTRY directory, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Registry = args[0]
+			if err := o.finish(shard); err != nil {
+				return usageError{err}
+			}
+			if len(hosts) > 0 {
+				o.Hosts = map[string]string{}
+				for _, h := range hosts {
+					name, addr, ok := strings.Cut(h, "=")
+					if !ok {
+						return usageError{fmt.Errorf("--host %q: want name=127.0.0.1:PORT", h)}
+					}
+					o.Hosts[name] = addr
+				}
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			if err != nil {
+				return usageError{err}
+			}
+			_, err = runBench(cmd.Context(), o, log, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return err
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	benchFlags(cmd, &o, &logFormat)
+	cmd.Flags().StringVar(&shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
+	cmd.Flags().StringSliceVar(&hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")
+	cmd.Flags().BoolVar(&o.ExampleSites, "example-sites", false, "serve pairbench's example sites (books.example, weather.example) on loopback")
+	cmd.Flags().StringVar(&o.Link, "link", "", "URL of the full report, linked from report.md")
+	return cmd
+}
