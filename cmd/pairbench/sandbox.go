@@ -1,0 +1,211 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+func newSandboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Try the agent sandbox by hand, or check that it is sound here",
+		Long: `pairbench runs every agent in a bubblewrap sandbox whose only way out is
+an egress proxy on the host: a per-host allowlist, secret placeholders
+swapped for real values only on the way to the hosts they belong to.
+docs/sandbox.md describes what the sandbox sees and why.
+
+  pairbench sandbox check    fails closed with a one-line reason when the
+                             sandbox cannot be trusted on this host
+  pairbench sandbox run      runs any command under the policy`,
+	}
+	cmd.AddCommand(newSandboxCheckCmd(), newSandboxRunCmd())
+	return cmd
+}
+
+func newSandboxCheckCmd() *cobra.Command {
+	var hidden []string
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check that a sandbox can be created here and sees nothing it must not",
+		Long: `check starts a probe sandbox and fails (exit 1) with a one-line reason when
+bubblewrap is missing, the kernel refuses it unprivileged user namespaces
+(on Ubuntu 24.04: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0,
+or an AppArmor profile for bwrap, see docs/sandbox.md), or the sandbox can
+see what it must not: the current directory (the bench's checkout) and any
+--hidden path, the host home, another file in /tmp, host processes, a host
+network interface, a writable /proc/sys, a capability.
+
+The runner calls the same check as its smoke gate before any agent starts.
+
+Examples:
+  pairbench sandbox check
+  pairbench sandbox check --hidden /srv/bench-results`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			wd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("sandbox check: %w", err)
+			}
+			err = sandbox.Check(cmd.Context(), sandbox.CheckOptions{Hidden: append([]string{wd}, hidden...)})
+			var ce *sandbox.CheckError
+			if errors.As(err, &ce) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sandbox check failed: %s\n", ce.Reason)
+				return errFailure
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "sandbox check passed: bubblewrap works and the sandbox sees only what it should")
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&hidden, "hidden", nil, "a host `PATH` the sandbox must not see (repeatable; the current directory always is)")
+	return cmd
+}
+
+// sandboxRunOptions are the flags of pairbench sandbox run.
+type sandboxRunOptions struct {
+	allowHosts []string
+	allowPorts []int
+	secrets    []string
+	env        []string
+	workspace  string
+	hide       []string
+	readOnly   []string
+	limits     sandbox.Limits
+	verbose    bool
+}
+
+func newSandboxRunCmd() *cobra.Command {
+	var o sandboxRunOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a command in the sandbox, deny-by-default",
+		Long: `run starts CMD inside the sandbox pairbench gives its agents and returns
+when it exits (exit 1 if it failed; its own status is printed). Everything
+is denied unless a flag allows it:
+
+  - files: /usr, the /etc files DNS and TLS need, a fresh /tmp (HOME and
+    TMPDIR), and a workspace at /workspace (--workspace DIR, else empty);
+    --ro mounts a program installed outside /usr, read-only; --hide keeps
+    secret files of the workspace out (it then works on a private copy);
+  - network: none but the egress proxy (HTTP_PROXY/HTTPS_PROXY), which
+    reaches only --allow-host HOST[:PORT,...] (exact or *.suffix; port 443
+    when none is given) and host loopback ports named by --allow-port
+    (reachable on the same port inside);
+  - secrets: --secret NAME=HOSTVAR@HOST gives the command a placeholder in
+    NAME; the proxy swaps in the value of the host's HOSTVAR in request
+    headers to HOST only, and refuses the placeholder anywhere else;
+  - environment: HOME, TMPDIR, PATH, LANG, the proxy and CA variables, the
+    placeholders, and the host variables named by --env.
+
+Examples:
+  pairbench sandbox run -- sh -c 'id; ls -A /; cat /etc/shadow'
+  pairbench sandbox run --allow-host api.anthropic.com \
+      --secret ANTHROPIC_API_KEY=ANTHROPIC_API_KEY@api.anthropic.com \
+      -- curl -sS https://api.anthropic.com/v1/models -H "x-api-key: \$ANTHROPIC_API_KEY"
+  pairbench sandbox run --allow-port 9222 --workspace . --hide .env --hide .git/config -- ls -A`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
+				return usageError{errors.New("sandbox run: put the command after --, as in: pairbench sandbox run -- CMD ARGS")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSandboxed(cmd, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "let the command reach `HOST[:PORT,...]` through the proxy (repeatable)")
+	f.IntSliceVar(&o.allowPorts, "allow-port", nil, "forward host loopback `PORT` to the same port inside (repeatable)")
+	f.StringArrayVar(&o.secrets, "secret", nil, "`NAME=HOSTVAR@HOST[,HOST]`: a placeholder in NAME, swapped for $HOSTVAR on requests to HOST (repeatable)")
+	f.StringArrayVar(&o.env, "env", nil, "pass the host variable `NAME` (repeatable)")
+	f.StringVar(&o.workspace, "workspace", "", "host `DIR` mounted read-write at /workspace (default: a fresh empty one)")
+	f.StringArrayVar(&o.hide, "hide", nil, "`PATTERN` of workspace files that must read as absent, e.g. .env (repeatable; the workspace is then a private copy)")
+	f.StringArrayVar(&o.readOnly, "ro", nil, "mount a program's binary or package `PATH` read-only at the same path (repeatable)")
+	f.Int64Var(&o.limits.Memory, "memory", 0, "memory cap in `BYTES` (needs a delegated cgroup v2)")
+	f.IntVar(&o.limits.Pids, "pids", 0, "process cap (needs a delegated cgroup v2)")
+	f.Float64Var(&o.limits.CPU, "cpus", 0, "CPU cap in CPUs (needs a delegated cgroup v2)")
+	f.Int64Var(&o.limits.TmpSize, "tmp-size", 0, "size cap of /tmp in `BYTES`")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request the proxy allows, not only refusals")
+	return cmd
+}
+
+// runSandboxed starts the egress proxy and runs args in a sandbox.
+func runSandboxed(cmd *cobra.Command, o sandboxRunOptions, args []string) error {
+	ctx := cmd.Context()
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+
+	var cfg sandbox.EgressConfig
+	for _, h := range o.allowHosts {
+		r, err := sandbox.ParseAllowRule(h)
+		if err != nil {
+			return usageError{fmt.Errorf("--allow-host: %w", err)}
+		}
+		cfg.Allow = append(cfg.Allow, r)
+	}
+	for _, s := range o.secrets {
+		sec, err := sandbox.ParseSecret(s, os.Getenv)
+		if err != nil {
+			return usageError{fmt.Errorf("--secret: %w", err)}
+		}
+		cfg.Secrets = append(cfg.Secrets, sec)
+	}
+	cfg.ForwardPorts = o.allowPorts
+	cfg.Logger = log
+	egress, err := sandbox.NewEgress(ctx, cfg)
+	if err != nil {
+		return usageError{fmt.Errorf("sandbox run: %w", err)}
+	}
+	defer egress.Close()
+
+	env := map[string]string{}
+	for _, name := range o.env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	workspace := o.workspace
+	if workspace != "" {
+		if workspace, err = filepath.Abs(workspace); err != nil {
+			return usageError{fmt.Errorf("--workspace: %w", err)}
+		}
+	}
+	sb, err := sandbox.New(ctx, sandbox.Policy{
+		Workspace: workspace,
+		Hide:      o.hide,
+		ReadOnly:  o.readOnly,
+		Env:       env,
+		Egress:    egress,
+		Limits:    o.limits,
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox run: %w", err)
+	}
+	defer sb.Close()
+
+	c := sb.Command(ctx, args[0], args[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	err = c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pairbench: %s exited with status %d\n", args[0], ee.ExitCode())
+		return errFailure
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox run: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// sandboxCLI runs pairbench with args and returns its exit code and output.
+func sandboxCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestSandboxCheckPasses(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+	}
+	code, out, errOut := sandboxCLI(t, "sandbox", "check")
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Contains(t, out, "sandbox check passed")
+}
+
+func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+	}
+	code, out, errOut := sandboxCLI(t, "sandbox", "check", "--hidden", "/usr/share")
+	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, "sandbox check failed: a sandbox can see what it must not: visible: /usr/share\n", errOut)
+}
+
+func TestSandboxRunUsage(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sandbox", "run", "true"}, "put the command after --"},
+		{[]string{"sandbox", "run"}, "put the command after --"},
+		{[]string{"sandbox", "run", "--allow-host", "http://x/", "--", "true"}, "--allow-host"},
+		{[]string{"sandbox", "run", "--secret", "NOHOST", "--", "true"}, "--secret"},
+		{[]string{"sandbox", "run", "--secret", "K=PAIRBENCH_TEST_UNSET_VAR@api.example", "--allow-host", "api.example", "--", "true"}, "empty or unset"},
+	}
+	for _, c := range cases {
+		code, _, errOut := sandboxCLI(t, c.args...)
+		assert.Equal(t, exitUsage, code, "%q", c.args)
+		assert.Contains(t, errOut, c.want, "%q", c.args)
+	}
+}
