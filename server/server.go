@@ -381,7 +381,7 @@ func (s *Server) webhook(c *gin.Context) {
 		refuse(reject(http.StatusRequestEntityTooLarge, resultTooLarge, "payload of %d bytes exceeds the %d-byte limit", r.ContentLength, s.maxBody))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, r.Body, s.maxBody))
+	body, err := readBody(c.Writer, r, s.maxBody)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			refuse(reject(http.StatusRequestEntityTooLarge, resultTooLarge, "payload exceeds the %d-byte limit", s.maxBody))
@@ -431,6 +431,23 @@ func (s *Server) webhook(c *gin.Context) {
 		c.Header("Retry-After", "30")
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "shutting down; redeliver later"})
 	}
+}
+
+// readBody reads the request body, refusing more than max bytes, into a
+// single allocation when the client declared the length.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	if r.ContentLength <= 0 {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	if n, _ := body.Read(make([]byte, 1)); n > 0 {
+		return nil, errors.New("body longer than its Content-Length")
+	}
+	return buf, nil
 }
 
 func (s *Server) healthz(c *gin.Context) {
