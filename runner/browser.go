@@ -118,16 +118,17 @@ type SetupSpec struct {
 }
 
 // Setup is a browser ready for a trial's agent.
+// It encodes as the trial's setup.json (without the browser).
 type Setup struct {
-	Browser Browser
-	Load    LoadInfo
+	Browser Browser  `json:"-"`
+	Load    LoadInfo `json:"load"`
 	// Native names the page's own WebMCP tools live on the start page, in
 	// either arm.
-	Native []string
+	Native []string `json:"native_tools,omitempty"`
 	// Failures says why each earlier browser was discarded, in order.
-	Failures []string
+	Failures []string `json:"failures,omitempty"`
 	// Timing breaks down the setup of the browser that succeeded.
-	Timing SetupTiming
+	Timing SetupTiming `json:"timing"`
 }
 
 // SetupTiming is how long each step of a successful setup took.

@@ -79,11 +79,15 @@ func TestCloseLeavesNoProcessOrProfile(t *testing.T) {
 	bb, err := p.Open(ctx, runnerSpec())
 	require.NoError(t, err)
 	b := bb.(*Browser)
-	dir := b.proc.dir
+	dir, pgid := b.proc.dir, b.proc.cmd.Process.Pid
+	_, err = b.Load(ctx, "http://books.test/") // a page brings renderer processes
+	require.NoError(t, err)
 	require.NotEmpty(t, chromiumProcesses(t, dir), "a running browser has processes")
+	require.Greater(t, len(processGroup(t, pgid)), 1, "Chromium runs helper processes")
 
 	require.NoError(t, b.Close(ctx))
 	assert.Empty(t, chromiumProcesses(t, dir), "processes left after Close")
+	assert.Empty(t, processGroup(t, pgid), "processes of the browser's group left after Close")
 	_, err = os.Stat(dir)
 	assert.True(t, os.IsNotExist(err), "profile dir %s left after Close", dir)
 	assert.NoError(t, b.Close(ctx), "a second Close")
