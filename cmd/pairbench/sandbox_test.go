@@ -52,3 +52,24 @@ func TestSandboxRunUsage(t *testing.T) {
 		assert.Contains(t, errOut, c.want, "%q", c.args)
 	}
 }
+
+func TestSandboxRunConfinesTheCommand(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+	}
+	t.Setenv("PAIRBENCH_TEST_REAL_KEY", "sk-real-value-never-inside")
+	code, out, errOut := sandboxCLI(t, "sandbox", "run",
+		"--allow-host", "api.example", "--secret", "API_KEY=PAIRBENCH_TEST_REAL_KEY@api.example",
+		"--", "sh", "-c", `id -u; echo "$HTTPS_PROXY"; echo "$API_KEY"; test -e /root || test -e /work && echo host-visible; env | grep -c REAL_KEY`)
+	assert.Equal(t, exitFailure, code, "grep -c found nothing, so the script exits 1: stdout:\n%s\nstderr:\n%s", out, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if assert.Len(t, lines, 4, out) {
+		assert.Equal(t, "1000", lines[0])
+		assert.Equal(t, "http://127.0.0.1:3128", lines[1])
+		assert.NotEqual(t, "sk-real-value-never-inside", lines[2])
+		assert.NotEmpty(t, lines[2], "the placeholder")
+		assert.Equal(t, "0", lines[3])
+	}
+	assert.NotContains(t, out+errOut, "sk-real-value-never-inside")
+	assert.Contains(t, errOut, "pairbench: sh exited with status 1")
+}
