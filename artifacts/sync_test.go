@@ -3,6 +3,7 @@ package artifacts_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -241,5 +242,31 @@ func TestNewSyncerRefusesBadRunIDs(t *testing.T) {
 	for _, id := range []string{"", "..", "a/b", ".hidden", `a\b`} {
 		_, err := artifacts.NewSyncer(store, t.TempDir(), id)
 		assert.ErrorIs(t, err, artifacts.ErrInvalidKey, "run id %q", id)
+	}
+}
+
+// BenchmarkSyncUnchanged measures a Sync that finds nothing to upload, in a
+// run directory of 500 trial files: the cost a runner pays per Sync call
+// between trials.
+func BenchmarkSyncUnchanged(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 250 {
+		for _, arm := range []string{"control", "treatment"} {
+			p := filepath.Join(dir, "trials", "find", fmt.Sprintf("%d-%s", i, arm), "transcript.jsonl")
+			require.NoError(b, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(b, os.WriteFile(p, []byte("{}\n"), 0o644))
+		}
+	}
+	store, err := artifacts.NewLocal(b.TempDir())
+	require.NoError(b, err)
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(b, err)
+	_, err = s.Sync(b.Context())
+	require.NoError(b, err)
+	for b.Loop() {
+		res, err := s.Sync(b.Context())
+		if err != nil || len(res.Uploaded) != 0 {
+			b.Fatalf("Sync = %v, %v; want nothing uploaded", res.Uploaded, err)
+		}
 	}
 }
