@@ -101,7 +101,7 @@ func costProblem(costs []any) string {
 		if _, isString := c.(string); isString {
 			return fmt.Sprintf("cost on message %d is not a number: %q", i+1, c)
 		}
-		f, ok := number(c)
+		f, ok := pairbench.Number(c)
 		if !ok {
 			return fmt.Sprintf("cost on message %d is not a number: %v", i+1, c)
 		}

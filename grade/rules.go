@@ -3,9 +3,11 @@ package grade
 import (
 	"errors"
 	"fmt"
+	"github.com/pairbench/pairbench"
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -133,7 +135,7 @@ type rule struct {
 
 // eval runs r on answer and returns why it failed, or nil.
 func (r rule) eval(answer map[string]any) error {
-	v, ok := lookup(answer, r.src.Field)
+	v, ok := pairbench.Lookup(answer, r.src.Field)
 	if !ok {
 		return fmt.Errorf("field %q missing", r.src.Field)
 	}
@@ -189,9 +191,9 @@ func compileEquals(r intents.Rule) (check, error) {
 	if r.Value == nil {
 		return nil, errNeedValue
 	}
-	want := canon(r.Value, r.Fold)
+	want := pairbench.Canon(r.Value, r.Fold)
 	return func(v any) error {
-		if canon(v, r.Fold) != want {
+		if pairbench.Canon(v, r.Fold) != want {
 			return fmt.Errorf("got %s, want %s", show(v), show(r.Value))
 		}
 		return nil
@@ -204,10 +206,10 @@ func compileOneOf(r intents.Rule) (check, error) {
 	}
 	want := make([]string, len(r.Values))
 	for i, x := range r.Values {
-		want[i] = canon(x, r.Fold)
+		want[i] = pairbench.Canon(x, r.Fold)
 	}
 	return func(v any) error {
-		if !slices.Contains(want, canon(v, r.Fold)) {
+		if !slices.Contains(want, pairbench.Canon(v, r.Fold)) {
 			return fmt.Errorf("got %s, want one of %s", show(v), show(r.Values))
 		}
 		return nil
@@ -232,7 +234,7 @@ func compileRegex(r intents.Rule) (check, error) {
 		case string:
 			s = x
 		default:
-			f, ok := number(v)
+			f, ok := pairbench.Number(v)
 			if !ok {
 				return fmt.Errorf("got %s, want a string matching %s", show(v), re)
 			}
@@ -247,12 +249,12 @@ func compileRegex(r intents.Rule) (check, error) {
 
 func compileBound(isMax bool) func(intents.Rule) (check, error) {
 	return func(r intents.Rule) (check, error) {
-		bound, ok := number(r.Value)
+		bound, ok := pairbench.Number(r.Value)
 		if !ok {
 			return nil, errors.New("needs a number value")
 		}
 		return func(v any) error {
-			f, ok := number(v)
+			f, ok := pairbench.Number(v)
 			switch {
 			case !ok:
 				return fmt.Errorf("got %s, want a number", show(v))
@@ -269,12 +271,12 @@ func compileBound(isMax bool) func(intents.Rule) (check, error) {
 // compileMoney compiles money (sign 0), money_min (1) and money_max (-1).
 func compileMoney(sign int) func(intents.Rule) (check, error) {
 	return func(r intents.Rule) (check, error) {
-		bound, ok := Price(r.Value)
+		bound, ok := pairbench.Price(r.Value)
 		if !ok {
 			return nil, fmt.Errorf("needs an amount value, got %s", show(r.Value))
 		}
 		return func(v any) error {
-			p, ok := Price(v)
+			p, ok := pairbench.Price(v)
 			switch {
 			case !ok:
 				return fmt.Errorf("got %s, want an amount", show(v))
@@ -459,7 +461,7 @@ func items(v any, key string) ([]any, error) {
 		if !ok {
 			return nil, fmt.Errorf("item %d is %s, want an object with %q", i, show(it), key)
 		}
-		x, ok := lookup(m, key)
+		x, ok := pairbench.Lookup(m, key)
 		if !ok {
 			return nil, fmt.Errorf("item %d has no %q", i, key)
 		}
@@ -476,7 +478,7 @@ func compileDistinct(r intents.Rule) (check, error) {
 		}
 		seen := map[string]int{}
 		for i, it := range its {
-			c := canon(it, r.Fold)
+			c := pairbench.Canon(it, r.Fold)
 			if j, dup := seen[c]; dup {
 				return fmt.Errorf("items %d and %d are both %s", j, i, show(it))
 			}
@@ -487,7 +489,7 @@ func compileDistinct(r intents.Rule) (check, error) {
 }
 
 func compileItemsAbove(r intents.Rule) (check, error) {
-	bound, ok := number(r.Value)
+	bound, ok := pairbench.Number(r.Value)
 	if !ok {
 		return nil, errors.New("needs a number value")
 	}
@@ -497,9 +499,9 @@ func compileItemsAbove(r intents.Rule) (check, error) {
 			return err
 		}
 		for i, it := range its {
-			f, ok := number(it)
+			f, ok := pairbench.Number(it)
 			if !ok {
-				f, ok = Price(it)
+				f, ok = pairbench.Price(it)
 			}
 			if !ok {
 				return fmt.Errorf("item %d is %s, want a number", i, show(it))
@@ -556,14 +558,14 @@ func compileSetEquals(r intents.Rule) (check, error) {
 func canonSet(l []any, fold bool) map[string]bool {
 	s := make(map[string]bool, len(l))
 	for _, x := range l {
-		s[canon(x, fold)] = true
+		s[pairbench.Canon(x, fold)] = true
 	}
 	return s
 }
 
 // show writes a value briefly for a reason, cut to 80 characters.
 func show(v any) string {
-	s := canon(v, false)
+	s := pairbench.Canon(v, false)
 	if _, isString := v.(string); isString {
 		s = fmt.Sprintf("%q", v)
 	}
@@ -572,3 +574,5 @@ func show(v any) string {
 	}
 	return s
 }
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,11 +1,8 @@
 package stats
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
+	"slices"
 
 	"github.com/pairbench/pairbench"
 )
@@ -96,16 +93,18 @@ func untied(s *Speed) int {
 func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Speed) *AgreementCheck {
 	ch := &AgreementCheck{Kind: ag.Kind}
 	for _, p := range both {
-		cv, okC := lookup(rows[p.c].Answer.Extracted, ag.Field)
-		tv, okT := lookup(rows[p.t].Answer.Extracted, ag.Field)
-		if !okC || !okT {
+		// Answers are read as grading reads them (pairbench.Lookup, Price,
+		// AsSet), so a price or a set means the same here as in a rule.
+		cv, okC := pairbench.Lookup(rows[p.c].Answer.Extracted, ag.Field)
+		tv, okT := pairbench.Lookup(rows[p.t].Answer.Extracted, ag.Field)
+		if !okC || !okT || cv == nil || tv == nil {
 			ch.Unreadable++
 			continue
 		}
 		switch ag.Kind {
 		case AgreeCheapest:
-			cp, okC := price(cv)
-			tp, okT := price(tv)
+			cp, okC := pairbench.Price(cv)
+			tp, okT := pairbench.Price(tv)
 			if !okC || !okT {
 				ch.Unreadable++
 				continue
@@ -119,7 +118,7 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 			}
 		case AgreeSame:
 			ch.Compared++
-			if !sameSet(cv, tv) {
+			if !slices.Equal(pairbench.AsSet(cv), pairbench.AsSet(tv)) {
 				ch.Differ++
 			}
 		default:
@@ -139,124 +138,4 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 		ch.Failed = ch.Differ >= 2
 	}
 	return ch
-}
-
-// lookup follows a dotted path ("items.0.price") through maps and lists;
-// "" is the whole value.
-func lookup(v map[string]any, path string) (any, bool) {
-	if v == nil {
-		return nil, false
-	}
-	var cur any = v
-	if path == "" {
-		return cur, true
-	}
-	for _, part := range strings.Split(path, ".") {
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[part]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, cur != nil
-}
-
-// price reads a number or a money string such as "$1,234.50".
-func price(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case string:
-		// Keep the first number, ignoring currency signs and thousands
-		// separators: "$1,234.50" and "1234.5 USD" read as 1234.5.
-		var b strings.Builder
-	scan:
-		for _, r := range x {
-			switch {
-			case r >= '0' && r <= '9', r == '.', r == '-' && b.Len() == 0:
-				b.WriteRune(r)
-			case r == ',' && b.Len() > 0:
-			case b.Len() == 0:
-			default:
-				break scan
-			}
-		}
-		f, err := strconv.ParseFloat(b.String(), 64)
-		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-	}
-	return 0, false
-}
-
-// sameSet reports whether two answers agree as sets: a list is the set of
-// its items, anything else a set of one; strings compare trimmed and
-// case-folded, and items compare by their canonical JSON.
-func sameSet(x, y any) bool {
-	a, b := canonicalSet(x), canonicalSet(y)
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func canonicalSet(v any) map[string]bool {
-	items, ok := v.([]any)
-	if !ok {
-		items = []any{v}
-	}
-	set := map[string]bool{}
-	for _, it := range items {
-		b, err := json.Marshal(normalize(it))
-		if err != nil {
-			b = []byte(fmt.Sprint(it))
-		}
-		set[string(b)] = true
-	}
-	return set
-}
-
-func normalize(v any) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ToLower(strings.TrimSpace(x))
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = normalize(x[i])
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = normalize(e)
-		}
-		return out
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Sprint(x)
-		}
-	}
-	return v
 }

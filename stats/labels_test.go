@@ -147,22 +147,18 @@ func TestAgreementCheck(t *testing.T) {
 	assert.True(t, agreementCheck(same, rows, refs, nil).Failed)
 }
 
-func TestLookupAndPrice(t *testing.T) {
-	v := map[string]any{"items": []any{map[string]any{"id": "x"}}}
-	got, ok := lookup(v, "items.0.id")
-	assert.True(t, ok)
-	assert.Equal(t, "x", got)
-	_, ok = lookup(v, "items.1.id")
-	assert.False(t, ok)
-	_, ok = lookup(nil, "")
-	assert.False(t, ok)
-	for in, want := range map[any]float64{"$1,234.50": 1234.5, "12 USD": 12, "€-3.5": -3.5, 7.0: 7} {
-		got, ok := price(in)
-		assert.True(t, ok, "%v", in)
-		assert.Equal(t, want, got, "%v", in)
+func TestAgreementReadsAnswersAsGradingDoes(t *testing.T) {
+	rows := []pairbench.Row{
+		{Answer: pairbench.Answer{Extracted: map[string]any{"price": "12,50 €", "titles": []any{"3", "Dune  Messiah"}}}},
+		{Answer: pairbench.Answer{Extracted: map[string]any{"price": 12.5, "titles": []any{3.0, "dune messiah"}}}},
 	}
-	for _, in := range []any{"free", nil, true, "1.2.3"} {
-		_, ok := price(in)
-		assert.False(t, ok, "%v", in)
-	}
+	refs := []pairRef{{c: 0, t: 1}}
+	ch := agreementCheck(Agreement{Kind: AgreeCheapest, Field: "price", Tolerance: 0.001}, rows, refs, nil)
+	assert.Equal(t, 1, ch.Compared)
+	assert.Equal(t, ArmCount{}, ch.Missed, "a decimal comma reads as grading reads it")
+	ch = agreementCheck(Agreement{Kind: AgreeSame, Field: "titles"}, rows, refs, nil)
+	assert.Equal(t, 0, ch.Differ, "3 and \"3\", and inner white space, compare as grading compares them")
+	rows[1].Answer.Extracted["price"] = nil
+	ch = agreementCheck(Agreement{Kind: AgreeCheapest, Field: "price"}, rows, refs, nil)
+	assert.Equal(t, 1, ch.Unreadable, "a null answer cannot be compared")
 }

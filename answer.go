@@ -1,4 +1,4 @@
-package grade
+package pairbench
 
 import (
 	"encoding/json"
@@ -26,13 +26,12 @@ import (
 // Spaces (also non-breaking) and apostrophes may group thousands too
 // ("1 234,50", "1'234.50"). Thousands groups after the first must have three
 // digits. Price returns false for anything else, including "free", ranges
-// and non-finite numbers. The report's cheapest-fare agreement check mirrors
-// these rules.
+// and non-finite numbers. Grading and the report's cheapest-price agreement check both use it.
 func Price(v any) (float64, bool) {
 	if s, ok := v.(string); ok {
 		return parseMoney(s)
 	}
-	return number(v)
+	return Number(v)
 }
 
 func parseMoney(s string) (float64, bool) {
@@ -145,7 +144,7 @@ func parseMoney(s string) (float64, bool) {
 // written in their shortest form (3, "3" and 3.0 are all "3"); booleans are
 // "true"/"false"; objects and nested lists are written as JSON with sorted
 // keys after the same normalisation of their strings and numbers.
-// Duplicates collapse. The report's "same" agreement check mirrors this.
+// Duplicates collapse. Grading and the report's "same" agreement check both use it.
 func AsSet(v any) []string {
 	var items []any
 	switch x := v.(type) {
@@ -158,18 +157,19 @@ func AsSet(v any) []string {
 	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		out = append(out, canon(it, true))
+		out = append(out, Canon(it, true))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// canon writes v in the normal form AsSet describes; fold lower-cases
-// strings.
-func canon(v any, fold bool) string {
+// Canon writes one answer value in the normal form AsSet describes; fold
+// lower-cases strings. Two values compare equal as answers when their Canon
+// forms are equal.
+func Canon(v any, fold bool) string {
 	switch x := v.(type) {
 	case string:
-		if f, ok := number(x); ok {
+		if f, ok := Number(x); ok {
 			return formatNumber(f)
 		}
 		return normString(x, fold)
@@ -178,7 +178,7 @@ func canon(v any, fold bool) string {
 	case nil:
 		return "null"
 	}
-	if f, ok := number(v); ok {
+	if f, ok := Number(v); ok {
 		return formatNumber(f)
 	}
 	b, err := json.Marshal(normValue(v, fold))
@@ -205,12 +205,12 @@ func normValue(v any, fold bool) any {
 		}
 		return l
 	case string:
-		if f, ok := number(x); ok {
+		if f, ok := Number(x); ok {
 			return f
 		}
 		return normString(x, fold)
 	}
-	if f, ok := number(v); ok {
+	if f, ok := Number(v); ok {
 		return f
 	}
 	return v
@@ -226,10 +226,10 @@ func normString(s string, fold bool) string {
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// number reads a numeric value: any Go number type, json.Number, or a string
+// Number reads a numeric value: any Go number type, json.Number, or a string
 // holding a plain decimal number (surrounding space allowed). It returns
 // false for anything else and for non-finite values.
-func number(v any) (float64, bool) {
+func Number(v any) (float64, bool) {
 	var f float64
 	switch x := v.(type) {
 	case float64:
@@ -275,10 +275,10 @@ func number(v any) (float64, bool) {
 	return f, true
 }
 
-// lookup follows a dotted path into an answer: "a.b" reads key b of object a,
+// Lookup follows a dotted path into an answer: "a.b" reads key b of object a,
 // and a segment that is a decimal integer indexes a list ("items.0.id"). The
 // empty path is the whole answer. Keys that contain dots cannot be named.
-func lookup(answer map[string]any, path string) (any, bool) {
+func Lookup(answer map[string]any, path string) (any, bool) {
 	var cur any = answer
 	if path == "" {
 		return cur, true

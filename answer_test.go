@@ -1,4 +1,4 @@
-package grade
+package pairbench
 
 import (
 	"encoding/json"
