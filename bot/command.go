@@ -1,0 +1,152 @@
+package bot
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// Verb is a /bench subcommand.
+type Verb string
+
+const (
+	VerbRun    Verb = "run"
+	VerbCancel Verb = "cancel"
+	VerbStatus Verb = "status"
+	VerbHelp   Verb = "help"
+)
+
+// Command is a parsed /bench command.
+type Command struct {
+	Verb Verb
+	// Intents are the intent ids named by /bench run; empty means every
+	// intent of the domains the pull request touches.
+	Intents []string
+	// Pairs is --pairs; 0 means the configured default.
+	Pairs int
+	// Model is --model; "" means the configured default.
+	Model string
+}
+
+// Parsed is the outcome of ParseComment: a Command to carry out, or a Reply
+// to post instead, or neither, when the comment is not for the bot.
+type Parsed struct {
+	Command *Command
+	Reply   string
+}
+
+// Ignored reports whether the comment was not addressed to the bot.
+func (p Parsed) Ignored() bool { return p.Command == nil && p.Reply == "" }
+
+// Limits on what a command may ask for.
+const (
+	MaxPairs          = 1000
+	maxCommandIntents = 100
+)
+
+var (
+	intentPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+	modelPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`)
+)
+
+// Usage is the reply to /bench help.
+const Usage = "Usage:\n\n" +
+	"```\n" +
+	"/bench run [intent ...] [--pairs N] [--model M]   bench this pull request's head commit\n" +
+	"/bench cancel                                     cancel the running bench\n" +
+	"/bench status                                     say what the bench is doing\n" +
+	"/bench help                                       show this help\n" +
+	"```\n\n" +
+	"`/bench run` with no intents benches every intent of the domains the pull request changes. " +
+	"Only people with write access to the repository may run commands."
+
+// ParseComment reads a comment body. The command is the first line whose
+// first word is exactly "/bench"; a comment without such a line is ignored.
+// ParseComment is a pure function: it neither checks permissions nor
+// consults the pull request.
+func ParseComment(body string) Parsed {
+	var args []string
+	found := false
+	for line := range strings.Lines(body) {
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "/bench" {
+			args, found = f[1:], true
+			break
+		}
+	}
+	if !found {
+		return Parsed{}
+	}
+	if len(args) == 0 {
+		return Parsed{Reply: Usage}
+	}
+	verb, rest := Verb(args[0]), args[1:]
+	switch verb {
+	case VerbRun:
+		c, err := parseRun(rest)
+		if err != nil {
+			return Parsed{Reply: fmt.Sprintf("I could not read that `/bench run`: %v.\n\n%s", err, Usage)}
+		}
+		return Parsed{Command: c}
+	case VerbCancel, VerbStatus, VerbHelp:
+		if len(rest) > 0 {
+			return Parsed{Reply: fmt.Sprintf("`/bench %s` takes no arguments (got %q).\n\n%s", verb, strings.Join(rest, " "), Usage)}
+		}
+		if verb == VerbHelp {
+			return Parsed{Reply: Usage}
+		}
+		return Parsed{Command: &Command{Verb: verb}}
+	}
+	return Parsed{Reply: fmt.Sprintf("I do not know `/bench %s`.\n\n%s", clipArg(args[0]), Usage)}
+}
+
+// parseRun reads /bench run's arguments; flags and intents may interleave.
+func parseRun(args []string) (*Command, error) {
+	c := &Command{Verb: VerbRun}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&c.Pairs, "pairs", 0, "")
+	fs.StringVar(&c.Model, "model", "", "")
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errors.New("there is no -h flag; see the usage below")
+			}
+			return nil, errors.New(strings.ReplaceAll(err.Error(), "flag provided but not defined", "unknown flag"))
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		arg := fs.Arg(0)
+		if !intentPattern.MatchString(arg) {
+			return nil, fmt.Errorf("%q is not an intent id", clipArg(arg))
+		}
+		c.Intents = append(c.Intents, arg)
+		args = fs.Args()[1:]
+	}
+	if len(c.Intents) > maxCommandIntents {
+		return nil, fmt.Errorf("at most %d intents at once", maxCommandIntents)
+	}
+	pairsSet := false
+	fs.Visit(func(f *flag.Flag) { pairsSet = pairsSet || f.Name == "pairs" })
+	if pairsSet && (c.Pairs < 1 || c.Pairs > MaxPairs) {
+		return nil, fmt.Errorf("--pairs must be between 1 and %d", MaxPairs)
+	}
+	if c.Model != "" && !modelPattern.MatchString(c.Model) {
+		return nil, fmt.Errorf("%q is not a model name", clipArg(c.Model))
+	}
+	return c, nil
+}
+
+// clipArg shortens an argument for quoting in a reply.
+func clipArg(s string) string {
+	const max = 40
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "`", "'"), "?")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,274 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+	"gopkg.in/yaml.v3"
+
+	"github.com/pairbench/pairbench/intents"
+)
+
+// ErrNoConfig is returned (wrapped) when the commit has no .pairbench.yml:
+// the repository is not a registry and the bot leaves it alone.
+var ErrNoConfig = errors.New("no " + intents.ConfigFile)
+
+// Bounds on what the bot reads from a registry through the API.
+const (
+	maxIntentFiles  = 200
+	maxRegistryFile = 1 << 20
+)
+
+// registryAt reads a registry at one commit through the contents API. It
+// reads only what planning needs — the configuration and the id of each
+// intent — and leaves validation to the runner, which loads the registry
+// in full at the same SHA.
+type registryAt struct {
+	c                *github.Client
+	owner, repo, sha string
+}
+
+// config reads and decodes .pairbench.yml with the intents.Config types;
+// paths it does not set, or sets to anything but a clean relative path, take
+// intents.DefaultPaths.
+func (r registryAt) config(ctx context.Context) (intents.Config, error) {
+	data, err := r.file(ctx, intents.ConfigFile)
+	if isNotFound(err) {
+		return intents.Config{}, fmt.Errorf("%s at %s: %w", r.owner+"/"+r.repo, r.sha, ErrNoConfig)
+	}
+	if err != nil {
+		return intents.Config{}, err
+	}
+	var cfg intents.Config
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return intents.Config{}, fmt.Errorf("%s at %s: %w", intents.ConfigFile, short(r.sha), err)
+	}
+	def := intents.DefaultPaths
+	cfg.Paths.Domains = cleanOr(cfg.Paths.Domains, def.Domains)
+	cfg.Paths.Intents = cleanOr(cfg.Paths.Intents, def.Intents)
+	if cfg.Paths.Tools == "" {
+		cfg.Paths.Tools = def.Tools
+	}
+	return cfg, nil
+}
+
+func cleanOr(p, def string) string {
+	if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
+		return def
+	}
+	return p
+}
+
+// domainsFor returns the domains, sorted, that changes to files concern,
+// as intents.Registry.DomainsFor decides: files under a domain's directory
+// or intent directory, or matching its globs in the configuration.
+func domainsFor(cfg intents.Config, files []string) []string {
+	names := map[string]bool{}
+	for d := range cfg.Domains {
+		names[d] = true
+	}
+	for _, f := range files {
+		for _, dir := range []string{cfg.Paths.Domains, cfg.Paths.Intents} {
+			if rest, ok := strings.CutPrefix(path.Clean(f), dir+"/"); ok {
+				if name, _, isDir := strings.Cut(rest, "/"); isDir {
+					names[name] = true
+				}
+			}
+		}
+	}
+	reg := &intents.Registry{Config: cfg}
+	for n := range names {
+		reg.Domains = append(reg.Domains, &intents.Domain{Name: n})
+	}
+	slices.SortFunc(reg.Domains, func(a, b *intents.Domain) int { return strings.Compare(a.Name, b.Name) })
+	return reg.DomainsFor(files)
+}
+
+// intentIDs returns the ids of the intents of domain, sorted; a domain
+// without an intent directory has none.
+func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain string) ([]string, error) {
+	entries, err := r.dir(ctx, path.Join(cfg.Paths.Intents, domain))
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		name := e.GetName()
+		ext := path.Ext(name)
+		if e.GetType() != "file" || strings.HasPrefix(name, ".") || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		if len(ids) == maxIntentFiles {
+			return nil, fmt.Errorf("domain %s has more than %d intent files", domain, maxIntentFiles)
+		}
+		data, err := r.file(ctx, e.GetPath())
+		if err != nil {
+			return nil, err
+		}
+		var head struct {
+			ID string `yaml:"id"`
+		}
+		if yaml.Unmarshal(data, &head) != nil || head.ID == "" {
+			// The runner reports the broken file; the bot only plans.
+			continue
+		}
+		ids = append(ids, head.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+// domainDirs lists the domains that have an intent directory.
+func (r registryAt) domainDirs(ctx context.Context, cfg intents.Config) ([]string, error) {
+	entries, err := r.dir(ctx, cfg.Paths.Intents)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.GetType() == "dir" && !strings.HasPrefix(e.GetName(), ".") {
+			out = append(out, e.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (r registryAt) file(ctx context.Context, p string) ([]byte, error) {
+	f, _, _, err := r.c.Repositories.GetContents(ctx, r.owner, r.repo, p, &github.RepositoryContentGetOptions{Ref: r.sha})
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", p, short(r.sha), err)
+	}
+	if f == nil {
+		return nil, fmt.Errorf("read %s at %s: a directory, not a file", p, short(r.sha))
+	}
+	if f.GetSize() > maxRegistryFile {
+		return nil, fmt.Errorf("read %s at %s: larger than %d bytes", p, short(r.sha), maxRegistryFile)
+	}
+	s, err := f.GetContent()
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", p, short(r.sha), err)
+	}
+	return []byte(s), nil
+}
+
+func (r registryAt) dir(ctx context.Context, p string) ([]*github.RepositoryContent, error) {
+	f, entries, _, err := r.c.Repositories.GetContents(ctx, r.owner, r.repo, p, &github.RepositoryContentGetOptions{Ref: r.sha})
+	if err != nil {
+		return nil, fmt.Errorf("list %s at %s: %w", p, short(r.sha), err)
+	}
+	if f != nil {
+		return nil, fmt.Errorf("list %s at %s: a file, not a directory", p, short(r.sha))
+	}
+	return entries, nil
+}
+
+// plan is what a bench covers.
+type plan struct {
+	Domains []string
+	// Intents are the ids benched: every intent of Domains, or those a
+	// command named.
+	Intents []string
+}
+
+// planFiles plans a bench of the domains that files concern and that have
+// intents at the commit. An empty plan means nothing to bench.
+func (r registryAt) planFiles(ctx context.Context, files []string) (plan, error) {
+	cfg, err := r.config(ctx)
+	if err != nil {
+		return plan{}, err
+	}
+	var p plan
+	for _, d := range domainsFor(cfg, files) {
+		ids, err := r.intentIDs(ctx, cfg, d)
+		if err != nil {
+			return plan{}, err
+		}
+		if len(ids) > 0 {
+			p.Domains = append(p.Domains, d)
+			p.Intents = append(p.Intents, ids...)
+		}
+	}
+	return p, nil
+}
+
+// UnknownIntentsError reports intents a command named that the registry
+// does not have at the commit.
+type UnknownIntentsError struct{ IDs []string }
+
+func (e *UnknownIntentsError) Error() string {
+	return "no intent " + strings.Join(e.IDs, ", ")
+}
+
+// planIntents plans a bench of the named intents, wherever they are.
+func (r registryAt) planIntents(ctx context.Context, want []string) (plan, error) {
+	cfg, err := r.config(ctx)
+	if err != nil {
+		return plan{}, err
+	}
+	domains, err := r.domainDirs(ctx, cfg)
+	if err != nil {
+		return plan{}, err
+	}
+	missing := map[string]bool{}
+	for _, id := range want {
+		missing[id] = true
+	}
+	var p plan
+	for _, d := range domains {
+		if len(missing) == 0 {
+			break
+		}
+		ids, err := r.intentIDs(ctx, cfg, d)
+		if err != nil {
+			return plan{}, err
+		}
+		found := false
+		for _, id := range ids {
+			if missing[id] {
+				delete(missing, id)
+				p.Intents = append(p.Intents, id)
+				found = true
+			}
+		}
+		if found {
+			p.Domains = append(p.Domains, d)
+		}
+	}
+	if len(missing) > 0 {
+		ids := make([]string, 0, len(missing))
+		for id := range missing {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return plan{}, &UnknownIntentsError{IDs: ids}
+	}
+	slices.Sort(p.Intents)
+	return p, nil
+}
+
+// isNotFound reports whether err is GitHub's 404.
+func isNotFound(err error) bool {
+	var e *github.ErrorResponse
+	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == http.StatusNotFound
+}
+
+// short abbreviates a commit SHA to 7 characters.
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
