@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -24,8 +25,8 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`{}`), "application/json", "", "", true, "")
 	f.Add([]byte(" \n{\"a\":[1,2,{\"b\":null}]}"), "Application/JSON", "star", "id-7", true, "")
 
-	rec := &recorder{}
-	s, err := server.New(server.Config{Secret: testSecret, Handler: rec, Workers: 2, QueueSize: 4096,
+	discard := server.HandlerFunc(func(context.Context, server.Delivery) error { return nil })
+	s, err := server.New(server.Config{Secret: testSecret, Handler: discard, Workers: 2, QueueSize: 4096,
 		MaxBodyBytes: 64 << 10, Events: []string{"pull_request", "issue_comment", "push"}})
 	if err != nil {
 		f.Fatal(err)

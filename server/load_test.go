@@ -36,6 +36,37 @@ func loadPayload(n int) []byte {
 		n, 1+n%3, n, loadPad)
 }
 
+// counter is a Handler that counts calls per delivery id and keeps nothing
+// else, so a long load test stays small.
+type counter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	n      int
+}
+
+func (c *counter) Handle(_ context.Context, d server.Delivery) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]int{}
+	}
+	c.counts[d.ID]++
+	c.n++
+	return nil
+}
+
+func (c *counter) calls(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[id]
+}
+
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
 // sample is one delivery's fate as the client saw it.
 type sample struct {
 	status int
@@ -55,7 +86,7 @@ func TestLoad(t *testing.T) {
 	total := int(float64(rate) * dur.Seconds())
 	require.Positive(t, total)
 
-	rec := &recorder{}
+	rec := &counter{}
 	s := newServer(t, server.Config{Handler: rec, Workers: 4, QueueSize: 4096, Logger: slog.New(slog.DiscardHandler)})
 	base, served := listen(t, s)
 	client := &http.Client{

@@ -174,10 +174,6 @@ func TestShutdownDrainsTheQueue(t *testing.T) {
 		t.Fatalf("Shutdown returned %v with deliveries still queued", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	go func() {
-		for range rec.started {
-		}
-	}()
 	close(rec.gate)
 	require.NoError(t, <-shutdown)
 	require.NoError(t, <-served, "Serve returns nil after Shutdown")

@@ -144,12 +144,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	cfg.Workers = cmpOr(cfg.Workers, 4)
-	cfg.QueueSize = cmpOr(cfg.QueueSize, 256)
-	cfg.MaxBodyBytes = cmpOr(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	cfg.HandleTimeout = cmpOr(cfg.HandleTimeout, 5*time.Minute)
-	cfg.DedupeTTL = cmpOr(cfg.DedupeTTL, 72*time.Hour)
-	cfg.DedupeMax = cmpOr(cfg.DedupeMax, 100_000)
+	cfg.Workers = orDefault(cfg.Workers, 4)
+	cfg.QueueSize = orDefault(cfg.QueueSize, 256)
+	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.HandleTimeout = orDefault(cfg.HandleTimeout, 5*time.Minute)
+	cfg.DedupeTTL = orDefault(cfg.DedupeTTL, 72*time.Hour)
+	cfg.DedupeMax = orDefault(cfg.DedupeMax, 100_000)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -178,8 +178,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// cmpOr returns v, or def when v is not positive.
-func cmpOr[T int | int64 | time.Duration](v, def T) T {
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -368,7 +368,7 @@ func (s *Server) admit(d Delivery) admission {
 func (s *Server) webhook(c *gin.Context) {
 	start := time.Now()
 	r := c.Request
-	log := s.log.With("delivery", r.Header.Get(headerDelivery))
+	log := s.log.With("delivery", clip(r.Header.Get(headerDelivery)))
 	defer func() { s.metrics.ackSeconds.Observe(time.Since(start).Seconds()) }()
 
 	refuse := func(rej *rejection) {
@@ -433,6 +433,14 @@ func (s *Server) webhook(c *gin.Context) {
 	}
 }
 
+// clip shortens an unverified header value for the logs.
+func clip(v string) string {
+	if len(v) > maxHeaderValue {
+		return v[:maxHeaderValue] + "…"
+	}
+	return v
+}
+
 // readBody reads the request body, refusing more than max bytes, into a
 // single allocation when the client declared the length.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
@@ -470,7 +478,7 @@ func (s *Server) recoverPanic(c *gin.Context) {
 			panic(v)
 		}
 		p := newPanicError(v)
-		s.log.Error("request panicked", "delivery", c.Request.Header.Get(headerDelivery),
+		s.log.Error("request panicked", "delivery", clip(c.Request.Header.Get(headerDelivery)),
 			"path", c.Request.URL.Path, "panic", p.value, "stack", string(p.stack))
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}()
