@@ -134,6 +134,7 @@ Examples:
 	f.Int64Var(&o.limits.Memory, "memory", 0, "memory cap in `BYTES` (needs a delegated cgroup v2)")
 	f.IntVar(&o.limits.Pids, "pids", 0, "process cap (needs a delegated cgroup v2)")
 	f.Float64Var(&o.limits.CPU, "cpus", 0, "CPU cap in CPUs (needs a delegated cgroup v2)")
+	f.StringVar(&o.limits.Parent, "cgroup-parent", "", "delegated cgroup v2 `DIR` to create the sandbox's cgroup in (default: pairbench's own)")
 	f.Int64Var(&o.limits.TmpSize, "tmp-size", 0, "size cap of /tmp in `BYTES`")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request the proxy allows, not only refusals")
 	return cmd
