@@ -1,0 +1,95 @@
+package pi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+func TestAgentDirHoldsOnlyTheFrozenConfig(t *testing.T) {
+	task := runner.AgentTask{
+		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", BaseURL: "http://127.0.0.1:9/v1",
+			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15},
+		MCPServers: []runner.MCPServer{
+			{Name: "browser", Command: "/opt/node", Args: []string{"cli.js", "--cdp-endpoint", "ws://x"}},
+			{Name: "pairbench", URL: "http://127.0.0.1:7/mcp"},
+		},
+	}
+	dir := filepath.Join(t.TempDir(), "agent")
+	require.NoError(t, writeAgentDir(dir, task))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"mcp.json", "models.json"}, names, "nothing else: no settings, no auth, no skills")
+
+	var mcp struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "mcp.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &mcp))
+	assert.Equal(t, "direct", mcp.MCPServers["browser"]["exposure"], "without direct exposure MCP tools never reach the model")
+	assert.Equal(t, "/opt/node", mcp.MCPServers["browser"]["command"])
+	assert.Equal(t, "http://127.0.0.1:7/mcp", mcp.MCPServers["pairbench"]["url"])
+
+	b, err = os.ReadFile(filepath.Join(dir, "models.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"apiKey": "$PAIRBENCH_MODEL_KEY"`, "the key is read from the environment, never written")
+	assert.Contains(t, string(b), `"input": 3`, "priced, so cost is above zero")
+}
+
+func TestArgsIsolatePi(t *testing.T) {
+	a := args(runner.AgentTask{Prompt: "-starts with a dash", Allowlist: []string{"mcp__x__a", "mcp__x__b"},
+		Model: runner.Model{Provider: "openai", ID: "gpt-x"}})
+	for _, flag := range []string{"--no-session", "--no-context-files", "--no-skills", "--no-prompt-templates",
+		"--no-extensions", "--no-builtin-tools", "--no-approve"} {
+		assert.Contains(t, a, flag)
+	}
+	i := slices.Index(a, "-e")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, "builtin:mcp", a[i+1], "only the built-in MCP extension")
+	i = slices.Index(a, "--tools")
+	assert.Equal(t, "mcp__x__a,mcp__x__b", a[i+1])
+	assert.Equal(t, []string{"--", "-starts with a dash"}, a[len(a)-2:], "the prompt cannot read as a flag")
+}
+
+func TestModelRoute(t *testing.T) {
+	a := &Agent{cfg: Config{HostEnv: []string{"OPENAI_API_KEY=sk-real-key-1234", "GEMINI_API_KEY=gm-real-key-5678"}}}
+
+	allow, forward, secrets, err := a.modelRoute(runner.Model{Provider: "openai", ID: "gpt-x"})
+	require.NoError(t, err)
+	assert.Equal(t, []sandbox.AllowRule{{Host: "api.openai.com", Ports: []int{443}}}, allow)
+	assert.Empty(t, forward)
+	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real-key-1234", Hosts: []string{"api.openai.com"}}}, secrets,
+		"the key is only ever sent to its provider")
+
+	_, _, secrets, err = a.modelRoute(runner.Model{Provider: "google", ID: "gemini-x"})
+	require.NoError(t, err)
+	assert.Equal(t, "GEMINI_API_KEY", secrets[0].Name, "google/ reads GEMINI_API_KEY")
+
+	allow, forward, secrets, err = a.modelRoute(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
+		BaseURL: "http://127.0.0.1:4567/v1", KeyEnv: "PAIRBENCH_MODEL_KEY"})
+	require.NoError(t, err)
+	assert.Empty(t, allow)
+	assert.Equal(t, []int{4567}, forward, "a model on this host is reached by port forward")
+	assert.Empty(t, secrets)
+
+	_, _, _, err = a.modelRoute(runner.Model{Provider: "anthropic", ID: "claude-x"})
+	assert.ErrorContains(t, err, "ANTHROPIC_API_KEY is not set")
+	_, _, _, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x"})
+	assert.ErrorContains(t, err, "unknown provider")
+	allow, _, _, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"})
+	require.NoError(t, err)
+	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, allow)
+}
