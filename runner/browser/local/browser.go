@@ -131,6 +131,22 @@ func (b *Browser) onEvent(msg *cdproto.Message) {
 		b.mu.Unlock()
 		b.prep.Add(1)
 		go b.prepare(t, scripts, ev.WaitingForDebugger)
+	case "Page.frameNavigated":
+		var ev page.EventFrameNavigated
+		if err := jsonv2.Unmarshal(msg.Params, &ev); err != nil || ev.Frame == nil || ev.Frame.ParentID != "" {
+			return
+		}
+		b.mu.Lock()
+		var t *tab
+		if i := slices.IndexFunc(b.tabs, func(t *tab) bool { return t.session == msg.SessionID }); i >= 0 {
+			t = b.tabs[i]
+		}
+		scripts := b.scripts
+		b.mu.Unlock()
+		if t != nil && len(scripts) > 0 {
+			b.prep.Add(1)
+			go b.catchUp(t, scripts)
+		}
 	case "Target.detachedFromTarget":
 		var ev target.EventDetachedFromTarget
 		if err := jsonv2.Unmarshal(msg.Params, &ev); err != nil {
@@ -177,6 +193,36 @@ func (b *Browser) prepare(t *tab, scripts []string, waiting bool) {
 	for _, r := range replies {
 		if err := r.wait(ctx, nil); err != nil {
 			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
+		}
+	}
+}
+
+// catchUp runs the scripts on a tab's new document when they did not run
+// there as it started. That happens when a window outlives its document: a
+// popup opened with window.open replaces its initial about:blank with a
+// same-origin page in the same window, which Chromium does not treat as a new
+// document for injected scripts. The tools then arrive after the page's first
+// scripts, but they arrive.
+func (b *Browser) catchUp(t *tab, scripts []string) {
+	defer b.prep.Done()
+	ctx, cancel := context.WithTimeout(b.life, prepareTimeout)
+	defer cancel()
+	if waitTab(ctx, t) != nil {
+		return
+	}
+	check, err := call(`(function (mark) { return !!(window.top !== window || (window[mark] && window[mark].doc === document)); })`, b.mark)
+	if err != nil {
+		return
+	}
+	var present bool
+	if err := b.eval(ctx, t, check, &present); err != nil || present {
+		return
+	}
+	b.cfg.Log.Info("chromium: registering tools late on a reused window", "target", t.id)
+	for _, s := range scripts {
+		if _, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{Expression: s}); err != nil {
+			b.cfg.Log.Warn("chromium: late registration failed", "target", t.id, "err", err)
+			return
 		}
 	}
 }

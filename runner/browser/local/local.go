@@ -24,9 +24,11 @@
 // native one when present), and listing and invoking speak to either.
 //
 // Limits: the guard runs when a document starts, so a same-document URL
-// change (history.pushState) keeps that document's tools; a popup opened with
-// window.open that keeps its opener is not paused at start and may load
-// without the tools, as FIELD-NOTES records.
+// change (history.pushState) keeps that document's tools. A popup opened with
+// window.open that keeps its opener reuses the window of its initial
+// about:blank, which Chromium does not count as a new document (FIELD-NOTES:
+// such popups do not get the script); the provider notices the navigation
+// and registers the tools there just after the page's first scripts.
 package local
 
 import (

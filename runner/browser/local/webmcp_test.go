@@ -166,3 +166,33 @@ func TestLinksToNewTabsGetTheTools(t *testing.T) {
 			probe == "explode,find_books,out_of_stock"
 	}, 10*time.Second, 50*time.Millisecond, "the new tab's first script saw the tools")
 }
+
+// TestPopupsGetTheToolsLate opens a same-origin popup with window.open, whose
+// window outlives its initial about:blank: the tools arrive after the page's
+// first scripts (its probe saw none), but they are live.
+func TestPopupsGetTheToolsLate(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	_, err := b.Load(ctx, "http://books.test/opener")
+	require.NoError(t, err)
+
+	_, err = send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
+		Expression: `window.open("/probe"), true`, UserGesture: ptr(true),
+	})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cur, err := b.current(ctx)
+		if err != nil || cur == b.start {
+			return false
+		}
+		live, err := b.LiveTools(ctx)
+		return err == nil && assert.ObjectsAreEqual([]string{"explode", "find_books", "out_of_stock"}, toolNames(live))
+	}, 10*time.Second, 50*time.Millisecond, "the popup's tools are live")
+	res, err := b.InvokeTool(ctx, "find_books", []byte(`{"author":"Ada"}`))
+	require.NoError(t, err)
+	assert.True(t, res.Registered)
+	assert.Contains(t, res.Text, "Notes")
+}

@@ -6,14 +6,23 @@
   "use strict";
   // Tools live on top-level documents only.
   if (window.top !== window) return;
+  // A window can outlive its document: the initial about:blank of a popup is
+  // replaced by a same-origin page in the same window. What an earlier run
+  // installed then points at the old document; remove it first.
+  if (window[mark] && window[mark].doc !== document) {
+    for (const target of [Document.prototype, navigator]) {
+      const d = Object.getOwnPropertyDescriptor(target, "modelContext");
+      if (d && d.configurable && document.modelContext === undefined) delete target.modelContext;
+    }
+  }
   try {
     installPolyfill();
   } catch (e) {
     console.error("pairbench: WebMCP polyfill failed", e);
   }
   // Tool scripts that ran before this one queued themselves.
-  const queued = (window[mark] && window[mark].queue) || [];
-  const registry = { registered: [], failures: {} };
+  const queued = (window[mark] && window[mark].doc === undefined && window[mark].queue) || [];
+  const registry = { doc: document, registered: [], failures: {} };
   registry.add = (patterns, make) => {
     if (!matchesURL(patterns, location.href)) return;
     let def;
@@ -38,6 +47,6 @@
       registry.failures[name] = String((e && e.message) || e);
     }
   };
-  Object.defineProperty(window, mark, { value: registry, enumerable: false, configurable: false, writable: false });
+  Object.defineProperty(window, mark, { value: registry, enumerable: false, configurable: true, writable: false });
   for (const [patterns, make] of queued) registry.add(patterns, make);
 })

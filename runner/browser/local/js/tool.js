@@ -5,10 +5,13 @@
   "use strict";
   if (window.top !== window) return;
   const registry = window[mark];
-  if (registry && typeof registry.add === "function") {
+  if (registry && registry.doc === document) {
     registry.add(patterns, make);
     return;
   }
-  if (!registry) window[mark] = { queue: [] };
+  // The registry's script has not run on this document yet.
+  if (!registry || registry.doc !== undefined) {
+    Object.defineProperty(window, mark, { value: { queue: [] }, enumerable: false, configurable: true, writable: false });
+  }
   window[mark].queue.push([patterns, make]);
 })
