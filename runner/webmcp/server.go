@@ -44,8 +44,9 @@ const inputSchema = `{
 }`
 
 // DefaultInvokeTimeout bounds one tool invocation when Options leaves it
-// zero.
-const DefaultInvokeTimeout = 60 * time.Second
+// zero. It is below pi's 60 s MCP request timeout, so a hanging tool reaches
+// the agent as this server's error rather than as a dropped request.
+const DefaultInvokeTimeout = 50 * time.Second
 
 // maxErrorLen bounds the error text kept per invocation.
 const maxErrorLen = 500
