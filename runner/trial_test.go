@@ -49,7 +49,7 @@ type stack struct {
 
 // requireStack fails (it does not skip) when something scripts/setup.sh
 // installs is missing: the test is the proof that the real stack works.
-func requireStack(t *testing.T) {
+func requireStack(t testing.TB) {
 	t.Helper()
 	for _, p := range []string{local.DefaultChromiumPath, tools.Node(), tools.Pi(), tools.PlaywrightMCP()} {
 		_, err := os.Stat(p)
@@ -59,7 +59,7 @@ func requireStack(t *testing.T) {
 	require.NoError(t, err, "run `make setup` to install bubblewrap")
 }
 
-func newStack(t *testing.T, intentIDs []string, opts model.Options) *stack {
+func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 	t.Helper()
 	requireStack(t)
 	siteSrv := httptest.NewServer(site.New())
@@ -82,11 +82,7 @@ func newStack(t *testing.T, intentIDs []string, opts model.Options) *stack {
 	require.NoError(t, err)
 	tis, err := runner.TrialIntents(reg, plan)
 	require.NoError(t, err)
-	var resolved []intents.Intent
-	for _, ti := range tis {
-		resolved = append(resolved, ti.Intent)
-	}
-	modelSrv := httptest.NewServer(model.New(resolved, opts))
+	modelSrv := httptest.NewServer(model.New(intentsOf(tis), opts))
 	t.Cleanup(modelSrv.Close)
 	plan.Model.BaseURL = modelSrv.URL + "/v1"
 
@@ -105,6 +101,16 @@ func newStack(t *testing.T, intentIDs []string, opts model.Options) *stack {
 		model: modelSrv,
 	}
 }
+
+func intentsOf(tis map[string]*runner.TrialIntent) []intents.Intent {
+	var out []intents.Intent
+	for _, ti := range tis {
+		out = append(out, ti.Intent)
+	}
+	return out
+}
+
+func resolvedIntents(s *stack) []intents.Intent { return intentsOf(s.trials.Intents) }
 
 func (s *stack) run(t *testing.T, intent string, arm pairbench.Arm) pairbench.Row {
 	t.Helper()
