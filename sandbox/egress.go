@@ -128,6 +128,7 @@ type placeholder struct {
 type Egress struct {
 	log        *slog.Logger
 	dir        string
+	hold       *os.File // dir, flocked while the proxy lives (see CleanStale)
 	sandboxDir string
 	proxyPort  int
 	forward    []int
@@ -222,7 +223,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 	e.upgradeTransport.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	e.proxy = e.newReverseProxy()
 
-	if e.dir, err = os.MkdirTemp(cfg.TempDir, "pairbench-egress-"); err != nil {
+	if e.dir, e.hold, err = mkdirHeld(cfg.TempDir, egressDirPrefix); err != nil {
 		return nil, fmt.Errorf("egress socket directory: %w", err)
 	}
 	if err := e.start(); err != nil {
@@ -466,6 +467,9 @@ func (e *Egress) Close() error {
 		}
 		if e.dir != "" {
 			os.RemoveAll(e.dir)
+		}
+		if e.hold != nil {
+			e.hold.Close()
 		}
 	})
 	return nil

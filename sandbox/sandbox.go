@@ -114,10 +114,11 @@ var DefaultHide = []string{
 type Sandbox struct {
 	policy    Policy
 	bwrap     string
-	exe       string // pairbench binary for the init, when egress is set
-	dir       string // per-agent host directory
-	home      string // dir/home, mounted at HomeDir
-	workspace string // host directory mounted at WorkspaceDir
+	exe       string   // pairbench binary for the init, when egress is set
+	dir       string   // per-agent host directory
+	hold      *os.File // dir, flocked while the sandbox lives (see CleanStale)
+	home      string   // dir/home, mounted at HomeDir
+	workspace string   // host directory mounted at WorkspaceDir
 	cg        *cgroup
 
 	mu      sync.Mutex
@@ -144,7 +145,7 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	if s.dir, err = os.MkdirTemp(orDefault(p.TempRoot, "/tmp"), "pairbench-sandbox-"); err != nil {
+	if s.dir, s.hold, err = mkdirHeld(orDefault(p.TempRoot, "/tmp"), agentDirPrefix); err != nil {
 		return nil, fmt.Errorf("sandbox: per-agent directory: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -235,6 +236,9 @@ func (s *Sandbox) Close() error {
 	}
 	if s.dir != "" {
 		errs = append(errs, removeAll(s.dir))
+	}
+	if s.hold != nil {
+		s.hold.Close() // a second Close gets os.ErrClosed, harmlessly
 	}
 	return errors.Join(errs...)
 }
