@@ -203,6 +203,9 @@ func TestEscapeFilesystemProcCapabilitiesNamespaces(t *testing.T) {
 		// Processes, capabilities and namespaces.
 		{name: "ptrace the launcher", script: `$HELPER ptrace $LAUNCHERPID`},
 		{name: "ptrace a host process", script: `$HELPER ptrace $HOSTPID`},
+		{name: "ptrace the sandbox's PID 1 (bubblewrap)", script: `$HELPER ptrace 1`},
+		{name: "read PID 1's memory with process_vm_readv", script: `$HELPER vm-read 1`},
+		{name: "set up an io_uring", script: `$HELPER io-uring`},
 		{name: "kill a host process (syscall)", script: `$HELPER kill $HOSTPID`},
 		{name: "kill(1) a host process", script: `kill -9 $HOSTPID`},
 		{name: "become root with setuid(0)", script: `$HELPER setuid0`},

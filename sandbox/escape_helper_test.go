@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,6 +38,17 @@ func runEscape(args []string) int {
 		if err = unix.PtraceAttach(num()); err == nil {
 			unix.PtraceDetach(num())
 		}
+	case "io-uring": // a kernel interface with a long record of escalations
+		var params [120]byte // struct io_uring_params
+		_, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if errno != 0 {
+			err = errno
+		}
+	case "vm-read": // read another process's memory without ptrace
+		buf := make([]byte, 16)
+		local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+		remote := []unix.RemoteIovec{{Base: 0x400000, Len: len(buf)}}
+		_, err = unix.ProcessVMReadv(num(), local, remote, 0)
 	case "setuid0":
 		err = unix.Setuid(0)
 	case "unshare-user":

@@ -300,11 +300,28 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
-	argsFile, err := sealedArgs(opts)
+	filter, err := seccompFilter()
+	if err != nil {
+		return err
+	}
+	if filter != nil {
+		opts = append(opts, "--seccomp", "5")
+	}
+	var args strings.Builder
+	for _, o := range opts {
+		args.WriteString(o)
+		args.WriteByte(0)
+	}
+	argsFile, err := sealedFile("bwrap-args", []byte(args.String()))
 	if err != nil {
 		return err
 	}
 	defer argsFile.Close()
+	filterFile, err := sealedFile("bwrap-seccomp", filter)
+	if err != nil {
+		return err
+	}
+	defer filterFile.Close()
 
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
@@ -316,7 +333,7 @@ func (c *Cmd) Start() error {
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	cmd.ExtraFiles = []*os.File{argsFile, infoW}
+	cmd.ExtraFiles = []*os.File{argsFile, infoW, filterFile} // fds 3, 4, 5
 	cmd.Cancel = func() error { c.kill(); return nil }
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -563,30 +580,25 @@ func rootLinks() []string {
 	return a
 }
 
-// sealedArgs returns a memory file holding args NUL-separated, sealed
-// against writes, positioned at its start.
-func sealedArgs(args []string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("bwrap-args", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+// sealedFile returns a memory file holding data, sealed against writes,
+// positioned at its start.
+func sealedFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
-	f := os.NewFile(uintptr(fd), "bwrap-args")
-	var b strings.Builder
-	for _, arg := range args {
-		b.WriteString(arg)
-		b.WriteByte(0)
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
 	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sandbox: seal argument file: %w", err)
+		return nil, fmt.Errorf("sandbox: seal %s: %w", name, err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sandbox: argument file: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
 	return f, nil
 }
