@@ -19,6 +19,7 @@ import (
 type process struct {
 	cmd     *exec.Cmd
 	dir     string        // the fresh --user-data-dir, removed by stop
+	hold    *os.File      // dir, flocked until stop (see CleanStale)
 	exited  chan struct{} // closed once cmd.Wait returned
 	waitErr error         // valid once exited is closed
 	stderr  *tailBuffer
@@ -29,11 +30,11 @@ type process struct {
 // it writes its DevTools endpoint. The process lives in its own process group,
 // so stop (or the end of ctx) kills every process it started.
 func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
-	dir, err := os.MkdirTemp(cfg.TempDir, "pairbench-chromium-")
+	dir, hold, err := mkdirHeld(cfg.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("create profile dir: %w", err)
 	}
-	p := &process{dir: dir, exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	p := &process{dir: dir, hold: hold, exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	cmd := exec.Command(cfg.ChromiumPath, cfg.args(dir)...)
 	cmd.Dir = dir
 	cmd.Stdout = p.stderr
@@ -50,6 +51,7 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 	}
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
+		hold.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.ChromiumPath, err)
 	}
 	p.cmd = cmd
@@ -115,6 +117,7 @@ func (p *process) stop() error {
 	var err error
 	for range 20 {
 		if err = os.RemoveAll(p.dir); err == nil {
+			p.hold.Close() // a second stop gets os.ErrClosed, harmlessly
 			return nil
 		}
 		time.Sleep(25 * time.Millisecond)
