@@ -610,6 +610,14 @@ func validatePolicy(p Policy) error {
 			return fmt.Errorf("sandbox: workspace: %w", err)
 		}
 	}
+	for k, v := range p.Env {
+		if !envName.MatchString(k) {
+			return fmt.Errorf("sandbox: bad environment variable name %q", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("sandbox: environment variable %s holds a NUL byte", k)
+		}
+	}
 	home, _ := os.UserHomeDir()
 	for _, ro := range p.ReadOnly {
 		if err := checkReadOnly(ro, home); err != nil {

@@ -144,10 +144,18 @@ func TestSandboxEnvironmentIsOnlyThePolicy(t *testing.T) {
 
 func TestSandboxRefusesNULInValues(t *testing.T) {
 	needBwrap(t)
-	sb := openSandbox(t, Policy{Env: map[string]string{"X": "a\x00--bind\x00/\x00/host"}})
-	err := sb.Command(t.Context(), "/bin/true").Run()
+	smuggled := "a\x00--bind\x00/\x00/host"
+	_, err := New(t.Context(), Policy{Env: map[string]string{"X": smuggled}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NUL")
+	_, err = New(t.Context(), Policy{Env: map[string]string{"BAD NAME": "x"}})
+	assert.ErrorContains(t, err, "bad environment variable name")
+
+	sb := openSandbox(t, Policy{})
+	c := sb.Command(t.Context(), "/bin/true")
+	c.Env = map[string]string{"X": smuggled}
+	assert.ErrorContains(t, c.Run(), "NUL")
+	assert.ErrorContains(t, sb.Command(t.Context(), "/bin/echo", smuggled).Run(), "NUL")
 }
 
 func TestSandboxReadOnlyProgramsWithoutTheirPrefix(t *testing.T) {
