@@ -106,7 +106,9 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 	case <-wait.Done():
 		return nil, fmt.Errorf("chromium opened no tab: %w", wait.Err())
 	}
+	b.mu.Lock() // Close may run as soon as ctx ends, and reads stopWatch
 	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
+	b.mu.Unlock()
 	return b, nil
 }
 
@@ -462,8 +464,11 @@ func (b *Browser) eval(ctx context.Context, t *tab, expr string, out any) error 
 // profile directory. It is safe to call more than once.
 func (b *Browser) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
-		if b.stopWatch != nil {
-			b.stopWatch()
+		b.mu.Lock()
+		stopWatch := b.stopWatch
+		b.mu.Unlock()
+		if stopWatch != nil {
+			stopWatch()
 		}
 		b.cancel()
 		if b.conn != nil {
