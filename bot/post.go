@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/google/go-github/v66/github"
@@ -283,10 +284,23 @@ func SetLabel(ctx context.Context, c *github.Client, t Target, label pairbench.L
 	if err != nil && !isAlreadyExists(err) {
 		return fmt.Errorf("create label %q: %w", name, err)
 	}
-	if _, _, err := c.Issues.AddLabelsToIssue(ctx, t.Owner, t.Repo, t.PR, []string{name}); err != nil {
+	if err := addLabel(ctx, c, t, name); err != nil {
 		return fmt.Errorf("add label %q to %s/%s#%d: %w", name, t.Owner, t.Repo, t.PR, err)
 	}
 	return nil
+}
+
+// addLabel adds a label to an issue with the body GitHub's description
+// defines, {"labels": [...]}. go-github's AddLabelsToIssue sends a bare
+// array, which GitHub accepts but its description does not allow.
+func addLabel(ctx context.Context, c *github.Client, t Target, name string) error {
+	u := fmt.Sprintf("repos/%s/%s/issues/%d/labels", url.PathEscape(t.Owner), url.PathEscape(t.Repo), t.PR)
+	req, err := c.NewRequest(http.MethodPost, u, map[string][]string{"labels": {name}})
+	if err != nil {
+		return err
+	}
+	_, err = c.Do(ctx, req, nil)
+	return err
 }
 
 // isAlreadyExists reports whether err is GitHub's 422 for a resource that

@@ -76,22 +76,32 @@ type Server struct {
 	nextID        int64
 }
 
-// New starts a fake GitHub for the test and stops it when the test ends,
-// failing the test then if any request was refused (see TakeViolations).
-func New(t testing.TB) *Server {
-	t.Helper()
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(description)
+// loadRouter loads the REST description and builds its router, once per
+// test binary (it takes most of a second on a slow machine); both are only
+// read afterwards.
+var loadRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(description)
 	if err != nil {
-		t.Fatalf("githubtest: load REST description: %v", err)
+		return nil, fmt.Errorf("load REST description: %w", err)
 	}
 	if err := doc.Validate(context.Background(), openapi3.DisableExamplesValidation()); err != nil {
-		t.Fatalf("githubtest: REST description invalid: %v", err)
+		return nil, fmt.Errorf("REST description invalid: %w", err)
 	}
 	doc.Servers = nil // route on paths alone, whatever host the test server has
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		t.Fatalf("githubtest: router: %v", err)
+		return nil, fmt.Errorf("router: %w", err)
+	}
+	return router, nil
+})
+
+// New starts a fake GitHub for the test and stops it when the test ends,
+// failing the test then if any request was refused (see TakeViolations).
+func New(t testing.TB) *Server {
+	t.Helper()
+	router, err := loadRouter()
+	if err != nil {
+		t.Fatalf("githubtest: %v", err)
 	}
 	s := &Server{
 		router:        router,
