@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -52,10 +53,14 @@ func Check(ctx context.Context, opts CheckOptions) error {
 	}
 	planted.Close()
 	defer os.Remove(planted.Name())
-	hidden := append([]string{planted.Name()}, opts.Hidden...)
-	if home, err := os.UserHomeDir(); err == nil && home != "/" {
+	hidden := []string{planted.Name()}
+	if home, err := os.UserHomeDir(); err == nil {
 		hidden = append(hidden, home)
 	}
+	hidden = append(hidden, opts.Hidden...)
+	hidden = slices.DeleteFunc(hidden, func(h string) bool {
+		return filepath.Clean(h) == "/" // the sandbox has a root of its own
+	})
 	sb, err := New(ctx, Policy{Bwrap: bwrap, TempRoot: opts.TempRoot})
 	if err != nil {
 		return fmt.Errorf("sandbox check: %w", err)
