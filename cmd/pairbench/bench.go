@@ -62,6 +62,9 @@ type benchOptions struct {
 	ExampleSites bool
 	// Link is the full report's URL, linked from report.md.
 	Link string
+	// TempDir holds the per-trial sandbox, egress and browser profile
+	// directories; those killed runners left there are removed.
+	TempDir string
 }
 
 // benchResult says where a finished bench left its run.
@@ -74,6 +77,12 @@ type benchResult struct {
 // pending trial, uploads the run, and writes its report. Progress goes to
 // log; the report's paths to stdout.
 func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, stderr io.Writer) (*benchResult, error) {
+	// A runner killed with SIGKILL could not remove its directories (its
+	// browsers and sandboxes died with it); its successors do, at start and
+	// again at exit for the ones too young to be sure of at start.
+	cleanLeftovers(o.TempDir, time.Now(), log)
+	defer func() { cleanLeftovers(o.TempDir, time.Now(), log) }()
+
 	reg, err := intents.Load(o.Registry)
 	if err != nil {
 		var ps intents.Problems
@@ -144,11 +153,11 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		return nil, err
 	}
 	agent, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
-		HostEnv: os.Environ(), Executable: exe, Log: log})
+		HostEnv: os.Environ(), Executable: exe, TempRoot: o.TempDir, Log: log})
 	if err != nil {
 		return nil, err
 	}
-	browsers, err := local.New(local.Config{Hosts: hosts, Log: log})
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: o.TempDir, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +211,25 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	return &benchResult{Dir: dir, Plan: plan}, runErr
 }
 
+// leftoverGrace is how old an unheld directory must be before it counts as
+// a killed runner's: a live runner locks each directory right after
+// creating it.
+const leftoverGrace = 5 * time.Second
+
+// cleanLeftovers removes the sandbox, egress and browser profile
+// directories under dir that no live runner holds.
+func cleanLeftovers(dir string, now time.Time, log *slog.Logger) {
+	cutoff := now.Add(-leftoverGrace)
+	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
+	profiles, err2 := local.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(profiles); n > 0 {
+		log.Info("removed directories left by killed runners", "sandbox", len(sandboxes), "browser", len(profiles), "dir", dir)
+	}
+	if err := errors.Join(err1, err2); err != nil {
+		log.Warn("could not remove every directory left by killed runners", "err", err)
+	}
+}
+
 // planOrResume returns the run's plan: the stored run.json when the run
 // exists (refusing a changed plan unless force), else a new one (fresh).
 func planOrResume(reg *intents.Registry, dir string, opts runner.PlanOptions, force bool, log *slog.Logger) (*runner.Plan, bool, error) {
@@ -240,7 +268,7 @@ func planOrResume(reg *intents.Registry, dir string, opts runner.PlanOptions, fo
 // smokeGate checks, before any pair, that a trial can work at all: the
 // sandbox is sound and one treatment browser setup passes end to end.
 func smokeGate(ctx context.Context, t *runner.Trials, o benchOptions, log *slog.Logger) error {
-	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: []string{o.Registry, o.RunsDir}}); err != nil {
+	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: []string{o.Registry, o.RunsDir}, TempRoot: o.TempDir}); err != nil {
 		return err
 	}
 	first := t.Plan.Intents[0]

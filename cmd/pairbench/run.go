@@ -43,6 +43,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
 	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules next to the binary's checkout)")
 	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.TempDir, "temp-dir", "", "directory for per-trial sandbox, egress and browser profile directories; ones left by killed runners are removed (default: $TMPDIR or /tmp)")
 }
 
 // finish fills defaults that depend on the clock or the checkout, and
@@ -72,6 +73,9 @@ func (o *benchOptions) finish(shard string) error {
 	}
 	if o.Tools == "" {
 		o.Tools = defaultToolsDir()
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
 	}
 	if o.Tools, err = filepath.Abs(o.Tools); err != nil {
 		return err
