@@ -26,6 +26,8 @@ type Plan struct {
 	RunID     string    `json:"run_id"`
 	CreatedAt time.Time `json:"created_at"`
 	Versions  Versions  `json:"versions"`
+	// Source is where the registry was read.
+	Source Source `json:"source"`
 	// Model is the model both arms' agents use.
 	Model Model    `json:"model"`
 	Caps  PlanCaps `json:"caps"`
@@ -168,6 +170,9 @@ func (p *Plan) StatsPlan() stats.Plan {
 		Model: stats.Model{Name: p.Model.String(), Scripted: p.Model.Scripted},
 		Alpha: p.Alpha,
 		Seed:  p.Seed,
+	}
+	if p.Source.Repo != "" {
+		sp.Source = p.Source.String()
 	}
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{

@@ -26,6 +26,8 @@ type PlanOptions struct {
 	Versions Versions
 	// Now is when the run is planned; days_from_start fixtures count from it.
 	Now time.Time
+	// Source is where the registry was read.
+	Source Source
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -50,7 +52,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 		return nil, skipped, fmt.Errorf("no intent to run in %s", reg.Root)
 	}
 	p := &Plan{
-		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions,
+		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: Allowlist(), Seed: opts.Seed, Alpha: opts.Alpha,
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
@@ -150,6 +152,7 @@ func (p *Plan) Changes(q *Plan) []string {
 	diff("caps", p.Caps, q.Caps)
 	diff("allowlist", strings.Join(p.Allowlist, ","), strings.Join(q.Allowlist, ","))
 	diff("versions", p.Versions, q.Versions)
+	diff("registry commit", p.Source.Commit, q.Source.Commit)
 	ids := func(pl *Plan) []string {
 		var s []string
 		for _, in := range pl.Intents {

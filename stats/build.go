@@ -30,7 +30,7 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 		alpha = DefaultAlpha
 	}
 	rep := &Report{
-		V: ReportVersion, RunID: plan.RunID, Model: plan.Model,
+		V: ReportVersion, RunID: plan.RunID, Model: plan.Model, Source: plan.Source,
 		Alpha: alpha, Z: Z(alpha), Seed: plan.Seed, Resamples: b,
 	}
 	g := group(rows)

@@ -238,7 +238,7 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 <h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
 <p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
 {{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
-<p>Run <code>{{.RunID}}</code> · model <code>{{.Model}}</code></p>
+<p>Run <code>{{.RunID}}</code> · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
 </header>
 
 <h2>Intents</h2>

@@ -171,3 +171,12 @@ func BenchmarkMarkdownHuge(b *testing.B) {
 		Markdown(r, MarkdownOptions{})
 	}
 }
+
+func TestMarkdownNamesTheRegistrySource(t *testing.T) {
+	r := Build(Plan{RunID: "r", Source: "o/r feature at abc (branch feature gone; read at refs/pull/7/head, the PR's last head)"}, nil)
+	md := Markdown(r, MarkdownOptions{})
+	assert.Contains(t, md, "refs/pull/7/head")
+	var html strings.Builder
+	require.NoError(t, WriteHTML(&html, r))
+	assert.Contains(t, html.String(), "refs/pull/7/head")
+}

@@ -17,6 +17,7 @@ import (
 type reportView struct {
 	RunID    string
 	Model    string
+	Source   string
 	Scripted bool
 	// Verdict is the worst label ("" when there are no intents); Counts the
 	// label histogram in rank order, as text.
@@ -89,6 +90,7 @@ func newView(r *Report) reportView {
 	v := reportView{
 		RunID:    r.RunID,
 		Model:    r.Model.Name,
+		Source:   r.Source,
 		Scripted: r.Model.Scripted,
 		Verdict:  r.Verdict,
 		Total:    len(r.Intents),

@@ -29,6 +29,9 @@ const (
 type Plan struct {
 	RunID string `json:"run_id"`
 	Model Model  `json:"model"`
+	// Source says where the registry was read ("" for a local directory),
+	// e.g. that a deleted PR branch was read at the PR's last head.
+	Source string `json:"source,omitempty"`
 	// Alpha is the two-sided significance level; 0 means 0.05.
 	Alpha float64 `json:"alpha"`
 	// Seed seeds the bootstrap; the same seed and rows give the same report.
@@ -91,10 +94,11 @@ type DomainAdoption struct {
 // Report is the statistical verdict on one run. It is plain data: package
 // stats renders it, and report.json is its JSON encoding.
 type Report struct {
-	V     int     `json:"v"`
-	RunID string  `json:"run_id"`
-	Model Model   `json:"model"`
-	Alpha float64 `json:"alpha"`
+	V      int     `json:"v"`
+	RunID  string  `json:"run_id"`
+	Model  Model   `json:"model"`
+	Source string  `json:"source,omitempty"`
+	Alpha  float64 `json:"alpha"`
 	// Z is the normal quantile 1-Alpha/2 used by the score intervals.
 	Z         float64 `json:"z"`
 	Seed      uint64  `json:"bootstrap_seed"`
