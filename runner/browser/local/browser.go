@@ -106,6 +106,9 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 	case <-wait.Done():
 		return nil, fmt.Errorf("chromium opened no tab: %w", wait.Err())
 	}
+	if err := waitTab(wait, b.start); err != nil {
+		return nil, fmt.Errorf("chromium's first tab: %w", err)
+	}
 	b.mu.Lock() // Close may run as soon as ctx ends, and reads stopWatch
 	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
 	b.mu.Unlock()
@@ -229,12 +232,6 @@ func (b *Browser) catchUp(t *tab, scripts []string) {
 	}
 }
 
-func (b *Browser) addScript(ctx context.Context, t *tab, source string) error {
-	_, err := send(ctx, b.conn, t.session, page.AddScriptToEvaluateOnNewDocument,
-		page.AddScriptToEvaluateOnNewDocumentParams{Source: source})
-	return err
-}
-
 // CDPURL returns the browser's DevTools websocket URL.
 func (b *Browser) CDPURL() string { return b.proc.wsURL }
 
@@ -259,8 +256,18 @@ func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error
 		if err := waitTab(ctx, t); err != nil {
 			return err
 		}
+		// Post every script, then read the answers: they are applied in order.
+		replies := make([]*reply, 0, len(scripts))
 		for _, s := range scripts {
-			if err := b.addScript(ctx, t, s); err != nil {
+			r, err := b.conn.post(ctx, t.session, page.AddScriptToEvaluateOnNewDocument.Method,
+				page.AddScriptToEvaluateOnNewDocumentParams{Source: s})
+			if err != nil {
+				return fmt.Errorf("inject into tab %s: %w", t.id, err)
+			}
+			replies = append(replies, r)
+		}
+		for _, r := range replies {
+			if err := r.wait(ctx, nil); err != nil {
 				return fmt.Errorf("inject into tab %s: %w", t.id, err)
 			}
 		}
