@@ -12,24 +12,27 @@ import (
 	"time"
 )
 
-// BenchmarkLaunch measures launch-to-exit of /bin/true three ways, side by
+// BenchmarkLaunch measures launch-to-exit of /bin/true four ways, side by
 // side: each iteration runs one launch of each, so a busy machine slows all
-// three alike. It reports each one's median and the ratios:
+// of them alike. It reports each one's median:
 //
-//		go test ./sandbox -run '^$' -bench BenchmarkLaunch -benchtime 30x
+//   - full-ms: a per-agent sandbox (New, Run, Close) with the whole
+//     filesystem policy and an egress proxy already running, so /bin/true
+//     starts under pairbench's init relay;
+//   - conf-ms: the same without egress, so without the init relay: the
+//     confinement alone;
+//   - bare-ms: bwrap --ro-bind / / /bin/true;
+//   - srt-ms: @anthropic-ai/sandbox-runtime from tools/node_modules with an
+//     equivalent allowlist (home and the checkout unreadable, one allowed
+//     domain, writes only to its directory); left out, with the reason
+//     logged, where srt cannot run.
 //
-//	  - full: a per-agent sandbox (New, Run, Close) with the whole
-//	    filesystem policy and an egress proxy already running, so /bin/true
-//	    starts under pairbench's init relay (full-ms);
-//	  - bare: bwrap --ro-bind / / /bin/true (bare-ms);
-//	  - srt: @anthropic-ai/sandbox-runtime from tools/node_modules with an
-//	    equivalent allowlist: home and the checkout unreadable, one allowed
-//	    domain, writes only to its directory (srt-ms). Left out, with the
-//	    reason logged, where srt cannot run.
+// full/bare, conf/bare and srt/full are the ratios of the medians;
+// full-cpu-ms and bare-cpu-ms the medians of the CPU time (user + system)
+// of bubblewrap and everything inside it, which a busy machine does not
+// inflate. Run it with:
 //
-// full/bare and srt/full are the ratios of the medians. full-cpu-ms and
-// bare-cpu-ms are the medians of the CPU time (user + system) of bubblewrap
-// and everything inside it, which a busy machine does not inflate.
+//	go test ./sandbox -run '^$' -bench BenchmarkLaunch -benchtime 30x
 func BenchmarkLaunch(b *testing.B) {
 	needBwrap(b)
 	e, err := NewEgress(b.Context(), EgressConfig{
@@ -43,7 +46,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	defer e.Close()
 	var fullCPU, bareCPU []time.Duration
-	full := func() {
+	launch := func(e *Egress) {
 		sb, err := New(b.Context(), Policy{Egress: e, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
 		if err != nil {
 			b.Fatal(err)
@@ -52,11 +55,15 @@ func BenchmarkLaunch(b *testing.B) {
 		if out, err := combined(c); err != nil {
 			b.Fatalf("%v: %s", err, out)
 		}
-		fullCPU = append(fullCPU, cpuTime(c.ProcessState()))
+		if e != nil {
+			fullCPU = append(fullCPU, cpuTime(c.ProcessState()))
+		}
 		if err := sb.Close(); err != nil {
 			b.Fatal(err)
 		}
 	}
+	full := func() { launch(e) }
+	conf := func() { launch(nil) }
 	bare := func() {
 		c := exec.Command("bwrap", "--ro-bind", "/", "/", "/bin/true")
 		if out, err := c.CombinedOutput(); err != nil {
@@ -74,7 +81,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Logf("srt left out: it cannot run here (it needs node >= 22, socat and ripgrep; scripts/setup.sh installs them): %s", reason)
 	}
 
-	var fullD, bareD, srtD []time.Duration
+	var fullD, confD, bareD, srtD []time.Duration
 	timed := func(ds *[]time.Duration, f func()) {
 		start := time.Now()
 		f()
@@ -82,6 +89,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	for b.Loop() {
 		timed(&fullD, full)
+		timed(&confD, conf)
 		timed(&bareD, bare)
 		if srt != nil {
 			timed(&srtD, func() {
@@ -96,6 +104,8 @@ func BenchmarkLaunch(b *testing.B) {
 	b.ReportMetric(ms(mf), "full-ms")
 	b.ReportMetric(ms(mb), "bare-ms")
 	b.ReportMetric(float64(mf)/float64(mb), "full/bare")
+	b.ReportMetric(ms(median(confD)), "conf-ms")
+	b.ReportMetric(float64(median(confD))/float64(mb), "conf/bare")
 	b.ReportMetric(ms(median(fullCPU)), "full-cpu-ms")
 	b.ReportMetric(ms(median(bareCPU)), "bare-cpu-ms")
 	if srt != nil {
