@@ -16,8 +16,12 @@ import (
 )
 
 // Browsers is a browser provider: it opens one fresh browser per trial. The
-// local provider (runner/browser/local) starts Chromium on this machine; a
-// cloud provider (Kernel browsers) implements the same contract with its API.
+// local provider (runner/browser/local) starts Chromium on this machine. A
+// cloud provider implements the same contract with its API; for Kernel
+// browsers: Open creates a browser (BrowserSpec's Profile and Stealth are its
+// options), CDPURL is the browser's CDP websocket URL, RegisterTools is its
+// custom-tools registration, LiveTools and InvokeTool speak WebMCP over CDP
+// or its API, and Close deletes the browser.
 type Browsers interface {
 	// Open starts a fresh browser as spec asks and returns it with one open,
 	// blank tab (the start tab). The browser lives until Close, or until ctx
