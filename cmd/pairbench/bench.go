@@ -33,7 +33,14 @@ const scriptedModel = "scripted"
 
 // benchOptions is everything a bench run is told.
 type benchOptions struct {
+	// Registry is a registry directory, or, with GitRepo set, the
+	// registry's path inside the repository ("" or "." for its root).
 	Registry string
+	// GitRepo, GitRef and PR read the registry from a git repository at a
+	// pinned ref through a bare cache in GitCache (see runner.GitFetch).
+	GitRepo, GitRef, GitCache string
+	PR                        int
+
 	Intents  []string
 	Pairs    int
 	Slots    int
@@ -83,6 +90,19 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	cleanLeftovers(o.TempDir, time.Now(), log)
 	defer func() { cleanLeftovers(o.TempDir, time.Now(), log) }()
 
+	var source runner.Source
+	if o.GitRepo != "" {
+		tree, err := os.MkdirTemp("", "pairbench-registry-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tree)
+		if source, err = runner.GitFetch(ctx, o.GitCache, o.GitRepo, o.GitRef, o.PR, tree); err != nil {
+			return nil, err
+		}
+		log.Info("registry", "source", source.String())
+		o.Registry = filepath.Join(tree, filepath.FromSlash(o.Registry))
+	}
 	reg, err := intents.Load(o.Registry)
 	if err != nil {
 		var ps intents.Problems
@@ -126,7 +146,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	defer lock.Unlock()
 
 	opts := runner.PlanOptions{RunID: o.RunID, Intents: o.Intents, Pairs: o.Pairs, Model: m, Caps: o.Caps,
-		Seed: o.Seed, Alpha: o.Alpha, Versions: versions, Now: time.Now()}
+		Seed: o.Seed, Alpha: o.Alpha, Versions: versions, Now: time.Now(), Source: source}
 	plan, fresh, err := planOrResume(reg, dir, opts, o.Force, log)
 	if err != nil {
 		return nil, err

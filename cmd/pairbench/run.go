@@ -144,6 +144,9 @@ Examples:
   # the example registry with the scripted model and the example sites
   pairbench run examples/registry --example-sites --pairs 8
 
+  # a PR's registry at its head commit, read from a bare cache
+  pairbench run . --git-repo https://github.com/o/registry --git-ref 3f2c9e1 --pr 42
+
   # a real model: the key stays on the host, the sandbox sees a placeholder
   OPENAI_API_KEY=... pairbench run ./registry --model openai/gpt-5.4-mini \
       --intent books-cheapest-by-author --pairs 30 --store s3://bench/runs`,
@@ -180,6 +183,10 @@ Examples:
 	benchFlags(cmd, &o, &logFormat)
 	cmd.Flags().StringVar(&shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")
+	cmd.Flags().StringVar(&o.GitRepo, "git-repo", "", "read the registry from this git repository (URL or path) at --git-ref; REGISTRY is then its path inside the repository")
+	cmd.Flags().StringVar(&o.GitRef, "git-ref", "HEAD", "branch, tag or commit to read the registry at (with --git-repo)")
+	cmd.Flags().IntVar(&o.PR, "pr", 0, "pull request number: if --git-ref is a deleted branch, read refs/pull/N/head instead (the report says so)")
+	cmd.Flags().StringVar(&o.GitCache, "git-cache", filepath.Join(os.TempDir(), "pairbench-git-cache"), "bare repository caching fetched registries; no working tree is ever touched")
 	cmd.Flags().BoolVar(&o.ExampleSites, "example-sites", false, "serve pairbench's example sites (books.example, weather.example) on loopback")
 	cmd.Flags().StringVar(&o.Link, "link", "", "URL of the full report, linked from report.md")
 	return cmd
