@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
 )
 
 func TestRunFlagErrorsExitTwo(t *testing.T) {
@@ -83,4 +85,30 @@ func readRows(t *testing.T, name string) []pairbench.Row {
 	rows, _, err := pairbench.ReadRows(f)
 	require.NoError(t, err)
 	return rows
+}
+
+// TestRunFromGitAtAPinnedCommit benches a registry read from a git
+// repository: run.json records the commit, and the report names the source.
+func TestRunFromGitAtAPinnedCommit(t *testing.T) {
+	repo := t.TempDir()
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "reg"), os.DirFS("../../examples/registry")))
+	for _, args := range [][]string{{"init", "--quiet", "-b", "main"}, {"add", "."}, {"commit", "--quiet", "-m", "registry"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	runs := t.TempDir()
+	code, _, stderr := runCLI(t, "run", "reg", "--git-repo", repo, "--git-ref", "main", "--git-cache", filepath.Join(t.TempDir(), "cache"),
+		"--example-sites", "--intent", "weather-high-oslo", "--pairs", "1", "--start-delay", "0",
+		"--run-id", "g1", "--runs-dir", runs, "--tools", "../../tools/node_modules")
+	require.Equal(t, exitOK, code, stderr)
+	plan, err := runner.ReadPlan(filepath.Join(runs, "g1", "run.json"))
+	require.NoError(t, err)
+	assert.Equal(t, repo, plan.Source.Repo)
+	assert.Len(t, plan.Source.Commit, 40)
+	md, err := os.ReadFile(filepath.Join(runs, "g1", "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), plan.Source.Commit[:12])
 }
