@@ -303,6 +303,11 @@ func (s *Server) handle(hr *http.Request, body []byte, call *Call) response {
 	if err != nil {
 		return refuse(http.StatusNotFound, "unknown endpoint: %v", err)
 	}
+	for k, v := range params {
+		if u, err := url.PathUnescape(v); err == nil {
+			params[k] = u
+		}
+	}
 	if filePath != "" {
 		params["path"] = filePath
 	}
