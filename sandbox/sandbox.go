@@ -276,7 +276,8 @@ type Cmd struct {
 	sb    *Sandbox
 	cmd   *exec.Cmd
 	mu    sync.Mutex
-	pidfd int // the sandbox's PID 1, or -1; guarded by mu
+	proc  *os.Process // bubblewrap; guarded by mu
+	pidfd int         // the sandbox's PID 1, or -1; guarded by mu
 	done  chan struct{}
 	err   error
 }
@@ -334,7 +335,10 @@ func (c *Cmd) Start() error {
 	cmd.Env = []string{} // nothing from the host, not even PATH
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = []*os.File{argsFile, infoW, filterFile} // fds 3, 4, 5
-	cmd.Cancel = func() error { c.kill(); return nil }
+	cmd.Cancel = func() error {                              // exec has set cmd.Process by now
+		c.killInit()
+		return cmd.Process.Kill()
+	}
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if s.cg != nil {
@@ -354,8 +358,15 @@ func (c *Cmd) Start() error {
 	c.cmd = cmd
 	c.done = make(chan struct{})
 	c.mu.Lock()
-	c.pidfd = sandboxInit(infoR)
+	c.proc = cmd.Process
 	c.mu.Unlock()
+	pidfd := sandboxInit(infoR)
+	c.mu.Lock()
+	c.pidfd = pidfd
+	c.mu.Unlock()
+	if c.ctx.Err() != nil {
+		c.kill() // cancelled while PID 1 was not known yet
+	}
 	s.running[c] = struct{}{}
 	go func() {
 		c.err = cmd.Wait()
@@ -436,13 +447,21 @@ func (c *Cmd) Pid() int {
 // kill kills the sandbox's PID 1 (and with it every process inside) and
 // bubblewrap.
 func (c *Cmd) kill() {
+	c.killInit()
+	c.mu.Lock()
+	proc := c.proc
+	c.mu.Unlock()
+	if proc != nil {
+		proc.Kill()
+	}
+}
+
+// killInit kills the sandbox's PID 1, when known.
+func (c *Cmd) killInit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pidfd >= 0 {
 		unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
-	}
-	if c.cmd != nil && c.cmd.Process != nil {
-		c.cmd.Process.Kill()
 	}
 }
 
