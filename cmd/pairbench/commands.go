@@ -11,5 +11,7 @@ func commands() []*cobra.Command {
 		newReportCmd(),
 		newValidateCmd(),
 		newSandboxCmd(),
+		newMergeCmd(),
+		newPostCmd(),
 	}
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+)
+
+// Credentials of the test S3 server; the CLI reads them from the AWS
+// variables, as it would on a runner.
+const (
+	s3Access = "pairbench-merge-test"
+	s3Secret = "pairbench-merge-test-secret-0123"
+	s3Bucket = "runs"
+)
+
+// startS3 starts a real S3 server (versitygw, built into tools/bin by
+// scripts/setup.sh) on a free loopback port for the test, with one bucket,
+// sets the AWS credential variables, and returns an s3:// store location
+// under prefix.
+func startS3(t *testing.T, prefix string) string {
+	t.Helper()
+	bin, err := filepath.Abs("../../tools/bin/versitygw")
+	require.NoError(t, err)
+	_, err = os.Stat(bin)
+	require.NoError(t, err, "the test S3 server is missing; run `make setup` to build it into tools/bin")
+	data := t.TempDir()
+	// The posix backend serves each top-level directory as a bucket.
+	require.NoError(t, os.Mkdir(filepath.Join(data, s3Bucket), 0o755))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret,
+		"--region", "us-east-1", "--quiet", "posix", data)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("versitygw exited at start: %s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "versitygw not listening on %s: %s", addr, logs.String())
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	t.Setenv("AWS_REGION", "us-east-1")
+	return fmt.Sprintf("s3://%s/%s?endpoint=http://%s&path_style=true&region=us-east-1", s3Bucket, prefix, addr)
+}
+
+// shardedRun stores smallRun's run "r1" in store as a run split over two
+// shards (even pairs in shard 1, odd in shard 2) with one trial file, and
+// returns the unsplit run directory.
+func shardedRun(t *testing.T, store artifacts.Store) string {
+	t.Helper()
+	dir, rows := smallRun(t)
+	plan, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	shards := map[int][]byte{}
+	parsed, _, err := pairbench.ReadRows(bytes.NewReader(rows))
+	require.NoError(t, err)
+	for _, r := range parsed {
+		k := 1 + r.Pair%2
+		shards[k], err = pairbench.AppendRow(shards[k], r)
+		require.NoError(t, err)
+	}
+	put := func(key string, data []byte) {
+		require.NoError(t, store.Put(t.Context(), key, bytes.NewReader(data)))
+	}
+	put("r1/run.json", plan)
+	put("r1/shards/1/rows.jsonl", shards[1])
+	put("r1/shards/2/rows.jsonl", shards[2])
+	put("r1/trials/books-cheapest/0-control/transcript.jsonl", []byte("{}\n"))
+	put("r2/run.json", []byte("{}")) // another run in the same store
+	return dir
+}
+
+// stores runs fn against a directory store and against a real S3 server.
+func stores(t *testing.T, fn func(t *testing.T, location string, store artifacts.Store)) {
+	t.Run("local", func(t *testing.T) {
+		loc := t.TempDir()
+		s, err := artifacts.Open(t.Context(), loc)
+		require.NoError(t, err)
+		fn(t, loc, s)
+	})
+	t.Run("s3", func(t *testing.T) {
+		loc := startS3(t, "bench")
+		s, err := artifacts.Open(t.Context(), loc)
+		require.NoError(t, err)
+		fn(t, loc, s)
+	})
+}
+
+func TestMergeGivesTheUnsplitReport(t *testing.T) {
+	stores(t, func(t *testing.T, loc string, store artifacts.Store) {
+		whole := shardedRun(t, store)
+		out := filepath.Join(t.TempDir(), "merged")
+
+		code, stdout, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, out+"\n", stdout)
+		for _, f := range []string{"run.json", "shards/1/rows.jsonl", "shards/2/rows.jsonl"} {
+			assert.FileExists(t, filepath.Join(out, f))
+		}
+		assert.NoDirExists(t, filepath.Join(out, "trials"), "trials are fetched only with --trials")
+
+		code, _, stderr = runCmd(t, "report", out)
+		require.Equal(t, exitOK, code, stderr)
+		code, _, stderr = runCmd(t, "report", whole)
+		require.Equal(t, exitOK, code, stderr)
+		merged, err := os.ReadFile(filepath.Join(out, "report.json"))
+		require.NoError(t, err)
+		unsplit, err := os.ReadFile(filepath.Join(whole, "report.json"))
+		require.NoError(t, err)
+		assert.JSONEq(t, string(unsplit), string(merged))
+		assert.Len(t, readReport(t, out).Intents, 1)
+	})
+}
+
+func TestMergeReportPublishesAndLinks(t *testing.T) {
+	stores(t, func(t *testing.T, loc string, store artifacts.Store) {
+		shardedRun(t, store)
+		out := filepath.Join(t.TempDir(), "merged")
+
+		code, stdout, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out, "--trials", "--report", "--link-ttl", "1h")
+		require.Equal(t, exitOK, code, stderr)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.Len(t, lines, 5, stdout)
+		assert.Equal(t, out, lines[0])
+		assert.Equal(t, filepath.Join(out, "report.json"), lines[1])
+		assert.FileExists(t, filepath.Join(out, "trials/books-cheapest/0-control/transcript.jsonl"))
+
+		for _, name := range []string{"report.json", "report.md", "report.html"} {
+			stored, err := getObject(t.Context(), store, "r1/"+name)
+			require.NoError(t, err, name)
+			local, err := os.ReadFile(filepath.Join(out, name))
+			require.NoError(t, err)
+			assert.Equal(t, local, stored, "%s is published as written", name)
+		}
+		link := lines[4]
+		if strings.HasPrefix(loc, "s3://") {
+			require.True(t, strings.HasPrefix(link, "http://"), link)
+			resp, err := http.Get(link)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Contains(t, string(body), "<html")
+		} else {
+			assert.True(t, strings.HasPrefix(link, "file://"), link)
+		}
+	})
+}
+
+func TestMergeRefusesShardsOfAnotherPlan(t *testing.T) {
+	ctx := context.Background()
+	loc := t.TempDir()
+	store, err := artifacts.Open(ctx, loc)
+	require.NoError(t, err)
+	shardedRun(t, store)
+
+	// A third shard from a run planned with another seed: pair 1 ran BA
+	// where this plan has AB... and it repeats pair 0, which shard 1 has.
+	var rows []byte
+	for _, r := range []pairbench.Row{
+		{RunID: "r1", Intent: "books-cheapest", Domain: "books.example", Stage: pairbench.StagePair, Pair: 0,
+			Order: pairbench.BA, Arm: pairbench.Treatment, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 1},
+		{RunID: "r1", Intent: "books-cheapest", Domain: "books.example", Stage: pairbench.StagePair, Pair: 2,
+			Order: pairbench.AB, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 1},
+		{RunID: "r9", Intent: "books-cheapest", Domain: "books.example", Stage: pairbench.StagePair, Pair: 3,
+			Order: pairbench.BA, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 1},
+		{RunID: "r1", Intent: "weather-high", Domain: "weather.example", Stage: pairbench.StagePair, Pair: 0,
+			Order: pairbench.AB, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 1},
+		{RunID: "r1", Intent: "books-cheapest", Domain: "books.example", Stage: pairbench.StagePair, Pair: 7,
+			Order: pairbench.AB, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 1},
+	} {
+		rows, err = pairbench.AppendRow(rows, r)
+		require.NoError(t, err)
+	}
+	require.NoError(t, store.Put(ctx, "r1/shards/3/rows.jsonl", bytes.NewReader(rows)))
+
+	out := filepath.Join(t.TempDir(), "merged")
+	code, _, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out)
+	assert.Equal(t, exitFailure, code)
+	for _, want := range []string{
+		"shards/3/rows.jsonl row 1: books-cheapest pair 0 ran in order BA, planned AB",
+		"shards/3/rows.jsonl row 2: books-cheapest pair 2 also has rows in shards/1/rows.jsonl",
+		`shards/3/rows.jsonl row 3: run id "r9", not "r1"`,
+		"shards/3/rows.jsonl row 4: intent weather-high is not in the plan",
+		"shards/3/rows.jsonl row 5: books-cheapest pair 7 is not in the plan",
+	} {
+		assert.Contains(t, stderr, want)
+	}
+	assert.NoFileExists(t, filepath.Join(out, "run.json"), "nothing is written when the shards do not match")
+}
+
+func TestMergeMissingRunAndBadFlags(t *testing.T) {
+	loc := t.TempDir()
+	store, err := artifacts.Open(t.Context(), loc)
+	require.NoError(t, err)
+	shardedRun(t, store)
+	require.NoError(t, store.Put(t.Context(), "empty/run.json", strings.NewReader("{}")))
+
+	code, _, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "nope", "--out", filepath.Join(t.TempDir(), "o"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "run nope has no run.json")
+
+	code, _, stderr = runCmd(t, "merge", "--store", loc, "--run-id", "empty", "--out", filepath.Join(t.TempDir(), "o"))
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "has no rows yet")
+
+	full := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(full, "old"), nil, 0o644))
+	for _, args := range [][]string{
+		{"merge", "--store", loc, "--run-id", "r1", "--out", full},
+		{"merge", "--store", loc, "--run-id", "r1"},
+		{"merge", "--store", loc, "--run-id", "../r1", "--out", t.TempDir()},
+		{"merge", "--store", loc, "--run-id", "r1", "--out", t.TempDir(), "--link-ttl", "200h"},
+		{"merge", "extra", "--store", loc, "--run-id", "r1", "--out", t.TempDir()},
+	} {
+		code, _, stderr := runCmd(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+	}
+}

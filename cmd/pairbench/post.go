@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// postTokenEnv is the environment variable post reads its token from; a
+// token never goes on the command line, where other users can read it.
+const postTokenEnv = "GITHUB_TOKEN"
+
+var (
+	repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	shaPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+)
+
+// postOptions are the flags of pairbench post.
+type postOptions struct {
+	Repo    string
+	PR      int
+	SHA     string
+	Report  string
+	Link    string
+	Failure string
+	RunID   string
+	APIURL  string
+}
+
+// check validates the flags together.
+func (o *postOptions) check() error {
+	switch {
+	case !repoPattern.MatchString(o.Repo):
+		return fmt.Errorf("--repo %q: want OWNER/NAME", o.Repo)
+	case o.PR < 1:
+		return fmt.Errorf("--pr %d: want a pull request number", o.PR)
+	case !shaPattern.MatchString(o.SHA):
+		return fmt.Errorf("--sha %q: want the full lowercase hex commit id", o.SHA)
+	case (o.Report == "") == (o.Failure == ""):
+		return errors.New("give exactly one of --report DIR (post a verdict) and --failure REASON (post that the bench failed)")
+	case o.Link != "" && !strings.HasPrefix(o.Link, "https://") && !strings.HasPrefix(o.Link, "http://"):
+		return fmt.Errorf("--link %q: want an http(s) URL", o.Link)
+	}
+	return nil
+}
+
+func newPostCmd() *cobra.Command {
+	o := postOptions{APIURL: os.Getenv("GITHUB_API_URL")}
+	cmd := &cobra.Command{
+		Use:   "post --repo OWNER/NAME --pr N --sha SHA (--report DIR | --failure REASON)",
+		Short: "Post a run's verdict on its pull request: the sticky comment and the bench label",
+		Long: `post writes a finished bench's verdict on the pull request it benched, exactly
+as the pairbench service does, with the same code (package bot): it creates
+or edits the one sticky rollup comment (the verdict and the Markdown report,
+earlier commits' verdicts folded below) and sets the one "bench: <label>"
+label, removing other "bench: " labels. With --failure it writes instead, in
+the same comment, that the bench of --sha failed and why; labels stay.
+
+The token is read from $GITHUB_TOKEN, never from a flag; it needs
+"issues: write" and "pull-requests: write" (a workflow's GITHUB_TOKEN with
+those permissions will do). The API is $GITHUB_API_URL or --api-url
+(default https://api.github.com).
+
+The GitHub Action runs post when it is given a token and a pull request and
+no pairbench service is configured (the service posts itself).
+
+Examples:
+  GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \
+      --sha 0123456789abcdef0123456789abcdef01234567 --report runs/pr42 \
+      --link https://bench.example/pr42/report.html
+  GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \
+      --sha 0123456789abcdef0123456789abcdef01234567 --run-id pr42 \
+      --failure "sandbox check failed: user namespaces are disabled"`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("post takes no arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageError{err}
+			}
+			token := os.Getenv(postTokenEnv)
+			if token == "" {
+				return usageError{fmt.Errorf("post needs a token in $%s", postTokenEnv)}
+			}
+			client, err := bot.NewTokenClient(token, o.APIURL, nil)
+			if err != nil {
+				return usageError{err}
+			}
+			owner, name, _ := strings.Cut(o.Repo, "/")
+			target := bot.Target{Owner: owner, Repo: name, PR: o.PR, SHA: o.SHA}
+			ctx := cmd.Context()
+
+			if o.Failure != "" {
+				if err := bot.PostFailure(ctx, client, target, bot.RunID(o.RunID), o.Failure); err != nil {
+					return fmt.Errorf("post the failure on %s#%d: %w", o.Repo, o.PR, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "posted on %s#%d: the bench of %s failed\n", o.Repo, o.PR, o.SHA)
+				return nil
+			}
+			rep, err := readReportJSON(o.Report)
+			if err != nil {
+				return err
+			}
+			v := bot.Verdict{RunID: bot.RunID(rep.RunID), Report: rep, Link: o.Link}
+			if err := bot.PostVerdict(ctx, client, target, v); err != nil {
+				return fmt.Errorf("post the verdict on %s#%d: %w", o.Repo, o.PR, err)
+			}
+			verdict := string(rep.Verdict)
+			if verdict == "" {
+				verdict = "no intents"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "posted on %s#%d: %s\n", o.Repo, o.PR, verdict)
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	f := cmd.Flags()
+	f.StringVar(&o.Repo, "repo", "", "repository of the pull request, OWNER/NAME")
+	f.IntVar(&o.PR, "pr", 0, "pull request number")
+	f.StringVar(&o.SHA, "sha", "", "head commit the bench ran at (full hex id)")
+	f.StringVar(&o.Report, "report", "", "run directory holding report.json (pairbench report writes it)")
+	f.StringVar(&o.Link, "link", "", "URL of the full report (report.html), linked from the comment")
+	f.StringVar(&o.Failure, "failure", "", "post that the bench failed, with this reason, instead of a verdict")
+	f.StringVar(&o.RunID, "run-id", "", "run id named with --failure")
+	f.StringVar(&o.APIURL, "api-url", o.APIURL, "GitHub REST API base URL (default $GITHUB_API_URL, else https://api.github.com)")
+	return cmd
+}
+
+// readReportJSON reads DIR/report.json.
+func readReportJSON(dir string) (*stats.Report, error) {
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, fmt.Errorf("read the report: %w (run `pairbench report %s` first)", err, dir)
+	}
+	defer f.Close()
+	rep, err := stats.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return rep, nil
+}
