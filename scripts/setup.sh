@@ -28,13 +28,14 @@ if [ ${#apt_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
 fi
 
-# Node tools, pinned in tools/package.json. The stamp records which
-# package.json was installed, so an edit reinstalls.
+# Node tools, pinned in tools/package.json and, with every transitive
+# dependency, in tools/package-lock.json. The stamp records which lock was
+# installed, so an edit reinstalls.
 stamp=tools/node_modules/.pairbench-stamp
-want=$(sha256sum tools/package.json | cut -d' ' -f1)
+want=$(cat tools/package.json tools/package-lock.json | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing pinned Node tools into tools/node_modules"
-  (cd tools && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  (cd tools && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   echo "$want" >"$stamp"
 fi
 
