@@ -69,6 +69,9 @@ type benchOptions struct {
 	ExampleSites bool
 	// Link is the full report's URL, linked from report.md.
 	Link string
+	// PlanOnly stops after the plan is frozen (and stored): the plan job
+	// of a run spread over runners.
+	PlanOnly bool
 	// TempDir holds the per-trial sandbox, egress and browser profile
 	// directories; those killed runners left there are removed.
 	TempDir string
@@ -145,6 +148,19 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	}
 	defer lock.Unlock()
 
+	var store artifacts.Store
+	adopted := false
+	if o.Store != "" {
+		if store, err = artifacts.Open(ctx, o.Store); err != nil {
+			return nil, err
+		}
+		// A shard takes the plan already stored (by a --plan-only run), so
+		// every runner of the run shares one run.json.
+		if adopted, err = fetchStoredPlan(ctx, store, o.RunID, dir); err != nil {
+			return nil, err
+		}
+	}
+
 	opts := runner.PlanOptions{RunID: o.RunID, Intents: o.Intents, Pairs: o.Pairs, Model: m, Caps: o.Caps,
 		Seed: o.Seed, Alpha: o.Alpha, Versions: versions, Now: time.Now(), Source: source}
 	plan, fresh, err := planOrResume(reg, dir, opts, o.Force, log)
@@ -184,24 +200,31 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	trials := &runner.Trials{RunDir: dir, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 		BrowserMCP: tools.BrowserMCP(o.Settle), StartDelay: o.StartDelay, Log: log}
 
-	if fresh {
+	if fresh || adopted {
 		if err := smokeGate(ctx, trials, o, log); err != nil {
 			return nil, fmt.Errorf("smoke gate: %w", err)
 		}
+	}
+	if fresh {
 		if err := writePlan(dir, plan); err != nil {
 			return nil, err
 		}
 	}
 
 	var sync *artifacts.Syncer
-	if o.Store != "" {
-		store, err := artifacts.Open(ctx, o.Store)
-		if err != nil {
-			return nil, err
-		}
+	if store != nil {
 		if sync, err = artifacts.NewSyncer(store, dir, o.RunID); err != nil {
 			return nil, err
 		}
+	}
+	if o.PlanOnly {
+		if sync != nil {
+			if _, err := sync.Sync(ctx); err != nil {
+				return nil, fmt.Errorf("store the plan: %w", err)
+			}
+		}
+		fmt.Fprintln(stdout, filepath.Join(dir, "run.json"))
+		return &benchResult{Dir: dir, Plan: plan}, nil
 	}
 	upload := func() {
 		if sync == nil {
@@ -223,6 +246,12 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	if runErr != nil && ctx.Err() != nil {
 		upload()
 		return nil, runErr
+	}
+	if o.Shards > 0 {
+		// A shard holds part of the run: `pairbench merge` reports it whole.
+		upload()
+		log.Info("shard done; merge the shards with `pairbench merge`", "shard", fmt.Sprintf("%d/%d", o.Shard, o.Shards))
+		return &benchResult{Dir: dir, Plan: plan}, runErr
 	}
 	if err := runReport(dir, "", o.Link, stdout, stderr); err != nil {
 		return nil, err

@@ -326,3 +326,23 @@ func requireEmptyDir(dir string) error {
 	}
 	return nil
 }
+
+// fetchStoredPlan copies the run's stored run.json into the local run
+// directory dir when dir has none yet, and reports whether it did. A run
+// without a stored plan is left to be planned here.
+func fetchStoredPlan(ctx context.Context, store artifacts.Store, runID, dir string) (bool, error) {
+	local := filepath.Join(dir, "run.json")
+	if _, err := os.Stat(local); err == nil {
+		return false, nil
+	}
+	data, err := getObject(ctx, store, runID+"/run.json")
+	if errors.Is(err, artifacts.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := writeRunFile(dir, "run.json", data); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -133,9 +133,10 @@ scored trial in either arm run again; one runner per run id (a lock); a
 changed plan is refused unless --force.
 
 Spread over runners: --shard k/n runs shard k's pairs only and writes
-shards/k/rows.jsonl; give every runner the same run.json (same --run-id and
---seed, or the stored run.json) and the same --store, then
-'pairbench report' on a directory holding all shards.
+shards/k/rows.jsonl (and no report: a shard is part of a run). Plan once
+with --plan-only and the same --store; every shard given that --store and
+--run-id then takes the stored run.json. 'pairbench merge' gathers the
+shards from the store into one run directory and reports it.
 
 Exit codes: 0 done, 1 failed (smoke gate, too many aborts, I/O), 2 bad flags,
 130 interrupted (SIGINT), 143 terminated (SIGTERM). A second signal exits at once.
@@ -189,5 +190,6 @@ Examples:
 	cmd.Flags().StringVar(&o.GitCache, "git-cache", filepath.Join(os.TempDir(), "pairbench-git-cache"), "bare repository caching fetched registries; no working tree is ever touched")
 	cmd.Flags().BoolVar(&o.ExampleSites, "example-sites", false, "serve pairbench's example sites (books.example, weather.example) on loopback")
 	cmd.Flags().StringVar(&o.Link, "link", "", "URL of the full report, linked from report.md")
+	cmd.Flags().BoolVar(&o.PlanOnly, "plan-only", false, "plan the run, pass the smoke gate, freeze run.json (and store it), then stop: the plan job of a sharded run")
 	return cmd
 }
