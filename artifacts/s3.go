@@ -130,6 +130,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		o.UsePathStyle = cfg.PathStyle
+		// A multipart object has no whole-object checksum to validate on GET;
+		// the SDK would log a warning on every such read.
+		o.DisableLogOutputChecksumValidationSkipped = true
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}

@@ -145,13 +145,17 @@ func (g *gateway) store(ctx context.Context, cfg artifacts.S3Config) (*artifacts
 	return artifacts.NewS3(ctx, cfg)
 }
 
+// storeSeq numbers the stores s3Store hands out, so that repeated runs
+// (-count) never share a prefix.
+var storeSeq atomic.Int64
+
 // s3Store returns a store on the package's gateway under a prefix of its
 // own, so every test starts empty.
 func s3Store(t *testing.T, cfg artifacts.S3Config) *artifacts.S3 {
 	t.Helper()
 	require.NoError(t, gwErr, "the S3 server for these tests did not start")
 	if cfg.Prefix == "" {
-		cfg.Prefix = t.Name()
+		cfg.Prefix = fmt.Sprintf("%s/%d", t.Name(), storeSeq.Add(1))
 	}
 	s, err := gw.store(t.Context(), cfg)
 	require.NoError(t, err)
@@ -176,8 +180,9 @@ func TestS3LargeObjectIsUploadedInParts(t *testing.T) {
 }
 
 func TestS3WrongSecretIsRefused(t *testing.T) {
-	require.NoError(t, gwErr)
-	bad, err := gw.store(t.Context(), artifacts.S3Config{Prefix: t.Name(), AccessKeyID: gwAccess, SecretAccessKey: "not-the-secret", MaxAttempts: 1})
+	good := s3Store(t, artifacts.S3Config{})
+	bad, err := gw.store(t.Context(), artifacts.S3Config{Prefix: strings.TrimPrefix(good.String(), "s3://"+gwBucket+"/"),
+		AccessKeyID: gwAccess, SecretAccessKey: "not-the-secret", MaxAttempts: 1})
 	require.NoError(t, err)
 
 	assert.Error(t, bad.Check(t.Context()), "Check with a wrong secret")
@@ -187,7 +192,6 @@ func TestS3WrongSecretIsRefused(t *testing.T) {
 	assert.Equal(t, "SignatureDoesNotMatch", api.ErrorCode())
 	assert.NotErrorIs(t, err, artifacts.ErrNotExist)
 
-	good := s3Store(t, artifacts.S3Config{})
 	require.NoError(t, good.Check(t.Context()))
 	ok, err := artifacts.Exists(t.Context(), good, "r/x")
 	require.NoError(t, err)

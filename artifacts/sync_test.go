@@ -194,27 +194,29 @@ func TestSyncAfterRestartSkipsWhatTheStoreHas(t *testing.T) {
 
 func TestSyncFailureHoldsTheReportBack(t *testing.T) {
 	dir := runDir(t)
-	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/rows.jsonl"}
+	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/trials/find/1-control/transcript.jsonl"}
 	s, err := artifacts.NewSyncer(store, dir, "run1")
 	require.NoError(t, err)
 
-	_, err = s.Sync(t.Context())
+	first, err := s.Sync(t.Context())
 	require.ErrorIs(t, err, errInjected)
+	assert.ElementsMatch(t, first.Uploaded, storedKeys(t, store), "Uploaded lists what was stored")
 	for _, k := range storedKeys(t, store) {
-		assert.False(t, strings.HasPrefix(k, "run1/report."), "%s uploaded although rows.jsonl failed", k)
+		assert.False(t, strings.HasPrefix(k, "run1/report."), "%s uploaded although a trial file failed", k)
 	}
 
 	store.mu.Lock()
 	store.failKey = ""
 	store.mu.Unlock()
 	store.takePuts()
-	res, err := s.Sync(t.Context())
+	second, err := s.Sync(t.Context())
 	require.NoError(t, err)
-	assert.Contains(t, res.Uploaded, "run1/rows.jsonl")
-	assert.Equal(t, "run1/report.json", res.Uploaded[len(res.Uploaded)-1])
+	assert.Contains(t, second.Uploaded, "run1/trials/find/1-control/transcript.jsonl")
+	assert.Equal(t, "run1/report.json", second.Uploaded[len(second.Uploaded)-1])
 	assert.Len(t, storedKeys(t, store), 8)
+	assert.Len(t, first.Uploaded, 8-len(second.Uploaded), "each file is uploaded once over both Syncs")
 	for _, k := range store.takePuts() {
-		assert.NotEqual(t, "run1/run.json", k, "files uploaded before the failure are not uploaded again")
+		assert.NotContains(t, first.Uploaded, k, "files uploaded before the failure are not uploaded again")
 	}
 }
 
