@@ -67,6 +67,9 @@ type Execution struct {
 	Log          *slog.Logger
 	// OnRow, if set, sees every row once it is on disk (progress, uploads).
 	OnRow func(pairbench.Row)
+	// OnStart, if set, sees every trial as it starts (progress). It is
+	// called from the slots' goroutines and must not block.
+	OnStart func(TrialSpec)
 }
 
 // RowsPath returns the run-relative path of this execution's rows.
@@ -179,7 +182,11 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, jobs []Job) ([]pai
 				if arm == "" {
 					continue
 				}
-				row, err := ex.Trial(ctx, TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)})
+				spec := TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)}
+				if ex.OnStart != nil {
+					ex.OnStart(spec)
+				}
+				row, err := ex.Trial(ctx, spec)
 				if err != nil {
 					return aborted, err
 				}

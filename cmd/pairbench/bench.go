@@ -75,6 +75,9 @@ type benchOptions struct {
 	// TempDir holds the per-trial sandbox, egress and browser profile
 	// directories; those killed runners left there are removed.
 	TempDir string
+	// Live, when set, is the terminal's live progress display; log
+	// records already go through it.
+	Live *liveView
 }
 
 // benchResult says where a finished bench left its run.
@@ -242,7 +245,12 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 				"outcome", r.Outcome, "reason", r.Reason, "seconds", fmt.Sprintf("%.1f", r.WallSeconds), "turns", r.Turns)
 			upload()
 		}}
+	stopProgress, err := followRun(ctx, ex, o.Live, log)
+	if err != nil {
+		return nil, err
+	}
 	runErr := ex.Run(ctx)
+	stopProgress()
 	if runErr != nil && ctx.Err() != nil {
 		upload()
 		return nil, runErr

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -41,7 +42,9 @@ Examples:
 			if err := o.finish(""); err != nil {
 				return usageError{err}
 			}
-			log, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			var logOut io.Writer
+			logOut, o.Live = liveOutput(cmd.ErrOrStderr(), logFormat)
+			log, err := newLogger(logOut, logFormat)
 			if err != nil {
 				return usageError{err}
 			}

@@ -172,7 +172,9 @@ Examples:
 					o.Hosts[name] = addr
 				}
 			}
-			log, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			var logOut io.Writer
+			logOut, o.Live = liveOutput(cmd.ErrOrStderr(), logFormat)
+			log, err := newLogger(logOut, logFormat)
 			if err != nil {
 				return usageError{err}
 			}
