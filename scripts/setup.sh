@@ -19,13 +19,19 @@ command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)
 command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
 command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  as_root=()
   if [ "$(id -u)" -ne 0 ]; then
-    say "missing Debian packages: ${apt_pkgs[*]}; run: sudo apt-get install -y ${apt_pkgs[*]}"
-    exit 1
+    # A runner user with password-less sudo (as on many CI runners) installs
+    # them; anyone else is told what to run.
+    if ! sudo -n true 2>/dev/null; then
+      say "missing Debian packages: ${apt_pkgs[*]}; run: sudo apt-get install -y ${apt_pkgs[*]}"
+      exit 1
+    fi
+    as_root=(sudo -n)
   fi
   say "installing ${apt_pkgs[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+  "${as_root[@]}" apt-get update -qq
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
 fi
 
 # Node tools, pinned in tools/package.json and, with every transitive
@@ -39,9 +45,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 
-# versitygw, a real S3 server for the artifact store's tests.
+# versitygw, a real S3 server for the artifact store's tests; the GitHub
+# Action sets PAIRBENCH_SETUP_TEST_TOOLS=0, as a bench does not need it.
 versitygw_version=v1.8.0
-if [ "$(cat tools/bin/.versitygw 2>/dev/null)" != "$versitygw_version" ]; then
+if [ "${PAIRBENCH_SETUP_TEST_TOOLS:-1}" != 0 ] && [ "$(cat tools/bin/.versitygw 2>/dev/null)" != "$versitygw_version" ]; then
   say "building versitygw $versitygw_version into tools/bin (about a minute)"
   GOBIN="$root/tools/bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
   echo "$versitygw_version" >tools/bin/.versitygw
