@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
@@ -9,19 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// sandboxCLI runs pairbench with args and returns its exit code and output.
-func sandboxCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code = run(args, strings.NewReader(""), &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 func TestSandboxCheckPasses(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
 	}
-	code, out, errOut := sandboxCLI(t, "sandbox", "check")
+	code, out, errOut := runCLI(t, "sandbox", "check")
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Contains(t, out, "sandbox check passed")
 }
@@ -30,7 +21,7 @@ func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
 	}
-	code, out, errOut := sandboxCLI(t, "sandbox", "check", "--hidden", "/usr/share")
+	code, out, errOut := runCLI(t, "sandbox", "check", "--hidden", "/usr/share")
 	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Equal(t, "sandbox check failed: a sandbox can see what it must not: visible: /usr/share\n", errOut)
 }
@@ -47,7 +38,7 @@ func TestSandboxRunUsage(t *testing.T) {
 		{[]string{"sandbox", "run", "--secret", "K=PAIRBENCH_TEST_UNSET_VAR@api.example", "--allow-host", "api.example", "--", "true"}, "empty or unset"},
 	}
 	for _, c := range cases {
-		code, _, errOut := sandboxCLI(t, c.args...)
+		code, _, errOut := runCLI(t, c.args...)
 		assert.Equal(t, exitUsage, code, "%q", c.args)
 		assert.Contains(t, errOut, c.want, "%q", c.args)
 	}
@@ -58,7 +49,7 @@ func TestSandboxRunConfinesTheCommand(t *testing.T) {
 		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	t.Setenv("PAIRBENCH_TEST_REAL_KEY", "sk-real-value-never-inside")
-	code, out, errOut := sandboxCLI(t, "sandbox", "run",
+	code, out, errOut := runCLI(t, "sandbox", "run",
 		"--allow-host", "api.example", "--secret", "API_KEY=PAIRBENCH_TEST_REAL_KEY@api.example",
 		"--", "sh", "-c", `id -u; echo "$HTTPS_PROXY"; echo "$API_KEY"; test -e /root || test -e /work && echo host-visible; env | grep -c REAL_KEY`)
 	assert.Equal(t, exitFailure, code, "grep -c found nothing, so the script exits 1: stdout:\n%s\nstderr:\n%s", out, errOut)
