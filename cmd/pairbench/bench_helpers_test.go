@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/local"
+)
+
+// This file holds what the tests that run the real pairbench binary share:
+// building it, running a bench as a subprocess, and checking what a run left
+// on disk and in the process table.
+
+// repoRoot is the checkout, seen from this package's directory.
+const repoRoot = "../.."
+
+// needRealStack skips the test when a real bench cannot run here, naming
+// what is missing.
+func needRealStack(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs real benches (minutes); skipped with -short")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (scripts/setup.sh installs it)")
+	}
+	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
+		t.Skipf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
+	}
+	tools, err := filepath.Abs(filepath.Join(repoRoot, "tools", "node_modules"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(tools, "@earendil-works", "pi-coding-agent", "package.json")); err != nil {
+		t.Skipf("the pinned Node tools are not installed in %s (scripts/setup.sh installs them)", tools)
+	}
+	return tools
+}
+
+// buildPairbench builds the real binary into a fresh directory.
+func buildPairbench(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pairbench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// benchEnv is one bench's directories and fixed flags, resumable by
+// running it again.
+type benchEnv struct {
+	bin, tools string
+	runs, temp string // --runs-dir and --temp-dir
+	logs       string // where each invocation's output goes
+	runID      string
+	args       []string // intents, pairs, slots and the like
+	n          int      // invocations so far
+}
+
+func newBenchEnv(t *testing.T, bin, tools, runID string, args ...string) *benchEnv {
+	root := t.TempDir()
+	e := &benchEnv{bin: bin, tools: tools, runID: runID, args: args,
+		runs: filepath.Join(root, "runs"), temp: filepath.Join(root, "tmp"), logs: filepath.Join(root, "logs")}
+	require.NoError(t, os.MkdirAll(e.temp, 0o755))
+	require.NoError(t, os.MkdirAll(e.logs, 0o755))
+	return e
+}
+
+// start starts `pairbench run` on the bench; its output goes to a log file
+// whose path is returned.
+func (e *benchEnv) start(t *testing.T, ctx context.Context) (*exec.Cmd, string) {
+	t.Helper()
+	e.n++
+	logPath := filepath.Join(e.logs, fmt.Sprintf("%02d.log", e.n))
+	logf, err := os.Create(logPath)
+	require.NoError(t, err)
+	defer logf.Close()
+	args := append([]string{"run", filepath.Join(repoRoot, "examples", "registry"), "--example-sites",
+		"--start-delay", "0", "--seed", "7", "--run-id", e.runID, "--runs-dir", e.runs,
+		"--temp-dir", e.temp, "--tools", e.tools}, e.args...)
+	cmd := exec.CommandContext(ctx, e.bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(t, cmd.Start())
+	return cmd, logPath
+}
+
+// runDir is the run's directory.
+func (e *benchEnv) runDir() string { return filepath.Join(e.runs, e.runID) }
+
+// tail returns the end of a log file, for failure messages.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
+
+// becomeSubreaper makes this process the reaper of its orphaned
+// descendants, so whatever a killed runner leaves running becomes a child
+// of the test, where liveOrphans finds it.
+func becomeSubreaper(t *testing.T) {
+	t.Helper()
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	t.Cleanup(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+}
+
+// liveOrphans lists the live (not zombie) children of this process other
+// than those in keep, as "pid cmdline".
+func liveOrphans(keep ...int) []string {
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil || slices.Contains(keep, pid) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state, ppid, ...
+		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(self) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// waitNoOrphans waits until no descendant of a killed runner is alive: the
+// browsers and sandboxes must die with their runner on their own.
+func waitNoOrphans(t *testing.T, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := liveOrphans()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			assert.Empty(t, left, "processes outlived their runner by %v", within)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// leftDirs lists the per-trial directories (sandbox, egress, browser
+// profile) under the bench's temp dir.
+func (e *benchEnv) leftDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(e.temp)
+	require.NoError(t, err)
+	var out []string
+	for _, ent := range entries {
+		if strings.HasPrefix(ent.Name(), "pairbench-") {
+			out = append(out, ent.Name())
+		}
+	}
+	return out
+}
+
+// exitStatus returns how a finished command ended: its exit code, or -1
+// and the signal that killed it.
+func exitStatus(err error) (int, syscall.Signal) {
+	var ee *exec.ExitError
+	if err == nil {
+		return 0, 0
+	}
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1, ws.Signal()
+		}
+		return ee.ExitCode(), 0
+	}
+	return -2, 0
+}
+
+// checkCompleteRun asserts what a finished run must hold whatever happened
+// to its runners: every planned pair complete in exactly one attempt (both
+// arms scored, the last attempt), attempts numbered 1, 2, ... with the arms
+// of each in the pair's order, every row parseable and recorded once with
+// its own trial directory, and a report counting every pair complete. It
+// returns the rows.
+func checkCompleteRun(t *testing.T, dir string) []pairbench.Row {
+	t.Helper()
+	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	f, err := os.Open(filepath.Join(dir, "rows.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	rows, partial, err := pairbench.ReadRows(f)
+	require.NoError(t, err)
+	assert.Zero(t, partial, "a partial row is left in rows.jsonl")
+
+	type key struct {
+		intent string
+		pair   int
+	}
+	byPair := map[key][]pairbench.Row{}
+	dirs := map[string]bool{}
+	for _, r := range rows {
+		assert.False(t, dirs[r.TrialDir], "trial dir %s recorded twice", r.TrialDir)
+		dirs[r.TrialDir] = true
+		assert.DirExists(t, filepath.Join(dir, filepath.FromSlash(r.TrialDir)))
+		assert.Equal(t, pairbench.StagePair, r.Stage)
+		byPair[key{r.Intent, r.Pair}] = append(byPair[key{r.Intent, r.Pair}], r)
+	}
+
+	planned := 0
+	for _, in := range plan.Intents {
+		for _, p := range in.Pairs {
+			planned++
+			k := key{in.ID, p.Pair}
+			prs := byPair[k]
+			delete(byPair, k)
+			if !assert.NotEmpty(t, prs, "pair %v has no rows", k) {
+				continue
+			}
+			byAttempt := map[int][]pairbench.Row{}
+			last := 0
+			for _, r := range prs {
+				byAttempt[r.Attempt] = append(byAttempt[r.Attempt], r)
+				last = max(last, r.Attempt)
+			}
+			assert.Len(t, byAttempt, last, "pair %v: attempts not numbered 1..%d", k, last)
+			complete := 0
+			for a := 1; a <= last; a++ {
+				trials := byAttempt[a]
+				want := p.Order.Arms()
+				scored := 0
+				for i, r := range trials {
+					if assert.Less(t, i, 2, "pair %v attempt %d: more than two trials", k, a) {
+						assert.Equal(t, want[i], r.Arm, "pair %v attempt %d: arms out of order", k, a)
+					}
+					if r.Outcome.Scored() {
+						scored++
+					}
+				}
+				if len(trials) == 2 && scored == 2 {
+					complete++
+					assert.Equal(t, last, a, "pair %v: complete in attempt %d but ran again", k, a)
+				}
+			}
+			assert.Equal(t, 1, complete, "pair %v: complete in %d attempts", k, complete)
+		}
+	}
+	assert.Empty(t, byPair, "rows of pairs that were never planned")
+
+	var report struct {
+		Intents []struct {
+			ID    string `json:"id"`
+			Pairs struct {
+				Planned  int `json:"planned"`
+				Complete int `json:"complete"`
+			} `json:"pairs"`
+		} `json:"intents"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err, "the final report")
+	require.NoError(t, json.Unmarshal(b, &report))
+	total := 0
+	for _, in := range report.Intents {
+		assert.Equal(t, in.Pairs.Planned, in.Pairs.Complete, "report: %s", in.ID)
+		total += in.Pairs.Complete
+	}
+	assert.Equal(t, planned, total, "report counts every planned pair complete")
+	assert.FileExists(t, filepath.Join(dir, "report.md"))
+	return rows
+}
