@@ -52,7 +52,7 @@ type Browser interface {
 	// RegisterTools arranges for tools to be registered with WebMCP
 	// (document.modelContext.registerTool) on every top-level document of
 	// every tab, including tabs opened later, before the page's own scripts
-	// run, and only on documents whose URL matches one of the tool's
+	// run, and only while the document's URL matches one of the tool's
 	// URLPatterns. It applies to documents created after it returns, so call
 	// it once, before Load. Registration lasts until Close.
 	RegisterTools(ctx context.Context, tools []intents.Tool) error

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
@@ -129,4 +130,42 @@ func TestRegisterToolsOnlyOnce(t *testing.T) {
 	b := openBrowser(t, newProvider(t, site))
 	require.NoError(t, b.RegisterTools(t.Context(), bookTools(t)))
 	assert.Error(t, b.RegisterTools(t.Context(), bookTools(t)))
+}
+
+// TestSameDocumentURLChangesFollowThePatterns moves within one document, as a
+// single-page site does, and checks the tools follow the URL.
+func TestSameDocumentURLChangesFollowThePatterns(t *testing.T) {
+	site := newTestSite(t)
+	b := openBrowser(t, newProvider(t, site))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	tools := []intents.Tool{
+		testTool(t, "find_books", "http://books.test/*"),
+		testTool(t, "weather_now", "http://books.test/shelf/*"),
+	}
+	require.NoError(t, b.RegisterTools(ctx, tools))
+	_, err := b.Load(ctx, "http://books.test/")
+	require.NoError(t, err)
+
+	liveAfter := func(js string) []string {
+		t.Helper()
+		var ignored any
+		require.NoError(t, b.eval(ctx, b.start, js+"; null", &ignored))
+		live, err := b.LiveTools(ctx)
+		require.NoError(t, err)
+		return toolNames(live)
+	}
+	assert.Equal(t, []string{"find_books"}, liveAfter("void 0"))
+	assert.Equal(t, []string{"find_books", "weather_now"}, liveAfter(`history.pushState({}, "", "/shelf/3")`))
+	res, err := b.InvokeTool(ctx, "weather_now", nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"temp":21}`, res.Text)
+	assert.True(t, res.Registered)
+	assert.Equal(t, []string{"find_books"}, liveAfter(`history.pushState({}, "", "/counter")`))
+	// history.back() traverses asynchronously.
+	liveAfter(`history.back()`)
+	assert.Eventually(t, func() bool {
+		live, err := b.LiveTools(ctx)
+		return err == nil && assert.ObjectsAreEqual([]string{"find_books", "weather_now"}, toolNames(live))
+	}, 5*time.Second, 20*time.Millisecond, "back on /shelf/3")
 }

@@ -23,12 +23,15 @@
 // so the polyfill is what installs document.modelContext (it defers to a
 // native one when present), and listing and invoking speak to either.
 //
-// Limits: the guard runs when a document starts, so a same-document URL
-// change (history.pushState) keeps that document's tools. A popup opened with
-// window.open that keeps its opener reuses the window of its initial
-// about:blank, which Chromium does not count as a new document (FIELD-NOTES:
-// such popups do not get the script); the provider notices the navigation
-// and registers the tools there just after the page's first scripts.
+// The guard follows the URL within a document too: a same-document change
+// (history.pushState, back and forward, a fragment) registers the tools that
+// now match and withdraws the others.
+//
+// One case comes late: a popup opened with window.open that keeps its opener
+// reuses the window of its initial about:blank, which Chromium does not count
+// as a new document (FIELD-NOTES: such popups do not get the script). The
+// provider notices the navigation and registers the tools there just after
+// the page's first scripts.
 package local
 
 import (
