@@ -120,9 +120,10 @@ func (m *Metrics) SetRuns(state string, n int) {
 	m.runs.WithLabelValues(state).Set(float64(n))
 }
 
-// GitHubCall counts one GitHub REST call: operation is a fixed name such as
-// "issues.create_comment" (never a URL, to bound the label values); code is
-// the HTTP status, or 0 when no answer came.
+// GitHubCall counts one GitHub REST call: operation is a name from a small
+// fixed set, such as the HTTP method or "issues.create_comment" (never a URL,
+// to bound the label values); code is the HTTP status, or 0 when no answer
+// came.
 func (m *Metrics) GitHubCall(operation string, code int) {
 	m.githubCalls.WithLabelValues(operation, strconv.Itoa(code)).Inc()
 }

@@ -13,5 +13,6 @@ func commands() []*cobra.Command {
 		newSandboxCmd(),
 		newMergeCmd(),
 		newPostCmd(),
+		newServeCmd(),
 	}
 }

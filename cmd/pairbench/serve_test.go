@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/server"
+)
+
+func validServeOptions() serveOptions {
+	return serveOptions{
+		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
+		Workers: 1, Queue: 1, ShutdownTimeout: time.Second,
+	}
+}
+
+func TestServeOptionsCheck(t *testing.T) {
+	env := map[string]string{"SECRET": "s3cret", "TOKEN": "ghs_x"}
+	getenv := func(k string) string { return env[k] }
+	readFile := func(p string) ([]byte, error) {
+		if p == "app.pem" {
+			return []byte("PEM"), nil
+		}
+		return nil, os.ErrNotExist
+	}
+
+	o := validServeOptions()
+	s, err := o.check(getenv, readFile)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("s3cret"), s.webhook)
+	assert.Equal(t, "ghs_x", s.token)
+
+	o = validServeOptions()
+	o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "app.pem"
+	s, err = o.check(getenv, readFile)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("PEM"), s.privateKey)
+
+	for name, edit := range map[string]func(*serveOptions){
+		"empty secret":       func(o *serveOptions) { o.SecretEnv = "UNSET" },
+		"no secret variable": func(o *serveOptions) { o.SecretEnv = "" },
+		"no store":           func(o *serveOptions) { o.Store = "" },
+		"local dispatch":     func(o *serveOptions) { o.Dispatch = "local" },
+		"app and token":      func(o *serveOptions) { o.AppID, o.PrivateKeyFile = 7, "app.pem" },
+		"app without key":    func(o *serveOptions) { o.TokenEnv, o.AppID = "", 7 },
+		"missing key file":   func(o *serveOptions) { o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "nope.pem" },
+		"no credentials":     func(o *serveOptions) { o.TokenEnv = "" },
+		"empty token":        func(o *serveOptions) { o.TokenEnv = "UNSET" },
+		"no workers":         func(o *serveOptions) { o.Workers = 0 },
+		"no shutdown time":   func(o *serveOptions) { o.ShutdownTimeout = 0 },
+	} {
+		o := validServeOptions()
+		edit(&o)
+		_, err := o.check(getenv, readFile)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestServeRefusesToStartWithoutASecret(t *testing.T) {
+	t.Setenv("PAIRBENCH_WEBHOOK_SECRET", "")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"serve", "--token-env", "HOME", "--store", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr.String(), "refuses to run without a webhook secret")
+}
+
+// failingGitHub answers every REST call with 500 and a rate-limit header, and
+// counts the calls.
+func failingGitHub(t *testing.T) (string, *atomic.Int64) {
+	calls := &atomic.Int64{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("X-RateLimit-Remaining", "4321")
+		http.Error(w, `{"message":"unavailable"}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL, calls
+}
+
+func TestServeWiresServerAndBot(t *testing.T) {
+	api, calls := failingGitHub(t)
+	o := validServeOptions()
+	o.Store, o.APIURL, o.Workers, o.Queue = t.TempDir(), api, 2, 8
+	secret := []byte("webhook-secret")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	base := "http://" + l.Addr().String()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, o, serveSecrets{webhook: secret, token: "ghs_test"}, l, slog.New(slog.DiscardHandler))
+	}()
+
+	post := func(event, id string, body []byte, key []byte) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/webhook", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", id)
+		req.Header.Set("X-Hub-Signature-256", server.Sign(key, body))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	code, _ := get("/healthz")
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, http.StatusOK, post("ping", "p1", []byte(`{"zen":"Design for failure."}`), secret))
+	assert.Equal(t, http.StatusUnauthorized, post("ping", "p2", []byte(`{}`), []byte("wrong")))
+
+	// A pull request opened by the repository's owner makes the bot call
+	// GitHub, through the metrics transport, at the fake.
+	opened, err := os.ReadFile(filepath.Join("..", "..", "bot", "testdata", "webhooks", "pull_request.opened.json"))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusAccepted, post("pull_request", "pr1", opened, secret))
+	require.Eventually(t, func() bool {
+		_, m := get("/metrics")
+		return strings.Contains(m, `pairbench_webhook_handled_total{event="pull_request",result="error"} 1`)
+	}, 10*time.Second, 20*time.Millisecond, "the bot handles the delivery and fails on the fake's 500")
+	assert.Positive(t, calls.Load(), "the bot called the GitHub API root given by --api-url")
+
+	_, m := get("/metrics")
+	assert.Contains(t, m, `pairbench_webhook_deliveries_total{event="ping",result="ping"} 1`)
+	assert.Contains(t, m, `pairbench_github_rate_limit_remaining{installation="1"} 4321`)
+	assert.Regexp(t, `pairbench_github_api_calls_total\{code="500",operation="GET"\} [1-9]`, m)
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "a clean shutdown")
+	case <-time.After(10 * time.Second):
+		t.Fatal("runServe did not return after its context ended")
+	}
+	_, err = http.Get(base + "/healthz")
+	assert.Error(t, err, "nothing listens after shutdown")
+}
+
+func TestServeFailsOnAMissingBucketBeforeListening(t *testing.T) {
+	o := validServeOptions()
+	o.Store = "s3://no-such-bucket?endpoint=http://127.0.0.1:1&path_style=true"
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	err = runServe(t.Context(), o, serveSecrets{webhook: []byte("s"), token: "t"}, l, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	var ue usageError
+	assert.False(t, errors.As(err, &ue), "an unreachable store is not a usage error")
+}
