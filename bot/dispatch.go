@@ -184,7 +184,11 @@ func (a *Actions) Cancel(ctx context.Context, req Request) error {
 	}
 	for _, r := range runs.WorkflowRuns {
 		if id, ok := runIDFromTitle(r.GetDisplayTitle()); ok && id == req.RunID && r.GetStatus() != "completed" {
-			if _, err := c.Actions.CancelWorkflowRunByID(ctx, req.Repo.Owner, req.Repo.Name, r.GetID()); err != nil {
+			// GitHub answers 202 Accepted, which go-github reports as an
+			// *AcceptedError: the cancellation is under way.
+			_, err := c.Actions.CancelWorkflowRunByID(ctx, req.Repo.Owner, req.Repo.Name, r.GetID())
+			var accepted *github.AcceptedError
+			if err != nil && !errors.As(err, &accepted) {
 				return fmt.Errorf("cancel workflow run %d: %w", r.GetID(), err)
 			}
 		}

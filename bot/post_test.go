@@ -143,7 +143,7 @@ func TestStickyCommentStaysUnderLimit(t *testing.T) {
 		require.LessOrEqual(t, utf8.RuneCountInString(body), bot.MaxCommentChars, "after verdict %d", i)
 		require.True(t, utf8.ValidString(body))
 		if i > 0 {
-			require.True(t, strings.Contains(body, "| `"+sha(i-1)[:7]+"` |"), "after verdict %d the previous commit is kept", i)
+			require.True(t, strings.Contains(body, "| `"+sha(i - 1)[:7]+"` |"), "after verdict %d the previous commit is kept", i)
 		}
 	}
 	assert.Greater(t, len(body), 60000, "the test fills the comment")

@@ -1,0 +1,64 @@
+package bot_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/bot"
+)
+
+// noGitHub is a Clients that cannot reach GitHub.
+type noGitHub struct{}
+
+var errNoGitHub = errors.New("no GitHub in this test")
+
+func (noGitHub) Client(context.Context, int64) (*github.Client, error) { return nil, errNoGitHub }
+
+// FuzzHandle feeds arbitrary payloads to every event the bot takes: it
+// must never panic, and it either finishes, refuses the payload with a
+// *PayloadError, or stops where it would call GitHub.
+func FuzzHandle(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "webhooks", "*.json"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed payloads: %v", err)
+	}
+	events := bot.Events()
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		event, _, _ := strings.Cut(filepath.Base(file), ".")
+		for i, e := range events {
+			if e == event {
+				f.Add(uint8(i), data)
+			}
+		}
+	}
+	f.Add(uint8(0), []byte(`{"action":"opened","pull_request":null}`))
+	f.Add(uint8(1), []byte(`{"action":"created","issue":{"pull_request":{}},"comment":{"body":"/bench run"}}`))
+
+	store, err := artifacts.NewLocal(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := bot.New(bot.Config{Clients: noGitHub{}, Dispatcher: &recordingDispatcher{}, Store: store})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, event uint8, payload []byte) {
+		ev := events[int(event)%len(events)]
+		err := b.Handle(context.Background(), bot.Delivery{Event: ev, InstallationID: 1, Payload: payload})
+		var pe *bot.PayloadError
+		if err != nil && !errors.As(err, &pe) && !errors.Is(err, errNoGitHub) {
+			t.Fatalf("Handle(%s) = %v; want nil, a *PayloadError or the client error", ev, err)
+		}
+	})
+}
