@@ -53,3 +53,13 @@ if [ "${PAIRBENCH_SETUP_TEST_TOOLS:-1}" != 0 ] && [ "$(cat tools/bin/.versitygw 
   GOBIN="$root/tools/bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version"
   echo "$versitygw_version" >tools/bin/.versitygw
 fi
+
+# actionlint, for the workflow and Action tests. Built with its own module
+# graph: v1.7.12 does not compile against the go.yaml.in/yaml/v4 v4.0.0 this
+# module's graph selects.
+actionlint_version=v1.7.12
+if [ "${PAIRBENCH_SETUP_TEST_TOOLS:-1}" != 0 ] && [ "$(cat tools/bin/.actionlint 2>/dev/null)" != "$actionlint_version" ]; then
+  say "building actionlint $actionlint_version into tools/bin"
+  GOBIN="$root/tools/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$actionlint_version"
+  echo "$actionlint_version" >tools/bin/.actionlint
+fi

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The Action's main step: plan, run (or run one shard), merge and report,
+# or report, as PB_MODE says. Inputs arrive in PB_* variables; outputs go to
+# GITHUB_OUTPUT, the Markdown verdict to GITHUB_STEP_SUMMARY.
+source "$GITHUB_ACTION_PATH/action/lib.sh"
+
+mode="${PB_MODE:-run}"
+want mode "$mode" '^(run|plan|merge-and-report|report)$' "run, plan, merge-and-report or report"
+run_id="${PB_RUN_ID:-}"
+[ -n "$run_id" ] || run_id="gh-${GITHUB_RUN_ID:?GITHUB_RUN_ID is not set}"
+want run-id "$run_id" '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' "letters, digits, dots, dashes and underscores"
+set_output run-id "$run_id"
+store="$(store_location)"
+runs_dir="$state/runs"
+mkdir -p "$runs_dir"
+
+# run_pairbench runs pairbench with "$@", workflow commands off, copying its
+# stderr to a file too; on failure it fails with pairbench's error line.
+run_pairbench() {
+  local errlog="$state/stderr.txt" rc=0 reason
+  quiet_commands "$PB_BIN" "$@" 2> >(tee "$errlog" >&2) || rc=$?
+  wait # for tee
+  if [ "$rc" -ne 0 ]; then
+    reason="$(grep -m 1 '^pairbench: ' "$errlog" || tail -n 1 "$errlog")"
+    fail "pairbench $1 failed (exit $rc): ${reason#pairbench: }"
+  fi
+}
+
+# bench_args builds the flags of pairbench run from the inputs.
+bench_args() {
+  want registry "${PB_REGISTRY:-.}" '^[^-]' "a directory path"
+  [ -d "${PB_REGISTRY:-.}" ] || fail "registry ${PB_REGISTRY:-.} is not a directory in the workspace"
+  want pairs "${PB_PAIRS:-10}" '^[1-9][0-9]{0,4}$' "a whole number"
+  want slots "${PB_SLOTS:-2}" '^[1-9][0-9]{0,2}$' "a whole number"
+  want model "${PB_MODEL:-scripted}" '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' "scripted or provider/id"
+  args=(run "${PB_REGISTRY:-.}" --run-id "$run_id" --runs-dir "$runs_dir"
+    --pairs "${PB_PAIRS:-10}" --slots "${PB_SLOTS:-2}" --model "${PB_MODEL:-scripted}"
+    --log-format json)
+  local intents="${PB_INTENTS:-}" in
+  want intents "$intents" '^[A-Za-z0-9._, -]*$' "ids or domains separated by commas or spaces"
+  for in in ${intents//,/ }; do
+    args+=(--intent "$in")
+  done
+  local number='^[0-9]+(\.[0-9]+)?$'
+  if [ -n "${PB_TIME_CAP:-}" ]; then want time-cap "$PB_TIME_CAP" "$number"; args+=(--time-cap "$PB_TIME_CAP"); fi
+  if [ -n "${PB_TURN_CAP:-}" ]; then want turn-cap "$PB_TURN_CAP" '^[1-9][0-9]*$'; args+=(--turn-cap "$PB_TURN_CAP"); fi
+  if [ -n "${PB_SPEND_CAP:-}" ]; then want spend-cap "$PB_SPEND_CAP" "$number"; args+=(--spend-cap "$PB_SPEND_CAP"); fi
+  if [ -n "${PB_START_DELAY:-}" ]; then want start-delay "$PB_START_DELAY" '^[0-9]+(\.[0-9]+)?(ms|s|m)?$'; args+=(--start-delay "$PB_START_DELAY"); fi
+  if [ -n "${PB_SEED:-}" ]; then want seed "$PB_SEED" '^[1-9][0-9]{0,18}$'; args+=(--seed "$PB_SEED"); fi
+  if [ "${PB_EXAMPLE_SITES:-false}" = true ]; then args+=(--example-sites); fi
+  if [ -n "$store" ]; then args+=(--store "$store"); fi
+  return 0
+}
+
+# total_shards validates total-shards and prints it (0 when not sharded).
+total_shards() {
+  local n="${PB_TOTAL_SHARDS:-}"
+  [ -n "$n" ] || { echo 0; return; }
+  want total-shards "$n" '^[1-9][0-9]{0,2}$' "a whole number from 1"
+  echo "$n"
+}
+
+case "$mode" in
+plan)
+  n="$(total_shards)"
+  [ "$n" -ge 1 ] || fail "mode plan needs total-shards"
+  [ -n "$store" ] || fail "a sharded bench needs an artifact store (s3-bucket): it is where the shards meet"
+  bench_args
+  run_pairbench "${args[@]}" --plan-only
+  list="$(seq -s, 1 "$n")"
+  set_output shards "[$list]"
+  printf '### pairbench: planned run `%s` in %s shards\n' "$run_id" "$n" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+  ;;
+run)
+  n="$(total_shards)"
+  bench_args
+  if [ "$n" -gt 0 ]; then
+    [ -n "$store" ] || fail "a sharded bench needs an artifact store (s3-bucket): it is where the shards meet"
+    want shard "${PB_SHARD:-}" '^[1-9][0-9]{0,2}$' "a shard number from 1 to total-shards"
+    [ "$PB_SHARD" -le "$n" ] || fail "shard $PB_SHARD is beyond total-shards $n"
+    run_pairbench "${args[@]}" --shard "$PB_SHARD/$n"
+    printf '### pairbench: shard %s/%s of run `%s` done\n' "$PB_SHARD" "$n" "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    exit 0
+  fi
+  run_pairbench "${args[@]}"
+  summarize "$runs_dir/$run_id"
+  if [ -z "$store" ]; then
+    set_output artifact-name "pairbench-$run_id"
+    set_output artifact-path "$runs_dir/$run_id"
+  fi
+  ;;
+merge-and-report)
+  [ -n "$store" ] || fail "mode merge-and-report needs the artifact store (s3-bucket) the shards wrote to"
+  out="$state/merged/$run_id"
+  rm -rf "$out"
+  run_pairbench merge --store "$store" --run-id "$run_id" --out "$out" --report >"$state/merge.txt"
+  cat "$state/merge.txt"
+  link="$(grep -E '^https?://' "$state/merge.txt" | tail -n 1 || true)"
+  case "$link" in http://* | https://*) set_output report-url "$link" ;; esac
+  summarize "$out"
+  ;;
+report)
+  dir="${PB_RUN_DIR:-$runs_dir/$run_id}"
+  [ -f "$dir/run.json" ] || fail "run-dir $dir holds no run.json"
+  run_pairbench report "$dir" >/dev/null
+  summarize "$dir"
+  if [ -z "$store" ]; then
+    set_output artifact-name "pairbench-$run_id-report"
+    set_output artifact-path "$dir"
+  fi
+  ;;
+esac
