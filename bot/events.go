@@ -88,7 +88,8 @@ func trusted(pr *github.PullRequest) (why string, ok bool) {
 
 // issueComment carries out /bench commands on pull requests.
 func (h *handling) issueComment(ctx context.Context, ev *github.IssueCommentEvent) error {
-	if ev.GetAction() != "created" || !ev.GetIssue().IsPullRequest() || ev.GetComment().GetUser().GetType() == "Bot" {
+	// IsPullRequest, unlike the Get methods, does not accept a nil issue.
+	if ev.GetAction() != "created" || ev.Issue == nil || !ev.Issue.IsPullRequest() || ev.GetComment().GetUser().GetType() == "Bot" {
 		return nil
 	}
 	parsed := ParseComment(ev.GetComment().GetBody())

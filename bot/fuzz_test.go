@@ -44,6 +44,7 @@ func FuzzHandle(f *testing.F) {
 	}
 	f.Add(uint8(0), []byte(`{"action":"opened","pull_request":null}`))
 	f.Add(uint8(1), []byte(`{"action":"created","issue":{"pull_request":{}},"comment":{"body":"/bench run"}}`))
+	f.Add(uint8(1), []byte(`{"action":"created","comment":{"body":"/bench run"}}`)) // no issue: once a panic
 
 	store, err := artifacts.NewLocal(f.TempDir())
 	if err != nil {

@@ -14,6 +14,9 @@
 // never pass unnoticed. Tests that provoke refusals on purpose call
 // TakeViolations.
 //
+// The description is derived from npm @octokit/openapi 23.0.2, published by
+// the Octokit contributors under the MIT licence (testdata/LICENSE.octokit-openapi).
+//
 // # Regenerating the description
 //
 // testdata/api.github.com.json is GitHub's description pruned to the
