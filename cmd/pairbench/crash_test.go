@@ -5,6 +5,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -121,4 +122,19 @@ func countLines(path string) int {
 		}
 	}
 	return n
+}
+
+// TestLiveOrphansSeesWhatADeadParentLeft checks the crash tests' process
+// check itself: a process whose parent died without killing it is found.
+func TestLiveOrphansSeesWhatADeadParentLeft(t *testing.T) {
+	becomeSubreaper(t)
+	marker := "7321.5" // a sleep length nothing else uses
+	out, err := exec.Command("/bin/sh", "-c", "sleep "+marker+" >/dev/null 2>&1 & echo $!").Output()
+	require.NoError(t, err)
+	pid := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("kill", "-9", pid).Run() })
+
+	left := liveOrphans()
+	require.Len(t, left, 1)
+	assert.Equal(t, pid+" sleep "+marker+" ", left[0])
 }
