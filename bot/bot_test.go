@@ -465,3 +465,19 @@ func TestMalformedPayload(t *testing.T) {
 	}
 	assert.Empty(t, f.gh.Calls())
 }
+
+func TestDomainNamesFromThePullRequestAreChecked(t *testing.T) {
+	f := newFixture(t)
+	f.gh.Repo(repoName, func(r *githubtest.Repo) {
+		files := map[string]string{}
+		for k, v := range registryFiles {
+			files[k] = v
+		}
+		files["bench/intents/x$(id)/a.yaml"] = "id: a\n"
+		files["bench/intents/Books.Example/b.yaml"] = "id: b\n"
+		r.Files[headSHA] = files
+		r.Pulls[prNumber].Files = []string{"bench/intents/x$(id)/a.yaml", "bench/intents/Books.Example/b.yaml"}
+	})
+	require.NoError(t, f.opened(t, nil))
+	assert.Empty(t, f.disp.Dispatched(), "directories that are not domain names are not domains")
+}

@@ -93,7 +93,7 @@ func ParseComment(body string) Parsed {
 		return Parsed{Command: c}
 	case VerbCancel, VerbStatus, VerbHelp:
 		if len(rest) > 0 {
-			return Parsed{Reply: fmt.Sprintf("`/bench %s` takes no arguments (got %q).\n\n%s", verb, strings.Join(rest, " "), Usage)}
+			return Parsed{Reply: fmt.Sprintf("`/bench %s` takes no arguments (got `%s`).\n\n%s", verb, clipArg(strings.Join(rest, " ")), Usage)}
 		}
 		if verb == VerbHelp {
 			return Parsed{Reply: Usage}

@@ -99,3 +99,12 @@ func FuzzParseComment(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseComment(b *testing.B) {
+	body := strings.Repeat("Some review text that is not a command.\n", 50) + "/bench run books-cheapest books-count --pairs 30 --model m\n"
+	for b.Loop() {
+		if bot.ParseComment(body).Command == nil {
+			b.Fatal("no command")
+		}
+	}
+}

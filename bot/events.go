@@ -261,10 +261,12 @@ func reply(ctx context.Context, c *github.Client, t Target, body string) error {
 	return nil
 }
 
+// codeList renders names as a list of code spans. Names may come from a
+// pull request, so a backtick cannot end its span early.
 func codeList(xs []string) string {
 	q := make([]string, len(xs))
 	for i, x := range xs {
-		q[i] = "`" + x + "`"
+		q[i] = "`" + strings.ReplaceAll(x, "`", "'") + "`"
 	}
 	return strings.Join(q, ", ")
 }

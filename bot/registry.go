@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -65,18 +66,25 @@ func cleanOr(p, def string) string {
 	return p
 }
 
+// domainName is what a domain directory may be called (as package intents
+// requires): a lower-case host name. Directory names come from the pull
+// request and end up in workflow inputs, so nothing else passes.
+var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
+
 // domainsFor returns the domains, sorted, that changes to files concern,
 // as intents.Registry.DomainsFor decides: files under a domain's directory
 // or intent directory, or matching its globs in the configuration.
 func domainsFor(cfg intents.Config, files []string) []string {
 	names := map[string]bool{}
 	for d := range cfg.Domains {
-		names[d] = true
+		if domainName.MatchString(d) {
+			names[d] = true
+		}
 	}
 	for _, f := range files {
 		for _, dir := range []string{cfg.Paths.Domains, cfg.Paths.Intents} {
 			if rest, ok := strings.CutPrefix(path.Clean(f), dir+"/"); ok {
-				if name, _, isDir := strings.Cut(rest, "/"); isDir {
+				if name, _, isDir := strings.Cut(rest, "/"); isDir && domainName.MatchString(name) {
 					names[name] = true
 				}
 			}
