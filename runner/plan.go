@@ -27,7 +27,7 @@ type Plan struct {
 	CreatedAt time.Time `json:"created_at"`
 	Versions  Versions  `json:"versions"`
 	// Source is where the registry was read.
-	Source Source `json:"source"`
+	Source Source `json:"source,omitzero"`
 	// Model is the model both arms' agents use.
 	Model Model    `json:"model"`
 	Caps  PlanCaps `json:"caps"`
