@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -36,6 +37,11 @@ type serveOptions struct {
 	Queue           int
 	ShutdownTimeout time.Duration
 	LogFormat       string
+	// GitURL is the clone URL template of a registry for the local backend:
+	// {owner} and {repo} are replaced.
+	GitURL string
+	// Bench is the template of a local bench.
+	Bench benchOptions
 }
 
 // serveSecrets are what serve reads from the environment and files, never
@@ -56,8 +62,8 @@ func (o *serveOptions) check(getenv func(string) string, readFile func(string) (
 		return s, fmt.Errorf("$%s is empty: the server refuses to run without a webhook secret", o.SecretEnv)
 	case o.Store == "":
 		return s, errors.New("--store: give the artifact store the benches upload to (a directory or s3://bucket/prefix)")
-	case o.Dispatch != "actions":
-		return s, fmt.Errorf("--dispatch %q: only \"actions\" is available to serve (the local backend is not wired in yet)", o.Dispatch)
+	case o.Dispatch != "actions" && o.Dispatch != "local":
+		return s, fmt.Errorf("--dispatch %q: want local or actions", o.Dispatch)
 	case o.Pairs < 0:
 		return s, fmt.Errorf("--pairs %d: want 0 (the backend's default) or more", o.Pairs)
 	case o.Workers < 1 || o.Queue < 1:
@@ -94,7 +100,9 @@ func newServeCmd() *cobra.Command {
 		Addr:            "127.0.0.1:8080",
 		SecretEnv:       "PAIRBENCH_WEBHOOK_SECRET",
 		APIURL:          os.Getenv("GITHUB_API_URL"),
-		Dispatch:        "actions",
+		Dispatch:        "local",
+		GitURL:          "https://github.com/{owner}/{repo}.git",
+		Bench:           defaultBenchOptions(),
 		Workflow:        bot.DefaultWorkflow,
 		Workers:         4,
 		Queue:           256,
@@ -117,11 +125,13 @@ PAIRBENCH_WEBHOOK_SECRET), the App's private key from --private-key-file,
 and a plain token, if used instead of an App, from the variable named by
 --token-env. The server refuses to start without a webhook secret.
 
-Benches are dispatched to GitHub Actions (--dispatch actions): a
-workflow_dispatch of --workflow on the registry's default branch. The runs
-upload to --store (see docs/artifacts.md), where the service reads each
-report.json when the workflow run completes; S3 credentials come from the
-usual AWS environment variables.
+Benches run on this host by default (--dispatch local): one at a time, with
+the registry read at the pull request's head commit from --git-url through a
+bare cache, and the bench flags below. With --dispatch actions they run on
+GitHub Actions instead: a workflow_dispatch of --workflow on the registry's
+default branch. Either way the runs upload to --store (see docs/artifacts.md),
+where the service reads each report.json when the bench ends; S3 credentials
+come from the usual AWS environment variables.
 
 On SIGINT or SIGTERM the service stops accepting connections, finishes the
 deliveries already queued (for up to --shutdown-timeout) and exits 0;
@@ -138,6 +148,9 @@ Examples:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			secrets, err := o.check(os.Getenv, os.ReadFile)
 			if err != nil {
+				return usageError{err}
+			}
+			if err := o.Bench.finish(""); err != nil {
 				return usageError{err}
 			}
 			log, err := newLogger(cmd.ErrOrStderr(), o.LogFormat)
@@ -159,7 +172,12 @@ Examples:
 	f.StringVar(&o.TokenEnv, "token-env", "", "environment variable holding a plain GitHub token, instead of an App")
 	f.StringVar(&o.APIURL, "api-url", o.APIURL, "GitHub REST API root (default $GITHUB_API_URL, else https://api.github.com)")
 	f.StringVar(&o.Store, "store", "", "artifact store the benches upload to: a directory or s3://bucket/prefix (see docs/artifacts.md)")
-	f.StringVar(&o.Dispatch, "dispatch", o.Dispatch, "where benches run: actions")
+	f.StringVar(&o.Dispatch, "dispatch", o.Dispatch, "where benches run: local (this host) or actions (self-hosted runners)")
+	f.StringVar(&o.GitURL, "git-url", o.GitURL, "local backend: clone URL of a registry, {owner} and {repo} replaced")
+	f.IntVar(&o.Bench.Slots, "slots", o.Bench.Slots, "local backend: jobs run at once")
+	f.StringVar(&o.Bench.RunsDir, "runs-dir", filepath.Join("runs", "serve"), "local backend: directory holding run directories")
+	f.StringVar(&o.Bench.Tools, "tools", "", "local backend: node_modules directory of the pinned Node tools")
+	f.DurationVar(&o.Bench.StartDelay, "start-delay", o.Bench.StartDelay, "local backend: start delay after page load, in both arms")
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the workflow's default)")
 	f.StringVar(&o.Model, "model", "", "model for a bench that does not ask (empty: the workflow's default)")
@@ -199,9 +217,28 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 	if err != nil {
 		return usageError{fmt.Errorf("serve: %w", err)}
 	}
+	var dispatcher bot.Dispatcher = bot.NewActions(clients, o.Workflow)
+	var local *localDispatcher
+	if o.Dispatch == "local" {
+		bench := o.Bench
+		bench.Store = o.Store
+		if o.Pairs > 0 {
+			bench.Pairs = o.Pairs
+		}
+		if o.Model != "" {
+			bench.Model = o.Model
+		}
+		benchCtx, stopBenches := context.WithCancel(ctx)
+		local = newLocalDispatcher(benchCtx, bench, o.GitURL, log)
+		dispatcher = local
+		defer func() {
+			stopBenches()
+			local.wait()
+		}()
+	}
 	b, err := bot.New(bot.Config{
 		Clients:    clients,
-		Dispatcher: countingDispatcher{bot.NewActions(clients, o.Workflow), "actions", metrics},
+		Dispatcher: countingDispatcher{dispatcher, o.Dispatch, metrics},
 		Store:      store,
 		Workflow:   o.Workflow,
 		Pairs:      o.Pairs,
@@ -210,6 +247,9 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if local != nil {
+		local.bot = b
 	}
 	srv, err := server.New(server.Config{
 		Secret: secrets.webhook,

@@ -55,7 +55,7 @@ func TestServeOptionsCheck(t *testing.T) {
 		"empty secret":       func(o *serveOptions) { o.SecretEnv = "UNSET" },
 		"no secret variable": func(o *serveOptions) { o.SecretEnv = "" },
 		"no store":           func(o *serveOptions) { o.Store = "" },
-		"local dispatch":     func(o *serveOptions) { o.Dispatch = "local" },
+		"unknown dispatch":   func(o *serveOptions) { o.Dispatch = "elsewhere" },
 		"app and token":      func(o *serveOptions) { o.AppID, o.PrivateKeyFile = 7, "app.pem" },
 		"app without key":    func(o *serveOptions) { o.TokenEnv, o.AppID = "", 7 },
 		"missing key file":   func(o *serveOptions) { o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "nope.pem" },
