@@ -3,5 +3,5 @@
 source "$GITHUB_ACTION_PATH/action/lib.sh"
 : "${PB_BIN:?PB_BIN is not set}"
 mkdir -p "$(dirname "$PB_BIN")"
-(cd "$GITHUB_ACTION_PATH" && go build -trimpath -o "$PB_BIN" ./cmd/pairbench) || fail "could not build pairbench from $GITHUB_ACTION_PATH"
+(cd "$GITHUB_ACTION_PATH" && go build -o "$PB_BIN" ./cmd/pairbench) || fail "could not build pairbench from $GITHUB_ACTION_PATH"
 "$PB_BIN" version

@@ -77,6 +77,7 @@ func startS3(t *testing.T, prefix string) string {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
 	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never dial the metadata service
 	return fmt.Sprintf("s3://%s/%s?endpoint=http://%s&path_style=true&region=us-east-1", s3Bucket, prefix, addr)
 }
 

