@@ -38,9 +38,10 @@ func TestLayerRules(t *testing.T) {
 	allowed := map[string][]string{
 		"":          {},
 		"intents":   {""},
+		"internal":  {},
 		"grade":     {"", "intents"},
 		"stats":     {""},
-		"sandbox":   {},
+		"sandbox":   {"internal/heldir"},
 		"artifacts": {},
 		"server":    {},
 		"bot":       {"", "stats", "artifacts", "intents"},

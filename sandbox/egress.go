@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/heldir"
 )
 
 // Secret is a credential the sandbox may use but never see. The sandbox's
@@ -223,7 +225,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 	e.upgradeTransport.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	e.proxy = e.newReverseProxy()
 
-	if e.dir, e.hold, err = mkdirHeld(cfg.TempDir, egressDirPrefix); err != nil {
+	if e.dir, e.hold, err = heldir.Make(cfg.TempDir, egressDirPrefix); err != nil {
 		return nil, fmt.Errorf("egress socket directory: %w", err)
 	}
 	if err := e.start(); err != nil {

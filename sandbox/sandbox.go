@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pairbench/pairbench/internal/heldir"
 )
 
 // Paths inside the sandbox.
@@ -145,7 +147,7 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	if s.dir, s.hold, err = mkdirHeld(orDefault(p.TempRoot, "/tmp"), agentDirPrefix); err != nil {
+	if s.dir, s.hold, err = heldir.Make(orDefault(p.TempRoot, "/tmp"), agentDirPrefix); err != nil {
 		return nil, fmt.Errorf("sandbox: per-agent directory: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {

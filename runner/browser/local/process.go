@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/heldir"
 )
 
 // process is one running Chromium and its profile directory.
@@ -30,7 +32,7 @@ type process struct {
 // it writes its DevTools endpoint. The process lives in its own process group,
 // so stop (or the end of ctx) kills every process it started.
 func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
-	dir, hold, err := mkdirHeld(cfg.TempDir)
+	dir, hold, err := heldir.Make(cfg.TempDir, profilePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("create profile dir: %w", err)
 	}

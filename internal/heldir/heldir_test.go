@@ -1,0 +1,72 @@
+package heldir
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func TestCleanRemovesOnlyUnheldOldDirectories(t *testing.T) {
+	root := t.TempDir()
+	held, hold, err := Make(root, "x-")
+	require.NoError(t, err)
+	defer hold.Close()
+	abandoned, h2, err := Make(root, "x-")
+	require.NoError(t, err)
+	require.NoError(t, h2.Close()) // its holder "died"
+	young, h3, err := Make(root, "x-")
+	require.NoError(t, err)
+	require.NoError(t, h3.Close())
+	other, err := os.MkdirTemp(root, "y-")
+	require.NoError(t, err)
+
+	past := time.Now().Add(-time.Minute)
+	for _, d := range []string{held, abandoned, other} {
+		require.NoError(t, os.Chtimes(d, past, past))
+	}
+	removed, err := Clean(root, time.Now().Add(-10*time.Second), nil, "x-*")
+	require.NoError(t, err)
+	assert.Equal(t, []string{abandoned}, removed)
+	assert.DirExists(t, held, "a held directory stays")
+	assert.DirExists(t, young, "a directory too young to judge stays")
+	assert.DirExists(t, other, "only matching names are considered")
+	assert.NoDirExists(t, abandoned)
+}
+
+// TestHoldEndsWithItsProcess shows that a killed holder releases its
+// directories: a child process holds one and is killed.
+func TestHoldEndsWithItsProcess(t *testing.T) {
+	root := t.TempDir()
+	dir, err := os.MkdirTemp(root, "x-")
+	require.NoError(t, err)
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock(1) is not installed (util-linux)")
+	}
+	// --no-fork: flock becomes the sleep, so killing it ends the holder.
+	cmd := exec.Command("flock", "--no-fork", "-x", dir, "sleep", "30")
+	require.NoError(t, cmd.Start())
+	past := time.Now().Add(-time.Minute)
+	require.NoError(t, os.Chtimes(dir, past, past))
+	require.Eventually(t, func() bool {
+		f, err := lock(dir, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			f.Close() // not held yet
+		}
+		return err != nil
+	}, 5*time.Second, 20*time.Millisecond, "the child holds the directory")
+	removed, err := Clean(root, time.Now(), nil, "x-*")
+	require.NoError(t, err)
+	assert.Empty(t, removed, "held by a live process")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	removed, err = Clean(root, time.Now(), nil, "x-*")
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Clean(dir)}, removed)
+}
