@@ -34,7 +34,7 @@ type ToolLimits struct {
 // fields take.
 const (
 	DefaultToolSource     = 256 << 10
-	DefaultToolTime       = time.Second
+	DefaultToolTime       = 2 * time.Second
 	DefaultToolGrace      = 2 * time.Second
 	DefaultToolHeapGrowth = 64 << 20
 )
@@ -115,8 +115,14 @@ func EvalTool(src string, lim ToolLimits) (Tool, error) {
 	}
 
 	vm := goja.New()
+	// The prelude is ours and trusted: it runs before the clock starts, so
+	// a loaded machine cannot charge its time to the tool file.
+	gopd, err := harden(vm)
+	if err != nil {
+		return Tool{}, err
+	}
 	done := make(chan evalResult, 1)
-	go func() { done <- evalProgram(vm, prg) }()
+	go func() { done <- evalProgram(vm, gopd, prg) }()
 
 	timer := time.AfterFunc(lim.Time, func() { vm.Interrupt(errTimeLimit) })
 	defer timer.Stop()
@@ -176,16 +182,22 @@ func watchHeap(vm *goja.Runtime, limit uint64) func() {
 	}
 }
 
-// evalProgram runs the hardening prelude, then the tool program, then reads
-// the metadata, all on the calling goroutine under vm's interrupt.
-func evalProgram(vm *goja.Runtime, prg *goja.Program) (res evalResult) {
+// harden runs the prelude in vm and returns Object.getOwnPropertyDescriptor
+// as it was before any tool code ran.
+func harden(vm *goja.Runtime) (goja.Callable, error) {
 	if _, err := vm.RunString(prelude); err != nil {
-		return evalResult{err: fmt.Errorf("tool prelude: %w", err)}
+		return nil, fmt.Errorf("tool prelude: %w", err)
 	}
 	gopd, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("getOwnPropertyDescriptor"))
 	if !ok {
-		return evalResult{err: errors.New("tool prelude: no Object.getOwnPropertyDescriptor")}
+		return nil, errors.New("tool prelude: no Object.getOwnPropertyDescriptor")
 	}
+	return gopd, nil
+}
+
+// evalProgram runs the tool program, then reads the metadata, all on the
+// calling goroutine under vm's interrupt.
+func evalProgram(vm *goja.Runtime, gopd goja.Callable, prg *goja.Program) (res evalResult) {
 	r := &metaReader{vm: vm, gopd: gopd, budget: maxMetaNodes}
 	defer func() {
 		if p := recover(); p != nil {
