@@ -45,6 +45,9 @@ var tools = func() pi.Tools {
 type stack struct {
 	trials *runner.Trials
 	model  *httptest.Server
+	// tmp holds every per-trial directory: browser profiles, sandboxes and
+	// egress sockets.
+	tmp string
 }
 
 // requireStack fails (it does not skip) when something scripts/setup.sh
@@ -68,7 +71,8 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 	for _, h := range site.Hosts() {
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
-	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: t.TempDir()})
+	tmp := t.TempDir()
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp})
 	require.NoError(t, err)
 
 	reg, err := intents.Load("../examples/registry")
@@ -91,6 +95,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 	agent, err := pi.New(pi.Config{
 		Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
 		HostEnv: []string{"OPENAI_API_KEY=sk-host-secret-must-not-leak", "HOME=/root"}, Executable: exe,
+		TempRoot: tmp,
 	})
 	require.NoError(t, err)
 	return &stack{
@@ -99,6 +104,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 			BrowserMCP: tools.BrowserMCP(250 * time.Millisecond),
 		},
 		model: modelSrv,
+		tmp:   tmp,
 	}
 }
 
@@ -225,20 +231,14 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 	})
 }
 
-// TestNoLeftovers checks that trials leave no Chromium, pi or sandbox
-// directory behind.
+// TestNoLeftovers checks that a trial leaves no Chromium, pi or sandbox
+// directory behind, and no process.
 func TestNoLeftovers(t *testing.T) {
 	s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
-	before := sandboxDirs(t)
 	s.run(t, "weather-high-oslo", pairbench.Treatment)
-	assert.Equal(t, before, sandboxDirs(t), "sandbox directories removed")
-	out, _ := exec.Command("pgrep", "-f", s.trials.RunDir).Output()
-	assert.Empty(t, strings.TrimSpace(string(out)), "no process of the trial left")
-}
-
-func sandboxDirs(t *testing.T) []string {
-	t.Helper()
-	m, err := filepath.Glob("/tmp/pairbench-sandbox-*")
+	entries, err := os.ReadDir(s.tmp)
 	require.NoError(t, err)
-	return m
+	assert.Empty(t, entries, "browser profile, sandbox and egress directories are removed")
+	out, _ := exec.Command("pgrep", "-f", s.tmp).Output()
+	assert.Empty(t, strings.TrimSpace(string(out)), "no process of the trial is left")
 }
