@@ -3,6 +3,7 @@ package stats
 import (
 	"hash/fnv"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -203,8 +204,15 @@ func (a *analysis) speed(pairs []pairRef, stream string, randomized bool) *Speed
 			s.Ties++
 		}
 	}
-	s.Ratio = RatioOfMedians(tc, tt, a.alpha, a.b, a.rng(stream))
 	s.MedianControl, s.MedianTreatment = median(tc), median(tt)
+	if randomized {
+		s.Ratio = RatioOfMedians(tc, tt, a.alpha, a.b, a.rng(stream))
+	} else {
+		// A subset the agent chose gets no bootstrap interval: resampling
+		// it would lend a non-randomized comparison a precision it does
+		// not have (and cost as much again as the randomized one).
+		s.Ratio = Interval{Est: s.MedianControl / s.MedianTreatment, Lo: math.NaN(), Hi: math.NaN()}
+	}
 	s.Typical, s.P = typicalRatios(r, a.alpha)
 	s.PAdj = s.P
 	return s

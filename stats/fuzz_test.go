@@ -97,7 +97,11 @@ func checkInvariants(t *testing.T, rows []pairbench.Row, rep *Report) {
 			}
 			assert.Equal(t, s.Pairs, s.Faster+s.Slower+s.Ties)
 			assert.LessOrEqual(t, s.Pairs, in.Table.BothCorrect)
-			assert.LessOrEqual(t, s.Ratio.Lo, s.Ratio.Hi)
+			if s.Randomized {
+				assert.LessOrEqual(t, s.Ratio.Lo, s.Ratio.Hi)
+			} else {
+				assert.True(t, math.IsNaN(s.Ratio.Lo) && math.IsNaN(s.Ratio.Hi), "a non-randomized subset has no bootstrap interval")
+			}
 			assert.LessOrEqual(t, s.Typical.Lo, s.Typical.Hi)
 			assert.Equal(t, s.P > rep.Alpha, s.Typical.Contains(1), "interval and sign test agree")
 			assertP(t, s.P, s.PAdj)

@@ -214,9 +214,13 @@ func viewAgreement(a *Agreement) string {
 }
 
 func viewSpeed(s *Speed) string {
-	return fmt.Sprintf("%d both-correct pairs: treatment faster in %d, slower in %d, %d ties; median %s control vs %s treatment; ratio of medians %s (bootstrap); typical per-pair ratio %s (exact, %s coverage); sign test p %s, Holm-adjusted %s",
+	ratio := showSpeedup(s.Ratio) + " (bootstrap)"
+	if isUndef(s.Ratio.Lo) && isUndef(s.Ratio.Hi) {
+		ratio = showSpeedup(s.Ratio) + " (no interval: not randomized)"
+	}
+	return fmt.Sprintf("%d both-correct pairs: treatment faster in %d, slower in %d, %d ties; median %s control vs %s treatment; ratio of medians %s; typical per-pair ratio %s (exact, %s coverage); sign test p %s, Holm-adjusted %s",
 		s.Pairs, s.Faster, s.Slower, s.Ties, showSecs(s.MedianControl), showSecs(s.MedianTreatment),
-		showSpeedup(s.Ratio), showExactSpeedup(s.Typical), showPct(s.Typical.Level), showP(s.P), showP(s.PAdj))
+		ratio, showExactSpeedup(s.Typical), showPct(s.Typical.Level), showP(s.P), showP(s.PAdj))
 }
 
 func viewCheck(c *AgreementCheck) string {
@@ -415,6 +419,9 @@ func showSigned(x float64) string {
 func showSpeedup(iv Interval) string {
 	if isUndef(iv.Est) {
 		return undefDash
+	}
+	if isUndef(iv.Lo) && isUndef(iv.Hi) {
+		return showTimes(iv.Est)
 	}
 	return fmt.Sprintf("%s [%s, %s]", showTimes(iv.Est), showRatio(iv.Lo), showRatio(iv.Hi))
 }
