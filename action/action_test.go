@@ -1,27 +1,23 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -37,48 +33,13 @@ const (
 	ghToken  = "ghs_action-test-token"
 )
 
-// startS3 starts a real S3 server (versitygw, built into tools/bin by
-// scripts/setup.sh) with one bucket on a free loopback port for the test
-// and returns its endpoint.
+// startS3 starts a real S3 server with one bucket for the test and returns
+// its endpoint.
 func startS3(t *testing.T) string {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join(root, "tools/bin/versitygw"))
 	require.NoError(t, err)
-	_, err = os.Stat(bin)
-	require.NoError(t, err, "the test S3 server is missing; run `make setup` to build it into tools/bin")
-	data := t.TempDir()
-	// The posix backend serves each top-level directory as a bucket.
-	require.NoError(t, os.Mkdir(filepath.Join(data, s3Bucket), 0o755))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret,
-		"--region", "us-east-1", "--quiet", "posix", data)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("versitygw exited at start: %s", logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "versitygw not listening on %s: %s", addr, logs.String())
-	}
-	return "http://" + addr
+	return s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket).Endpoint
 }
 
 // bench is the test's simulated repository and runner pool: a real S3

@@ -29,7 +29,7 @@ func TestOpenS3UsesEnvironmentCredentials(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 
-	loc := "s3://" + gwBucket + "/TestOpenS3/runs?path_style=true&region=us-east-1&endpoint=" + gw.endpoint
+	loc := "s3://" + gwBucket + "/TestOpenS3/runs?path_style=true&region=us-east-1&endpoint=" + gw.Endpoint
 	s, err := artifacts.Open(t.Context(), loc)
 	require.NoError(t, err)
 	s3s, ok := s.(*artifacts.S3)

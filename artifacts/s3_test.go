@@ -5,17 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/artifacts/storetest"
 )
 
@@ -53,65 +51,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// gateway is a running versitygw process.
-type gateway struct {
-	endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	dir      string
-}
+// gateway is the package's running S3 server.
+type gateway struct{ *s3test.Server }
 
 func startGateway() (*gateway, error) {
 	bin, err := filepath.Abs("../tools/bin/versitygw")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("the test S3 server is missing (%w); run `make setup` to build it into tools/bin", err)
-	}
-	dir, err := os.MkdirTemp("", "pairbench-versitygw-")
+	srv, err := s3test.Start(bin, gwAccess, gwSecret)
 	if err != nil {
 		return nil, err
 	}
-	// Reserve a free port, then hand it to the server.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-
-	cmd := exec.Command(bin, "--port", addr, "--access", gwAccess, "--secret", gwSecret,
-		"--region", "us-east-1", "--quiet", "posix", dir)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	// If the test binary dies without running stop, take the server along.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start versitygw: %w", err)
-	}
-	g := &gateway{endpoint: "http://" + addr, cmd: cmd, exited: make(chan struct{}), dir: dir}
-	go func() { cmd.Wait(); close(g.exited) }()
-
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-g.exited:
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("versitygw exited at start: %s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			g.stop()
-			return nil, fmt.Errorf("versitygw not listening on %s after 10s: %s", addr, stderr.String())
-		}
-	}
+	g := &gateway{srv}
 	s, err := g.store(context.Background(), artifacts.S3Config{})
 	if err != nil {
 		g.stop()
@@ -124,16 +76,12 @@ func startGateway() (*gateway, error) {
 	return g, nil
 }
 
-func (g *gateway) stop() {
-	g.cmd.Process.Kill()
-	<-g.exited
-	os.RemoveAll(g.dir)
-}
+func (g *gateway) stop() { g.Close() }
 
 // store returns an S3 store on the gateway; cfg's zero fields are filled in.
 func (g *gateway) store(ctx context.Context, cfg artifacts.S3Config) (*artifacts.S3, error) {
 	if cfg.Endpoint == "" {
-		cfg.Endpoint = g.endpoint
+		cfg.Endpoint = g.Endpoint
 	}
 	if cfg.Bucket == "" {
 		cfg.Bucket = gwBucket
@@ -238,7 +186,7 @@ func TestS3PresignedLinkIsSignedAndTyped(t *testing.T) {
 func flakyProxy(t *testing.T, fail int64) (endpoint string, requests *atomic.Int64) {
 	t.Helper()
 	require.NoError(t, gwErr)
-	target, err := url.Parse(gw.endpoint)
+	target, err := url.Parse(gw.Endpoint)
 	require.NoError(t, err)
 	// The request keeps the Host it was signed for (the proxy's), which the
 	// gateway checks the signature against.

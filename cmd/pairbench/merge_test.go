@@ -5,21 +5,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
 )
 
 // Credentials of the test S3 server; the CLI reads them from the AWS
@@ -30,55 +27,19 @@ const (
 	s3Bucket = "runs"
 )
 
-// startS3 starts a real S3 server (versitygw, built into tools/bin by
-// scripts/setup.sh) on a free loopback port for the test, with one bucket,
-// sets the AWS credential variables, and returns an s3:// store location
-// under prefix.
+// startS3 starts a real S3 server with one bucket for the test, sets the
+// AWS credential variables, and returns an s3:// store location under
+// prefix.
 func startS3(t *testing.T, prefix string) string {
 	t.Helper()
 	bin, err := filepath.Abs("../../tools/bin/versitygw")
 	require.NoError(t, err)
-	_, err = os.Stat(bin)
-	require.NoError(t, err, "the test S3 server is missing; run `make setup` to build it into tools/bin")
-	data := t.TempDir()
-	// The posix backend serves each top-level directory as a bucket.
-	require.NoError(t, os.Mkdir(filepath.Join(data, s3Bucket), 0o755))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-
-	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret,
-		"--region", "us-east-1", "--quiet", "posix", data)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("versitygw exited at start: %s", logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "versitygw not listening on %s: %s", addr, logs.String())
-	}
+	s := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
 	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
-	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_REGION", s3test.Region)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never dial the metadata service
-	return fmt.Sprintf("s3://%s/%s?endpoint=http://%s&path_style=true&region=us-east-1", s3Bucket, prefix, addr)
+	return fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, s.Endpoint, s3test.Region)
 }
 
 // shardedRun stores smallRun's run "r1" in store as a run split over two
