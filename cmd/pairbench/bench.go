@@ -69,6 +69,9 @@ type benchOptions struct {
 	ExampleSites bool
 	// Link is the full report's URL, linked from report.md.
 	Link string
+	// Budget is what the whole run may use; the smoke gate refuses a plan
+	// whose trials could exceed it at their caps.
+	Budget runner.Budget
 	// PlanOnly stops after the plan is frozen (and stored): the plan job
 	// of a run spread over runners.
 	PlanOnly bool
@@ -325,7 +328,17 @@ func planOrResume(reg *intents.Registry, dir string, opts runner.PlanOptions, fo
 // smokeGate checks, before any pair, that a trial can work at all: the
 // sandbox is sound and one treatment browser setup passes end to end.
 func smokeGate(ctx context.Context, t *runner.Trials, o benchOptions, log *slog.Logger) error {
-	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: []string{o.Registry, o.RunsDir}, TempRoot: o.TempDir}); err != nil {
+	hidden := []string{o.Registry, o.RunsDir}
+	if o.GitCache != "" {
+		hidden = append(hidden, o.GitCache)
+	}
+	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: hidden, TempRoot: o.TempDir}); err != nil {
+		return err
+	}
+	if err := runner.CheckBudget(o.Budget, plannedTrials(t.Plan, o), o.Slots, t.Plan.Caps.Caps()); err != nil {
+		return err
+	}
+	if err := runner.SmokeAgent(ctx, t.Agent, t.Plan.Model, o.TempDir); err != nil {
 		return err
 	}
 	first := t.Plan.Intents[0]
@@ -336,6 +349,21 @@ func smokeGate(ctx context.Context, t *runner.Trials, o benchOptions, log *slog.
 		return fmt.Errorf("treatment setup of %s: %w", first.ID, err)
 	}
 	return setup.Browser.Close(ctx)
+}
+
+// plannedTrials counts the trials this runner's share of the plan holds:
+// two per pair of its shard, and the adoption trials.
+func plannedTrials(p *runner.Plan, o benchOptions) int {
+	ex := runner.Execution{Plan: p, Shard: o.Shard, Shards: o.Shards}
+	pairs, err := ex.Pairs()
+	if err != nil {
+		return 0
+	}
+	domains := map[string]bool{}
+	for _, in := range p.Intents {
+		domains[in.Domain] = true
+	}
+	return 2*len(pairs) + o.Adoption*len(domains)
 }
 
 // parseModel reads --model: "scripted" for the scripted model, else

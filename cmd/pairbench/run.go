@@ -42,6 +42,8 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.Float64Var(&o.Alpha, "alpha", o.Alpha, "two-sided significance level of the labels")
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
 	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules next to the binary's checkout)")
+	f.DurationVar(&o.Budget.Time, "budget-time", 0, "wall time the run may take; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
+	f.Float64Var(&o.Budget.SpendUSD, "budget-usd", 0, "USD the run may spend; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.TempDir, "temp-dir", "", "directory for per-trial sandbox, egress and browser profile directories; ones left by killed runners are removed (default: $TMPDIR or /tmp)")
 }
@@ -121,9 +123,10 @@ prompt and browser twice, control without the domain's tools and treatment with
 them, in balanced order (AB/BA), over --slots at a time. Each agent runs inside
 a bubblewrap sandbox whose only way out is pairbench's egress proxy.
 
-Before the first trial run freezes the plan in RUNS_DIR/RUN_ID/run.json and
-passes a smoke gate (the sandbox self-check and one treatment setup end to
-end); any failure stops the run before a trial. Rows are appended to
+Before the first trial run passes a smoke gate (the sandbox self-check, the
+budget, a zero-tool agent run that answers at a cost above zero, and one
+treatment setup end to end), then freezes the plan in RUNS_DIR/RUN_ID/run.json;
+any failure stops the run before a trial, and before run.json. Rows are appended to
 rows.jsonl as trials finish; a trial that aborts reruns its whole pair. The
 run stops after max(6, 2×slots) aborted trials in a row. When every pair is
 done the report is written (report.json, report.md, report.html).

@@ -112,3 +112,13 @@ func TestRunFromGitAtAPinnedCommit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), plan.Source.Commit[:12])
 }
+
+func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
+	runs := t.TempDir()
+	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
+		"--pairs", "4", "--spend-cap", "0.5", "--budget-usd", "1", "--run-id", "b1", "--runs-dir", runs,
+		"--tools", "../../tools/node_modules")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "smoke gate: budget: 8 trials at up to $0.50 each may spend $4.00, over the $1.00 budget")
+	assert.NoFileExists(t, filepath.Join(runs, "b1", "run.json"), "a run stopped by the smoke gate freezes no plan")
+}

@@ -24,10 +24,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
 )
 
 // ID is the scripted model's id, as requests must name it and responses
@@ -153,6 +155,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("model %q does not exist; the scripted model is %q", req.Model, ID))
 		return
 	}
+	if smoke(req.Messages) {
+		// The runner's smoke gate: a zero-tool run that must just answer.
+		resp := response{id: fmt.Sprintf("chatcmpl-scripted-%d", n), created: s.opts.Now().Unix(),
+			move: move{final: "ready"}}
+		resp.usage = countUsage(req, resp.move)
+		if req.Stream {
+			resp.stream(w, 0)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp.completion())
+		return
+	}
 	in, ok := matchIntent(s.intents, req.Messages)
 	if !ok {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "unknown_intent",
@@ -194,6 +208,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp.completion())
+}
+
+// smoke reports whether the conversation is the runner's smoke check.
+func smoke(msgs []chatMessage) bool {
+	for _, m := range msgs {
+		if m.Role == "user" && strings.Contains(m.text(), runner.SmokePrompt) {
+			return true
+		}
+	}
+	return false
 }
 
 // countUsage counts tokens deterministically as a quarter of the bytes, at

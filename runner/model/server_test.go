@@ -17,6 +17,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
 )
 
 const booksPrompt = "Find the cheapest book by Frank Herbert on books.example and give its title and price."
@@ -498,4 +499,25 @@ func TestConversationSnapshotsBeforeRefs(t *testing.T) {
 	assert.Equal(t, "e20", calls[5].Args["target"])
 	res := gradeFinal(t, final)
 	assert.Equal(t, pairbench.Correct, res.Outcome, res.Reason)
+}
+
+func TestSmokePromptIsAnswered(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	body := `{"model":"` + ID + `","stream":false,"messages":[{"role":"user","content":"` + runner.SmokePrompt + `"}]}`
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Len(t, out.Choices, 1)
+	assert.Equal(t, "ready", out.Choices[0].Message.Content, "the smoke check needs no intent")
+	assert.Positive(t, out.Usage.PromptTokens, "usage is reported, so the agent prices the call")
 }

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SmokePrompt is the task of the smoke gate's zero-tool agent run. Any model
+// can answer it; the scripted model knows it too.
+const SmokePrompt = "pairbench smoke check: reply with the single word ready."
+
+// SmokeAgent runs the agent once with no tools on SmokePrompt, before any
+// trial, and fails unless it answers, declares no tool, and reports a cost
+// above zero. That proves the model and its key, and that the spend cap can
+// work: an agent prices a model it has no prices for at 0.
+func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string) error {
+	work, err := os.MkdirTemp(dir, "smoke-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	res, err := agent.Run(ctx, AgentTask{
+		Prompt: SmokePrompt, Model: m,
+		Caps: Caps{Time: 2 * time.Minute, Turns: 3, SpendUSD: 0.5},
+		Dir:  filepath.Join(work, "agent"), TranscriptPath: filepath.Join(work, "transcript.jsonl"),
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("zero-tool agent run: %w", err)
+	case res.StopReason == "error" || res.ErrorMessage != "":
+		return fmt.Errorf("zero-tool agent run: the model failed: %s", orNone(res.ErrorMessage))
+	case res.CapHit != "":
+		return fmt.Errorf("zero-tool agent run hit its %s cap", res.CapHit)
+	case strings.TrimSpace(res.Final) == "":
+		return fmt.Errorf("zero-tool agent run gave no answer (stop reason %q)", res.StopReason)
+	case len(res.Declared) > 0:
+		return fmt.Errorf("zero-tool agent run declared tools %s; want none", strings.Join(res.Declared, ", "))
+	case res.CostMissing || !(res.Cost > 0):
+		return fmt.Errorf("model %s reports no cost (%v), so the spend cap cannot work; give it prices", m, res.Cost)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no message"
+	}
+	return s
+}
+
+// Budget is what a run may use in all: wall time and spend. Zero fields are
+// no limit.
+type Budget struct {
+	Time     time.Duration
+	SpendUSD float64
+}
+
+// SetupAllowance is the time a trial is assumed to take beyond its agent's
+// time cap (browser, registration, sandbox, teardown) when checking a
+// budget.
+const SetupAllowance = 3 * time.Minute
+
+// CheckBudget fails when the worst case of trials trials over slots slots,
+// every one running to its caps, does not fit in b.
+func CheckBudget(b Budget, trials, slots int, caps Caps) error {
+	if trials == 0 {
+		return nil
+	}
+	if b.SpendUSD > 0 && caps.SpendUSD > 0 {
+		if worst := float64(trials) * caps.SpendUSD; worst > b.SpendUSD {
+			return fmt.Errorf("budget: %d trials at up to $%.2f each may spend $%.2f, over the $%.2f budget", trials, caps.SpendUSD, worst, b.SpendUSD)
+		}
+	}
+	if b.Time > 0 && caps.Time > 0 {
+		rounds := int(math.Ceil(float64(trials) / float64(max(slots, 1))))
+		if worst := time.Duration(rounds) * (caps.Time + SetupAllowance); worst > b.Time {
+			return fmt.Errorf("budget: %d trials over %d slots may take %s at their caps, over the %s budget", trials, slots, worst, b.Time)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckBudget(t *testing.T) {
+	caps := Caps{Time: 5 * time.Minute, SpendUSD: 0.5}
+	assert.NoError(t, CheckBudget(Budget{}, 100, 2, caps), "no budget, no limit")
+	assert.NoError(t, CheckBudget(Budget{SpendUSD: 10}, 20, 2, caps))
+	assert.ErrorContains(t, CheckBudget(Budget{SpendUSD: 10}, 21, 2, caps), "$10.50")
+	// 20 trials over 4 slots = 5 rounds of (5 + 3) minutes = 40 minutes.
+	assert.NoError(t, CheckBudget(Budget{Time: 40 * time.Minute}, 20, 4, caps))
+	assert.ErrorContains(t, CheckBudget(Budget{Time: 39 * time.Minute}, 20, 4, caps), "40m0s")
+	assert.NoError(t, CheckBudget(Budget{Time: time.Minute, SpendUSD: 0.01}, 0, 1, caps), "nothing left to run")
+}
+
+// fakeAgent answers with a fixed result.
+type fakeAgent struct {
+	res  AgentResult
+	err  error
+	task AgentTask
+}
+
+func (f *fakeAgent) Run(_ context.Context, task AgentTask) (AgentResult, error) {
+	f.task = task
+	return f.res, f.err
+}
+func (f *fakeAgent) Version(context.Context) (string, error) { return "fake", nil }
+
+func TestSmokeAgent(t *testing.T) {
+	ok := AgentResult{Final: "ready", StopReason: "stop", Cost: 0.0001, Turns: 1}
+	a := &fakeAgent{res: ok}
+	require.NoError(t, SmokeAgent(context.Background(), a, Model{Provider: "p", ID: "m"}, t.TempDir()))
+	assert.Equal(t, SmokePrompt, a.task.Prompt)
+	assert.Empty(t, a.task.MCPServers, "zero tools")
+	assert.Empty(t, a.task.Allowlist)
+
+	for name, tc := range map[string]struct {
+		edit func(*AgentResult)
+		err  error
+		want string
+	}{
+		"agent error":  {err: errors.New("no node"), want: "no node"},
+		"model failed": {edit: func(r *AgentResult) { r.StopReason, r.ErrorMessage = "error", "401 bad key" }, want: "401 bad key"},
+		"no answer":    {edit: func(r *AgentResult) { r.Final = " " }, want: "no answer"},
+		"declared":     {edit: func(r *AgentResult) { r.Declared = []string{"read"} }, want: "read"},
+		"zero cost":    {edit: func(r *AgentResult) { r.Cost = 0 }, want: "no cost"},
+		"missing cost": {edit: func(r *AgentResult) { r.CostMissing = true }, want: "no cost"},
+		"cap":          {edit: func(r *AgentResult) { r.CapHit = "time" }, want: "time cap"},
+	} {
+		res := ok
+		if tc.edit != nil {
+			tc.edit(&res)
+		}
+		err := SmokeAgent(context.Background(), &fakeAgent{res: res, err: tc.err}, Model{Provider: "p", ID: "m"}, t.TempDir())
+		assert.ErrorContains(t, err, tc.want, name)
+	}
+}
