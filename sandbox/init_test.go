@@ -108,7 +108,7 @@ func egressFreePort(t *testing.T) int {
 func TestRunInitRelaysForwardedPort(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("bash (for /dev/tcp) is not installed")
+		t.Fatal("bash (for /dev/tcp) is not installed")
 	}
 	_, port := egressEchoServer(t)
 	e := startEgress(t, EgressConfig{ForwardPorts: []int{port}})

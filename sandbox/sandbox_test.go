@@ -25,7 +25,7 @@ func needBwrap(t testing.TB) {
 	t.Helper()
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	out, err := exec.Command(bwrap, "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net",
 		"--disable-userns", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/lib", "/lib",

@@ -15,6 +15,8 @@ command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(npm)
 command -v git >/dev/null 2>&1 || apt_pkgs+=(git)
 command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)
+command -v curl >/dev/null 2>&1 || apt_pkgs+=(curl) # for the sandbox's network escape probes
+command -v flock >/dev/null 2>&1 || apt_pkgs+=(util-linux)
 # srt (@anthropic-ai/sandbox-runtime), the sandbox benchmark's baseline, needs both.
 command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
 command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)

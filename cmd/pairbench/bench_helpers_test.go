@@ -40,15 +40,15 @@ func needRealStack(t *testing.T) string {
 		t.Skip("runs real benches (minutes); skipped with -short")
 	}
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed (scripts/setup.sh installs it)")
+		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
 	}
 	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Skipf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
+		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
 	}
 	tools, err := filepath.Abs(filepath.Join(repoRoot, "tools", "node_modules"))
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(tools, "@earendil-works", "pi-coding-agent", "package.json")); err != nil {
-		t.Skipf("the pinned Node tools are not installed in %s (scripts/setup.sh installs them)", tools)
+		t.Fatalf("the pinned Node tools are not installed in %s (scripts/setup.sh installs them)", tools)
 	}
 	return tools
 }

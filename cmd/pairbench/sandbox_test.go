@@ -10,7 +10,7 @@ import (
 
 func TestSandboxCheckPasses(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	code, out, errOut := runCLI(t, "sandbox", "check")
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -19,7 +19,7 @@ func TestSandboxCheckPasses(t *testing.T) {
 
 func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	code, out, errOut := runCLI(t, "sandbox", "check", "--hidden", "/usr/share")
 	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -46,7 +46,7 @@ func TestSandboxRunUsage(t *testing.T) {
 
 func TestSandboxRunConfinesTheCommand(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed (Debian package bubblewrap)")
+		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
 	}
 	t.Setenv("PAIRBENCH_TEST_REAL_KEY", "sk-real-value-never-inside")
 	code, out, errOut := runCLI(t, "sandbox", "run",

@@ -46,7 +46,7 @@ func TestHoldEndsWithItsProcess(t *testing.T) {
 	dir, err := os.MkdirTemp(root, "x-")
 	require.NoError(t, err)
 	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skip("flock(1) is not installed (util-linux)")
+		t.Fatal("flock(1) is not installed (util-linux)")
 	}
 	// --no-fork: flock becomes the sleep, so killing it ends the holder.
 	cmd := exec.Command("flock", "--no-fork", "-x", dir, "sleep", "30")

@@ -30,7 +30,7 @@ func TestWithPi(t *testing.T) {
 	cli := filepath.Join(root, "@earendil-works/pi-coding-agent/dist/bundle/cli.js")
 	for _, p := range []string{node, cli} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
+			t.Fatalf("pi is not installed (%s missing); scripts/setup.sh installs it", p)
 		}
 	}
 

@@ -43,7 +43,7 @@ func TestVendoredPolyfillMatchesPinnedVersion(t *testing.T) {
 	pkg := filepath.Join("..", "..", "..", "tools", "node_modules", "@mcp-b", "webmcp-polyfill")
 	pinned, err := os.ReadFile(filepath.Join(pkg, "dist", "index.iife.js"))
 	if os.IsNotExist(err) {
-		t.Skip("tools/node_modules is not installed (scripts/setup.sh installs it)")
+		t.Fatal("tools/node_modules is not installed (scripts/setup.sh installs it)")
 	}
 	require.NoError(t, err)
 	assert.Equal(t, string(pinned), polyfillJS, "polyfill/webmcp-polyfill.iife.js differs from the pinned package")

@@ -119,7 +119,7 @@ func (s *testSite) hosts() map[string]string {
 func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provider {
 	t.Helper()
 	if _, err := os.Stat(DefaultChromiumPath); err != nil {
-		t.Skipf("Chromium is not installed at %s (scripts/setup.sh installs it): %v", DefaultChromiumPath, err)
+		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it): %v", DefaultChromiumPath, err)
 	}
 	cfg := Config{
 		Hosts:        site.hosts(),

