@@ -417,9 +417,14 @@ func packageVersion(dir string) (string, error) {
 	return meta.Version, nil
 }
 
-// writePlan freezes plan as run.json, whole or not at all.
+// writePlan freezes plan as run.json, whole or not at all. The scripted
+// model's address is this process's loopback port, so it is not frozen.
 func writePlan(dir string, plan *runner.Plan) error {
-	b, err := json.MarshalIndent(plan, "", "  ")
+	frozen := *plan
+	if frozen.Model.Scripted {
+		frozen.Model.BaseURL = ""
+	}
+	b, err := json.MarshalIndent(&frozen, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode run.json: %w", err)
 	}

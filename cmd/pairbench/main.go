@@ -61,7 +61,17 @@ without the tools, treatment with them), in balanced order, grades every
 answer by rules, and labels each intent with exact statistics.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Without a subcommand, print the help; with an unknown one, say so
+		// as a usage error (exit 2).
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q; `pairbench --help` lists the commands", args[0])}
+			}
+			return cmd.Help()
+		},
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(commands()...)
