@@ -93,12 +93,10 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	if sig, ok := ctx.Value(signalKey{}).(*caughtSignal); ok && sig.get() != nil {
-		fmt.Fprintf(stderr, "pairbench: stopped by %v\n", sig.get())
-		if sig.get() == syscall.SIGTERM {
-			return exitSIGTERM
-		}
-		return exitSIGINT
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(stderr, "pairbench: %v\n", sig)
+		return sig.exitCode()
 	}
 	if errors.Is(err, errFailure) {
 		return exitFailure
@@ -111,49 +109,43 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	return exitFailure
 }
 
-type signalKey struct{}
+// signalError is the cause of a context a signal cancelled.
+type signalError struct{ sig os.Signal }
 
-// caughtSignal remembers the first signal that cancelled the command.
-type caughtSignal struct{ ch chan os.Signal }
+func (e signalError) Error() string { return "stopped by " + e.sig.String() }
 
-func (c *caughtSignal) get() os.Signal {
-	select {
-	case s := <-c.ch:
-		c.ch <- s
-		return s
-	default:
-		return nil
+// exitCode is 143 for SIGTERM and 130 for SIGINT.
+func (e signalError) exitCode() int {
+	if e.sig == syscall.SIGTERM {
+		return exitSIGTERM
 	}
+	return exitSIGINT
 }
 
-// signalContext returns a context cancelled by the first SIGINT or SIGTERM.
-// A second signal exits the process at once.
+// signalContext returns a context cancelled, with a signalError as its
+// cause, by the first SIGINT or SIGTERM. A second signal exits the process
+// at once.
 func signalContext(parent context.Context) (context.Context, func()) {
-	caught := &caughtSignal{ch: make(chan os.Signal, 1)}
-	ctx, cancel := context.WithCancel(context.WithValue(parent, signalKey{}, caught))
+	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sigs:
-			caught.ch <- s
-			cancel()
+			cancel(signalError{s})
 		case <-done:
 			return
 		}
 		select {
 		case s := <-sigs:
-			if s == syscall.SIGTERM {
-				os.Exit(exitSIGTERM)
-			}
-			os.Exit(exitSIGINT)
+			os.Exit(signalError{s}.exitCode())
 		case <-done:
 		}
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
 		close(done)
-		cancel()
+		cancel(nil)
 	}
 }

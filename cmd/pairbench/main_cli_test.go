@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRootCommandExitCodes(t *testing.T) {
@@ -23,5 +29,24 @@ func TestRootCommandExitCodes(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	for _, sub := range []string{"run", "report", "validate", "sandbox", "demo", "merge", "serve"} {
 		assert.Contains(t, out, "  "+sub+" ", "the help lists %s", sub)
+	}
+}
+
+// TestSignalsMapToExitCodes sends this process a signal while a command
+// context is live: the context ends with the signal as its cause, and the
+// exit code is 128 + the signal's number.
+func TestSignalsMapToExitCodes(t *testing.T) {
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSIGINT, syscall.SIGTERM: exitSIGTERM} {
+		ctx, stop := signalContext(context.Background())
+		require.NoError(t, syscall.Kill(os.Getpid(), sig))
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v did not cancel the context", sig)
+		}
+		var stderr strings.Builder
+		assert.Equal(t, want, exitCode(ctx, ctx.Err(), &stderr), "%v", sig)
+		assert.Contains(t, stderr.String(), "stopped by")
+		stop()
 	}
 }
