@@ -84,9 +84,6 @@ type Trials struct {
 // itself is an outcome in the row; the error is ErrInterrupted (wrapped)
 // when ctx ended before the trial could finish.
 func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
-	if t.Log == nil {
-		t.Log = slog.New(slog.DiscardHandler)
-	}
 	started := time.Now()
 	row := pairbench.Row{
 		V: pairbench.RowVersion, RunID: t.Plan.RunID, Intent: spec.Job.Intent, Domain: spec.Job.Domain,
@@ -123,7 +120,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if spec.Arm == pairbench.Treatment {
 		setupSpec.Tools = in.Tools
 	}
-	setup, err := SetUpBrowser(ctx, t.Log, t.Browsers, setupSpec)
+	setup, err := SetUpBrowser(ctx, t.log(), t.Browsers, setupSpec)
 	if err != nil {
 		var se *SetupError
 		if errors.As(err, &se) {
@@ -136,13 +133,13 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
 		if err := setup.Browser.Close(cctx); err != nil {
-			t.Log.Error("close browser", "trial", spec.Dir, "err", err)
+			t.log().Error("close browser", "trial", spec.Dir, "err", err)
 		}
 	}()
 	row.NativeTools = setup.Native
 	t.save(filepath.Join(dir, "setup.json"), setup)
 
-	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.Log})
+	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.log()})
 	if err := tools.Start(); err != nil {
 		return abort("runner error: " + err.Error())
 	}
@@ -249,6 +246,15 @@ func cdpPort(url string) int {
 	return port
 }
 
+// log returns the logger, discarding when none was given. Run is called
+// from every slot at once, so it never writes to t.
+func (t *Trials) log() *slog.Logger {
+	if t.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return t.Log
+}
+
 // save writes a trial file: v as indented JSON, or a slice of
 // invocations as JSON lines. A file that cannot be written is logged; the
 // row still records the trial.
@@ -267,6 +273,6 @@ func (t *Trials) save(name string, v any) {
 		err = os.WriteFile(name, b, 0o644)
 	}
 	if err != nil {
-		t.Log.Error("write trial file", "file", name, "err", err)
+		t.log().Error("write trial file", "file", name, "err", err)
 	}
 }
