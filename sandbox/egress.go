@@ -493,6 +493,9 @@ func (e *Egress) InitArgs() []string {
 	return args
 }
 
+// listenPorts are the ports the init listens on inside the sandbox for e.
+func (e *Egress) listenPorts() []int { return append([]int{e.proxyPort}, e.forward...) }
+
 func (e *Egress) initForward(port int, socket string) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "=" + filepath.Join(e.sandboxDir, socket)
 }

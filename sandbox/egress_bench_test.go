@@ -54,7 +54,7 @@ func BenchmarkProxyHTTPS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer relay.Close()
-	go acceptRelays(relay, e.socket())
+	go acceptRelays(relay, dialUnix(e.socket()))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.CACertPEM())
 	proxied := &http.Client{Transport: &http.Transport{

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // InitArg is the first argument that turns pairbench's own binary into the
@@ -40,23 +42,47 @@ func (f *forwardFlag) Set(s string) error {
 	return nil
 }
 
+// serviceFlag collects repeated -service arguments, each a Service in JSON.
+type serviceFlag []Service
+
+func (f *serviceFlag) String() string { return fmt.Sprint(*f) }
+
+func (f *serviceFlag) Set(s string) error {
+	var svc Service
+	if err := json.Unmarshal([]byte(s), &svc); err != nil {
+		return fmt.Errorf("service %q: %w", s, err)
+	}
+	if err := svc.check(); err != nil {
+		return err
+	}
+	*f = append(*f, svc)
+	return nil
+}
+
 // RunInit is the sandbox's init helper. It runs inside the sandbox as
 //
-//	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] -- CMD ARGS...
+//	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] [-service JSON ...] -- CMD ARGS...
 //
-// It listens on every -forward address, relays each accepted connection to
-// the matching unix socket, then starts CMD as a child with the inherited
-// environment, stdin, stdout and stderr, forwards the signals it receives to
-// that child, and returns the child's exit status (128+signal when the child
-// was killed by a signal). Run as PID 1 (bwrap --as-pid-1) it also reaps
-// orphaned descendants. It returns 2 for bad arguments, 1 when a listener
-// cannot be set up, and 127 (or 126) when CMD cannot be started.
-// The relays stop when RunInit returns; the caller exits right after.
+// It listens on every -forward address and relays each accepted connection
+// to the matching unix socket. For every -service (a Service in JSON) it
+// listens on 127.0.0.1:Port, starts the service with stdin from /dev/null
+// and stdout and stderr on its own stderr, and relays each connection on
+// Port to 127.0.0.1:Backend, waiting until the service listens there.
+// Then it starts CMD as a child with the inherited environment, stdin,
+// stdout and stderr, forwards the signals it receives to that child, kills
+// the services when CMD exits, and returns CMD's exit status (128+signal
+// when the child was killed by a signal). Run as PID 1 (bwrap --as-pid-1)
+// it also reaps orphaned descendants. It returns 2 for bad arguments, 1
+// when a listener cannot be set up, and 127 (or 126) when CMD or a service
+// cannot be started. The relays stop when RunInit returns; the caller
+// exits right after.
 func RunInit(args []string) int {
 	fs := flag.NewFlagSet(InitArg, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	var fwd forwardFlag
+	var services serviceFlag
 	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
+	fs.Var(&services, "service", "`JSON`: a service to start beside the command (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -79,15 +105,44 @@ func RunInit(args []string) int {
 			return 1
 		}
 		listeners = append(listeners, l)
-		go acceptRelays(l, f.socket)
+		go acceptRelays(l, dialUnix(f.socket))
+	}
+	for _, svc := range services {
+		l, err := net.Listen("tcp", svc.addr(svc.Port))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: service %s: %v\n", InitArg, svc.Args[0], err)
+			return 1
+		}
+		listeners = append(listeners, l)
+		cmd := exec.Command(svc.Args[0], svc.Args[1:]...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // stdout belongs to CMD
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: service: %v\n", InitArg, err)
+			return startFailure(err)
+		}
+		ended := make(chan struct{})
+		go func() {
+			cmd.Wait() // as PID 1, reapUntil may reap it first; either way it ended
+			close(ended)
+		}()
+		defer cmd.Process.Kill()
+		go acceptRelays(l, dialService(svc.addr(svc.Backend), ended))
 	}
 
 	return runChild(cmdArgs)
 }
 
+// startFailure is the exit status for a command that could not be started.
+func startFailure(err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return 127
+	}
+	return 126
+}
+
 // acceptRelays accepts connections on l until it is closed and relays each
-// one to the unix socket at socket.
-func acceptRelays(l net.Listener, socket string) {
+// one to the connection dial returns.
+func acceptRelays(l net.Listener, dial func() (net.Conn, error)) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -95,14 +150,37 @@ func acceptRelays(l net.Listener, socket string) {
 		}
 		go func() {
 			defer c.Close()
-			u, err := net.Dial("unix", socket)
+			u, err := dial()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "%s: relay to %s: %v\n", InitArg, socket, err)
+				fmt.Fprintf(os.Stderr, "%s: relay: %v\n", InitArg, err)
 				return
 			}
 			defer u.Close()
 			pipe(c, u)
 		}()
+	}
+}
+
+// dialUnix dials the unix socket at path.
+func dialUnix(path string) func() (net.Conn, error) {
+	return func() (net.Conn, error) { return net.Dial("unix", path) }
+}
+
+// dialService dials a service's backend address, retrying while the
+// service is still starting; it gives up once the service has ended.
+func dialService(backend string, ended <-chan struct{}) func() (net.Conn, error) {
+	return func() (net.Conn, error) {
+		for {
+			c, err := net.Dial("tcp", backend)
+			if err == nil {
+				return c, nil
+			}
+			select {
+			case <-ended:
+				return nil, fmt.Errorf("%s: the service has exited", backend)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	}
 }
 
@@ -140,10 +218,7 @@ func runChild(args []string) int {
 
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return 127
-		}
-		return 126
+		return startFailure(err)
 	}
 	done := make(chan struct{})
 	go func() {

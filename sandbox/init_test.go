@@ -130,7 +130,7 @@ func TestRunInitRelaysForwardedPort(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	assert.Error(t, cmd.Run())
 	assert.Empty(t, strings.TrimSpace(stdout.String()))
-	assert.Contains(t, stderr.String(), "relay to")
+	assert.Contains(t, stderr.String(), "relay: dial unix")
 }
 
 func TestRunInitFailsWhenPortTaken(t *testing.T) {

@@ -16,6 +16,8 @@ func TestMain(m *testing.M) {
 			os.Exit(RunInit(os.Args[2:]))
 		case escapeArg:
 			os.Exit(runEscape(os.Args[2:]))
+		case serviceArg:
+			os.Exit(runService(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

@@ -15,10 +15,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,7 +100,7 @@ type Policy struct {
 	Bwrap string
 
 	// Executable is pairbench's own binary, run inside as the init when
-	// Egress is set. Empty means os.Executable().
+	// Egress is set or a command has Services. Empty means os.Executable().
 	Executable string
 }
 
@@ -142,10 +144,8 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 	if err := validatePolicy(p); err != nil {
 		return nil, err
 	}
-	if p.Egress != nil {
-		if s.exe, err = executable(p.Executable); err != nil {
-			return nil, err
-		}
+	if s.exe, err = executable(p.Executable); err != nil {
+		return nil, err
 	}
 	if s.dir, s.hold, err = heldir.Make(orDefault(p.TempRoot, "/tmp"), agentDirPrefix); err != nil {
 		return nil, fmt.Errorf("sandbox: per-agent directory: %w", err)
@@ -273,6 +273,11 @@ type Cmd struct {
 	// from /dev/null.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Services are servers started beside the command, in the same
+	// sandbox, at the moment it starts, so that neither waits for the
+	// other's start-up. They run under pairbench's init (Policy.Executable)
+	// and end when the command does. Their output goes to Stderr.
+	Services []Service
 
 	ctx   context.Context
 	sb    *Sandbox
@@ -283,6 +288,30 @@ type Cmd struct {
 	done  chan struct{}
 	err   error
 }
+
+// Service is a server a Cmd talks to over the sandbox's loopback. The init
+// listens on 127.0.0.1:Port before anything starts and relays each
+// connection to 127.0.0.1:Backend, where the service listens once it is
+// up: a client connecting early waits instead of being refused.
+type Service struct {
+	Args    []string `json:"args"`
+	Port    int      `json:"port"`
+	Backend int      `json:"backend"`
+}
+
+func (s Service) check() error {
+	switch {
+	case len(s.Args) == 0 || s.Args[0] == "":
+		return errors.New("sandbox: service without a command")
+	case s.Port < 1 || s.Port > 65535 || s.Backend < 1 || s.Backend > 65535:
+		return fmt.Errorf("sandbox: service %s: ports %d and %d: want 1-65535", s.Args[0], s.Port, s.Backend)
+	case s.Port == s.Backend:
+		return fmt.Errorf("sandbox: service %s: Port and Backend are both %d", s.Args[0], s.Port)
+	}
+	return nil
+}
+
+func (s Service) addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // Command returns the Cmd that runs name with args inside s. Cancelling
 // ctx kills bubblewrap with SIGKILL, which ends every process inside.
@@ -517,11 +546,19 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 	maps.Copy(env, p.Env)
 	maps.Copy(env, c.Env)
 	cmdline = c.Args
+	var initArgs []string
 	if p.Egress != nil {
 		host, inside := p.Egress.Mounts()
-		a = append(a, "--ro-bind", host, inside, "--ro-bind", s.exe, InitPath)
+		a = append(a, "--ro-bind", host, inside)
 		maps.Copy(env, p.Egress.Env())
-		cmdline = slices.Concat([]string{InitPath, InitArg}, p.Egress.InitArgs(), []string{"--"}, c.Args)
+		initArgs = p.Egress.InitArgs()
+	}
+	if initArgs, err = s.serviceArgs(c, initArgs); err != nil {
+		return nil, nil, err
+	}
+	if initArgs != nil {
+		a = append(a, "--ro-bind", s.exe, InitPath)
+		cmdline = slices.Concat([]string{InitPath, InitArg}, initArgs, []string{"--"}, c.Args)
 	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !envName.MatchString(k) {
@@ -538,6 +575,37 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 		}
 	}
 	return a, cmdline, nil
+}
+
+// serviceArgs appends c's services to the init's arguments, refusing
+// ports the egress relay already listens on.
+func (s *Sandbox) serviceArgs(c *Cmd, initArgs []string) ([]string, error) {
+	if len(c.Services) == 0 {
+		return initArgs, nil
+	}
+	taken := map[int]bool{}
+	if e := s.policy.Egress; e != nil {
+		for _, port := range e.listenPorts() {
+			taken[port] = true
+		}
+	}
+	for _, svc := range c.Services {
+		if err := svc.check(); err != nil {
+			return nil, err
+		}
+		for _, port := range []int{svc.Port, svc.Backend} {
+			if taken[port] {
+				return nil, fmt.Errorf("sandbox: service %s: port %d is taken inside the sandbox", svc.Args[0], port)
+			}
+			taken[port] = true
+		}
+		b, err := json.Marshal(svc)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: service: %w", err)
+		}
+		initArgs = append(initArgs, "-service", string(b))
+	}
+	return initArgs, nil
 }
 
 // tmpMounts returns the mounts that make up /tmp: the per-agent directory
