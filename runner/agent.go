@@ -45,6 +45,10 @@ type AgentTask struct {
 	Dir string
 	// TranscriptPath is where the adapter writes the redacted transcript.
 	TranscriptPath string
+	// Started, when set, is called once, from any goroutine, when the
+	// agent begins its first turn: its own start-up and its MCP servers'
+	// are over.
+	Started func()
 }
 
 // Model is the model an agent talks to.
@@ -67,14 +71,20 @@ type Model struct {
 // String returns provider/id.
 func (m Model) String() string { return m.Provider + "/" + m.ID }
 
-// MCPServer is one MCP server the agent connects to: over streamable HTTP
-// at URL, or as a child process it starts (Command with Args) speaking MCP on
-// stdio, inside the agent's sandbox.
+// MCPServer is one MCP server the agent connects to, in one of three ways:
+//   - over streamable HTTP at URL, a server already running;
+//   - as a child process the agent starts (Command with Args), speaking MCP
+//     on stdio inside the agent's sandbox;
+//   - with Listen set, as a streamable-HTTP server (Command with Args,
+//     listening on 127.0.0.1:Listen at /mcp) that the adapter starts beside
+//     the agent, in its sandbox, at the moment the agent starts, so that
+//     neither start-up waits for the other.
 type MCPServer struct {
 	Name    string
 	URL     string
 	Command string
 	Args    []string
+	Listen  int
 }
 
 // Caps are the limits enforced on an agent from outside.

@@ -82,6 +82,13 @@ type Browser interface {
 	Close(ctx context.Context) error
 }
 
+// Prestarter is implemented by a Browser whose provider starts the next
+// browser ahead of Open. The trial calls AgentRunning once its agent has
+// started, so that the next browser's start (CPU-heavy) overlaps this
+// trial's model turns rather than the agent's own start-up. Closing the
+// browser counts as the same signal.
+type Prestarter interface{ AgentRunning() }
+
 // A Browser is the Page the webmcp tool works on.
 var _ webmcp.Page = Browser(nil)
 

@@ -169,6 +169,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		Dir:            filepath.Join(dir, "agent"),
 		TranscriptPath: filepath.Join(dir, "transcript.jsonl"),
 	}
+	if p, ok := setup.Browser.(Prestarter); ok {
+		task.Started = p.AgentRunning
+	}
 	res, err := t.Agent.Run(ctx, task)
 	row.WallSeconds = time.Since(launched).Seconds()
 	if ctx.Err() != nil {

@@ -43,8 +43,9 @@ var tools = func() pi.Tools {
 
 // stack is everything a real trial needs, on this machine, offline.
 type stack struct {
-	trials *runner.Trials
-	model  *httptest.Server
+	trials   *runner.Trials
+	browsers *local.Provider
+	model    *httptest.Server
 	// tmp holds every per-trial directory: browser profiles, sandboxes and
 	// egress sockets.
 	tmp string
@@ -72,8 +73,9 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
 	tmp := t.TempDir()
-	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp})
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp, Spares: 1}) // as pairbench run sets it
 	require.NoError(t, err)
+	t.Cleanup(func() { browsers.Close() })
 
 	reg, err := intents.Load("../examples/registry")
 	require.NoError(t, err)
@@ -103,8 +105,9 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 			RunDir: t.TempDir(), Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 			BrowserMCP: tools.BrowserMCP(250 * time.Millisecond),
 		},
-		model: modelSrv,
-		tmp:   tmp,
+		browsers: browsers,
+		model:    modelSrv,
+		tmp:      tmp,
 	}
 }
 
@@ -236,6 +239,7 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 func TestNoLeftovers(t *testing.T) {
 	s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
 	s.run(t, "weather-high-oslo", pairbench.Treatment)
+	require.NoError(t, s.browsers.Close()) // the next trial's spare browser
 	entries, err := os.ReadDir(s.tmp)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "browser profile, sandbox and egress directories are removed")

@@ -199,10 +199,13 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	if err != nil {
 		return nil, err
 	}
-	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: o.TempDir, Log: log})
+	// One spare browser per slot: each trial's Chromium starts while the
+	// slot's previous trial runs.
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: o.TempDir, Log: log, Spares: o.Slots})
 	if err != nil {
 		return nil, err
 	}
+	defer browsers.Close()
 	trials := &runner.Trials{RunDir: dir, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 		BrowserMCP: tools.BrowserMCP(o.Settle), StartDelay: o.StartDelay, Log: log}
 

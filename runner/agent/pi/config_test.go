@@ -93,3 +93,19 @@ func TestModelRoute(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, allow)
 }
+
+// TestBesideAgentServers: a server with Listen becomes a sandbox service
+// and a URL on a port no one else holds inside; the others pass unchanged.
+func TestBesideAgentServers(t *testing.T) {
+	servers := []runner.MCPServer{
+		{Name: "browser", Command: "/opt/node", Args: []string{"cli.js", "--port", "8931"}, Listen: 8931},
+		{Name: "pairbench", URL: "http://127.0.0.1:7/mcp"},
+		{Name: "stdio", Command: "/opt/tool"},
+	}
+	out, services := besideAgent(servers, []int{8932, 8933})
+	assert.Equal(t, []runner.MCPServer{
+		{Name: "browser", URL: "http://127.0.0.1:8934/mcp"},
+		servers[1], servers[2],
+	}, out)
+	assert.Equal(t, []sandbox.Service{{Args: []string{"/opt/node", "cli.js", "--port", "8931"}, Port: 8934, Backend: 8931}}, services)
+}

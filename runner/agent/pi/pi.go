@@ -239,6 +239,8 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		return runner.AgentResult{}, fmt.Errorf("pi: %w", err)
 	}
 	defer sb.Close()
+	var services []sandbox.Service
+	task.MCPServers, services = besideAgent(task.MCPServers, append(forward, task.LoopbackPorts...))
 	if err := writeAgentDir(filepath.Join(sb.Home(), filepath.Base(agentDir)), task); err != nil {
 		return runner.AgentResult{}, fmt.Errorf("pi: %w", err)
 	}
@@ -267,12 +269,14 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 	stderr := &tail{max: 8 << 10}
 	cmd := sb.Command(runCtx, a.cfg.Node, append([]string{a.cli}, args(task)...)...)
 	cmd.Stdout, cmd.Stderr = w, stderr
+	cmd.Services = services
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return runner.AgentResult{}, fmt.Errorf("pi: start: %w", err)
 	}
 	stream := NewStream(task.Caps, tw)
+	stream.Started = task.Started
 	var wg sync.WaitGroup
 	var capHit pairbench.Cap
 	wg.Go(func() {
@@ -302,6 +306,39 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		return res, fmt.Errorf("pi exited before its first turn (%v): %s", waitErr, lastLine(res.Stderr))
 	}
 	return res, nil
+}
+
+// besideAgent turns every server with Listen set into a sandbox service
+// started with pi, and into the URL pi connects to: a port of the
+// sandbox's loopback that the init holds from the start and relays to
+// Listen once the server is up. taken are the ports the egress relay
+// already holds inside.
+func besideAgent(servers []runner.MCPServer, taken []int) ([]runner.MCPServer, []sandbox.Service) {
+	used := map[int]bool{sandbox.DefaultProxyPort: true}
+	for _, p := range taken {
+		used[p] = true
+	}
+	for _, s := range servers {
+		used[s.Listen] = true
+	}
+	var out []runner.MCPServer
+	var services []sandbox.Service
+	for _, s := range servers {
+		if s.Listen == 0 {
+			out = append(out, s)
+			continue
+		}
+		port := s.Listen + 1
+		for used[port] {
+			port++
+		}
+		used[port] = true
+		services = append(services, sandbox.Service{
+			Args: append([]string{s.Command}, s.Args...), Port: port, Backend: s.Listen,
+		})
+		out = append(out, runner.MCPServer{Name: s.Name, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)})
+	}
+	return out, services
 }
 
 func exitCode(err error) int {
@@ -366,17 +403,26 @@ func (t Tools) PlaywrightPackages() []string {
 	return []string{t.PlaywrightMCP(), filepath.Join(t.NodeModules, "playwright"), filepath.Join(t.NodeModules, "playwright-core")}
 }
 
+// browserMCPPort is where Playwright MCP listens inside the agent's
+// sandbox (its own network namespace, so no other trial's server is there).
+const browserMCPPort = 8931
+
 // BrowserMCP returns the browser-control server every trial's agent gets:
-// Playwright MCP started by pi inside its sandbox, attached to the trial's
-// browser over CDP, with WebMCP collection off (pairbench's webmcp tool is
-// the only way to page tools) and a fixed settle timeout in both arms.
+// Playwright MCP attached to the trial's browser over CDP, with WebMCP
+// collection off (pairbench's webmcp tool is the only way to page tools)
+// and a fixed settle timeout in both arms. It runs as a streamable-HTTP
+// server started beside pi in pi's sandbox, so its Node start-up overlaps
+// pi's instead of following it (pi starts stdio servers only once it is
+// up). The host check is off: only the sandbox's own processes can reach
+// its loopback, and pi reaches the server through the init's relay port.
 func (t Tools) BrowserMCP(settle time.Duration) runner.BrowserMCPFunc {
 	return func(cdpURL string) runner.MCPServer {
-		return runner.MCPServer{Name: "browser", Command: t.Node(), Args: []string{
+		return runner.MCPServer{Name: "browser", Command: t.Node(), Listen: browserMCPPort, Args: []string{
 			filepath.Join(t.PlaywrightMCP(), "cli.js"),
 			"--cdp-endpoint", cdpURL, "--no-webmcp",
 			"--timeout-settle", strconv.FormatInt(settle.Milliseconds(), 10),
 			"--output-dir", sandbox.HomeDir + "/playwright",
+			"--host", "127.0.0.1", "--port", strconv.Itoa(browserMCPPort), "--allowed-hosts", "*",
 		}}
 	}
 }

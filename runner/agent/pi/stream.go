@@ -61,6 +61,8 @@ type Stream struct {
 	// messages); streamed deltas are left out, since a secret could be split
 	// across them and escape redaction.
 	transcript io.Writer
+	// Started, when set, is called at the first turn_start.
+	Started func()
 }
 
 // NewStream returns a Stream enforcing caps (zero fields are unlimited) and
@@ -103,6 +105,9 @@ func (s *Stream) record(line []byte) pairbench.Cap {
 	}
 	switch ev.Type {
 	case "turn_start":
+		if s.result.Turns == 0 && s.Started != nil {
+			s.Started()
+		}
 		s.result.Turns++
 		if s.caps.Turns > 0 && s.result.Turns > s.caps.Turns {
 			return pairbench.CapTurns

@@ -116,3 +116,23 @@ func TestStreamOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamStartedOnce: Started fires at the first turn_start, before the
+// turn's records, and never again.
+func TestStreamStartedOnce(t *testing.T) {
+	in := `{"type":"session"}
+{"type":"agent_start"}
+{"type":"turn_start"}
+{"type":"turn_end"}
+{"type":"turn_start"}
+{"type":"turn_end"}
+`
+	s := NewStream(runner.Caps{}, nil)
+	var calls, turnsAtCall int
+	s.Started = func() { calls++; turnsAtCall = s.Result().Turns }
+	_, err := s.Feed(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, 0, turnsAtCall, "called as the first turn starts")
+	assert.Equal(t, 2, s.Result().Turns)
+}

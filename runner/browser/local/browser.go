@@ -55,6 +55,11 @@ type Browser struct {
 	closeOnce sync.Once
 	closeErr  error
 	stopWatch func() bool
+
+	// running is closed once the trial's agent runs or the browser closes:
+	// the provider then starts the next spare (see runner.Prestarter).
+	running     chan struct{}
+	runningOnce sync.Once
 }
 
 // tab is one attached page target.
@@ -80,6 +85,7 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 		mark:     "__pairbench_" + randomHex(8),
 		firstTab: make(chan struct{}),
 		reported: make(map[string]bool),
+		running:  make(chan struct{}),
 	}
 	b.life, b.cancel = context.WithCancel(context.Background())
 	defer func() {
@@ -113,6 +119,25 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
 	b.mu.Unlock()
 	return b, nil
+}
+
+// handOver rebinds a spare's life from the provider's context to ctx. It
+// reports false, leaving the browser to be closed, when the browser is
+// already closing or its Chromium has exited.
+func (b *Browser) handOver(ctx context.Context) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopWatch != nil && !b.stopWatch() {
+		return false // the provider's context ended: Close is under way
+	}
+	b.stopWatch = nil
+	select {
+	case <-b.proc.exited:
+		return false
+	default:
+	}
+	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
+	return true
 }
 
 // onEvent tracks tabs as they attach and detach. It runs on the connection's
@@ -467,9 +492,22 @@ func (b *Browser) eval(ctx context.Context, t *tab, expr string, out any) error 
 	return jsonv2.Unmarshal(res.Result.Value, out)
 }
 
+// waitRunning waits until AgentRunning or Close, or until ctx ends.
+func (b *Browser) waitRunning(ctx context.Context) {
+	select {
+	case <-b.running:
+	case <-ctx.Done():
+	}
+}
+
+// AgentRunning tells the provider that the trial's agent has started; it
+// implements runner.Prestarter.
+func (b *Browser) AgentRunning() { b.runningOnce.Do(func() { close(b.running) }) }
+
 // Close kills every Chromium process, ends the connection and removes the
 // profile directory. It is safe to call more than once.
 func (b *Browser) Close(ctx context.Context) error {
+	b.AgentRunning()
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
 		stopWatch := b.stopWatch

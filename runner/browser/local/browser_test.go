@@ -3,7 +3,10 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,4 +171,36 @@ func TestSameDocumentURLChangesFollowThePatterns(t *testing.T) {
 		live, err := b.LiveTools(ctx)
 		return err == nil && assert.ObjectsAreEqual([]string{"find_books", "weather_now"}, toolNames(live))
 	}, 5*time.Second, 20*time.Millisecond, "back on /shelf/3")
+}
+
+// TestBrowserShowsOnlyTheStartTab lists the browser's targets as any CDP
+// client (Playwright MCP included) sees them: the start tab alone, none of
+// the WebUI pages Chromium would otherwise preload for its own UI.
+func TestBrowserShowsOnlyTheStartTab(t *testing.T) {
+	b := openBrowser(t, newProvider(t, newTestSite(t)))
+	u, err := url.Parse(b.CDPURL())
+	require.NoError(t, err)
+	resp, err := http.Get("http://" + u.Host + "/json/list")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var targets []struct{ Type, URL string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&targets))
+	var urls []string
+	for _, tg := range targets {
+		urls = append(urls, tg.Type+" "+tg.URL)
+	}
+	assert.Equal(t, []string{"page about:blank"}, urls)
+}
+
+func TestChromiumFlagsMergeDisabledFeatures(t *testing.T) {
+	args := Config{Flags: []string{"--lang=de", "--disable-features=Translate,Foo"}}.args("/p")
+	var disable []string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+			disable = append(disable, v)
+		}
+	}
+	assert.Equal(t, []string{"WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,Foo"}, disable, "one merged list")
+	assert.Contains(t, args, "--lang=de")
+	assert.Equal(t, "about:blank", args[len(args)-1])
 }

@@ -43,6 +43,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pairbench/pairbench/runner"
@@ -81,11 +82,35 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock LoadInfo.LoadedAt is read from; time.Now when nil.
 	Now func() time.Time
+	// Spares is how many browsers the provider keeps started ahead of
+	// Open; 0 starts every browser inside Open. A spare is as fresh as a
+	// browser started in Open (its own empty profile, never shown a page,
+	// never handed out twice), only started earlier: Chromium's start and
+	// its first renderer's start-up work, about a second of CPU, then
+	// happen while the previous trial runs instead of inside the next
+	// trial's setup. Each idle spare holds a few hundred MB of memory.
+	// With spares, Close the provider to stop them.
+	Spares int
 }
 
 // Provider opens local Chromium browsers. It implements runner.Browsers.
 type Provider struct {
 	cfg Config
+
+	// With spares, started() runs one worker per spare, each keeping one
+	// started browser (or the error starting it) in ready until Open
+	// takes it. life ends at Close.
+	started func()
+	ready   chan opened
+	life    context.Context
+	stop    context.CancelFunc
+	workers sync.WaitGroup
+}
+
+// opened is a spare browser, or why it could not be started.
+type opened struct {
+	b   *Browser
+	err error
 }
 
 var _ runner.Browsers = (*Provider)(nil)
@@ -124,7 +149,87 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Provider{cfg: cfg}, nil
+	if cfg.Spares < 0 {
+		return nil, fmt.Errorf("chromium: %d spares", cfg.Spares)
+	}
+	p := &Provider{cfg: cfg, ready: make(chan opened, cfg.Spares)}
+	p.life, p.stop = context.WithCancel(context.Background())
+	p.started = sync.OnceFunc(func() {
+		for range cfg.Spares {
+			p.workers.Go(p.keepSpare)
+		}
+	})
+	return p, nil
+}
+
+// keepSpare starts a browser and offers it to Open, again and again, until
+// the provider is closed. Once its browser is taken, it starts the next
+// when the taker's agent is running or the taken browser closes, whichever
+// comes first, so that a spare's start never competes with an agent's.
+// A browser that cannot be started is offered as its error, after which
+// the worker waits a moment before trying again.
+func (p *Provider) keepSpare() {
+	for p.life.Err() == nil {
+		b, err := open(p.life, p.cfg)
+		select {
+		case p.ready <- opened{b, err}:
+		case <-p.life.Done():
+			if b != nil {
+				b.Close(context.Background())
+			}
+			return
+		}
+		if err != nil {
+			select {
+			case <-time.After(time.Second):
+			case <-p.life.Done():
+			}
+			continue
+		}
+		b.waitRunning(p.life)
+	}
+}
+
+// Close stops the spares: it closes every spare browser not yet handed out
+// and waits for the workers. Browsers Open returned are the caller's and
+// live on. Close is safe to call more than once.
+func (p *Provider) Close() error {
+	p.stop()
+	p.workers.Wait()
+	var errs []error
+	for {
+		select {
+		case o := <-p.ready:
+			if o.b != nil {
+				errs = append(errs, o.b.Close(context.Background()))
+			}
+		default:
+			return errors.Join(errs...)
+		}
+	}
+}
+
+// spare takes a started browser from the workers and binds its life to
+// ctx. A spare that died while it waited is closed and the next one taken.
+func (p *Provider) spare(ctx context.Context) (*Browser, error) {
+	p.started()
+	for {
+		select {
+		case o := <-p.ready:
+			if o.err != nil {
+				return nil, o.err
+			}
+			if o.b.handOver(ctx) {
+				return o.b, nil
+			}
+			p.cfg.Log.Warn("spare browser died while it waited; taking the next", "err", o.b.proc.exitErr())
+			o.b.Close(context.Background())
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-p.life.Done():
+			return nil, errors.New("chromium: the provider is closed")
+		}
+	}
 }
 
 // ErrUnsupported is returned by Open for a BrowserSpec the local provider
@@ -140,6 +245,9 @@ func (p *Provider) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Br
 	}
 	if spec.Stealth {
 		return nil, fmt.Errorf("stealth: %w", ErrUnsupported)
+	}
+	if p.cfg.Spares > 0 {
+		return p.spare(ctx)
 	}
 	return open(ctx, p.cfg)
 }
@@ -182,6 +290,23 @@ func (c Config) args(dir string) []string {
 			"--host-resolver-rules="+strings.Join(rules, ", "),
 			"--unsafely-treat-insecure-origin-as-secure="+strings.Join(origins, ","))
 	}
-	args = append(args, c.Flags...)
+	// Chromium reads only the last --disable-features, so a caller's list
+	// is merged into ours rather than appended after it.
+	disabled := slices.Clone(disabledFeatures)
+	for _, f := range c.Flags {
+		if list, ok := strings.CutPrefix(f, "--disable-features="); ok {
+			disabled = append(disabled, strings.Split(list, ",")...)
+			continue
+		}
+		args = append(args, f)
+	}
+	args = append(args, "--disable-features="+strings.Join(disabled, ","))
 	return append(args, "about:blank")
 }
+
+// disabledFeatures are Chromium features a headless trial browser turns
+// off. Chromium 156 preloads the address bar's popup (a WebUI page) in a
+// renderer of its own at start, headless or not: about a second of CPU in
+// that renderer and a third of a second in the browser process, for a
+// popup a headless browser never shows. No page can observe it.
+var disabledFeatures = []string{"WebUIOmniboxPopup", "WebUIOmniboxAimPopup"}

@@ -103,6 +103,16 @@ func (p *process) endpoint(ctx context.Context) (string, error) {
 	}
 }
 
+// exitErr says how Chromium exited, once it has.
+func (p *process) exitErr() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("chromium exited (%v): %s", p.waitErr, p.stderr)
+	default:
+		return nil
+	}
+}
+
 // stop kills every process of the browser's process group, waits for the
 // main process, and removes the profile directory. It is safe to call more
 // than once.
