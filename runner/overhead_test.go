@@ -49,7 +49,10 @@ func (m *modelClock) reset() (first, last time.Time) {
 // reports the browser setup (start, registration, load, checks), the agent's
 // start until its first model request (sandbox, egress proxy, pi's own
 // start, MCP servers connecting) and the rest (grading, teardown). The
-// target is a median overhead of at most 1.5 s on a 2-core machine.
+// stack is the one pairbench run builds: a spare browser for the slot and a
+// warm compile cache (newStack). Trials run back to back, so each spare
+// starts during the previous trial's model turns, as in a run. The target
+// is a median overhead of at most 1.5 s on a 2-core machine.
 //
 //	go test ./runner -run '^$' -bench TrialOverhead -benchtime 8x
 func BenchmarkTrialOverhead(b *testing.B) {

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -45,6 +47,7 @@ var tools = func() pi.Tools {
 type stack struct {
 	trials   *runner.Trials
 	browsers *local.Provider
+	agent    *pi.Agent
 	model    *httptest.Server
 	// tmp holds every per-trial directory: browser profiles, sandboxes and
 	// egress sockets.
@@ -100,12 +103,16 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 		TempRoot: tmp,
 	})
 	require.NoError(t, err)
+	browserMCP := tools.BrowserMCP(250 * time.Millisecond)
+	require.NoError(t, agent.Warm(context.Background(), browserMCP("ws://127.0.0.1:9/warm-up")), "as pairbench run does")
+	t.Cleanup(func() { agent.Close() })
 	return &stack{
 		trials: &runner.Trials{
 			RunDir: t.TempDir(), Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
-			BrowserMCP: tools.BrowserMCP(250 * time.Millisecond),
+			BrowserMCP: browserMCP,
 		},
 		browsers: browsers,
+		agent:    agent,
 		model:    modelSrv,
 		tmp:      tmp,
 	}
@@ -240,9 +247,37 @@ func TestNoLeftovers(t *testing.T) {
 	s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
 	s.run(t, "weather-high-oslo", pairbench.Treatment)
 	require.NoError(t, s.browsers.Close()) // the next trial's spare browser
+	require.NoError(t, s.agent.Close())    // the compile cache
 	entries, err := os.ReadDir(s.tmp)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "browser profile, sandbox and egress directories are removed")
 	out, _ := exec.Command("pgrep", "-f", s.tmp).Output()
 	assert.Empty(t, strings.TrimSpace(string(out)), "no process of the trial is left")
+}
+
+// TestTrialsOnlyReadTheCompileCache: Warm fills the compile cache with
+// every module pi and Playwright MCP load, and a trial's agent leaves it
+// exactly as it was: no agent can leave code for a later trial.
+func TestTrialsOnlyReadTheCompileCache(t *testing.T) {
+	s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+	snapshot := func() map[string]string {
+		files := map[string]string{}
+		root := s.agent.CompileCache()
+		require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files[path] = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+			return nil
+		}))
+		return files
+	}
+	before := snapshot()
+	require.Greater(t, len(before), 20, "pi's and Playwright MCP's modules are cached")
+	s.run(t, "weather-high-oslo", pairbench.Treatment)
+	assert.Equal(t, before, snapshot())
 }

@@ -69,8 +69,9 @@ func (f *serviceFlag) Set(s string) error {
 // and stdout and stderr on its own stderr, and relays each connection on
 // Port to 127.0.0.1:Backend, waiting until the service listens there.
 // Then it starts CMD as a child with the inherited environment, stdin,
-// stdout and stderr, forwards the signals it receives to that child, kills
-// the services when CMD exits, and returns CMD's exit status (128+signal
+// stdout and stderr, forwards the signals it receives to that child, stops
+// the services when CMD exits (SIGTERM, then SIGKILL serviceGrace later),
+// and returns CMD's exit status (128+signal
 // when the child was killed by a signal). Run as PID 1 (bwrap --as-pid-1)
 // it also reaps orphaned descendants. It returns 2 for bad arguments, 1
 // when a listener cannot be set up, and 127 (or 126) when CMD or a service
@@ -107,6 +108,8 @@ func RunInit(args []string) int {
 		listeners = append(listeners, l)
 		go acceptRelays(l, dialUnix(f.socket))
 	}
+	var running []runningService
+	defer func() { stopServices(running) }()
 	for _, svc := range services {
 		l, err := net.Listen("tcp", svc.addr(svc.Port))
 		if err != nil {
@@ -125,11 +128,43 @@ func RunInit(args []string) int {
 			cmd.Wait() // as PID 1, reapUntil may reap it first; either way it ended
 			close(ended)
 		}()
-		defer cmd.Process.Kill()
+		running = append(running, runningService{cmd.Process, ended})
 		go acceptRelays(l, dialService(svc.addr(svc.Backend), ended))
 	}
 
 	return runChild(cmdArgs)
+}
+
+// serviceGrace is how long services have to exit after SIGTERM (Node, for
+// one, writes its compile cache as it exits) before they are killed.
+const serviceGrace = 2 * time.Second
+
+// runningService is a started service and a channel closed once it ended.
+type runningService struct {
+	proc  *os.Process
+	ended <-chan struct{}
+}
+
+// stopServices sends every service SIGTERM, then kills those still
+// running serviceGrace later.
+func stopServices(services []runningService) {
+	for _, s := range services {
+		s.proc.Signal(syscall.SIGTERM)
+	}
+	grace := time.NewTimer(serviceGrace)
+	defer grace.Stop()
+	expired := false
+	for _, s := range services {
+		if !expired {
+			select {
+			case <-s.ended:
+				continue
+			case <-grace.C:
+				expired = true
+			}
+		}
+		s.proc.Kill()
+	}
 }
 
 // startFailure is the exit status for a command that could not be started.

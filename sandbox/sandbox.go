@@ -276,7 +276,8 @@ type Cmd struct {
 	// Services are servers started beside the command, in the same
 	// sandbox, at the moment it starts, so that neither waits for the
 	// other's start-up. They run under pairbench's init (Policy.Executable)
-	// and end when the command does. Their output goes to Stderr.
+	// and end with the command: SIGTERM when it exits, SIGKILL two seconds
+	// later. Their output goes to Stderr.
 	Services []Service
 
 	ctx   context.Context

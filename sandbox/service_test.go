@@ -134,3 +134,22 @@ func TestServiceRefusesBadPorts(t *testing.T) {
 		assert.Error(t, c.Run(), name)
 	}
 }
+
+// TestServiceStopsGracefully: a service gets SIGTERM when the command
+// exits and may finish its work; one that ignores it is killed after the
+// grace period.
+func TestServiceStopsGracefully(t *testing.T) {
+	needBwrap(t)
+	sb := openSandbox(t, Policy{})
+	graceful := Service{Args: []string{"sh", "-c", `trap 'echo flushed >&2; exit 0' TERM; while :; do sleep 0.05; done`}, Port: 7000, Backend: 7001}
+	_, errOut, err := runWithServices(t, sb, "sleep 0.2", graceful)
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "flushed")
+
+	stubborn := Service{Args: []string{"sh", "-c", `trap '' TERM; while :; do sleep 0.05; done`}, Port: 7000, Backend: 7001}
+	start := time.Now()
+	_, errOut, err = runWithServices(t, sb, "sleep 0.2", stubborn)
+	require.NoError(t, err, errOut)
+	assert.GreaterOrEqual(t, time.Since(start), serviceGrace, "killed only after the grace period")
+	assert.Less(t, time.Since(start), serviceGrace+10*time.Second)
+}

@@ -209,6 +209,13 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	trials := &runner.Trials{RunDir: dir, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 		BrowserMCP: tools.BrowserMCP(o.Settle), StartDelay: o.StartDelay, Log: log}
 
+	// The warm-up fills the Node compile cache every trial's agent reads;
+	// without it trials still run, each compiling pi and Playwright MCP
+	// afresh.
+	if err := agent.Warm(ctx, tools.BrowserMCP(o.Settle)("ws://127.0.0.1:9/warm-up")); err != nil {
+		log.Warn("agent warm-up failed; trials run without a compile cache", "err", err)
+	}
+	defer agent.Close()
 	if fresh || adopted {
 		if err := smokeGate(ctx, trials, o, log); err != nil {
 			return nil, fmt.Errorf("smoke gate: %w", err)
@@ -279,16 +286,18 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 // creating it.
 const leftoverGrace = 5 * time.Second
 
-// cleanLeftovers removes the sandbox, egress and browser profile
-// directories under dir that no live runner holds.
+// cleanLeftovers removes the sandbox, egress, browser profile and compile
+// cache directories under dir that no live runner holds.
 func cleanLeftovers(dir string, now time.Time, log *slog.Logger) {
 	cutoff := now.Add(-leftoverGrace)
 	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
 	profiles, err2 := local.CleanStale(dir, cutoff)
-	if n := len(sandboxes) + len(profiles); n > 0 {
-		log.Info("removed directories left by killed runners", "sandbox", len(sandboxes), "browser", len(profiles), "dir", dir)
+	caches, err3 := pi.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(profiles) + len(caches); n > 0 {
+		log.Info("removed directories left by killed runners", "sandbox", len(sandboxes), "browser", len(profiles),
+			"compile-cache", len(caches), "dir", dir)
 	}
-	if err := errors.Join(err1, err2); err != nil {
+	if err := errors.Join(err1, err2, err3); err != nil {
 		log.Warn("could not remove every directory left by killed runners", "err", err)
 	}
 }

@@ -109,3 +109,18 @@ func TestBesideAgentServers(t *testing.T) {
 	}, out)
 	assert.Equal(t, []sandbox.Service{{Args: []string{"/opt/node", "cli.js", "--port", "8931"}, Port: 8934, Backend: 8931}}, services)
 }
+
+// TestWarmCacheIsMountedReadOnly: once warm, every run's sandbox gets the
+// compile cache as a read-only mount and Node is pointed at it.
+func TestWarmCacheIsMountedReadOnly(t *testing.T) {
+	a := &Agent{cfg: Config{Node: "/opt/node", Package: "/opt/pi"}}
+	p := a.policy(nil, nil)
+	assert.NotContains(t, p.Env, "NODE_COMPILE_CACHE", "no cache before Warm")
+	a.cache = "/tmp/pairbench-node-cache-1"
+	env := map[string]string{"A": "1"}
+	p = a.policy(nil, env)
+	assert.Contains(t, p.ReadOnly, a.cache)
+	assert.NotEqual(t, a.cache, p.Workspace, "never writable")
+	assert.Equal(t, a.cache, p.Env["NODE_COMPILE_CACHE"])
+	assert.Equal(t, map[string]string{"A": "1"}, env, "the caller's map is left alone")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -43,6 +44,9 @@ type Config struct {
 type Agent struct {
 	cfg Config
 	cli string
+	// cache is the compile cache Warm filled ("" before), held by cacheHold.
+	cache     string
+	cacheHold *os.File
 }
 
 var _ runner.Agent = (*Agent)(nil)
@@ -195,9 +199,18 @@ func lookup(env []string, name string) string {
 }
 
 // policy is the sandbox every pi run gets: Node, pi and the extra packages
-// read-only, nothing else of the host but /usr and the /etc basics.
+// read-only, and the compile cache once warm, nothing else of the host but
+// /usr and the /etc basics.
 func (a *Agent) policy(egress *sandbox.Egress, env map[string]string) sandbox.Policy {
 	ro := append([]string{a.cfg.Node, a.cfg.Package}, a.cfg.ExtraPackages...)
+	if a.cache != "" {
+		ro = append(ro, a.cache)
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["NODE_COMPILE_CACHE"] = a.cache
+	}
 	return sandbox.Policy{
 		ReadOnly: ro, Env: env, Egress: egress,
 		Bwrap: a.cfg.Bwrap, Executable: a.cfg.Executable, TempRoot: a.cfg.TempRoot,

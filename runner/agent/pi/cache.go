@@ -1,0 +1,119 @@
+package pi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pairbench/pairbench/internal/heldir"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// cachePrefix names the compile-cache directories Warm creates; each is
+// held (flocked) while its agent lives, so CleanStale can tell a killed
+// runner's from a live one's.
+const cachePrefix = "pairbench-node-cache-"
+
+// warmTimeout bounds the warm-up run.
+const warmTimeout = 60 * time.Second
+
+// Warm fills a Node compile cache (V8 code for every module pi and the
+// servers load) that every later Run mounts read-only. Without it each
+// trial's Node processes compile the same modules again in their fresh
+// sandbox, about 0.2 s of CPU per trial.
+//
+// The cache is written by a run no model or page can influence: pi, in a
+// sandbox without network, with servers started as they are in trials
+// (their CDP endpoints unreachable, so they only load), asked to reach a
+// model that is not there, retries off. Trials only read it, so no agent
+// can leave code for a later trial. Call Warm once, before the first
+// trial; Close removes the cache.
+func (a *Agent) Warm(ctx context.Context, servers ...runner.MCPServer) error {
+	if a.cache != "" {
+		return errors.New("pi: already warm")
+	}
+	dir, hold, err := heldir.Make(orTemp(a.cfg.TempRoot), cachePrefix)
+	if err != nil {
+		return fmt.Errorf("pi: compile cache: %w", err)
+	}
+	if err := a.warm(ctx, dir, servers); err != nil {
+		os.RemoveAll(dir)
+		hold.Close()
+		return err
+	}
+	a.cache, a.cacheHold = dir, hold
+	return nil
+}
+
+func (a *Agent) warm(ctx context.Context, dir string, servers []runner.MCPServer) error {
+	ctx, cancel := context.WithTimeout(ctx, warmTimeout)
+	defer cancel()
+	env := map[string]string{
+		"PI_CODING_AGENT_DIR": agentDir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0",
+		"NODE_COMPILE_CACHE": sandbox.WorkspaceDir, "WARM_MODEL_KEY": "none",
+	}
+	p := a.policy(nil, env)
+	p.Workspace = dir
+	sb, err := sandbox.New(ctx, p)
+	if err != nil {
+		return fmt.Errorf("pi: warm-up: %w", err)
+	}
+	defer sb.Close()
+	// Nothing listens in the sandbox's own network namespace: the model
+	// request is refused at once.
+	task := runner.AgentTask{Prompt: "warm-up", Model: runner.Model{Provider: "warm", ID: "none",
+		BaseURL: "http://127.0.0.1:9999/v1", KeyEnv: "WARM_MODEL_KEY"}}
+	var services []sandbox.Service
+	task.MCPServers, services = besideAgent(servers, nil)
+	home := filepath.Join(sb.Home(), filepath.Base(agentDir))
+	if err := writeAgentDir(home, task); err != nil {
+		return fmt.Errorf("pi: warm-up: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"enabled":false}}`), 0o644); err != nil {
+		return fmt.Errorf("pi: warm-up: %w", err)
+	}
+	stderr := &tail{max: 4 << 10}
+	cmd := sb.Command(ctx, a.cfg.Node, append([]string{a.cli}, args(task)...)...)
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	cmd.Services = services
+	runErr := cmd.Run() // pi fails, as it must without a model
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return fmt.Errorf("pi: warm-up wrote no compile cache (%v): %s", runErr, lastLine(stderr.String()))
+	}
+	return nil
+}
+
+// CompileCache returns the directory Warm filled, or "" before Warm.
+func (a *Agent) CompileCache() string { return a.cache }
+
+// Close removes the compile cache Warm made. The agent runs on without it.
+func (a *Agent) Close() error {
+	if a.cache == "" {
+		return nil
+	}
+	err := os.RemoveAll(a.cache)
+	a.cacheHold.Close()
+	a.cache, a.cacheHold = "", nil
+	return err
+}
+
+// CleanStale removes the compile-cache directories under root
+// (os.TempDir() when empty) that no live pairbench holds: those of killed
+// runners. A directory changed after cutoff is left alone, since its
+// creator may not have locked it yet. It returns the directories removed.
+func CleanStale(root string, cutoff time.Time) ([]string, error) {
+	return heldir.Clean(orTemp(root), cutoff, nil, cachePrefix+"*")
+}
+
+func orTemp(dir string) string {
+	if dir == "" {
+		return os.TempDir()
+	}
+	return dir
+}
