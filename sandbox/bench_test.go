@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,13 +22,18 @@ import (
 //     starts under pairbench's init relay;
 //   - conf-ms: the same without egress, so without the init relay: the
 //     confinement alone;
+//   - policy-ms: bwrap started directly with the options pairbench
+//     generates for that confinement (argument file, seccomp filter, /etc
+//     copies), without New, Close or pairbench's process handling: what
+//     bubblewrap itself spends on the policy's namespaces and mounts;
 //   - bare-ms: bwrap --ro-bind / / /bin/true;
 //   - srt-ms: @anthropic-ai/sandbox-runtime from tools/node_modules with an
 //     equivalent allowlist (home and the checkout unreadable, one allowed
 //     domain, writes only to its directory); left out, with the reason
 //     logged, where srt cannot run.
 //
-// full/bare, conf/bare and srt/full are the ratios of the medians;
+// full/bare, conf/bare, policy/bare, full/policy and srt/full are the
+// ratios of the medians;
 // full-cpu-ms and bare-cpu-ms the medians of the CPU time (user + system)
 // of bubblewrap and everything inside it, which a busy machine does not
 // inflate. Run it with:
@@ -64,6 +70,16 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	full := func() { launch(e) }
 	conf := func() { launch(nil) }
+	sb, err := New(b.Context(), Policy{Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	policy := func() {
+		if out, err := policyRun(sb.Command(b.Context(), "/bin/true")); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
 	bare := func() {
 		c := exec.Command("bwrap", "--ro-bind", "/", "/", "/bin/true")
 		if out, err := c.CombinedOutput(); err != nil {
@@ -81,7 +97,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Logf("srt left out: it cannot run here (it needs node >= 22, socat and ripgrep; scripts/setup.sh installs them): %s", reason)
 	}
 
-	var fullD, confD, bareD, srtD []time.Duration
+	var fullD, confD, policyD, bareD, srtD []time.Duration
 	timed := func(ds *[]time.Duration, f func()) {
 		start := time.Now()
 		f()
@@ -90,6 +106,7 @@ func BenchmarkLaunch(b *testing.B) {
 	for b.Loop() {
 		timed(&fullD, full)
 		timed(&confD, conf)
+		timed(&policyD, policy)
 		timed(&bareD, bare)
 		if srt != nil {
 			timed(&srtD, func() {
@@ -106,6 +123,10 @@ func BenchmarkLaunch(b *testing.B) {
 	b.ReportMetric(float64(mf)/float64(mb), "full/bare")
 	b.ReportMetric(ms(median(confD)), "conf-ms")
 	b.ReportMetric(float64(median(confD))/float64(mb), "conf/bare")
+	mp := median(policyD)
+	b.ReportMetric(ms(mp), "policy-ms")
+	b.ReportMetric(float64(mp)/float64(mb), "policy/bare")
+	b.ReportMetric(float64(mf)/float64(mp), "full/policy")
 	b.ReportMetric(ms(median(fullCPU)), "full-cpu-ms")
 	b.ReportMetric(ms(median(bareCPU)), "bare-cpu-ms")
 	if srt != nil {
@@ -113,6 +134,43 @@ func BenchmarkLaunch(b *testing.B) {
 		b.ReportMetric(ms(ms2), "srt-ms")
 		b.ReportMetric(float64(ms2)/float64(mf), "srt/full")
 	}
+}
+
+// policyRun runs c's bubblewrap options directly: the argument file, the
+// seccomp filter and the /etc copies on the descriptors Start uses, and
+// nothing of Start's own handling.
+func policyRun(c *Cmd) (string, error) {
+	opts, cmdline, files, err := c.sb.bwrapArgs(c)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	if err != nil {
+		return "", err
+	}
+	filter, err := seccompFilter()
+	if err != nil {
+		return "", err
+	}
+	if filter != nil {
+		opts = append(opts, "--seccomp", "5")
+	}
+	argsFile, err := sealedFile("bwrap-args", []byte(strings.Join(opts, "\x00")+"\x00"))
+	if err != nil {
+		return "", err
+	}
+	defer argsFile.Close()
+	filterFile, err := sealedFile("bwrap-seccomp", filter)
+	if err != nil {
+		return "", err
+	}
+	defer filterFile.Close()
+	cmd := exec.Command(c.sb.bwrap, append([]string{"--args", "3", "--"}, cmdline...)...)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = append([]*os.File{argsFile, nil, filterFile}, files...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // cpuTime is the user and system time of a process and the descendants

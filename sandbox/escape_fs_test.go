@@ -167,6 +167,9 @@ func TestEscapeFilesystemProcCapabilitiesNamespaces(t *testing.T) {
 		{name: "write into /usr", script: `echo pwned > /usr/bin/pairbench-pwned`,
 			after: func(t *testing.T) { assert.NoFileExists(t, "/usr/bin/pairbench-pwned") }},
 		{name: "append to /etc/resolv.conf", script: `echo 'nameserver 6.6.6.6' >> /etc/resolv.conf`},
+		{name: "plant /etc/ld.so.preload for later programs", script: `echo /tmp/evil.so > /etc/ld.so.preload`},
+		{name: "create files in the sandbox's root", script: `mkdir /run && touch /run/x || touch /pwned`},
+		{name: "read TLS private keys", script: `ls -A /etc/ssl/private | grep . || cat /etc/ssl/private/*`},
 		{name: "write into a read-only program directory", script: `echo pwned > $PROGDIR/cli.js`,
 			after: func(t *testing.T) {
 				b, err := os.ReadFile(filepath.Join(f.vars["PROGDIR"], "cli.js"))

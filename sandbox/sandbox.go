@@ -163,20 +163,6 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 	if err := os.Mkdir(s.home, 0o700); err != nil {
 		return fmt.Errorf("sandbox: home: %w", err)
 	}
-	etc := filepath.Join(s.dir, "etc")
-	if err := os.Mkdir(etc, 0o700); err != nil {
-		return fmt.Errorf("sandbox: etc: %w", err)
-	}
-	// A passwd and group naming only the sandbox user, so tools that look
-	// the user up work without the host's account list.
-	passwd := fmt.Sprintf("agent:x:%d:%d:agent:%s:/bin/sh\n", UID, GID, HomeDir)
-	group := fmt.Sprintf("agent:x:%d:\n", GID)
-	if err := os.WriteFile(filepath.Join(etc, "passwd"), []byte(passwd), 0o644); err != nil {
-		return fmt.Errorf("sandbox: passwd: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(etc, "group"), []byte(group), 0o644); err != nil {
-		return fmt.Errorf("sandbox: group: %w", err)
-	}
 
 	switch {
 	case p.Workspace == "":
@@ -329,7 +315,12 @@ func (c *Cmd) Start() error {
 	if c.cmd != nil {
 		return errors.New("sandbox: command already started")
 	}
-	opts, cmdline, err := s.bwrapArgs(c)
+	opts, cmdline, files, err := s.bwrapArgs(c)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -366,7 +357,7 @@ func (c *Cmd) Start() error {
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	cmd.ExtraFiles = []*os.File{argsFile, infoW, filterFile} // fds 3, 4, 5
+	cmd.ExtraFiles = append([]*os.File{argsFile, infoW, filterFile}, files...) // fds 3, 4, 5, then firstFileFD
 	cmd.Cancel = func() error {                              // exec has set cmd.Process by now
 		c.killInit()
 		return cmd.Process.Kill()
@@ -497,12 +488,18 @@ func (c *Cmd) killInit() {
 	}
 }
 
-// bwrapArgs returns bubblewrap's options for c (for the argument file)
-// and the command line to run (bubblewrap takes it from its own argv).
-func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
+// firstFileFD is the descriptor bubblewrap gets the first of bwrapArgs'
+// files on (after --args, --info-fd and --seccomp).
+const firstFileFD = 6
+
+// bwrapArgs returns bubblewrap's options for c (for the argument file),
+// the command line to run (bubblewrap takes it from its own argv) and the
+// files the options name by descriptor, from firstFileFD on; the caller
+// closes them, also on error.
+func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, err error) {
 	p := s.policy
 	if len(c.Args) == 0 || c.Args[0] == "" {
-		return nil, nil, errors.New("sandbox: empty command")
+		return nil, nil, nil, errors.New("sandbox: empty command")
 	}
 	a := []string{
 		"--unshare-user", "--uid", fmt.Sprint(UID), "--gid", fmt.Sprint(GID),
@@ -520,17 +517,18 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 		a = append(a, "--ro-bind-try", f, f)
 	}
 	a = append(a, "--dev", "/dev")
-	for _, f := range etcFiles {
-		a = append(a, "--ro-bind-try", f, f)
+	for _, d := range etcDirs {
+		a = append(a, "--ro-bind-try", d, d)
 	}
-	etc := filepath.Join(s.dir, "etc")
-	a = append(a,
-		"--ro-bind", filepath.Join(etc, "passwd"), "/etc/passwd",
-		"--ro-bind", filepath.Join(etc, "group"), "/etc/group",
-	)
+	if files, err = etcCopies(); err != nil {
+		return nil, nil, files, err
+	}
+	for i, f := range files {
+		a = append(a, "--file", strconv.Itoa(firstFileFD+i), f.Name())
+	}
 	tmp, err := s.tmpMounts()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, files, err
 	}
 	a = append(a, tmp...)
 	a = append(a, "--bind", s.workspace, WorkspaceDir)
@@ -555,15 +553,19 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 		initArgs = p.Egress.InitArgs()
 	}
 	if initArgs, err = s.serviceArgs(c, initArgs); err != nil {
-		return nil, nil, err
+		return nil, nil, files, err
 	}
 	if initArgs != nil {
 		a = append(a, "--ro-bind", s.exe, InitPath)
 		cmdline = slices.Concat([]string{InitPath, InitArg}, initArgs, []string{"--"}, c.Args)
 	}
+	// The root (bubblewrap's tmpfs, /etc's copies with it) is read-only
+	// once everything is mounted on it: the sandbox writes only to /tmp and
+	// /workspace.
+	a = append(a, "--remount-ro", "/")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !envName.MatchString(k) {
-			return nil, nil, fmt.Errorf("sandbox: bad environment variable name %q", k)
+			return nil, nil, files, fmt.Errorf("sandbox: bad environment variable name %q", k)
 		}
 		a = append(a, "--setenv", k, env[k])
 	}
@@ -572,10 +574,10 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, err error) {
 		// The argument file is NUL-separated: a NUL inside a value would
 		// smuggle in bubblewrap options.
 		if strings.ContainsRune(arg, 0) {
-			return nil, nil, errors.New("sandbox: NUL byte in an argument or environment value")
+			return nil, nil, files, errors.New("sandbox: NUL byte in an argument or environment value")
 		}
 	}
-	return a, cmdline, nil
+	return a, cmdline, files, nil
 }
 
 // serviceArgs appends c's services to the init's arguments, refusing
@@ -640,14 +642,52 @@ var procReadOnly = []string{
 	"/proc/mtrr", "/proc/pressure", "/proc/acpi", "/proc/scsi", "/proc/driver",
 }
 
-// etcFiles are the only host files under /etc a sandbox sees: name
-// resolution and TLS trust, plus the dynamic linker's cache, the time zone
-// and Debian's alternatives links (symbolic links into /usr) so that /usr's
-// programs work. Missing ones are skipped.
-var etcFiles = []string{
-	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/crypto-policies",
-	"/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
+// A sandbox's /etc holds only what name resolution, TLS trust and /usr's
+// programs need, and an account list naming only the sandbox user:
+//   - etcDirs, mounted read-only where they exist: TLS trust (certificates,
+//     not /etc/ssl/private) and Debian's alternatives links into /usr;
+//   - etcFiles, copied (bubblewrap --file) where they exist: small files a
+//     mount each would cost more to set up than to copy.
+var (
+	etcDirs = []string{
+		"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki", "/etc/crypto-policies", "/etc/alternatives",
+	}
+	etcFiles = []string{
+		"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+		"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/openssl.cnf",
+	}
+)
+
+// etcCopies opens what bubblewrap copies into /etc: each existing regular
+// file of etcFiles (a link is followed) and the sandbox's own passwd and
+// group. Each file's Name is its path inside.
+func etcCopies() ([]*os.File, error) {
+	var files []*os.File
+	for _, name := range etcFiles {
+		f, err := os.Open(name)
+		if err != nil {
+			continue // absent or unreadable: the sandbox goes without, as before
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			continue
+		}
+		files = append(files, f)
+	}
+	// passwd and group name only the sandbox user, so tools that look the
+	// user up work without the host's account list.
+	accounts := map[string]string{
+		"/etc/passwd": fmt.Sprintf("agent:x:%d:%d:agent:%s:/bin/sh\n", UID, GID, HomeDir),
+		"/etc/group":  fmt.Sprintf("agent:x:%d:\n", GID),
+	}
+	for _, name := range []string{"/etc/passwd", "/etc/group"} {
+		f, err := sealedFile(name, []byte(accounts[name]))
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
 // rootLinks reproduces the host's /bin, /sbin, /lib* entries: a symbolic
