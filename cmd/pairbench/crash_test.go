@@ -40,9 +40,9 @@ func TestCrashResume(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*crashSeed, 0))
 	killed := 0
 	for range *crashKills {
-		// Kill points spread over start-up, the smoke gate and the trials
-		// (each takes about 10 s here).
-		after := 300*time.Millisecond + time.Duration(rng.Int64N(int64(20*time.Second)))
+		// Kill points spread over start-up (the agent's warm-up), the smoke
+		// gate and the trials (a run takes about 15 s here, a trial 2-5 s).
+		after := 300*time.Millisecond + time.Duration(rng.Int64N(int64(10*time.Second)))
 		cmd, log := e.start(t, ctx)
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
