@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/model"
 )
 
@@ -49,14 +50,25 @@ func (m *modelClock) reset() (first, last time.Time) {
 // reports the browser setup (start, registration, load, checks), the agent's
 // start until its first model request (sandbox, egress proxy, pi's own
 // start, MCP servers connecting) and the rest (grading, teardown). The
-// stack is the one pairbench run builds: a spare browser for the slot and a
-// warm compile cache (newStack). Trials run back to back, so each spare
-// starts during the previous trial's model turns, as in a run. The target
-// is a median overhead of at most 1.5 s on a 2-core machine.
+// stack is the one pairbench run builds (newStack: a warm compile cache),
+// two ways:
+//
+//   - spare: a spare browser for the slot, as pairbench run keeps. Trials
+//     run back to back, so each spare starts during the previous trial's
+//     model turns, as in a run: its start is not in the overhead.
+//   - cold: no spare; each trial starts its browser, so the browser's
+//     start is in the overhead.
+//
+// The target is a median overhead of at most 1.5 s on a 2-core machine.
 //
 //	go test ./runner -run '^$' -bench TrialOverhead -benchtime 8x
 func BenchmarkTrialOverhead(b *testing.B) {
-	s := newStack(b, []string{"weather-high-oslo"}, model.Options{})
+	b.Run("spare", func(b *testing.B) { benchmarkTrialOverhead(b, 1) })
+	b.Run("cold", func(b *testing.B) { benchmarkTrialOverhead(b, 0) })
+}
+
+func benchmarkTrialOverhead(b *testing.B, spares int) {
+	s := newStack(b, []string{"weather-high-oslo"}, model.Options{}, func(c *local.Config) { c.Spares = spares })
 	clock := &modelClock{next: model.New(resolvedIntents(s), model.Options{})}
 	srv := httptest.NewServer(clock)
 	defer srv.Close()

@@ -66,7 +66,9 @@ func requireStack(t testing.TB) {
 	require.NoError(t, err, "run `make setup` to install bubblewrap")
 }
 
-func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
+// newStack builds the stack pairbench run builds (one spare browser, a warm
+// compile cache); browser changes the browser provider's configuration.
+func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...func(*local.Config)) *stack {
 	t.Helper()
 	requireStack(t)
 	siteSrv := httptest.NewServer(site.New())
@@ -76,7 +78,11 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options) *stack {
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
 	tmp := t.TempDir()
-	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp, Spares: 1}) // as pairbench run sets it
+	cfg := local.Config{Hosts: hosts, TempDir: tmp, Spares: 1} // as pairbench run sets it
+	for _, f := range browser {
+		f(&cfg)
+	}
+	browsers, err := local.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { browsers.Close() })
 
