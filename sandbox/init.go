@@ -71,12 +71,11 @@ func (f *serviceFlag) Set(s string) error {
 // Then it starts CMD as a child with the inherited environment, stdin,
 // stdout and stderr, forwards the signals it receives to that child, stops
 // the services when CMD exits (SIGTERM, then SIGKILL serviceGrace later),
-// and returns CMD's exit status (128+signal
-// when the child was killed by a signal). Run as PID 1 (bwrap --as-pid-1)
-// it also reaps orphaned descendants. It returns 2 for bad arguments, 1
-// when a listener cannot be set up, and 127 (or 126) when CMD or a service
-// cannot be started. The relays stop when RunInit returns; the caller
-// exits right after.
+// and returns CMD's exit status (128+signal when the child was killed by a
+// signal). Run as PID 1 (bwrap --as-pid-1) it also reaps orphaned
+// descendants. It returns 2 for bad arguments, 1 when a listener cannot be
+// set up, and 127 (or 126) when CMD or a service cannot be started. The
+// relays stop when RunInit returns; the caller exits right after.
 func RunInit(args []string) int {
 	fs := flag.NewFlagSet(InitArg, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)

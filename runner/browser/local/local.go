@@ -290,8 +290,8 @@ func (c Config) args(dir string) []string {
 			"--host-resolver-rules="+strings.Join(rules, ", "),
 			"--unsafely-treat-insecure-origin-as-secure="+strings.Join(origins, ","))
 	}
-	// Chromium reads only the last --disable-features, so a caller's list
-	// is merged into ours rather than appended after it.
+	// Chromium keeps one value per switch, so a second --disable-features
+	// would replace ours: a caller's list is merged into it instead.
 	disabled := slices.Clone(disabledFeatures)
 	for _, f := range c.Flags {
 		if list, ok := strings.CutPrefix(f, "--disable-features="); ok {
