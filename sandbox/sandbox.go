@@ -357,8 +357,9 @@ func (c *Cmd) Start() error {
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	cmd.ExtraFiles = append([]*os.File{argsFile, infoW, filterFile}, files...) // fds 3, 4, 5, then firstFileFD
-	cmd.Cancel = func() error {                              // exec has set cmd.Process by now
+	// fds 3, 4 and 5, then the /etc copies from firstFileFD on.
+	cmd.ExtraFiles = append([]*os.File{argsFile, infoW, filterFile}, files...)
+	cmd.Cancel = func() error { // exec has set cmd.Process by now
 		c.killInit()
 		return cmd.Process.Kill()
 	}
