@@ -209,13 +209,6 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	trials := &runner.Trials{RunDir: dir, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 		BrowserMCP: tools.BrowserMCP(o.Settle), StartDelay: o.StartDelay, Log: log}
 
-	// The warm-up fills the Node compile cache every trial's agent reads;
-	// without it trials still run, each compiling pi and Playwright MCP
-	// afresh.
-	if err := agent.Warm(ctx, tools.BrowserMCP(o.Settle)("ws://127.0.0.1:9/warm-up")); err != nil {
-		log.Warn("agent warm-up failed; trials run without a compile cache", "err", err)
-	}
-	defer agent.Close()
 	if fresh || adopted {
 		if err := smokeGate(ctx, trials, o, log); err != nil {
 			return nil, fmt.Errorf("smoke gate: %w", err)
@@ -242,6 +235,14 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		fmt.Fprintln(stdout, filepath.Join(dir, "run.json"))
 		return &benchResult{Dir: dir, Plan: plan}, nil
 	}
+
+	// The warm-up fills the Node compile cache every trial's agent reads;
+	// without it trials still run, each compiling pi and Playwright MCP
+	// afresh.
+	if err := agent.Warm(ctx, tools.BrowserMCP(o.Settle)("ws://127.0.0.1:9/warm-up")); err != nil {
+		log.Warn("agent warm-up failed; trials run without a compile cache", "err", err)
+	}
+	defer agent.Close()
 	upload := func() {
 		if sync == nil {
 			return
