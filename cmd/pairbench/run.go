@@ -26,7 +26,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale)")
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
-	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds one browser and one agent)")
+	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
 	f.StringVar(&o.Model, "model", o.Model, "model: "+scriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
 	f.StringVar(&o.ModelURL, "model-url", "", "override the provider's API base URL (an OpenAI-compatible endpoint)")
