@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // CheckError is a failed self-check: Reason is one line saying what is
@@ -58,9 +59,17 @@ func Check(ctx context.Context, opts CheckOptions) error {
 		hidden = append(hidden, home)
 	}
 	hidden = append(hidden, opts.Hidden...)
-	hidden = slices.DeleteFunc(hidden, func(h string) bool {
-		return filepath.Clean(h) == "/" // the sandbox has a root of its own
-	})
+	// Each hidden path goes in with its host identity (device and inode):
+	// the sandbox has a /tmp, a root and /usr of its own, and a path is
+	// visible only when it is the host's file there, not when a sandbox
+	// file has the same name. A path missing on the host hides nothing.
+	var probes []string
+	for _, h := range hidden {
+		var st unix.Stat_t
+		if unix.Stat(h, &st) == nil {
+			probes = append(probes, h, fmt.Sprintf("%d:%d", st.Dev, st.Ino))
+		}
+	}
 	sb, err := New(ctx, Policy{Bwrap: bwrap, TempRoot: opts.TempRoot})
 	if err != nil {
 		return fmt.Errorf("sandbox check: %w", err)
@@ -68,7 +77,11 @@ func Check(ctx context.Context, opts CheckOptions) error {
 	defer sb.Close()
 
 	var script strings.Builder
-	script.WriteString("for p in \"$@\"; do test -e \"$p\" && echo \"visible: $p\"; done\n")
+	script.WriteString(`while [ $# -gt 1 ]; do
+	[ "$(stat -L -c %d:%i "$1" 2>/dev/null)" = "$2" ] && echo "visible: $1"
+	shift 2
+done
+`)
 	script.WriteString(`test "$(id -u)" = 0 && echo "runs as root"
 grep -E '^Cap(Prm|Eff|Bnd|Amb):' /proc/self/status | grep -qv '0000000000000000$' && echo "holds capabilities"
 test -w /proc/sys/kernel/hostname && echo "visible: a writable /proc/sys"
@@ -80,7 +93,7 @@ echo probe-ran
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script.String(), "probe"}, hidden...)...)
+	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script.String(), "probe"}, probes...)...)
 	c.Stdout, c.Stderr = &out, &out
 	runErr := c.Run()
 	text := strings.TrimSpace(out.String())
