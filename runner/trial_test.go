@@ -287,3 +287,24 @@ func TestTrialsOnlyReadTheCompileCache(t *testing.T) {
 	s.run(t, "weather-high-oslo", pairbench.Treatment)
 	assert.Equal(t, before, snapshot())
 }
+
+// TestFailedWarmUpLeavesNothing: a warm-up that cannot run (here its
+// server cannot start) is an error, leaves no cache directory, and the
+// agent runs on without a cache, as pairbench run does after warning.
+func TestFailedWarmUpLeavesNothing(t *testing.T) {
+	requireStack(t)
+	tmp := t.TempDir()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	agent, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
+		Executable: exe, TempRoot: tmp})
+	require.NoError(t, err)
+	err = agent.Warm(context.Background(), runner.MCPServer{Name: "browser", Command: "/nonexistent/server", Listen: 8931})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no compile cache")
+	assert.Empty(t, agent.CompileCache())
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no cache or sandbox directory left")
+	require.NoError(t, agent.Close())
+}
