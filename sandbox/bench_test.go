@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -140,35 +139,14 @@ func BenchmarkLaunch(b *testing.B) {
 // seccomp filter and the /etc copies on the descriptors Start uses, and
 // nothing of Start's own handling.
 func policyRun(c *Cmd) (string, error) {
-	opts, cmdline, files, err := c.sb.bwrapArgs(c)
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	cmdline, files, err := c.sb.bwrapFiles(c)
+	defer closeFiles(files)
 	if err != nil {
 		return "", err
 	}
-	filter, err := seccompFilter()
-	if err != nil {
-		return "", err
-	}
-	if filter != nil {
-		opts = append(opts, "--seccomp", "5")
-	}
-	argsFile, err := sealedFile("bwrap-args", []byte(strings.Join(opts, "\x00")+"\x00"))
-	if err != nil {
-		return "", err
-	}
-	defer argsFile.Close()
-	filterFile, err := sealedFile("bwrap-seccomp", filter)
-	if err != nil {
-		return "", err
-	}
-	defer filterFile.Close()
 	cmd := exec.Command(c.sb.bwrap, append([]string{"--args", "3", "--"}, cmdline...)...)
 	cmd.Env = []string{}
-	cmd.ExtraFiles = append([]*os.File{argsFile, nil, filterFile}, files...)
+	cmd.ExtraFiles = files // descriptor 4, the info pipe's, stays closed
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

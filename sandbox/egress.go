@@ -393,7 +393,7 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 		}
 		e.wg.Go(func() {
 			defer e.untrack(c)
-			u, err := e.pol.dialer.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			u, err := e.pol.dialer.Dial("tcp", loopback(port))
 			if err != nil {
 				e.log.Warn("egress forward failed", "port", port, "err", err)
 				return
@@ -497,7 +497,7 @@ func (e *Egress) InitArgs() []string {
 func (e *Egress) listenPorts() []int { return append([]int{e.proxyPort}, e.forward...) }
 
 func (e *Egress) initForward(port int, socket string) string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "=" + filepath.Join(e.sandboxDir, socket)
+	return loopback(port) + "=" + filepath.Join(e.sandboxDir, socket)
 }
 
 // Env returns the variables the sandboxed command needs: the proxy

@@ -110,7 +110,7 @@ func RunInit(args []string) int {
 	var running []runningService
 	defer func() { stopServices(running) }()
 	for _, svc := range services {
-		l, err := net.Listen("tcp", svc.addr(svc.Port))
+		l, err := net.Listen("tcp", loopback(svc.Port))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: service %s: %v\n", InitArg, svc.Args[0], err)
 			return 1
@@ -128,7 +128,7 @@ func RunInit(args []string) int {
 			close(ended)
 		}()
 		running = append(running, runningService{cmd.Process, ended})
-		go acceptRelays(l, dialService(svc.addr(svc.Backend), ended))
+		go acceptRelays(l, dialService(loopback(svc.Backend), ended))
 	}
 
 	return runChild(cmdArgs)

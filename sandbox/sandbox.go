@@ -298,7 +298,8 @@ func (s Service) check() error {
 	return nil
 }
 
-func (s Service) addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+// loopback returns 127.0.0.1:port.
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // Command returns the Cmd that runs name with args inside s. Cancelling
 // ctx kills bubblewrap with SIGKILL, which ends every process inside.
@@ -315,50 +316,22 @@ func (c *Cmd) Start() error {
 	if c.cmd != nil {
 		return errors.New("sandbox: command already started")
 	}
-	opts, cmdline, files, err := s.bwrapArgs(c)
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	cmdline, files, err := s.bwrapFiles(c)
+	defer func() { closeFiles(files) }()
 	if err != nil {
 		return err
 	}
-	filter, err := seccompFilter()
-	if err != nil {
-		return err
-	}
-	if filter != nil {
-		opts = append(opts, "--seccomp", "5")
-	}
-	var args strings.Builder
-	for _, o := range opts {
-		args.WriteString(o)
-		args.WriteByte(0)
-	}
-	argsFile, err := sealedFile("bwrap-args", []byte(args.String()))
-	if err != nil {
-		return err
-	}
-	defer argsFile.Close()
-	filterFile, err := sealedFile("bwrap-seccomp", filter)
-	if err != nil {
-		return err
-	}
-	defer filterFile.Close()
-
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("sandbox: info pipe: %w", err)
 	}
 	defer infoR.Close()
-	defer infoW.Close()
+	files[1] = infoW
 
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	// fds 3, 4 and 5, then the /etc copies from firstFileFD on.
-	cmd.ExtraFiles = append([]*os.File{argsFile, infoW, filterFile}, files...)
+	cmd.ExtraFiles = files
 	cmd.Cancel = func() error { // exec has set cmd.Process by now
 		c.killInit()
 		return cmd.Process.Kill()
@@ -492,6 +465,43 @@ func (c *Cmd) killInit() {
 // firstFileFD is the descriptor bubblewrap gets the first of bwrapArgs'
 // files on (after --args, --info-fd and --seccomp).
 const firstFileFD = 6
+
+// bwrapFiles returns what bubblewrap is started with for c, but for its
+// --info-fd: the command line (after "--") and the files for descriptors
+// 3 on: the sealed argument file (3), an empty slot for the caller's info
+// pipe (4), the seccomp filter (5), then bwrapArgs' files from
+// firstFileFD. The caller closes the files (closeFiles), also on error.
+func (s *Sandbox) bwrapFiles(c *Cmd) (cmdline []string, files []*os.File, err error) {
+	opts, cmdline, etc, err := s.bwrapArgs(c)
+	files = append([]*os.File{nil, nil, nil}, etc...)
+	if err != nil {
+		return nil, files, err
+	}
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, files, err
+	}
+	if filter != nil {
+		opts = append(opts, "--seccomp", "5")
+	}
+	// The argument file is NUL-separated (bwrapArgs refuses NUL in values).
+	if files[0], err = sealedFile("bwrap-args", []byte(strings.Join(opts, "\x00")+"\x00")); err != nil {
+		return nil, files, err
+	}
+	if files[2], err = sealedFile("bwrap-seccomp", filter); err != nil {
+		return nil, files, err
+	}
+	return cmdline, files, nil
+}
+
+// closeFiles closes every file of files that is set.
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
 
 // bwrapArgs returns bubblewrap's options for c (for the argument file),
 // the command line to run (bubblewrap takes it from its own argv) and the

@@ -332,7 +332,9 @@ func besideAgent(servers []runner.MCPServer, taken []int) ([]runner.MCPServer, [
 		used[p] = true
 	}
 	for _, s := range servers {
-		used[s.Listen] = true
+		if s.Listen != 0 {
+			used[s.Listen] = true
+		}
 	}
 	var out []runner.MCPServer
 	var services []sandbox.Service
