@@ -272,8 +272,11 @@ type Cmd struct {
 	mu    sync.Mutex
 	proc  *os.Process // bubblewrap; guarded by mu
 	pidfd int         // the sandbox's PID 1, or -1; guarded by mu
-	done  chan struct{}
-	err   error
+	// reported is set once bubblewrap's --info-fd report was read (or
+	// never came); guarded by mu.
+	reported bool
+	done     chan struct{}
+	err      error
 }
 
 // Service is a server a Cmd talks to over the sandbox's loopback. The init
@@ -333,6 +336,16 @@ func (c *Cmd) Start() error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.ExtraFiles = files
 	cmd.Cancel = func() error { // exec has set cmd.Process by now
+		// Killing bubblewrap before it has reported PID 1 would strand a
+		// PID 1 still in its setup, blocked forever waiting for it. Start
+		// kills both once the report is in (and exec kills bubblewrap
+		// WaitDelay later should the report never come).
+		c.mu.Lock()
+		reported := c.reported
+		c.mu.Unlock()
+		if !reported {
+			return nil
+		}
 		c.killInit()
 		return cmd.Process.Kill()
 	}
@@ -360,6 +373,7 @@ func (c *Cmd) Start() error {
 	pidfd := sandboxInit(infoR)
 	c.mu.Lock()
 	c.pidfd = pidfd
+	c.reported = true
 	c.mu.Unlock()
 	if c.ctx.Err() != nil {
 		c.kill() // cancelled while PID 1 was not known yet

@@ -223,6 +223,44 @@ func TestSandboxContextCancelKillsEverything(t *testing.T) {
 	waitForProcess(t, marker, false)
 }
 
+// TestCancelDuringSetupLeavesNothing cancels commands while bubblewrap is
+// still setting the sandbox up, at spread-out moments: no process of
+// theirs may be left, not even a PID 1 stranded in its setup.
+func TestCancelDuringSetupLeavesNothing(t *testing.T) {
+	needBwrap(t)
+	sb := openSandbox(t, Policy{})
+	marker := "8127.125"
+	for i := range 60 {
+		ctx, cancel := context.WithCancel(t.Context())
+		c := sb.Command(ctx, "/bin/sleep", marker)
+		go func() {
+			time.Sleep(time.Duration(i%20) * 250 * time.Microsecond)
+			cancel()
+		}()
+		if c.Start() == nil {
+			c.Wait()
+		}
+		cancel()
+	}
+	require.Eventually(t, func() bool { return !anyProcessWith(marker) }, 5*time.Second, 20*time.Millisecond,
+		"a process of a cancelled sandbox is left")
+}
+
+// anyProcessWith reports whether any process's command line holds marker.
+func anyProcessWith(marker string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestKillingTheLauncherEndsTheSandbox(t *testing.T) {
 	needBwrap(t)
 	exe, err := os.Executable()
