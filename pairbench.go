@@ -1,6 +1,7 @@
 // Package pairbench holds the vocabulary every other package shares: the two
 // arms of a paired trial, the outcome of one trial attempt, the verdict labels,
-// and Row, one line of a run's rows.jsonl.
+// an intent's answer class and agreement kind, and Row, one line of a run's
+// rows.jsonl.
 //
 // It imports nothing of ours, so every package may import it.
 package pairbench
@@ -111,6 +112,40 @@ func Worst(labels ...Label) Label {
 	}
 	return worst
 }
+
+// AnswerClass says how strictly an intent's answer is known.
+type AnswerClass string
+
+const (
+	// AnswerPinned: the rules pin the one right answer.
+	AnswerPinned AnswerClass = "pinned"
+	// AnswerAgreement: the right answer moves too fast to pin; both arms'
+	// correct answers must agree (see AgreementKind).
+	AnswerAgreement AnswerClass = "agreement"
+	// AnswerShapeOnly: only the answer's shape can be checked.
+	AnswerShapeOnly AnswerClass = "shape only"
+)
+
+// AnswerClasses lists every answer class.
+var AnswerClasses = []AnswerClass{AnswerPinned, AnswerAgreement, AnswerShapeOnly}
+
+// Valid reports whether c is a known answer class.
+func (c AnswerClass) Valid() bool { return slices.Contains(AnswerClasses, c) }
+
+// AgreementKind names the agreement check applied to an intent's
+// both-correct pairs.
+type AgreementKind string
+
+const (
+	// AgreeSame: both arms' answers must agree as sets.
+	AgreeSame AgreementKind = "same"
+	// AgreeCheapest: both arms look for a minimum price; the higher one
+	// missed it when they differ by more than the tolerance.
+	AgreeCheapest AgreementKind = "cheapest"
+)
+
+// Valid reports whether k is a known agreement kind.
+func (k AgreementKind) Valid() bool { return k == AgreeSame || k == AgreeCheapest }
 
 // Stage names the part of a run a trial belongs to.
 type Stage string

@@ -15,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/pairbench/pairbench"
 )
 
 var (
@@ -192,26 +194,26 @@ func (c intentCheck) placeholders() {
 
 func (c intentCheck) classAndAgreement() {
 	in := c.in
-	if in.Class != "" && !slices.Contains([]AnswerClass{AnswerPinned, AnswerAgreement, AnswerShapeOnly}, in.Class) {
-		c.add("class", "class %q: want %q, %q or %q", in.Class, AnswerPinned, AnswerAgreement, AnswerShapeOnly)
+	if in.Class != "" && !in.Class.Valid() {
+		c.add("class", "class %q: want %q, %q or %q", in.Class, pairbench.AnswerPinned, pairbench.AnswerAgreement, pairbench.AnswerShapeOnly)
 	}
-	if in.Class == AnswerAgreement && in.Agreement == nil {
-		c.add("class", "class %q needs an agreement", AnswerAgreement)
+	if in.Class == pairbench.AnswerAgreement && in.Agreement == nil {
+		c.add("class", "class %q needs an agreement", pairbench.AnswerAgreement)
 	}
 	a := in.Agreement
 	if a == nil {
 		return
 	}
 	switch a.Kind {
-	case AgreeSame:
-	case AgreeCheapest:
+	case pairbench.AgreeSame:
+	case pairbench.AgreeCheapest:
 		if a.Field == "" {
 			c.add("agreement", "agreement cheapest needs the field holding the price")
 		}
 	case "":
-		c.add("agreement", "agreement has no kind (want %q or %q)", AgreeSame, AgreeCheapest)
+		c.add("agreement", "agreement has no kind (want %q or %q)", pairbench.AgreeSame, pairbench.AgreeCheapest)
 	default:
-		c.add("agreement.kind", "agreement kind %q: want %q or %q", a.Kind, AgreeSame, AgreeCheapest)
+		c.add("agreement.kind", "agreement kind %q: want %q or %q", a.Kind, pairbench.AgreeSame, pairbench.AgreeCheapest)
 	}
 	if a.Tolerance < 0 {
 		c.add("agreement.tolerance", "agreement tolerance must not be negative")

@@ -3,6 +3,8 @@
 // each problem by file and line.
 package intents
 
+import "github.com/pairbench/pairbench"
+
 // Pos is where something was read from. Pos.String gives "file:line"; the
 // types that embed Pos (Intent, Rule, Step, ...) therefore print as their
 // position with %v.
@@ -32,10 +34,9 @@ type Intent struct {
 	// resolved to a date when the run is planned.
 	Fixtures  map[string]Fixture `json:"fixtures,omitempty" yaml:"fixtures"`
 	Agreement *Agreement         `json:"agreement,omitempty" yaml:"agreement"`
-	// Class says how far the answer is pinned: AnswerPinned, AnswerAgreement
-	// or AnswerShapeOnly.
-	Class    AnswerClass `json:"class" yaml:"class"`
-	Baseline Baseline    `json:"baseline" yaml:"baseline"`
+	// Class says how far the answer is pinned.
+	Class    pairbench.AnswerClass `json:"class" yaml:"class"`
+	Baseline Baseline              `json:"baseline" yaml:"baseline"`
 	// Placebo marks an intent the registered tools cannot answer; the report
 	// pools such intents into the placebo check.
 	Placebo bool `json:"placebo,omitempty" yaml:"placebo"`
@@ -78,23 +79,12 @@ type Fixture struct {
 	DaysFromStart *int `json:"days_from_start,omitempty" yaml:"days_from_start"`
 }
 
-// AgreementKind names the agreement check applied to both-correct pairs.
-type AgreementKind string
-
-const (
-	// AgreeSame: both arms' answers must agree as sets.
-	AgreeSame AgreementKind = "same"
-	// AgreeCheapest: both arms look for a minimum price; the higher one
-	// missed it when they differ by more than Tolerance.
-	AgreeCheapest AgreementKind = "cheapest"
-)
-
 // Agreement is the check for intents whose one right answer moves too fast to
 // pin in rules.
 type Agreement struct {
 	Pos `json:"-" yaml:"-"`
 
-	Kind AgreementKind `json:"kind" yaml:"kind"`
+	Kind pairbench.AgreementKind `json:"kind" yaml:"kind"`
 	// Field is the answer field compared (a price for cheapest, a list or
 	// value for same).
 	Field string `json:"field,omitempty" yaml:"field"`
@@ -102,15 +92,6 @@ type Agreement struct {
 	// still counts as agreeing, for cheapest.
 	Tolerance float64 `json:"tolerance,omitempty" yaml:"tolerance"`
 }
-
-// AnswerClass says how strictly an intent's answer is known.
-type AnswerClass string
-
-const (
-	AnswerPinned    AnswerClass = "pinned"
-	AnswerAgreement AnswerClass = "agreement"
-	AnswerShapeOnly AnswerClass = "shape only"
-)
 
 // Baseline is what a competent agent does and answers. The scripted model
 // follows it, and validate grades Answer as the known-correct answer.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
 )
 
 const exampleRegistry = "../examples/registry"
@@ -49,7 +51,7 @@ func TestLoadExampleRegistry(t *testing.T) {
 	file := filepath.Join(exampleRegistry, "bench/intents/books.example/books-cheapest-by-author.yaml")
 	assert.Equal(t, file+":3", in.Pos.String())
 	assert.Equal(t, "find_books", in.EntryTool)
-	assert.Equal(t, AnswerPinned, in.Class)
+	assert.Equal(t, pairbench.AnswerPinned, in.Class)
 	assert.Equal(t, Fixture{Value: "Ada Quill"}, in.Fixtures["author"])
 	require.Len(t, in.Rules, 2)
 	assert.Equal(t, "equals", in.Rules[0].Kind)

@@ -65,10 +65,10 @@ func (c PlanCaps) Caps() Caps {
 
 // PlannedIntent is one intent as frozen for the run.
 type PlannedIntent struct {
-	ID        string              `json:"id"`
-	Domain    string              `json:"domain"`
-	Class     intents.AnswerClass `json:"class"`
-	Agreement *intents.Agreement  `json:"agreement,omitempty"`
+	ID        string                `json:"id"`
+	Domain    string                `json:"domain"`
+	Class     pairbench.AnswerClass `json:"class"`
+	Agreement *intents.Agreement    `json:"agreement,omitempty"`
 	// Placebo marks an intent the registered tools cannot answer.
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools names the tools registered in treatment.
@@ -138,12 +138,10 @@ func (p *Plan) Validate() error {
 			bad("%s: listed twice", name)
 		}
 		ids[in.ID] = true
-		switch in.Class {
-		case intents.AnswerPinned, intents.AnswerAgreement, intents.AnswerShapeOnly:
-		default:
+		if !in.Class.Valid() {
 			bad("%s: unknown answer class %q", name, in.Class)
 		}
-		if a := in.Agreement; a != nil && a.Kind != intents.AgreeSame && a.Kind != intents.AgreeCheapest {
+		if a := in.Agreement; a != nil && !a.Kind.Valid() {
 			bad("%s: unknown agreement kind %q", name, a.Kind)
 		}
 		pairs := make(map[int]bool)
@@ -178,13 +176,13 @@ func (p *Plan) StatsPlan() stats.Plan {
 		pi := stats.PlanIntent{
 			ID:      in.ID,
 			Domain:  in.Domain,
-			Class:   string(in.Class),
+			Class:   in.Class,
 			Placebo: in.Placebo,
 			Tools:   in.Tools,
 			Pairs:   len(in.Pairs),
 		}
 		if a := in.Agreement; a != nil {
-			pi.Agreement = &stats.Agreement{Kind: string(a.Kind), Field: a.Field, Tolerance: a.Tolerance}
+			pi.Agreement = &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
 		}
 		sp.Intents = append(sp.Intents, pi)
 	}

@@ -29,14 +29,14 @@ func testPlan() *Plan {
 		Alpha:     0.05,
 		Intents: []PlannedIntent{
 			{
-				ID: "books-cheapest", Domain: "books.example", Class: intents.AnswerAgreement,
-				Agreement: &intents.Agreement{Kind: intents.AgreeCheapest, Field: "price", Tolerance: 1},
+				ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerAgreement,
+				Agreement: &intents.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
 				Tools:     []string{"find_books"},
 				Fixtures:  map[string]any{"day": "2026-12-01"},
 				Pairs:     []PlannedPair{{Pair: 0, Order: pairbench.AB}, {Pair: 1, Order: pairbench.BA}},
 			},
 			{
-				ID: "weather-placebo", Domain: "weather.example", Class: intents.AnswerShapeOnly, Placebo: true,
+				ID: "weather-placebo", Domain: "weather.example", Class: pairbench.AnswerShapeOnly, Placebo: true,
 				Pairs: []PlannedPair{{Pair: 0, Order: pairbench.BA}},
 			},
 		},
@@ -117,11 +117,11 @@ func TestStatsPlan(t *testing.T) {
 		Seed:  42,
 		Intents: []stats.PlanIntent{
 			{
-				ID: "books-cheapest", Domain: "books.example", Class: stats.ClassAgreement,
-				Agreement: &stats.Agreement{Kind: stats.AgreeCheapest, Field: "price", Tolerance: 1},
+				ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerAgreement,
+				Agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
 				Tools:     []string{"find_books"}, Pairs: 2,
 			},
-			{ID: "weather-placebo", Domain: "weather.example", Class: stats.ClassShapeOnly, Placebo: true, Pairs: 1},
+			{ID: "weather-placebo", Domain: "weather.example", Class: pairbench.AnswerShapeOnly, Placebo: true, Pairs: 1},
 		},
 	}, got)
 }

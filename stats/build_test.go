@@ -63,7 +63,7 @@ func workedExample(intent string) []pairbench.Row {
 func planFor(ids ...string) Plan {
 	p := Plan{RunID: "t", Seed: 1}
 	for _, id := range ids {
-		p.Intents = append(p.Intents, PlanIntent{ID: id, Domain: "books.example", Class: ClassPinned, Pairs: 10})
+		p.Intents = append(p.Intents, PlanIntent{ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Pairs: 10})
 	}
 	return p
 }
@@ -274,7 +274,7 @@ func TestBuildRunChecks(t *testing.T) {
 	}
 	plan := planFor("books", "placebo")
 	plan.Intents[1].Placebo = true
-	plan.Intents[1].Class = ClassShapeOnly
+	plan.Intents[1].Class = pairbench.AnswerShapeOnly
 	rep := Build(plan, rows)
 	rc := rep.Run
 	assert.Equal(t, 20+1+16, rc.Attempts)

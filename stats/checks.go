@@ -161,7 +161,7 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 				rc.Noise.Observed++
 			}
 		}
-		if in.Class == ClassShapeOnly && isSignal(in.Label) {
+		if in.Class == pairbench.AnswerShapeOnly && isSignal(in.Label) {
 			rc.ShapeOnly = append(rc.ShapeOnly, in.ID)
 		}
 	}

@@ -56,8 +56,8 @@ func fuzzRows(data []byte) []pairbench.Row {
 
 func fuzzPlan() Plan {
 	return Plan{RunID: "fuzz", Seed: 3, Intents: []PlanIntent{
-		{ID: "i0", Domain: "d.example", Class: ClassAgreement, Pairs: 6, Agreement: &Agreement{Kind: AgreeCheapest, Field: "p", Tolerance: 1}},
-		{ID: "i1", Domain: "d.example", Class: ClassAgreement, Pairs: 6, Agreement: &Agreement{Kind: AgreeSame, Field: "l"}, Placebo: true},
+		{ID: "i0", Domain: "d.example", Class: pairbench.AnswerAgreement, Pairs: 6, Agreement: &Agreement{Kind: pairbench.AgreeCheapest, Field: "p", Tolerance: 1}},
+		{ID: "i1", Domain: "d.example", Class: pairbench.AnswerAgreement, Pairs: 6, Agreement: &Agreement{Kind: pairbench.AgreeSame, Field: "l"}, Placebo: true},
 	}}
 }
 

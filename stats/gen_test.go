@@ -60,7 +60,7 @@ func generate(rng *rand.Rand, specs []genSpec) []pairbench.Row {
 func genPlan(specs []genSpec, seed uint64) Plan {
 	plan := Plan{RunID: "gen", Model: Model{Name: "gen"}, Seed: seed}
 	for _, s := range specs {
-		plan.Intents = append(plan.Intents, PlanIntent{ID: s.id, Domain: s.domain, Class: ClassPinned, Pairs: s.pairs, Tools: []string{"tool"}})
+		plan.Intents = append(plan.Intents, PlanIntent{ID: s.id, Domain: s.domain, Class: pairbench.AnswerPinned, Pairs: s.pairs, Tools: []string{"tool"}})
 	}
 	return plan
 }

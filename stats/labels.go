@@ -102,7 +102,7 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 			continue
 		}
 		switch ag.Kind {
-		case AgreeCheapest:
+		case pairbench.AgreeCheapest:
 			cp, okC := pairbench.Price(cv)
 			tp, okT := pairbench.Price(tv)
 			if !okC || !okT {
@@ -116,7 +116,7 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 			case tp-cp > ag.Tolerance:
 				ch.Missed.Treatment++
 			}
-		case AgreeSame:
+		case pairbench.AgreeSame:
 			ch.Compared++
 			if !slices.Equal(pairbench.AsSet(cv), pairbench.AsSet(tv)) {
 				ch.Differ++
@@ -126,7 +126,7 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 		}
 	}
 	switch ag.Kind {
-	case AgreeCheapest:
+	case pairbench.AgreeCheapest:
 		if sp != nil && sp.Faster != sp.Slower {
 			fast, slow := ch.Missed.Treatment, ch.Missed.Control
 			if sp.Slower > sp.Faster {
@@ -134,7 +134,7 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 			}
 			ch.Failed = fast-slow >= 2
 		}
-	case AgreeSame:
+	case pairbench.AgreeSame:
 		ch.Failed = ch.Differ >= 2
 	}
 	return ch

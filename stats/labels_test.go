@@ -30,7 +30,7 @@ func labelCase(speedP, accP float64, faster, better bool) Intent {
 
 func TestDecide(t *testing.T) {
 	const sig, ns = 0.01, 0.5
-	failed := &AgreementCheck{Kind: AgreeSame, Differ: 2, Failed: true}
+	failed := &AgreementCheck{Kind: pairbench.AgreeSame, Differ: 2, Failed: true}
 	for _, tc := range []struct {
 		name  string
 		in    func() Intent
@@ -117,7 +117,7 @@ func TestAgreementCheck(t *testing.T) {
 	price := func(c, t any) [2]map[string]any {
 		return [2]map[string]any{{"fare": map[string]any{"price": c}}, {"fare": map[string]any{"price": t}}}
 	}
-	cheapest := Agreement{Kind: AgreeCheapest, Field: "fare.price", Tolerance: 1}
+	cheapest := Agreement{Kind: pairbench.AgreeCheapest, Field: "fare.price", Tolerance: 1}
 	treatmentFaster := &Speed{Faster: 6, Slower: 1}
 
 	rows, refs := answers(price(100.0, 105.0), price("$1,200.00", 1203.5), price(50.0, 50.5), price(80.0, "n/a"), price(70.0, 60.0))
@@ -133,7 +133,7 @@ func TestAgreementCheck(t *testing.T) {
 	ch = agreementCheck(cheapest, rows, refs, &Speed{Faster: 1, Slower: 6})
 	assert.False(t, ch.Failed, "control was faster and missed less")
 
-	same := Agreement{Kind: AgreeSame, Field: "titles"}
+	same := Agreement{Kind: pairbench.AgreeSame, Field: "titles"}
 	list := func(c, t []any) [2]map[string]any { return [2]map[string]any{{"titles": c}, {"titles": t}} }
 	rows, refs = answers(
 		list([]any{"Dune", "Emma"}, []any{" emma", "DUNE"}), // same set
@@ -153,12 +153,12 @@ func TestAgreementReadsAnswersAsGradingDoes(t *testing.T) {
 		{Answer: pairbench.Answer{Extracted: map[string]any{"price": 12.5, "titles": []any{3.0, "dune messiah"}}}},
 	}
 	refs := []pairRef{{c: 0, t: 1}}
-	ch := agreementCheck(Agreement{Kind: AgreeCheapest, Field: "price", Tolerance: 0.001}, rows, refs, nil)
+	ch := agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.001}, rows, refs, nil)
 	assert.Equal(t, 1, ch.Compared)
 	assert.Equal(t, ArmCount{}, ch.Missed, "a decimal comma reads as grading reads it")
-	ch = agreementCheck(Agreement{Kind: AgreeSame, Field: "titles"}, rows, refs, nil)
+	ch = agreementCheck(Agreement{Kind: pairbench.AgreeSame, Field: "titles"}, rows, refs, nil)
 	assert.Equal(t, 0, ch.Differ, "3 and \"3\", and inner white space, compare as grading compares them")
 	rows[1].Answer.Extracted["price"] = nil
-	ch = agreementCheck(Agreement{Kind: AgreeCheapest, Field: "price"}, rows, refs, nil)
+	ch = agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price"}, rows, refs, nil)
 	assert.Equal(t, 1, ch.Unreadable, "a null answer cannot be compared")
 }

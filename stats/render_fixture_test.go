@@ -47,7 +47,7 @@ func fixtureIntent(id string, label pairbench.Label, t Table, faster int, ratio 
 	ctl, trt := t.BothCorrect+t.ControlOnly, t.BothCorrect+t.TreatmentOnly
 	p, mid := McNemar(t.TreatmentOnly, t.ControlOnly)
 	in := Intent{
-		ID: id, Domain: "books.example", Class: ClassPinned, Tools: []string{"find_books", "book_details"},
+		ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books", "book_details"},
 		Label: label, Why: fmt.Sprintf("the rule for %s applied", label),
 		Pairs:     PairCounts{Planned: n, Seen: n, Complete: n},
 		Table:     t,
@@ -85,14 +85,14 @@ func fixtureReport() *Report {
 	}
 
 	same := &intents[2]
-	same.Class = ClassAgreement
-	same.Agreement = &Agreement{Kind: AgreeSame, Field: "titles"}
-	same.Check = &AgreementCheck{Kind: AgreeSame, Compared: 22, Differ: 4, Failed: true}
+	same.Class = pairbench.AnswerAgreement
+	same.Agreement = &Agreement{Kind: pairbench.AgreeSame, Field: "titles"}
+	same.Check = &AgreementCheck{Kind: pairbench.AgreeSame, Compared: 22, Differ: 4, Failed: true}
 
 	fast := &intents[6]
-	fast.Class = ClassAgreement
-	fast.Agreement = &Agreement{Kind: AgreeCheapest, Field: "price", Tolerance: 1}
-	fast.Check = &AgreementCheck{Kind: AgreeCheapest, Compared: 22, Unreadable: 1, Missed: ArmCount{Control: 2, Treatment: 1}}
+	fast.Class = pairbench.AnswerAgreement
+	fast.Agreement = &Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1}
+	fast.Check = &AgreementCheck{Kind: pairbench.AgreeCheapest, Compared: 22, Unreadable: 1, Missed: ArmCount{Control: 2, Treatment: 1}}
 	adopters := *fast.Speed
 	adopters.Pairs, adopters.Faster, adopters.Slower = 20, 20, 0
 	adopters.P = SignTest(20, 0)
@@ -105,7 +105,7 @@ func fixtureReport() *Report {
 	fast.Control.Toolless = 1
 
 	few := &intents[5]
-	few.Class = ClassShapeOnly
+	few.Class = pairbench.AnswerShapeOnly
 	few.Domain = "weather.example"
 	few.Pairs = PairCounts{Planned: 6, Seen: 6, Complete: 3, LostToAborts: 2, Missing: 1, LeftOut: ArmCount{Control: 2, Treatment: 3}, Aborts: ArmCount{Control: 1, Treatment: 4}}
 

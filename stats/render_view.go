@@ -166,7 +166,7 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 	if in.Why != "" {
 		add("Why", "%s", in.Why)
 	}
-	setup := fmt.Sprintf("domain %s; answer class %s", orDash(in.Domain), orDash(in.Class))
+	setup := fmt.Sprintf("domain %s; answer class %s", orDash(in.Domain), orDash(string(in.Class)))
 	if in.Placebo {
 		setup += "; placebo (the registered tools cannot answer it)"
 	}
@@ -207,7 +207,7 @@ func viewAgreement(a *Agreement) string {
 	if a.Field != "" {
 		field = a.Field
 	}
-	if a.Kind == AgreeCheapest {
+	if a.Kind == pairbench.AgreeCheapest {
 		return fmt.Sprintf("cheapest on %s, tolerance %s", field, showNum(a.Tolerance))
 	}
 	return fmt.Sprintf("%s on %s", a.Kind, field)
@@ -226,7 +226,7 @@ func viewSpeed(s *Speed) string {
 func viewCheck(c *AgreementCheck) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d both-correct pairs compared, %d unreadable", c.Kind, c.Compared, c.Unreadable)
-	if c.Kind == AgreeCheapest {
+	if c.Kind == pairbench.AgreeCheapest {
 		fmt.Fprintf(&b, "; missed the cheapest: control %d, treatment %d", c.Missed.Control, c.Missed.Treatment)
 	} else {
 		fmt.Fprintf(&b, "; answers differ in %d", c.Differ)

@@ -11,19 +11,6 @@ import (
 // A change that breaks readers of report.json bumps it.
 const ReportVersion = 1
 
-// Answer classes, mirrored from package intents (stats may not import it).
-const (
-	ClassPinned    = "pinned"
-	ClassAgreement = "agreement"
-	ClassShapeOnly = "shape only"
-)
-
-// Agreement check kinds, mirrored from package intents.
-const (
-	AgreeSame     = "same"
-	AgreeCheapest = "cheapest"
-)
-
 // Plan is what Build needs to know about a run besides its rows: the
 // settings the statistics depend on and, per intent, what was planned.
 type Plan struct {
@@ -56,11 +43,10 @@ type Model struct {
 
 // PlanIntent is one intent as planned.
 type PlanIntent struct {
-	ID     string `json:"id"`
-	Domain string `json:"domain"`
-	// Class is ClassPinned, ClassAgreement or ClassShapeOnly.
-	Class     string     `json:"class"`
-	Agreement *Agreement `json:"agreement,omitempty"`
+	ID        string                `json:"id"`
+	Domain    string                `json:"domain"`
+	Class     pairbench.AnswerClass `json:"class"`
+	Agreement *Agreement            `json:"agreement,omitempty"`
 	// Placebo marks an intent the registered tools cannot answer.
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools are the names of the tools registered in treatment.
@@ -71,8 +57,7 @@ type PlanIntent struct {
 
 // Agreement is the check applied to an intent's both-correct pairs.
 type Agreement struct {
-	// Kind is AgreeSame or AgreeCheapest.
-	Kind string `json:"kind"`
+	Kind pairbench.AgreementKind `json:"kind"`
 	// Field is a dotted path into the extracted answer ("" is the whole
 	// answer).
 	Field string `json:"field,omitempty"`
@@ -119,12 +104,12 @@ type Report struct {
 
 // Intent is the verdict on one intent.
 type Intent struct {
-	ID        string     `json:"id"`
-	Domain    string     `json:"domain"`
-	Class     string     `json:"class"`
-	Placebo   bool       `json:"placebo,omitempty"`
-	Tools     []string   `json:"tools,omitempty"`
-	Agreement *Agreement `json:"agreement,omitempty"`
+	ID        string                `json:"id"`
+	Domain    string                `json:"domain"`
+	Class     pairbench.AnswerClass `json:"class"`
+	Placebo   bool                  `json:"placebo,omitempty"`
+	Tools     []string              `json:"tools,omitempty"`
+	Agreement *Agreement            `json:"agreement,omitempty"`
 	// Unplanned is true for an intent that has rows but is not in the plan.
 	Unplanned bool `json:"unplanned,omitempty"`
 
@@ -330,7 +315,7 @@ func (e ExactInterval) Contains(v float64) bool {
 // AgreementCheck is the result of an intent's agreement check over its
 // both-correct pairs.
 type AgreementCheck struct {
-	Kind string `json:"kind"`
+	Kind pairbench.AgreementKind `json:"kind"`
 	// Compared counts both-correct pairs whose answers could be compared;
 	// Unreadable those where a field was missing or not usable.
 	Compared   int `json:"compared"`

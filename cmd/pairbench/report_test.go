@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -37,7 +36,7 @@ func smallRun(t *testing.T) (dir string, rows []byte) {
 		V: runner.PlanVersion, RunID: "r1", CreatedAt: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
 		Model: runner.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
 		Seed:  1, Alpha: 0.05,
-		Intents: []runner.PlannedIntent{{ID: "books-cheapest", Domain: "books.example", Class: intents.AnswerPinned, Tools: []string{"find_books"}}},
+		Intents: []runner.PlannedIntent{{ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}},
 	}
 	for pair := range 4 {
 		order := pairbench.AB

@@ -84,7 +84,7 @@ const (
 // spec describes one intent of the demo and the rows it gets.
 type spec struct {
 	id, domain string
-	class      intents.AnswerClass
+	class      pairbench.AnswerClass
 	agreement  *intents.Agreement
 	placebo    bool
 	tools      []string
@@ -108,57 +108,57 @@ func specs() []spec {
 	cheapestByAuthor := map[string]any{"title": "Paper Boats", "price": "$7.49"}
 	return []spec{
 		{
-			id: "books-newest-by-author", domain: "books.example", class: intents.AnswerPinned, tools: booksTools,
+			id: "books-newest-by-author", domain: "books.example", class: pairbench.AnswerPinned, tools: booksTools,
 			both: 5, controlOnly: 13, neither: 2, speed: even, adopt: true,
 			good: map[string]any{"title": "Engines of Mercy", "year": 2021},
 			bad:  map[string]any{"title": "Iron Psalms", "year": 2009},
 		},
 		{
-			id: "books-price-of-title", domain: "books.example", class: intents.AnswerPinned, tools: booksTools,
+			id: "books-price-of-title", domain: "books.example", class: pairbench.AnswerPinned, tools: booksTools,
 			both: 19, neither: 1, speed: slow, adopt: true,
 			good: map[string]any{"title": "Dust Choir", "price": "$6.80"},
 			bad:  map[string]any{"title": "Dust Choir", "price": "$8.60"},
 		},
 		{
-			id: "books-cheapest-poetry", domain: "books.example", class: intents.AnswerAgreement, tools: booksTools,
-			agreement: &intents.Agreement{Kind: intents.AgreeCheapest, Field: "price", Tolerance: 0.01},
+			id: "books-cheapest-poetry", domain: "books.example", class: pairbench.AnswerAgreement, tools: booksTools,
+			agreement: &intents.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.01},
 			both:      20, speed: fast, adopt: true, missCheapest: 4,
 			good: map[string]any{"title": "Dust Choir", "price": "$6.80"},
 			dear: map[string]any{"title": "Iron Psalms", "price": "$7.20"},
 			bad:  map[string]any{"title": "Dust Choir"},
 		},
 		{
-			id: "weather-coldest-city", domain: "weather.example", class: intents.AnswerPinned, tools: []string{"list_cities"},
+			id: "weather-coldest-city", domain: "weather.example", class: pairbench.AnswerPinned, tools: []string{"list_cities"},
 			both: 16, treatmentOnly: 1, controlOnly: 1, neither: 2, speed: even, adopt: false,
 			good: map[string]any{"city": "Tromsø", "high_c": -3},
 			bad:  map[string]any{"city": "Oslo", "high_c": 4},
 		},
 		{
-			id: "weather-high-oslo", domain: "weather.example", class: intents.AnswerPinned, tools: []string{"list_cities"}, placebo: true,
+			id: "weather-high-oslo", domain: "weather.example", class: pairbench.AnswerPinned, tools: []string{"list_cities"}, placebo: true,
 			both: 18, treatmentOnly: 1, controlOnly: 1, speed: even, adopt: true,
 			good: map[string]any{"city": "Oslo", "high_c": 4},
 			bad:  map[string]any{"city": "Oslo", "high_c": 9},
 		},
 		{
-			id: "books-author-of-title", domain: "books.example", class: intents.AnswerShapeOnly, tools: booksTools,
+			id: "books-author-of-title", domain: "books.example", class: pairbench.AnswerShapeOnly, tools: booksTools,
 			both: 5, lost: 3, speed: fast, adopt: true,
 			good: map[string]any{"author": "Ada Quill"},
 			bad:  map[string]any{"author": ""},
 		},
 		{
-			id: "books-cheapest-by-author", domain: "books.example", class: intents.AnswerPinned, tools: booksTools,
+			id: "books-cheapest-by-author", domain: "books.example", class: pairbench.AnswerPinned, tools: booksTools,
 			both: 20, speed: fast, adopt: true,
 			good: cheapestByAuthor,
 			bad:  map[string]any{"title": "Salt Lanterns", "price": "$9.99"},
 		},
 		{
-			id: "books-poetry-titles", domain: "books.example", class: intents.AnswerPinned, tools: booksTools,
+			id: "books-poetry-titles", domain: "books.example", class: pairbench.AnswerPinned, tools: booksTools,
 			both: 4, treatmentOnly: 14, neither: 2, speed: even, adopt: true,
 			good: map[string]any{"titles": []any{"Dust Choir", "Iron Psalms", "Low Country Hymns"}},
 			bad:  map[string]any{"titles": []any{"Dust Choir", "Iron Psalms"}},
 		},
 		{
-			id: "books-count-by-author", domain: "books.example", class: intents.AnswerPinned, tools: booksTools,
+			id: "books-count-by-author", domain: "books.example", class: pairbench.AnswerPinned, tools: booksTools,
 			both: 12, treatmentOnly: 12, speed: fast, adopt: true,
 			good: map[string]any{"count": 7},
 			bad:  map[string]any{"count": 5},
