@@ -204,7 +204,9 @@ func (a *analysis) speed(pairs []pairRef, stream string, randomized bool) *Speed
 			s.Ties++
 		}
 	}
-	s.MedianControl, s.MedianTreatment = median(tc), median(tt)
+	// median reorders its argument, and the bootstrap below must resample
+	// tc[i] and tt[i] together, so the medians are taken of copies.
+	s.MedianControl, s.MedianTreatment = median(slices.Clone(tc)), median(slices.Clone(tt))
 	if randomized {
 		s.Ratio = RatioOfMedians(tc, tt, a.alpha, a.b, a.rng(stream))
 	} else {
