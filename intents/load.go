@@ -26,8 +26,8 @@ const (
 // Registry is a loaded registry: its configuration, its domains with their
 // tools, and its intents.
 type Registry struct {
-	// Root is the registry directory as given to Load; every Pos.File starts
-	// with it.
+	// Root is the registry's name as given to Load or LoadFS; every
+	// Pos.File starts with it.
 	Root   string
 	Config Config
 	// Domains are sorted by name.
@@ -104,23 +104,33 @@ func (t *Tool) Matches(rawURL string) bool {
 	return false
 }
 
-// Load reads and validates the registry in dir. Files are read through an
-// os.Root, so no path or symlink reaches outside dir.
-//
-// Load returns a non-nil error without a registry only when dir cannot be
-// opened. Otherwise it returns the registry with everything that could be
-// read, and, when anything is wrong, a Problems error listing every problem
-// by file and line, sorted.
+// Load reads and validates the registry in dir, as LoadFS does. Files are
+// read through an os.Root, so no path or symlink reaches outside dir. It
+// returns an error without a registry only when dir cannot be opened;
+// otherwise it returns what LoadFS returns.
 func Load(dir string) (*Registry, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open registry: %w", err)
 	}
 	defer root.Close()
+	return LoadFS(root.FS(), dir)
+}
+
+// LoadFS reads and validates the registry at the root of fsys, which may be
+// a directory (os.DirFS, an os.Root) or any other tree, such as a commit
+// read straight from git. name is how positions name the registry: every
+// Pos.File is name joined with the file's path in fsys. Only regular files
+// are read: anything else where a file belongs is a problem.
+//
+// LoadFS returns the registry with everything that could be read and, when
+// anything is wrong, a Problems error listing every problem by file and
+// line, sorted; err is then that Problems.
+func LoadFS(fsys fs.FS, name string) (*Registry, error) {
 	l := &loader{
-		dir:     dir,
-		fsys:    root.FS(),
-		reg:     &Registry{Root: dir, flawed: map[string]bool{}},
+		name:    name,
+		fsys:    fsys,
+		reg:     &Registry{Root: name, flawed: map[string]bool{}},
 		domains: map[string]*loadedDomain{},
 	}
 	l.load()
@@ -136,7 +146,7 @@ func Load(dir string) (*Registry, error) {
 
 // loader holds what Load needs between its steps.
 type loader struct {
-	dir     string
+	name    string // the registry's name in positions
 	fsys    fs.FS
 	reg     *Registry
 	ps      problems
@@ -158,7 +168,7 @@ type loadedIntent struct {
 }
 
 // file turns a slash path inside the registry into the Pos.File users see.
-func (l *loader) file(rel string) string { return filepath.Join(l.dir, filepath.FromSlash(rel)) }
+func (l *loader) file(rel string) string { return filepath.Join(l.name, filepath.FromSlash(rel)) }
 
 // read reads a registry file of at most limit bytes.
 func (l *loader) read(rel string, limit int64) ([]byte, error) {

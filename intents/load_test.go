@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -426,4 +427,49 @@ func BenchmarkLoadExampleRegistry(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestLoadFSReadsAnyTree loads the example registry from a tree in memory,
+// as a commit read from git is: the same registry as from its directory,
+// with positions named by the name given.
+func TestLoadFSReadsAnyTree(t *testing.T) {
+	mem := fstest.MapFS{}
+	require.NoError(t, fs.WalkDir(os.DirFS(exampleRegistry), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(filepath.Join(exampleRegistry, p))
+		mem["reg/"+p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return err
+	}))
+	sub, err := fs.Sub(mem, "reg")
+	require.NoError(t, err)
+
+	fromDir, err := Load(exampleRegistry)
+	require.NoError(t, err)
+	fromTree, err := LoadFS(sub, "reg")
+	require.NoError(t, err)
+	assert.Equal(t, "reg", fromTree.Root)
+	require.Len(t, fromTree.Intents, len(fromDir.Intents))
+	for i, in := range fromTree.Intents {
+		want := fromDir.Intents[i]
+		assert.Equal(t, want.ID, in.ID)
+		assert.Equal(t, want.Prompt, in.Prompt)
+		rel, err := filepath.Rel(exampleRegistry, want.File)
+		require.NoError(t, err)
+		assert.Equal(t, filepath.Join("reg", rel), in.File, "positions are named from the tree's name")
+	}
+	require.Len(t, fromTree.Domains, len(fromDir.Domains))
+	for i, d := range fromTree.Domains {
+		assert.Equal(t, len(fromDir.Domains[i].Tools), len(d.Tools), "domain %s", d.Name)
+	}
+
+	// Something in a file's place that is not a regular file is a problem,
+	// named like every other.
+	mem["reg/bench/intents/books.example/odd.yaml"] = &fstest.MapFile{Mode: fs.ModeDevice}
+	_, err = LoadFS(sub, "reg")
+	var ps Problems
+	require.ErrorAs(t, err, &ps)
+	require.Len(t, ps, 1)
+	assert.Equal(t, filepath.Join("reg", "bench/intents/books.example/odd.yaml")+":1: cannot read: not a regular file", ps[0].String())
 }

@@ -1,14 +1,15 @@
 package runner
 
 import (
-	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,20 +44,29 @@ func (s Source) String() string {
 	return fmt.Sprintf("%s %s at %s", s.Repo, s.Ref, short)
 }
 
-// GitFetch reads a registry from a git repository at a pinned commit. It
-// fetches into a bare cache repository (created on first use) under a ref
-// of its own, so concurrent runs never share FETCH_HEAD and no working tree
-// is touched, then writes the commit's tree into dst. When ref cannot be
+// maxTreeSize bounds the registry a commit may hold: GitFetch reads it
+// into memory.
+const maxTreeSize = 256 << 20
+
+// GitFetch reads the tree dir ("." for the whole tree) of a git repository
+// at a pinned commit, without a checkout. It fetches into a bare cache
+// repository (created on first use) under a ref of its own, so concurrent
+// runs never share FETCH_HEAD and no working tree is touched, and returns
+// the commit's tree as a read-only fs.FS held in memory. Symbolic links in
+// the tree are entries of their own, never followed. When ref cannot be
 // fetched and pr is above zero, it falls back to refs/pull/<pr>/head and
 // says so in the returned Source.
-func GitFetch(ctx context.Context, cache, repo, ref string, pr int, dst string) (Source, error) {
+func GitFetch(ctx context.Context, cache, repo, ref string, pr int, dir string) (Source, fs.FS, error) {
 	src := Source{Repo: repo, Ref: ref, PR: pr}
+	if dir = path.Clean(dir); !fs.ValidPath(dir) {
+		return src, nil, fmt.Errorf("registry path %q: want a relative path inside the repository", dir)
+	}
 	if _, err := os.Stat(filepath.Join(cache, "HEAD")); err != nil {
 		if err := os.MkdirAll(cache, 0o755); err != nil {
-			return src, fmt.Errorf("git cache: %w", err)
+			return src, nil, fmt.Errorf("git cache: %w", err)
 		}
 		if _, err := git(ctx, cache, "init", "--bare", "--quiet"); err != nil {
-			return src, err
+			return src, nil, err
 		}
 	}
 	local := "refs/pairbench/" + strconv.Itoa(os.Getpid()) + "-" + strings.NewReplacer("/", "-", ":", "-").Replace(ref)
@@ -77,19 +87,24 @@ func GitFetch(ctx context.Context, cache, repo, ref string, pr int, dst string) 
 		}
 	}
 	if err != nil {
-		return src, fmt.Errorf("fetch %s from %s: %w", ref, repo, err)
+		return src, nil, fmt.Errorf("fetch %s from %s: %w", ref, repo, err)
 	}
 	defer git(context.WithoutCancel(ctx), cache, "update-ref", "-d", local)
 	commit, err := git(ctx, cache, "rev-parse", "--verify", local+"^{commit}")
 	if err != nil {
-		return src, err
+		return src, nil, err
 	}
 	src.Commit = strings.TrimSpace(commit)
-	archive, err := gitBytes(ctx, cache, "archive", "--format=tar", src.Commit)
+	archive, err := gitOutput(ctx, cache, maxTreeSize, "archive", "--format=zip", src.Commit, "--", dir)
 	if err != nil {
-		return src, err
+		return src, nil, fmt.Errorf("%s at %s: %w", repo, src.Commit, err)
 	}
-	return src, untar(bytes.NewReader(archive), dst)
+	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		return src, nil, fmt.Errorf("read the tree of %s: %w", src.Commit, err)
+	}
+	tree, err := fs.Sub(zr, dir)
+	return src, tree, err
 }
 
 func isCommitID(s string) bool {
@@ -105,61 +120,36 @@ func isCommitID(s string) bool {
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	b, err := gitBytes(ctx, dir, args...)
+	b, err := gitOutput(ctx, dir, 1<<20, args...)
 	return string(b), err
 }
 
-func gitBytes(ctx context.Context, dir string, args ...string) ([]byte, error) {
+// gitOutput runs git in dir and returns its output, failing when it is
+// longer than limit bytes.
+func gitOutput(ctx context.Context, dir string, limit int64, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// No prompts, no user or system configuration: the cache is ours alone.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git %s: %w", args[0], err)
+	}
+	out, readErr := io.ReadAll(io.LimitReader(stdout, limit+1))
+	if int64(len(out)) > limit {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("git %s: more than %d MiB of output", args[0], limit>>20)
+	}
+	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
-	return out, nil
-}
-
-// untar writes a git archive's regular files and directories into dst.
-// Symbolic links and anything that would land outside dst are skipped: a
-// registry is data, and a link could point anywhere on the host.
-func untar(r io.Reader, dst string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read archive: %w", err)
-		}
-		name := filepath.Clean(filepath.FromSlash(h.Name))
-		if !filepath.IsLocal(name) {
-			continue
-		}
-		path := filepath.Join(dst, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, io.LimitReader(tr, 64<<20))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
+	if readErr != nil {
+		return nil, fmt.Errorf("git %s: %w", args[0], readErr)
 	}
+	return out, nil
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,16 +52,22 @@ func TestGitFetchPinsACommitWithoutAWorkingTree(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	ctx := context.Background()
 
-	dst := t.TempDir()
-	src, err := GitFetch(ctx, cache, repo, "feature", 7, dst)
+	src, tree, err := GitFetch(ctx, cache, repo, "feature", 7, ".")
 	require.NoError(t, err)
 	assert.Equal(t, featureCommit, src.Commit)
 	assert.False(t, src.PRHead)
-	b, err := os.ReadFile(filepath.Join(dst, "tools", "a.js"))
+	b, err := fs.ReadFile(tree, "tools/a.js")
 	require.NoError(t, err)
 	assert.Equal(t, "v2", string(b))
-	_, err = os.Lstat(filepath.Join(dst, "tools", "link"))
-	assert.ErrorIs(t, err, os.ErrNotExist, "symbolic links from the registry are not written")
+	info, err := fs.Stat(tree, "tools/link")
+	require.NoError(t, err)
+	assert.Equal(t, fs.ModeSymlink, info.Mode().Type(), "a symbolic link is an entry of its own")
+	f, err := tree.Open("tools/link")
+	require.NoError(t, err)
+	b, err = io.ReadAll(f)
+	f.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "/etc/passwd", string(b), "reading a link gives its target's name, never the host file")
 
 	_, err = os.Stat(filepath.Join(cache, "HEAD"))
 	require.NoError(t, err, "the cache is a bare repository")
@@ -69,13 +77,15 @@ func TestGitFetchPinsACommitWithoutAWorkingTree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, strings.TrimSpace(refs), "the fetch ref is removed afterwards")
 
-	dst2 := t.TempDir()
-	src, err = GitFetch(ctx, cache, repo, mainCommit, 0, dst2)
+	src, tree, err = GitFetch(ctx, cache, repo, mainCommit, 0, "tools")
 	require.NoError(t, err)
 	assert.Equal(t, mainCommit, src.Commit, "a pinned commit id")
-	b, err = os.ReadFile(filepath.Join(dst2, "tools", "a.js"))
+	b, err = fs.ReadFile(tree, "a.js")
 	require.NoError(t, err)
-	assert.Equal(t, "v1", string(b))
+	assert.Equal(t, "v1", string(b), "the tree is the registry's directory")
+
+	_, _, err = GitFetch(ctx, cache, repo, mainCommit, 0, "../outside")
+	assert.ErrorContains(t, err, "inside the repository")
 }
 
 func TestGitFetchFallsBackToThePRHead(t *testing.T) {
@@ -83,12 +93,12 @@ func TestGitFetchFallsBackToThePRHead(t *testing.T) {
 	out, err := exec.Command("git", "-C", repo, "branch", "-D", "feature").CombinedOutput()
 	require.NoError(t, err, string(out))
 
-	src, err := GitFetch(context.Background(), t.TempDir(), repo, "feature", 7, t.TempDir())
+	src, _, err := GitFetch(context.Background(), t.TempDir(), repo, "feature", 7, ".")
 	require.NoError(t, err)
 	assert.True(t, src.PRHead)
 	assert.Equal(t, featureCommit, src.Commit)
 	assert.Contains(t, src.String(), "refs/pull/7/head")
 
-	_, err = GitFetch(context.Background(), t.TempDir(), repo, "feature", 0, t.TempDir())
+	_, _, err = GitFetch(context.Background(), t.TempDir(), repo, "feature", 0, ".")
 	assert.ErrorContains(t, err, "fetch feature", "without a PR there is nothing to fall back to")
 }

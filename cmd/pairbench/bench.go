@@ -100,19 +100,18 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	defer func() { cleanLeftovers(o.TempDir, time.Now(), log) }()
 
 	var source runner.Source
+	var reg *intents.Registry
+	var err error
 	if o.GitRepo != "" {
-		tree, err := os.MkdirTemp("", "pairbench-registry-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tree)
-		if source, err = runner.GitFetch(ctx, o.GitCache, o.GitRepo, o.GitRef, o.PR, tree); err != nil {
+		var tree fs.FS
+		if source, tree, err = runner.GitFetch(ctx, o.GitCache, o.GitRepo, o.GitRef, o.PR, o.Registry); err != nil {
 			return nil, err
 		}
 		log.Info("registry", "source", source.String())
-		o.Registry = filepath.Join(tree, filepath.FromSlash(o.Registry))
+		reg, err = intents.LoadFS(tree, o.Registry)
+	} else {
+		reg, err = intents.Load(o.Registry)
 	}
-	reg, err := intents.Load(o.Registry)
 	if err != nil {
 		var ps intents.Problems
 		if errors.As(err, &ps) {
@@ -341,7 +340,10 @@ func planOrResume(reg *intents.Registry, dir string, opts runner.PlanOptions, fo
 // smokeGate checks, before any pair, that a trial can work at all: the
 // sandbox is sound and one treatment browser setup passes end to end.
 func smokeGate(ctx context.Context, t *runner.Trials, o benchOptions, log *slog.Logger) error {
-	hidden := []string{o.Registry, o.RunsDir}
+	hidden := []string{o.RunsDir}
+	if o.GitRepo == "" {
+		hidden = append(hidden, o.Registry) // else it is read from the cache, into memory
+	}
 	if o.GitCache != "" {
 		hidden = append(hidden, o.GitCache)
 	}
