@@ -155,6 +155,15 @@ type Tool struct {
 	// URLPatterns are the URLPattern-style patterns of pages the tool may
 	// appear on.
 	URLPatterns []string `json:"urlPatterns"`
-	// Source is the tool file's text, injected into the page in treatment.
+	// Path is the tool file's slash path inside the registry
+	// ("domains/books.example/tools/find_books.js").
+	Path string `json:"-"`
+	// Source is the tool file's text.
 	Source string `json:"-"`
+	// Function is the file's page form: a JavaScript function expression
+	// that, called with no arguments, runs the file's statements and returns
+	// its tool. EvalTool read the metadata from what it returns; in
+	// treatment the page registers what it returns. Its line N is the file's
+	// line N.
+	Function string `json:"-"`
 }

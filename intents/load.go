@@ -284,7 +284,7 @@ func (l *loader) loadTool(d *Domain, rel string) {
 		l.ps.add(at, "%v", err)
 		return
 	}
-	t.Pos = at
+	t.Pos, t.Path = at, rel
 	d.Tools = append(d.Tools, t)
 }
 

@@ -334,7 +334,7 @@ func TestLoadProblems(t *testing.T) {
 		{
 			name: "tool that loops",
 			mutate: func(t *testing.T, dir string) {
-				write(t, dir, "domains/weather.example/tools/spin.js", "for (;;) {}\n")
+				write(t, dir, "domains/weather.example/tools/spin.js", "for (;;) {}\n({ execute() {} })\n")
 			},
 			want: []string{"domains/weather.example/tools/spin.js:1: tool file stopped: it ran past its time limit"},
 		},

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,7 +79,9 @@ var (
 	errHeapLimit = errors.New("memory limit")
 )
 
-// EvalTool evaluates the source of one tool file and reads its metadata.
+// EvalTool checks that src is a tool file, evaluates its page form (see
+// toolFunction) and reads the metadata of the tool it returns. The Tool
+// carries the page form, so the page registers exactly what was read here.
 //
 // The file is untrusted. It runs in a fresh goja runtime holding only the
 // ECMAScript built-ins: no fetch, require, timers, console or any Go value.
@@ -94,8 +97,7 @@ var (
 // evaluation is abandoned and reported; its goroutine ends when the built-in
 // returns and sees the interrupt.
 //
-// The script's completion value must be an object literal. Its metadata is
-// read without running its code: every property is read through its
+// The tool's metadata is read without running its code: every property is read through its
 // descriptor, so a getter is reported rather than called, a Proxy is refused,
 // and only strings, numbers, booleans, null, arrays and ordinary objects are
 // copied out, within size limits. execute must be a function and is never
@@ -105,13 +107,18 @@ func EvalTool(src string, lim ToolLimits) (Tool, error) {
 	if len(src) > lim.Source {
 		return Tool{}, &ToolError{Msg: fmt.Sprintf("tool file is %d bytes; the limit is %d", len(src), lim.Source)}
 	}
-	ast, err := parser.ParseFile(nil, "tool.js", src, 0)
+	fn, err := toolFunction(src)
+	if err != nil {
+		return Tool{}, err
+	}
+	// The page form, called: what the page runs to get the tool.
+	ast, err := parseScript("(" + fn + ")()")
 	if err != nil {
 		return Tool{}, syntaxError(err)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		return Tool{}, &ToolError{Msg: err.Error()}
+		return Tool{}, compileError(err)
 	}
 
 	vm := goja.New()
@@ -134,7 +141,7 @@ func EvalTool(src string, lim ToolLimits) (Tool, error) {
 		if r.err != nil {
 			return Tool{}, r.err
 		}
-		r.tool.Source = src
+		r.tool.Source, r.tool.Function = src, fn
 		return r.tool, nil
 	case <-time.After(lim.Time + lim.Grace):
 		vm.Interrupt(errTimeLimit)
@@ -224,6 +231,16 @@ func syntaxError(err error) *ToolError {
 	return &ToolError{Msg: "syntax error: " + err.Error()}
 }
 
+// compileError turns a compile error (a strict-mode early error, say) into
+// a ToolError at its line.
+func compileError(err error) *ToolError {
+	var se *goja.CompilerSyntaxError
+	if errors.As(err, &se) && se.File != nil {
+		return &ToolError{Line: se.File.Position(se.Offset).Line, Msg: "syntax error: " + se.Message}
+	}
+	return &ToolError{Msg: err.Error()}
+}
+
 // runtimeError turns what the runtime threw (an error or a recovered panic)
 // into a ToolError.
 func (r *metaReader) runtimeError(v any) *ToolError {
@@ -252,10 +269,28 @@ func (r *metaReader) runtimeError(v any) *ToolError {
 		if val := ex.Value(); val != nil {
 			msg = r.describeThrown(val)
 		}
-		return &ToolError{Line: line, Msg: "tool file threw: " + msg}
+		return &ToolError{Line: line, Msg: "tool file threw: " + msg + pageGlobalHint(msg)}
 	default:
 		return &ToolError{Msg: "tool file failed: " + err.Error()}
 	}
+}
+
+// pageGlobals are names a page has and a tool file's top-level statements
+// do not: they run in validate too, where there is no page.
+var pageGlobals = map[string]bool{
+	"window": true, "document": true, "location": true, "navigator": true, "fetch": true,
+	"localStorage": true, "sessionStorage": true, "console": true, "setTimeout": true,
+	"setInterval": true, "URL": true, "URLSearchParams": true, "history": true, "self": true,
+}
+
+// pageGlobalHint explains a ReferenceError for a page global.
+func pageGlobalHint(msg string) string {
+	name, ok := strings.CutPrefix(msg, "ReferenceError: ")
+	if name, ok = strings.CutSuffix(name, " is not defined"); ok && pageGlobals[name] {
+		return " (a tool file's top-level statements also run where pairbench reads the file, which has no page: use " +
+			name + " inside execute)"
+	}
+	return ""
 }
 
 // describeThrown renders a thrown value without calling its code: a

@@ -64,37 +64,40 @@ func hostile(t *testing.T, src string) (Tool, *ToolError) {
 	return tool, te
 }
 
+// setup makes code the statements of a tool file, before its literal.
+func setup(code string) string { return code + ";\n({ execute() {} })" }
+
 func TestEvalToolHostile(t *testing.T) {
 	cases := []struct {
 		name, src, want string
 	}{
-		{"infinite loop", `while (true) {}`, "time limit"},
+		{"infinite loop", setup(`while (true) {}`), "time limit"},
 		{"loop in object", `({ name: (function () { for (;;) {} })(), execute() {} })`, "time limit"},
-		{"huge string by doubling", `let s = "x"; for (;;) s += s;`, ""},
-		{"huge array by pushing", `const a = []; for (;;) a.push({ x: 1 });`, ""},
-		{"repeat", `"x".repeat(2 ** 30)`, "over the tool-file limit"},
-		{"padEnd", `"x".padEnd(2 ** 30)`, "over the tool-file limit"},
-		{"fill on a long array", `new Array(2 ** 31).fill(0)`, "over the tool-file limit"},
-		{"map on a sparse array", `new Array(1e9).map(x => x)`, "over the tool-file limit"},
-		{"join on a sparse array", `new Array(1e9).join("ab")`, "over the tool-file limit"},
-		{"spread of a sparse array", `Math.max(...new Array(1e9))`, "over the tool-file limit"},
-		{"apply with a long array-like", `Math.max.apply(null, { length: 1e9 })`, "over the tool-file limit"},
-		{"Array.from", `Array.from({ length: 1e9 })`, "over the tool-file limit"},
-		{"stringify a sparse array", `JSON.stringify({ a: new Array(1e9) })`, "over the tool-file limit"},
-		{"typed array", `new Uint8Array(2 ** 31)`, "Uint8Array is not defined"},
-		{"array buffer", `new ArrayBuffer(2 ** 31)`, "ArrayBuffer is not defined"},
+		{"huge string by doubling", setup(`let s = "x"; for (;;) s += s;`), ""},
+		{"huge array by pushing", setup(`const a = []; for (;;) a.push({ x: 1 });`), ""},
+		{"repeat", setup(`"x".repeat(2 ** 30)`), "over the tool-file limit"},
+		{"padEnd", setup(`"x".padEnd(2 ** 30)`), "over the tool-file limit"},
+		{"fill on a long array", setup(`new Array(2 ** 31).fill(0)`), "over the tool-file limit"},
+		{"map on a sparse array", setup(`new Array(1e9).map(x => x)`), "over the tool-file limit"},
+		{"join on a sparse array", setup(`new Array(1e9).join("ab")`), "over the tool-file limit"},
+		{"spread of a sparse array", setup(`Math.max(...new Array(1e9))`), "over the tool-file limit"},
+		{"apply with a long array-like", setup(`Math.max.apply(null, { length: 1e9 })`), "over the tool-file limit"},
+		{"Array.from", setup(`Array.from({ length: 1e9 })`), "over the tool-file limit"},
+		{"stringify a sparse array", setup(`JSON.stringify({ a: new Array(1e9) })`), "over the tool-file limit"},
+		{"typed array", setup(`new Uint8Array(2 ** 31)`), "Uint8Array is not defined"},
+		{"array buffer", setup(`new ArrayBuffer(2 ** 31)`), "ArrayBuffer is not defined"},
 		{"getter that loops", `({ get name() { for (;;) {} }, execute() {} })`, "name is a getter"},
 		{"getter in a nested object", `({ name: "x", annotations: { get readOnlyHint() { return true } }, execute() {} })`, "readOnlyHint is a getter"},
-		{"proxy as the tool", `new Proxy({}, { get() { for (;;) {} } })`, "one object literal"},
+		{"proxy as the tool", `new Proxy({}, { get() { for (;;) {} } })`, "must be the tool's object literal"},
 		{"proxy as a field", `({ name: "x", inputSchema: new Proxy({}, { ownKeys() { for (;;) {} } }), execute() {} })`, "inputSchema is a Proxy"},
-		{"proxy trap on descriptor", `new Proxy({ execute() {} }, { getOwnPropertyDescriptor() { for (;;) {} } })`, "one object literal"},
-		{"throws", `throw new Error("boom")`, "tool file threw: Error: boom"},
-		{"throws an object", `throw { toString() { for (;;) {} } }`, "tool file threw: a thrown Object"},
-		{"fetch absent", `fetch("http://127.0.0.1:1/")`, "fetch is not defined"},
-		{"require absent", `require("fs")`, "require is not defined"},
-		{"timers absent", `setTimeout(() => {}, 0)`, "setTimeout is not defined"},
-		{"console absent", `console.log("x")`, "console is not defined"},
-		{"not an object", `"just a string"`, "one object literal"},
+		{"proxy trap on descriptor", `new Proxy({ execute() {} }, { getOwnPropertyDescriptor() { for (;;) {} } })`, "must be the tool's object literal"},
+		{"throws", setup(`throw new Error("boom")`), "tool file threw: Error: boom"},
+		{"throws an object", setup(`throw { toString() { for (;;) {} } }`), "tool file threw: a thrown Object"},
+		{"fetch absent", setup(`fetch("http://127.0.0.1:1/")`), "fetch is not defined"},
+		{"require absent", setup(`require("fs")`), "require is not defined"},
+		{"timers absent", setup(`setTimeout(() => {}, 0)`), "setTimeout is not defined"},
+		{"console absent", setup(`console.log("x")`), "console is not defined"},
+		{"not an object", `"just a string"`, "must be the tool's object literal"},
 		{"no execute", `({ name: "x" })`, "execute must be a function"},
 		{"name not a string", `({ name: 42, execute() {} })`, "name must be a string"},
 		{"function in metadata", `({ name: "x", inputSchema: { type: function () {} }, execute() {} })`, "inputSchema.type is not plain data"},
@@ -122,7 +125,7 @@ func TestEvalToolErrorLines(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 3, te.Line)
 
-	_, err = EvalTool("const a = 1;\n\nthrow new TypeError('bad')\n", ToolLimits{})
+	_, err = EvalTool("const a = 1;\n\nthrow new TypeError('bad');\n({ execute() {} })", ToolLimits{})
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, 3, te.Line)
 	assert.Equal(t, "tool file threw: TypeError: bad", te.Msg)
