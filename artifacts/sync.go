@@ -1,14 +1,12 @@
 package artifacts
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,10 +15,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 )
-
-// ReportKey is the file whose presence in a store means a run is published
-// in full: Syncer uploads it after every other file of the run.
-const ReportKey = "report.json"
 
 // syncConcurrency bounds the uploads one Sync runs at once.
 const syncConcurrency = 4
@@ -33,15 +27,17 @@ const syncConcurrency = 4
 //
 // Files and directories whose names start with a dot are never uploaded:
 // write a file under a dot name and rename it into place to keep a half
-// written file out of the store. The run's top-level report.* files are
-// uploaded after everything else, report.json last of all, so a reader that
-// finds <runID>/report.json finds the whole run.
+// written file out of the store. The files the caller names as last are
+// uploaded after every other, in the order named, so a reader that finds
+// the final one finds the whole run (for a run, its report: see
+// runner.PublishLast).
 //
 // A Syncer is safe for concurrent use; concurrent Syncs run one at a time.
 type Syncer struct {
 	store Store
 	dir   string
 	runID string
+	last  []string // run-relative keys uploaded after all others, in order
 
 	mu   sync.Mutex
 	sent map[string]stamp // run-relative key → local file state when last uploaded; nil until the first Sync
@@ -62,15 +58,16 @@ type SyncResult struct {
 }
 
 // NewSyncer returns a Syncer that mirrors dir into store under runID, which
-// must be a single key segment.
-func NewSyncer(store Store, dir, runID string) (*Syncer, error) {
+// must be a single key segment. The files last names (slash paths relative
+// to dir) are uploaded after every other file, in the order given.
+func NewSyncer(store Store, dir, runID string, last ...string) (*Syncer, error) {
 	if err := ValidKey(runID); err != nil {
 		return nil, fmt.Errorf("artifacts: run id: %w", err)
 	}
 	if strings.Contains(runID, "/") {
 		return nil, fmt.Errorf("artifacts: run id %q: %w: must be one segment", runID, ErrInvalidKey)
 	}
-	return &Syncer{store: store, dir: dir, runID: runID}, nil
+	return &Syncer{store: store, dir: dir, runID: runID, last: last}, nil
 }
 
 // Sync uploads every file in the run directory that is new or changed.
@@ -95,23 +92,20 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	}
 
 	var res SyncResult
-	var body, reports []string
+	var body, last []string
 	for rel, st := range files {
 		if prev, ok := s.sent[rel]; ok && prev.same(st) {
 			res.Unchanged++
 			continue
 		}
-		if isReport(rel) {
-			reports = append(reports, rel)
+		if slices.Contains(s.last, rel) {
+			last = append(last, rel)
 		} else {
 			body = append(body, rel)
 		}
 	}
 	slices.Sort(body)
-	// report.json goes last; report.html and report.md before it.
-	slices.SortFunc(reports, func(a, b string) int {
-		return cmp.Or(cmp.Compare(boolInt(a == ReportKey), boolInt(b == ReportKey)), strings.Compare(a, b))
-	})
+	slices.SortFunc(last, func(a, b string) int { return slices.Index(s.last, a) - slices.Index(s.last, b) })
 
 	var mu sync.Mutex // guards res.Uploaded and s.sent inside the group
 	g, gctx := errgroup.WithContext(ctx)
@@ -133,7 +127,7 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 		return res, err
 	}
 	slices.Sort(res.Uploaded)
-	for _, rel := range reports {
+	for _, rel := range last {
 		st, ok, err := s.upload(ctx, rel)
 		if err != nil {
 			return res, err
@@ -145,24 +139,12 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	return res, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func (s *Syncer) record(res *SyncResult, rel string, st stamp) {
 	s.sent[rel] = st
 	res.Uploaded = append(res.Uploaded, s.key(rel))
 }
 
 func (s *Syncer) key(rel string) string { return s.runID + "/" + rel }
-
-// isReport reports whether rel is one of the run's top-level report files.
-func isReport(rel string) bool {
-	return !strings.Contains(rel, "/") && strings.TrimSuffix(rel, path.Ext(rel)) == "report"
-}
 
 // scan lists the run directory's regular files by run-relative key.
 func (s *Syncer) scan() (map[string]stamp, error) {

@@ -106,10 +106,13 @@ func runDir(t *testing.T) string {
 	return dir
 }
 
-func TestSyncUploadsTheRunWithTheReportLast(t *testing.T) {
+// reportLast is the order a run's report goes last in (runner.PublishLast).
+var reportLast = []string{"report.html", "report.md", "report.json"}
+
+func TestSyncUploadsTheLastFilesLast(t *testing.T) {
 	dir := runDir(t)
 	store := &recordingStore{Store: newLocal(t, t.TempDir())}
-	s, err := artifacts.NewSyncer(store, dir, "run1")
+	s, err := artifacts.NewSyncer(store, dir, "run1", reportLast...)
 	require.NoError(t, err)
 
 	res, err := s.Sync(t.Context())
@@ -128,7 +131,7 @@ func TestSyncUploadsTheRunWithTheReportLast(t *testing.T) {
 	puts := store.takePuts()
 	require.Len(t, puts, len(all))
 	assert.Equal(t, []string{"run1/report.html", "run1/report.md", "run1/report.json"}, puts[len(puts)-3:],
-		"report files go last, report.json last of all")
+		"the files named last go last, in the order named")
 	assert.ElementsMatch(t, slices.DeleteFunc(slices.Clone(all), func(k string) bool { return k == "run1/report.json" }),
 		store.heldAt["run1/report.json"], "when report.json is written, everything else is already stored")
 
@@ -137,6 +140,19 @@ func TestSyncUploadsTheRunWithTheReportLast(t *testing.T) {
 	data, _ := io.ReadAll(got)
 	got.Close()
 	assert.Equal(t, "t\n", string(data))
+}
+
+func TestSyncKnowsNoFileOfItsOwn(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir())}
+	s, err := artifacts.NewSyncer(store, dir, "run1", "shards/1/rows.jsonl", "run.json")
+	require.NoError(t, err)
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	puts := store.takePuts()
+	require.Len(t, puts, 8)
+	assert.Equal(t, []string{"run1/shards/1/rows.jsonl", "run1/run.json"}, puts[6:], "the files named last, in the order named")
+	assert.Less(t, slices.Index(puts, "run1/report.json"), 6, "report.json is a file like any other to the syncer")
 }
 
 func TestSyncUploadsOnlyWhatChanged(t *testing.T) {
@@ -195,7 +211,7 @@ func TestSyncAfterRestartSkipsWhatTheStoreHas(t *testing.T) {
 func TestSyncFailureHoldsTheReportBack(t *testing.T) {
 	dir := runDir(t)
 	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/trials/find/1-control/transcript.jsonl"}
-	s, err := artifacts.NewSyncer(store, dir, "run1")
+	s, err := artifacts.NewSyncer(store, dir, "run1", reportLast...)
 	require.NoError(t, err)
 
 	first, err := s.Sync(t.Context())

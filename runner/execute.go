@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path"
-	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/pairbench/pairbench"
@@ -18,22 +14,9 @@ import (
 type TrialSpec struct {
 	Job Job
 	Arm pairbench.Arm
-	// Dir is the trial's directory relative to the run directory:
-	// trials/<intent>/<pair>-<arm>, with -<attempt> from the second attempt
-	// on, so every attempt keeps its own transcript.
+	// Dir is the trial's directory relative to the run directory (see
+	// TrialDir).
 	Dir string
-}
-
-// TrialDir returns the run-relative directory of a trial attempt.
-func TrialDir(job Job, arm pairbench.Arm) string {
-	name := strconv.Itoa(job.Pair) + "-" + string(arm)
-	if job.Stage == pairbench.StageAdoption {
-		name = "adoption-" + name
-	}
-	if job.Attempt > 1 {
-		name += "-" + strconv.Itoa(job.Attempt)
-	}
-	return path.Join("trials", job.Intent, name)
 }
 
 // ErrInterrupted is what a TrialFunc returns when its context ended before
@@ -50,7 +33,7 @@ type TrialFunc func(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 // Execution is one runner's share of a planned run.
 type Execution struct {
 	// Dir is the local run directory, holding run.json.
-	Dir  string
+	Dir  RunDir
 	Plan *Plan
 	// Slots is how many jobs run at once.
 	Slots int
@@ -65,6 +48,9 @@ type Execution struct {
 	PairAttempts int
 	Trial        TrialFunc
 	Log          *slog.Logger
+	// OnProblem, if set, sees what goes wrong without stopping the run;
+	// without it, problems are logged as warnings.
+	OnProblem func(Problem)
 	// OnRow, if set, sees every row once it is on disk (progress, uploads).
 	OnRow func(pairbench.Row)
 	// OnStart, if set, sees every trial as it starts (progress). It is
@@ -72,13 +58,8 @@ type Execution struct {
 	OnStart func(TrialSpec)
 }
 
-// RowsPath returns the run-relative path of this execution's rows.
-func (ex *Execution) RowsPath() string {
-	if ex.Shards > 0 {
-		return path.Join("shards", strconv.Itoa(ex.Shard), "rows.jsonl")
-	}
-	return "rows.jsonl"
-}
+// RowsFile returns the run-relative rows file this execution appends to.
+func (ex *Execution) RowsFile() string { return RowsFileOf(ex.Shard) }
 
 // Pairs returns the planned pairs of this execution's shard.
 func (ex *Execution) Pairs() ([]PairSpec, error) {
@@ -107,12 +88,15 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rowsFile := filepath.Join(ex.Dir, filepath.FromSlash(ex.RowsPath()))
-	rows, err := readRowsFile(rowsFile, log)
+	problem := ex.OnProblem
+	if problem == nil {
+		problem = func(p Problem) { log.Warn(p.Msg, p.LogArgs()...) }
+	}
+	rows, err := ex.Dir.ReadRowsFile(ex.RowsFile(), problem)
 	if err != nil {
 		return err
 	}
-	rl, err := OpenRowLog(rowsFile)
+	rl, err := ex.Dir.OpenRowLog(ex.Shard)
 	if err != nil {
 		return err
 	}
@@ -136,7 +120,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 		var dropped []string
 		pairs, dropped = adoptedPairs(pairs, rows)
 		for _, d := range dropped {
-			log.Warn("domain gets no pairs: no adoption trial invoked a tool", "domain", d)
+			problem(Problem{Msg: "domain gets no pairs: no adoption trial invoked a tool", Attrs: []any{"domain", d}})
 		}
 	}
 
@@ -295,24 +279,4 @@ func adoptedPairs(pairs []PairSpec, rows []pairbench.Row) ([]PairSpec, []string)
 		}
 	}
 	return kept, dropped
-}
-
-// readRowsFile reads the rows recorded so far; a missing file has none.
-func readRowsFile(name string, log *slog.Logger) ([]pairbench.Row, error) {
-	f, err := os.Open(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open rows: %w", err)
-	}
-	defer f.Close()
-	rows, partial, err := pairbench.ReadRows(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if partial > 0 {
-		log.Warn("skipping a partial last row left by a killed runner", "file", name, "line", partial)
-	}
-	return rows, nil
 }

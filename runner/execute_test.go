@@ -3,8 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,14 +56,11 @@ func (f *fakeTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row, 
 		TrialDir: spec.Dir, Outcome: out, Adopted: adopted}, nil
 }
 
-func readRows(t *testing.T, name string) []pairbench.Row {
+// rowsOf reads a rows file of d, failing on a partial line.
+func rowsOf(t *testing.T, d RunDir, rel string) []pairbench.Row {
 	t.Helper()
-	f, err := os.Open(name)
+	rows, err := d.ReadRowsFile(rel, func(p Problem) { t.Errorf("reading %s: %s", rel, p) })
 	require.NoError(t, err)
-	defer f.Close()
-	rows, partial, err := pairbench.ReadRows(f)
-	require.NoError(t, err)
-	require.Zero(t, partial)
 	return rows
 }
 
@@ -96,9 +91,9 @@ func scoredOnce(t *testing.T, plan *Plan, rows []pairbench.Row) {
 func TestExecuteRunsEveryPairInOrder(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 3, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
 	f := &fakeTrials{}
-	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 2, Trial: f.trial}
+	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 2, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	rows := rowsOf(t, ex.Dir, RowsFile)
 	assert.Len(t, rows, 10)
 	scoredOnce(t, plan, rows)
 	// Within each pair, the trials ran in the planned order.
@@ -121,9 +116,9 @@ func TestExecuteRerunsAbortedPairWhole(t *testing.T) {
 		}
 		return pairbench.Correct, true, nil
 	}}
-	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 1, Trial: f.trial}
+	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	rows := rowsOf(t, ex.Dir, RowsFile)
 	var dirs []string
 	for _, r := range rows {
 		dirs = append(dirs, r.TrialDir)
@@ -137,7 +132,7 @@ func TestExecuteRerunsAbortedPairWhole(t *testing.T) {
 
 func TestExecuteResumesAfterInterruptions(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 4, "b": 4, "c": 3}, map[string]string{"a": "d1", "b": "d1", "c": "d2"})
-	dir := t.TempDir()
+	dir := RunDir{Path: t.TempDir()}
 	// Interrupt the run after every k-th trial, at many points, and resume
 	// each time until nothing is pending.
 	var total atomic.Int32
@@ -166,7 +161,7 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 	}
 	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: (&fakeTrials{}).trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := readRows(t, filepath.Join(dir, "rows.jsonl"))
+	rows := rowsOf(t, dir, RowsFile)
 	scoredOnce(t, plan, rows)
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -188,9 +183,9 @@ func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {
 		}
 		return pairbench.Correct, true, nil
 	}}
-	ex := &Execution{Dir: t.TempDir(), Plan: plan, Slots: 1, Adoption: 2, Trial: f.trial}
+	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Adoption: 2, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := readRows(t, filepath.Join(ex.Dir, "rows.jsonl"))
+	rows := rowsOf(t, ex.Dir, RowsFile)
 	pairsRun := map[string]int{}
 	var adoptionDomains []string
 	for _, r := range rows {
@@ -209,13 +204,13 @@ func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {
 
 func TestExecuteShardWritesItsOwnRows(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 5, "b": 4}, map[string]string{"a": "d", "b": "d"})
-	dir := t.TempDir()
+	dir := RunDir{Path: t.TempDir()}
 	var all []pairbench.Row
 	for k := 1; k <= 3; k++ {
 		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 3, Trial: (&fakeTrials{}).trial}
 		require.NoError(t, ex.Run(context.Background()))
-		all = append(all, readRows(t, filepath.Join(dir, "shards", fmt.Sprint(k), "rows.jsonl"))...)
+		all = append(all, rowsOf(t, dir, RowsFileOf(k))...)
 	}
 	scoredOnce(t, plan, all)
-	assert.NoFileExists(t, filepath.Join(dir, "rows.jsonl"))
+	assert.NoFileExists(t, dir.File(RowsFile))
 }

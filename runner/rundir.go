@@ -1,15 +1,161 @@
 package runner
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/stats"
 )
+
+// The files of a run, as slash paths relative to its directory. A run has
+// the same layout on disk and under its prefix in an artifact store.
+const (
+	// PlanFile is the frozen plan, written once before the first trial.
+	PlanFile = "run.json"
+	// RowsFile holds one row per trial attempt of a run that is not
+	// sharded; a shard's rows are in ShardRowsFile(k).
+	RowsFile = "rows.jsonl"
+	// ReportJSON, ReportMarkdown and ReportHTML are the report's three
+	// renderings. ReportJSON is published last: a reader that finds it
+	// finds the whole run.
+	ReportJSON     = "report.json"
+	ReportMarkdown = "report.md"
+	ReportHTML     = "report.html"
+
+	lockFile  = ".lock" // a dot name: never uploaded
+	shardsDir = "shards"
+	trialsDir = "trials"
+)
+
+// PublishLast lists the files a store gets after every other file of the
+// run, in this order. ReportJSON comes last of all, so its presence in a
+// store means the run is published in full.
+var PublishLast = []string{ReportHTML, ReportMarkdown, ReportJSON}
+
+// RunDir is one run's directory, and the one place that knows its layout:
+//
+//	run.json                     the frozen plan (Plan)
+//	rows.jsonl                   one row per trial attempt, append-only, fsynced
+//	shards/<k>/rows.jsonl        shard k's rows, when the run is split across runners
+//	trials/<intent>/<pair>-<arm>[-<attempt>]/   one trial attempt's files
+//	report.json|md|html          the report
+//	.lock                        held by the one runner working on the run
+//
+// Every package reads and writes a run through it. A RunDir is a value; it
+// does no I/O until a method is called.
+type RunDir struct {
+	// Path is the directory on disk.
+	Path string
+}
+
+// File returns the path on disk of the run-relative slash path rel.
+func (d RunDir) File(rel string) string { return filepath.Join(d.Path, filepath.FromSlash(rel)) }
+
+// RowsFileOf returns the run-relative rows file of shard k of a run split
+// across runners, or RowsFile for k = 0 (a run that is not split).
+func RowsFileOf(k int) string {
+	if k == 0 {
+		return RowsFile
+	}
+	return path.Join(shardsDir, strconv.Itoa(k), RowsFile)
+}
+
+// ShardOf reports which rows file rel is: 0 for RowsFile, k for shard k's,
+// and ok false when rel is not a rows file of the run.
+func ShardOf(rel string) (k int, ok bool) {
+	if rel == RowsFile {
+		return 0, true
+	}
+	dir, file := path.Split(rel)
+	num, isShard := strings.CutPrefix(strings.TrimSuffix(dir, "/"), shardsDir+"/")
+	if !isShard || file != RowsFile || num == "" || num[0] == '0' {
+		return 0, false
+	}
+	k, err := strconv.Atoi(num)
+	if err != nil || k < 1 || strconv.Itoa(k) != num {
+		return 0, false
+	}
+	return k, true
+}
+
+// TrialDir returns the run-relative directory of a trial attempt:
+// trials/<intent>/<pair>-<arm>, adoption-<pair>-<arm> for an adoption
+// trial, with -<attempt> from the second attempt on, so every attempt keeps
+// its own files.
+func TrialDir(job Job, arm pairbench.Arm) string {
+	name := strconv.Itoa(job.Pair) + "-" + string(arm)
+	if job.Stage == pairbench.StageAdoption {
+		name = "adoption-" + name
+	}
+	if job.Attempt > 1 {
+		name += "-" + strconv.Itoa(job.Attempt)
+	}
+	return path.Join(trialsDir, job.Intent, name)
+}
+
+// IsTrialFile reports whether rel lies in a trial directory.
+func IsTrialFile(rel string) bool { return strings.HasPrefix(rel, trialsDir+"/") }
+
+// ReadPlan reads and validates the run's plan. A run without one fails with
+// an error that matches fs.ErrNotExist and says the directory is not a run.
+func (d RunDir) ReadPlan() (*Plan, error) {
+	p, err := ReadPlan(d.File(PlanFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, noPlanError{d.Path}
+	}
+	return p, err
+}
+
+// noPlanError says a directory has no plan; it matches fs.ErrNotExist.
+type noPlanError struct{ dir string }
+
+func (e noPlanError) Error() string {
+	return fmt.Sprintf("%s has no %s, so it is not a run directory (pairbench run writes %[2]s before its first trial)", e.dir, PlanFile)
+}
+
+func (e noPlanError) Unwrap() error { return fs.ErrNotExist }
+
+// WritePlan freezes plan as the run's run.json, whole or not at all. The
+// scripted model's address is this process's loopback port, so it is not
+// frozen.
+func (d RunDir) WritePlan(plan *Plan) error {
+	frozen := *plan
+	if frozen.Model.Scripted {
+		frozen.Model.BaseURL = ""
+	}
+	b, err := json.MarshalIndent(&frozen, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", PlanFile, err)
+	}
+	return d.WriteFile(PlanFile, append(b, '\n'))
+}
+
+// WriteFile writes data at the run-relative slash path rel, whole: a reader
+// sees the old file or the new one, never a part. rel must stay inside the
+// run directory.
+func (d RunDir) WriteFile(rel string, data []byte) error {
+	if !fs.ValidPath(rel) || rel == "." {
+		return fmt.Errorf("write %q: not a path inside the run directory", rel)
+	}
+	p := d.File(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return writeFileAtomic(p, data)
+}
 
 // ErrLocked is returned when another runner holds the run's lock.
 var ErrLocked = errors.New("another runner holds this run")
@@ -17,21 +163,21 @@ var ErrLocked = errors.New("another runner holds this run")
 // Lock is an exclusive hold on a run directory: one runner per run id.
 type Lock struct{ f *os.File }
 
-// LockRun takes the run directory's lock without waiting. It fails with
-// ErrLocked while another process holds it; the lock ends with Unlock or
-// with the process, however it dies.
-func LockRun(dir string) (*Lock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// Lock creates the run directory if needed and takes its lock without
+// waiting. It fails with ErrLocked while another process holds it; the
+// lock ends with Unlock or with the process, however it dies.
+func (d RunDir) Lock() (*Lock, error) {
+	if err := os.MkdirAll(d.Path, 0o755); err != nil {
 		return nil, fmt.Errorf("create run dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(d.File(lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open run lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
+			return nil, fmt.Errorf("%s: %w", d.Path, ErrLocked)
 		}
 		return nil, fmt.Errorf("lock run: %w", err)
 	}
@@ -41,31 +187,167 @@ func LockRun(dir string) (*Lock, error) {
 // Unlock releases the lock.
 func (l *Lock) Unlock() error { return l.f.Close() }
 
-// RowLog appends rows to a rows.jsonl file, one fsynced line per row, so a
-// killed runner loses at most the row being written (which readers then skip
-// as a partial last line).
+// RowsFiles returns the run-relative rows files the run holds: RowsFile
+// first, then every shard's by shard number.
+func (d RunDir) RowsFiles() ([]string, error) {
+	var files []string
+	if _, err := os.Stat(d.File(RowsFile)); err == nil {
+		files = append(files, RowsFile)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("find rows: %w", err)
+	}
+	entries, err := os.ReadDir(d.File(shardsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("find shard rows: %w", err)
+	}
+	var shards []int
+	for _, e := range entries {
+		rel := path.Join(shardsDir, e.Name(), RowsFile)
+		if k, ok := ShardOf(rel); ok {
+			if _, err := os.Stat(d.File(rel)); err == nil {
+				shards = append(shards, k)
+			}
+		}
+	}
+	slices.Sort(shards)
+	for _, k := range shards {
+		files = append(files, RowsFileOf(k))
+	}
+	return files, nil
+}
+
+// ReadRows reads the rows of the run with id runID: RowsFile and every
+// shard's rows file, in RowsFiles order. A run with no rows file has no
+// trials. In each file a partial last line (a writer killed mid-append, or
+// one still appending) is skipped, and a bad line fails the read, naming
+// its file and line. Rows of another run id are left out: they would mix
+// two runs' trials. Whatever is skipped is told to problem, if not nil.
+func (d RunDir) ReadRows(runID string, problem func(Problem)) ([]pairbench.Row, error) {
+	files, err := d.RowsFiles()
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		tell(problem, Problem{File: d.Path, Msg: "has no " + RowsFile + " yet; reporting a run with no trials"})
+	}
+	var rows []pairbench.Row
+	for _, rel := range files {
+		rs, err := d.ReadRowsFile(rel, problem)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rs...)
+	}
+	return keepRun(rows, runID, d.Path, problem), nil
+}
+
+// ReadRowsFile reads the run-relative rows file rel as ReadRows reads each
+// file, rows of every run id included. A missing file has no rows.
+func (d RunDir) ReadRowsFile(rel string, problem func(Problem)) ([]pairbench.Row, error) {
+	name := d.File(rel)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open rows: %w", err)
+	}
+	defer f.Close()
+	return readRows(f, name, problem)
+}
+
+// readRows reads one rows stream named name (a file, or a stored object).
+func readRows(r io.Reader, name string, problem func(Problem)) ([]pairbench.Row, error) {
+	rows, partial, err := pairbench.ReadRows(r)
+	var rowErr *pairbench.RowError
+	if errors.As(err, &rowErr) {
+		return nil, fmt.Errorf("%s:%d: %w", name, rowErr.Line, rowErr.Err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if partial > 0 {
+		tell(problem, Problem{File: name, Line: partial,
+			Msg: "skipped a partial last line (a writer was interrupted or is still appending)"})
+	}
+	return rows, nil
+}
+
+// keepRun leaves out the rows of another run than runID (rows without a run
+// id are kept), telling problem how many under where.
+func keepRun(rows []pairbench.Row, runID, where string, problem func(Problem)) []pairbench.Row {
+	kept := rows[:0]
+	foreign := 0
+	for _, r := range rows {
+		if r.RunID != "" && r.RunID != runID {
+			foreign++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if foreign > 0 {
+		tell(problem, Problem{File: where, Msg: fmt.Sprintf("left out %d rows whose run_id is not %q", foreign, runID)})
+	}
+	return kept
+}
+
+// ReportOptions say how a report is rendered.
+type ReportOptions struct {
+	// Link is the full report's URL, linked from report.md.
+	Link string
+}
+
+// WriteReport writes rep's three renderings into the run directory, each
+// replaced whole, in PublishLast's order reversed (report.json first), and
+// returns their paths in the order written.
+func (d RunDir) WriteReport(rep *stats.Report, o ReportOptions) ([]string, error) {
+	render := map[string]func(io.Writer) error{
+		ReportJSON: func(w io.Writer) error { return stats.WriteJSON(w, rep) },
+		ReportMarkdown: func(w io.Writer) error {
+			return stats.WriteMarkdown(w, rep, stats.MarkdownOptions{FullReportURL: o.Link})
+		},
+		ReportHTML: func(w io.Writer) error { return stats.WriteHTML(w, rep) },
+	}
+	var written []string
+	for _, name := range slices.Backward(PublishLast) {
+		var buf bytes.Buffer
+		if err := render[name](&buf); err != nil {
+			return written, err
+		}
+		if err := d.WriteFile(name, buf.Bytes()); err != nil {
+			return written, err
+		}
+		written = append(written, d.File(name))
+	}
+	return written, nil
+}
+
+// RowLog appends rows to a rows file, one fsynced line per row, so a killed
+// runner loses at most the row being written (which readers then skip as a
+// partial last line).
 type RowLog struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
 }
 
-// OpenRowLog opens path for appending, creating it if needed. A partial last
-// line left by a killed writer is cut off first, so the next row starts on a
-// line of its own.
-func OpenRowLog(path string) (*RowLog, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// OpenRowLog opens the rows file of shard k (0: a run not split) for
+// appending, creating it if needed. A partial last line left by a killed
+// writer is cut off first, so the next row starts on a line of its own.
+func (d RunDir) OpenRowLog(k int) (*RowLog, error) {
+	p := d.File(RowsFileOf(k))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create rows dir: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open rows: %w", err)
 	}
 	if err := truncatePartial(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("repair %s: %w", path, err)
+		return nil, fmt.Errorf("repair %s: %w", p, err)
 	}
-	return &RowLog{f: f, path: path}, nil
+	return &RowLog{f: f, path: p}, nil
 }
 
 // truncatePartial cuts f after its last newline and leaves the offset at
@@ -128,3 +410,32 @@ func (l *RowLog) Path() string { return l.path }
 
 // Close closes the file.
 func (l *RowLog) Close() error { return l.f.Close() }
+
+// writeFileAtomic replaces path with data in one step: it writes a
+// temporary file in the same directory, syncs it and renames it over path,
+// so a reader sees the old file or the new one, never a part. The
+// temporary file has a dot name, so a store sync never uploads it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

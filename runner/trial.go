@@ -66,7 +66,7 @@ type BrowserMCPFunc func(cdpURL string) MCPServer
 // Trials runs single trials. Both arms of every pair go through the same
 // code; only the tools registered in the browser differ.
 type Trials struct {
-	RunDir   string
+	RunDir   RunDir
 	Plan     *Plan
 	Intents  map[string]*TrialIntent
 	Browsers Browsers
@@ -105,7 +105,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if in == nil {
 		return abort("runner error: intent not in the plan")
 	}
-	dir := filepath.Join(t.RunDir, filepath.FromSlash(spec.Dir))
+	dir := t.RunDir.File(spec.Dir)
 	// A trial interrupted before its row was written may have left its
 	// directory behind; this attempt owns it now.
 	if err := os.RemoveAll(dir); err != nil {

@@ -114,7 +114,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 	t.Cleanup(func() { agent.Close() })
 	return &stack{
 		trials: &runner.Trials{
-			RunDir: t.TempDir(), Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
+			RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 			BrowserMCP: browserMCP,
 		},
 		browsers: browsers,
@@ -166,7 +166,7 @@ func TestTrialBothArmsForReal(t *testing.T) {
 		assert.Greater(t, row.CostUSD, 0.0)
 		assert.Greater(t, row.Turns, 0)
 
-		b, err := os.ReadFile(filepath.Join(s.trials.RunDir, row.TrialDir, "transcript.jsonl"))
+		b, err := os.ReadFile(filepath.Join(s.trials.RunDir.File(row.TrialDir), "transcript.jsonl"))
 		require.NoError(t, err)
 		assert.NotEmpty(t, b)
 		assert.NotContains(t, string(b), "sk-host-secret-must-not-leak")

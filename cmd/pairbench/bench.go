@@ -147,7 +147,8 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 	}
 
 	dir := filepath.Join(o.RunsDir, o.RunID)
-	lock, err := runner.LockRun(dir)
+	run := runner.RunDir{Path: dir}
+	lock, err := run.Lock()
 	if err != nil {
 		return nil, err
 	}
@@ -161,14 +162,14 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		}
 		// A shard takes the plan already stored (by a --plan-only run), so
 		// every runner of the run shares one run.json.
-		if adopted, err = fetchStoredPlan(ctx, store, o.RunID, dir); err != nil {
+		if adopted, err = run.FetchPlan(ctx, store, o.RunID); err != nil {
 			return nil, err
 		}
 	}
 
 	opts := runner.PlanOptions{RunID: o.RunID, Intents: o.Intents, Pairs: o.Pairs, Model: m, Caps: o.Caps,
 		Seed: o.Seed, Alpha: o.Alpha, Versions: versions, Now: time.Now(), Source: source}
-	plan, fresh, err := planOrResume(reg, dir, opts, o.Force, log)
+	plan, fresh, err := planOrResume(reg, run, opts, o.Force, log)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		return nil, err
 	}
 	defer browsers.Close()
-	trials := &runner.Trials{RunDir: dir, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
+	trials := &runner.Trials{RunDir: run, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 		BrowserMCP: tools.BrowserMCP(o.Settle), StartDelay: o.StartDelay, Log: log}
 
 	if fresh || adopted {
@@ -214,14 +215,14 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		}
 	}
 	if fresh {
-		if err := writePlan(dir, plan); err != nil {
+		if err := run.WritePlan(plan); err != nil {
 			return nil, err
 		}
 	}
 
 	var sync *artifacts.Syncer
 	if store != nil {
-		if sync, err = artifacts.NewSyncer(store, dir, o.RunID); err != nil {
+		if sync, err = run.Syncer(store, o.RunID); err != nil {
 			return nil, err
 		}
 	}
@@ -231,7 +232,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 				return nil, fmt.Errorf("store the plan: %w", err)
 			}
 		}
-		fmt.Fprintln(stdout, filepath.Join(dir, "run.json"))
+		fmt.Fprintln(stdout, run.File(runner.PlanFile))
 		return &benchResult{Dir: dir, Plan: plan}, nil
 	}
 
@@ -251,7 +252,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, std
 		}
 	}
 
-	ex := &runner.Execution{Dir: dir, Plan: plan, Slots: o.Slots, Shard: o.Shard, Shards: o.Shards,
+	ex := &runner.Execution{Dir: run, Plan: plan, Slots: o.Slots, Shard: o.Shard, Shards: o.Shards,
 		Adoption: o.Adoption, Trial: trials.Run, Log: log,
 		OnRow: func(r pairbench.Row) {
 			log.Info("trial", "intent", r.Intent, "pair", r.Pair, "arm", r.Arm, "attempt", r.Attempt,
@@ -304,8 +305,8 @@ func cleanLeftovers(dir string, now time.Time, log *slog.Logger) {
 
 // planOrResume returns the run's plan: the stored run.json when the run
 // exists (refusing a changed plan unless force), else a new one (fresh).
-func planOrResume(reg *intents.Registry, dir string, opts runner.PlanOptions, force bool, log *slog.Logger) (*runner.Plan, bool, error) {
-	stored, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+func planOrResume(reg *intents.Registry, run runner.RunDir, opts runner.PlanOptions, force bool, log *slog.Logger) (*runner.Plan, bool, error) {
+	stored, err := run.ReadPlan()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		plan, skipped, err := runner.NewPlan(reg, opts)
@@ -430,20 +431,6 @@ func packageVersion(dir string) (string, error) {
 		return "", fmt.Errorf("%s/package.json: %w", dir, err)
 	}
 	return meta.Version, nil
-}
-
-// writePlan freezes plan as run.json, whole or not at all. The scripted
-// model's address is this process's loopback port, so it is not frozen.
-func writePlan(dir string, plan *runner.Plan) error {
-	frozen := *plan
-	if frozen.Model.Scripted {
-		frozen.Model.BaseURL = ""
-	}
-	b, err := json.MarshalIndent(&frozen, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode run.json: %w", err)
-	}
-	return writeFileAtomic(filepath.Join(dir, "run.json"), append(b, '\n'))
 }
 
 // serveLoopback serves h on a free loopback port until stop is called.

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -134,19 +132,15 @@ func (d *localDispatcher) followProgress(ctx context.Context, id bot.RunID, dir 
 
 // pairsDone counts the complete pairs of the run in dir against its plan.
 func pairsDone(dir string) (complete, total int, ok bool) {
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	run := runner.RunDir{Path: dir}
+	plan, err := run.ReadPlan()
 	if err != nil {
 		return 0, 0, false
 	}
 	for _, in := range plan.Intents {
 		total += len(in.Pairs)
 	}
-	f, err := os.Open(filepath.Join(dir, "rows.jsonl"))
-	if err != nil {
-		return 0, total, true
-	}
-	defer f.Close()
-	rows, _, err := pairbench.ReadRows(f)
+	rows, err := run.ReadRowsFile(runner.RowsFile, nil)
 	if err != nil {
 		return 0, total, false
 	}

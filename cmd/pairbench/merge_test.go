@@ -125,7 +125,10 @@ func TestMergeReportPublishesAndLinks(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, "trials/books-cheapest/0-control/transcript.jsonl"))
 
 		for _, name := range []string{"report.json", "report.md", "report.html"} {
-			stored, err := getObject(t.Context(), store, "r1/"+name)
+			rc, err := store.Get(t.Context(), "r1/"+name)
+			require.NoError(t, err, name)
+			stored, err := io.ReadAll(rc)
+			rc.Close()
 			require.NoError(t, err, name)
 			local, err := os.ReadFile(filepath.Join(out, name))
 			require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -304,13 +303,9 @@ func followRun(ctx context.Context, ex *runner.Execution, view *liveView, log *s
 	if err != nil {
 		return nil, err
 	}
-	var rows []pairbench.Row
-	if f, err := os.Open(filepath.Join(ex.Dir, filepath.FromSlash(ex.RowsPath()))); err == nil {
-		rows, _, err = pairbench.ReadRows(f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
+	rows, err := ex.Dir.ReadRowsFile(ex.RowsFile(), nil)
+	if err != nil {
+		return nil, err
 	}
 	p := newProgress(view, log, time.Now, ex.Slots, len(pairs), len(pairs)-len(runner.Pending(pairs, rows)))
 	ex.OnStart = p.started

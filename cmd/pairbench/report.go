@@ -1,20 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -66,153 +57,27 @@ Examples:
 // renderings to out (dir when empty), printing their paths to stdout and
 // warnings to stderr.
 func runReport(dir, out, link string, stdout, stderr io.Writer) error {
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s has no run.json, so it is not a run directory (pairbench run writes run.json before its first trial)", dir)
-	}
+	run := runner.RunDir{Path: dir}
+	plan, err := run.ReadPlan()
 	if err != nil {
 		return err
 	}
-	rows, err := readRunRows(dir, plan.RunID, stderr)
+	rows, err := run.ReadRows(plan.RunID, warnTo(stderr))
 	if err != nil {
 		return err
 	}
 	rep := stats.Build(plan.StatsPlan(), rows)
-
 	if out == "" {
 		out = dir
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create report dir: %w", err)
+	paths, err := runner.RunDir{Path: out}.WriteReport(rep, runner.ReportOptions{Link: link})
+	for _, p := range paths {
+		fmt.Fprintln(stdout, p)
 	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"report.json", func(w io.Writer) error { return stats.WriteJSON(w, rep) }},
-		{"report.md", func(w io.Writer) error {
-			return stats.WriteMarkdown(w, rep, stats.MarkdownOptions{FullReportURL: link})
-		}},
-		{"report.html", func(w io.Writer) error { return stats.WriteHTML(w, rep) }},
-	}
-	for _, f := range files {
-		var buf bytes.Buffer
-		if err := f.write(&buf); err != nil {
-			return err
-		}
-		path := filepath.Join(out, f.name)
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, path)
-	}
-	return nil
+	return err
 }
 
-// readRunRows reads the rows of the run in dir: rows.jsonl and, for a run
-// split across runners, every shards/<k>/rows.jsonl. A run with no rows
-// file yet has no trials (a warning, no rows). In each file a partial last
-// line is skipped with a warning naming it, and a bad line fails with its
-// file and line number. Rows of another run id are left out with a
-// warning: they would mix two runs' trials.
-func readRunRows(dir, runID string, stderr io.Writer) ([]pairbench.Row, error) {
-	shards, err := filepath.Glob(filepath.Join(dir, "shards", "*", "rows.jsonl"))
-	if err != nil {
-		return nil, fmt.Errorf("find shard rows: %w", err)
-	}
-	slices.SortStableFunc(shards, func(a, b string) int { return cmp.Compare(shardNumber(a), shardNumber(b)) })
-	files := append([]string{filepath.Join(dir, "rows.jsonl")}, shards...)
-
-	var rows []pairbench.Row
-	found := false
-	for _, path := range files {
-		rs, ok, err := readRowsFile(path, stderr)
-		if err != nil {
-			return nil, err
-		}
-		found = found || ok
-		rows = append(rows, rs...)
-	}
-	if !found {
-		fmt.Fprintf(stderr, "pairbench: warning: %s has no rows.jsonl yet; reporting a run with no trials\n", dir)
-	}
-
-	kept := rows[:0]
-	foreign := 0
-	for _, r := range rows {
-		if r.RunID != "" && r.RunID != runID {
-			foreign++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	if foreign > 0 {
-		fmt.Fprintf(stderr, "pairbench: warning: %s: left out %d rows whose run_id is not %q\n", dir, foreign, runID)
-	}
-	return kept, nil
-}
-
-// readRowsFile reads one rows file; ok is false when it does not exist.
-func readRowsFile(path string, stderr io.Writer) (rows []pairbench.Row, ok bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("open rows: %w", err)
-	}
-	defer f.Close()
-
-	rows, partial, err := pairbench.ReadRows(f)
-	var rowErr *pairbench.RowError
-	if errors.As(err, &rowErr) {
-		return nil, true, fmt.Errorf("%s:%d: %w", path, rowErr.Line, rowErr.Err)
-	}
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", path, err)
-	}
-	if partial > 0 {
-		fmt.Fprintf(stderr, "pairbench: warning: %s:%d: skipped a partial last line (a writer was interrupted or is still appending)\n", path, partial)
-	}
-	return rows, true, nil
-}
-
-// shardNumber is k of .../shards/<k>/rows.jsonl, or -1 when k is not a
-// number (sorted first, then by name).
-func shardNumber(path string) int {
-	k, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-	if err != nil {
-		return -1
-	}
-	return k
-}
-
-// writeFileAtomic replaces path with data in one step: it writes a
-// temporary file in the same directory, syncs it and renames it over path,
-// so a reader sees the old file or the new one, never a part.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+// warnTo returns a problem hook that prints each problem to w as a warning.
+func warnTo(w io.Writer) func(runner.Problem) {
+	return func(p runner.Problem) { fmt.Fprintf(w, "pairbench: warning: %s\n", p) }
 }

@@ -24,7 +24,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -44,23 +43,18 @@ func main() {
 // write writes the demo run's run.json and rows.jsonl into dir.
 func write(dir string) error {
 	plan, rows := demo()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(plan, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "run.json"), append(b, '\n'), 0o644); err != nil {
+	run := runner.RunDir{Path: dir}
+	if err := run.WritePlan(plan); err != nil {
 		return err
 	}
 	var lines []byte
+	var err error
 	for _, r := range rows {
 		if lines, err = pairbench.AppendRow(lines, r); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "rows.jsonl"), lines, 0o644)
+	return run.WriteFile(runner.RowsFile, lines)
 }
 
 const (

@@ -32,14 +32,11 @@ func TestDemoRowsAreValid(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, write(dir))
 
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	run := runner.RunDir{Path: dir}
+	plan, err := run.ReadPlan()
 	require.NoError(t, err)
-	f, err := os.Open(filepath.Join(dir, "rows.jsonl"))
+	rows, err := run.ReadRows(plan.RunID, func(p runner.Problem) { t.Errorf("demo rows: %s", p) })
 	require.NoError(t, err)
-	defer f.Close()
-	rows, partial, err := pairbench.ReadRows(f)
-	require.NoError(t, err)
-	assert.Zero(t, partial)
 
 	planned := make(map[pairbench.Key]pairbench.Order)
 	for _, in := range plan.Intents {
