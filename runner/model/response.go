@@ -81,37 +81,46 @@ func split(s string) (string, string) {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// stream writes the chunks as server-sent events, each "data: JSON" and a
-// blank line, flushed one by one, then "data: [DONE]". When cut > 0 it stops
-// after cut chunks instead, without [DONE].
-func (r response) stream(w http.ResponseWriter, cut int) {
+// sse writes server-sent events, flushing each as it goes.
+type sse struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+}
+
+// newSSE starts an event stream on w.
+func newSSE(w http.ResponseWriter) *sse {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	chunks := r.chunks()
-	if cut > 0 {
-		chunks = chunks[:min(cut, len(chunks))]
+	if h.Get("Content-Type") != "text/event-stream" {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		w.WriteHeader(http.StatusOK)
 	}
-	for _, c := range chunks {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return // unreachable: chunks hold only strings and numbers
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return // the client went away
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, flusher: f}
+}
+
+// data writes v as one "data: JSON" event; event, when not empty, names it
+// first. It reports false when the client went away.
+func (s *sse) data(v any) bool { return s.event("", v) }
+
+func (s *sse) event(name string, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false // unreachable: events hold only strings, numbers and maps of them
 	}
-	if cut > 0 {
-		return
+	if name != "" {
+		return s.raw("event: " + name + "\ndata: " + string(b) + "\n\n")
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
+	return s.raw("data: " + string(b) + "\n\n")
+}
+
+func (s *sse) raw(text string) bool {
+	if _, err := fmt.Fprint(s.w, text); err != nil {
+		return false // the client went away
 	}
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	return true
 }

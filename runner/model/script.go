@@ -49,28 +49,6 @@ type move struct {
 	final string
 }
 
-// observations returns the results of the conversation's tool calls, in the
-// order the calls were made. A call without a result reads as an empty
-// result.
-func observations(msgs []chatMessage) []string {
-	results := map[string]string{}
-	for _, m := range msgs {
-		if m.Role == "tool" {
-			results[m.ToolCallID] = m.text()
-		}
-	}
-	var obs []string
-	for _, m := range msgs {
-		if m.Role != "assistant" {
-			continue
-		}
-		for _, c := range m.ToolCalls {
-			obs = append(obs, results[c.ID])
-		}
-	}
-	return obs
-}
-
 // toolset maps each tool the request declares to its parameter names.
 type toolset map[string][]string
 
@@ -542,13 +520,7 @@ func toFloat(v any) (float64, bool) {
 // matchIntent finds the intent whose prompt appears in the conversation's
 // user messages (white space aside); when several do, the longest prompt
 // wins, so a prompt that extends another is told apart.
-func matchIntent(all []intents.Intent, msgs []chatMessage) (*intents.Intent, bool) {
-	var user []string
-	for _, m := range msgs {
-		if m.Role == "user" {
-			user = append(user, m.text())
-		}
-	}
+func matchIntent(all []intents.Intent, user []string) (*intents.Intent, bool) {
 	text := strings.Join(strings.Fields(strings.Join(user, "\n")), " ")
 	var best *intents.Intent
 	bestLen := 0

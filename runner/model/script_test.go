@@ -91,8 +91,8 @@ func TestMatchIntent(t *testing.T) {
 		{ID: "short", Prompt: "Find the cheapest book."},
 		{ID: "long", Prompt: "Find the cheapest book.  Then give its   price."},
 	}
-	msg := func(s string) []chatMessage {
-		return []chatMessage{{Role: "system", Content: []byte(`"Find the cheapest book."`)}, {Role: "user", Content: []byte(s)}}
+	msg := func(s string) []string {
+		return chatConversation([]chatMessage{{Role: "system", Content: []byte(`"Find the cheapest book."`)}, {Role: "user", Content: []byte(s)}}, nil).user
 	}
 	in, ok := matchIntent(all, msg(`"Please: Find the cheapest book. Then give its price."`))
 	assert.True(t, ok)

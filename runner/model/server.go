@@ -1,12 +1,16 @@
-// Package model is pairbench's scripted model: a deterministic,
-// OpenAI-compatible chat-completions server that plays a competent agent for
-// the intents it is given. It is the embedded default model, so a bench runs
+// Package model is pairbench's scripted model: a deterministic model server
+// that plays a competent agent for the intents it is given, in the three
+// wire formats the benched agents speak. It is the embedded default model, so a bench runs
 // on a machine with no provider key; it is not an LLM and says so in every
 // response (model id "pairbench-scripted", system_fingerprint "scripted",
 // and an X-Pairbench-Model header).
 //
-// It serves POST /v1/chat/completions (streamed as chat.completion.chunk
-// server-sent events, or as one JSON object) and GET /v1/models. It
+// It serves POST /v1/chat/completions (OpenAI chat completions, pi's;
+// streamed as chat.completion.chunk events), POST /v1/responses (the OpenAI
+// Responses API, Codex's; streamed as response.* events, MCP tools as
+// namespaces) and POST /v1/messages (the Anthropic Messages API, Claude
+// Code's; streamed as message_start ... message_stop events), each also
+// answered as one JSON object when not streamed, and GET /v1/models. It
 // recognises the intent by its prompt in the user message and follows the
 // script described in script.go: list the page's WebMCP tools, invoke the
 // entry tool when it is listed, otherwise drive the page through the
@@ -22,14 +26,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
 )
 
 // ID is the scripted model's id, as requests must name it and responses
@@ -51,9 +54,16 @@ type Fault struct {
 	// Message is the error message; empty gives a generic one.
 	Message string
 	// MidStream, for a streamed request, answers 200 instead and cuts the
-	// stream after its first chunk: no finish_reason, no usage, no [DONE],
-	// as a provider whose connection drops. Status and Message are unused.
+	// stream after its first event: no finish reason, no usage, no end
+	// marker, as a provider whose connection drops. Status and Message are
+	// unused.
 	MidStream bool
+	// Garbage, for a streamed request, answers 200 and sends, after the
+	// first event, one that is not JSON, then ends the stream.
+	Garbage bool
+	// Stall accepts the request and never answers, until the client gives
+	// up: a provider that hangs.
+	Stall bool
 }
 
 // Options configure a Server. The zero value is usable.
@@ -100,10 +110,12 @@ func New(in []intents.Intent, opts Options) *Server {
 	}
 	s := &Server{intents: in, opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.mux.HandleFunc("POST /v1/responses", s.responses)
+	s.mux.HandleFunc("POST /v1/messages", s.messages)
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
-			fmt.Sprintf("%s %s: the scripted model serves POST /v1/chat/completions and GET /v1/models", r.Method, r.URL.Path))
+		openAIError(w, http.StatusNotFound, "not_found",
+			fmt.Sprintf("%s %s: the scripted model serves POST /v1/chat/completions, /v1/responses and /v1/messages, and GET /v1/models", r.Method, r.URL.Path))
 	})
 	return s
 }
@@ -121,140 +133,138 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	n := int(s.seq.Add(1))
-	log := s.opts.Logger.With("request", n)
-	var fault *Fault
-	if s.opts.Fault != nil {
-		fault = s.opts.Fault(n)
-	}
-	if fault != nil && !fault.MidStream {
-		status := fault.Status
-		if status < 400 || status > 599 {
-			status = http.StatusInternalServerError
-		}
-		msg := fault.Message
-		if msg == "" {
-			msg = fmt.Sprintf("injected failure (status %d) on request %d", status, n)
-		}
-		log.Debug("scripted model: injected fault", "status", status)
-		writeError(w, status, errorType(status), "injected_fault", msg)
+	n, log, fault, failed := s.begin(w, r, openAIError)
+	if failed {
 		return
 	}
-
 	var req chatRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
-		status := http.StatusBadRequest
-		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeError(w, status, "invalid_request_error", "bad_request", "decode request: "+err.Error())
+	if !decode(w, r, &req, openAIError) {
 		return
 	}
 	if req.Model != ID {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
-			fmt.Sprintf("model %q does not exist; the scripted model is %q", req.Model, ID))
+		openAIError(w, http.StatusNotFound, "model_not_found", unknownModel(req.Model))
 		return
 	}
-	if smoke(req.Messages) {
-		// The runner's smoke gate: a zero-tool run that must just answer.
-		resp := response{id: fmt.Sprintf("chatcmpl-scripted-%d", n), created: s.opts.Now().Unix(),
-			move: move{final: "ready"}}
-		resp.usage = countUsage(req, resp.move)
-		if req.Stream {
-			resp.stream(w, 0)
-			return
-		}
-		writeJSON(w, http.StatusOK, resp.completion())
-		return
-	}
-	in, ok := matchIntent(s.intents, req.Messages)
+	t, in, ok := s.decide(chatConversation(req.Messages, req.Tools), "call_scripted_")
 	if !ok {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "unknown_intent",
-			"the scripted model knows no intent whose prompt is in the user message; it only plays the intents it was started with")
+		openAIError(w, http.StatusBadRequest, "unknown_intent", errUnknownIntent)
 		return
 	}
-	tools := make(toolset, len(req.Tools))
-	for _, t := range req.Tools {
-		params := make([]string, 0, len(t.Function.Parameters.Properties))
-		for p := range t.Function.Parameters.Properties {
-			params = append(params, p)
-		}
-		tools[t.Function.Name] = params
-	}
-	obs := observations(req.Messages)
-	mv := next(in, tools, obs)
-	var callID string
-	if mv.call != nil {
-		// Unique within the conversation: one call per model turn.
-		callID = fmt.Sprintf("call_scripted_%d", len(obs)+1)
-		log.Debug("scripted model: tool call", "intent", in.ID, "tool", mv.call.Name)
-	} else {
-		log.Debug("scripted model: final answer", "intent", in.ID)
-	}
+	logMove(log, in, t)
 	resp := response{
 		id:      fmt.Sprintf("chatcmpl-scripted-%d", n),
 		created: s.opts.Now().Unix(),
-		move:    mv,
-		callID:  callID,
-		usage:   countUsage(req, mv),
+		move:    t.move,
+		callID:  t.callID,
+		usage:   usage{PromptTokens: t.input, CompletionTokens: t.output, TotalTokens: t.input + t.output},
 	}
-	if req.Stream {
-		cut := 0
-		if fault != nil {
-			log.Debug("scripted model: injected fault", "mid_stream", true)
-			cut = 1
-		}
-		resp.stream(w, cut)
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, resp.completion())
 		return
 	}
-	writeJSON(w, http.StatusOK, resp.completion())
-}
-
-// smoke reports whether the conversation is the runner's smoke check.
-func smoke(msgs []chatMessage) bool {
-	for _, m := range msgs {
-		if m.Role == "user" && strings.Contains(m.text(), runner.SmokePrompt) {
-			return true
+	stream := newSSE(w)
+	chunks := resp.chunks()
+	for i, c := range chunks {
+		if !stream.data(c) {
+			return
+		}
+		if i == 0 && s.cut(w, log, fault) {
+			return
 		}
 	}
+	stream.raw("data: [DONE]\n\n")
+}
+
+// begin numbers a request and applies the fault injected for it: a failure
+// status is answered here (failed true) through writeErr; a stall holds the
+// request until the client goes. The fault returned is one that acts
+// mid-stream.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, writeErr errorWriter) (n int, log *slog.Logger, fault *Fault, failed bool) {
+	n = int(s.seq.Add(1))
+	log = s.opts.Logger.With("request", n, "path", r.URL.Path)
+	if s.opts.Fault != nil {
+		fault = s.opts.Fault(n)
+	}
+	switch {
+	case fault == nil || fault.MidStream || fault.Garbage:
+		return n, log, fault, false
+	case fault.Stall:
+		log.Debug("scripted model: injected stall")
+		// Reading the body lets the server notice the client hang up.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxBody))
+		<-r.Context().Done()
+		return n, log, nil, true
+	}
+	status := fault.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	msg := fault.Message
+	if msg == "" {
+		msg = fmt.Sprintf("injected failure (status %d) on request %d", status, n)
+	}
+	log.Debug("scripted model: injected fault", "status", status)
+	writeErr(w, status, "injected_fault", msg)
+	return n, log, nil, true
+}
+
+// cut applies a mid-stream fault after the first event of a stream: the
+// stream ends there (MidStream) or gets an event that is not JSON and ends
+// (Garbage). It reports whether the stream must stop.
+func (s *Server) cut(w http.ResponseWriter, log *slog.Logger, fault *Fault) bool {
+	switch {
+	case fault == nil:
+		return false
+	case fault.Garbage:
+		log.Debug("scripted model: injected garbage")
+		newSSE(w).raw("data: {\"truncated\": \n\n")
+	default:
+		log.Debug("scripted model: injected fault", "mid_stream", true)
+	}
+	return true
+}
+
+func logMove(log *slog.Logger, in *intents.Intent, t turn) {
+	id := "smoke"
+	if in != nil {
+		id = in.ID
+	}
+	if t.move.call != nil {
+		log.Debug("scripted model: tool call", "intent", id, "tool", t.move.call.Name)
+		return
+	}
+	log.Debug("scripted model: final answer", "intent", id)
+}
+
+func unknownModel(model string) string {
+	return fmt.Sprintf("model %q does not exist; the scripted model is %q", model, ID)
+}
+
+// errorWriter answers a request with an error in its API's format.
+type errorWriter func(w http.ResponseWriter, status int, code, msg string)
+
+// decode reads a JSON request body, answering a bad one itself.
+func decode(w http.ResponseWriter, r *http.Request, v any, writeErr errorWriter) bool {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v)
+	if err == nil {
+		return true
+	}
+	status := http.StatusBadRequest
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+		status = http.StatusRequestEntityTooLarge
+	}
+	writeErr(w, status, "bad_request", "decode request: "+err.Error())
 	return false
 }
 
-// countUsage counts tokens deterministically as a quarter of the bytes, at
-// least one: the prompt from every message's text, tool calls and the
-// declared tools' names, the completion from the move's text or call.
-func countUsage(req chatRequest, mv move) usage {
-	in := 0
-	for _, m := range req.Messages {
-		in += 4 + len(m.text())
-		for _, c := range m.ToolCalls {
-			in += len(c.Function.Name) + len(c.Function.Arguments)
-		}
-	}
-	for _, t := range req.Tools {
-		in += 16 + len(t.Function.Name)
-	}
-	out := len(mv.final)
-	if mv.call != nil {
-		out += len(mv.call.Name) + len(mv.call.Arguments)
-	}
-	u := usage{PromptTokens: max(1, (in+3)/4), CompletionTokens: max(1, (out+3)/4)}
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	return u
-}
-
-func errorType(status int) string {
+func openAIError(w http.ResponseWriter, status int, code, msg string) {
+	typ := "invalid_request_error"
 	switch {
 	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
+		typ = "rate_limit_error"
 	case status >= 500:
-		return "server_error"
-	default:
-		return "invalid_request_error"
+		typ = "server_error"
 	}
-}
-
-func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 	writeJSON(w, status, apiError{Error: apiErrorBody{Message: msg, Type: typ, Code: code}})
 }
 

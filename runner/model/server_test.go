@@ -62,8 +62,8 @@ type call struct {
 	Args map[string]any
 }
 
-// turn is one assistant message assembled from a stream.
-type turn struct {
+// streamTurn is one assistant message assembled from a stream.
+type streamTurn struct {
 	content  string
 	calls    []toolCall
 	finish   string
@@ -73,9 +73,9 @@ type turn struct {
 
 // readStream checks the SSE framing of one streamed response and assembles
 // the assistant message from its deltas.
-func readStream(t *testing.T, body io.Reader) turn {
+func readStream(t *testing.T, body io.Reader) streamTurn {
 	t.Helper()
-	tr := turn{chunkIDs: map[string]bool{}}
+	tr := streamTurn{chunkIDs: map[string]bool{}}
 	var events []string
 	sc := bufio.NewScanner(body)
 	sc.Buffer(nil, 1<<20)
