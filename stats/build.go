@@ -1,10 +1,8 @@
 package stats
 
 import (
-	"hash/fnv"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,29 +13,32 @@ import (
 )
 
 // Build computes the verdict on a run from its plan and its rows (every
-// attempt, in any order). It never fails: rows that do not validate are
-// skipped and counted, intents with rows but no plan entry are reported as
-// unplanned, and planned intents without rows are reported with no pairs.
-// The same plan and rows always give the same report.
+// attempt, in any order): NewBuilder, Add for each row, Report. It never
+// fails: rows that do not validate are skipped and counted, intents with
+// rows but no plan entry are reported as unplanned, and planned intents
+// without rows are reported with no pairs. The same plan and rows always
+// give the same report. Build does not modify rows.
 func Build(plan Plan, rows []pairbench.Row) *Report {
-	return build(plan, rows, max(plan.Resamples, MinResamples))
+	b := NewBuilder(plan)
+	for i := range rows {
+		b.Add(&rows[i])
+	}
+	return b.Report()
 }
 
-// build is Build with b bootstrap resamples, so that simulations, whose
-// labels do not depend on the bootstrap, can run many reports quickly.
-func build(plan Plan, rows []pairbench.Row, b int) *Report {
+// Report computes the report from the rows added so far. Call it once.
+func (b *Builder) Report() *Report {
+	plan := b.plan
 	alpha := plan.Alpha
 	if alpha <= 0 || alpha >= 1 {
 		alpha = DefaultAlpha
 	}
 	rep := &Report{
 		V: ReportVersion, RunID: plan.RunID, Model: plan.Model, Source: plan.Source,
-		Alpha: alpha, Z: Z(alpha), Seed: plan.Seed, Resamples: b,
+		Alpha: alpha, Z: Z(alpha), Seed: plan.Seed, SkippedRows: b.skipped,
 	}
-	g := group(rows)
-	rep.SkippedRows = g.skipped
 
-	adoption := g.adoption
+	adoption := b.adoption
 	for _, d := range plan.Adoption {
 		adoption[d.Domain] = &d
 	}
@@ -57,7 +58,7 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 		}
 	}
 	var extra []PlanIntent
-	for _, in := range g.intents {
+	for _, in := range b.intents {
 		if !planned[in.name] {
 			extra = append(extra, PlanIntent{ID: in.name, Domain: in.domain})
 		}
@@ -65,36 +66,45 @@ func build(plan Plan, rows []pairbench.Row, b int) *Report {
 	slices.SortFunc(extra, func(x, y PlanIntent) int { return strings.Compare(x.ID, y.ID) })
 	specs = append(specs, extra...)
 
-	a := analysis{rows: rows, alpha: alpha, z: rep.Z, seed: plan.Seed, b: b}
+	a := analysis{alpha: alpha, z: rep.Z}
 	rep.Intents = make([]Intent, len(specs))
-	refs := make([][]pairRef, len(specs))
-	var eg errgroup.Group
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for i, spec := range specs {
-		eg.Go(func() error {
-			var pairs []pairRef
-			in := Intent{
-				ID: spec.ID, Domain: spec.Domain, Class: spec.Class, Placebo: spec.Placebo,
-				Tools: spec.Tools, Agreement: spec.Agreement, Unplanned: !planned[spec.ID],
-			}
-			in.Pairs.Planned = spec.Pairs
-			if ir := g.byName[spec.ID]; ir != nil {
-				pairs = ir.pairs(rows, &in.Pairs)
-			}
-			in.Pairs.Missing = max(0, max(in.Pairs.Planned, in.Pairs.Seen)-in.Pairs.Complete-in.Pairs.LostToAborts)
-			a.intent(&in, pairs)
-			rep.Intents[i], refs[i] = in, pairs
-			return nil
-		})
-	}
-	_ = eg.Wait() // the workers return no errors
-
+	work := make([]intentWork, len(specs))
+	parallel(len(specs), func(i int) {
+		spec := specs[i]
+		in := Intent{
+			ID: spec.ID, Domain: spec.Domain, Class: spec.Class, Placebo: spec.Placebo,
+			Tools: spec.Tools, Agreement: spec.Agreement, Unplanned: !planned[spec.ID],
+		}
+		in.Pairs.Planned = spec.Pairs
+		var pairs []pairRef
+		if ir := b.byName[spec.ID]; ir != nil {
+			pairs = ir.pairs(&in.Pairs)
+		}
+		in.Pairs.Missing = max(0, max(in.Pairs.Planned, in.Pairs.Seen)-in.Pairs.Complete-in.Pairs.LostToAborts)
+		work[i] = a.intent(&in, pairs)
+		rep.Intents[i] = in
+	})
+	placebo := a.placebo(rep.Intents, work)
+	a.test(rep.Intents, work, placebo)
 	a.label(rep.Intents, adoption)
 	rep.Verdict = pairbench.Worst(labelsOf(rep.Intents)...)
-	rep.Tools = toolTable(g.tools)
-	rep.Run = a.runChecks(rep.Intents, refs)
-	rep.Run.Attempts, rep.Run.SpendUSD = g.attempts, g.spend
+	rep.Tools = toolTable(b.tools)
+	rep.Run = a.runChecks(rep.Intents, work)
+	if placebo != nil {
+		rep.Run.Placebo = placebo.out
+	}
+	rep.Run.Attempts, rep.Run.SpendUSD = b.attempts, b.spend
 	return rep
+}
+
+// parallel runs fn(0..n-1) on every core.
+func parallel(n int, fn func(i int)) {
+	var eg errgroup.Group
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		eg.Go(func() error { fn(i); return nil })
+	}
+	_ = eg.Wait() // the workers return no errors
 }
 
 func labelsOf(intents []Intent) []pairbench.Label {
@@ -107,148 +117,150 @@ func labelsOf(intents []Intent) []pairbench.Label {
 
 // analysis holds what every per-intent computation shares.
 type analysis struct {
-	rows  []pairbench.Row
 	alpha float64
 	z     float64
-	seed  uint64
-	b     int
 }
 
-// rng returns the bootstrap stream for one named analysis, so each result
-// depends on the seed and its own name only, not on the order of work.
-func (a *analysis) rng(name string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(a.seed, h.Sum64()))
+// intentWork is what the tests of an intent need after its first pass.
+type intentWork struct {
+	pairs []pairRef
+	// speed and adopters are the signed-rank samples behind in.Speed and
+	// in.Adopters (nil without them).
+	speed, adopters *rankSample
 }
 
-// intent fills everything about one intent except its label and adjusted
-// p values.
-func (a *analysis) intent(in *Intent, pairs []pairRef) {
-	rows := a.rows
-	for _, p := range pairs {
-		cc, tc := rows[p.c].Outcome == pairbench.Correct, rows[p.t].Outcome == pairbench.Correct
-		switch {
-		case cc && tc:
-			in.Table.BothCorrect++
-		case tc:
-			in.Table.TreatmentOnly++
-		case cc:
-			in.Table.ControlOnly++
-		default:
-			in.Table.Neither++
-		}
-	}
-	var buf []float64
-	in.Control, buf = a.arm(pairs, false, buf)
-	in.Treatment, _ = a.arm(pairs, true, buf)
+// intent fills everything about one intent that does not need the other
+// intents or the signed-rank null distribution.
+func (a *analysis) intent(in *Intent, pairs []pairRef) intentWork {
+	in.Table = tableOf(pairs)
+	in.Control = a.arm(pairs, false)
+	in.Treatment = a.arm(pairs, true)
 	in.Accuracy = a.accuracy(in.Table)
 
-	both := bothCorrect(rows, pairs)
-	in.Speed = a.speed(both, in.ID+"/speed", true)
+	w := intentWork{pairs: pairs}
+	both := bothCorrect(pairs)
+	in.Speed, w.speed = speedOf(both, true)
 	if adopted := in.Treatment.Adoption; adopted != nil && adopted.X > 0 && adopted.X < adopted.N {
 		var sub []pairRef
 		for _, p := range both {
-			if rows[p.t].Adopted {
+			if p.t.is(flagAdopted) {
 				sub = append(sub, p)
 			}
 		}
-		in.Adopters = a.speed(sub, in.ID+"/adopters", false)
+		in.Adopters, w.adopters = speedOf(sub, false)
 	}
 	if in.Agreement != nil {
-		in.Check = agreementCheck(*in.Agreement, rows, both, in.Speed)
+		in.Check = agreementCheck(*in.Agreement, both, in.Speed)
 	}
-	nSpeed := 0
-	if in.Speed != nil {
-		nSpeed = in.Speed.Faster + in.Speed.Slower
-	}
-	in.NoiseProb = 1 - (1-RejectProb(nSpeed, a.alpha))*(1-RejectProb(in.Accuracy.Discordant, a.alpha))
+	return w
 }
 
-func bothCorrect(rows []pairbench.Row, pairs []pairRef) []pairRef {
+func tableOf(pairs []pairRef) Table {
+	var t Table
+	for _, p := range pairs {
+		switch cc, tc := p.c.correct(), p.t.correct(); {
+		case cc && tc:
+			t.BothCorrect++
+		case tc:
+			t.TreatmentOnly++
+		case cc:
+			t.ControlOnly++
+		default:
+			t.Neither++
+		}
+	}
+	return t
+}
+
+func bothCorrect(pairs []pairRef) []pairRef {
 	var out []pairRef
 	for _, p := range pairs {
-		if rows[p.c].Outcome == pairbench.Correct && rows[p.t].Outcome == pairbench.Correct {
+		if p.c.correct() && p.t.correct() {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// accuracy is the paired accuracy comparison of a table.
+// accuracy is the paired accuracy comparison of a table, before the
+// family adjustment.
 func (a *analysis) accuracy(t Table) Accuracy {
 	p, mid := McNemar(t.TreatmentOnly, t.ControlOnly)
-	return Accuracy{
-		Delta: Newcombe(t, a.z), P: p, MidP: mid, PAdj: p,
+	acc := Accuracy{
 		Discordant: t.TreatmentOnly + t.ControlOnly,
+		Share:      Share(t.TreatmentOnly, t.ControlOnly, a.alpha),
+		P:          p, MidP: mid,
+		Family: Family{PAdj: 1},
 	}
+	if n := t.N(); n > 0 {
+		acc.Delta = finite(float64(t.TreatmentOnly-t.ControlOnly) / float64(n))
+	}
+	return acc
 }
 
-// speed compares wall times over the given pairs; nil when there are none.
-func (a *analysis) speed(pairs []pairRef, stream string, randomized bool) *Speed {
+// speedOf describes the wall times of the given pairs, before the test;
+// nil when there are none.
+func speedOf(pairs []pairRef, randomized bool) (*Speed, *rankSample) {
 	if len(pairs) == 0 {
-		return nil
+		return nil, nil
 	}
 	n := len(pairs)
-	tc, tt, r := make([]float64, n), make([]float64, n), make([]float64, n)
-	s := &Speed{Pairs: n, Randomized: randomized}
+	tc, tt, d := make([]float64, n), make([]float64, n), make([]float64, n)
+	s := &Speed{Pairs: n, Randomized: randomized, Family: Family{PAdj: 1}}
 	for i, p := range pairs {
-		tc[i], tt[i] = a.rows[p.c].WallSeconds, a.rows[p.t].WallSeconds
-		r[i] = pairRatio(tc[i], tt[i])
+		tc[i], tt[i] = p.c.wall, p.t.wall
+		d[i] = logRatio(tc[i], tt[i])
 		switch {
-		case r[i] > 1:
+		case d[i] > 0:
 			s.Faster++
-		case r[i] < 1:
+		case d[i] < 0:
 			s.Slower++
 		default:
 			s.Ties++
 		}
 	}
-	// median reorders its argument, and the bootstrap below must resample
-	// tc[i] and tt[i] together, so the medians are taken of copies.
-	s.MedianControl, s.MedianTreatment = median(slices.Clone(tc)), median(slices.Clone(tt))
-	if randomized {
-		s.Ratio = RatioOfMedians(tc, tt, a.alpha, a.b, a.rng(stream))
-	} else {
-		// A subset the agent chose gets no bootstrap interval: resampling
-		// it would lend a non-randomized comparison a precision it does
-		// not have (and cost as much again as the randomized one).
-		s.Ratio = Interval{Est: s.MedianControl / s.MedianTreatment, Lo: math.NaN(), Hi: math.NaN()}
-	}
-	s.Typical, s.P = typicalRatios(r, a.alpha)
-	s.PAdj = s.P
-	return s
+	s.MedianControl, s.MedianTreatment = median(tc), median(tt)
+	s.RatioOfMedians = finite(ratio(s.MedianControl, s.MedianTreatment))
+	rs := newRankSample(d)
+	s.Speedup.Est = math.Exp(rs.hl) // the test fills in the rest
+	return s, &rs
 }
 
-// arm describes one arm over the complete pairs; buf is scratch space,
-// returned for reuse.
-func (a *analysis) arm(pairs []pairRef, treatment bool, buf []float64) (ArmStats, []float64) {
+func ratio(c, t float64) float64 {
+	if c == t {
+		return 1
+	}
+	return c / t
+}
+
+// arm describes one arm over the complete pairs.
+func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 	st := ArmStats{N: len(pairs), Outcomes: map[pairbench.Outcome]int{}}
-	pick := func(p pairRef) *pairbench.Row {
+	pick := func(p pairRef) *record {
 		if treatment {
-			return &a.rows[p.t]
+			return p.t
 		}
-		return &a.rows[p.c]
+		return p.c
 	}
 	var wall float64
 	adopted := 0
 	native := map[string]bool{}
 	for _, p := range pairs {
 		r := pick(p)
-		st.Outcomes[r.Outcome]++
-		wall += r.WallSeconds
-		if r.Adopted {
+		st.Outcomes[r.outcome]++
+		wall += r.wall
+		if r.is(flagAdopted) {
 			adopted++
 		}
-		if r.Outcome == pairbench.Correct {
+		if r.correct() {
 			st.Correct++
-			if r.Turns <= 1 && len(r.WebMCP) == 0 {
+			if r.is(flagToolless) {
 				st.Toolless++
 			}
 		}
-		if len(r.NativeTools) > 0 {
-			st.NativeStarts = append(st.NativeStarts, r.Pair)
-			for _, t := range r.NativeTools {
+		if tools := r.native(); len(tools) > 0 {
+			st.NativeStarts = append(st.NativeStarts, int(r.pair))
+			for _, t := range tools {
 				native[t] = true
 			}
 		}
@@ -258,7 +270,8 @@ func (a *analysis) arm(pairs []pairRef, treatment bool, buf []float64) (ArmStats
 	if treatment {
 		st.Adoption = &Proportion{X: adopted, N: st.N, Interval: Wilson(adopted, st.N, a.z)}
 	}
-	med := func(keep func(*pairbench.Row) bool, val func(*pairbench.Row) float64) *float64 {
+	buf := make([]float64, 0, len(pairs))
+	med := func(keep func(*record) bool, val func(*record) float64) *float64 {
 		buf = buf[:0]
 		for _, p := range pairs {
 			if r := pick(p); keep == nil || keep(r) {
@@ -267,55 +280,184 @@ func (a *analysis) arm(pairs []pairRef, treatment bool, buf []float64) (ArmStats
 		}
 		return finite(median(buf))
 	}
-	isCorrect := func(r *pairbench.Row) bool { return r.Outcome == pairbench.Correct }
-	st.MedianWallCorrect = med(isCorrect, func(r *pairbench.Row) float64 { return r.WallSeconds })
-	st.MedianWall = med(nil, func(r *pairbench.Row) float64 { return r.WallSeconds })
-	st.MedianTurns = med(nil, func(r *pairbench.Row) float64 { return float64(r.Turns) })
-	st.MedianInputTokens = med(nil, func(r *pairbench.Row) float64 { return float64(r.InputTokens) })
-	st.MedianCost = med(nil, func(r *pairbench.Row) float64 { return r.CostUSD })
+	st.MedianWallCorrect = med((*record).correct, func(r *record) float64 { return r.wall })
+	st.MedianWall = med(nil, func(r *record) float64 { return r.wall })
+	st.MedianTurns = med(nil, func(r *record) float64 { return float64(r.turns) })
+	st.MedianInputTokens = med(nil, func(r *record) float64 { return float64(r.inputTokens) })
+	st.MedianCost = med(nil, func(r *record) float64 { return r.cost })
 	if st.Correct > 0 {
 		st.MinutesPerCorrect = finite(wall / 60 / float64(st.Correct))
 	}
-	return st, buf
+	return st
 }
 
-// label applies Holm across intents in each family, then labels every
-// intent (see docs/statistics.md for the rules and their order).
-func (a *analysis) label(intents []Intent, adoption map[string]*DomainAdoption) {
-	var speedIdx, accIdx []int
-	var speedP, accP []float64
+// placeboWork is the pooled placebo check before its tests.
+type placeboWork struct {
+	out    *Placebo
+	sample *rankSample
+}
+
+// placebo pools the placebo intents' complete pairs; nil without any.
+func (a *analysis) placebo(intents []Intent, work []intentWork) *placeboWork {
+	var pl *placeboWork
+	var pairs []pairRef
+	for i, in := range intents {
+		if in.Placebo {
+			if pl == nil {
+				pl = &placeboWork{out: &Placebo{}}
+			}
+			pl.out.Intents = append(pl.out.Intents, in.ID)
+			pairs = append(pairs, work[i].pairs...)
+		}
+	}
+	if pl != nil {
+		pl.out.Table = tableOf(pairs)
+		pl.out.Accuracy = a.accuracy(pl.out.Table)
+		pl.out.Speed, pl.sample = speedOf(bothCorrect(pairs), true)
+	}
+	return pl
+}
+
+// speedTest is one signed-rank test to run: its sample, where its results
+// go, and (once the family is adjusted) its second level.
+type speedTest struct {
+	sample *rankSample
+	out    *Speed
+	p      float64
+	adj    bool // part of the speed family
+}
+
+// test runs the signed-rank tests, the two families' adjustments and the
+// adjusted intervals. The null distributions come from two passes over the
+// numbers of pairs (the adjusted levels need every intent's raw p), and the
+// Walsh-average selections for the intervals run on every core.
+func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) {
+	var tests []*speedTest
 	for i := range intents {
-		if s := intents[i].Speed; s != nil && s.Faster+s.Slower > 0 {
-			speedIdx, speedP = append(speedIdx, i), append(speedP, s.P)
+		if w := work[i]; w.speed != nil {
+			tests = append(tests, &speedTest{sample: w.speed, out: intents[i].Speed, adj: true})
 		}
-		if intents[i].Accuracy.Discordant > 0 {
-			accIdx, accP = append(accIdx, i), append(accP, intents[i].Accuracy.P)
+		if w := work[i]; w.adopters != nil {
+			tests = append(tests, &speedTest{sample: w.adopters, out: intents[i].Adopters})
 		}
 	}
-	for k, adj := range Holm(speedP) {
-		intents[speedIdx[k]].Speed.PAdj = adj
+	if pl != nil && pl.sample != nil {
+		tests = append(tests, &speedTest{sample: pl.sample, out: pl.out.Speed})
 	}
-	for k, adj := range Holm(accP) {
-		intents[accIdx[k]].Accuracy.PAdj = adj
+	byN := map[int][]*speedTest{}
+	var ns []int
+	for _, t := range tests {
+		n := t.sample.n()
+		ns = append(ns, n)
+		byN[n] = append(byN[n], t)
+	}
+	type cut struct {
+		c     int
+		level float64
+	}
+	cuts := make(map[*speedTest][2]cut, len(tests))
+	pmin := make(map[*speedTest]float64, len(tests))
+	noise := map[int]float64{}
+	rankNulls(ns, func(null rankNull) {
+		c := null.critical(a.alpha)
+		noise[null.n] = rejectRate(null, c)
+		for _, t := range byN[null.n] {
+			t.p = t.sample.p(null)
+			pmin[t] = t.sample.pMin(null)
+			cuts[t] = [2]cut{{c, 1 - rejectRate(null, c)}}
+		}
+	})
+
+	// The families.
+	var sIdx, aIdx []int
+	var sP, sMin, aP, aMin []float64
+	for i := range intents {
+		in := &intents[i]
+		if work[i].speed != nil {
+			t := findTest(tests, in.Speed)
+			sIdx, sP, sMin = append(sIdx, i), append(sP, t.p), append(sMin, pmin[t])
+		}
+		if d := in.Accuracy.Discordant; d > 0 {
+			aIdx, aP, aMin = append(aIdx, i), append(aP, in.Accuracy.P), append(aMin, MinSignP(d))
+		}
+		in.MinP = MinP{Speed: 1, Accuracy: 1}
+	}
+	for k, f := range adjustFamily(sP, sMin, a.alpha) {
+		in := &intents[sIdx[k]]
+		in.Speed.Family = Family{Tested: f.Tested, PAdj: f.Adj, Threshold: f.Threshold}
+		in.MinP.Speed = f.Best
+	}
+	for k, f := range adjustFamily(aP, aMin, a.alpha) {
+		in := &intents[aIdx[k]]
+		in.Accuracy.Family = Family{Tested: f.Tested, PAdj: f.Adj, Threshold: f.Threshold}
+		in.MinP.Accuracy = f.Best
 	}
 	for i := range intents {
 		in := &intents[i]
-		in.MinP = MinP{Speed: 1, Accuracy: 1}
-		if k := slices.Index(speedIdx, i); k >= 0 {
-			s := in.Speed
-			in.MinP.Speed = minAdjusted(speedP, k, MinSignP(s.Faster+s.Slower))
+		iv := Share(in.Table.TreatmentOnly, in.Table.ControlOnly, in.Accuracy.Threshold)
+		if !in.Accuracy.Tested {
+			iv = ExactInterval{Est: iv.Est, Lo: 0, Hi: 1, Level: 1, TooFew: true}
 		}
-		if k := slices.Index(accIdx, i); k >= 0 {
-			in.MinP.Accuracy = minAdjusted(accP, k, MinSignP(in.Accuracy.Discordant))
+		in.Accuracy.ShareAdj = &iv
+		nSpeed := 0
+		if in.Speed != nil {
+			nSpeed = in.Speed.Pairs
 		}
-		in.Label, in.Why = decide(in, adoption[in.Domain], a.alpha)
+		in.NoiseProb = 1 - (1-noise[nSpeed])*(1-RejectProb(in.Accuracy.Discordant, a.alpha))
 	}
+
+	// Second pass: the adjusted levels.
+	rankNulls(ns, func(null rankNull) {
+		for _, t := range byN[null.n] {
+			if !t.adj {
+				continue
+			}
+			cs := cuts[t]
+			if t.out.Tested {
+				c := null.critical(t.out.Threshold)
+				cs[1] = cut{c, 1 - rejectRate(null, c)}
+			}
+			cuts[t] = cs
+		}
+	})
+	parallel(len(tests), func(i int) {
+		t := tests[i]
+		cs := cuts[t]
+		t.out.P = t.p
+		t.out.Speedup = t.sample.speedupAt(cs[0].c, cs[0].level, t.p > a.alpha)
+		if t.adj {
+			iv := ExactInterval{Est: t.out.Speedup.Est, Lo: 0, Hi: math.Inf(1), Level: 1, TooFew: true}
+			if t.out.Tested {
+				iv = t.sample.speedupAt(cs[1].c, cs[1].level, t.out.PAdj > a.alpha)
+			}
+			t.out.SpeedupAdj = &iv
+		}
+	})
 }
 
-// minAdjusted is the Holm-adjusted p of member k had its raw p been best,
-// the others' p values held fixed.
-func minAdjusted(ps []float64, k int, best float64) float64 {
-	alt := slices.Clone(ps)
-	alt[k] = best
-	return Holm(alt)[k]
+func findTest(tests []*speedTest, s *Speed) *speedTest {
+	for _, t := range tests {
+		if t.out == s {
+			return t
+		}
+	}
+	return nil
+}
+
+// rejectRate is the chance that the test with critical value c rejects
+// untied pairs with no difference: 2·P(T < c).
+func rejectRate(null rankNull, c int) float64 {
+	if c == 0 {
+		return 0
+	}
+	return min(1, 2*null.lower(c-1))
+}
+
+// label labels every intent (see docs/statistics.md for the rules and
+// their order).
+func (a *analysis) label(intents []Intent, adoption map[string]*DomainAdoption) {
+	for i := range intents {
+		in := &intents[i]
+		in.Label, in.Why = decide(in, adoption[in.Domain], a.alpha)
+	}
 }

@@ -75,22 +75,25 @@ func TestBuildWorkedExample(t *testing.T) {
 	assert.Equal(t, Table{7, 2, 0, 1}, in.Table)
 	require.NotNil(t, in.Speed)
 	assert.Equal(t, 7, in.Speed.Faster)
-	assert.InDelta(t, 2.6, in.Speed.Ratio.Est, 1e-12, "ratio of medians")
-	assert.Equal(t, 0.0156, round4(in.Speed.P), "sign test p")
+	assert.InDelta(t, 2.6, *in.Speed.RatioOfMedians, 1e-12, "ratio of medians")
+	assert.Equal(t, 0.0156, round4(in.Speed.P), "signed-rank p: all 7 pairs favour treatment, 2/2⁷")
 	assert.Equal(t, in.Speed.P, in.Speed.PAdj, "one intent: Holm changes nothing")
 	assert.Equal(t, pairbench.Faster, in.Label, in.Why)
 	assert.Equal(t, pairbench.Faster, rep.Verdict)
-	assert.Equal(t, 0.2, round4(in.Accuracy.Delta.Est))
-	assert.Equal(t, -0.1353, round4(in.Accuracy.Delta.Lo))
-	assert.Equal(t, 0.5024, round4(in.Accuracy.Delta.Hi))
+	assert.Equal(t, 0.2, round4(*in.Accuracy.Delta))
+	assert.Equal(t, 1.0, in.Accuracy.Share.Est, "both discordant pairs favour treatment")
+	assert.Equal(t, 0.1581, round4(in.Accuracy.Share.Lo), "Clopper–Pearson for 2 of 2")
+	assert.True(t, in.Accuracy.Share.TooFew, "2 discordant pairs can never reach α")
 	assert.Equal(t, 0.5, in.Accuracy.P, "McNemar on (2, 0)")
+	assert.False(t, in.Accuracy.Tested, "and so it is not tested in the family")
 	assert.Equal(t, 7, in.Control.Correct)
 	assert.Equal(t, 9, in.Treatment.Correct)
 	assert.Equal(t, Wilson(9, 10, rep.Z), in.Treatment.Rate)
 	assert.Equal(t, 10, in.Treatment.Adoption.X)
 	assert.Nil(t, in.Control.Adoption)
 	assert.Nil(t, in.Adopters, "treatment used tools in every pair")
-	assert.False(t, in.Speed.Typical.Contains(1), "the exact interval excludes 1 since p ≤ α")
+	assert.False(t, in.Speed.Speedup.Contains(1), "the exact interval excludes 1 since p ≤ α")
+	assert.False(t, in.Speed.SpeedupAdj.Contains(1), "and so does the Holm-level one")
 	assert.Equal(t, 10, in.Pairs.Complete)
 	assert.Equal(t, ReportVersion, rep.V)
 	assert.Equal(t, 20, rep.Run.Attempts)
@@ -165,7 +168,9 @@ func TestBuildInconclusiveIsDecidedUpFront(t *testing.T) {
 	rep := Build(planFor("few", "many"), rows)
 	few, many := rep.Intents[0], rep.Intents[1]
 	assert.Equal(t, pairbench.Inconclusive, few.Label, few.Why)
-	assert.Greater(t, few.MinP.Speed, 0.05, "at best 0.0625, and Holm over two intents doubles it")
+	assert.Equal(t, 1.0, few.MinP.Speed, "at best 0.0625: not tested")
+	assert.False(t, few.Speed.Tested)
+	assert.True(t, few.Speed.Speedup.TooFew, "five pairs get no interval")
 	assert.Equal(t, pairbench.NoSignal, many.Label, many.Why)
 	assert.LessOrEqual(t, many.MinP.Speed, 0.05)
 }
@@ -177,7 +182,7 @@ func TestBuildHolmAcrossIntents(t *testing.T) {
 	}{
 		{1, pairbench.Faster},       // p = 0.0156
 		{3, pairbench.Faster},       // 3 × 0.0156 = 0.047
-		{4, pairbench.Inconclusive}, // 4 × 0.0156 = 0.0625: out of reach even at best
+		{4, pairbench.Inconclusive}, // 4 × 0.0156 = 0.0625: out of reach even at best (Tarone leaves them all out)
 	} {
 		t.Run(fmt.Sprint(tc.intents), func(t *testing.T) {
 			var rows []pairbench.Row
@@ -192,7 +197,12 @@ func TestBuildHolmAcrossIntents(t *testing.T) {
 			rep := Build(planFor(ids...), rows)
 			for _, in := range rep.Intents {
 				assert.Equal(t, tc.want, in.Label, in.Why)
-				assert.InDelta(t, min(1, float64(tc.intents)*2/128), in.Speed.PAdj, 1e-12)
+				if tc.want == pairbench.Faster {
+					assert.InDelta(t, float64(tc.intents)*2/128, in.Speed.PAdj, 1e-12)
+				} else {
+					assert.False(t, in.Speed.Tested)
+					assert.Equal(t, 1.0, in.Speed.PAdj)
+				}
 				assert.InDelta(t, 2.0/128, in.Speed.P, 1e-12, "raw p is kept")
 			}
 		})
@@ -214,7 +224,8 @@ func TestBuildAdopters(t *testing.T) {
 	assert.False(t, in.Adopters.Randomized)
 	assert.Equal(t, 8, in.Adopters.Pairs)
 	assert.Equal(t, 8, in.Adopters.Faster)
-	assert.Equal(t, SignTest(8, 0), in.Adopters.P)
+	assert.Equal(t, 2.0/256, in.Adopters.P, "8 pairs, all faster")
+	assert.Nil(t, in.Adopters.SpeedupAdj, "not in the family")
 	assert.True(t, in.Speed.Randomized)
 	assert.Equal(t, 8, in.Treatment.Adoption.X)
 }
@@ -286,7 +297,7 @@ func TestBuildRunChecks(t *testing.T) {
 	assert.Equal(t, []string{"placebo"}, rc.Placebo.Intents)
 	assert.Equal(t, Table{BothCorrect: 8}, rc.Placebo.Table)
 	assert.Equal(t, 8, rc.Placebo.Speed.Slower)
-	// Both intents in the speed family: p 0.0156 and 0.0078 → Holm 0.0156 each.
+	// Both intents in the speed family: signed-rank p 0.0156 and 0.0078 → Holm 0.0156 each.
 	assert.Equal(t, pairbench.Faster, rep.Intents[0].Label)
 	assert.Equal(t, pairbench.Slower, rep.Intents[1].Label)
 	assert.Equal(t, []string{"placebo"}, rc.ShapeOnly)
@@ -294,7 +305,8 @@ func TestBuildRunChecks(t *testing.T) {
 	assert.Equal(t, pairbench.Slower, rep.Verdict, "the worst label")
 	assert.Equal(t, 2, rc.Noise.Observed)
 	assert.InDelta(t, rep.Intents[0].NoiseProb+rep.Intents[1].NoiseProb, rc.Noise.Expected, 1e-12)
-	assert.InDelta(t, 1-(1-RejectProb(7, 0.05))*(1-RejectProb(2, 0.05)), rep.Intents[0].NoiseProb, 1e-12)
+	null := nullFor(7)
+	assert.InDelta(t, 1-(1-rejectRate(null, null.critical(0.05)))*(1-RejectProb(2, 0.05)), rep.Intents[0].NoiseProb, 1e-12)
 	// Order check: pairs 0,2,4,6,8 (+ placebo evens) ran AB.
 	require.Len(t, rc.Order, 2)
 	assert.Equal(t, pairbench.AB, rc.Order[0].Order)
@@ -302,7 +314,7 @@ func TestBuildRunChecks(t *testing.T) {
 	assert.Equal(t, 9, rc.Order[1].Pairs)
 	assert.InDelta(t, 1.0/9, *rc.Order[0].Delta, 1e-12, "pair 8 is treatment-only correct")
 	require.NotNil(t, rc.MedianSpeedup)
-	assert.InDelta(t, (2.6+60.0/61)/2, *rc.MedianSpeedup, 1e-12)
+	assert.InDelta(t, (rep.Intents[0].Speed.Speedup.Est+60.0/61)/2, *rc.MedianSpeedup, 1e-12)
 	assert.InDelta(t, (1510.0+8*60)/60, rc.Control.AgentMinutes, 1e-9)
 	assert.Equal(t, 18*4, rc.Treatment.Turns)
 }
@@ -310,16 +322,18 @@ func TestBuildRunChecks(t *testing.T) {
 func TestReportJSONRoundTrip(t *testing.T) {
 	rows := workedExample("books")[:6] // three pairs: the exact interval is unbounded
 	rep := Build(planFor("books"), rows)
-	require.True(t, math.IsInf(rep.Intents[0].Speed.Typical.Hi, 1))
+	require.True(t, math.IsInf(rep.Intents[0].Speed.Speedup.Hi, 1))
 	b, err := json.Marshal(rep)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"v":1`)
+	assert.Contains(t, string(b), `"v":2`)
 	var back Report
 	require.NoError(t, json.Unmarshal(b, &back))
-	assert.True(t, math.IsInf(back.Intents[0].Speed.Typical.Hi, 1), "null reads back as unbounded")
-	assert.Equal(t, rep.Intents[0].Speed.Typical.Lo, back.Intents[0].Speed.Typical.Lo)
+	assert.True(t, math.IsInf(back.Intents[0].Speed.Speedup.Hi, 1), "null reads back as unbounded")
+	assert.Equal(t, rep.Intents[0].Speed.Speedup, back.Intents[0].Speed.Speedup)
 	assert.Equal(t, rep.Intents[0].Label, back.Intents[0].Label)
-	assert.Equal(t, rep.Intents[0].Accuracy, back.Intents[0].Accuracy)
+	assert.Equal(t, rep.Intents[0].Accuracy.P, back.Intents[0].Accuracy.P)
+	assert.True(t, math.IsNaN(back.Intents[0].Accuracy.Share.Est), "no discordant pair: null reads back as NaN")
+	assert.Equal(t, rep.Intents[0].Accuracy.Family, back.Intents[0].Accuracy.Family)
 	empty, err := json.Marshal(Interval{Est: math.NaN(), Lo: 0, Hi: math.Inf(1)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"est":null,"lo":0,"hi":null}`, string(empty))
@@ -332,9 +346,9 @@ func TestBuildIsDeterministic(t *testing.T) {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	assert.JSONEq(t, string(ja), string(jb))
-	// Reordering the plan does not change an intent's bootstrap.
+	// Reordering the plan does not change an intent's statistics.
 	p := genPlan(specs, 9)
 	p.Intents[0], p.Intents[3] = p.Intents[3], p.Intents[0]
 	c := Build(p, rows)
-	assert.Equal(t, a.Intents[0].Speed.Ratio, c.Intents[3].Speed.Ratio)
+	assert.Equal(t, a.Intents[0].Speed, c.Intents[3].Speed)
 }

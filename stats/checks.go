@@ -49,33 +49,27 @@ func compareBool(x, y bool) int {
 	return -1
 }
 
-// runChecks computes the report's footer from the labelled intents and
-// their complete pairs (refs[i] belongs to intents[i]).
-func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
-	rows := a.rows
+// runChecks computes the report's footer, but for the placebo check, from
+// the labelled intents and their complete pairs (work[i] belongs to
+// intents[i]).
+func (a *analysis) runChecks(intents []Intent, work []intentWork) RunChecks {
 	var rc RunChecks
 	caps := map[pairbench.Cap]*CapCount{}
 	var order [2]struct {
-		t      Table
-		ratios []float64
+		t Table
+		d []float64
 	}
-	var placebo []pairRef
 	for i, in := range intents {
-		if in.Placebo {
-			placebo = append(placebo, refs[i]...)
-			rc.placeboNames(in.ID)
-		}
-		for _, p := range refs[i] {
-			c, t := &rows[p.c], &rows[p.t]
-			for k, r := range []*pairbench.Row{c, t} {
+		for _, p := range work[i].pairs {
+			for k, r := range []*record{p.c, p.t} {
 				tot := &rc.Control
 				if k == 1 {
 					tot = &rc.Treatment
 				}
-				tot.AgentMinutes += r.WallSeconds / 60
-				tot.Turns += r.Turns
-				tot.SpendUSD += r.CostUSD
-				for _, cp := range r.CapsHit {
+				tot.AgentMinutes += r.wall / 60
+				tot.Turns += int(r.turns)
+				tot.SpendUSD += r.cost
+				for _, cp := range r.capsHit() {
 					cc := caps[cp]
 					if cc == nil {
 						cc = &CapCount{Cap: cp}
@@ -89,21 +83,20 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 				}
 			}
 			rc.StartDelay.Checked++
-			if d := c.StartDelayMS - t.StartDelayMS; d > startDelayLimitMS || d < -startDelayLimitMS {
+			if d := p.c.startDelay - p.t.startDelay; d > startDelayLimitMS || d < -startDelayLimitMS {
 				rc.StartDelay.Apart++
 				if len(rc.StartDelay.Examples) < maxExamples {
-					rc.StartDelay.Examples = append(rc.StartDelay.Examples, PairRef{Intent: in.ID, Pair: c.Pair})
+					rc.StartDelay.Examples = append(rc.StartDelay.Examples, PairRef{Intent: in.ID, Pair: int(p.c.pair)})
 				}
 			}
 			o := &order[0]
-			if c.Order == pairbench.BA {
+			if p.c.order() == pairbench.BA {
 				o = &order[1]
 			}
-			cc, tc := c.Outcome == pairbench.Correct, t.Outcome == pairbench.Correct
-			switch {
+			switch cc, tc := p.c.correct(), p.t.correct(); {
 			case cc && tc:
 				o.t.BothCorrect++
-				o.ratios = append(o.ratios, pairRatio(c.WallSeconds, t.WallSeconds))
+				o.d = append(o.d, logRatio(p.c.wall, p.t.wall))
 			case tc:
 				o.t.TreatmentOnly++
 			case cc:
@@ -113,7 +106,8 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 			}
 		}
 	}
-	for _, cp := range []pairbench.Cap{pairbench.CapTime, pairbench.CapTurns, pairbench.CapSpend} {
+	known := []pairbench.Cap{pairbench.CapTime, pairbench.CapTurns, pairbench.CapSpend}
+	for _, cp := range known {
 		if caps[cp] == nil {
 			caps[cp] = &CapCount{Cap: cp}
 		}
@@ -121,7 +115,6 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 	for _, cc := range caps {
 		rc.Caps = append(rc.Caps, *cc)
 	}
-	known := []pairbench.Cap{pairbench.CapTime, pairbench.CapTurns, pairbench.CapSpend}
 	slices.SortFunc(rc.Caps, func(x, y CapCount) int {
 		ix, iy := slices.Index(known, x.Cap), slices.Index(known, y.Cap)
 		if ix < 0 {
@@ -134,16 +127,15 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 	})
 
 	for k, o := range order {
-		oe := OrderEffect{Order: pairbench.AB, Pairs: o.t.N(), BothCorrect: len(o.ratios)}
+		oe := OrderEffect{Order: pairbench.AB, Pairs: o.t.N(), BothCorrect: len(o.d)}
 		if k == 1 {
 			oe.Order = pairbench.BA
 		}
 		if n := o.t.N(); n > 0 {
 			oe.Delta = finite(float64(o.t.TreatmentOnly-o.t.ControlOnly) / float64(n))
 		}
-		if len(o.ratios) > 0 {
-			iv, _ := typicalRatios(o.ratios, a.alpha)
-			oe.Speedup = finite(iv.Est)
+		if len(o.d) > 0 {
+			oe.Speedup = finite(math.Exp(newRankSample(o.d).hl))
 		}
 		rc.Order = append(rc.Order, oe)
 	}
@@ -152,8 +144,8 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 	var speedups []float64
 	for _, in := range intents {
 		hist[in.Label]++
-		if in.Speed != nil && !math.IsNaN(in.Speed.Ratio.Est) && !math.IsInf(in.Speed.Ratio.Est, 0) {
-			speedups = append(speedups, in.Speed.Ratio.Est)
+		if in.Speed != nil && !math.IsNaN(in.Speed.Speedup.Est) && !math.IsInf(in.Speed.Speedup.Est, 0) {
+			speedups = append(speedups, in.Speed.Speedup.Est)
 		}
 		if in.Label != pairbench.NoAdoption && in.Label != pairbench.Inconclusive {
 			rc.Noise.Expected += in.NoiseProb
@@ -171,31 +163,5 @@ func (a *analysis) runChecks(intents []Intent, refs [][]pairRef) RunChecks {
 		}
 	}
 	rc.MedianSpeedup = finite(median(speedups))
-
-	if rc.Placebo != nil {
-		for _, p := range placebo {
-			cc, tc := rows[p.c].Outcome == pairbench.Correct, rows[p.t].Outcome == pairbench.Correct
-			switch {
-			case cc && tc:
-				rc.Placebo.Table.BothCorrect++
-			case tc:
-				rc.Placebo.Table.TreatmentOnly++
-			case cc:
-				rc.Placebo.Table.ControlOnly++
-			default:
-				rc.Placebo.Table.Neither++
-			}
-		}
-		rc.Placebo.Accuracy = a.accuracy(rc.Placebo.Table)
-		rc.Placebo.Speed = a.speed(bothCorrect(rows, placebo), "run/placebo", true)
-	}
 	return rc
-}
-
-// placeboNames records a placebo intent by name.
-func (rc *RunChecks) placeboNames(id string) {
-	if rc.Placebo == nil {
-		rc.Placebo = &Placebo{}
-	}
-	rc.Placebo.Intents = append(rc.Placebo.Intents, id)
 }

@@ -33,47 +33,6 @@ func Wilson(x, n int, z float64) Interval {
 	return Interval{Est: fx / fn, Lo: max(0, centre-half), Hi: min(1, centre+half)}
 }
 
-// Newcombe returns the paired difference in proportions, treatment minus
-// control, θ = (b−c)/N, with Newcombe's (1998) score interval for paired
-// data ("method 10") using the continuity-corrected φ. The bounds are
-// clamped to [−1, 1]. With N = 0, Est is NaN and the interval is [−1, 1].
-func Newcombe(t Table, z float64) Interval {
-	n := t.N()
-	if n == 0 {
-		return Interval{Est: math.NaN(), Lo: -1, Hi: 1}
-	}
-	a, b, c, d := float64(t.BothCorrect), float64(t.TreatmentOnly), float64(t.ControlOnly), float64(t.Neither)
-	fn := float64(n)
-	theta := (b - c) / fn
-	p1, p2 := (a+b)/fn, (a+c)/fn
-	w1, w2 := Wilson(t.BothCorrect+t.TreatmentOnly, n, z), Wilson(t.BothCorrect+t.ControlOnly, n, z)
-	phi := correctedPhi(a, b, c, d)
-	dl1, du1 := p1-w1.Lo, w1.Hi-p1
-	dl2, du2 := p2-w2.Lo, w2.Hi-p2
-	lo := theta - math.Sqrt(max(0, dl1*dl1-2*phi*dl1*du2+du2*du2))
-	hi := theta + math.Sqrt(max(0, dl2*dl2-2*phi*dl2*du1+du1*du1))
-	return Interval{Est: theta, Lo: max(-1, lo), Hi: min(1, hi)}
-}
-
-// correctedPhi is the continuity-corrected correlation of the paired table:
-// with A = ad − bc and N = a+b+c+d, φ is 0 when a margin is 0 or 0 ≤ A ≤ N/2,
-// (A − N/2)/√(margins) when A > N/2 and A/√(margins) when A < 0.
-func correctedPhi(a, b, c, d float64) float64 {
-	m := (a + b) * (c + d) * (a + c) * (b + d)
-	if m == 0 {
-		return 0
-	}
-	n := a + b + c + d
-	switch A := a*d - b*c; {
-	case A > n/2:
-		return (A - n/2) / math.Sqrt(m)
-	case A >= 0:
-		return 0
-	default:
-		return A / math.Sqrt(m)
-	}
-}
-
 // McNemar returns the exact McNemar test on the discordant pairs b and c:
 // p = min(1, 2·P(X ≤ min(b,c))) with X ~ Bin(b+c, ½), and its mid-p, which
 // counts the observed table's own probability once instead of twice. Both
@@ -180,4 +139,89 @@ func McNemarPower(n int, pb, pc, alpha float64) float64 {
 		power += disc.Prob(float64(m)) * reject
 	}
 	return min(1, power)
+}
+
+// Share returns treatment's share of the discordant pairs, b/(b+c), with the
+// interval that inverts the exact McNemar test at level alpha: the
+// Clopper–Pearson interval for the chance q that a discordant pair favours
+// treatment. It holds the q for which both binomial tails of b out of b+c
+// are above alpha/2, so its bounds are open (at a bound a tail is exactly
+// alpha/2 and the test rejects), except a bound at 0 or 1. No difference is
+// q = ½, and McNemar's p is above alpha exactly when the interval holds ½.
+// Its coverage is at least 1 − alpha for every q (Level). With fewer
+// discordant pairs than the test needs to ever reject at alpha the interval
+// is still returned, marked TooFew; with none it is [0, 1] and Est is NaN.
+func Share(b, c int, alpha float64) ExactInterval {
+	d := b + c
+	iv := ExactInterval{Est: math.NaN(), Lo: 0, Hi: 1, Level: 1 - alpha, TooFew: MinSignP(d) > alpha}
+	if d <= 0 {
+		iv.Level = 1
+		return iv
+	}
+	iv.Est = float64(b) / float64(d)
+	if b > 0 {
+		iv.Lo = distuv.Beta{Alpha: float64(b), Beta: float64(d - b + 1)}.Quantile(alpha / 2)
+		iv.LoOpen = true
+	}
+	if b < d {
+		iv.Hi = distuv.Beta{Alpha: float64(b + 1), Beta: float64(d - b)}.Quantile(1 - alpha/2)
+		iv.HiOpen = true
+	}
+	// The quantiles are computed to within rounding; at ½ the test itself
+	// decides, so the two can never disagree.
+	p, _ := McNemar(b, c)
+	switch inside := iv.Contains(0.5); {
+	case p > alpha && !inside:
+		if iv.Lo >= 0.5 {
+			iv.Lo, iv.LoOpen = math.Nextafter(0.5, 0), true
+		} else {
+			iv.Hi, iv.HiOpen = math.Nextafter(0.5, 1), true
+		}
+	case p <= alpha && inside:
+		if b > c {
+			iv.Lo, iv.LoOpen = 0.5, true
+		} else {
+			iv.Hi, iv.HiOpen = 0.5, true
+		}
+	}
+	return iv
+}
+
+// ShareCoverage returns the exact chance that Share's interval at alpha
+// holds the true share q = pb/(pb+pc) for a run of n pairs in which a pair
+// is correct in treatment only with chance pb and in control only with
+// chance pc: the sum over every number of discordant pairs and every split
+// of them. (With no discordant pair the interval is [0, 1] and holds q.)
+// docs/statistics.md's coverage table is computed from it.
+func ShareCoverage(n int, pb, pc, alpha float64) float64 {
+	q := pb / (pb + pc)
+	disc := distuv.Binomial{N: float64(n), P: min(1, pb+pc)}
+	cover := 0.0
+	for d := 0; d <= n; d++ {
+		pd := disc.Prob(float64(d))
+		if d == 0 {
+			cover += pd
+			continue
+		}
+		split := distuv.Binomial{N: float64(d), P: q}
+		for b := 0; b <= d; b++ {
+			if Share(b, d-b, alpha).Contains(q) {
+				cover += pd * split.Prob(float64(b))
+			}
+		}
+	}
+	return cover
+}
+
+// WilsonCoverage returns the exact chance that the Wilson interval at z
+// holds p for x ~ Bin(n, p).
+func WilsonCoverage(n int, p, z float64) float64 {
+	bin := distuv.Binomial{N: float64(n), P: p}
+	cover := 0.0
+	for x := 0; x <= n; x++ {
+		if iv := Wilson(x, n, z); iv.Lo <= p && p <= iv.Hi {
+			cover += bin.Prob(float64(x))
+		}
+	}
+	return cover
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -46,37 +48,63 @@ func TestWilsonEmpty(t *testing.T) {
 	assert.Equal(t, 1.0, iv.Hi)
 }
 
-func TestNewcombeKnownAnswers(t *testing.T) {
+// TestShareKnownAnswers checks the Clopper–Pearson interval of the
+// discordant share against bounds computed independently, by bisection on
+// binomial tail sums in exact rational arithmetic (Python's fractions), and
+// the published examples of Fagerland et al. (2014): the airway
+// hyper-responsiveness table (a, b, c, d) = (1, 1, 7, 12) and the complete
+// response table (59, 6, 16, 80), whose exact McNemar p values 0.0703 and
+// 0.0525 are both above 0.05. (The Newcombe interval this replaces excluded
+// 0 for the second, (−0.1186, −0.0046), beside that p.)
+func TestShareKnownAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		a, b, c, d    int
-		theta, lo, hi float64
+		b, c   int
+		lo, hi float64
+		p      float64
 	}{
-		{1, 1, 7, 12, -0.2857, -0.5069, -0.0256},
-		{59, 6, 16, 80, -0.0621, -0.1186, -0.0046},
-		{10, 15, 5, 20, 0.2000, 0.0258, 0.3569},
-		{20, 8, 2, 10, 0.1500, -0.0062, 0.2948},
-		{5, 0, 0, 5, 0, -0.1666, 0.1666},
-		// The predecessor's worked example, paired.
-		{7, 2, 0, 1, 0.2000, -0.1353, 0.5024},
+		{0, 10, 0, 0.3085, 0.00195},
+		{7, 13, 0.1539, 0.5922, 0.26318},
+		{1, 7, 0.0032, 0.5265, 0.07031},
+		{6, 16, 0.1073, 0.5022, 0.05248},
+		{15, 5, 0.5090, 0.9134, 0.04139},
+		{14, 6, 0.4572, 0.8811, 0.11532},
+		{2, 0, 0.1581, 1, 0.5},
 	} {
-		t.Run(fmt.Sprintf("%d,%d,%d,%d", tc.a, tc.b, tc.c, tc.d), func(t *testing.T) {
-			iv := Newcombe(Table{tc.a, tc.b, tc.c, tc.d}, z95)
-			assert.Equal(t, tc.theta, round4(iv.Est), "theta")
+		t.Run(fmt.Sprintf("%d,%d", tc.b, tc.c), func(t *testing.T) {
+			iv := Share(tc.b, tc.c, 0.05)
 			assert.Equal(t, tc.lo, round4(iv.Lo), "lower bound")
 			assert.Equal(t, tc.hi, round4(iv.Hi), "upper bound")
+			assert.Equal(t, tc.b > 0, iv.LoOpen)
+			assert.Equal(t, tc.c > 0, iv.HiOpen)
+			p, _ := McNemar(tc.b, tc.c)
+			assert.Equal(t, tc.p, math.Round(p*1e5)/1e5, "McNemar p")
+			assert.Equal(t, p > 0.05, iv.Contains(0.5), "the interval holds ½ exactly when the test accepts")
+			assert.Equal(t, 0.95, iv.Level)
 		})
 	}
+	assert.True(t, math.IsNaN(Share(0, 0, 0.05).Est))
+	assert.True(t, Share(3, 2, 0.05).TooFew, "5 discordant pairs can never reach 0.05")
+	assert.False(t, Share(3, 3, 0.05).TooFew)
 }
 
-func TestCorrectedPhi(t *testing.T) {
-	// A = ad − bc = 5·5 − 0 = 25 > N/2 = 5: (25 − 5)/√(5·5·5·5) = 0.8.
-	assert.InDelta(t, 0.8, correctedPhi(5, 0, 0, 5), 1e-12)
-	// 0 ≤ A ≤ N/2 gives 0.
-	assert.Equal(t, 0.0, correctedPhi(1, 1, 1, 2))
-	// A < 0 is not corrected: (0 − 1)/√(1·1·1·1) = −1.
-	assert.InDelta(t, -1, correctedPhi(0, 1, 1, 0), 1e-12)
-	// A zero margin gives 0.
-	assert.Equal(t, 0.0, correctedPhi(3, 0, 2, 0))
+// TestShareIsTheTestsDual checks, for every table with up to 60 discordant
+// pairs and several levels, that the interval holds ½ exactly when the
+// exact McNemar p is above the level, and that the lower bound is where the
+// upper binomial tail is half the level.
+func TestShareIsTheTestsDual(t *testing.T) {
+	for d := 1; d <= 60; d++ {
+		for b := 0; b <= d; b++ {
+			for _, alpha := range []float64{0.05, 0.01, 0.0025, 0.05 / 7} {
+				iv := Share(b, d-b, alpha)
+				p, _ := McNemar(b, d-b)
+				require.Equal(t, p > alpha, iv.Contains(0.5), "b=%d c=%d α=%v %+v", b, d-b, alpha, iv)
+				if b > 0 {
+					tail := 1 - distuv.Binomial{N: float64(d), P: iv.Lo}.CDF(float64(b-1))
+					require.InDelta(t, alpha/2, tail, 1e-9)
+				}
+			}
+		}
+	}
 }
 
 func TestMcNemarKnownAnswers(t *testing.T) {
@@ -90,7 +118,14 @@ func TestMcNemarKnownAnswers(t *testing.T) {
 		{15, 5, 0.04139, math.NaN()},
 		{9, 0, 0.00391, math.NaN()},
 		{0, 0, 1, 1},
+		// b = c: p is 1, and so is the mid-p, 2·P(X ≤ k) − P(X = k) = 1
+		// (not 1 − P(X = k)).
 		{4, 4, 1, 1},
+		{1, 1, 1, 1},
+		// Fagerland et al. (2014): exact p 0.0703, mid-p 0.0391 for the
+		// airway table; 0.0525 and 0.0347 for the complete response table.
+		{1, 7, 0.07031, 0.03906},
+		{6, 16, 0.05248, 0.03469},
 	} {
 		t.Run(fmt.Sprintf("%d,%d", tc.b, tc.c), func(t *testing.T) {
 			p, mid := McNemar(tc.b, tc.c)

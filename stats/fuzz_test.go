@@ -88,23 +88,32 @@ func checkInvariants(t *testing.T, rows []pairbench.Row, rep *Report) {
 		assertUnit(t, in.Treatment.Adoption.Interval, 0, 1)
 		assert.LessOrEqual(t, in.Pairs.Complete+in.Pairs.LostToAborts, in.Pairs.Seen)
 		assert.GreaterOrEqual(t, in.Pairs.Missing, 0)
-		assertUnit(t, in.Accuracy.Delta, -1, 1)
-		assertP(t, in.Accuracy.P, in.Accuracy.PAdj)
-		assert.LessOrEqual(t, in.Accuracy.MidP, in.Accuracy.P)
+		acc := in.Accuracy
+		if acc.Delta != nil {
+			assert.True(t, -1 <= *acc.Delta && *acc.Delta <= 1)
+		}
+		assertP(t, acc.P, acc.PAdj)
+		assert.LessOrEqual(t, acc.MidP, acc.P)
+		// Every interval is the dual of the test beside it.
+		assert.Equal(t, acc.P > rep.Alpha, acc.Share.Contains(0.5), "share interval and McNemar p agree: %+v", acc)
+		require.NotNil(t, acc.ShareAdj)
+		assert.Equal(t, acc.PAdj > rep.Alpha, acc.ShareAdj.Contains(0.5), "Holm-level share interval and adjusted p agree: %+v", acc)
+		assert.Equal(t, acc.PAdj <= rep.Alpha, acc.Tested && acc.P <= acc.Threshold)
 		for _, s := range []*Speed{in.Speed, in.Adopters} {
 			if s == nil {
 				continue
 			}
 			assert.Equal(t, s.Pairs, s.Faster+s.Slower+s.Ties)
 			assert.LessOrEqual(t, s.Pairs, in.Table.BothCorrect)
-			if s.Randomized {
-				assert.LessOrEqual(t, s.Ratio.Lo, s.Ratio.Hi)
-			} else {
-				assert.True(t, math.IsNaN(s.Ratio.Lo) && math.IsNaN(s.Ratio.Hi), "a non-randomized subset has no bootstrap interval")
-			}
-			assert.LessOrEqual(t, s.Typical.Lo, s.Typical.Hi)
-			assert.Equal(t, s.P > rep.Alpha, s.Typical.Contains(1), "interval and sign test agree")
+			assert.LessOrEqual(t, s.Speedup.Lo, s.Speedup.Hi)
+			assert.Equal(t, s.P > rep.Alpha, s.Speedup.Contains(1), "interval and signed-rank test agree")
 			assertP(t, s.P, s.PAdj)
+			if s == in.Speed {
+				require.NotNil(t, s.SpeedupAdj)
+				assert.Equal(t, s.PAdj > rep.Alpha, s.SpeedupAdj.Contains(1), "Holm-level interval and adjusted p agree")
+			} else {
+				assert.Nil(t, s.SpeedupAdj)
+			}
 		}
 		assert.GreaterOrEqual(t, in.NoiseProb, 0.0)
 		assert.LessOrEqual(t, in.NoiseProb, 1.0)
@@ -145,7 +154,7 @@ func FuzzBuild(f *testing.F) {
 	f.Add(seed)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows := fuzzRows(data)
-		checkInvariants(t, rows, build(fuzzPlan(), rows, 200))
+		checkInvariants(t, rows, Build(fuzzPlan(), rows))
 	})
 }
 

@@ -44,12 +44,12 @@ func decide(in *Intent, stage *DomainAdoption, alpha float64) (pairbench.Label, 
 	}
 	if in.MinP.Speed > alpha && in.MinP.Accuracy > alpha {
 		return pairbench.Inconclusive, fmt.Sprintf(
-			"significance was out of reach: with %d untied both-correct and %d discordant pairs the smallest attainable adjusted p values are %.3g (speed) and %.3g (accuracy), above α = %g",
-			untied(in.Speed), in.Accuracy.Discordant, in.MinP.Speed, in.MinP.Accuracy, alpha)
+			"significance was out of reach: with %d both-correct and %d discordant pairs the smallest attainable adjusted p values are %.3g (speed) and %.3g (accuracy), above α = %g",
+			speedPairs(in.Speed), in.Accuracy.Discordant, in.MinP.Speed, in.MinP.Accuracy, alpha)
 	}
-	sigS := in.Speed != nil && in.Speed.Faster+in.Speed.Slower > 0 && in.Speed.PAdj <= alpha
-	sigA := in.Accuracy.Discordant > 0 && in.Accuracy.PAdj <= alpha
-	faster := in.Speed != nil && in.Speed.Faster > in.Speed.Slower
+	sigS := in.Speed != nil && in.Speed.Tested && in.Speed.PAdj <= alpha
+	sigA := in.Accuracy.Tested && in.Accuracy.PAdj <= alpha
+	faster := in.Speed != nil && in.Speed.Speedup.Est > 1
 	better := in.Table.TreatmentOnly > in.Table.ControlOnly
 	var label pairbench.Label
 	var why string
@@ -77,11 +77,11 @@ func decide(in *Intent, stage *DomainAdoption, alpha float64) (pairbench.Label, 
 	return label, why
 }
 
-func untied(s *Speed) int {
+func speedPairs(s *Speed) int {
 	if s == nil {
 		return 0
 	}
-	return s.Faster + s.Slower
+	return s.Pairs
 }
 
 // agreementCheck runs an intent's agreement check over its both-correct
@@ -90,13 +90,13 @@ func untied(s *Speed) int {
 // comparison found faster missed it in at least 2 more pairs than the
 // other. For same, it counts pairs whose answers differ as sets and fails
 // at 2.
-func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Speed) *AgreementCheck {
+func agreementCheck(ag Agreement, both []pairRef, sp *Speed) *AgreementCheck {
 	ch := &AgreementCheck{Kind: ag.Kind}
 	for _, p := range both {
 		// Answers are read as grading reads them (pairbench.Lookup, Price,
 		// AsSet), so a price or a set means the same here as in a rule.
-		cv, okC := pairbench.Lookup(rows[p.c].Answer.Extracted, ag.Field)
-		tv, okT := pairbench.Lookup(rows[p.t].Answer.Extracted, ag.Field)
+		cv, okC := p.c.answer()
+		tv, okT := p.t.answer()
 		if !okC || !okT || cv == nil || tv == nil {
 			ch.Unreadable++
 			continue
@@ -127,9 +127,9 @@ func agreementCheck(ag Agreement, rows []pairbench.Row, both []pairRef, sp *Spee
 	}
 	switch ag.Kind {
 	case pairbench.AgreeCheapest:
-		if sp != nil && sp.Faster != sp.Slower {
+		if sp != nil && sp.Speedup.Est != 1 {
 			fast, slow := ch.Missed.Treatment, ch.Missed.Control
-			if sp.Slower > sp.Faster {
+			if sp.Speedup.Est < 1 {
 				fast, slow = slow, fast
 			}
 			ch.Failed = fast-slow >= 2

@@ -15,12 +15,12 @@ func labelCase(speedP, accP float64, faster, better bool) Intent {
 		Pairs:     PairCounts{Planned: 30, Seen: 30, Complete: 30},
 		Treatment: ArmStats{Adoption: &Proportion{X: 30, N: 30}},
 		MinP:      MinP{Speed: 1e-6, Accuracy: 1e-6},
-		Speed:     &Speed{Faster: 5, Slower: 15, PAdj: speedP},
+		Speed:     &Speed{Faster: 5, Slower: 15, Speedup: ExactInterval{Est: 0.7}, Family: Family{Tested: true, PAdj: speedP}},
 		Table:     Table{BothCorrect: 20, TreatmentOnly: 2, ControlOnly: 8},
-		Accuracy:  Accuracy{Discordant: 10, PAdj: accP},
+		Accuracy:  Accuracy{Discordant: 10, Family: Family{Tested: true, PAdj: accP}},
 	}
 	if faster {
-		in.Speed.Faster, in.Speed.Slower = 15, 5
+		in.Speed.Faster, in.Speed.Slower, in.Speed.Speedup.Est = 15, 5, 1.4
 	}
 	if better {
 		in.Table.TreatmentOnly, in.Table.ControlOnly = 8, 2
@@ -104,61 +104,65 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// answerPair is a both-correct pair whose answers are c and t, kept as a
+// Builder keeps them for an agreement check on field.
+func answerPair(c, t map[string]any, field string) pairRef {
+	ag := &Agreement{Field: field}
+	rc := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: c}}, ag)
+	rt := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: t}}, ag)
+	return pairRef{c: &rc, t: &rt}
+}
+
 func TestAgreementCheck(t *testing.T) {
-	answers := func(pairs ...[2]map[string]any) ([]pairbench.Row, []pairRef) {
-		var rows []pairbench.Row
+	answers := func(field string, pairs ...[2]map[string]any) []pairRef {
 		var refs []pairRef
 		for _, p := range pairs {
-			rows = append(rows, pairbench.Row{Answer: pairbench.Answer{Extracted: p[0]}}, pairbench.Row{Answer: pairbench.Answer{Extracted: p[1]}})
-			refs = append(refs, pairRef{c: int32(len(rows) - 2), t: int32(len(rows) - 1)})
+			refs = append(refs, answerPair(p[0], p[1], field))
 		}
-		return rows, refs
+		return refs
 	}
 	price := func(c, t any) [2]map[string]any {
 		return [2]map[string]any{{"fare": map[string]any{"price": c}}, {"fare": map[string]any{"price": t}}}
 	}
 	cheapest := Agreement{Kind: pairbench.AgreeCheapest, Field: "fare.price", Tolerance: 1}
-	treatmentFaster := &Speed{Faster: 6, Slower: 1}
+	treatmentFaster := &Speed{Speedup: ExactInterval{Est: 1.8}}
 
-	rows, refs := answers(price(100.0, 105.0), price("$1,200.00", 1203.5), price(50.0, 50.5), price(80.0, "n/a"), price(70.0, 60.0))
-	ch := agreementCheck(cheapest, rows, refs, treatmentFaster)
+	refs := answers(cheapest.Field, price(100.0, 105.0), price("$1,200.00", 1203.5), price(50.0, 50.5), price(80.0, "n/a"), price(70.0, 60.0))
+	ch := agreementCheck(cheapest, refs, treatmentFaster)
 	assert.Equal(t, ArmCount{Control: 1, Treatment: 2}, ch.Missed)
 	assert.Equal(t, 4, ch.Compared)
 	assert.Equal(t, 1, ch.Unreadable)
 	assert.False(t, ch.Failed, "treatment missed only one more")
 
-	rows, refs = answers(price(100.0, 105.0), price(10.0, 12.0), price(50.0, 50.5))
-	ch = agreementCheck(cheapest, rows, refs, treatmentFaster)
+	refs = answers(cheapest.Field, price(100.0, 105.0), price(10.0, 12.0), price(50.0, 50.5))
+	ch = agreementCheck(cheapest, refs, treatmentFaster)
 	assert.True(t, ch.Failed, "the faster arm missed the cheapest in 2 more pairs")
-	ch = agreementCheck(cheapest, rows, refs, &Speed{Faster: 1, Slower: 6})
+	ch = agreementCheck(cheapest, refs, &Speed{Speedup: ExactInterval{Est: 0.6}})
 	assert.False(t, ch.Failed, "control was faster and missed less")
 
 	same := Agreement{Kind: pairbench.AgreeSame, Field: "titles"}
 	list := func(c, t []any) [2]map[string]any { return [2]map[string]any{{"titles": c}, {"titles": t}} }
-	rows, refs = answers(
+	refs = answers(same.Field,
 		list([]any{"Dune", "Emma"}, []any{" emma", "DUNE"}), // same set
 		list([]any{"Dune", "Emma"}, []any{"Dune"}),          // differs
 		list([]any{"Dune", "Dune"}, []any{"Dune"}),          // same as sets
 	)
-	ch = agreementCheck(same, rows, refs, treatmentFaster)
+	ch = agreementCheck(same, refs, treatmentFaster)
 	assert.Equal(t, 1, ch.Differ)
 	assert.False(t, ch.Failed)
-	rows, refs = answers(list([]any{"A"}, []any{"B"}), list([]any{1.0}, []any{2.0}))
-	assert.True(t, agreementCheck(same, rows, refs, nil).Failed)
+	refs = answers(same.Field, list([]any{"A"}, []any{"B"}), list([]any{1.0}, []any{2.0}))
+	assert.True(t, agreementCheck(same, refs, nil).Failed)
 }
 
 func TestAgreementReadsAnswersAsGradingDoes(t *testing.T) {
-	rows := []pairbench.Row{
-		{Answer: pairbench.Answer{Extracted: map[string]any{"price": "12,50 €", "titles": []any{"3", "Dune  Messiah"}}}},
-		{Answer: pairbench.Answer{Extracted: map[string]any{"price": 12.5, "titles": []any{3.0, "dune messiah"}}}},
-	}
-	refs := []pairRef{{c: 0, t: 1}}
-	ch := agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.001}, rows, refs, nil)
+	c := map[string]any{"price": "12,50 €", "titles": []any{"3", "Dune  Messiah"}}
+	tr := map[string]any{"price": 12.5, "titles": []any{3.0, "dune messiah"}}
+	ch := agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.001}, []pairRef{answerPair(c, tr, "price")}, nil)
 	assert.Equal(t, 1, ch.Compared)
 	assert.Equal(t, ArmCount{}, ch.Missed, "a decimal comma reads as grading reads it")
-	ch = agreementCheck(Agreement{Kind: pairbench.AgreeSame, Field: "titles"}, rows, refs, nil)
+	ch = agreementCheck(Agreement{Kind: pairbench.AgreeSame, Field: "titles"}, []pairRef{answerPair(c, tr, "titles")}, nil)
 	assert.Equal(t, 0, ch.Differ, "3 and \"3\", and inner white space, compare as grading compares them")
-	rows[1].Answer.Extracted["price"] = nil
-	ch = agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price"}, rows, refs, nil)
+	tr["price"] = nil
+	ch = agreementCheck(Agreement{Kind: pairbench.AgreeCheapest, Field: "price"}, []pairRef{answerPair(c, tr, "price")}, nil)
 	assert.Equal(t, 1, ch.Unreadable, "a null answer cannot be compared")
 }

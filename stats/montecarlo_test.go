@@ -11,68 +11,36 @@ import (
 	"github.com/pairbench/pairbench"
 )
 
-// TestNewcombeCoverage simulates paired 2x2 tables on a grid of small N and
-// cell probabilities and checks how often the 95% paired interval holds the
-// true difference. Stated bounds: at every grid point coverage is at least
-// 0.93, and averaged over the grid at least 0.95. (Method 10 is somewhat
-// conservative on average; the lowest point measured here is 0.945.)
-func TestNewcombeCoverage(t *testing.T) {
-	const reps = 2000
-	rng := rand.New(rand.NewPCG(2026, 11))
-	cells := [][4]float64{ // a, b, c, d
-		{0.60, 0.10, 0.10, 0.20},
-		{0.70, 0.20, 0.05, 0.05},
-		{0.40, 0.30, 0.10, 0.20},
-		{0.85, 0.05, 0.05, 0.05},
-		{0.50, 0.00, 0.25, 0.25},
-	}
-	z := Z(0.05)
-	var sum float64
-	var points int
-	for _, n := range []int{10, 20, 30, 50} {
-		for _, p := range cells {
-			truth := p[1] - p[2]
-			covered := 0
-			for range reps {
-				var tab Table
-				for range n {
-					switch u := rng.Float64(); {
-					case u < p[0]:
-						tab.BothCorrect++
-					case u < p[0]+p[1]:
-						tab.TreatmentOnly++
-					case u < p[0]+p[1]+p[2]:
-						tab.ControlOnly++
-					default:
-						tab.Neither++
-					}
-				}
-				if iv := Newcombe(tab, z); iv.Lo <= truth && truth <= iv.Hi {
-					covered++
-				}
+// TestShareCoverage computes by exact enumeration the coverage of the
+// discordant-share interval on a grid of pair counts and cell chances, and
+// checks the guarantee docs/statistics.md states: at least 1 − α
+// everywhere. (The Newcombe interval it replaces dipped to 0.90 at N = 5.)
+func TestShareCoverage(t *testing.T) {
+	for _, n := range []int{5, 10, 20, 30, 50, 100} {
+		worst := 1.0
+		for _, pb := range []float64{0.01, 0.05, 0.1, 0.2, 0.3, 0.45} {
+			for _, pc := range []float64{0.01, 0.05, 0.1, 0.2, 0.3, 0.45} {
+				worst = min(worst, ShareCoverage(n, pb, pc, 0.05))
 			}
-			cov := float64(covered) / reps
-			sum += cov
-			points++
-			assert.GreaterOrEqual(t, cov, 0.93, "coverage at N=%d cells=%v", n, p)
-			t.Logf("N=%d cells=%v coverage %.3f", n, p, cov)
 		}
+		t.Logf("N = %d: lowest coverage %.4f", n, worst)
+		assert.GreaterOrEqual(t, worst, 0.95, "N = %d", n)
 	}
-	assert.GreaterOrEqual(t, sum/float64(points), 0.95, "mean coverage over the grid")
 }
 
 // TestAAFalseLabels simulates A/A runs (both arms identical) of five
 // intents with N = 6, 10, 15, 20 and 30 pairs and counts labels that claim
-// a difference. Stated bounds: at most 2% of intents and 5% of runs get
-// such a label (Holm keeps each family's chance of any false label in a
-// run at or below α = 5%, and the exact tests' discreteness keeps it well
-// below; measured: 0.2% and 1%), and the observed count stays below the
-// report's expected noise count, which ignores Holm.
+// a difference. Stated bounds: in each family (speed, accuracy) the share
+// of runs with any significant intent is at most α = 5% (what Holm
+// guarantees), so a run gets any claiming label at most 2α of the time, and
+// the observed count of such labels stays below the report's expected
+// noise count, which ignores Holm. The bounds allow three standard errors
+// of simulation noise.
 func TestAAFalseLabels(t *testing.T) {
-	const runs = 300
+	const runs = 1000
 	sizes := []int{6, 10, 15, 20, 30}
 	rng := rand.New(rand.NewPCG(7, 7))
-	var labelled, runsWithLabel, intents int
+	var labelled, runsWithLabel, runsSpeed, runsAcc, intents int
 	var expected float64
 	hist := map[pairbench.Label]int{}
 	for run := range runs {
@@ -93,26 +61,35 @@ func TestAAFalseLabels(t *testing.T) {
 				rows = append(rows, pairRows(id, i, arm(), arm())...)
 			}
 		}
-		rep := build(planFor(ids...), rows, 50)
-		any := false
+		rep := Build(planFor(ids...), rows)
+		anyLabel, anySpeed, anyAcc := false, false, false
 		for _, in := range rep.Intents {
 			intents++
 			hist[in.Label]++
 			if isSignal(in.Label) {
 				labelled++
-				any = true
+				anyLabel = true
 			}
+			anySpeed = anySpeed || (in.Speed != nil && in.Speed.Tested && in.Speed.PAdj <= rep.Alpha)
+			anyAcc = anyAcc || (in.Accuracy.Tested && in.Accuracy.PAdj <= rep.Alpha)
 		}
 		expected += rep.Run.Noise.Expected
-		if any {
-			runsWithLabel++
+		for _, c := range []struct {
+			hit bool
+			n   *int
+		}{{anyLabel, &runsWithLabel}, {anySpeed, &runsSpeed}, {anyAcc, &runsAcc}} {
+			if c.hit {
+				*c.n++
+			}
 		}
 	}
-	perIntent := float64(labelled) / float64(intents)
-	perRun := float64(runsWithLabel) / runs
-	t.Logf("labels %v; false-label rate %.4f per intent, %.4f per run; observed %d vs expected %.1f", hist, perIntent, perRun, labelled, expected)
-	assert.LessOrEqual(t, perIntent, 0.02)
-	assert.LessOrEqual(t, perRun, 0.05)
+	rate := func(n int) float64 { return float64(n) / runs }
+	slack := 3 * math.Sqrt(0.05*0.95/runs)
+	t.Logf("labels %v; runs with a false label: %.3f (speed family %.3f, accuracy family %.3f); observed %d vs expected %.1f",
+		hist, rate(runsWithLabel), rate(runsSpeed), rate(runsAcc), labelled, expected)
+	assert.LessOrEqual(t, rate(runsSpeed), 0.05+slack, "Holm keeps the speed family's error at α")
+	assert.LessOrEqual(t, rate(runsAcc), 0.05+slack, "and the accuracy family's")
+	assert.LessOrEqual(t, rate(runsWithLabel), 0.10+slack)
 	assert.LessOrEqual(t, float64(labelled), expected, "Holm keeps the observed count at or below the unadjusted expectation")
 	assert.Positive(t, hist[pairbench.Inconclusive], "N = 6 can rarely reach significance after Holm")
 }

@@ -7,52 +7,230 @@ import (
 	"github.com/pairbench/pairbench"
 )
 
+// record is what the statistics keep of one attempt: a few numbers instead
+// of the whole row, so that a run of millions of rows fits in little memory.
+type record struct {
+	wall, cost  float64
+	inputTokens int64
+	startDelay  int64
+	pair        int32
+	attempt     int32
+	turns       int32
+	outcome     pairbench.Outcome
+	flags       recordFlags
+	// extra holds the rare parts: native tools, caps other than the known
+	// three, and the answer an agreement check compares.
+	extra *recordExtra
+}
+
+type recordFlags uint8
+
+const (
+	flagAdopted recordFlags = 1 << iota
+	// flagToolless: at most one turn and no WebMCP call.
+	flagToolless
+	flagBA
+	flagCapTime
+	flagCapTurns
+	flagCapSpend
+)
+
+type recordExtra struct {
+	native []string
+	caps   []pairbench.Cap // caps other than time, turns and spend
+	// answer is the extracted answer at the agreement check's field, and
+	// hasAnswer whether it was there.
+	answer    any
+	hasAnswer bool
+}
+
+func (t *record) is(f recordFlags) bool { return t.flags&f != 0 }
+func (t *record) correct() bool         { return t.outcome == pairbench.Correct }
+
+func (t *record) order() pairbench.Order {
+	if t.is(flagBA) {
+		return pairbench.BA
+	}
+	return pairbench.AB
+}
+
+// capsHit lists the caps the trial hit, known ones first.
+func (t *record) capsHit() []pairbench.Cap {
+	var out []pairbench.Cap
+	for _, c := range []struct {
+		f   recordFlags
+		cap pairbench.Cap
+	}{{flagCapTime, pairbench.CapTime}, {flagCapTurns, pairbench.CapTurns}, {flagCapSpend, pairbench.CapSpend}} {
+		if t.is(c.f) {
+			out = append(out, c.cap)
+		}
+	}
+	if t.extra != nil {
+		out = append(out, t.extra.caps...)
+	}
+	return out
+}
+
+// answer is the agreement check's field of the extracted answer.
+func (t *record) answer() (any, bool) {
+	if t.extra == nil {
+		return nil, false
+	}
+	return t.extra.answer, t.extra.hasAnswer
+}
+
+func (t *record) native() []string {
+	if t.extra == nil {
+		return nil
+	}
+	return t.extra.native
+}
+
+// newTrial keeps what the statistics need of r; field is the agreement
+// check's field when the intent has one.
+func newRecord(r *pairbench.Row, agreement *Agreement) record {
+	t := record{
+		wall: r.WallSeconds, cost: r.CostUSD, inputTokens: r.InputTokens, startDelay: r.StartDelayMS,
+		pair: int32(r.Pair), attempt: int32(min(r.Attempt, 1<<31-1)), turns: int32(max(min(r.Turns, 1<<31-1), -1<<31)),
+		outcome: internOutcome(r.Outcome),
+	}
+	if r.Adopted {
+		t.flags |= flagAdopted
+	}
+	if r.Turns <= 1 && len(r.WebMCP) == 0 {
+		t.flags |= flagToolless
+	}
+	if r.Order == pairbench.BA {
+		t.flags |= flagBA
+	}
+	var extra recordExtra
+	for _, c := range r.CapsHit {
+		switch c {
+		case pairbench.CapTime:
+			t.flags |= flagCapTime
+		case pairbench.CapTurns:
+			t.flags |= flagCapTurns
+		case pairbench.CapSpend:
+			t.flags |= flagCapSpend
+		default:
+			extra.caps = append(extra.caps, c)
+		}
+	}
+	if len(r.NativeTools) > 0 {
+		extra.native = slices.Clone(r.NativeTools)
+	}
+	if agreement != nil && r.Outcome == pairbench.Correct {
+		extra.answer, extra.hasAnswer = pairbench.Lookup(r.Answer.Extracted, agreement.Field)
+	}
+	if extra.native != nil || extra.caps != nil || extra.hasAnswer {
+		t.extra = &extra
+	}
+	return t
+}
+
+// internOutcome returns o as one of the package's constants, so that a
+// record holds no string of its own row.
+func internOutcome(o pairbench.Outcome) pairbench.Outcome {
+	if i := slices.Index(pairbench.Outcomes, o); i >= 0 {
+		return pairbench.Outcomes[i]
+	}
+	return o
+}
+
+// slot gathers one pair's attempts: the last attempt of each arm (highest
+// attempt number, the later row on a tie) and the aborts.
+type slot struct {
+	last   [2]record
+	has    [2]bool
+	aborts [2]int32
+}
+
+// complete reports whether both arms' last attempts were scored.
+func (s *slot) complete() bool {
+	return s.has[0] && s.has[1] && s.last[0].outcome.Scored() && s.last[1].outcome.Scored()
+}
+
+// pairRef is a complete pair.
+type pairRef struct {
+	c, t *record
+}
+
+// intentRows is every pair-stage attempt of one intent.
+type intentRows struct {
+	name      string
+	domain    string
+	agreement *Agreement
+	slots     []slot
+	index     map[int]int32 // pair number → position in slots
+}
+
+// add records one pair-stage attempt.
+func (in *intentRows) add(r *pairbench.Row) {
+	k, ok := in.index[r.Pair]
+	if !ok {
+		k = int32(len(in.slots))
+		in.index[r.Pair] = k
+		in.slots = append(in.slots, slot{})
+	}
+	s := &in.slots[k]
+	a := armIndex(r.Arm)
+	if r.Outcome == pairbench.Aborted {
+		s.aborts[a]++
+	}
+	if !s.has[a] || int(s.last[a].attempt) <= r.Attempt {
+		s.last[a], s.has[a] = newRecord(r, in.agreement), true
+	}
+}
+
+// pairs returns the intent's complete pairs in pair order and fills the
+// pair accounting (Planned is left to the caller).
+func (in *intentRows) pairs(counts *PairCounts) []pairRef {
+	slices.SortFunc(in.slots, func(x, y slot) int { return cmp.Compare(x.pairNumber(), y.pairNumber()) })
+	in.index = nil
+	var out []pairRef
+	counts.Seen = len(in.slots)
+	for i := range in.slots {
+		s := &in.slots[i]
+		counts.Aborts.Control += int(s.aborts[0])
+		counts.Aborts.Treatment += int(s.aborts[1])
+		if s.complete() {
+			out = append(out, pairRef{c: &s.last[0], t: &s.last[1]})
+			continue
+		}
+		aborted := false
+		for a := range 2 {
+			if !s.has[a] || !s.last[a].outcome.Scored() {
+				if a == 0 {
+					counts.LeftOut.Control++
+				} else {
+					counts.LeftOut.Treatment++
+				}
+			}
+			if s.has[a] && s.last[a].outcome == pairbench.Aborted {
+				aborted = true
+			}
+		}
+		if aborted {
+			counts.LostToAborts++
+		}
+	}
+	counts.Complete = len(out)
+	return out
+}
+
+func (s *slot) pairNumber() int32 {
+	if s.has[0] {
+		return s.last[0].pair
+	}
+	return s.last[1].pair
+}
+
 // armIndex is a pairbench.Arm's position in per-arm arrays.
 func armIndex(a pairbench.Arm) int {
 	if a == pairbench.Treatment {
 		return 1
 	}
 	return 0
-}
-
-// slot gathers one pair's attempts.
-type slot struct {
-	pair int
-	// last is the row index of each arm's last attempt (highest attempt
-	// number, later row on a tie), -1 when the arm has none.
-	last   [2]int32
-	aborts [2]int
-}
-
-// complete reports whether both arms' last attempts were scored.
-func (s *slot) complete(rows []pairbench.Row) bool {
-	return s.last[0] >= 0 && s.last[1] >= 0 &&
-		rows[s.last[0]].Outcome.Scored() && rows[s.last[1]].Outcome.Scored()
-}
-
-// intentRows is every pair-stage attempt of one intent.
-type intentRows struct {
-	name   string
-	domain string
-	slots  []slot
-	index  map[int]int32 // pair number → position in slots
-}
-
-// pairRef is a complete pair: the row indices of its control and treatment
-// trials.
-type pairRef struct {
-	c, t int32
-}
-
-// grouped is a run's rows sorted out by Build's first pass.
-type grouped struct {
-	intents  []*intentRows
-	byName   map[string]*intentRows
-	adoption map[string]*DomainAdoption
-	tools    map[toolKey]*toolAcc
-	attempts int
-	spend    float64
-	skipped  int
 }
 
 type toolKey struct {
@@ -65,118 +243,93 @@ type toolAcc struct {
 	errors          map[string]int
 }
 
-// group sorts the rows out in one pass: pair-stage attempts by intent and
-// pair, adoption-stage results by domain, tool calls by tool, and the
-// run's attempt count and spend. Rows that fail Validate are skipped.
-func group(rows []pairbench.Row) *grouped {
-	g := &grouped{
+// Builder computes a run's report from its rows one at a time, keeping only
+// what the statistics need of each: a run of a million rows needs no more
+// memory than its pairs' numbers. Add the rows in file order (the later of
+// two rows with the same attempt counts), then call Report once.
+type Builder struct {
+	plan     Plan
+	agree    map[string]*Agreement
+	intents  []*intentRows
+	byName   map[string]*intentRows
+	adoption map[string]*DomainAdoption
+	tools    map[toolKey]*toolAcc
+	attempts int
+	spend    float64
+	skipped  int
+}
+
+// NewBuilder starts the report of a run planned as plan.
+func NewBuilder(plan Plan) *Builder {
+	b := &Builder{
+		plan:     plan,
+		agree:    map[string]*Agreement{},
 		byName:   map[string]*intentRows{},
 		adoption: map[string]*DomainAdoption{},
 		tools:    map[toolKey]*toolAcc{},
 	}
-	var cur *intentRows
-	for i := range rows {
-		r := &rows[i]
-		if r.Validate() != nil {
-			g.skipped++
-			continue
-		}
-		g.attempts++
-		g.spend += r.CostUSD
-		for _, inv := range r.WebMCP {
-			k := toolKey{r.Domain, inv.Tool, inv.Registered}
-			acc := g.tools[k]
-			if acc == nil {
-				acc = &toolAcc{errors: map[string]int{}}
-				g.tools[k] = acc
-			}
-			acc.calls++
-			if inv.Status != "ok" {
-				acc.failures++
-				msg := inv.Error
-				if msg == "" {
-					msg = "(no message)"
-				}
-				acc.errors[msg]++
-			}
-		}
-		if r.Stage == pairbench.StageAdoption {
-			d := g.adoption[r.Domain]
-			if d == nil {
-				d = &DomainAdoption{Domain: r.Domain}
-				g.adoption[r.Domain] = d
-			}
-			switch {
-			case r.Outcome == pairbench.Aborted:
-				d.Aborted++
-			default:
-				d.Trials++
-				if r.Adopted {
-					d.Adopted++
-				}
-			}
-			continue
-		}
-		if cur == nil || cur.name != r.Intent {
-			cur = g.byName[r.Intent]
-			if cur == nil {
-				cur = &intentRows{name: r.Intent, domain: r.Domain, index: map[int]int32{}}
-				g.byName[r.Intent] = cur
-				g.intents = append(g.intents, cur)
-			}
-		}
-		k, ok := cur.index[r.Pair]
-		if !ok {
-			k = int32(len(cur.slots))
-			cur.index[r.Pair] = k
-			cur.slots = append(cur.slots, slot{pair: r.Pair, last: [2]int32{-1, -1}})
-		}
-		s := &cur.slots[k]
-		a := armIndex(r.Arm)
-		if r.Outcome == pairbench.Aborted {
-			s.aborts[a]++
-		}
-		if s.last[a] < 0 || rows[s.last[a]].Attempt <= r.Attempt {
-			s.last[a] = int32(i)
+	for _, p := range plan.Intents {
+		if _, seen := b.agree[p.ID]; !seen {
+			b.agree[p.ID] = p.Agreement
 		}
 	}
-	for _, in := range g.intents {
-		slices.SortFunc(in.slots, func(x, y slot) int { return cmp.Compare(x.pair, y.pair) })
-		in.index = nil
-	}
-	return g
+	return b
 }
 
-// pairs returns the intent's complete pairs in pair order and fills the
-// pair accounting (Planned is left to the caller).
-func (in *intentRows) pairs(rows []pairbench.Row, counts *PairCounts) []pairRef {
-	var out []pairRef
-	counts.Seen = len(in.slots)
-	for i := range in.slots {
-		s := &in.slots[i]
-		counts.Aborts.Control += s.aborts[0]
-		counts.Aborts.Treatment += s.aborts[1]
-		if s.complete(rows) {
-			out = append(out, pairRef{c: s.last[0], t: s.last[1]})
-			continue
+// Add records one row. A row that fails pairbench.Row.Validate is skipped
+// and counted. Add keeps nothing that points into r.
+func (b *Builder) Add(r *pairbench.Row) {
+	if r.Validate() != nil {
+		b.skipped++
+		return
+	}
+	b.attempts++
+	b.spend += r.CostUSD
+	for i := range r.WebMCP {
+		inv := &r.WebMCP[i]
+		k := toolKey{r.Domain, inv.Tool, inv.Registered}
+		acc := b.tools[k]
+		if acc == nil {
+			acc = &toolAcc{errors: map[string]int{}}
+			b.tools[toolKey{clone(r.Domain), clone(inv.Tool), inv.Registered}] = acc
 		}
-		aborted := false
-		for a := range 2 {
-			if s.last[a] < 0 || !rows[s.last[a]].Outcome.Scored() {
-				if a == 0 {
-					counts.LeftOut.Control++
-				} else {
-					counts.LeftOut.Treatment++
-				}
+		acc.calls++
+		if inv.Status != "ok" {
+			acc.failures++
+			msg := inv.Error
+			if msg == "" {
+				msg = "(no message)"
 			}
-			if s.last[a] >= 0 && rows[s.last[a]].Outcome == pairbench.Aborted {
-				aborted = true
+			if _, ok := acc.errors[msg]; !ok {
+				msg = clone(msg)
 			}
-		}
-		if aborted {
-			counts.LostToAborts++
+			acc.errors[msg]++
 		}
 	}
-	counts.Complete = len(out)
-	return out
+	if r.Stage == pairbench.StageAdoption {
+		d := b.adoption[r.Domain]
+		if d == nil {
+			d = &DomainAdoption{Domain: clone(r.Domain)}
+			b.adoption[d.Domain] = d
+		}
+		if r.Outcome == pairbench.Aborted {
+			d.Aborted++
+		} else {
+			d.Trials++
+			if r.Adopted {
+				d.Adopted++
+			}
+		}
+		return
+	}
+	in := b.byName[r.Intent]
+	if in == nil {
+		in = &intentRows{name: clone(r.Intent), domain: clone(r.Domain), agreement: b.agree[r.Intent], index: map[int]int32{}}
+		b.byName[in.name] = in
+		b.intents = append(b.intents, in)
+	}
+	in.add(r)
 }
+
+// clone copies s so that a Builder never keeps a caller's buffer alive.
+func clone(s string) string { return string([]byte(s)) }

@@ -40,31 +40,45 @@ func fixtureArm(n, correct, adopted int, wall float64) ArmStats {
 }
 
 // fixtureIntent builds an intent from its paired table, the number of
-// both-correct pairs where treatment was faster, the bootstrap interval of
-// the ratio of medians, and the Holm factors of its two p values.
-func fixtureIntent(id string, label pairbench.Label, t Table, faster int, ratio Interval, holmAcc, holmSpeed float64) Intent {
+// both-correct pairs where treatment was faster, its typical speedup
+// interval, and the Holm factors of its two p values (the Holm level is
+// α/factor).
+func fixtureIntent(id string, label pairbench.Label, t Table, faster int, speedup Interval, holmAcc, holmSpeed float64) Intent {
 	n := t.N()
 	ctl, trt := t.BothCorrect+t.ControlOnly, t.BothCorrect+t.TreatmentOnly
 	p, mid := McNemar(t.TreatmentOnly, t.ControlOnly)
+	d := t.TreatmentOnly + t.ControlOnly
+	family := func(p, factor float64, n int) Family {
+		return Family{Tested: MinSignP(n)*factor <= 0.05, PAdj: math.Min(1, p*factor), Threshold: 0.05 / factor}
+	}
+	accFam := family(p, holmAcc, d)
+	shareAdj := Share(t.TreatmentOnly, t.ControlOnly, accFam.Threshold)
 	in := Intent{
 		ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books", "book_details"},
 		Label: label, Why: fmt.Sprintf("the rule for %s applied", label),
 		Pairs:     PairCounts{Planned: n, Seen: n, Complete: n},
 		Table:     t,
 		Control:   fixtureArm(n, ctl, -1, 60),
-		Treatment: fixtureArm(n, trt, trt, 60/ratio.Est),
-		Accuracy:  Accuracy{Delta: Newcombe(t, fixtureZ), P: p, MidP: mid, PAdj: math.Min(1, p*holmAcc), Discordant: t.TreatmentOnly + t.ControlOnly},
-		MinP:      MinP{Speed: math.Min(1, MinSignP(t.BothCorrect)*holmSpeed), Accuracy: math.Min(1, MinSignP(t.TreatmentOnly+t.ControlOnly)*holmAcc)},
+		Treatment: fixtureArm(n, trt, trt, 60/speedup.Est),
+		Accuracy: Accuracy{
+			Delta: fixturePtr(float64(t.TreatmentOnly-t.ControlOnly) / float64(n)), Discordant: d,
+			Share: Share(t.TreatmentOnly, t.ControlOnly, 0.05), P: p, MidP: mid, Family: accFam, ShareAdj: &shareAdj,
+		},
+		MinP:      MinP{Speed: math.Min(1, MinSignP(t.BothCorrect)*holmSpeed), Accuracy: math.Min(1, MinSignP(d)*holmAcc)},
 		NoiseProb: RejectProb(t.BothCorrect, 0.05),
 	}
 	if t.BothCorrect > 0 {
 		sp := SignTest(faster, t.BothCorrect-faster)
+		fam := family(sp, holmSpeed, t.BothCorrect)
+		exact := func(level float64) ExactInterval {
+			return ExactInterval{Est: speedup.Est, Lo: speedup.Lo, Hi: speedup.Hi, Level: level, TooFew: MinSignP(t.BothCorrect) > 1-level}
+		}
+		adj := exact(1 - fam.Threshold)
+		adj.Lo, adj.Hi = adj.Lo*0.9, adj.Hi*1.1
 		in.Speed = &Speed{
 			Pairs: t.BothCorrect, Faster: faster, Slower: t.BothCorrect - faster,
-			MedianControl: 60, MedianTreatment: 60 / ratio.Est,
-			Ratio:   ratio,
-			Typical: ExactInterval{Est: ratio.Est * 1.01, Lo: ratio.Lo * 1.02, Hi: ratio.Hi * 0.98, LoOpen: true, Level: 0.9586},
-			P:       sp, PAdj: math.Min(1, sp*holmSpeed), Randomized: true,
+			MedianControl: 60, MedianTreatment: 60 / speedup.Est, RatioOfMedians: fixturePtr(speedup.Est * 0.98),
+			Speedup: exact(0.9586), P: sp, Family: fam, SpeedupAdj: &adj, Randomized: true,
 		}
 	}
 	return in
@@ -96,8 +110,8 @@ func fixtureReport() *Report {
 	adopters := *fast.Speed
 	adopters.Pairs, adopters.Faster, adopters.Slower = 20, 20, 0
 	adopters.P = SignTest(20, 0)
-	adopters.PAdj, adopters.Randomized = adopters.P, false
-	adopters.Ratio = iv(2.8, 2.2, 3.5)
+	adopters.Family, adopters.SpeedupAdj, adopters.Randomized = Family{PAdj: 1}, nil, false
+	adopters.Speedup = ExactInterval{Est: 2.8, Lo: 2.2, Hi: 3.5, Level: 0.959}
 	fast.Adopters = &adopters
 	fast.Treatment.Adoption = &Proportion{X: 21, N: 24, Interval: Wilson(21, 24, fixtureZ)}
 	fast.Control.NativeStarts = []int{3, 7}
@@ -122,7 +136,7 @@ func fixtureReport() *Report {
 		Pairs:     PairCounts{Seen: 1, LostToAborts: 1, LeftOut: ArmCount{Treatment: 1}, Aborts: ArmCount{Treatment: 1}},
 		Control:   ArmStats{Outcomes: map[pairbench.Outcome]int{}, Rate: empty},
 		Treatment: ArmStats{Outcomes: map[pairbench.Outcome]int{}, Rate: empty, Adoption: &Proportion{Interval: empty}},
-		Accuracy:  Accuracy{Delta: Newcombe(Table{}, fixtureZ), P: 1, MidP: 1, PAdj: 1},
+		Accuracy:  Accuracy{Share: Share(0, 0, 0.05), P: 1, MidP: 1, Family: Family{PAdj: 1}, ShareAdj: &ExactInterval{Est: math.NaN(), Hi: 1, Level: 1, TooFew: true}},
 		MinP:      MinP{Speed: 1, Accuracy: 1},
 	})
 
@@ -141,7 +155,7 @@ func fixtureReport() *Report {
 
 	return &Report{
 		V: ReportVersion, RunID: "demo-2026-11-29", Model: Model{Name: "scripted/pairbench-scripted", Scripted: true},
-		Alpha: 0.05, Z: fixtureZ, Seed: 7, Resamples: 10000,
+		Alpha: 0.05, Z: fixtureZ, Seed: 7,
 		Verdict: pairbench.Worst(labels...),
 		Intents: intents,
 		Adoption: []DomainAdoption{
@@ -168,7 +182,7 @@ func fixtureReport() *Report {
 			Placebo: &Placebo{
 				Intents:  []string{"weather-unused"},
 				Table:    intents[3].Table,
-				Accuracy: intents[3].Accuracy,
+				Accuracy: placeboAccuracy(intents[3].Accuracy),
 				Speed:    intents[3].Speed,
 			},
 			Noise:     Noise{Expected: 0.27, Observed: 6},
@@ -176,4 +190,11 @@ func fixtureReport() *Report {
 		},
 		SkippedRows: 1,
 	}
+}
+
+// placeboAccuracy is acc as the placebo check reports it: outside the
+// families.
+func placeboAccuracy(acc Accuracy) Accuracy {
+	acc.Family, acc.ShareAdj = Family{PAdj: 1}, nil
+	return acc
 }

@@ -11,9 +11,9 @@ import (
 )
 
 // WriteHTML writes r as one self-contained HTML page: the content of the
-// Markdown rendering, never trimmed, plus two inline SVG plots (a forest plot
-// of each intent's accuracy difference and a log-scale dot plot of its
-// speedup, both with their intervals). It needs no JavaScript and loads
+// Markdown rendering, never trimmed, plus two inline SVG plots (each intent's
+// share of discordant pairs won by treatment, and a log-scale plot of its
+// typical speedup, both with their Holm-level intervals). It needs no JavaScript and loads
 // nothing: styles are inline and there are no external resources. Every
 // string from the report is escaped by html/template.
 func WriteHTML(w io.Writer, r *Report) error {
@@ -21,8 +21,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 	page := htmlPage{
 		reportView:   v,
 		SpeedNote:    speedNote,
+		HolmNote:     holmNote,
 		ScriptedNote: scriptedNote,
-		Forest:       forestPlot(v.Intents),
+		Forest:       sharePlot(v.Intents),
 		SpeedPlot:    speedPlot(v.Intents),
 	}
 	if err := htmlTemplate.Execute(w, page); err != nil {
@@ -34,6 +35,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 type htmlPage struct {
 	reportView
 	SpeedNote    string
+	HolmNote     string
 	ScriptedNote string
 	Forest       *svgPlot
 	SpeedPlot    *svgPlot
@@ -122,32 +124,34 @@ type plotInput struct {
 	Est, Lo, Hi       float64
 }
 
-// forestPlot plots each intent's accuracy difference on [-1, 1].
-func forestPlot(intents []intentView) *svgPlot {
+// sharePlot plots each intent's share of discordant pairs won by
+// treatment, with its Holm-level interval, on [0, 1].
+func sharePlot(intents []intentView) *svgPlot {
 	rows := make([]plotInput, 0, len(intents))
 	for _, in := range intents {
-		d := in.DeltaIv
-		rows = append(rows, plotInput{in.ID, labelClass(in.Label), in.Delta, d.Est, d.Lo, d.Hi})
+		if iv := in.ShareIv; iv != nil && !iv.TooFew {
+			rows = append(rows, plotInput{in.ID, labelClass(in.Label), in.Share, iv.Est, iv.Lo, iv.Hi})
+		}
 	}
-	scale := func(d float64) float64 { return (d + 1) / 2 }
+	scale := func(q float64) float64 { return q }
 	var ticks []svgTick
-	for _, t := range []float64{-1, -0.5, 0, 0.5, 1} {
-		ticks = append(ticks, svgTick{scale(t), showSigned(100*t) + " pp"})
+	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		ticks = append(ticks, svgTick{t, showPct(t)})
 	}
-	return newPlot("Accuracy difference, treatment − control, with its paired 95% interval", "Δ share correct (percentage points)", scale, 0, ticks, rows)
+	return newPlot("Treatment's share of the discordant pairs, with its Holm-level interval (½ = no difference)", "share of the pairs where exactly one arm was correct that treatment won", scale, 0.5, ticks, rows)
 }
 
-// speedPlot plots each intent's ratio of medians on a log scale spanning
+// speedPlot plots each intent's typical speedup on a log scale spanning
 // powers of two from at most 1/16× to at most 16×; intervals past that are
 // cut and marked.
 func speedPlot(intents []intentView) *svgPlot {
 	var rows []plotInput
 	lo, hi := 0.5, 2.0
 	for _, in := range intents {
-		if in.Ratio == nil {
+		r := in.SpeedupIv
+		if r == nil || r.TooFew {
 			continue
 		}
-		r := *in.Ratio
 		rows = append(rows, plotInput{in.ID, labelClass(in.Label), in.Speedup, r.Est, r.Lo, r.Hi})
 		for _, b := range []float64{r.Est, r.Lo, r.Hi} {
 			if b > 0 && !math.IsInf(b, 0) {
@@ -167,7 +171,7 @@ func speedPlot(intents []intentView) *svgPlot {
 	for e := minExp; e <= maxExp; e++ {
 		ticks = append(ticks, svgTick{scale(math.Exp2(e)), strconv.FormatFloat(math.Exp2(e), 'g', -1, 64) + "×"})
 	}
-	return newPlot("Speedup (ratio of median wall times over both-correct pairs) with its bootstrap 95% interval; log scale", "control ÷ treatment median time (above 1× = treatment faster)", scale, 1, ticks, rows)
+	return newPlot("Typical speedup (Hodges–Lehmann, both-correct pairs) with its Holm-level interval; log scale", "control ÷ treatment wall time (above 1× = treatment faster)", scale, 1, ticks, rows)
 }
 
 func svgRound(x float64) float64 { return math.Round(x*10) / 10 }
@@ -244,11 +248,11 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 <h2>Intents</h2>
 <div class="scroll">
 <table class="summary">
-<tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>speedup</th><th>p accuracy (raw / Holm)</th><th>p speed (raw / Holm)</th><th>adoption</th></tr>
-{{range $i, $in := .Intents}}<tr><td><a href="#intent-{{$i}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Speedup}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
+<tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>discordant pairs won by treatment</th><th>Holm p accuracy</th><th>speedup</th><th>Holm p speed</th><th>adoption</th></tr>
+{{range $i, $in := .Intents}}<tr><td><a href="#intent-{{$i}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Share}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.Speedup}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
 {{end}}</table>
 </div>
-<p class="note">{{.SpeedNote}}</p>
+<p class="note">{{.SpeedNote}} {{.HolmNote}}</p>
 
 {{with .Forest}}{{template "plot" .}}{{end}}
 {{with .SpeedPlot}}{{template "plot" .}}{{end}}

@@ -59,24 +59,29 @@ func TestHTMLWithoutScriptedModel(t *testing.T) {
 	assert.Contains(t, page, "<code>openai/gpt-6-luna</code>")
 }
 
-func TestForestPlotGeometry(t *testing.T) {
+func TestSharePlotGeometry(t *testing.T) {
 	v := newView(fixtureReport())
-	p := forestPlot(v.Intents)
+	p := sharePlot(v.Intents)
 	require.NotNil(t, p)
-	// The intent with no complete pair has no estimate and no row.
-	require.Len(t, p.Rows, len(v.Intents)-1)
-	assert.InDelta(t, (plotLeft+plotRight)/2, p.RefX, 0.05, "Δ = 0 is in the middle of [-1, 1]")
+	want := 0
+	for _, in := range v.Intents {
+		if in.ShareIv != nil && !in.ShareIv.TooFew {
+			want++
+		}
+	}
+	require.Len(t, p.Rows, want, "every intent with an interval, none with too few pairs")
+	assert.InDelta(t, (plotLeft+plotRight)/2, p.RefX, 0.05, "½ is in the middle of [0, 1]")
 
-	less, better := p.Rows[0], p.Rows[8]
-	assert.Equal(t, "books-less", less.Name)
-	assert.Less(t, less.X, p.RefX, "a negative Δ is left of zero")
-	assert.Greater(t, better.X, p.RefX, "a positive Δ is right of zero")
+	rows := map[string]svgRow{}
 	for _, row := range p.Rows {
+		rows[row.Name] = row
 		assert.LessOrEqual(t, row.X1, row.X, "%s: interval starts left of its estimate", row.Name)
 		assert.GreaterOrEqual(t, row.X2, row.X, "%s: interval ends right of its estimate", row.Name)
-		assert.False(t, row.LoCut || row.HiCut, "%s: a Δ interval lies within [-1, 1]", row.Name)
+		assert.False(t, row.LoCut || row.HiCut, "%s: a share lies within [0, 1]", row.Name)
 	}
-	assert.Equal(t, "books-less", p.Rows[0].Name)
+	less, better := rows["books-less"], rows["books-better"]
+	assert.Less(t, less.X, p.RefX, "control won the discordant pairs: left of ½")
+	assert.Greater(t, better.X, p.RefX, "treatment won them: right of ½")
 	assert.Equal(t, "l-bad", less.Class)
 	assert.Equal(t, "l-good", better.Class)
 }
@@ -85,33 +90,34 @@ func TestSpeedPlotIsLogScale(t *testing.T) {
 	v := newView(fixtureReport())
 	p := speedPlot(v.Intents)
 	require.NotNil(t, p)
-	require.Len(t, p.Rows, 9, "every intent with speed")
+	want := 0
+	for _, in := range v.Intents {
+		if in.SpeedupIv != nil && !in.SpeedupIv.TooFew {
+			want++
+		}
+	}
+	require.Len(t, p.Rows, want, "every intent with a speedup interval, none with too few pairs")
 
 	ticks := make(map[string]float64)
 	for _, tk := range p.Ticks {
 		ticks[tk.Label] = tk.X
 	}
-	require.Contains(t, ticks, "0.25×", "0.38 is below 0.5, so the axis starts at 0.25")
-	require.Contains(t, ticks, "4×", "3.9 is above 2, so the axis ends at 4")
+	require.Contains(t, ticks, "0.25×", "0.34 is below 0.5, so the axis starts at 0.25")
+	require.Contains(t, ticks, "8×", "4.29 is above 4, so the axis ends at 8")
 	assert.Equal(t, ticks["1×"], p.RefX)
 	assert.InDelta(t, ticks["1×"]-ticks["0.5×"], ticks["2×"]-ticks["1×"], 0.11, "halving and doubling are the same distance")
-
-	few := p.Rows[5]
-	assert.Equal(t, "weather-few", few.Name)
-	assert.True(t, few.HiCut, "an unbounded interval is cut and marked")
-	assert.Equal(t, plotRight, few.X2)
 }
 
 func TestSpeedPlotClampsExtremes(t *testing.T) {
 	r := fixtureReport()
-	r.Intents[0].Speed.Ratio = Interval{Est: 100, Lo: 50, Hi: math.Inf(1)}
-	r.Intents[1].Speed.Ratio = Interval{Est: 0.001, Lo: 0, Hi: 0.002}
+	r.Intents[0].Speed.SpeedupAdj = &ExactInterval{Est: 100, Lo: 50, Hi: math.Inf(1)}
+	r.Intents[1].Speed.SpeedupAdj = &ExactInterval{Est: 0.001, Lo: 0, Hi: 0.002}
 	p := speedPlot(newView(r).Intents)
 	require.NotNil(t, p)
 	assert.Equal(t, "0.0625×", p.Ticks[0].Label, "the axis stops at 1/16×")
 	assert.Equal(t, "16×", p.Ticks[len(p.Ticks)-1].Label, "the axis stops at 16×")
 	assert.Equal(t, plotRight, p.Rows[0].X)
-	assert.True(t, p.Rows[0].HiCut)
+	assert.True(t, p.Rows[0].HiCut, "an unbounded interval is cut and marked")
 	assert.False(t, p.Rows[0].LoCut && p.Rows[0].HiCut)
 	assert.Equal(t, plotLeft, p.Rows[1].X)
 	assert.True(t, p.Rows[1].LoCut)

@@ -26,13 +26,13 @@ func TestJSONRoundTripIsStable(t *testing.T) {
 	assert.Equal(t, first.String(), second.String(), "decoding and re-encoding report.json changed it")
 
 	assert.Contains(t, first.String(), `"hi": null`, "an unbounded interval is written as null")
-	assert.True(t, strings.HasPrefix(first.String(), "{\n  \"v\": 1,\n  \"run_id\":"), "fields keep their declared order")
+	assert.True(t, strings.HasPrefix(first.String(), "{\n  \"v\": 2,\n  \"run_id\":"), "fields keep their declared order")
 }
 
 func TestReadJSONRefusesOtherVersions(t *testing.T) {
-	_, err := ReadJSON(strings.NewReader(`{"v": 2, "run_id": "r"}`))
+	_, err := ReadJSON(strings.NewReader(`{"v": 1, "run_id": "r"}`))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "unsupported report version 2")
+	assert.Contains(t, err.Error(), "unsupported report version 1")
 
 	_, err = ReadJSON(strings.NewReader(`{"v": 1`))
 	require.Error(t, err)

@@ -59,13 +59,13 @@ func Markdown(r *Report, opts MarkdownOptions) string {
 	link := mdLink(opts.FullReportURL)
 
 	head := mdHead(v)
-	tableHead := "| intent | label | n | control correct | treatment correct | Δ accuracy | speedup | p accuracy (raw / Holm) | p speed (raw / Holm) | adoption |\n" +
-		"|---|---|--:|---|---|---|---|---|---|---|\n"
+	tableHead := "| intent | label | n | control correct | treatment correct | Δ accuracy | discordant pairs won by treatment | Holm p accuracy | speedup | Holm p speed | adoption |\n" +
+		"|---|---|--:|---|---|---|---|---|---|---|---|\n"
 	rows := make([]string, len(v.Intents))
 	for i := range v.Intents {
 		rows[i] = mdSummaryRow(&v.Intents[i])
 	}
-	note := "\n" + speedNote + "\n\n"
+	note := "\n" + speedNote + " " + holmNote + "\n\n"
 	footer := mdFooter(v, link)
 
 	// The notes announcing cuts are counted at their longest, so whatever
@@ -213,7 +213,7 @@ func mdSummaryRow(in *intentView) string {
 		mdCode(clipText(in.ID, 120), true),
 		"**" + mdText(string(in.Label)) + "**",
 		strconv.Itoa(in.N),
-		in.Control, in.Treatment, in.Delta, in.Speedup, in.PAccuracy, in.PSpeed, in.Adoption,
+		in.Control, in.Treatment, in.Delta, in.Share, in.PAccuracy, in.Speedup, in.PSpeed, in.Adoption,
 	}
 	for i := 3; i < len(cells); i++ {
 		cells[i] = mdText(cells[i])
@@ -227,12 +227,13 @@ func mdChart(v reportView) string {
 	var names, bars []string
 	top := 2.0
 	for _, in := range v.Intents {
-		if in.Ratio == nil || isUndef(in.Ratio.Est) || math.IsInf(in.Ratio.Est, 0) {
+		if in.SpeedupIv == nil || isUndef(in.SpeedupIv.Est) || math.IsInf(in.SpeedupIv.Est, 0) {
 			continue
 		}
+		est := in.SpeedupIv.Est
 		names = append(names, `"`+mermaidText(in.ID)+`"`)
-		bars = append(bars, strconv.FormatFloat(in.Ratio.Est, 'f', 2, 64))
-		top = max(top, in.Ratio.Est)
+		bars = append(bars, strconv.FormatFloat(est, 'f', 2, 64))
+		top = max(top, est)
 	}
 	if len(names) == 0 {
 		return ""
@@ -242,7 +243,7 @@ func mdChart(v reportView) string {
 	}
 	ones := strings.TrimSuffix(strings.Repeat("1, ", len(names)), ", ")
 	return "```mermaid\nxychart-beta\n" +
-		"    title \"Speedup per intent, ratio of medians (1 = no difference)\"\n" +
+		"    title \"Typical speedup per intent (1 = no difference)\"\n" +
 		"    x-axis [" + strings.Join(names, ", ") + "]\n" +
 		fmt.Sprintf("    y-axis \"speedup (×)\" 0 --> %s\n", strconv.FormatFloat(math.Ceil(top*1.1*2)/2, 'f', 1, 64)) +
 		"    bar [" + strings.Join(bars, ", ") + "]\n" +

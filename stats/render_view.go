@@ -43,9 +43,11 @@ type intentView struct {
 	Label      pairbench.Label
 	Why        string
 	N          int
-	// Summary cells.
+	// Summary cells. Share and Speedup carry the Holm-level intervals,
+	// beside the Holm-adjusted p.
 	Control, Treatment string
 	Delta              string
+	Share              string
 	Speedup            string
 	PAccuracy, PSpeed  string
 	Adoption           string
@@ -53,10 +55,10 @@ type intentView struct {
 	Facts []viewFact
 	Arms  []armRow
 
-	// Plot inputs: the accuracy difference and, when there is speed, the
-	// ratio of medians.
-	DeltaIv Interval
-	Ratio   *Interval
+	// Plot inputs: the Holm-level intervals of the discordant share and,
+	// when there is speed, of the speedup (nil without them).
+	ShareIv   *ExactInterval
+	SpeedupIv *ExactInterval
 }
 
 // armRow is one line of the per-arm table.
@@ -82,6 +84,9 @@ type adoptionView struct {
 
 // speedNote is said wherever speed is shown.
 const speedNote = "Speed compares wall times over pairs where both trials were correct, so it is conditional on both arms succeeding. A speedup above 1× means treatment was faster."
+
+// holmNote says where the summary's intervals and the details' differ.
+const holmNote = "Each interval in this table is the exact inversion of the test beside it at the level Holm's procedure tested that intent at (its details give the level), so it excludes no difference (½ of the discordant pairs, 1×) exactly when the Holm-adjusted p is at most α; each intent's details also give its unadjusted 95% intervals with the raw p, which agree with each other but can exclude no difference where the adjusted ones do not."
 
 // scriptedNote is said wherever a scripted model's results are shown.
 const scriptedNote = "These results come from a scripted model, a deterministic program standing in for an LLM: they test the harness, not an agent, and say nothing about how a real model would do with these tools."
@@ -133,23 +138,29 @@ func viewLabelCounts(labels []pairbench.Label) string {
 }
 
 func newIntentView(r *Report, in *Intent) intentView {
+	acc := in.Accuracy
 	v := intentView{
 		ID: in.ID, Domain: in.Domain, Label: in.Label, Why: in.Why,
 		N:         in.Pairs.Complete,
 		Control:   showRate(in.Control.Correct, in.Control.N, in.Control.Rate),
 		Treatment: showRate(in.Treatment.Correct, in.Treatment.N, in.Treatment.Rate),
-		Delta:     showDelta(in.Accuracy.Delta),
-		Speedup:   "—",
-		PAccuracy: showPPair(in.Accuracy.P, in.Accuracy.PAdj),
-		PSpeed:    "—",
-		Adoption:  "—",
-		DeltaIv:   in.Accuracy.Delta,
+		Delta:     showOptPP(acc.Delta),
+		Share:     undefDash,
+		Speedup:   undefDash,
+		PAccuracy: showFamilyP(acc.Family, acc.Discordant > 0),
+		PSpeed:    undefDash,
+		Adoption:  undefDash,
+	}
+	if acc.ShareAdj != nil && acc.Discordant > 0 {
+		v.Share = showShare(discordant(in.Table), *acc.ShareAdj)
+		v.ShareIv = acc.ShareAdj
 	}
 	if s := in.Speed; s != nil {
-		v.Speedup = showSpeedup(s.Ratio)
-		v.PSpeed = showPPair(s.P, s.PAdj)
-		ratio := s.Ratio
-		v.Ratio = &ratio
+		v.PSpeed = showFamilyP(s.Family, true)
+		if s.SpeedupAdj != nil {
+			v.Speedup = showExactSpeedup(*s.SpeedupAdj)
+			v.SpeedupIv = s.SpeedupAdj
+		}
 	}
 	if a := in.Treatment.Adoption; a != nil {
 		v.Adoption = showRate(a.X, a.N, a.Interval)
@@ -157,6 +168,20 @@ func newIntentView(r *Report, in *Intent) intentView {
 	v.Facts = viewIntentFacts(r, in)
 	v.Arms = viewArmRows(&in.Control, &in.Treatment)
 	return v
+}
+
+// discordant returns the discordant counts (b, c) of t for showShare.
+func discordant(t Table) [2]int { return [2]int{t.TreatmentOnly, t.ControlOnly} }
+
+// showFamilyP is the Holm-adjusted p, or why there is none.
+func showFamilyP(f Family, ran bool) string {
+	switch {
+	case !ran:
+		return undefDash
+	case !f.Tested:
+		return "not tested"
+	}
+	return showP(f.PAdj)
 }
 
 func viewIntentFacts(r *Report, in *Intent) []viewFact {
@@ -183,8 +208,8 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 		p.Planned, p.Seen, p.Complete, p.LostToAborts, p.Missing, p.LeftOut.Control, p.LeftOut.Treatment, p.Aborts.Control, p.Aborts.Treatment)
 
 	t, acc := in.Table, in.Accuracy
-	add("Accuracy", "both correct %d, treatment only %d, control only %d, neither %d; Δ %s; exact McNemar p %s (mid-p %s), Holm-adjusted %s, over %d discordant %s",
-		t.BothCorrect, t.TreatmentOnly, t.ControlOnly, t.Neither, showDelta(acc.Delta), showP(acc.P), showP(acc.MidP), showP(acc.PAdj), acc.Discordant, pluralize(acc.Discordant, "pair"))
+	add("Accuracy", "both correct %d, treatment only %d, control only %d, neither %d; Δ %s; %s",
+		t.BothCorrect, t.TreatmentOnly, t.ControlOnly, t.Neither, showOptPP(acc.Delta), viewShareTest(acc, t))
 
 	if s := in.Speed; s != nil {
 		add("Speed", "%s", viewSpeed(s))
@@ -192,7 +217,7 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 		add("Speed", "no pair where both trials were correct")
 	}
 	if s := in.Adopters; s != nil {
-		add("Adopters only", "%s (pairs whose treatment trial used a registered tool; the agent chose these, so they are not randomized)", viewSpeed(s))
+		add("Adopters only", "%s (pairs whose treatment trial used a registered tool; the agent chose these, so they are not randomized, and this feeds no label)", viewSpeed(s))
 	}
 	if c := in.Check; c != nil {
 		add("Agreement check", "%s", viewCheck(c))
@@ -200,6 +225,30 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 	add("Attainable", "smallest Holm-adjusted p these pairs could reach: speed %s, accuracy %s (α = %s); chance of a label from noise alone: %s",
 		showP(in.MinP.Speed), showP(in.MinP.Accuracy), showNum(r.Alpha), showP(in.NoiseProb))
 	return f
+}
+
+// viewShareTest describes the accuracy test: the discordant share with its
+// interval beside the raw p, then the family's.
+func viewShareTest(acc Accuracy, t Table) string {
+	if acc.Discordant == 0 {
+		return "no discordant pair, so no test"
+	}
+	bc := discordant(t)
+	s := fmt.Sprintf("treatment's share of the %d discordant %s %s (exact, at least %s coverage); exact McNemar p %s (mid-p %s)",
+		acc.Discordant, pluralize(acc.Discordant, "pair"), showShare(bc, acc.Share), showPct(acc.Share.Level), showP(acc.P), showP(acc.MidP))
+	return s + "; " + viewFamily(acc.Family, acc.ShareAdj, func(iv ExactInterval) string { return showShare(bc, iv) })
+}
+
+// viewFamily describes an intent's part in its family.
+func viewFamily(f Family, adj *ExactInterval, show func(ExactInterval) string) string {
+	if !f.Tested {
+		return "not tested after multiplicity (its pairs could not reach the level the family needs)"
+	}
+	s := "Holm-adjusted p " + showP(f.PAdj)
+	if adj != nil {
+		s += fmt.Sprintf(", interval at the Holm level %s: %s", showLevel(1-f.Threshold), show(*adj))
+	}
+	return s
 }
 
 func viewAgreement(a *Agreement) string {
@@ -214,13 +263,13 @@ func viewAgreement(a *Agreement) string {
 }
 
 func viewSpeed(s *Speed) string {
-	ratio := showSpeedup(s.Ratio) + " (bootstrap)"
-	if isUndef(s.Ratio.Lo) && isUndef(s.Ratio.Hi) {
-		ratio = showSpeedup(s.Ratio) + " (no interval: not randomized)"
+	out := fmt.Sprintf("%d both-correct pairs: treatment faster in %d, slower in %d, %d ties; median %s control vs %s treatment (ratio of medians %s); typical speedup %s (Hodges–Lehmann, exact Wilcoxon signed-rank interval, %s coverage); signed-rank p %s",
+		s.Pairs, s.Faster, s.Slower, s.Ties, showSecs(s.MedianControl), showSecs(s.MedianTreatment), showOptTimes(s.RatioOfMedians),
+		showExactSpeedup(s.Speedup), showLevel(s.Speedup.Level), showP(s.P))
+	if s.SpeedupAdj != nil {
+		out += "; " + viewFamily(s.Family, s.SpeedupAdj, showExactSpeedup)
 	}
-	return fmt.Sprintf("%d both-correct pairs: treatment faster in %d, slower in %d, %d ties; median %s control vs %s treatment; ratio of medians %s; typical per-pair ratio %s (exact, %s coverage); sign test p %s, Holm-adjusted %s",
-		s.Pairs, s.Faster, s.Slower, s.Ties, showSecs(s.MedianControl), showSecs(s.MedianTreatment),
-		ratio, showExactSpeedup(s.Typical), showPct(s.Typical.Level), showP(s.P), showP(s.PAdj))
+	return out
 }
 
 func viewCheck(c *AgreementCheck) string {
@@ -292,8 +341,9 @@ func viewRunFacts(r *Report) []viewFact {
 		model += ": scripted model, not an LLM. " + scriptedNote
 	}
 	add("Model", "%s", model)
-	add("Statistics", "α = %s (z = %.4f), Holm across intents separately for speed and accuracy; bootstrap B = %d, seed %d",
-		showNum(r.Alpha), r.Z, r.Resamples, r.Seed)
+	add("Statistics", "α = %s; speed: exact Wilcoxon signed-rank test on the pairs' log time ratios with the Hodges–Lehmann speedup; accuracy: exact McNemar test with treatment's share of the discordant pairs (Clopper–Pearson); Holm across intents separately for speed and accuracy, over the intents whose pairs could reach significance (Tarone); Wilson intervals per arm (z = %.4f)",
+		showNum(r.Alpha), r.Z)
+	add("Intervals", "%s", holmNote)
 	add("Speed", "%s", speedNote)
 	add("Spend", "$%.4f over %d attempts (aborted and adoption trials included)", rc.SpendUSD, rc.Attempts)
 	add("Complete pairs", "control %.1f agent-minutes, %d turns, $%.4f; treatment %.1f agent-minutes, %d turns, $%.4f",
@@ -341,9 +391,13 @@ func viewRunFacts(r *Report) []viewFact {
 	add("Caps hit", "%s", orDash(strings.Join(caps, "; ")))
 
 	if pl := rc.Placebo; pl != nil {
-		text := fmt.Sprintf("%s: Δ %s, McNemar p %s", showList(pl.Intents, 10), showDelta(pl.Accuracy.Delta), showP(pl.Accuracy.P))
+		acc := pl.Accuracy
+		text := fmt.Sprintf("%s: Δ %s", showList(pl.Intents, 10), showOptPP(acc.Delta))
+		if acc.Discordant > 0 {
+			text += fmt.Sprintf(", treatment's share of the discordant pairs %s, McNemar p %s", showShare(discordant(pl.Table), acc.Share), showP(acc.P))
+		}
 		if pl.Speed != nil {
-			text += fmt.Sprintf(", speedup %s, sign test p %s", showSpeedup(pl.Speed.Ratio), showP(pl.Speed.P))
+			text += fmt.Sprintf(", typical speedup %s, signed-rank p %s", showExactSpeedup(pl.Speed.Speedup), showP(pl.Speed.P))
 		}
 		add("Placebo", "%s (an effect here points at the harness, not the tools)", text)
 	}
@@ -385,12 +439,42 @@ func showPctNum(x float64) string {
 	return strconv.FormatFloat(math.Round(100*x), 'f', 0, 64)
 }
 
-// showDelta is "+20 pp [−14, +50]".
-func showDelta(iv Interval) string {
-	if isUndef(iv.Est) {
+// showOptPP is "+20 pp", or a dash when undefined.
+func showOptPP(x *float64) string {
+	if x == nil {
 		return undefDash
 	}
-	return fmt.Sprintf("%s [%s, %s]", showSignedPP(iv.Est), showSigned(100*iv.Lo), showSigned(100*iv.Hi))
+	return showSignedPP(*x)
+}
+
+// showShare is "14/20 70% (46–88%)": treatment's discordant pairs, their
+// share and its interval, parentheses marking open bounds; or "too few
+// pairs".
+func showShare(bc [2]int, iv ExactInterval) string {
+	d := bc[0] + bc[1]
+	if d == 0 {
+		return undefDash
+	}
+	head := fmt.Sprintf("%d/%d %s", bc[0], d, showPct(iv.Est))
+	if iv.TooFew {
+		return head + " (too few pairs)"
+	}
+	open, close := "[", "]"
+	if iv.LoOpen {
+		open = "("
+	}
+	if iv.HiOpen {
+		close = ")"
+	}
+	return fmt.Sprintf("%s %s%s–%s%s", head, open, showPctNum(iv.Lo), showPct(iv.Hi), close)
+}
+
+// showLevel is a coverage level: "95%", "99.75%".
+func showLevel(x float64) string {
+	if isUndef(x) {
+		return undefDash
+	}
+	return strconv.FormatFloat(100*x, 'g', 4, 64) + "%"
 }
 
 func showSignedPP(x float64) string { return showSigned(100*x) + " pp" }
@@ -415,21 +499,14 @@ func showSigned(x float64) string {
 	return "−" + s[1:]
 }
 
-// showSpeedup is "2.10× [1.80, 2.50]".
-func showSpeedup(iv Interval) string {
-	if isUndef(iv.Est) {
-		return undefDash
-	}
-	if isUndef(iv.Lo) && isUndef(iv.Hi) {
-		return showTimes(iv.Est)
-	}
-	return fmt.Sprintf("%s [%s, %s]", showTimes(iv.Est), showRatio(iv.Lo), showRatio(iv.Hi))
-}
-
-// showExactSpeedup is showSpeedup with open bounds shown as parentheses.
+// showExactSpeedup is "2.10× [1.80, 2.50]", parentheses marking open
+// bounds; or "2.10× (too few pairs)".
 func showExactSpeedup(e ExactInterval) string {
 	if isUndef(e.Est) {
 		return undefDash
+	}
+	if e.TooFew {
+		return showTimes(e.Est) + " (too few pairs)"
 	}
 	open, close := "[", "]"
 	if e.LoOpen {
@@ -442,6 +519,13 @@ func showExactSpeedup(e ExactInterval) string {
 }
 
 func showTimes(x float64) string { return showRatio(x) + "×" }
+
+func showOptTimes(x *float64) string {
+	if x == nil {
+		return undefDash
+	}
+	return showTimes(*x)
+}
 
 func showRatio(x float64) string {
 	switch {
@@ -462,9 +546,6 @@ func showP(p float64) string {
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }
-
-// showPPair is "0.016 / 0.047": raw then Holm-adjusted.
-func showPPair(p, adj float64) string { return showP(p) + " / " + showP(adj) }
 
 func showSecs(x float64) string {
 	if isUndef(x) {

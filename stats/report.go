@@ -9,7 +9,7 @@ import (
 
 // ReportVersion is the schema version written in every Report's "v" field.
 // A change that breaks readers of report.json bumps it.
-const ReportVersion = 1
+const ReportVersion = 2
 
 // Plan is what Build needs to know about a run besides its rows: the
 // settings the statistics depend on and, per intent, what was planned.
@@ -21,12 +21,10 @@ type Plan struct {
 	Source string `json:"source,omitempty"`
 	// Alpha is the two-sided significance level; 0 means 0.05.
 	Alpha float64 `json:"alpha"`
-	// Seed seeds the bootstrap; the same seed and rows give the same report.
-	Seed uint64 `json:"bootstrap_seed"`
-	// Resamples is the number of bootstrap resamples B; values below 10,000
-	// (including 0) mean 10,000.
-	Resamples int          `json:"bootstrap_b"`
-	Intents   []PlanIntent `json:"intents"`
+	// Seed is the plan's recorded seed, carried into the report. No
+	// statistic is random: the same rows always give the same report.
+	Seed    uint64       `json:"seed"`
+	Intents []PlanIntent `json:"intents"`
 	// Adoption holds per-domain adoption-stage results when the runner knows
 	// them without rows (for example from another shard). A domain listed
 	// here overrides what Build counts from adoption-stage rows.
@@ -85,9 +83,8 @@ type Report struct {
 	Source string  `json:"source,omitempty"`
 	Alpha  float64 `json:"alpha"`
 	// Z is the normal quantile 1-Alpha/2 used by the score intervals.
-	Z         float64 `json:"z"`
-	Seed      uint64  `json:"bootstrap_seed"`
-	Resamples int     `json:"bootstrap_b"`
+	Z    float64 `json:"z"`
+	Seed uint64  `json:"seed"`
 	// Verdict is the worst label over the intents (pairbench.Worst), "" when
 	// there are none.
 	Verdict  pairbench.Label  `json:"verdict"`
@@ -128,7 +125,8 @@ type Intent struct {
 	Speed *Speed `json:"speed,omitempty"`
 	// Adopters repeats the speed analysis over the both-correct pairs whose
 	// treatment trial invoked a registered tool, when that is some pairs but
-	// not all. It is not randomized: adoption is chosen by the agent.
+	// not all. It is not randomized (adoption is chosen by the agent), is
+	// not adjusted and feeds no label.
 	Adopters *Speed `json:"adopters,omitempty"`
 	// Check is the agreement check's result, for intents that have one.
 	Check *AgreementCheck `json:"check,omitempty"`
@@ -216,18 +214,43 @@ type Proportion struct {
 	Interval Interval `json:"interval"`
 }
 
-// Accuracy is the paired accuracy difference, treatment minus control.
+// Accuracy is the paired accuracy comparison, treatment minus control. It
+// rests on the discordant pairs (one arm correct, the other not): with no
+// difference each is equally likely to favour either arm.
 type Accuracy struct {
-	// Delta is (b-c)/N with the Newcombe paired score interval (method 10,
-	// continuity-corrected phi).
-	Delta Interval `json:"delta"`
-	// P is the exact McNemar p, MidP its mid-p, PAdj the Holm-adjusted p
-	// across the run's intents. All are 1 when there is no discordant pair.
-	P    float64 `json:"p"`
-	MidP float64 `json:"mid_p"`
-	PAdj float64 `json:"p_adj"`
+	// Delta is the difference in the share correct, (b−c)/N; null when
+	// there are no pairs. It is an estimate: the test and intervals are on
+	// the share below.
+	Delta *float64 `json:"delta"`
 	// Discordant is b+c, the pairs the test rests on.
 	Discordant int `json:"discordant"`
+	// Share is treatment's share of the discordant pairs, b/(b+c), with the
+	// Clopper–Pearson interval at 1−α that inverts the exact McNemar test:
+	// it holds ½ exactly when P > α.
+	Share ExactInterval `json:"share"`
+	// P is the exact McNemar p, MidP its mid-p (for information only).
+	// Both are 1 when there is no discordant pair.
+	P    float64 `json:"p"`
+	MidP float64 `json:"mid_p"`
+	// Family is the intent's part in the run's accuracy family.
+	Family
+	// ShareAdj is Share at level 1−Threshold: it holds ½ exactly when PAdj
+	// > α. Nil outside the intents' families (the placebo check).
+	ShareAdj *ExactInterval `json:"share_adj,omitempty"`
+}
+
+// Family is an intent's part in a family of tests across the run's intents
+// (docs/statistics.md, Multiplicity).
+type Family struct {
+	// Tested is true when the intent's pairs could reach significance and
+	// it was tested in the family.
+	Tested bool `json:"tested"`
+	// PAdj is the Holm-adjusted p within the family (1 when not tested).
+	PAdj float64 `json:"p_adj"`
+	// Threshold is the largest raw p this intent could have had and still
+	// be significant after adjustment, the other intents' p held as
+	// observed (0 when not tested): P ≤ Threshold exactly when PAdj ≤ α.
+	Threshold float64 `json:"threshold"`
 }
 
 // Speed compares wall times over pairs where both trials were correct; it is
@@ -239,19 +262,23 @@ type Speed struct {
 	Faster int `json:"faster"`
 	Slower int `json:"slower"`
 	Ties   int `json:"ties"`
-	// MedianControl and MedianTreatment are the arms' median wall seconds.
-	MedianControl   float64 `json:"median_control"`
-	MedianTreatment float64 `json:"median_treatment"`
-	// Ratio is median(control)/median(treatment) with a percentile bootstrap
-	// interval over pairs (above 1: treatment faster).
-	Ratio Interval `json:"ratio"`
-	// Typical is exp(median per-pair log(control/treatment)) with the exact
-	// interval that inverts the sign test.
-	Typical ExactInterval `json:"typical"`
-	// P is the exact two-sided sign test (ties dropped), PAdj its Holm
-	// adjustment across intents (equal to P for a non-randomized subset).
-	P    float64 `json:"p"`
-	PAdj float64 `json:"p_adj"`
+	// MedianControl and MedianTreatment are the arms' median wall seconds,
+	// RatioOfMedians the first over the second (descriptive, no interval).
+	MedianControl   float64  `json:"median_control"`
+	MedianTreatment float64  `json:"median_treatment"`
+	RatioOfMedians  *float64 `json:"ratio_of_medians"`
+	// Speedup is the typical speedup, exp of the Hodges–Lehmann estimate of
+	// the per-pair log(control/treatment), with the interval at 1−α that
+	// inverts the exact Wilcoxon signed-rank test: it holds 1 exactly when
+	// P > α. Above 1, treatment was faster.
+	Speedup ExactInterval `json:"speedup"`
+	// P is the two-sided signed-rank p.
+	P float64 `json:"p"`
+	// Family is the intent's part in the run's speed family.
+	Family
+	// SpeedupAdj is Speedup at level 1−Threshold: it holds 1 exactly when
+	// PAdj > α. Nil outside the intents' families.
+	SpeedupAdj *ExactInterval `json:"speedup_adj,omitempty"`
 	// Randomized is false for a subset the agent chose (Intent.Adopters).
 	Randomized bool `json:"randomized"`
 }
@@ -275,6 +302,10 @@ type ExactInterval struct {
 	LoOpen bool
 	HiOpen bool
 	Level  float64
+	// TooFew is set when there are fewer pairs than the test needs to ever
+	// reject at this level: the interval is then the whole range and the
+	// renderings say "too few pairs".
+	TooFew bool
 }
 
 type exactJSON struct {
@@ -284,11 +315,12 @@ type exactJSON struct {
 	LoOpen bool     `json:"lo_open,omitempty"`
 	HiOpen bool     `json:"hi_open,omitempty"`
 	Level  float64  `json:"level"`
+	TooFew bool     `json:"too_few,omitempty"`
 }
 
 // MarshalJSON writes non-finite numbers as null.
 func (e ExactInterval) MarshalJSON() ([]byte, error) {
-	return json.Marshal(exactJSON{finite(e.Est), finite(e.Lo), finite(e.Hi), e.LoOpen, e.HiOpen, e.Level})
+	return json.Marshal(exactJSON{finite(e.Est), finite(e.Lo), finite(e.Hi), e.LoOpen, e.HiOpen, e.Level, e.TooFew})
 }
 
 // UnmarshalJSON reads null as NaN for Est, -Inf for Lo and +Inf for Hi.
@@ -297,7 +329,7 @@ func (e *ExactInterval) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = ExactInterval{orElse(v.Est, math.NaN()), orElse(v.Lo, math.Inf(-1)), orElse(v.Hi, math.Inf(1)), v.LoOpen, v.HiOpen, v.Level}
+	*e = ExactInterval{orElse(v.Est, math.NaN()), orElse(v.Lo, math.Inf(-1)), orElse(v.Hi, math.Inf(1)), v.LoOpen, v.HiOpen, v.Level, v.TooFew}
 	return nil
 }
 
@@ -365,8 +397,8 @@ type RunChecks struct {
 	// Labels is the label histogram in pairbench.Labels order (zero counts
 	// left out).
 	Labels []LabelCount `json:"labels"`
-	// MedianSpeedup is the median over intents of Speed.Ratio.Est; nil when
-	// no intent has speed.
+	// MedianSpeedup is the median over intents of Speed.Speedup.Est; nil
+	// when no intent has speed.
 	MedianSpeedup *float64 `json:"median_speedup"`
 	// Order compares the treatment effect in AB and BA pairs.
 	Order []OrderEffect `json:"order"`
@@ -405,8 +437,8 @@ type OrderEffect struct {
 	Pairs int             `json:"pairs"`
 	// Delta is (b-c)/N in these pairs; nil without pairs.
 	Delta *float64 `json:"delta"`
-	// BothCorrect counts both-correct pairs, and Speedup is exp(median
-	// log(control/treatment)) over them; nil without any.
+	// BothCorrect counts both-correct pairs, and Speedup is the typical
+	// speedup (Hodges–Lehmann) over them; nil without any.
 	BothCorrect int      `json:"both_correct"`
 	Speedup     *float64 `json:"speedup"`
 }
