@@ -388,3 +388,22 @@ func SignedRank(tc, tt []float64, alpha float64) (ExactInterval, float64) {
 	null := nullFor(s.n())
 	return s.speedup(null, alpha), s.p(null)
 }
+
+// SignedRankTest is the signed-rank test for samples of one size, for
+// repeated use (the power simulation in stats/tables): the null
+// distribution is computed once.
+type SignedRankTest struct {
+	null rankNull
+}
+
+// NewSignedRankTest prepares the test for n pairs.
+func NewSignedRankTest(n int) SignedRankTest { return SignedRankTest{null: nullFor(n)} }
+
+// P returns the two-sided p of the log ratios d (len(d) must be the n the
+// test was made for; d is not modified), ties handled as in SignedRank.
+func (t SignedRankTest) P(d []float64) float64 {
+	w := newWalsh(d)
+	below, atOrBelow := w.count(0)
+	m := w.m()
+	return t.null.pRange(m-atOrBelow, m-below)
+}

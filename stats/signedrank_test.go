@@ -219,3 +219,17 @@ func TestSignedRankIsExactWithTies(t *testing.T) {
 		}
 	}
 }
+
+func TestSignedRankTestAgreesWithSignedRank(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		n := 1 + r.IntN(40)
+		tc, tt, d := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			tc[i], tt[i] = float64(1+r.IntN(6)), float64(1+r.IntN(6))
+			d[i] = logRatio(tc[i], tt[i])
+		}
+		_, p := SignedRank(tc, tt, 0.05)
+		require.Equal(t, p, NewSignedRankTest(n).P(d))
+	}
+}

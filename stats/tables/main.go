@@ -2,6 +2,7 @@
 // every figure there can be reproduced:
 //
 //	go run ./stats/tables coverage   # exact coverage of the intervals
+//	go run ./stats/tables power      # pairs needed for 80% power
 //
 // Each table is printed as Markdown on stdout. The same inputs always give
 // the same table.
@@ -18,14 +19,16 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/tables coverage")
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/tables coverage|power")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
 	case "coverage":
 		coverage(os.Stdout)
+	case "power":
+		power(os.Stdout)
 	default:
-		fmt.Fprintf(os.Stderr, "tables: unknown table %q (want coverage)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "tables: unknown table %q (want coverage or power)\n", os.Args[1])
 		os.Exit(2)
 	}
 }

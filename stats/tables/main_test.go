@@ -22,3 +22,17 @@ func TestDocsCoverageTableIsCurrent(t *testing.T) {
 	require.True(t, i >= 0 && j > i, "docs/statistics.md has no coverage table markers")
 	require.Equal(t, b.String(), s[i+len(start):j], "docs/statistics.md's coverage table is stale: run go run ./stats/tables coverage")
 }
+
+// TestDocsPowerTableIsCurrent checks the exact (accuracy) half of the power
+// table against docs/statistics.md; the simulated half is seeded and
+// reproduced by go run ./stats/tables power.
+func TestDocsPowerTableIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/statistics.md")
+	require.NoError(t, err)
+	s := string(doc)
+	i := strings.Index(s, "<!-- power table: go run ./stats/tables power -->")
+	require.GreaterOrEqual(t, i, 0, "docs/statistics.md has no power table")
+	for _, line := range accuracyPowerRows() {
+		require.Contains(t, s[i:], line, "docs/statistics.md's accuracy power table is stale: run go run ./stats/tables power")
+	}
+}
