@@ -61,14 +61,17 @@ func (f *serviceFlag) Set(s string) error {
 
 // RunInit is the sandbox's init helper. It runs inside the sandbox as
 //
-//	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] [-service JSON ...] -- CMD ARGS...
+//	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] [-service JSON ...]
+//		[-expose /path/to.sock=127.0.0.1:PORT ...] [-fd N ...] -- CMD ARGS...
 //
 // It listens on every -forward address and relays each accepted connection
 // to the matching unix socket. For every -service (a Service in JSON) it
 // listens on 127.0.0.1:Port, starts the service with stdin from /dev/null
 // and stdout and stderr on its own stderr, and relays each connection on
 // Port to 127.0.0.1:Backend, waiting until the service listens there.
-// Then it starts CMD as a child with the inherited environment, stdin,
+// For every -expose it listens on the unix socket and relays each
+// connection to the TCP address, waiting until CMD listens there. Then it
+// starts CMD, with the -fd descriptors as its descriptors 3, 4, ..., as a child with the inherited environment, stdin,
 // stdout and stderr, forwards the signals it receives to that child, stops
 // the services when CMD exits (SIGTERM, then SIGKILL serviceGrace later),
 // and returns CMD's exit status (128+signal when the child was killed by a
@@ -81,8 +84,12 @@ func RunInit(args []string) int {
 	fs.SetOutput(os.Stderr)
 	var fwd forwardFlag
 	var services serviceFlag
+	var exposed forwardFlag
+	var fds fdFlag
 	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
 	fs.Var(&services, "service", "`JSON`: a service to start beside the command (repeatable)")
+	fs.Var(exposeFlag{&exposed}, "expose", "`SOCKET=ADDR`: relay connections on the unix socket SOCKET to the command's TCP address ADDR (repeatable)")
+	fs.Var(&fds, "fd", "`N`: give descriptor N to the command, as its next descriptor from 3 (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -131,7 +138,16 @@ func RunInit(args []string) int {
 		go acceptRelays(l, dialService(loopback(svc.Backend), ended))
 	}
 
-	return runChild(cmdArgs)
+	done := make(chan struct{})
+	defer close(done)
+	ls, err := listenExposed(exposed, done)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+		return 1
+	}
+	listeners = append(listeners, ls...)
+
+	return runChild(cmdArgs, inheritedFiles(fds))
 }
 
 // serviceGrace is how long services have to exit after SIGTERM (Node, for
@@ -240,11 +256,12 @@ func pipe(a, b net.Conn) {
 	wg.Wait()
 }
 
-// runChild starts args as a child, forwards signals to it and returns its
-// exit status.
-func runChild(args []string) int {
+// runChild starts args as a child with extra as its descriptors 3, 4, ...,
+// forwards signals to it and returns its exit status.
+func runChild(args []string, extra []*os.File) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = extra
 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)

@@ -100,8 +100,28 @@ type Policy struct {
 	Bwrap string
 
 	// Executable is pairbench's own binary, run inside as the init when
-	// Egress is set or a command has Services. Empty means os.Executable().
+	// Egress is set or a command has Services, Expose or ExtraFiles. Empty
+	// means os.Executable().
 	Executable string
+
+	// NoWorkspace leaves /workspace out: the command's only writable
+	// directory is HomeDir (/tmp), where it starts. Workspace and Hide
+	// must then be empty.
+	NoWorkspace bool
+
+	// Files are created read-only inside at the given absolute paths, with
+	// the given contents (a program's configuration, such as Chromium's
+	// policy file under /etc). Parent directories are created as needed;
+	// a path under HomeDir, WorkspaceDir, /usr, /proc or /dev is refused.
+	Files map[string]string
+
+	// AllowUserNamespaces lets the commands create user namespaces of
+	// their own, which Chromium's own sandbox needs for its renderers.
+	// Without it (the default) a new user namespace is refused
+	// (--disable-userns), so nothing inside can regain capabilities in
+	// one. Allow it only for a program that uses it to confine itself
+	// further.
+	AllowUserNamespaces bool
 }
 
 // DefaultHide names the files that commonly hold credentials in a worktree.
@@ -165,6 +185,7 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 	}
 
 	switch {
+	case p.NoWorkspace:
 	case p.Workspace == "":
 		s.workspace = filepath.Join(s.dir, "workspace")
 		if err := os.Mkdir(s.workspace, 0o700); err != nil {
@@ -196,8 +217,17 @@ func (s *Sandbox) Home() string { return s.home }
 
 // Workspace returns the host path mounted at WorkspaceDir: Policy.Workspace
 // itself, or the private copy (or fresh directory) inside the per-agent
-// directory, which Close removes.
+// directory, which Close removes; "" with Policy.NoWorkspace.
 func (s *Sandbox) Workspace() string { return s.workspace }
+
+// defaultDir is where a command starts unless it says: WorkspaceDir, or
+// HomeDir with Policy.NoWorkspace.
+func (s *Sandbox) defaultDir() string {
+	if s.policy.NoWorkspace {
+		return HomeDir
+	}
+	return WorkspaceDir
+}
 
 // Close kills every command still running in the sandbox (and, with
 // limits, every process left in its cgroup), waits for them to exit and
@@ -253,7 +283,8 @@ type Cmd struct {
 	Args []string
 	// Env adds variables for this command only; Policy.Egress's still win.
 	Env map[string]string
-	// Dir is the working directory inside; empty means WorkspaceDir.
+	// Dir is the working directory inside; empty means WorkspaceDir (HomeDir
+	// with Policy.NoWorkspace).
 	Dir string
 	// Stdin, Stdout and Stderr are as for exec.Cmd. A nil Stdin reads
 	// from /dev/null.
@@ -265,6 +296,15 @@ type Cmd struct {
 	// and end with the command: SIGTERM when it exits, SIGKILL two seconds
 	// later. Their output goes to Stderr.
 	Services []Service
+	// Expose makes TCP servers the command starts inside reachable from
+	// the host through unix sockets in the per-agent directory, never
+	// through a TCP port outside (see Expose). They run under the init.
+	Expose []Expose
+	// ExtraFiles are given to the command as descriptors 3, 4, ... (as
+	// exec.Cmd.ExtraFiles): the two pipes of Chromium's
+	// --remote-debugging-pipe, for one. The command then runs under the
+	// init. Start gives the command copies; the caller closes its own.
+	ExtraFiles []*os.File
 
 	ctx   context.Context
 	sb    *Sandbox
@@ -529,12 +569,14 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	a := []string{
 		"--unshare-user", "--uid", fmt.Sprint(UID), "--gid", fmt.Sprint(GID),
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
-		"--disable-userns",
 		"--hostname", "sandbox",
 		"--die-with-parent", "--new-session",
 		"--cap-drop", "ALL",
 		"--clearenv",
 		"--ro-bind", "/usr", "/usr",
+	}
+	if !p.AllowUserNamespaces {
+		a = append(a, "--disable-userns")
 	}
 	a = append(a, rootLinks()...)
 	a = append(a, "--proc", "/proc")
@@ -548,6 +590,9 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	if files, err = etcCopies(); err != nil {
 		return nil, nil, files, err
 	}
+	if files, err = policyFiles(files, p.Files); err != nil {
+		return nil, nil, files, err
+	}
 	for i, f := range files {
 		a = append(a, "--file", strconv.Itoa(firstFileFD+i), f.Name())
 	}
@@ -556,7 +601,9 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		return nil, nil, files, err
 	}
 	a = append(a, tmp...)
-	a = append(a, "--bind", s.workspace, WorkspaceDir)
+	if !p.NoWorkspace {
+		a = append(a, "--bind", s.workspace, WorkspaceDir)
+	}
 	for _, ro := range p.ReadOnly {
 		a = append(a, "--ro-bind", ro, ro)
 	}
@@ -580,6 +627,12 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	if initArgs, err = s.serviceArgs(c, initArgs); err != nil {
 		return nil, nil, files, err
 	}
+	if initArgs, err = s.exposeArgs(c, initArgs); err != nil {
+		return nil, nil, files, err
+	}
+	if initArgs, files, err = extraFileArgs(c.ExtraFiles, initArgs, files); err != nil {
+		return nil, nil, files, err
+	}
 	if initArgs != nil {
 		a = append(a, "--ro-bind", s.exe, InitPath)
 		cmdline = slices.Concat([]string{InitPath, InitArg}, initArgs, []string{"--"}, c.Args)
@@ -594,7 +647,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		}
 		a = append(a, "--setenv", k, env[k])
 	}
-	a = append(a, "--chdir", orDefault(c.Dir, WorkspaceDir))
+	a = append(a, "--chdir", orDefault(c.Dir, s.defaultDir()))
 	for _, arg := range slices.Concat(a, cmdline) {
 		// The argument file is NUL-separated: a NUL inside a value would
 		// smuggle in bubblewrap options.
@@ -760,6 +813,12 @@ func sealedFile(name string, data []byte) (*os.File, error) {
 
 // validatePolicy refuses a policy that would expose what must stay hidden.
 func validatePolicy(p Policy) error {
+	if p.NoWorkspace && (p.Workspace != "" || len(p.Hide) > 0) {
+		return errors.New("sandbox: NoWorkspace with a Workspace or Hide")
+	}
+	if err := checkFiles(p.Files); err != nil {
+		return err
+	}
 	if p.Workspace != "" {
 		if err := requireDir(p.Workspace); err != nil {
 			return fmt.Errorf("sandbox: workspace: %w", err)
