@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -73,6 +74,14 @@ type EgressConfig struct {
 	// variables, such as a CDP websocket client). They are also allowed
 	// through the proxy as 127.0.0.1:PORT and localhost:PORT.
 	ForwardPorts []int
+	// ForwardSockets relays a sandbox loopback port (the key) to a unix
+	// socket on the host (the value): a service with no TCP port outside,
+	// such as one another sandbox exposes (Expose). Unlike ForwardPorts,
+	// these ports are not reachable through the proxy.
+	ForwardSockets map[int]string
+	// Web, when set, opens the public web the way a browser needs it (see
+	// WebAccess). It cannot be combined with Secrets.
+	Web *WebAccess
 	// Secrets are swapped in by the proxy; the sandbox sees placeholders only.
 	Secrets []Secret
 	// AllowLoopbackHosts lists host names that may resolve to a loopback
@@ -93,6 +102,9 @@ type EgressConfig struct {
 	// Logger receives one record per refused request (Warn) and per allowed
 	// one (Debug); nil discards. Records never hold secret values.
 	Logger *slog.Logger
+	// OnDeny, when set, is called with every refusal of a destination or
+	// request, as it is logged (from the proxy's goroutines).
+	OnDeny func(*DeniedError)
 }
 
 // minSecretLen is the shortest secret value accepted: responses are scrubbed
@@ -134,6 +146,9 @@ type Egress struct {
 	sandboxDir string
 	proxyPort  int
 	forward    []int
+	sockets    map[int]string // ForwardSockets
+	web        bool           // tunnels are relayed as they are, never terminated
+	onDeny     func(*DeniedError)
 	pol        *policy
 	ca         *authority
 	secrets    []placeholder
@@ -177,6 +192,9 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		sandboxDir: cfg.SandboxDir,
 		proxyPort:  cfg.ProxyPort,
 		forward:    slices.Clone(cfg.ForwardPorts),
+		sockets:    maps.Clone(cfg.ForwardSockets),
+		web:        cfg.Web != nil,
+		onDeny:     cfg.OnDeny,
 		relays:     map[net.Conn]struct{}{},
 	}
 	if e.sandboxDir == "" {
@@ -185,6 +203,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 	if e.proxyPort == 0 {
 		e.proxyPort = DefaultProxyPort
 	}
+	var err error
 	rules := slices.Clone(cfg.Allow)
 	loopback := slices.Clone(cfg.AllowLoopbackHosts)
 	if len(e.forward) > 0 {
@@ -195,6 +214,11 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		loopback[i] = normalizeHost(h)
 	}
 	e.pol = &policy{rules: rules, loopbackHosts: loopback, resolver: resolver, dialer: net.Dialer{Timeout: 15 * time.Second}}
+	if cfg.Web != nil {
+		if e.pol.web, err = newWebPolicy(*cfg.Web); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range cfg.Secrets {
 		tok, err := newPlaceholder()
 		if err != nil {
@@ -202,11 +226,11 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		}
 		e.secrets = append(e.secrets, placeholder{Secret: s, token: tok})
 	}
-	ca, err := newAuthority(time.Now())
-	if err != nil {
-		return nil, err
+	if !e.web { // a web egress terminates no TLS: it needs no CA
+		if e.ca, err = newAuthority(time.Now()); err != nil {
+			return nil, err
+		}
 	}
-	e.ca = ca
 	e.transport = &http.Transport{
 		Proxy:                 nil, // never the host's proxy variables
 		DialContext:           e.pol.dialContext,
@@ -252,7 +276,7 @@ func (cfg *EgressConfig) validate() error {
 		return fmt.Errorf("egress proxy port %d out of range", proxyPort)
 	}
 	ports[proxyPort] = true
-	for _, p := range cfg.ForwardPorts {
+	for _, p := range slices.Concat(cfg.ForwardPorts, slices.Sorted(maps.Keys(cfg.ForwardSockets))) {
 		if p < 1 || p > 65535 {
 			return fmt.Errorf("forward port %d out of range", p)
 		}
@@ -260,6 +284,14 @@ func (cfg *EgressConfig) validate() error {
 			return fmt.Errorf("forward port %d listed twice or equal to the proxy port", p)
 		}
 		ports[p] = true
+	}
+	for p, socket := range cfg.ForwardSockets {
+		if !filepath.IsAbs(socket) {
+			return fmt.Errorf("forward port %d: socket %q is not an absolute path", p, socket)
+		}
+	}
+	if cfg.Web != nil && len(cfg.Secrets) > 0 {
+		return errors.New("egress: a web egress relays TLS as it is and cannot swap secrets")
 	}
 	names := map[string]bool{}
 	for _, s := range cfg.Secrets {
@@ -305,14 +337,10 @@ func newPlaceholder() (string, error) {
 
 // start writes the CA files and starts every listener and server.
 func (e *Egress) start() error {
-	if err := os.WriteFile(filepath.Join(e.dir, caFile), e.ca.certPEM, 0o644); err != nil {
-		return fmt.Errorf("write CA certificate: %w", err)
-	}
-	if systemBundle() == nil {
-		e.log.Warn("no system CA bundle found; the sandbox's SSL_CERT_FILE holds only the egress CA")
-	}
-	if err := os.WriteFile(filepath.Join(e.dir, bundleFile), bundleWith(e.ca.certPEM), 0o644); err != nil {
-		return fmt.Errorf("write CA bundle: %w", err)
+	if e.ca != nil {
+		if err := e.writeCA(); err != nil {
+			return err
+		}
 	}
 
 	e.tlsL, e.plainL = newConnListener(), newConnListener()
@@ -342,7 +370,7 @@ func (e *Egress) start() error {
 	if err != nil {
 		return err
 	}
-	for _, p := range e.forward {
+	for _, p := range e.forwardPorts() {
 		l, err := listenUnix(filepath.Join(e.dir, portSocket(p)))
 		if err != nil {
 			pl.Close()
@@ -354,10 +382,31 @@ func (e *Egress) start() error {
 	e.serve(func() error { return e.plainSrv.Serve(e.plainL) })
 	e.serve(func() error { return e.proxySrv.Serve(pl) })
 	for i, l := range e.fwdLs {
-		port := e.forward[i]
+		port := e.forwardPorts()[i]
 		e.wg.Go(func() { e.acceptForward(l, port) })
 	}
 	return nil
+}
+
+// writeCA writes the per-run CA certificate and the bundle of the system
+// roots with it into the socket directory.
+func (e *Egress) writeCA() error {
+	if err := os.WriteFile(filepath.Join(e.dir, caFile), e.ca.certPEM, 0o644); err != nil {
+		return fmt.Errorf("write CA certificate: %w", err)
+	}
+	if systemBundle() == nil {
+		e.log.Warn("no system CA bundle found; the sandbox's SSL_CERT_FILE holds only the egress CA")
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, bundleFile), bundleWith(e.ca.certPEM), 0o644); err != nil {
+		return fmt.Errorf("write CA bundle: %w", err)
+	}
+	return nil
+}
+
+// forwardPorts are the sandbox ports relayed to the host: ForwardPorts,
+// then ForwardSockets' in order.
+func (e *Egress) forwardPorts() []int {
+	return slices.Concat(e.forward, slices.Sorted(maps.Keys(e.sockets)))
 }
 
 func (e *Egress) serve(fn func() error) {
@@ -380,8 +429,13 @@ func listenUnix(path string) (net.Listener, error) {
 	return l, nil
 }
 
-// acceptForward relays each connection on l to port on the host's loopback.
+// acceptForward relays each connection on l to port on the host's
+// loopback, or to the unix socket ForwardSockets names for it.
 func (e *Egress) acceptForward(l net.Listener, port int) {
+	network, addr := "tcp", loopback(port)
+	if socket, ok := e.sockets[port]; ok {
+		network, addr = "unix", socket
+	}
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -393,7 +447,7 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 		}
 		e.wg.Go(func() {
 			defer e.untrack(c)
-			u, err := e.pol.dialer.Dial("tcp", loopback(port))
+			u, err := e.pol.dialer.Dial(network, addr)
 			if err != nil {
 				e.log.Warn("egress forward failed", "port", port, "err", err)
 				return
@@ -487,14 +541,14 @@ func (e *Egress) Mounts() (hostDir, sandboxDir string) { return e.dir, e.sandbox
 // every forwarded port, relaying to the sockets.
 func (e *Egress) InitArgs() []string {
 	args := []string{"-forward", e.initForward(e.proxyPort, proxySocket)}
-	for _, p := range e.forward {
+	for _, p := range e.forwardPorts() {
 		args = append(args, "-forward", e.initForward(p, portSocket(p)))
 	}
 	return args
 }
 
 // listenPorts are the ports the init listens on inside the sandbox for e.
-func (e *Egress) listenPorts() []int { return append([]int{e.proxyPort}, e.forward...) }
+func (e *Egress) listenPorts() []int { return append([]int{e.proxyPort}, e.forwardPorts()...) }
 
 func (e *Egress) initForward(port int, socket string) string {
 	return loopback(port) + "=" + filepath.Join(e.sandboxDir, socket)
@@ -509,17 +563,19 @@ func (e *Egress) Env() map[string]string {
 	ca := filepath.Join(e.sandboxDir, caFile)
 	bundle := filepath.Join(e.sandboxDir, bundleFile)
 	env := map[string]string{
-		"HTTP_PROXY":          proxy,
-		"HTTPS_PROXY":         proxy,
-		"http_proxy":          proxy,
-		"https_proxy":         proxy,
-		"NO_PROXY":            "localhost,127.0.0.1,::1",
-		"no_proxy":            "localhost,127.0.0.1,::1",
-		"NODE_USE_ENV_PROXY":  "1",
-		"NODE_EXTRA_CA_CERTS": ca,
-		"SSL_CERT_FILE":       bundle,
-		"REQUESTS_CA_BUNDLE":  bundle,
-		"CURL_CA_BUNDLE":      bundle,
+		"HTTP_PROXY":         proxy,
+		"HTTPS_PROXY":        proxy,
+		"http_proxy":         proxy,
+		"https_proxy":        proxy,
+		"NO_PROXY":           "localhost,127.0.0.1,::1",
+		"no_proxy":           "localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY": "1",
+	}
+	if e.ca != nil {
+		env["NODE_EXTRA_CA_CERTS"] = ca
+		env["SSL_CERT_FILE"] = bundle
+		env["REQUESTS_CA_BUNDLE"] = bundle
+		env["CURL_CA_BUNDLE"] = bundle
 	}
 	for _, s := range e.secrets {
 		env[s.Name] = s.token
@@ -539,4 +595,10 @@ func (e *Egress) Placeholder(name string) (string, bool) {
 }
 
 // CACertPEM returns the per-run CA certificate (PEM), as written to ca.pem.
-func (e *Egress) CACertPEM() []byte { return slices.Clone(e.ca.certPEM) }
+// It is nil for a web egress, which has no CA.
+func (e *Egress) CACertPEM() []byte {
+	if e.ca == nil {
+		return nil
+	}
+	return slices.Clone(e.ca.certPEM)
+}

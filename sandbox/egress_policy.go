@@ -142,6 +142,7 @@ type policy struct {
 	loopbackHosts []string // names allowed to resolve to loopback addresses
 	resolver      Resolver
 	dialer        net.Dialer
+	web           *webPolicy // nil: nothing beyond the rules
 }
 
 // check refuses host:port unless an allow rule covers it.
@@ -151,6 +152,9 @@ func (p *policy) check(host string, port int) error {
 		if r.allows(host, port) {
 			return nil
 		}
+	}
+	if p.web != nil {
+		return p.web.check(host, port)
 	}
 	for _, r := range p.rules {
 		if matchesHost(normalizeHost(r.Host), host) {
@@ -176,6 +180,9 @@ func (p *policy) resolve(ctx context.Context, host string, port int) ([]netip.Ad
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a.Unmap()}, nil
 	}
+	if ap, ok := p.web.mapped(host); ok {
+		return []netip.Addr{ap.Addr()}, nil
+	}
 	addrs, err := p.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
@@ -188,7 +195,7 @@ func (p *policy) resolve(ctx context.Context, host string, port int) ([]netip.Ad
 		a = a.Unmap()
 		addrs[i] = a
 		if why := nonPublic(a); why != "" && !(relaxed && a.IsLoopback()) {
-			return nil, &DeniedError{Host: host, Port: port, Reason: fmt.Sprintf("it resolves to %s, a %s address", a, why)}
+			return nil, &DeniedError{Host: host, Port: port, Reason: fmt.Sprintf("it resolves to %s, %s address", a, article(why))}
 		}
 	}
 	return addrs, nil
@@ -200,6 +207,9 @@ func (p *policy) dial(ctx context.Context, host string, port int) (net.Conn, err
 	addrs, err := p.resolve(ctx, host, port)
 	if err != nil {
 		return nil, err
+	}
+	if ap, ok := p.web.mapped(normalizeHost(host)); ok {
+		return p.dialer.DialContext(ctx, "tcp", ap.String())
 	}
 	var errs []error
 	for _, a := range addrs {
@@ -250,6 +260,8 @@ var specialPrefixes = []struct {
 	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"},
 	{netip.MustParsePrefix("100::/64"), "discard"},

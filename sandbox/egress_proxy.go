@@ -121,6 +121,10 @@ func (e *Egress) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "pairbench egress: CONNECT needs host:port: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if e.web {
+		e.relayTunnel(w, r, host, port)
+		return
+	}
 	if _, err := e.pol.resolve(r.Context(), host, port); err != nil {
 		e.deny(w, r, err)
 		return
@@ -164,7 +168,7 @@ func (e *Egress) serveConnect(w http.ResponseWriter, r *http.Request) {
 // tunnel, refusing a ClientHello whose SNI differs from the CONNECT target.
 func (e *Egress) certificateFor(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	tc, ok := hello.Conn.(*tunnelConn)
-	if !ok {
+	if !ok || e.ca == nil {
 		return nil, errors.New("egress: TLS connection without a CONNECT target")
 	}
 	sni := normalizeHost(hello.ServerName)
@@ -406,5 +410,8 @@ func (e *Egress) deny(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	e.log.Warn("egress denied", "method", r.Method, "host", denied.Host, "port", denied.Port, "reason", denied.Reason)
+	if e.onDeny != nil {
+		e.onDeny(denied)
+	}
 	http.Error(w, fmt.Sprintf("pairbench egress: request to %q denied: %s", denied.Host, denied.Reason), http.StatusForbidden)
 }
