@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/pairbench/pairbench"
 )
@@ -51,11 +52,73 @@ type Execution struct {
 	// OnProblem, if set, sees what goes wrong without stopping the run;
 	// without it, problems are logged as warnings.
 	OnProblem func(Problem)
-	// OnRow, if set, sees every row once it is on disk (progress, uploads).
+	// OnStart, if set, sees every trial as it starts, and OnProgress the
+	// progress after every start and row. They are called from the slots'
+	// goroutines, one at a time, and must not block.
+	OnStart    func(TrialSpec)
+	OnProgress func(Progress)
+	// OnRow, if set, sees every row once it is on disk (uploads, logs),
+	// from the slot's goroutine that ran the trial: calls from different
+	// slots may overlap, and the slot waits for it.
 	OnRow func(pairbench.Row)
-	// OnStart, if set, sees every trial as it starts (progress). It is
-	// called from the slots' goroutines and must not block.
-	OnStart func(TrialSpec)
+}
+
+// Progress is how far an execution is.
+type Progress struct {
+	// Started is when the execution started.
+	Started time.Time
+	// Pairs is how many pairs the execution has to finish and Done how
+	// many are, counting rows earlier runners recorded; Half is how many are
+	// halfway (see Tally).
+	Pairs, Done, Half int
+	// Running is how many trials run now.
+	Running int
+	// Trials and Aborts count the trials this execution recorded; Spend is
+	// their cost in USD.
+	Trials, Aborts int
+	Spend          float64
+}
+
+// follower counts an execution's progress and calls its hooks.
+type follower struct {
+	ex    *Execution
+	mu    sync.Mutex
+	tally *Tally
+	p     Progress
+}
+
+func (f *follower) started(spec TrialSpec) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.p.Running++
+	if f.ex.OnStart != nil {
+		f.ex.OnStart(spec)
+	}
+	f.report()
+}
+
+func (f *follower) recorded(row pairbench.Row) {
+	f.mu.Lock()
+	f.p.Running--
+	f.p.Trials++
+	f.p.Spend += row.CostUSD
+	if row.Outcome == pairbench.Aborted {
+		f.p.Aborts++
+	}
+	f.tally.Add(row)
+	f.report()
+	f.mu.Unlock()
+	if f.ex.OnRow != nil {
+		f.ex.OnRow(row)
+	}
+}
+
+// report hands the progress to OnProgress; f.mu is held.
+func (f *follower) report() {
+	f.p.Done, f.p.Half = f.tally.Done(), f.tally.Half()
+	if f.ex.OnProgress != nil {
+		f.ex.OnProgress(f.p)
+	}
 }
 
 // RowsFile returns the run-relative rows file this execution appends to.
@@ -106,12 +169,17 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f := &follower{ex: ex, tally: NewTally(pairs, rows)}
+	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs()}
+	f.mu.Lock()
+	f.report()
+	f.mu.Unlock()
 
 	if ex.Adoption > 0 {
 		jobs := adoptionJobs(ex.Plan, pairs, ex.Adoption, rows)
 		if len(jobs) > 0 {
 			log.Info("adoption stage", "trials", len(jobs))
-			fresh, err := ex.runJobs(ctx, rl, jobs)
+			fresh, err := ex.runJobs(ctx, rl, f, jobs)
 			rows = append(rows, fresh...)
 			if err != nil {
 				return err
@@ -126,12 +194,12 @@ func (ex *Execution) Run(ctx context.Context) error {
 
 	jobs := Pending(pairs, rows)
 	log.Info("pairs", "planned", len(pairs), "pending", len(jobs), "slots", ex.Slots)
-	_, err = ex.runJobs(ctx, rl, jobs)
+	_, err = ex.runJobs(ctx, rl, f, jobs)
 	return err
 }
 
 // runJobs runs jobs over the slots and returns the rows it recorded.
-func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, jobs []Job) ([]pairbench.Row, error) {
+func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs []Job) ([]pairbench.Row, error) {
 	attempts := ex.PairAttempts
 	if attempts <= 0 {
 		attempts = 2
@@ -147,9 +215,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, jobs []Job) ([]pai
 		mu.Lock()
 		fresh = append(fresh, row)
 		mu.Unlock()
-		if ex.OnRow != nil {
-			ex.OnRow(row)
-		}
+		f.recorded(row)
 		return nil
 	}
 	err := RunQueue(ctx, ex.Slots, jobs, func(ctx context.Context, job Job) ([]bool, error) {
@@ -167,9 +233,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, jobs []Job) ([]pai
 					continue
 				}
 				spec := TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)}
-				if ex.OnStart != nil {
-					ex.OnStart(spec)
-				}
+				f.started(spec)
 				row, err := ex.Trial(ctx, spec)
 				if err != nil {
 					return aborted, err

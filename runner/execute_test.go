@@ -214,3 +214,50 @@ func TestExecuteShardWritesItsOwnRows(t *testing.T) {
 	scoredOnce(t, plan, all)
 	assert.NoFileExists(t, dir.File(RowsFile))
 }
+
+// TestExecuteReportsProgress follows a run through OnStart, OnRow and
+// OnProgress: the counts come from the run's tally, rows of an earlier
+// runner included.
+func TestExecuteReportsProgress(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 3, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
+	dir := RunDir{Path: t.TempDir()}
+	// An earlier runner finished pair a/0.
+	first := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: (&fakeTrials{}).trial}
+	ctx, cancel := context.WithCancel(context.Background())
+	first.OnRow = func(r pairbench.Row) {
+		if r.Intent == "a" && r.Pair == 0 && r.Arm != plan.Intents[0].Pairs[0].Order.Arms()[0] {
+			cancel()
+		}
+	}
+	require.ErrorIs(t, first.Run(ctx), context.Canceled)
+
+	var (
+		mu       sync.Mutex
+		starts   int
+		rows     int
+		progress []Progress
+	)
+	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+		if s.Job.Intent == "b" && s.Job.Pair == 1 && s.Job.Attempt == 1 {
+			return pairbench.Aborted, false, nil
+		}
+		return pairbench.Correct, true, nil
+	}}
+	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial,
+		OnStart:    func(TrialSpec) { starts++ }, // one at a time, so no lock
+		OnProgress: func(p Progress) { progress = append(progress, p) },
+		OnRow:      func(pairbench.Row) { mu.Lock(); rows++; mu.Unlock() },
+	}
+	require.NoError(t, ex.Run(context.Background()))
+	require.NotEmpty(t, progress)
+	assert.Equal(t, Progress{Started: progress[0].Started, Pairs: 5, Done: 1}, progress[0], "the first count includes the earlier runner's pair")
+	end := progress[len(progress)-1]
+	assert.Equal(t, 5, end.Pairs)
+	assert.Equal(t, 5, end.Done)
+	assert.Zero(t, end.Half)
+	assert.Zero(t, end.Running)
+	assert.Equal(t, rows, end.Trials)
+	assert.Equal(t, starts, end.Trials, "every started trial was recorded")
+	assert.Equal(t, 1, end.Aborts)
+	assert.Equal(t, 9, end.Trials, "4 pairs, one of them run twice after its abort")
+}

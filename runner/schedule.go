@@ -61,53 +61,10 @@ type PairSpec struct {
 	Profile string
 }
 
-// Pending returns the planned pairs that still lack a scored trial in either
-// arm, given the rows already recorded, interleaved across intents (one pair
-// of each intent in turn) so that a broken intent cannot starve the others.
-// Each job's Attempt is one more than the highest attempt recorded for its
-// pair, so a rerun never overwrites an earlier attempt's trial directory.
-func Pending(pairs []PairSpec, rows []pairbench.Row) []Job {
-	type state struct {
-		scored  [2]bool
-		attempt int
-	}
-	seen := make(map[pairbench.Key]*state)
-	for _, r := range rows {
-		if r.Stage != pairbench.StagePair {
-			continue
-		}
-		s := seen[r.Key()]
-		if s == nil {
-			s = &state{}
-			seen[r.Key()] = s
-		}
-		s.attempt = max(s.attempt, r.Attempt)
-		if r.Outcome.Scored() {
-			s.scored[armIndex(r.Arm)] = true
-		}
-	}
-
-	byIntent := make(map[string][]Job)
-	var intentOrder []string
-	for _, p := range pairs {
-		s := seen[pairbench.Key{Intent: p.Intent, Pair: p.Pair}]
-		if s != nil && s.scored[0] && s.scored[1] {
-			continue
-		}
-		attempt := 1
-		if s != nil {
-			attempt = s.attempt + 1
-		}
-		if _, ok := byIntent[p.Intent]; !ok {
-			intentOrder = append(intentOrder, p.Intent)
-		}
-		byIntent[p.Intent] = append(byIntent[p.Intent], Job{
-			Intent: p.Intent, Domain: p.Domain, Stage: pairbench.StagePair,
-			Pair: p.Pair, Order: p.Order, Profile: p.Profile, Attempt: attempt,
-		})
-	}
-	return interleave(intentOrder, byIntent)
-}
+// Pending returns the jobs of the planned pairs that still lack a scored
+// trial in either arm, given the rows already recorded: Tally.Pending of
+// their tally.
+func Pending(pairs []PairSpec, rows []pairbench.Row) []Job { return NewTally(pairs, rows).Pending() }
 
 // interleave takes one job of each key in turn until all are taken.
 func interleave(keys []string, jobs map[string][]Job) []Job {
