@@ -216,29 +216,82 @@ func (d RunDir) RowsFiles() ([]string, error) {
 	return files, nil
 }
 
-// ReadRows reads the rows of the run with id runID: RowsFile and every
-// shard's rows file, in RowsFiles order. A run with no rows file has no
-// trials. In each file a partial last line (a writer killed mid-append, or
-// one still appending) is skipped, and a bad line fails the read, naming
-// its file and line. Rows of another run id are left out: they would mix
-// two runs' trials. Whatever is skipped is told to problem, if not nil.
+// ReadRows reads the rows of the run with id runID: ScanRows, keeping
+// every row.
 func (d RunDir) ReadRows(runID string, problem func(Problem)) ([]pairbench.Row, error) {
-	files, err := d.RowsFiles()
+	var rows []pairbench.Row
+	err := d.ScanRows(runID, problem, func(r *pairbench.Row) { rows = append(rows, *r) })
 	if err != nil {
 		return nil, err
+	}
+	return rows, nil
+}
+
+// ScanRows streams the rows of the run with id runID to fn: RowsFile and
+// every shard's rows file, in RowsFiles order, one row at a time (the *Row
+// is valid during the call only), so that a run of any size is read in
+// little memory. A run with no rows file has no trials. In each file a
+// partial last line (a writer killed mid-append, or one still appending)
+// is skipped, and a bad line fails the read, naming its file and line. Rows
+// of another run id are left out: they would mix two runs' trials.
+// Whatever is skipped is told to problem, if not nil.
+func (d RunDir) ScanRows(runID string, problem func(Problem), fn func(*pairbench.Row)) error {
+	files, err := d.RowsFiles()
+	if err != nil {
+		return err
 	}
 	if len(files) == 0 {
 		tell(problem, Problem{File: d.Path, Msg: "has no " + RowsFile + " yet; reporting a run with no trials"})
 	}
-	var rows []pairbench.Row
-	for _, rel := range files {
-		rs, err := d.ReadRowsFile(rel, problem)
-		if err != nil {
-			return nil, err
+	foreign := 0
+	keep := func(r *pairbench.Row) {
+		if r.RunID != "" && r.RunID != runID {
+			foreign++
+			return
 		}
-		rows = append(rows, rs...)
+		fn(r)
 	}
-	return keepRun(rows, runID, d.Path, problem), nil
+	for _, rel := range files {
+		if err := d.scanRowsFile(rel, problem, keep); err != nil {
+			return err
+		}
+	}
+	if foreign > 0 {
+		tell(problem, Problem{File: d.Path, Msg: fmt.Sprintf("left out %d rows whose run_id is not %q", foreign, runID)})
+	}
+	return nil
+}
+
+// scanRowsFile streams the run-relative rows file rel to fn, every run id
+// included. A missing file has no rows.
+func (d RunDir) scanRowsFile(rel string, problem func(Problem), fn func(*pairbench.Row)) error {
+	name := d.File(rel)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open rows: %w", err)
+	}
+	defer f.Close()
+	return scanRows(f, name, problem, fn)
+}
+
+// scanRows streams one rows stream named name (a file, or a stored object).
+func scanRows(r io.Reader, name string, problem func(Problem), fn func(*pairbench.Row)) error {
+	partial, err := pairbench.ScanRows(r, func(row *pairbench.Row) error { fn(row); return nil })
+	var rowErr *pairbench.RowError
+	if errors.As(err, &rowErr) {
+		return fmt.Errorf("%s:%d: %w", name, rowErr.Line, rowErr.Err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if partial > 0 {
+		tell(problem, Problem{File: name, Line: partial,
+			Msg: "skipped a partial last line (a writer was interrupted or is still appending)"})
+	}
+	return nil
 }
 
 // ReadRowsFile reads the run-relative rows file rel as ReadRows reads each
@@ -258,37 +311,11 @@ func (d RunDir) ReadRowsFile(rel string, problem func(Problem)) ([]pairbench.Row
 
 // readRows reads one rows stream named name (a file, or a stored object).
 func readRows(r io.Reader, name string, problem func(Problem)) ([]pairbench.Row, error) {
-	rows, partial, err := pairbench.ReadRows(r)
-	var rowErr *pairbench.RowError
-	if errors.As(err, &rowErr) {
-		return nil, fmt.Errorf("%s:%d: %w", name, rowErr.Line, rowErr.Err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if partial > 0 {
-		tell(problem, Problem{File: name, Line: partial,
-			Msg: "skipped a partial last line (a writer was interrupted or is still appending)"})
+	var rows []pairbench.Row
+	if err := scanRows(r, name, problem, func(row *pairbench.Row) { rows = append(rows, *row) }); err != nil {
+		return nil, err
 	}
 	return rows, nil
-}
-
-// keepRun leaves out the rows of another run than runID (rows without a run
-// id are kept), telling problem how many under where.
-func keepRun(rows []pairbench.Row, runID, where string, problem func(Problem)) []pairbench.Row {
-	kept := rows[:0]
-	foreign := 0
-	for _, r := range rows {
-		if r.RunID != "" && r.RunID != runID {
-			foreign++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	if foreign > 0 {
-		tell(problem, Problem{File: where, Msg: fmt.Sprintf("left out %d rows whose run_id is not %q", foreign, runID)})
-	}
-	return kept
 }
 
 // ReportOptions say how a report is rendered.

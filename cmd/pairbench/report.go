@@ -62,11 +62,13 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rows, err := run.ReadRows(plan.RunID, warnTo(stderr))
-	if err != nil {
+	// The rows stream through the statistics, which keep a few numbers of
+	// each: a run of any size is reported in little memory.
+	b := stats.NewBuilder(plan.StatsPlan())
+	if err := run.ScanRows(plan.RunID, warnTo(stderr), b.Add); err != nil {
 		return err
 	}
-	rep := stats.Build(plan.StatsPlan(), rows)
+	rep := b.Report()
 	if out == "" {
 		out = dir
 	}

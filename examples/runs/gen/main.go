@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -33,7 +34,16 @@ import (
 
 func main() {
 	out := flag.String("out", "examples/runs/demo", "run directory to write run.json and rows.jsonl to")
+	big := flag.Int("big", 0, "instead of the demo, write a synthetic run of this many intents (for the report benchmark, docs/cli.md)")
+	pairs := flag.Int("pairs", 500, "with -big, pairs per intent (two rows each)")
 	flag.Parse()
+	if *big > 0 {
+		if err := writeBig(*out, *big, *pairs); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := write(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
@@ -371,4 +381,58 @@ func (g *gen) finish(r *pairbench.Row, outcome pairbench.Outcome, wall float64, 
 	r.InputTokens = int64(r.Turns) * int64(1800+g.rng.IntN(400))
 	r.OutputTokens = int64(r.Turns) * int64(60+g.rng.IntN(40))
 	r.CostUSD = math.Round((float64(r.InputTokens)*3+float64(r.OutputTokens)*15)/1e6*1e6) / 1e6
+}
+
+// writeBig writes a synthetic run of n intents of pairs pairs each into
+// dir, with rows like the demo's (about 560 bytes each): 1,000 intents of
+// 500 pairs are 1,000,000 rows, about 559 MB. The same arguments always
+// write the same bytes. The rows are written intent by intent, so memory
+// stays small whatever the size.
+func writeBig(dir string, n, pairs int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	run := runner.RunDir{Path: dir}
+	f, err := os.Create(run.File(runner.RowsFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+
+	rng := rand.New(rand.NewPCG(seed, 2))
+	start := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	plan, _ := demo()
+	plan.RunID, plan.Intents = "big", nil
+	g := &gen{rng: rng, clock: start, plan: plan}
+	good := map[string]any{"title": "Paper Boats", "price": "$7.49"}
+	bad := map[string]any{"title": "Salt Lanterns", "price": "$9.99"}
+	var line []byte
+	for i := range n {
+		// Accuracy and speed vary from intent to intent: most intents show
+		// little, some a clear difference either way.
+		both := pairs * (50 + rng.IntN(40)) / 100
+		rest := pairs - both
+		tOnly := rest * rng.IntN(60) / 100
+		cOnly := (rest - tOnly) * rng.IntN(60) / 100
+		g.intent(spec{
+			id: fmt.Sprintf("intent-%04d", i), domain: fmt.Sprintf("site-%02d.example", i%40), class: pairbench.AnswerPinned,
+			tools: booksTools, both: both, treatmentOnly: tOnly, controlOnly: cOnly, neither: rest - tOnly - cOnly,
+			speed: profile(rng.IntN(3)), adopt: true, good: good, bad: bad,
+		})
+		for _, r := range g.rows {
+			r.RunID = plan.RunID
+			if line, err = pairbench.AppendRow(line[:0], r); err != nil {
+				return err
+			}
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+		}
+		g.rows = g.rows[:0]
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return run.WritePlan(plan)
 }
