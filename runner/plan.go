@@ -31,6 +31,9 @@ type Plan struct {
 	// Model is the model both arms' agents use.
 	Model Model    `json:"model"`
 	Caps  PlanCaps `json:"caps"`
+	// Prices names the price table costs are computed with where the agent
+	// reports none (PricesVersion).
+	Prices string `json:"prices,omitempty"`
 	// Allowlist names every tool the agent may call, exactly as the agent
 	// declares them to the model (for example "mcp__browser__browser_click").
 	Allowlist []string `json:"allowlist"`
@@ -43,7 +46,10 @@ type Plan struct {
 
 // Versions records the version of every component a trial depends on.
 type Versions struct {
-	Pairbench     string `json:"pairbench"`
+	Pairbench string `json:"pairbench"`
+	// AgentName is the agent benched (pi, claude-code, codex); Agent its
+	// version.
+	AgentName     string `json:"agent_name,omitempty"`
 	Agent         string `json:"agent"`
 	Node          string `json:"node"`
 	Chromium      string `json:"chromium"`

@@ -28,6 +28,11 @@ type PlanOptions struct {
 	Now time.Time
 	// Source is where the registry was read.
 	Source Source
+	// HarnessTools are tools the agent's CLI always declares beside the
+	// allowlist's, and that reach nothing outside its MCP servers (Codex's
+	// MCP resource readers); they join the plan's allowlist, so the check
+	// of what the agent declared stays exact.
+	HarnessTools []string
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -53,7 +58,8 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	}
 	p := &Plan{
 		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
-		Model: opts.Model, Caps: opts.Caps, Allowlist: Allowlist(), Seed: opts.Seed, Alpha: opts.Alpha,
+		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
+		Prices: PricesVersion,
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
@@ -148,10 +154,14 @@ func (p *Plan) Changes(q *Plan) []string {
 			out = append(out, fmt.Sprintf("%s: %v → %v", what, a, b))
 		}
 	}
+	if orUnnamed(p.Versions.AgentName) != orUnnamed(q.Versions.AgentName) {
+		out = append(out, fmt.Sprintf("agent: %s → %s (a run is benched with one agent)", orUnnamed(p.Versions.AgentName), orUnnamed(q.Versions.AgentName)))
+	}
 	diff("model", p.Model.String(), q.Model.String())
 	diff("caps", p.Caps, q.Caps)
 	diff("allowlist", strings.Join(p.Allowlist, ","), strings.Join(q.Allowlist, ","))
 	diff("versions", p.Versions, q.Versions)
+	diff("prices", p.Prices, q.Prices)
 	diff("registry commit", p.Source.Commit, q.Source.Commit)
 	ids := func(pl *Plan) []string {
 		var s []string
@@ -172,4 +182,13 @@ func (p *Plan) Changes(q *Plan) []string {
 		}
 	}
 	return out
+}
+
+// orUnnamed names the agent of a run.json written before runs named it:
+// pi was the only agent then.
+func orUnnamed(name string) string {
+	if name == "" {
+		return "pi"
+	}
+	return name
 }

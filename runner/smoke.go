@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,10 +16,11 @@ import (
 const SmokePrompt = "pairbench smoke check: reply with the single word ready."
 
 // SmokeAgent runs the agent once with no tools on SmokePrompt, before any
-// trial, and fails unless it answers, declares no tool, and reports a cost
+// trial, and fails unless it answers, declares no tool but the harness tools
+// its CLI always declares (PlanOptions.HarnessTools), and reports a cost
 // above zero. That proves the model and its key, and that the spend cap can
 // work: an agent prices a model it has no prices for at 0.
-func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string) error {
+func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string, harness ...string) error {
 	work, err := os.MkdirTemp(dir, "smoke-")
 	if err != nil {
 		return err
@@ -38,8 +40,8 @@ func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string) error {
 		return fmt.Errorf("zero-tool agent run hit its %s cap", res.CapHit)
 	case strings.TrimSpace(res.Final) == "":
 		return fmt.Errorf("zero-tool agent run gave no answer (stop reason %q)", res.StopReason)
-	case len(res.Declared) > 0:
-		return fmt.Errorf("zero-tool agent run declared tools %s; want none", strings.Join(res.Declared, ", "))
+	case len(beyond(res.Declared, harness)) > 0:
+		return fmt.Errorf("zero-tool agent run declared tools %s; want none", strings.Join(beyond(res.Declared, harness), ", "))
 	case res.CostMissing || !(res.Cost > 0):
 		return fmt.Errorf("model %s reports no cost (%v), so the spend cap cannot work; give it prices", m, res.Cost)
 	}
@@ -83,4 +85,15 @@ func CheckBudget(b Budget, trials, slots int, caps Caps) error {
 		}
 	}
 	return nil
+}
+
+// beyond returns the names of declared that are not in harness.
+func beyond(declared, harness []string) []string {
+	var out []string
+	for _, d := range declared {
+		if !slices.Contains(harness, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pairbench/pairbench/internal/heldir"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -69,7 +70,7 @@ func (a *Agent) warm(ctx context.Context, dir string, servers []runner.MCPServer
 	task := runner.AgentTask{Prompt: "warm-up", Model: runner.Model{Provider: "warm", ID: "none",
 		BaseURL: "http://127.0.0.1:9999/v1", KeyEnv: "WARM_MODEL_KEY"}}
 	var services []sandbox.Service
-	task.MCPServers, services = besideAgent(servers, nil)
+	task.MCPServers, services = agent.BesideAgent(servers, nil)
 	home := filepath.Join(sb.Home(), filepath.Base(agentDir))
 	if err := writeAgentDir(home, task); err != nil {
 		return fmt.Errorf("pi: warm-up: %w", err)
@@ -77,14 +78,14 @@ func (a *Agent) warm(ctx context.Context, dir string, servers []runner.MCPServer
 	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"enabled":false}}`), 0o644); err != nil {
 		return fmt.Errorf("pi: warm-up: %w", err)
 	}
-	stderr := &tail{max: 4 << 10}
+	stderr := &agent.Tail{Max: 4 << 10}
 	cmd := sb.Command(ctx, a.cfg.Node, append([]string{a.cli}, args(task)...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.Services = services
 	runErr := cmd.Run() // pi fails, as it must without a model
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) == 0 {
-		return fmt.Errorf("pi: warm-up wrote no compile cache (%v): %s", runErr, lastLine(stderr.String()))
+		return fmt.Errorf("pi: warm-up wrote no compile cache (%v): %s", runErr, agent.LastLine(stderr.String()))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -67,31 +68,31 @@ func TestArgsIsolatePi(t *testing.T) {
 func TestModelRoute(t *testing.T) {
 	a := &Agent{cfg: Config{HostEnv: []string{"OPENAI_API_KEY=sk-real-key-1234", "GEMINI_API_KEY=gm-real-key-5678"}}}
 
-	allow, forward, secrets, err := a.modelRoute(runner.Model{Provider: "openai", ID: "gpt-x"})
+	r, err := a.modelRoute(runner.Model{Provider: "openai", ID: "gpt-x"})
 	require.NoError(t, err)
-	assert.Equal(t, []sandbox.AllowRule{{Host: "api.openai.com", Ports: []int{443}}}, allow)
-	assert.Empty(t, forward)
-	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real-key-1234", Hosts: []string{"api.openai.com"}}}, secrets,
+	assert.Equal(t, []sandbox.AllowRule{{Host: "api.openai.com", Ports: []int{443}}}, r.Allow)
+	assert.Empty(t, r.Forward)
+	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real-key-1234", Hosts: []string{"api.openai.com"}}}, r.Secrets,
 		"the key is only ever sent to its provider")
 
-	_, _, secrets, err = a.modelRoute(runner.Model{Provider: "google", ID: "gemini-x"})
+	r, err = a.modelRoute(runner.Model{Provider: "google", ID: "gemini-x"})
 	require.NoError(t, err)
-	assert.Equal(t, "GEMINI_API_KEY", secrets[0].Name, "google/ reads GEMINI_API_KEY")
+	assert.Equal(t, "GEMINI_API_KEY", r.Secrets[0].Name, "google/ reads GEMINI_API_KEY")
 
-	allow, forward, secrets, err = a.modelRoute(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
+	r, err = a.modelRoute(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
 		BaseURL: "http://127.0.0.1:4567/v1", KeyEnv: "PAIRBENCH_MODEL_KEY"})
 	require.NoError(t, err)
-	assert.Empty(t, allow)
-	assert.Equal(t, []int{4567}, forward, "a model on this host is reached by port forward")
-	assert.Empty(t, secrets)
+	assert.Empty(t, r.Allow)
+	assert.Equal(t, []int{4567}, r.Forward, "a model on this host is reached by port forward")
+	assert.Empty(t, r.Secrets)
 
-	_, _, _, err = a.modelRoute(runner.Model{Provider: "anthropic", ID: "claude-x"})
+	_, err = a.modelRoute(runner.Model{Provider: "anthropic", ID: "claude-x"})
 	assert.ErrorContains(t, err, "ANTHROPIC_API_KEY is not set")
-	_, _, _, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x"})
+	_, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x"})
 	assert.ErrorContains(t, err, "unknown provider")
-	allow, _, _, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"})
+	r, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"})
 	require.NoError(t, err)
-	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, allow)
+	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, r.Allow)
 }
 
 // TestBesideAgentServers: a server with Listen becomes a sandbox service
@@ -102,7 +103,7 @@ func TestBesideAgentServers(t *testing.T) {
 		{Name: "pairbench", URL: "http://127.0.0.1:7/mcp"},
 		{Name: "stdio", Command: "/opt/tool"},
 	}
-	out, services := besideAgent(servers, []int{8932, 8933})
+	out, services := agent.BesideAgent(servers, []int{8932, 8933})
 	assert.Equal(t, []runner.MCPServer{
 		{Name: "browser", URL: "http://127.0.0.1:8934/mcp"},
 		servers[1], servers[2],

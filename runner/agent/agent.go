@@ -1,0 +1,326 @@
+// Package agent holds what every agent adapter (runner/agent/pi,
+// claudecode, codex) shares: the model's one way out of the sandbox, the
+// MCP servers started beside the agent, and one run of an agent's CLI under
+// its caps, with its event stream folded into a runner.AgentResult and its
+// transcript redacted.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// Route is how an agent reaches its model: the egress rule for a model on
+// the network, the loopback port to forward for one on this host (the
+// scripted model), and the key the egress proxy holds back.
+type Route struct {
+	Allow   []sandbox.AllowRule
+	Forward []int
+	Secrets []sandbox.Secret
+}
+
+// ModelRoute returns m's route. host is the provider's API host, used when
+// m has no base URL; keyEnv names the variable of hostEnv holding the key
+// (m.KeyEnv wins). A real model without its key fails; the scripted model
+// takes any key.
+func ModelRoute(m runner.Model, host, keyEnv string, hostEnv []string) (Route, error) {
+	var r Route
+	port := 443
+	if m.BaseURL != "" {
+		u, err := url.Parse(m.BaseURL)
+		if err != nil || u.Hostname() == "" {
+			return r, fmt.Errorf("model base URL %q: want scheme://host[:port]/...", m.BaseURL)
+		}
+		host = u.Hostname()
+		if u.Scheme == "http" {
+			port = 80
+		}
+		if u.Port() != "" {
+			port, _ = strconv.Atoi(u.Port())
+		}
+	}
+	if host == "" {
+		return r, fmt.Errorf("model %s: unknown provider %q; give a base URL", m, m.Provider)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		// A model on this host is forwarded by port, like the browser;
+		// the proxy allows 127.0.0.1:PORT for it.
+		r.Forward = append(r.Forward, port)
+	} else {
+		r.Allow = append(r.Allow, sandbox.AllowRule{Host: host, Ports: []int{port}})
+	}
+	if m.KeyEnv != "" {
+		keyEnv = m.KeyEnv
+	}
+	if v := Lookup(hostEnv, keyEnv); v != "" {
+		r.Secrets = append(r.Secrets, sandbox.Secret{Name: keyEnv, Value: v, Hosts: []string{host}})
+	} else if !m.Scripted {
+		return r, fmt.Errorf("model %s: %s is not set", m, keyEnv)
+	}
+	return r, nil
+}
+
+// Lookup returns the last value of name in env ("" when unset).
+func Lookup(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// ScriptedKey is the key an agent is given for the scripted model, which
+// takes any: CLIs refuse to start without one.
+const ScriptedKey = "scripted-model-takes-any-key"
+
+// BesideAgent turns every server with Listen set into a sandbox service
+// started with the agent, and into the URL the agent connects to: a port
+// of the sandbox's loopback that the init holds from the start and relays
+// to Listen once the server is up. taken are the ports the egress relay
+// already holds inside.
+func BesideAgent(servers []runner.MCPServer, taken []int) ([]runner.MCPServer, []sandbox.Service) {
+	used := map[int]bool{sandbox.DefaultProxyPort: true}
+	for _, p := range taken {
+		used[p] = true
+	}
+	for _, s := range servers {
+		if s.Listen != 0 {
+			used[s.Listen] = true
+		}
+	}
+	var out []runner.MCPServer
+	var services []sandbox.Service
+	for _, s := range servers {
+		if s.Listen == 0 {
+			out = append(out, s)
+			continue
+		}
+		port := s.Listen + 1
+		for used[port] {
+			port++
+		}
+		used[port] = true
+		services = append(services, sandbox.Service{
+			Args: append([]string{s.Command}, s.Args...), Port: port, Backend: s.Listen,
+		})
+		out = append(out, runner.MCPServer{Name: s.Name, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)})
+	}
+	return out, services
+}
+
+// Stream folds an agent's event stream into a result as it is read,
+// checking the turn and spend caps as it goes.
+type Stream interface {
+	// Feed reads events until EOF or a cap is hit, and returns the cap
+	// hit ("" if none).
+	Feed(r io.Reader) (pairbench.Cap, error)
+	// Result returns what the stream has shown so far.
+	Result() runner.AgentResult
+}
+
+// Launch is one run of an agent's CLI, as Run starts it.
+type Launch struct {
+	// Name names the agent in errors ("claude-code").
+	Name string
+	Task runner.AgentTask
+	// Route is the model's way out; Policy returns the sandbox for the
+	// egress and environment Run builds.
+	Route  Route
+	Policy func(egress *sandbox.Egress, env map[string]string) sandbox.Policy
+	// Env is the agent's own environment, beside the provider's variables
+	// sandbox.AgentEnv passes and the egress proxy's.
+	Env map[string]string
+	// HostEnv is where provider variables are read from.
+	HostEnv []string
+	// Configure writes the agent's configuration into the sandbox's home
+	// (a fresh directory, seen inside as sandbox.HomeDir) for the MCP
+	// servers it connects to, and returns the command line.
+	Configure func(home string, servers []runner.MCPServer) (argv []string, err error)
+	// Stream parses the CLI's stdout into the result; the transcript
+	// writer it is given redacts every secret.
+	Stream func(transcript io.Writer) Stream
+	// Diagnostics, when set, reads the CLI's stderr and writes what to keep
+	// to keep (its tail, redacted, is the result's Stderr). It returns the
+	// cap what it read hit, if any: the agent is then killed.
+	Diagnostics func(stderr io.Reader, keep io.Writer) pairbench.Cap
+	TempRoot    string
+	Log         *slog.Logger
+}
+
+// Run runs l inside a fresh sandbox whose only ways out are the model's host
+// (through the egress proxy, the key swapped in there) and the task's
+// loopback ports. It enforces the caps from outside, killing the agent when
+// one is hit, and writes the transcript (secrets redacted) to
+// l.Task.TranscriptPath.
+func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
+	task := l.Task
+	forward := append(append([]int(nil), l.Route.Forward...), task.LoopbackPorts...)
+	egress, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{
+		Allow: l.Route.Allow, ForwardPorts: forward, Secrets: l.Route.Secrets,
+		TempDir: l.TempRoot, Logger: l.Log,
+	})
+	if err != nil {
+		return runner.AgentResult{}, fmt.Errorf("%s: egress: %w", l.Name, err)
+	}
+	defer egress.Close()
+
+	env := sandbox.AgentEnv(l.HostEnv, task.Model.String())
+	for k, v := range l.Env {
+		env[k] = v
+	}
+	sb, err := sandbox.New(ctx, l.Policy(egress, env))
+	if err != nil {
+		return runner.AgentResult{}, fmt.Errorf("%s: %w", l.Name, err)
+	}
+	defer sb.Close()
+	servers, services := BesideAgent(task.MCPServers, forward)
+	argv, err := l.Configure(sb.Home(), servers)
+	if err != nil {
+		return runner.AgentResult{}, fmt.Errorf("%s: %w", l.Name, err)
+	}
+
+	var secretValues []string
+	for _, s := range l.Route.Secrets {
+		secretValues = append(secretValues, s.Value)
+	}
+	redactor := sandbox.NewRedactor(secretValues...)
+	transcript, err := os.Create(task.TranscriptPath)
+	if err != nil {
+		return runner.AgentResult{}, fmt.Errorf("%s: transcript: %w", l.Name, err)
+	}
+	defer transcript.Close()
+	tw := redactor.Writer(transcript)
+	defer tw.Close()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if task.Caps.Time > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeout(runCtx, task.Caps.Time)
+		defer stop()
+	}
+	stdout, w := io.Pipe()
+	stderr := &Tail{Max: 8 << 10}
+	cmd := sb.Command(runCtx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = w, stderr
+	var diag *io.PipeWriter
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var capHit pairbench.Cap
+	hit := func(c pairbench.Cap) {
+		if c == "" {
+			return
+		}
+		mu.Lock()
+		if capHit == "" {
+			capHit = c
+		}
+		mu.Unlock()
+		cancel() // kill the agent; the sandbox ends every process inside
+	}
+	if l.Diagnostics != nil {
+		var r *io.PipeReader
+		r, diag = io.Pipe()
+		cmd.Stderr = diag
+		wg.Go(func() {
+			hit(l.Diagnostics(r, stderr))
+			_, _ = io.Copy(io.Discard, r)
+		})
+	}
+	cmd.Services = services
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return runner.AgentResult{}, fmt.Errorf("%s: start: %w", l.Name, err)
+	}
+	stream := l.Stream(tw)
+	wg.Go(func() {
+		c, _ := stream.Feed(stdout)
+		hit(c)
+		_, _ = io.Copy(io.Discard, stdout)
+	})
+	waitErr := cmd.Wait()
+	w.Close()
+	if diag != nil {
+		diag.Close()
+	}
+	wg.Wait()
+
+	res := stream.Result()
+	res.Wall = time.Since(start)
+	res.Stderr = redactor.String(stderr.String())
+	res.ExitCode = ExitCode(waitErr)
+	switch {
+	case capHit != "":
+		res.CapHit = capHit
+	case task.Caps.Time > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		res.CapHit = pairbench.CapTime
+	}
+	if res.CapHit == "" && ctx.Err() == nil && waitErr != nil && res.Turns == 0 && res.StopReason == "" {
+		// The agent died before its first turn without saying why in its
+		// stream: a broken install or config, not the agent's doing.
+		return res, fmt.Errorf("%s exited before its first turn (%v): %s", l.Name, waitErr, LastLine(res.Stderr))
+	}
+	return res, nil
+}
+
+// ExitCode is a command's exit status: 0 for nil, -1 when it was killed or
+// never ran.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee interface{ ExitCode() int }
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// LastLine returns the last non-empty line of s.
+func LastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// Tail keeps the last Max bytes written to it.
+type Tail struct {
+	mu  sync.Mutex
+	Max int
+	b   []byte
+}
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.Max {
+		t.b = t.b[len(t.b)-t.Max:]
+	}
+	return len(p), nil
+}
+
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,255 @@
+// Package agenttest is the contract every agent adapter passes: the real
+// agent, in the real sandbox, against the scripted model and a real browser
+// on the example sites. A new agent is added to pairbench by passing it.
+package agenttest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
+	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/runner/model"
+)
+
+// Adapter is an agent adapter under test.
+type Adapter struct {
+	// New returns the agent, reading provider variables from hostEnv and
+	// keeping its per-run directories under tempRoot.
+	New func(t testing.TB, hostEnv []string, tempRoot string) runner.Agent
+	// Missing returns the error New gives when the agent is not installed.
+	Missing func() error
+	// Version is the version the installed package declares.
+	Version string
+	// Stream returns a fresh parser of the agent's output, for the
+	// malformed-output check.
+	Stream func(caps runner.Caps, m runner.Model) agent.Stream
+	// Output is a well-formed line of the agent's output that counts one
+	// model turn.
+	Output string
+	// HarnessTools join the allowlist (runner.PlanOptions.HarnessTools).
+	HarnessTools []string
+	// Warm, when set, is called once on the agent before its trials.
+	Warm func(t testing.TB, a runner.Agent, browserMCP runner.BrowserMCPFunc)
+}
+
+// canary is a provider key on the host: it must not reach the sandbox, the
+// transcript, the diagnostics or the model.
+const canary = "sk-host-canary-must-not-leak-7f3a9c"
+
+// Tools locates the pinned tools, from the test's package directory up.
+func Tools(t testing.TB) agent.Tools {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		nm := filepath.Join(dir, "tools", "node_modules")
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(nm); err != nil {
+				t.Fatalf("%s is missing: run `make setup` (scripts/setup.sh)", nm)
+			}
+			return agent.Tools{NodeModules: nm}
+		}
+	}
+	t.Fatal("no go.mod above the test's directory")
+	return agent.Tools{}
+}
+
+// recorder remembers every request body the model got.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+	next   http.Handler
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.bodies = append(r.bodies, req.Header.Get("Authorization")+req.Header.Get("X-Api-Key")+"\n"+string(b))
+	r.mu.Unlock()
+	req.Body = io.NopCloser(strings.NewReader(string(b)))
+	r.next.ServeHTTP(w, req)
+}
+
+func (r *recorder) all() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.bodies, "\n")
+}
+
+// bench is a trial stack for one adapter.
+type bench struct {
+	t        *testing.T
+	a        Adapter
+	agent    runner.Agent
+	reg      *intents.Registry
+	browsers *local.Provider
+	mcp      runner.BrowserMCPFunc
+	tmp      string
+}
+
+// Run runs the contract against a.
+func Run(t *testing.T, a Adapter) {
+	tools := Tools(t)
+	siteSrv := httptest.NewServer(site.New())
+	t.Cleanup(siteSrv.Close)
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = siteSrv.Listener.Addr().String()
+	}
+	tmp := t.TempDir()
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp})
+	require.NoError(t, err)
+	t.Cleanup(func() { browsers.Close() })
+	reg, err := intents.Load(filepath.Join(filepath.Dir(filepath.Dir(tools.NodeModules)), "examples", "registry"))
+	require.NoError(t, err)
+	b := &bench{t: t, a: a, reg: reg, browsers: browsers, mcp: tools.BrowserMCP(250 * time.Millisecond), tmp: tmp}
+	b.agent = a.New(t, []string{"OPENAI_API_KEY=" + canary, "ANTHROPIC_API_KEY=" + canary, "HOME=/root"}, tmp)
+	if a.Warm != nil {
+		a.Warm(t, b.agent, b.mcp)
+	}
+
+	t.Run("missing", func(t *testing.T) {
+		err := a.Missing()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "make setup", "the error says how to install it")
+	})
+	t.Run("version", func(t *testing.T) {
+		v, err := b.agent.Version(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, a.Version, v, "the version run.json records is the installed one")
+	})
+	t.Run("malformed output", func(t *testing.T) {
+		s := a.Stream(runner.Caps{}, scripted())
+		garbage := "not json\n{\"type\": \n\x00\xff\xfe\n" + strings.Repeat("x", 300<<10) + "\n" + a.Output + "\n{\"type\":\"assistant\",\"message\":7}\n[1,2]\n"
+		c, err := s.Feed(strings.NewReader(garbage))
+		require.NoError(t, err)
+		assert.Empty(t, c)
+		assert.Equal(t, 1, s.Result().Turns, "the well-formed line still counts, the rest is skipped")
+	})
+	t.Run("smoke", func(t *testing.T) {
+		srv, rec := b.model(nil)
+		m := scripted()
+		m.BaseURL = srv + "/v1"
+		require.NoError(t, runner.SmokeAgent(t.Context(), b.agent, m, b.tmp, a.HarnessTools...), "answers, declares no tool, costs more than 0")
+		assert.NotContains(t, rec.all(), canary)
+	})
+	t.Run("trial", func(t *testing.T) {
+		for _, arm := range pairbench.Arms {
+			row, dir := b.trial(t, "weather-high-oslo", arm, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1}, nil)
+			assert.Equal(t, pairbench.Correct, row.Outcome, "%s: %s", arm, row.Reason)
+			assert.Positive(t, row.CostUSD)
+			assert.Positive(t, row.Turns)
+			b.noCanary(t, dir)
+			if arm == pairbench.Treatment {
+				assert.True(t, row.Adopted, "treatment calls the page's tool through webmcp")
+			}
+		}
+	})
+	t.Run("turn cap", func(t *testing.T) {
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 1, SpendUSD: 1}, nil)
+		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
+		assert.LessOrEqual(t, row.Turns, 2, "stopped at the turn past the cap")
+	})
+	t.Run("spend cap", func(t *testing.T) {
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 0.000001}, nil)
+		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
+	})
+	t.Run("stalled model", func(t *testing.T) {
+		stall := func(int) *model.Fault { return &model.Fault{Stall: true} }
+		start := time.Now()
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 8, Turns: 25, SpendUSD: 1}, stall)
+		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
+		assert.Less(t, time.Since(start), 60*time.Second, "the time cap stops it")
+	})
+	t.Run("model errors", func(t *testing.T) {
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
+		assert.NotEqual(t, pairbench.Correct, row.Outcome)
+		assert.Contains(t, row.Error, "injected failure", "the model's error is recorded: %s", row.Reason)
+	})
+}
+
+func scripted() runner.Model {
+	return runner.Model{Provider: "pairbench", ID: model.ID, Scripted: true, KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15}
+}
+
+// model serves the scripted model for the registry's intents, injecting
+// fault, and records what it got.
+func (b *bench) model(fault func(int) *model.Fault) (string, *recorder) {
+	var known []intents.Intent
+	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Pairs: 1, Seed: 1, Alpha: 0.05, Now: time.Now(), Model: scripted()})
+	require.NoError(b.t, err)
+	tis, err := runner.TrialIntents(b.reg, plan)
+	require.NoError(b.t, err)
+	for _, ti := range tis {
+		known = append(known, ti.Intent)
+	}
+	rec := &recorder{next: model.New(known, model.Options{Fault: fault})}
+	srv := httptest.NewServer(rec)
+	b.t.Cleanup(srv.Close)
+	return srv.URL, rec
+}
+
+// trial runs one trial of intent in arm with caps, the model injecting
+// fault, and returns its row and its directory.
+func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault) (pairbench.Row, string) {
+	t.Helper()
+	url, rec := b.model(fault)
+	m := scripted()
+	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Intents: []string{intent}, Pairs: 1, Seed: 1,
+		Alpha: 0.05, Now: time.Now(), Model: m, Caps: caps, HarnessTools: b.a.HarnessTools})
+	require.NoError(t, err)
+	plan.Model.BaseURL = url + "/v1"
+	tis, err := runner.TrialIntents(b.reg, plan)
+	require.NoError(t, err)
+	trials := &runner.Trials{RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: b.agent, BrowserMCP: b.mcp}
+	job := runner.Job{Intent: intent, Domain: plan.Intents[0].Domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	spec := runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)}
+	row, err := trials.Run(ctx, spec)
+	require.NoError(t, err)
+	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
+	assert.NotContains(t, rec.all(), canary, "the host's key never reaches the model")
+	return row, trials.RunDir.File(spec.Dir)
+}
+
+// noCanary checks that nothing the trial left holds the host's key.
+func (b *bench) noCanary(t *testing.T, dir string) {
+	t.Helper()
+	n := 0
+	require.NoError(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		assert.NotContains(t, string(data), canary, "%s holds the host's key", p)
+		return nil
+	}))
+	require.Positive(t, n, fmt.Sprintf("the trial left files in %s", dir))
+	_, err := os.Stat(filepath.Join(dir, "transcript.jsonl"))
+	assert.NoError(t, err, "the transcript is kept")
+}

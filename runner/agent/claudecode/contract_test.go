@@ -1,0 +1,59 @@
+package claudecode_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
+	"github.com/pairbench/pairbench/runner/agent/agenttest"
+	"github.com/pairbench/pairbench/runner/agent/claudecode"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox's init, as pairbench's
+// own binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func packageVersion(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	require.NoError(t, err)
+	var meta struct {
+		Version string `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal(b, &meta))
+	return meta.Version
+}
+
+// TestContract runs the agent contract against the real Claude Code.
+func TestContract(t *testing.T) {
+	tools := agenttest.Tools(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	agenttest.Run(t, agenttest.Adapter{
+		New: func(t testing.TB, hostEnv []string, tmp string) runner.Agent {
+			a, err := claudecode.New(claudecode.Config{Binary: tools.ClaudeCode(),
+				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
+				HostEnv:       hostEnv, Executable: exe, TempRoot: tmp})
+			require.NoError(t, err)
+			return a
+		},
+		Missing: func() error {
+			_, err := claudecode.New(claudecode.Config{Binary: "/nonexistent/claude"})
+			return err
+		},
+		Version: packageVersion(t, tools.ClaudeCodePackage()),
+		Stream:  func(caps runner.Caps, m runner.Model) agent.Stream { return claudecode.NewStream(caps, m, nil) },
+		Output:  `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,
+	})
+}

@@ -1,0 +1,77 @@
+package codex_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
+	"github.com/pairbench/pairbench/runner/agent/agenttest"
+	"github.com/pairbench/pairbench/runner/agent/codex"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox's init, as pairbench's
+// own binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func packageVersion(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	require.NoError(t, err)
+	var meta struct {
+		Version string `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal(b, &meta))
+	return meta.Version
+}
+
+// TestContract runs the agent contract against the real Codex.
+func TestContract(t *testing.T) {
+	tools := agenttest.Tools(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	agenttest.Run(t, agenttest.Adapter{
+		New: func(t testing.TB, hostEnv []string, tmp string) runner.Agent {
+			a, err := codex.New(codex.Config{Binary: tools.Codex(),
+				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
+				HostEnv:       hostEnv, Executable: exe, TempRoot: tmp})
+			require.NoError(t, err)
+			return a
+		},
+		Missing: func() error {
+			_, err := codex.New(codex.Config{Binary: "/nonexistent/codex"})
+			return err
+		},
+		Version:      packageVersion(t, tools.CodexPackage()),
+		Stream:       func(caps runner.Caps, m runner.Model) agent.Stream { return both{codex.NewStream(caps, m, nil)} },
+		Output:       `2026-12-01T00:00:00Z TRACE codex_http_client::transport: POST to http://127.0.0.1:1/v1/responses: {"model":"m","tools":[]}`,
+		HarnessTools: codex.HarnessTools,
+	})
+}
+
+// both feeds one input to Codex's two parsers: its events and its traces.
+type both struct{ *codex.Stream }
+
+func (b both) Feed(r io.Reader) (pairbench.Cap, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return "", err
+	}
+	if c := b.Diagnostics(strings.NewReader(string(data)), io.Discard); c != "" {
+		return c, nil
+	}
+	return b.Stream.Feed(strings.NewReader(string(data)))
+}
