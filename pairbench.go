@@ -199,6 +199,9 @@ type Row struct {
 	ToolsDeclared []string     `json:"tools_declared,omitempty"`
 	WebMCP        []Invocation `json:"webmcp,omitempty"`
 	NativeTools   []string     `json:"native_tools,omitempty"`
+	// Unregistered are the registered tools that did not become live on a
+	// page of the trial, each tool and message once.
+	Unregistered []RegistrationFailure `json:"unregistered,omitempty"`
 	// Adopted is true when the agent invoked at least one registered tool.
 	Adopted bool `json:"adopted"`
 
@@ -224,6 +227,39 @@ type Invocation struct {
 	// Registered is true when the tool was one pairbench registered, false for
 	// the page's own (native) tools.
 	Registered bool `json:"registered"`
+}
+
+// RegistrationFailure is a tool pairbench registered that did not become
+// live on a page whose URL its patterns match: the browser could not compile
+// its file, the file threw, or the page's WebMCP refused the tool.
+type RegistrationFailure struct {
+	Tool string `json:"tool"`
+	// File is the tool file's path inside the registry; Line is the line
+	// in it the browser's error points at, 0 when unknown.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	// URL is the page the tool did not register on.
+	URL string `json:"url,omitempty"`
+	// Error is the browser's own message.
+	Error string `json:"error"`
+}
+
+// String reads "tool list_genre (domains/books.example/tools/list_genre.js:3)
+// did not register on http://books.example/: SyntaxError: ...".
+func (f RegistrationFailure) String() string {
+	where := f.File
+	if where != "" && f.Line > 0 {
+		where = fmt.Sprintf("%s:%d", where, f.Line)
+	}
+	s := "tool " + f.Tool
+	if where != "" {
+		s += " (" + where + ")"
+	}
+	s += " did not register"
+	if f.URL != "" {
+		s += " on " + f.URL
+	}
+	return s + ": " + f.Error
 }
 
 // Key identifies the pair a row belongs to within a run.

@@ -328,7 +328,7 @@ func TestLoadProblems(t *testing.T) {
 			},
 			want: []string{
 				oslo + `:8: entry_tool "list_cities" is not a tool of weather.example`,
-				"domains/weather.example/tools/list_cities.js:3: syntax error: Unexpected string",
+				"domains/weather.example/tools/list_cities.js:11: syntax error: Unexpected string",
 			},
 		},
 		{

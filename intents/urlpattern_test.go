@@ -77,6 +77,11 @@ func TestURLPatternMatch(t *testing.T) {
 		p, err := ParseURLPattern(tc.pattern)
 		require.NoError(t, err, "ParseURLPattern(%q)", tc.pattern)
 		assert.Equal(t, tc.want, p.Match(tc.url), "ParseURLPattern(%q).Match(%q)", tc.pattern, tc.url)
+		// Every pattern of the table has an example URL it matches.
+		example, err := p.Example()
+		if assert.NoError(t, err, tc.pattern) {
+			assert.True(t, p.Match(example), "%s: example %s", tc.pattern, example)
+		}
 	}
 }
 

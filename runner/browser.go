@@ -76,6 +76,13 @@ type Browser interface {
 	// for a browser that cannot be reached.
 	InvokeTool(ctx context.Context, name string, args json.RawMessage) (webmcp.Result, error)
 
+	// RegistrationFailures returns the tools RegisterTools registered that
+	// did not become live on a page whose URL their patterns match, each
+	// with the browser's own message: on the current page, checked now, and
+	// on the pages LiveTools listed before, each tool, page and message once,
+	// in the order seen. The error is for a browser that cannot be reached.
+	RegistrationFailures(ctx context.Context) ([]pairbench.RegistrationFailure, error)
+
 	// Close ends the browser: every process, connection, profile directory
 	// or cloud session it holds is gone when Close returns nil. Close is safe
 	// to call more than once and after ctx of Open ended.
@@ -153,11 +160,14 @@ type SetupTiming struct {
 // Total is the whole setup of the browser that succeeded.
 func (t SetupTiming) Total() time.Duration { return t.Open + t.Register + t.Load + t.Check }
 
-// SetupError is returned when every browser a setup tried failed; the trial
-// is aborted with Reason.
+// SetupError is returned when every browser a setup tried failed, or when
+// the registered tools did not register, which another browser cannot
+// change; the trial is aborted with Reason.
 type SetupError struct {
 	// Failures says why each browser failed, in order.
 	Failures []string
+	// Unregistered are the tools that did not register on the start page.
+	Unregistered []pairbench.RegistrationFailure
 }
 
 func (e *SetupError) Error() string {
@@ -207,8 +217,84 @@ func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec
 		}
 		failures = append(failures, err.Error())
 		log.Warn("browser setup failed", "arm", spec.Arm, "attempt", i+1, "of", attempts, "err", err)
+		var ue *UnregisteredError
+		if errors.As(err, &ue) {
+			// The tool files decide it: a fresh browser registers them alike.
+			return nil, &SetupError{Failures: failures, Unregistered: ue.Failures}
+		}
 	}
 	return nil, &SetupError{Failures: failures}
+}
+
+// UnregisteredError says that registered tools did not become live on a
+// page whose URL their patterns match.
+type UnregisteredError struct {
+	Failures []pairbench.RegistrationFailure
+}
+
+func (e *UnregisteredError) Error() string {
+	parts := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkTreatmentPage checks the page b shows at url after RegisterTools:
+// entry must be live as a registered tool, and none of tools may have
+// failed to register there (an *UnregisteredError, naming each tool, its
+// file and the browser's message). It returns the page's own (native)
+// tools.
+func checkTreatmentPage(ctx context.Context, b Browser, url, entry string, tools []intents.Tool) ([]string, error) {
+	live, err := b.LiveTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live tools: %w", err)
+	}
+	failed, err := b.RegistrationFailures(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read registration failures: %w", err)
+	}
+	var here []pairbench.RegistrationFailure
+	for _, f := range failed {
+		if f.URL == url && slices.ContainsFunc(tools, func(t intents.Tool) bool { return t.Name == f.Tool }) {
+			here = append(here, f)
+		}
+	}
+	// The entry tool's failure first: it is what the trial needed.
+	slices.SortStableFunc(here, func(a, b pairbench.RegistrationFailure) int {
+		return compareBool(b.Tool == entry, a.Tool == entry)
+	})
+	if len(here) > 0 {
+		return nil, &UnregisteredError{Failures: here}
+	}
+	custom, native := splitLive(live)
+	if !slices.Contains(custom, entry) {
+		return nil, fmt.Errorf("entry tool %s is not live on %s (registered tools live: %s)", entry, url, listOrNone(custom))
+	}
+	return native, nil
+}
+
+// splitLive names the live tools pairbench registered (custom) and the
+// page's own (native).
+func splitLive(live []webmcp.Tool) (custom, native []string) {
+	for _, t := range live {
+		if t.Registered {
+			custom = append(custom, t.Name)
+		} else {
+			native = append(native, t.Name)
+		}
+	}
+	return custom, native
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // setUpOnce tries one fresh browser and closes it unless it is ready.
@@ -246,25 +332,19 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 	timing.Load = time.Since(start)
 
 	start = time.Now()
-	live, err := b.LiveTools(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list live tools: %w", err)
-	}
-	var native, custom []string
-	for _, t := range live {
-		if t.Registered {
-			custom = append(custom, t.Name)
-		} else {
-			native = append(native, t.Name)
-		}
-	}
+	var native []string
 	switch spec.Arm {
 	case pairbench.Treatment:
-		if !slices.Contains(custom, spec.EntryTool) {
-			return nil, fmt.Errorf("entry tool %s is not live on %s (registered tools live: %s)",
-				spec.EntryTool, load.URL, listOrNone(custom))
+		if native, err = checkTreatmentPage(ctx, b, load.URL, spec.EntryTool, spec.Tools); err != nil {
+			return nil, err
 		}
 	case pairbench.Control:
+		live, err := b.LiveTools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list live tools: %w", err)
+		}
+		var custom []string
+		custom, native = splitLive(live)
 		if len(custom) > 0 {
 			return nil, fmt.Errorf("control page %s already has custom tools: %s", load.URL, strings.Join(custom, ", "))
 		}

@@ -25,6 +25,7 @@ type scriptedBrowser struct {
 	loadErr   error
 	blockLoad bool // Load waits for its context to end
 	live      []webmcp.Tool
+	failed    []pairbench.RegistrationFailure
 
 	mu         sync.Mutex
 	registered []intents.Tool
@@ -54,6 +55,10 @@ func (b *scriptedBrowser) Load(ctx context.Context, url string) (LoadInfo, error
 }
 
 func (b *scriptedBrowser) LiveTools(context.Context) ([]webmcp.Tool, error) { return b.live, nil }
+
+func (b *scriptedBrowser) RegistrationFailures(context.Context) ([]pairbench.RegistrationFailure, error) {
+	return b.failed, nil
+}
 
 func (b *scriptedBrowser) InvokeTool(context.Context, string, json.RawMessage) (webmcp.Result, error) {
 	return webmcp.Result{}, errors.New("not used")
@@ -161,6 +166,32 @@ func TestSetUpBrowserChecksEachArm(t *testing.T) {
 	assert.Equal(t, []string{"shop_hours"}, setup.Native)
 	assert.Nil(t, clean.registered, "control registers nothing")
 	assert.Zero(t, setup.Timing.Register)
+}
+
+// TestSetUpBrowserNamesToolsThatDidNotRegister: a tool file that fails in
+// the page is the trial's reason, with its file and the browser's message,
+// and no fresh browser is tried (it would fail alike).
+func TestSetUpBrowserNamesToolsThatDidNotRegister(t *testing.T) {
+	tools := []intents.Tool{{Name: "find_books"}, {Name: "list_genre"}}
+	syntax := pairbench.RegistrationFailure{Tool: "list_genre", File: "domains/books.example/tools/list_genre.js",
+		URL: "http://books.example/", Error: "the browser cannot compile the file: SyntaxError: Unexpected token 'const'"}
+	threw := pairbench.RegistrationFailure{Tool: "find_books", File: "domains/books.example/tools/find_books.js", Line: 3,
+		URL: "http://books.example/", Error: "TypeError: x is not a function"}
+	elsewhere := pairbench.RegistrationFailure{Tool: "find_books", URL: "http://books.example/other", Error: "not here"}
+	unplanned := pairbench.RegistrationFailure{Tool: "weather_now", URL: "http://books.example/", Error: "not ours"}
+	broken := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(true)}, failed: []pairbench.RegistrationFailure{threw, syntax, elsewhere, unplanned}}
+	browsers := &queuedBrowsers{queue: []*scriptedBrowser{broken, {}, {}}}
+	_, err := SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{
+		Arm: pairbench.Treatment, StartURL: "http://books.example/", Tools: tools, EntryTool: "list_genre"})
+	var setupErr *SetupError
+	require.ErrorAs(t, err, &setupErr)
+	assert.Equal(t, []pairbench.RegistrationFailure{syntax, threw}, setupErr.Unregistered, "the entry tool's first, only this page's, only the plan's tools")
+	assert.Equal(t, "tool list_genre (domains/books.example/tools/list_genre.js) did not register on http://books.example/: "+
+		"the browser cannot compile the file: SyntaxError: Unexpected token 'const'; "+
+		"tool find_books (domains/books.example/tools/find_books.js:3) did not register on http://books.example/: TypeError: x is not a function",
+		setupErr.Reason())
+	assert.Equal(t, 1, browsers.opened, "a registration failure is not retried")
+	assert.True(t, broken.isClosed())
 }
 
 func TestSetUpBrowserStopsWhenTheContextEnds(t *testing.T) {

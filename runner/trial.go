@@ -125,6 +125,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		var se *SetupError
 		if errors.As(err, &se) {
 			t.save(filepath.Join(dir, "setup.json"), map[string]any{"failures": se.Failures})
+			row.Unregistered = onePerTool(se.Unregistered)
 			return abort("setup: " + se.Reason())
 		}
 		return abort("setup: " + err.Error())
@@ -179,6 +180,13 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}
 	_ = os.RemoveAll(task.Dir)
 	tools.Close()
+	if spec.Arm == pairbench.Treatment {
+		failed, ferr := setup.Browser.RegistrationFailures(ctx)
+		if ferr != nil {
+			t.log().Warn("read registration failures", "trial", spec.Dir, "err", ferr)
+		}
+		row.Unregistered = onePerTool(failed)
+	}
 	row.WebMCP = tools.Invocations()
 	t.save(filepath.Join(dir, "webmcp.jsonl"), row.WebMCP)
 	for _, inv := range row.WebMCP {
@@ -209,6 +217,24 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		row.Error = res.ErrorMessage
 	}
 	return row, nil
+}
+
+// maxUnregistered bounds the registration failures a row keeps.
+const maxUnregistered = 20
+
+// onePerTool keeps the first failure of each tool and message (the page it
+// was seen on first), at most maxUnregistered of them.
+func onePerTool(failures []pairbench.RegistrationFailure) []pairbench.RegistrationFailure {
+	var out []pairbench.RegistrationFailure
+	for _, f := range failures {
+		if len(out) == maxUnregistered {
+			break
+		}
+		if !slices.ContainsFunc(out, func(g pairbench.RegistrationFailure) bool { return g.Tool == f.Tool && g.Error == f.Error }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // outsideCalls names the successful calls of tools outside the allowlist.

@@ -235,6 +235,22 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 		assert.Equal(t, pairbench.Aborted, row.Outcome)
 		assert.Contains(t, row.Reason, "no_such_tool")
 	})
+	t.Run("a tool file that fails in the page", func(t *testing.T) {
+		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		// goja accepts the legacy octal escape in strict code; V8 does not.
+		tool, err := intents.EvalTool(`"use strict";
+const SEP = "\08";
+({ name: "list_cities", description: "d", urlPatterns: ["http://weather.example/*"], execute() { return {}; } })`, intents.ToolLimits{})
+		require.NoError(t, err)
+		tool.Path = "domains/weather.example/tools/list_cities.js"
+		s.trials.Intents["weather-high-oslo"].Tools = []intents.Tool{tool}
+		row := s.run(t, "weather-high-oslo", pairbench.Treatment)
+		assert.Equal(t, pairbench.Aborted, row.Outcome)
+		assert.Contains(t, row.Reason, "setup: tool list_cities (domains/weather.example/tools/list_cities.js) did not register on http://weather.example/: "+
+			"the browser cannot compile the file: SyntaxError: Octal escape sequences are not allowed in strict mode")
+		require.Len(t, row.Unregistered, 1)
+		assert.Equal(t, "list_cities", row.Unregistered[0].Tool)
+	})
 	t.Run("browser fails to start", func(t *testing.T) {
 		_, err := local.New(local.Config{ChromiumPath: "/nonexistent/chromium"})
 		assert.ErrorContains(t, err, "/nonexistent/chromium")

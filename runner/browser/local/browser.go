@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
@@ -50,7 +52,15 @@ type Browser struct {
 	firstTab   chan struct{}
 	scripts    []string // added to every tab attached from now on
 	registered bool
-	reported   map[string]bool // registration failures already logged
+	// tools are the tool files' scripts; compiled holds, by tool name, the
+	// browser's message for a script it could not compile ("" when it
+	// compiled).
+	tools    []toolScript
+	compiled map[string]string
+	// failures are the registration failures seen so far, each tool,
+	// page and message once, in the order seen.
+	failures []pairbench.RegistrationFailure
+	seen     map[pairbench.RegistrationFailure]bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -84,7 +94,8 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 		proc:     proc,
 		mark:     "__pairbench_" + randomHex(8),
 		firstTab: make(chan struct{}),
-		reported: make(map[string]bool),
+		compiled: make(map[string]string),
+		seen:     make(map[pairbench.RegistrationFailure]bool),
 		running:  make(chan struct{}),
 	}
 	b.life, b.cancel = context.WithCancel(context.Background())
@@ -264,9 +275,13 @@ func (b *Browser) CDPURL() string { return b.proc.wsURL }
 // every tab: to the tabs attached now, and to every tab attached later before
 // it runs. It may be called once.
 func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error {
-	scripts, err := bundle(b.mark, tools)
+	registry, toolScripts, err := bundle(b.mark, tools)
 	if err != nil {
 		return err
+	}
+	scripts := []string{registry}
+	for _, t := range toolScripts {
+		scripts = append(scripts, t.script)
 	}
 	b.mu.Lock()
 	if b.registered {
@@ -274,7 +289,7 @@ func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error
 		return errors.New("tools are already registered in this browser")
 	}
 	b.registered = true
-	b.scripts = scripts
+	b.scripts, b.tools = scripts, toolScripts
 	tabs := slices.Clone(b.tabs)
 	b.mu.Unlock()
 	for _, t := range tabs {
@@ -385,45 +400,164 @@ func (b *Browser) waitReadyState(ctx context.Context, t *tab, want ...string) er
 	}
 }
 
-// LiveTools lists the WebMCP tools live on the current tab.
+// LiveTools lists the WebMCP tools live on the current tab. The tools that
+// did not register there are recorded for RegistrationFailures.
 func (b *Browser) LiveTools(ctx context.Context) ([]webmcp.Tool, error) {
 	t, err := b.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	expr, err := call(listJS, b.mark)
+	l, err := b.list(ctx, t)
 	if err != nil {
 		return nil, err
 	}
+	return l.Tools, nil
+}
+
+// RegistrationFailures returns the registered tools that did not become
+// live: on the current tab's page, checked now, and on the pages listed
+// before.
+func (b *Browser) RegistrationFailures(ctx context.Context) ([]pairbench.RegistrationFailure, error) {
+	t, err := b.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.list(ctx, t); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.failures), nil
+}
+
+// listing is what list.js reports of a page.
+type listing struct {
+	URL      string        `json:"url"`
+	Tools    []webmcp.Tool `json:"tools"`
+	Failures []struct {
+		Tool  string `json:"tool"`
+		File  string `json:"file"`
+		Line  int    `json:"line"`
+		Error string `json:"error"`
+	} `json:"failures"`
+	// Missing names tool files whose patterns match the page but whose
+	// script never reached the registry.
+	Missing []string `json:"missing"`
+}
+
+// list reads t's live tools and registration failures, and records the
+// failures.
+func (b *Browser) list(ctx context.Context, t *tab) (*listing, error) {
+	expr := listJS + "(" + jsonString(b.mark) + ", " + strings.TrimSpace(matchJS) + ")"
 	var text string
 	if err := b.eval(ctx, t, expr, &text); err != nil {
 		return nil, fmt.Errorf("list page tools: %w", err)
 	}
-	var out struct {
-		Tools    []webmcp.Tool     `json:"tools"`
-		Failures map[string]string `json:"failures"`
-	}
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
+	var l listing
+	if err := json.Unmarshal([]byte(text), &l); err != nil {
 		return nil, fmt.Errorf("list page tools: %w", err)
 	}
-	b.reportFailures(out.Failures)
-	slices.SortFunc(out.Tools, func(a, b webmcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
-	if out.Tools == nil {
-		out.Tools = []webmcp.Tool{}
+	slices.SortFunc(l.Tools, func(a, b webmcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	if l.Tools == nil {
+		l.Tools = []webmcp.Tool{}
 	}
-	return out.Tools, nil
+	var found []pairbench.RegistrationFailure
+	for _, f := range l.Failures {
+		found = append(found, pairbench.RegistrationFailure{Tool: f.Tool, File: f.File, Line: f.Line, URL: l.URL, Error: f.Error})
+	}
+	for _, name := range l.Missing {
+		ts := b.tool(name)
+		found = append(found, pairbench.RegistrationFailure{Tool: name, File: ts.file, URL: l.URL,
+			Error: b.compileError(ctx, t, ts)})
+	}
+	b.record(found)
+	return &l, nil
 }
 
-// reportFailures logs each tool that failed to register, once.
-func (b *Browser) reportFailures(failures map[string]string) {
+// record keeps each new failure and logs it once.
+func (b *Browser) record(found []pairbench.RegistrationFailure) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for name, why := range failures {
-		if !b.reported[name] {
-			b.reported[name] = true
-			b.cfg.Log.Warn("chromium: tool not registered", "tool", name, "err", why)
+	for _, f := range found {
+		if b.seen[f] {
+			continue
+		}
+		b.seen[f] = true
+		b.failures = append(b.failures, f)
+		b.cfg.Log.Warn("chromium: tool not registered", "tool", f.Tool, "file", f.File, "line", f.Line, "url", f.URL, "err", f.Error)
+	}
+}
+
+// tool returns the script of the tool file named name.
+func (b *Browser) tool(name string) toolScript {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.tools {
+		if t.name == name {
+			return t
 		}
 	}
+	return toolScript{name: name}
+}
+
+// compileError says why a tool file's script never reached the registry on
+// t's page: the browser's own message for a script it cannot compile. It
+// compiles the script in an isolated world of the page (invisible to the
+// page's scripts, and not subject to its Content Security Policy), without
+// running it; the result is kept per tool.
+func (b *Browser) compileError(ctx context.Context, t *tab, ts toolScript) string {
+	b.mu.Lock()
+	msg, done := b.compiled[ts.name]
+	b.mu.Unlock()
+	if done {
+		return orRan(msg)
+	}
+	msg, err := b.compile(ctx, t, ts.script)
+	if err != nil {
+		return "its script did not run on this page, and the browser could not be asked why: " + err.Error()
+	}
+	b.mu.Lock()
+	b.compiled[ts.name] = msg
+	b.mu.Unlock()
+	return orRan(msg)
+}
+
+func orRan(msg string) string {
+	if msg == "" {
+		return "its script compiles but did not run on this page"
+	}
+	return "the browser cannot compile the file: " + msg
+}
+
+// compile compiles script as a function body in an isolated world of t's
+// page and returns the browser's message, "" when it compiles.
+func (b *Browser) compile(ctx context.Context, t *tab, script string) (string, error) {
+	tree, err := send(ctx, b.conn, t.session, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return "", err
+	}
+	world, err := send(ctx, b.conn, t.session, page.CreateIsolatedWorld,
+		page.CreateIsolatedWorldParams{FrameID: tree.FrameTree.Frame.ID, WorldName: "pairbench-compile"})
+	if err != nil {
+		return "", err
+	}
+	expr, err := call(`(function (src) { try { new Function(src); return ""; } catch (e) { return String(e); } })`, script)
+	if err != nil {
+		return "", err
+	}
+	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: expr, ContextID: world.ExecutionContextID, ReturnByValue: ptr(true)})
+	if err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil || res.Result == nil {
+		return "", errors.New("the compile check itself failed")
+	}
+	var msg string
+	if err := jsonv2.Unmarshal(res.Result.Value, &msg); err != nil {
+		return "", err
+	}
+	return msg, nil
 }
 
 // InvokeTool runs a live tool on the current tab.

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/pairbench/pairbench/intents"
@@ -26,37 +28,74 @@ var (
 	invokeJS string
 )
 
-// bundle returns the scripts that register tools on every new document, in
-// the order they must be added: the registry (polyfill + URL guard) first,
-// then one script per tool file. Each tool file is its own script, so a file
-// that does not parse costs only that tool.
-func bundle(mark string, tools []intents.Tool) ([]string, error) {
-	markJSON := jsonString(mark)
-	scripts := []string{
-		headerJS + "(" + markJSON + ", " + strings.TrimSpace(matchJS) + ", function () {\n" + polyfillJS + "\n});",
-	}
-	for _, t := range tools {
-		if len(t.URLPatterns) == 0 {
-			return nil, fmt.Errorf("tool %s has no URL patterns", t.Name)
-		}
-		if strings.TrimSpace(t.Source) == "" {
-			return nil, fmt.Errorf("tool %s has no source", t.Name)
-		}
-		patterns, err := json.Marshal(t.URLPatterns)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-		// The source is one expression (an object literal); the newlines keep
-		// a trailing line comment from swallowing the closing parenthesis.
-		scripts = append(scripts, toolJS+"("+markJSON+", "+string(patterns)+", () => (\n"+expression(t.Source)+"\n));")
-	}
-	return scripts, nil
+// toolScript is one tool file's script.
+type toolScript struct {
+	name, file, script string
 }
 
-// expression trims a tool file to its expression: surrounding space and any
-// trailing semicolons, which may not appear inside parentheses.
-func expression(src string) string {
-	return strings.TrimRight(strings.TrimSpace(src), "; \t\r\n")
+// bundle returns the scripts that register tools on every new document: the
+// registry (polyfill + URL guard), which must be added first, and one script
+// per tool file. Each tool file is its own script, so a file the browser
+// cannot compile costs only that tool (the registry reports it missing).
+//
+// A tool file's script holds its page form (intents.Tool.Function) and hands
+// it to the registry:
+//
+//	{ const make = (pairbench$tool) => {FILE ... };
+//	(function pairbenchTool(...) {...})(mark, meta, make); }
+//	//# sourceURL=pairbench-tool:domains/books.example/tools/list_genre.js
+//
+// The page form starts on the script's first line, so line N of the script
+// is line N of the file, in the browser's messages and stacks as in
+// validate's. Nothing is evaluated from a string in the page.
+func bundle(mark string, tools []intents.Tool) (registry string, scripts []toolScript, err error) {
+	markJSON := jsonString(mark)
+	type meta struct {
+		Name      string   `json:"name"`
+		File      string   `json:"file"`
+		Patterns  []string `json:"patterns"`
+		SourceURL string   `json:"sourceURL"`
+	}
+	metas := make([]meta, 0, len(tools))
+	for _, t := range tools {
+		if len(t.URLPatterns) == 0 {
+			return "", nil, fmt.Errorf("tool %s has no URL patterns", t.Name)
+		}
+		if strings.TrimSpace(t.Function) == "" {
+			return "", nil, fmt.Errorf("tool %s has no page form (tools come from intents.EvalTool)", t.Name)
+		}
+		if slices.ContainsFunc(metas, func(m meta) bool { return m.Name == t.Name }) {
+			return "", nil, fmt.Errorf("tool %s is given twice", t.Name)
+		}
+		m := meta{Name: t.Name, File: toolFile(t), Patterns: t.URLPatterns}
+		m.SourceURL = "pairbench-tool:" + (&url.URL{Path: m.File}).EscapedPath()
+		mj, err := json.Marshal(m)
+		if err != nil {
+			return "", nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		metas = append(metas, m)
+		scripts = append(scripts, toolScript{name: t.Name, file: m.File, script: "{ const make = " + t.Function + ";\n" +
+			strings.TrimSpace(toolJS) + "(" + markJSON + ", " + string(mj) + ", make); }\n" +
+			"//# sourceURL=" + m.SourceURL + "\n"})
+	}
+	expected, err := json.Marshal(metas)
+	if err != nil {
+		return "", nil, err
+	}
+	registry = headerJS + "(" + markJSON + ", " + strings.TrimSpace(matchJS) + ", function () {\n" + polyfillJS + "\n}, " + string(expected) + ");"
+	return registry, scripts, nil
+}
+
+// toolFile names a tool's file in the page and in failures: its path in the
+// registry, else where it was read, else its name.
+func toolFile(t intents.Tool) string {
+	switch {
+	case t.Path != "":
+		return t.Path
+	case t.File != "":
+		return t.File
+	}
+	return t.Name + ".js"
 }
 
 // call returns the expression that calls the function expression fn with

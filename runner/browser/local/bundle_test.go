@@ -12,29 +12,31 @@ import (
 	"github.com/pairbench/pairbench/intents"
 )
 
-func TestExpressionTrimsTrailingSemicolons(t *testing.T) {
-	for src, want := range map[string]string{
-		"({a: 1})":             "({a: 1})",
-		"  ({a: 1});\n":        "({a: 1})",
-		"({a: 1}) ; ;\n\t;  ":  "({a: 1})",
-		"({a: 1}) // note\n":   "({a: 1}) // note",
-		"/* head */ ({a: 1});": "/* head */ ({a: 1})",
-	} {
-		assert.Equal(t, want, expression(src), "expression(%q)", src)
-	}
-}
-
 func TestBundleRejectsToolsItCannotGuard(t *testing.T) {
-	_, err := bundle("m", []intents.Tool{{Name: "anywhere", Source: "({})"}})
-	assert.ErrorContains(t, err, "tool anywhere has no URL patterns")
-	_, err = bundle("m", []intents.Tool{{Name: "empty", URLPatterns: []string{"http://a.test/*"}, Source: " \n"}})
-	assert.ErrorContains(t, err, "tool empty has no source")
-
-	scripts, err := bundle("m", []intents.Tool{{Name: "t", URLPatterns: []string{"http://a.test/*"}, Source: "({name: 't'});"}})
+	tool, err := intents.EvalTool("const a = 1;\n({ name: 't', execute() {} });", intents.ToolLimits{})
 	require.NoError(t, err)
-	require.Len(t, scripts, 2, "the registry, then one script per tool")
-	assert.Contains(t, scripts[0], "initializeWebMCPPolyfill", "the registry script carries the polyfill")
-	assert.True(t, strings.HasSuffix(scripts[1], `("m", ["http://a.test/*"], () => (`+"\n({name: 't'})\n));"), scripts[1])
+
+	anywhere := tool
+	_, _, err = bundle("m", []intents.Tool{anywhere})
+	assert.ErrorContains(t, err, "tool t has no URL patterns")
+	_, _, err = bundle("m", []intents.Tool{{Name: "raw", URLPatterns: []string{"http://a.test/*"}, Source: "({})"}})
+	assert.ErrorContains(t, err, "tool raw has no page form")
+
+	tool.URLPatterns, tool.Path = []string{"http://a.test/*"}, "domains/a.test/tools/t one.js"
+	_, _, err = bundle("m", []intents.Tool{tool, tool})
+	assert.ErrorContains(t, err, "tool t is given twice")
+
+	registry, scripts, err := bundle("m", []intents.Tool{tool})
+	require.NoError(t, err)
+	assert.Contains(t, registry, "initializeWebMCPPolyfill", "the registry script carries the polyfill")
+	assert.Contains(t, registry, `"file":"domains/a.test/tools/t one.js"`, "the registry expects every tool file")
+	require.Len(t, scripts, 1)
+	s := scripts[0].script
+	assert.True(t, strings.HasPrefix(s, "{ const make = (pairbench$tool) => {const a = 1;\n"),
+		"the file's first line is the script's first line: %s", s)
+	assert.True(t, strings.HasSuffix(s, "//# sourceURL=pairbench-tool:domains/a.test/tools/t%20one.js\n"), s)
+	assert.NotContains(t, s, "eval(")
+	assert.NotContains(t, s, "new Function")
 }
 
 // TestVendoredPolyfillMatchesPinnedVersion checks the vendored file is the

@@ -8,9 +8,14 @@
 // on every tab (auto-attached and paused at start, so tabs the agent opens get
 // them too), a registry script holding the vendored WebMCP polyfill
 // (polyfill/, @mcp-b/webmcp-polyfill 5.1.0) and a URL guard, then one script
-// per tool file. On each top-level document the guard registers a tool with
-// document.modelContext.registerTool only when location.href matches one of
-// its URL patterns. The guard uses the browser's URLPattern, which package
+// per tool file holding its page form (intents.Tool.Function: the file as a
+// function body, the text validate evaluated; see bundle). On each top-level
+// document the guard registers a tool with document.modelContext.registerTool
+// only when location.href matches one of its URL patterns. A tool that does
+// not register there (its file throws, WebMCP refuses it, or the browser
+// cannot compile the file) is recorded with the browser's own message, the
+// tool file and its line, for RegistrationFailures; nothing is evaluated from
+// a string in the page, so a site's CSP cannot stop it. The guard uses the browser's URLPattern, which package
 // intents' Go matcher follows (TestURLGuardAgreesWithIntents holds them to the
 // same answers). Control injects nothing.
 //

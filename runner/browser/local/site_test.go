@@ -147,18 +147,17 @@ func openBrowser(t testing.TB, p *Provider) *Browser {
 	return b.(*Browser)
 }
 
-// testTool reads testdata/<name>.js as a tool file with the given patterns.
+// testTool reads testdata/<name>.js as a tool file, with the given
+// patterns in place of its own.
 func testTool(t testing.TB, name string, patterns ...string) intents.Tool {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", name+".js"))
 	require.NoError(t, err)
-	return intents.Tool{
-		Name:        name,
-		Description: name,
-		ReadOnly:    true,
-		URLPatterns: patterns,
-		Source:      string(src),
-	}
+	tool, err := intents.EvalTool(string(src), intents.ToolLimits{})
+	require.NoError(t, err, name)
+	tool.Path = "testdata/" + name + ".js"
+	tool.URLPatterns = patterns
+	return tool
 }
 
 // bookTools are the test domain's tools: three for books.test and one for

@@ -1,9 +1,12 @@
 // The first script pairbench injects into every document in treatment. It
 // installs the WebMCP polyfill and a registry, hidden on window under a name
 // chosen per browser, that keeps registered exactly the tool files whose URL
-// patterns match the document's URL, as the URL changes. Go calls it as
-// (mark, matchesURL, installPolyfill).
-(function pairbenchRegistry(mark, matchesURL, installPolyfill) {
+// patterns match the document's URL, as the URL changes, and records why a
+// tool did not register. Go calls it as (mark, matchesURL, installPolyfill,
+// expected), where expected lists every tool file's {name, file, patterns,
+// sourceURL}: a file whose script never reaches the registry (the browser
+// could not compile it) is reported as missing.
+(function pairbenchRegistry(mark, matchesURL, installPolyfill, expected) {
   "use strict";
   // Tools live on top-level documents only.
   if (window.top !== window) return;
@@ -23,10 +26,22 @@
   }
   // Tool scripts that ran before this one queued themselves.
   const queued = (window[mark] && window[mark].doc === undefined && window[mark].queue) || [];
-  // registered names the tools live now; failures says why others are not.
-  const registry = { doc: document, registered: [], failures: {} };
-  const fail = (name, e) => {
-    registry.failures[name] = String((e && e.message) || e);
+  // registered names the tools live now; failures says, per tool, why it
+  // is not.
+  const registry = { doc: document, registered: [], failures: {}, expected, added: [] };
+  // fail records why entry's tool did not register: the browser's own
+  // message, and the line of the tool file it points at when the error was
+  // thrown there (its stack names the file by its sourceURL).
+  const fail = (entry, e) => {
+    let error = String(e);
+    let line = 0;
+    if (e && typeof e === "object") {
+      error = e.name && e.message ? `${e.name}: ${e.message}` : String(e.message || e);
+      const stack = typeof e.stack === "string" ? e.stack : "";
+      const at = stack.indexOf(entry.sourceURL + ":");
+      if (at >= 0) line = parseInt(stack.slice(at + entry.sourceURL.length + 1), 10) || 0;
+    }
+    registry.failures[entry.name] = { tool: entry.name, file: entry.file, line, error };
   };
   // One entry per tool file; controller is set while its registration lives.
   const entries = [];
@@ -35,18 +50,22 @@
     try {
       def = entry.make();
     } catch (e) {
-      fail("(tool file)", e);
+      fail(entry, e);
       return;
     }
-    const name = def && typeof def.name === "string" ? def.name : "(unnamed)";
+    if (!def || def.name !== entry.name) {
+      fail(entry, `the file gives the tool the name ${JSON.stringify(def && def.name)} in the browser, ${JSON.stringify(entry.name)} where pairbench read it`);
+      return;
+    }
     const mc = document.modelContext;
     if (!mc || typeof mc.registerTool !== "function") {
-      fail(name, "document.modelContext is missing (not a secure context?)");
+      fail(entry, "document.modelContext is missing (not a secure context?)");
       return;
     }
     const controller = new AbortController();
     entry.controller = controller;
-    entry.name = name;
+    delete registry.failures[entry.name];
+    const name = entry.name;
     let pending;
     try {
       // Called now, not later: the tool must be live before page scripts run.
@@ -60,7 +79,7 @@
       },
       (e) => {
         if (entry.controller === controller) entry.controller = null;
-        if (!controller.signal.aborted) fail(name, e);
+        if (!controller.signal.aborted) fail(entry, e);
       },
     );
   };
@@ -78,10 +97,13 @@
       else if (!wanted && entry.controller) unregister(entry);
     }
   };
-  registry.add = (patterns, make) => {
-    const entry = { patterns, make, controller: null, name: "" };
+  // add takes one tool file's script: meta is its {name, file, patterns,
+  // sourceURL}, make its page form.
+  registry.add = (meta, make) => {
+    const entry = { ...meta, make, controller: null };
     entries.push(entry);
-    if (matchesURL(patterns, location.href)) register(entry);
+    registry.added.push(meta.name);
+    if (matchesURL(entry.patterns, location.href)) register(entry);
   };
   if (window.navigation && typeof window.navigation.addEventListener === "function") {
     window.navigation.addEventListener("currententrychange", sync);
@@ -89,5 +111,5 @@
   window.addEventListener("popstate", sync);
   window.addEventListener("hashchange", sync);
   Object.defineProperty(window, mark, { value: registry, enumerable: false, configurable: true, writable: false });
-  for (const [patterns, make] of queued) registry.add(patterns, make);
+  for (const [meta, make] of queued) registry.add(meta, make);
 })

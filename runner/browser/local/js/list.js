@@ -1,13 +1,22 @@
 // Lists the WebMCP tools live on this document as JSON text:
-// {tools: [{name, title, description, inputSchema, readOnlyHint, registered}],
-//  failures: {name: why}}. Go calls it as (mark).
-(async function pairbenchList(mark) {
+// {url, tools: [{name, title, description, inputSchema, readOnlyHint,
+// registered}], failures: [{tool, file, line, error}], missing: [name]}.
+// missing names the tool files whose patterns match this document but whose
+// script never reached the registry. Go calls it as (mark, matchesURL).
+(async function pairbenchList(mark, matchesURL) {
   "use strict";
   const registry = window[mark];
   const mine = registry && Array.isArray(registry.registered) ? registry.registered : [];
-  const failures = (registry && registry.failures) || {};
+  const failures = registry && registry.failures ? Object.values(registry.failures) : [];
+  const missing =
+    registry && Array.isArray(registry.expected)
+      ? registry.expected
+          .filter((t) => !registry.added.includes(t.name) && matchesURL(t.patterns, location.href))
+          .map((t) => t.name)
+      : [];
+  const url = location.href;
   const mc = document.modelContext;
-  if (!mc || typeof mc.getTools !== "function") return JSON.stringify({ tools: [], failures });
+  if (!mc || typeof mc.getTools !== "function") return JSON.stringify({ url, tools: [], failures, missing });
   const tools = (await mc.getTools()).map((t) => {
     let schema = t.inputSchema;
     if (typeof schema === "string") {
@@ -26,5 +35,5 @@
       registered: mine.includes(t.name),
     };
   });
-  return JSON.stringify({ tools, failures });
+  return JSON.stringify({ url, tools, failures, missing });
 })

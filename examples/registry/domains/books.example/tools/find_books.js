@@ -1,3 +1,13 @@
+// Helper statements before the tool: execute builds its request and reads
+// the answer with them.
+function booksURL(author) {
+  return "/api/books?author=" + encodeURIComponent(author);
+}
+
+function result(r, body) {
+  return r.ok ? body : { status: "error", error: body.error || "HTTP " + r.status };
+}
+
 ({
   name: "find_books",
   title: "Find books by author",
@@ -13,9 +23,7 @@
   annotations: { readOnlyHint: true },
   urlPatterns: ["http://books.example/*"],
   async execute(input) {
-    const r = await fetch("/api/books?author=" + encodeURIComponent(input.author));
-    const body = await r.json();
-    if (!r.ok) return { status: "error", error: body.error || "HTTP " + r.status };
-    return body;
+    const r = await fetch(booksURL(input.author));
+    return result(r, await r.json());
   }
 })

@@ -1,3 +1,11 @@
+// An async helper that execute awaits.
+async function getJSON(path) {
+  const r = await fetch(path);
+  const body = await r.json();
+  if (!r.ok) return { status: "error", error: body.error || "HTTP " + r.status };
+  return body;
+}
+
 ({
   name: "list_cities",
   title: "List cities",
@@ -6,7 +14,6 @@
   annotations: { readOnlyHint: true },
   urlPatterns: ["http://weather.example/*"],
   async execute() {
-    const r = await fetch("/api/cities");
-    return await r.json();
+    return getJSON("/api/cities");
   }
-})
+});
