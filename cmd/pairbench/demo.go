@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/runner"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -52,17 +54,17 @@ Examples:
 				return fmt.Errorf("the example registry is not at %s (run demo from pairbench's checkout, or pass --registry): %w", o.Registry, err)
 			}
 			start := time.Now()
-			res, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr(), cmd.ErrOrStderr())
+			dir, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			md, err := os.ReadFile(filepath.Join(res.Dir, "report.md"))
+			md, err := os.ReadFile(dir.File(runner.ReportMarkdown))
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s\n", md)
-			html, _ := filepath.Abs(filepath.Join(res.Dir, "report.html"))
+			html, _ := filepath.Abs(dir.File(runner.ReportHTML))
 			fmt.Fprintf(out, "Full report: %s\n(demo took %s)\n", html, time.Since(start).Round(time.Second))
 			return nil
 		},

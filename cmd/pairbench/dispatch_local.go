@@ -3,23 +3,23 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 )
 
 // localDispatcher is the local backend: it runs the bot's benches on this
-// host, one at a time, through the same runBench as `pairbench run`, and
-// tells the bot how they go.
+// host, one at a time, through the bench library as `pairbench run` does,
+// and tells the bot how they go.
 type localDispatcher struct {
 	ctx      context.Context // the service's lifetime
-	template benchOptions
+	template bench.Config
 	gitURL   string
 	log      *slog.Logger
 	bot      *bot.Bot
@@ -32,7 +32,7 @@ type localDispatcher struct {
 
 var _ bot.Dispatcher = (*localDispatcher)(nil)
 
-func newLocalDispatcher(ctx context.Context, template benchOptions, gitURL string, log *slog.Logger) *localDispatcher {
+func newLocalDispatcher(ctx context.Context, template bench.Config, gitURL string, log *slog.Logger) *localDispatcher {
 	return &localDispatcher{ctx: ctx, template: template, gitURL: gitURL, log: log,
 		turn: make(chan struct{}, 1), cancels: map[bot.RunID]context.CancelFunc{}}
 }
@@ -81,9 +81,9 @@ func (d *localDispatcher) run(ctx context.Context, req bot.Request) error {
 	o := d.template
 	o.RunID = string(req.RunID)
 	o.Seed = uint64(time.Now().UnixNano())
-	o.GitRepo = strings.NewReplacer("{owner}", req.Repo.Owner, "{repo}", req.Repo.Name).Replace(d.gitURL)
-	o.GitRef, o.PR, o.Registry = req.HeadSHA, req.PR, "."
-	o.GitCache = filepath.Join(o.RunsDir, ".git-cache")
+	o.Registry = "."
+	o.Git = &bench.Git{Repo: strings.NewReplacer("{owner}", req.Repo.Owner, "{repo}", req.Repo.Name).Replace(d.gitURL),
+		Ref: req.HeadSHA, PR: req.PR, Cache: filepath.Join(o.RunsDir, ".git-cache")}
 	o.Intents = req.Intents
 	if len(o.Intents) == 0 {
 		o.Intents = req.Domains
@@ -94,65 +94,39 @@ func (d *localDispatcher) run(ctx context.Context, req bot.Request) error {
 	if req.Model != "" {
 		o.Model = req.Model
 	}
-	log := d.log.With("run", req.RunID)
-	stop := d.followProgress(ctx, req.RunID, filepath.Join(o.RunsDir, o.RunID), log)
+	o.Log = d.log.With("run", req.RunID)
+	var stop func()
+	o.Hooks.Progress, stop = d.followProgress(ctx, req.RunID, o.Log)
 	defer stop()
-	_, err := runBench(ctx, o, log, io.Discard, io.Discard)
+	_, err := bench.Bench(ctx, o)
 	return err
 }
 
-// followProgress reports the run's complete pairs to the bot every few
-// seconds until stop is called.
-func (d *localDispatcher) followProgress(ctx context.Context, id bot.RunID, dir string, log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
+// followProgress returns a progress hook that tells the bot how many pairs
+// are done whenever that number moves, from a goroutine of its own (the
+// hook must not wait for GitHub), until stop is called.
+func (d *localDispatcher) followProgress(ctx context.Context, id bot.RunID, log *slog.Logger) (hook func(runner.Progress), stop func()) {
+	latest := make(chan runner.Progress, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(5 * time.Second)
-		defer tick.Stop()
-		last := -1
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			complete, total, ok := pairsDone(dir)
-			if !ok || complete == last {
-				continue
-			}
-			last = complete
-			if err := d.bot.Progress(ctx, id, complete, total); err != nil && !errors.Is(err, bot.ErrUnknownRun) {
+		for p := range latest {
+			if err := d.bot.Progress(ctx, id, p.Done, p.Pairs); err != nil && !errors.Is(err, bot.ErrUnknownRun) {
 				log.Warn("report progress", "err", err)
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
-}
-
-// pairsDone counts the complete pairs of the run in dir against its plan.
-func pairsDone(dir string) (complete, total int, ok bool) {
-	run := runner.RunDir{Path: dir}
-	plan, err := run.ReadPlan()
-	if err != nil {
-		return 0, 0, false
-	}
-	for _, in := range plan.Intents {
-		total += len(in.Pairs)
-	}
-	rows, err := run.ReadRowsFile(runner.RowsFile, nil)
-	if err != nil {
-		return 0, total, false
-	}
-	return total - len(runner.Pending(planPairs(plan), rows)), total, true
-}
-
-func planPairs(p *runner.Plan) []runner.PairSpec {
-	var out []runner.PairSpec
-	for _, in := range p.Intents {
-		for _, pp := range in.Pairs {
-			out = append(out, runner.PairSpec{Intent: in.ID, Domain: in.Domain, Pair: pp.Pair, Order: pp.Order})
+	last := -1
+	hook = func(p runner.Progress) {
+		if p.Done == last {
+			return
 		}
+		last = p.Done
+		select { // keep only the newest count
+		case <-latest:
+		default:
+		}
+		latest <- p
 	}
-	return out
+	return hook, func() { close(latest); <-done }
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -96,7 +97,7 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	out := runner.RunDir{Path: o.Out}
-	if _, err := out.Fetch(ctx, store, o.RunID, o.Trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
+	if _, err := bench.Merge(ctx, store, o.RunID, out, o.Trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
 	} else if err != nil {
 		return fmt.Errorf("merge from %s: %w", o.Store, err)
@@ -108,12 +109,9 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 	if err := runReport(o.Out, "", "", stdout, stderr); err != nil {
 		return err
 	}
-	if err := out.PublishReport(ctx, store, o.RunID); err != nil {
-		return err
-	}
-	link, err := store.Presign(ctx, runner.StoreKey(o.RunID, runner.ReportHTML), o.LinkTTL)
+	link, err := bench.Publish(ctx, store, o.RunID, out, o.LinkTTL)
 	if err != nil {
-		return fmt.Errorf("link to the report: %w", err)
+		return err
 	}
 	fmt.Fprintln(stdout, link)
 	return nil

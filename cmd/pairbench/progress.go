@@ -13,23 +13,15 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 )
 
-// progressState is what the progress display knows about a run.
+// progressState is what the progress display shows.
 type progressState struct {
-	Start time.Time
+	runner.Progress
 	// Slots holds the trial each slot runs; nil when idle.
 	Slots []*slotTrial
-	// Pairs is how many pairs this runner has to finish, Done how many of
-	// them are (both arms scored in one attempt), counting earlier runners'.
-	Pairs, Done int
-	// Half is how many pairs have one arm scored in their current attempt.
-	Half int
-	// Trials and Aborts count this runner's recorded trials; Spend is
-	// their cost in USD.
-	Trials, Aborts int
-	Spend          float64
 }
 
 // slotTrial is a trial running in a slot.
@@ -45,7 +37,7 @@ func (s progressState) eta(now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	left := 2*(s.Pairs-s.Done) - s.Half
-	perTrial := now.Sub(s.Start) / time.Duration(s.Trials)
+	perTrial := now.Sub(s.Started) / time.Duration(s.Trials)
 	return time.Duration(max(left, 0)) * perTrial, true
 }
 
@@ -101,34 +93,30 @@ func shortDuration(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// progress follows a run through Execution's hooks. On a terminal it keeps
-// a live display (see liveView); otherwise it logs a progress record after
-// every trial.
+// progress shows a bench as it goes, from its hooks. On a terminal it
+// keeps a live display (see liveView); otherwise it logs a progress record
+// after every trial.
 type progress struct {
 	mu    sync.Mutex
 	state progressState
-	// pairs tracks the scored arms of each unfinished pair's latest attempt.
-	pairs map[pairbench.Key]pairScore
 	view  *liveView // nil when not on a terminal
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-type pairScore struct {
-	attempt int
-	scored  int
+// newProgress starts showing a bench of slots slots. view may be nil.
+func newProgress(view *liveView, log *slog.Logger, now func() time.Time, slots int) *progress {
+	return &progress{state: progressState{Slots: make([]*slotTrial, slots)}, view: view, log: log, now: now}
 }
 
-// newProgress starts following a run of slots slots with pairs pairs to
-// finish, done of them already. view may be nil.
-func newProgress(view *liveView, log *slog.Logger, now func() time.Time, slots, pairs, done int) *progress {
-	return &progress{
-		state: progressState{Start: now(), Slots: make([]*slotTrial, slots), Pairs: pairs, Done: done},
-		pairs: map[pairbench.Key]pairScore{}, view: view, log: log, now: now,
-	}
+// hooks returns the bench hooks that feed the display; problems are
+// logged as warnings.
+func (p *progress) hooks() bench.Hooks {
+	return bench.Hooks{Start: p.started, Row: p.recorded, Progress: p.progressed,
+		Problem: func(pr runner.Problem) { p.log.Warn(pr.Msg, pr.LogArgs()...) }}
 }
 
-// started puts a trial in the first idle slot (Execution.OnStart).
+// started puts a trial in the first idle slot.
 func (p *progress) started(spec runner.TrialSpec) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -141,7 +129,15 @@ func (p *progress) started(spec runner.TrialSpec) {
 	p.drawLocked()
 }
 
-// recorded counts a trial's row and frees its slot (Execution.OnRow).
+// progressed takes the run's counts.
+func (p *progress) progressed(pr runner.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state.Progress = pr
+	p.drawLocked()
+}
+
+// recorded frees a trial's slot and, without a display, logs the progress.
 func (p *progress) recorded(row pairbench.Row) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -150,33 +146,8 @@ func (p *progress) recorded(row pairbench.Row) {
 			p.state.Slots[i] = nil
 		}
 	}
-	s := &p.state
-	s.Trials++
-	s.Spend += row.CostUSD
-	if row.Outcome == pairbench.Aborted {
-		s.Aborts++
-	}
-	if row.Stage == pairbench.StagePair {
-		ps := p.pairs[row.Key()]
-		if ps.attempt != row.Attempt {
-			if ps.scored == 1 {
-				s.Half--
-			}
-			ps = pairScore{attempt: row.Attempt}
-		}
-		if row.Outcome.Scored() {
-			ps.scored++
-			switch ps.scored {
-			case 1:
-				s.Half++
-			case 2:
-				s.Half--
-				s.Done++
-			}
-		}
-		p.pairs[row.Key()] = ps
-	}
 	if p.view == nil {
+		s := p.state
 		eta := "?"
 		if d, ok := s.eta(p.now()); ok {
 			eta = shortDuration(d)
@@ -187,29 +158,41 @@ func (p *progress) recorded(row pairbench.Row) {
 	p.drawLocked()
 }
 
+// drawLocked draws the display, once the run's trials have started.
 func (p *progress) drawLocked() {
-	if p.view != nil {
+	if p.view != nil && !p.state.Started.IsZero() {
 		p.view.set(renderProgress(p.state, p.now(), p.view.width()))
 	}
 }
 
-// animate redraws the display every interval (so slot clocks and the ETA
-// move) until ctx ends; it returns at once without a display.
-func (p *progress) animate(ctx context.Context, interval time.Duration) {
+// animate redraws the display every half second (so slot clocks and the
+// ETA move) until the returned stop is called, which leaves the last
+// display on screen. Without a display it does nothing.
+func (p *progress) animate(ctx context.Context) (stop func()) {
 	if p.view == nil {
-		return
+		return func() {}
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			p.mu.Lock()
-			p.drawLocked()
-			p.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.drawLocked()
+				p.mu.Unlock()
+			}
 		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		p.view.stop()
 	}
 }
 
@@ -293,43 +276,4 @@ func liveOutput(w io.Writer, format string) (out io.Writer, view *liveView) {
 		return w, nil
 	}
 	return view, view
-}
-
-// followRun hooks progress onto ex (OnStart, and OnRow after ex's own) and
-// animates view, if any, until the returned stop is called, which leaves
-// the last display on screen.
-func followRun(ctx context.Context, ex *runner.Execution, view *liveView, log *slog.Logger) (stop func(), err error) {
-	pairs, err := ex.Pairs()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := ex.Dir.ReadRowsFile(ex.RowsFile(), nil)
-	if err != nil {
-		return nil, err
-	}
-	p := newProgress(view, log, time.Now, ex.Slots, len(pairs), len(pairs)-len(runner.Pending(pairs, rows)))
-	ex.OnStart = p.started
-	onRow := ex.OnRow
-	ex.OnRow = func(r pairbench.Row) {
-		if onRow != nil {
-			onRow(r)
-		}
-		p.recorded(r)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		p.animate(ctx, 500*time.Millisecond)
-	}()
-	p.mu.Lock()
-	p.drawLocked()
-	p.mu.Unlock()
-	return func() {
-		cancel()
-		<-done
-		if view != nil {
-			view.stop()
-		}
-	}, nil
 }

@@ -23,12 +23,11 @@ func TestRenderProgress(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := start.Add(2 * time.Minute)
 	s := progressState{
-		Start: start,
+		Progress: runner.Progress{Started: start, Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642},
 		Slots: []*slotTrial{
 			{Spec: trialSpec("books-count-by-author", 3, pairbench.Treatment, 2), Started: now.Add(-75 * time.Second)},
 			nil,
 		},
-		Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642,
 	}
 	// 8 trials in 2 minutes is 15 s a trial; 2×6−1 = 11 trials are left.
 	assert.Equal(t, []string{
@@ -49,46 +48,37 @@ func TestRenderProgress(t *testing.T) {
 	assert.Contains(t, renderProgress(s, now, 0)[2], "[........................] 0/0 pairs")
 }
 
-func TestProgressFollowsTrials(t *testing.T) {
+// TestProgressFollowsTheHooks feeds the display the hooks of a bench: it
+// puts each trial in the first idle slot, frees it with its row, and
+// without a terminal logs the run's counts after every row.
+func TestProgressFollowsTheHooks(t *testing.T) {
 	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var logs bytes.Buffer
-	p := newProgress(nil, slog.New(slog.NewTextHandler(&logs, nil)), now, 2, 3, 1)
+	p := newProgress(nil, slog.New(slog.NewTextHandler(&logs, nil)), now, 2)
+	h := p.hooks()
 
 	a := trialSpec("weather-high-oslo", 1, pairbench.Control, 1)
 	b := trialSpec("weather-high-oslo", 2, pairbench.Treatment, 1)
-	p.started(a)
-	p.started(b)
+	h.Start(a)
+	h.Start(b)
 	require.NotNil(t, p.state.Slots[0])
 	assert.Equal(t, a.Dir, p.state.Slots[0].Spec.Dir)
 	assert.Equal(t, b.Dir, p.state.Slots[1].Spec.Dir)
 
-	row := func(spec runner.TrialSpec, o pairbench.Outcome) pairbench.Row {
-		return pairbench.Row{Intent: spec.Job.Intent, Stage: pairbench.StagePair, Pair: spec.Job.Pair, Arm: spec.Arm,
-			Attempt: spec.Job.Attempt, TrialDir: spec.Dir, Outcome: o, CostUSD: 0.01}
-	}
 	clock = clock.Add(10 * time.Second)
-	p.recorded(row(a, pairbench.Correct))
+	h.Progress(runner.Progress{Started: clock.Add(-10 * time.Second), Pairs: 3, Done: 3, Trials: 1, Aborts: 1, Spend: 0.05})
+	h.Row(pairbench.Row{Intent: a.Job.Intent, Pair: a.Job.Pair, Arm: a.Arm, TrialDir: a.Dir})
 	assert.Nil(t, p.state.Slots[0], "the slot is free again")
-	assert.Equal(t, 1, p.state.Half)
-
-	// Pair 2's treatment aborts: the pair reruns whole as attempt 2.
-	p.recorded(row(b, pairbench.Aborted))
 	b2 := trialSpec("weather-high-oslo", 2, pairbench.Treatment, 2)
-	p.started(b2)
+	h.Start(b2)
 	assert.Equal(t, b2.Dir, p.state.Slots[0].Spec.Dir, "the first idle slot")
-	p.recorded(row(b2, pairbench.Correct))
-	p.recorded(row(trialSpec("weather-high-oslo", 2, pairbench.Control, 2), pairbench.Wrong))
-	p.recorded(row(trialSpec("weather-high-oslo", 1, pairbench.Treatment, 1), pairbench.Timeout))
 
-	assert.Equal(t, 3, p.state.Done, "one done before, pairs 1 and 2 now")
-	assert.Zero(t, p.state.Half)
-	assert.Equal(t, 5, p.state.Trials)
-	assert.Equal(t, 1, p.state.Aborts)
-	assert.InDelta(t, 0.05, p.state.Spend, 1e-9)
-	assert.Equal(t, 5, strings.Count(logs.String(), "msg=progress"), "without a terminal, a progress record per trial")
-	assert.Contains(t, logs.String(), "pairs_done=3 pairs=3 aborted=1")
-	assert.Contains(t, logs.String(), "eta=0s")
+	assert.Equal(t, 1, strings.Count(logs.String(), "msg=progress"), "without a terminal, a progress record per row")
+	assert.Contains(t, logs.String(), "pairs_done=3 pairs=3 aborted=1 spend_usd=0.0500 eta=0s")
+
+	h.Problem(runner.Problem{File: "rows.jsonl", Line: 3, Msg: "skipped a partial last line"})
+	assert.Contains(t, logs.String(), `level=WARN msg="skipped a partial last line" file=rows.jsonl line=3`)
 }
 
 func TestLiveViewKeepsTheBlockBelowLogs(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/stats"
 )
 
 func newReportCmd() *cobra.Command {
@@ -57,22 +57,10 @@ Examples:
 // renderings to out (dir when empty), printing their paths to stdout and
 // warnings to stderr.
 func runReport(dir, out, link string, stdout, stderr io.Writer) error {
-	run := runner.RunDir{Path: dir}
-	plan, err := run.ReadPlan()
-	if err != nil {
-		return err
-	}
-	// The rows stream through the statistics, which keep a few numbers of
-	// each: a run of any size is reported in little memory.
-	b := stats.NewBuilder(plan.StatsPlan())
-	if err := run.ScanRows(plan.RunID, warnTo(stderr), b.Add); err != nil {
-		return err
-	}
-	rep := b.Report()
 	if out == "" {
 		out = dir
 	}
-	paths, err := runner.RunDir{Path: out}.WriteReport(rep, runner.ReportOptions{Link: link})
+	paths, err := bench.WriteReport(runner.RunDir{Path: dir}, runner.RunDir{Path: out}, link, warnTo(stderr))
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}

@@ -1,23 +1,40 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 )
 
+// benchOptions are the options of a bench (run, demo, and serve's local
+// backend): a bench.Config and what the command line says about it.
+type benchOptions struct {
+	bench.Config
+	// GitRepo, GitRef, GitCache and PR become Config.Git when GitRepo is
+	// set: the registry is then read from git at GitRef.
+	GitRepo, GitRef, GitCache string
+	PR                        int
+	// Live, when set, is the terminal's live progress display; log
+	// records already go through it.
+	Live *liveView
+}
+
 // defaultBenchOptions are run's defaults; demo changes a few.
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Pairs: 10, Slots: 2, Model: scriptedModel, RunsDir: "runs", Alpha: 0.05,
-		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
+	return benchOptions{Config: bench.Config{Pairs: 10, Slots: 2, Model: bench.ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}}
 }
 
 // benchFlags binds the flags `run` and `demo` share to o, with o's values as
@@ -28,7 +45,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
 	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
-	f.StringVar(&o.Model, "model", o.Model, "model: "+scriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
+	f.StringVar(&o.Model, "model", o.Model, "model: "+bench.ScriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
 	f.StringVar(&o.ModelURL, "model-url", "", "override the provider's API base URL (an OpenAI-compatible endpoint)")
 	f.Float64Var(&o.Caps.TimeS, "time-cap", o.Caps.TimeS, "seconds one agent may run before it is stopped (outcome timeout)")
 	f.IntVar(&o.Caps.Turns, "turn-cap", o.Caps.Turns, "model turns one agent may take")
@@ -64,6 +81,9 @@ func (o *benchOptions) finish(shard string) error {
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		return fmt.Errorf("--alpha %v: want a level between 0 and 1", o.Alpha)
 	}
+	if _, err := bench.ParseModel(o.Model, o.ModelURL); err != nil {
+		return err
+	}
 	if o.RunID == "" {
 		o.RunID = time.Now().UTC().Format("20060102-150405")
 	}
@@ -82,7 +102,29 @@ func (o *benchOptions) finish(shard string) error {
 	if o.Tools, err = filepath.Abs(o.Tools); err != nil {
 		return err
 	}
+	o.Git = nil
+	if o.GitRepo != "" {
+		o.Git = &bench.Git{Repo: o.GitRepo, Ref: o.GitRef, PR: o.PR, Cache: o.GitCache}
+	}
 	return nil
+}
+
+// parseShard reads --shard k/n.
+func parseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		k, err = strconv.Atoi(a)
+		if err == nil {
+			n, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || n < 1 || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("--shard %q: want k/n with 1 <= k <= n, e.g. 2/3", s)
+	}
+	return k, n, nil
 }
 
 // defaultToolsDir finds tools/node_modules in the working directory or
@@ -108,6 +150,30 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// runBench runs a bench as `pairbench run` does: records to log, the live
+// display on o.Live, the registry's problems to stderr, and the paths it
+// wrote (run.json for a plan-only bench, else the reports) to stdout.
+func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, stderr io.Writer) (runner.RunDir, error) {
+	display := newProgress(o.Live, log, time.Now, o.Slots)
+	o.Log, o.Hooks = log, display.hooks()
+	stop := display.animate(ctx)
+	res, err := bench.Bench(ctx, o.Config)
+	stop()
+	var regErr *bench.RegistryError
+	if errors.As(err, &regErr) {
+		for _, p := range regErr.Problems {
+			fmt.Fprintln(stderr, p)
+		}
+	}
+	if o.PlanOnly && err == nil {
+		fmt.Fprintln(stdout, res.Dir.File(runner.PlanFile))
+	}
+	for _, p := range res.Reports {
+		fmt.Fprintln(stdout, p)
+	}
+	return res.Dir, err
 }
 
 func newRunCmd() *cobra.Command {

@@ -229,7 +229,7 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 			bench.Model = o.Model
 		}
 		benchCtx, stopBenches := context.WithCancel(ctx)
-		local = newLocalDispatcher(benchCtx, bench, o.GitURL, log)
+		local = newLocalDispatcher(benchCtx, bench.Config, o.GitURL, log)
 		dispatcher = local
 		defer func() {
 			stopBenches()

@@ -1,0 +1,257 @@
+// Package bench runs a bench from a configuration to its report, the same
+// way for every way in: `pairbench run` and `demo`, the service's local
+// dispatcher, and the GitHub Action (through the CLI).
+//
+// Bench runs one from start to end. Its four steps are methods of Run, for
+// callers that go step by step:
+//
+//	r, err := bench.Open(ctx, cfg) // read the registry, plan or resume the run, lock it
+//	defer r.Close()
+//	err = r.Smoke(ctx)             // the smoke gate; it freezes run.json
+//	err = r.Execute(ctx)           // every pending trial, uploading as it goes
+//	paths, err := r.Report(ctx)    // report.json, report.md, report.html, published
+//
+// What happens on the way reaches the caller through Config.Hooks: each
+// trial as it starts, each row once it is on disk, the progress after each,
+// and each problem that does not stop the bench. Everything that stops it is
+// an error value: a registry with problems is a *RegistryError listing them
+// (file:line), so a caller can print them or quote them in a comment.
+//
+// The package wires the runner to its adapters: pi as the agent
+// (runner/agent/pi), local Chromium as the browsers (runner/browser/local),
+// and the scripted model (runner/model) when the plan names it.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// Config is everything a bench is told.
+type Config struct {
+	// Registry is the registry directory or, with Git set, the registry's
+	// path inside the repository ("" or "." for its root).
+	Registry string
+	// Git, when set, reads the registry from a git repository at a pinned
+	// ref, without a checkout.
+	Git *Git
+
+	// RunID names the run; RunsDir holds its directory. An existing run of
+	// the same id is resumed.
+	RunID, RunsDir string
+	// Store is where the run is uploaded as it is produced ("" keeps it
+	// local only); see artifacts.Open.
+	Store string
+
+	// Intents selects intents by id or domain; empty means every intent
+	// that is not stale.
+	Intents []string
+	// Pairs is the number of pairs per intent.
+	Pairs int
+	// Model names the model both arms' agents use: ScriptedModel or
+	// provider/id (see ParseModel); ModelURL overrides the provider's
+	// endpoint.
+	Model, ModelURL string
+	Caps            runner.PlanCaps
+	// Seed shuffles the pair orders and seeds the report's bootstrap.
+	Seed uint64
+	// Alpha is the two-sided significance level of the labels.
+	Alpha float64
+	// Force resumes a run whose plan changed.
+	Force bool
+
+	// Slots is how many jobs run at once.
+	Slots int
+	// Shard and Shards select this runner's pairs of a run split across
+	// runners (1-based; 0 for the whole run).
+	Shard, Shards int
+	// Adoption is how many treatment-only adoption trials each domain runs
+	// before its pairs; 0 skips the stage.
+	Adoption int
+	// StartDelay is how long after the start page loaded the agent starts,
+	// and Settle Playwright MCP's settle wait after each action, in both
+	// arms.
+	StartDelay, Settle time.Duration
+	// Budget is what the whole run may use; the smoke gate refuses a plan
+	// whose trials could exceed it at their caps.
+	Budget runner.Budget
+
+	// Tools is the node_modules directory of the pinned Node tools (Node,
+	// pi, Playwright MCP).
+	Tools string
+	// Hosts maps site host names to loopback addresses for the browser.
+	Hosts map[string]string
+	// ExampleSites serves pairbench's example sites on loopback for the
+	// bench's life and maps their hosts (books.example, weather.example).
+	ExampleSites bool
+	// TempDir holds the per-trial sandbox, egress and browser profile
+	// directories; those killed runners left there are removed.
+	TempDir string
+	// Link is the full report's URL, linked from report.md.
+	Link string
+	// PlanOnly makes Bench stop once the plan is frozen and stored: the
+	// plan job of a run spread over runners.
+	PlanOnly bool
+
+	// Log receives the bench's diagnostics and a record per trial.
+	Log *slog.Logger
+	// Hooks see the bench as it goes.
+	Hooks Hooks
+}
+
+// Git locates a registry in a git repository.
+type Git struct {
+	// Repo is the repository (a URL or a path) and Ref the branch, tag or
+	// commit to read.
+	Repo, Ref string
+	// PR is the pull request whose last head is read when Ref is a deleted
+	// branch (0: none).
+	PR int
+	// Cache is the bare repository fetches go through.
+	Cache string
+}
+
+// Hooks see a bench as it goes. Each may be nil. Start, Row and Progress
+// are called from the slots' goroutines and must return quickly: Start and
+// Progress one call at a time, Row possibly at the same time as others
+// (see runner.Execution).
+type Hooks struct {
+	// Start sees each trial as it starts.
+	Start func(runner.TrialSpec)
+	// Row sees each trial's row once it is on disk.
+	Row func(pairbench.Row)
+	// Progress sees the run's progress after each start and row.
+	Progress func(runner.Progress)
+	// Problem sees each thing that goes wrong without stopping the bench;
+	// without it, problems are logged as warnings.
+	Problem func(runner.Problem)
+}
+
+// RegistryError is the error of a bench whose registry has problems. It
+// unwraps to the intents.Problems, each "file:line: message" with the file
+// named as the registry's source names it (the path inside the repository
+// for a registry read from git).
+type RegistryError struct {
+	// Registry names the registry: its directory, or its source in git.
+	Registry string
+	// Git is true for a registry read from git, which has no directory to
+	// validate.
+	Git      bool
+	Problems intents.Problems
+}
+
+func (e *RegistryError) Error() string {
+	n := fmt.Sprintf("%d problem(s)", len(e.Problems))
+	if e.Git {
+		return fmt.Sprintf("the registry at %s has %s", e.Registry, n)
+	}
+	return fmt.Sprintf("the registry %s has %s; `pairbench validate %s` lists them", e.Registry, n, e.Registry)
+}
+
+func (e *RegistryError) Unwrap() error { return e.Problems }
+
+// Run is one opened bench: a run directory held by this process, its plan,
+// and what its trials need. Its methods are called in order, from one
+// goroutine: Smoke, Execute, Report, and Close in every case.
+type Run struct {
+	cfg  Config
+	log  *slog.Logger
+	dir  runner.RunDir
+	plan *runner.Plan
+	// fresh is true for a run planned here; adopted for one whose plan was
+	// fetched from the store. Either way the smoke gate has not passed here.
+	fresh, adopted bool
+	smoked         bool
+
+	hosts   map[string]string // the browser's host mappings
+	store   artifacts.Store   // nil without one
+	sync    *artifacts.Syncer // nil without a store
+	trials  *runner.Trials
+	agent   agent
+	closers []func() error // in the order acquired
+}
+
+// Plan returns the run's plan; it is frozen in run.json by Smoke.
+func (r *Run) Plan() *runner.Plan { return r.plan }
+
+// Dir returns the run directory.
+func (r *Run) Dir() runner.RunDir { return r.dir }
+
+// Resumed reports whether the run existed before Open: its run.json was
+// frozen by an earlier runner of this run directory.
+func (r *Run) Resumed() bool { return !r.fresh && !r.adopted }
+
+// Close releases what the run holds, the run directory's lock last, and
+// removes the temporary directories no live runner holds. Close may be
+// called more than once.
+func (r *Run) Close() error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		errs = append(errs, r.closers[i]())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+// onClose adds a release to run at Close.
+func (r *Run) onClose(f func() error) { r.closers = append(r.closers, f) }
+
+// problem shows p through the Problem hook, or logs it.
+func (r *Run) problem(p runner.Problem) {
+	if r.cfg.Hooks.Problem != nil {
+		r.cfg.Hooks.Problem(p)
+		return
+	}
+	r.log.Warn(p.Msg, p.LogArgs()...)
+}
+
+// Result is what a bench left.
+type Result struct {
+	// Dir is the run directory; zero when the bench did not get as far as
+	// taking it.
+	Dir runner.RunDir
+	// Reports are the report files written, in the order written: none for
+	// a plan-only bench, a shard, or an interrupted run.
+	Reports []string
+}
+
+// Bench runs the bench cfg describes from start to end: Open, Smoke and,
+// for a plan-only bench, an upload of the plan; else Execute and, for a run
+// that is not a shard and was not interrupted, Report. A report is written
+// even when the run stopped on too many aborts; the error then says so. The
+// Result holds what the bench got as far as, with or without an error.
+func Bench(ctx context.Context, cfg Config) (Result, error) {
+	r, err := Open(ctx, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.Close()
+	res := Result{Dir: r.Dir()}
+	if err := r.Smoke(ctx); err != nil {
+		return res, err
+	}
+	if cfg.PlanOnly {
+		if err := r.Upload(ctx); err != nil {
+			return res, fmt.Errorf("store the plan: %w", err)
+		}
+		return res, nil
+	}
+	runErr := r.Execute(ctx)
+	if runErr != nil && ctx.Err() != nil {
+		return res, runErr
+	}
+	if cfg.Shards > 0 {
+		r.log.Info("shard done; merge the shards with `pairbench merge`", "shard", fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards))
+		return res, runErr
+	}
+	res.Reports, err = r.Report(ctx)
+	return res, errors.Join(err, runErr)
+}

@@ -1,0 +1,151 @@
+package bench_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox's init, as pairbench's
+// main does: the sandbox re-executes the running binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func config(t *testing.T, registry string) bench.Config {
+	t.Helper()
+	tools, err := filepath.Abs("../tools/node_modules")
+	require.NoError(t, err)
+	return bench.Config{Registry: registry, RunID: "r1", RunsDir: t.TempDir(), Pairs: 1, Slots: 1,
+		Model: bench.ScriptedModel, Caps: runner.PlanCaps{TimeS: 120, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
+		Settle: 300 * time.Millisecond, Tools: tools, TempDir: t.TempDir()}
+}
+
+// TestRegistryProblemsAreValues opens a bench of a broken registry: the
+// error lists every problem by file and line, as intents' own Problems, and
+// nothing of the run is made.
+func TestRegistryProblemsAreValues(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "domains"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "bench", "intents", "x.example"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bench", "intents", "x.example", "a.yaml"), []byte("id: a\ndomain: x.example\nnope: 1\n"), 0o644))
+	cfg := config(t, dir)
+
+	_, err := bench.Open(t.Context(), cfg)
+	var regErr *bench.RegistryError
+	require.ErrorAs(t, err, &regErr)
+	assert.Equal(t, dir, regErr.Registry)
+	var ps intents.Problems
+	require.ErrorAs(t, err, &ps, "a caller that knows only package intents finds the problems too")
+	assert.Equal(t, []intents.Problem(regErr.Problems), []intents.Problem(ps))
+	var at3 bool
+	for _, p := range ps {
+		at3 = at3 || p.String() == filepath.Join(dir, "bench/intents/x.example/a.yaml")+":3: unknown field \"nope\""
+	}
+	assert.True(t, at3, "the unknown key is named at its line: %v", ps)
+	assert.Contains(t, err.Error(), "`pairbench validate "+dir+"` lists them")
+	assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID), "no run directory for a registry with problems")
+}
+
+// TestBenchRunsToItsReport runs a real one-pair bench (the example sites,
+// local Chromium, pi in the sandbox, the scripted model) through Bench and
+// checks what every hook saw and what the run left, locally and in the
+// store.
+func TestBenchRunsToItsReport(t *testing.T) {
+	needRealStack(t)
+	cfg := config(t, "../examples/registry")
+	cfg.Intents, cfg.ExampleSites, cfg.Store = []string{"weather-high-oslo"}, true, t.TempDir()
+
+	var (
+		mu       sync.Mutex
+		started  []runner.TrialSpec
+		rows     []pairbench.Row
+		last     runner.Progress
+		problems []runner.Problem
+	)
+	cfg.Hooks = bench.Hooks{
+		Start:    func(s runner.TrialSpec) { mu.Lock(); started = append(started, s); mu.Unlock() },
+		Row:      func(r pairbench.Row) { mu.Lock(); rows = append(rows, r); mu.Unlock() },
+		Progress: func(p runner.Progress) { mu.Lock(); last = p; mu.Unlock() },
+		Problem:  func(p runner.Problem) { mu.Lock(); problems = append(problems, p); mu.Unlock() },
+	}
+	res, err := bench.Bench(t.Context(), cfg)
+	require.NoError(t, err)
+
+	assert.Len(t, started, 2, "both arms of the one pair")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
+	}
+	assert.Equal(t, 1, last.Pairs)
+	assert.Equal(t, 1, last.Done)
+	assert.Equal(t, 2, last.Trials)
+	assert.Zero(t, last.Running)
+	assert.Empty(t, problems)
+
+	dir := runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
+	assert.Equal(t, dir, res.Dir)
+	assert.Equal(t, []string{dir.File("report.json"), dir.File("report.md"), dir.File("report.html")}, res.Reports)
+	plan, err := dir.ReadPlan()
+	require.NoError(t, err)
+	assert.Empty(t, plan.Model.BaseURL, "the scripted model's port is not frozen")
+	for _, rel := range []string{"run.json", "rows.jsonl", "report.json", "report.md", "report.html"} {
+		assert.FileExists(t, filepath.Join(cfg.Store, cfg.RunID, rel), "the store holds %s", rel)
+	}
+
+	// The run is done: opened again, it resumes to nothing.
+	rows = nil
+	res, err = bench.Bench(t.Context(), cfg)
+	require.NoError(t, err)
+	assert.Empty(t, rows, "a finished run has no trial left")
+	assert.Len(t, res.Reports, 3)
+}
+
+// TestExecuteNeedsTheSmokeGate opens a bench and runs it without the gate.
+func TestExecuteNeedsTheSmokeGate(t *testing.T) {
+	needRealStack(t)
+	cfg := config(t, "../examples/registry")
+	cfg.Intents = []string{"weather-high-oslo"}
+	r, err := bench.Open(t.Context(), cfg)
+	require.NoError(t, err)
+	defer r.Close()
+	assert.False(t, r.Resumed())
+	assert.Error(t, r.Execute(t.Context()))
+	_, err = r.Dir().ReadPlan()
+	assert.True(t, errors.Is(err, os.ErrNotExist), "no run.json before the smoke gate passed")
+}
+
+// needRealStack fails the test when a real bench cannot run here, naming
+// what is missing; with -short it skips.
+func needRealStack(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a real bench; skipped with -short")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
+	}
+	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
+		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
+	}
+	if _, err := os.Stat("../tools/node_modules/@earendil-works/pi-coding-agent/package.json"); err != nil {
+		t.Fatal("the pinned Node tools are not installed (scripts/setup.sh installs them)")
+	}
+}

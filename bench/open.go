@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// Open opens the bench cfg describes: it reads the registry (a
+// *RegistryError lists its problems), takes the run directory's lock, plans
+// the run or resumes the one already there (taking a plan a --plan-only
+// runner stored, for a shard), and readies the agent, the browsers and,
+// for the scripted model, the model. It starts no trial and writes no
+// run.json: Smoke does. On error it holds nothing.
+func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	// A runner killed with SIGKILL could not remove its directories (its
+	// browsers and sandboxes died with it); its successors do, at start and
+	// again at exit for the ones too young to be sure of at start.
+	r.cleanLeftovers()
+	r.onClose(func() error { r.cleanLeftovers(); return nil })
+
+	reg, source, err := r.readRegistry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParseModel(cfg.Model, cfg.ModelURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ExampleSites {
+		if err := r.serveExampleSites(); err != nil {
+			return nil, err
+		}
+	}
+	tools := newTools(cfg.Tools)
+	versions, err := tools.versions(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	lock, err := r.dir.Lock()
+	if err != nil {
+		return nil, err
+	}
+	r.onClose(lock.Unlock)
+
+	if cfg.Store != "" {
+		if r.store, err = artifacts.Open(ctx, cfg.Store); err != nil {
+			return nil, err
+		}
+		// A shard takes the plan already stored (by a --plan-only run), so
+		// every runner of the run shares one run.json.
+		if r.adopted, err = r.dir.FetchPlan(ctx, r.store, cfg.RunID); err != nil {
+			return nil, err
+		}
+		if r.sync, err = r.dir.Syncer(r.store, cfg.RunID); err != nil {
+			return nil, err
+		}
+	}
+
+	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
+		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source}
+	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
+		return nil, err
+	}
+	tis, err := runner.TrialIntents(reg, r.plan)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.startParts(ctx, tools, tis); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readRegistry loads the registry from its directory, or from git at the
+// pinned ref without a checkout.
+func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Source, error) {
+	var (
+		source runner.Source
+		reg    *intents.Registry
+		err    error
+		name   = r.cfg.Registry
+	)
+	if g := r.cfg.Git; g != nil {
+		var tree fs.FS
+		if source, tree, err = runner.GitFetch(ctx, g.Cache, g.Repo, g.Ref, g.PR, r.cfg.Registry); err != nil {
+			return nil, source, err
+		}
+		r.log.Info("registry", "source", source.String())
+		name = source.String()
+		reg, err = intents.LoadFS(tree, r.cfg.Registry)
+	} else {
+		reg, err = intents.Load(r.cfg.Registry)
+	}
+	var ps intents.Problems
+	if errors.As(err, &ps) {
+		return nil, source, &RegistryError{Registry: name, Git: r.cfg.Git != nil, Problems: ps}
+	}
+	return reg, source, err
+}
+
+// planOrResume returns the run's plan: the stored run.json when the run
+// exists (refusing a changed plan unless Force), else a new one (fresh).
+func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*runner.Plan, bool, error) {
+	stored, err := r.dir.ReadPlan()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		plan, skipped, err := runner.NewPlan(reg, opts)
+		for _, s := range skipped {
+			r.problem(runner.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
+		}
+		return plan, true, err
+	case err != nil:
+		return nil, false, err
+	}
+	opts.Now = stored.CreatedAt
+	if len(opts.Intents) == 0 {
+		for _, in := range stored.Intents {
+			opts.Intents = append(opts.Intents, in.ID)
+		}
+	}
+	again, _, err := runner.NewPlan(reg, opts)
+	if err != nil {
+		return nil, false, fmt.Errorf("resume %s: %w", stored.RunID, err)
+	}
+	if changes := stored.Changes(again); len(changes) > 0 {
+		if !r.cfg.Force {
+			return nil, false, fmt.Errorf("run %s was planned differently (%s); use another --run-id, or --force to resume it as planned",
+				stored.RunID, strings.Join(changes, "; "))
+		}
+		r.problem(runner.Problem{Msg: "resuming a run whose plan changed", Attrs: []any{"changes", changes}})
+	}
+	r.log.Info("resuming", "run", stored.RunID)
+	return stored, false, nil
+}

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/pi"
+	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/runner/model"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// This file wires the runner to its parts: the agent (pi), the browsers
+// (local Chromium) and the scripted model. Another agent or browser
+// provider is added here.
+
+// ScriptedModel names pairbench's own scripted model where a model is
+// named (the --model flag, a /bench command).
+const ScriptedModel = "scripted"
+
+// ParseModel reads a model's name: ScriptedModel for the scripted model,
+// else provider/id, priced by the agent; baseURL overrides the provider's
+// endpoint.
+func ParseModel(name, baseURL string) (runner.Model, error) {
+	if name == ScriptedModel {
+		return runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
+			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15}, nil
+	}
+	provider, id, ok := strings.Cut(name, "/")
+	if !ok || provider == "" || id == "" {
+		return runner.Model{}, fmt.Errorf("--model %q: want %s or provider/id (e.g. openai/gpt-5.4-mini)", name, ScriptedModel)
+	}
+	return runner.Model{Provider: provider, ID: id, BaseURL: baseURL}, nil
+}
+
+// agent is what the bench needs of its agent beyond runner.Agent: a warm-up
+// before the first trial, and a Close after the last.
+type agent interface {
+	runner.Agent
+	Warm(ctx context.Context, servers ...runner.MCPServer) error
+	Close() error
+}
+
+// tools are the pinned Node tools the agent and its browser control run on.
+type tools struct{ pi.Tools }
+
+func newTools(nodeModules string) tools { return tools{pi.Tools{NodeModules: nodeModules}} }
+
+// versions records what every trial depends on, for run.json.
+func (t tools) versions(ctx context.Context) (runner.Versions, error) {
+	v := runner.Versions{Pairbench: Version()}
+	var err error
+	if v.Agent, err = packageVersion(t.Pi()); err != nil {
+		return v, fmt.Errorf("pi is not installed (run `make setup`): %w", err)
+	}
+	if v.PlaywrightMCP, err = packageVersion(t.PlaywrightMCP()); err != nil {
+		return v, fmt.Errorf("Playwright MCP is not installed (run `make setup`): %w", err)
+	}
+	out, err := exec.CommandContext(ctx, t.Node(), "--version").Output()
+	if err != nil {
+		return v, fmt.Errorf("node 22 is not installed (run `make setup`): %w", err)
+	}
+	v.Node = strings.TrimSpace(string(out))
+	out, err = exec.CommandContext(ctx, local.DefaultChromiumPath, "--version").Output()
+	if err != nil {
+		return v, fmt.Errorf("chromium is not installed (run `make setup`): %w", err)
+	}
+	v.Chromium = strings.TrimSpace(string(out))
+	return v, nil
+}
+
+func packageVersion(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return "", fmt.Errorf("%s/package.json: %w", dir, err)
+	}
+	return meta.Version, nil
+}
+
+// startParts starts the scripted model when the plan names it, and readies
+// the agent, the browsers and the trials.
+func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.TrialIntent) error {
+	if r.plan.Model.Scripted {
+		var known []intents.Intent
+		for _, ti := range tis {
+			known = append(known, ti.Intent)
+		}
+		addr, stop, err := ServeLoopback(model.New(known, model.Options{Logger: r.log}))
+		if err != nil {
+			return fmt.Errorf("scripted model: %w", err)
+		}
+		r.onClose(func() error { stop(); return nil })
+		r.plan.Model.BaseURL = "http://" + addr + "/v1"
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	a, err := pi.New(pi.Config{Node: t.Node(), Package: t.Pi(), ExtraPackages: t.PlaywrightPackages(),
+		HostEnv: os.Environ(), Executable: exe, TempRoot: r.cfg.TempDir, Log: r.log})
+	if err != nil {
+		return err
+	}
+	r.agent = a
+	r.onClose(a.Close)
+	// One spare browser per slot: each trial's Chromium starts while the
+	// slot's previous trial runs.
+	browsers, err := local.New(local.Config{Hosts: r.hosts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots})
+	if err != nil {
+		return err
+	}
+	r.onClose(func() error { browsers.Close(); return nil })
+	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
+		BrowserMCP: t.BrowserMCP(r.cfg.Settle), StartDelay: r.cfg.StartDelay, Log: r.log}
+	return nil
+}
+
+// serveExampleSites serves the example sites on loopback until Close, in
+// place of the configured hosts.
+func (r *Run) serveExampleSites() error {
+	addr, stop, err := ServeLoopback(site.New())
+	if err != nil {
+		return fmt.Errorf("example sites: %w", err)
+	}
+	r.onClose(func() error { stop(); return nil })
+	r.hosts = map[string]string{}
+	for _, h := range site.Hosts() {
+		r.hosts[h] = addr
+	}
+	return nil
+}
+
+// leftoverGrace is how old an unheld directory must be before it counts as
+// a killed runner's: a live runner locks each directory right after
+// creating it.
+const leftoverGrace = 5 * time.Second
+
+// cleanLeftovers removes the sandbox, egress, browser profile and compile
+// cache directories in the temporary directory that no live runner holds.
+func (r *Run) cleanLeftovers() {
+	dir, cutoff := r.cfg.TempDir, time.Now().Add(-leftoverGrace)
+	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
+	profiles, err2 := local.CleanStale(dir, cutoff)
+	caches, err3 := pi.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(profiles) + len(caches); n > 0 {
+		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes), "browser", len(profiles),
+			"compile-cache", len(caches), "dir", dir)
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
+	}
+}
+
+// ServeLoopback serves h on a free loopback port until stop is called.
+func ServeLoopback(h http.Handler) (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return ln.Addr().String(), func() {
+		srv.Close()
+		<-done
+	}, nil
+}

@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// Smoke passes the smoke gate, then freezes the plan. The gate checks,
+// before any pair, that a trial can work at all: the sandbox is sound and
+// hides the bench's own files, the plan fits the budget at its caps, a
+// zero-tool agent run answers at a cost above zero, and one treatment
+// browser setup passes end to end. A run resumed from its own run.json has
+// passed it already and goes straight on; a new run freezes run.json only
+// once the gate passed, so a failed gate leaves no plan. The error says
+// which check failed.
+func (r *Run) Smoke(ctx context.Context) error {
+	if r.fresh || r.adopted {
+		if err := r.smokeGate(ctx); err != nil {
+			return fmt.Errorf("smoke gate: %w", err)
+		}
+	}
+	if r.fresh {
+		if err := r.dir.WritePlan(r.plan); err != nil {
+			return err
+		}
+	}
+	r.smoked = true
+	return nil
+}
+
+func (r *Run) smokeGate(ctx context.Context) error {
+	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: r.hidden(), TempRoot: r.cfg.TempDir}); err != nil {
+		return err
+	}
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
+		return err
+	}
+	if err := runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir); err != nil {
+		return err
+	}
+	first := r.plan.Intents[0]
+	ti := r.trials.Intents[first.ID]
+	setup, err := runner.SetUpBrowser(ctx, r.log, r.trials.Browsers, runner.SetupSpec{Arm: pairbench.Treatment,
+		StartURL: ti.Intent.StartURL, Tools: ti.Tools, EntryTool: ti.Intent.EntryTool, Browser: ti.Browser})
+	if err != nil {
+		return fmt.Errorf("treatment setup of %s: %w", first.ID, err)
+	}
+	return setup.Browser.Close(ctx)
+}
+
+// hidden lists what the sandbox must not see: the runs directory, the
+// registry's directory (a registry read from git is in memory) and the git
+// cache.
+func (r *Run) hidden() []string {
+	hidden := []string{r.cfg.RunsDir}
+	if r.cfg.Git == nil {
+		hidden = append(hidden, r.cfg.Registry)
+	} else if r.cfg.Git.Cache != "" {
+		hidden = append(hidden, r.cfg.Git.Cache)
+	}
+	return hidden
+}
+
+// plannedTrials counts the trials this runner's share of the plan holds:
+// two per pair of its shard, and the adoption trials.
+func (r *Run) plannedTrials() int {
+	pairs, err := r.execution().Pairs()
+	if err != nil {
+		return 0
+	}
+	domains := map[string]bool{}
+	for _, in := range r.plan.Intents {
+		domains[in.Domain] = true
+	}
+	return 2*len(pairs) + r.cfg.Adoption*len(domains)
+}
