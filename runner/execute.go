@@ -263,7 +263,9 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 
 // adoptionJobs returns the adoption trials still to run: n per domain,
 // interleaved across domains, each on the domain's first intent in the
-// plan. Trials already scored or aborted twice count as run.
+// plan. A trial with a scored attempt counts as run; one without (it
+// aborted, or never ran) runs again as its next attempt, in every run that
+// resumes the stage.
 func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row) []Job {
 	inShard := map[string]bool{}
 	for _, p := range pairs {

@@ -261,3 +261,15 @@ func TestExecuteReportsProgress(t *testing.T) {
 	assert.Equal(t, 1, end.Aborts)
 	assert.Equal(t, 9, end.Trials, "4 pairs, one of them run twice after its abort")
 }
+
+// TestTrialOfAnUnknownIntentIsAFault runs a trial of an intent the trials
+// were not given: that is the caller's fault, which stops the run, not an
+// aborted trial that would be rerun and paid for again.
+func TestTrialOfAnUnknownIntentIsAFault(t *testing.T) {
+	trials := &Trials{RunDir: RunDir{Path: t.TempDir()}, Plan: testPlan(), Intents: map[string]*TrialIntent{}}
+	job := Job{Intent: "nope", Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	row, err := trials.Run(context.Background(), TrialSpec{Job: job, Arm: pairbench.Control, Dir: TrialDir(job, pairbench.Control)})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrInterrupted)
+	assert.Empty(t, row.Outcome, "no outcome is recorded for it")
+}

@@ -103,7 +103,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}
 	in := t.Intents[spec.Job.Intent]
 	if in == nil {
-		return abort("runner error: intent not in the plan")
+		// A job of an intent the trials were not given: a fault of the
+		// caller, never an outcome of the trial.
+		return row, fmt.Errorf("%s: intent %s is not among the trials' intents", spec.Dir, spec.Job.Intent)
 	}
 	dir := t.RunDir.File(spec.Dir)
 	// A trial interrupted before its row was written may have left its
@@ -151,7 +153,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if wait := time.Until(setup.Load.LoadedAt.Add(t.StartDelay)); wait > 0 {
 		select {
 		case <-ctx.Done():
-			return abort("interrupted")
+			return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
 		case <-time.After(wait):
 		}
 	}

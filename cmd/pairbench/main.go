@@ -84,8 +84,8 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// failure marks a command that ran to the end and found problems it already
-// printed (exit 1, nothing more to say).
+// errFailure marks a command that ran to the end and found problems it
+// already printed (exit 1, nothing more to say).
 var errFailure = errors.New("failed")
 
 // exitCode translates err into the process exit code, printing it once.

@@ -288,8 +288,6 @@ func failed(result, tool string) bool {
 		strings.HasPrefix(lower, strings.ToLower(tool)+" failed:") || strings.Contains(lower, "returned an error")
 }
 
-// finalAnswer writes the final message: a sentence and a fenced JSON answer
-// holding what of the baseline answer the model read.
 // complete reports whether every value of the intent's baseline answer
 // appears in the text read.
 func complete(in *intents.Intent, read ...string) bool {
@@ -297,6 +295,8 @@ func complete(in *intents.Intent, read ...string) bool {
 	return len(missing) == 0
 }
 
+// finalAnswer writes the final message: a sentence and a fenced JSON answer
+// holding what of the baseline answer the model read.
 func finalAnswer(in *intents.Intent, source string, read []string) string {
 	c := newCorpus(read)
 	answer, missing := filterAnswer(in.Baseline.Answer, c, "")
