@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/model"
 )
@@ -63,12 +65,31 @@ func (m *modelClock) reset() (first, last time.Time) {
 //
 //	go test ./runner -run '^$' -bench TrialOverhead -benchtime 8x
 func BenchmarkTrialOverhead(b *testing.B) {
-	b.Run("spare", func(b *testing.B) { benchmarkTrialOverhead(b, 1) })
-	b.Run("cold", func(b *testing.B) { benchmarkTrialOverhead(b, 0) })
+	b.Run("spare", func(b *testing.B) { benchmarkTrialOverhead(b, 1, "pi") })
+	b.Run("cold", func(b *testing.B) { benchmarkTrialOverhead(b, 0, "pi") })
 }
 
-func benchmarkTrialOverhead(b *testing.B, spares int) {
+// BenchmarkAgentOverhead runs the spare variant for every agent side by
+// side in one run: agent-start-s is the agent's start until its first model
+// request, overhead-s the whole trial minus the model's turns.
+//
+//	go test ./runner -run '^$' -bench AgentOverhead -benchtime 8x
+func BenchmarkAgentOverhead(b *testing.B) {
+	for _, name := range agents.Names {
+		b.Run(name, func(b *testing.B) { benchmarkTrialOverhead(b, 1, name) })
+	}
+}
+
+func benchmarkTrialOverhead(b *testing.B, spares int, agentName string) {
 	s := newStack(b, []string{"weather-high-oslo"}, model.Options{}, func(c *local.Config) { c.Spares = spares })
+	if agentName != "pi" {
+		exe, err := os.Executable()
+		require.NoError(b, err)
+		a, err := agents.New(agentName, agents.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
+		require.NoError(b, err)
+		s.trials.Agent = a
+		s.trials.Plan.Allowlist = append(runner.Allowlist(), agents.HarnessTools(agentName)...)
+	}
 	clock := &modelClock{next: model.New(resolvedIntents(s), model.Options{})}
 	srv := httptest.NewServer(clock)
 	defer srv.Close()

@@ -178,6 +178,9 @@ func (p *Plan) StatsPlan() stats.Plan {
 	if p.Source.Repo != "" {
 		sp.Source = p.Source.String()
 	}
+	if p.Versions.AgentName != "" {
+		sp.Model.Agent = p.Versions.AgentName + " " + p.Versions.Agent
+	}
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{
 			ID:      in.ID,

@@ -197,7 +197,11 @@ func mdHead(v reportView) string {
 		b.WriteString(" · **scripted model, not an LLM**")
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "Run %s · model %s", mdCode(clipText(v.RunID, 200), false), mdCode(clipText(v.Model, 200), false))
+	fmt.Fprintf(&b, "Run %s", mdCode(clipText(v.RunID, 200), false))
+	if v.Agent != "" {
+		fmt.Fprintf(&b, " · agent %s", mdCode(clipText(v.Agent, 200), false))
+	}
+	fmt.Fprintf(&b, " · model %s", mdCode(clipText(v.Model, 200), false))
 	if v.Source != "" {
 		fmt.Fprintf(&b, " · registry %s", mdText(clipText(v.Source, 300)))
 	}

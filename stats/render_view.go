@@ -19,6 +19,8 @@ type reportView struct {
 	Model    string
 	Source   string
 	Scripted bool
+	// Agent names the agent and its version ("" when the run did not).
+	Agent string
 	// Verdict is the worst label ("" when there are no intents); Counts the
 	// label histogram in rank order, as text.
 	Verdict pairbench.Label
@@ -95,6 +97,7 @@ func newView(r *Report) reportView {
 	v := reportView{
 		RunID:    r.RunID,
 		Model:    r.Model.Name,
+		Agent:    r.Model.Agent,
 		Source:   r.Source,
 		Scripted: r.Model.Scripted,
 		Verdict:  r.Verdict,
@@ -339,6 +342,9 @@ func viewRunFacts(r *Report) []viewFact {
 	model := orDash(r.Model.Name)
 	if r.Model.Scripted {
 		model += ": scripted model, not an LLM. " + scriptedNote
+	}
+	if r.Model.Agent != "" {
+		add("Agent", "%s", r.Model.Agent)
 	}
 	add("Model", "%s", model)
 	add("Statistics", "α = %s; speed: exact Wilcoxon signed-rank test on the pairs' log time ratios with the Hodges–Lehmann speedup; accuracy: exact McNemar test with treatment's share of the discordant pairs (Clopper–Pearson); Holm across intents separately for speed and accuracy, over the intents whose pairs could reach significance (Tarone); Wilson intervals per arm (z = %.4f)",

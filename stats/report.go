@@ -34,6 +34,9 @@ type Plan struct {
 // Model names the agent's model.
 type Model struct {
 	Name string `json:"name"`
+	// Agent is the agent that ran the model, with its version
+	// ("claude-code 2.1.332"); "" for runs that did not record it.
+	Agent string `json:"agent,omitempty"`
 	// Scripted is true for pairbench's own scripted model: its results test
 	// the harness, not an agent.
 	Scripted bool `json:"scripted"`
