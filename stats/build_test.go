@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -273,6 +274,32 @@ func TestBuildToolsNativeAndToolless(t *testing.T) {
 			Errors: []ErrorCount{{"timeout", 2}, {"no such author", 1}}},
 		{Domain: "books.example", Tool: "site_search", Calls: 1},
 	}, rep.Tools)
+}
+
+// TestBuildToolsThatDidNotRegister: a registered tool whose file failed in
+// the browser is in the per-tool table with the trials it failed in and
+// the browser's message, though the agent never called it.
+func TestBuildToolsThatDidNotRegister(t *testing.T) {
+	rows := workedExample("books")
+	fail := pairbench.RegistrationFailure{Tool: "list_genre", File: "domains/books.example/tools/list_genre.js", Line: 3,
+		URL: "http://books.example/", Error: "TypeError: x is undefined"}
+	aborted := row("books", 10, pairbench.AB, pairbench.Treatment, 1, trial{outcome: pairbench.Aborted})
+	aborted.Unregistered = []pairbench.RegistrationFailure{fail}
+	rows = append(rows, aborted, aborted)
+	rows[1].Unregistered = []pairbench.RegistrationFailure{{Tool: "list_genre", URL: "http://books.example/b", Error: "the browser cannot compile the file: SyntaxError"}}
+	rep := Build(planFor("books"), rows)
+	assert.Equal(t, []ToolFailures{{Domain: "books.example", Tool: "list_genre", Registered: true, NotRegistered: 3,
+		Errors: []ErrorCount{
+			{"did not register (domains/books.example/tools/list_genre.js:3): TypeError: x is undefined", 2},
+			{"did not register: the browser cannot compile the file: SyntaxError", 1},
+		}}}, rep.Tools)
+
+	md := Markdown(rep, MarkdownOptions{})
+	assert.Contains(t, md, "| `books.example` | `list_genre` | yes, but did not register in 3 trials | 0 | 0 | "+
+		"`did not register (domains/books.example/tools/list_genre.js:3): TypeError: x is undefined` ×2;")
+	var html strings.Builder
+	require.NoError(t, WriteHTML(&html, rep))
+	assert.Contains(t, html.String(), "yes, but did not register in 3 trial(s)")
 }
 
 func TestBuildRunChecks(t *testing.T) {

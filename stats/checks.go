@@ -21,7 +21,8 @@ const startDelayLimitMS = 1000
 func toolTable(tools map[toolKey]*toolAcc) []ToolFailures {
 	out := make([]ToolFailures, 0, len(tools))
 	for k, acc := range tools {
-		tf := ToolFailures{Domain: k.domain, Tool: k.tool, Registered: k.registered, Calls: acc.calls, Failures: acc.failures}
+		tf := ToolFailures{Domain: k.domain, Tool: k.tool, Registered: k.registered, Calls: acc.calls, Failures: acc.failures,
+			NotRegistered: acc.unregistered}
 		for msg, n := range acc.errors {
 			tf.Errors = append(tf.Errors, ErrorCount{Error: msg, Count: n})
 		}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/pairbench/pairbench"
@@ -240,7 +241,26 @@ type toolKey struct {
 
 type toolAcc struct {
 	calls, failures int
+	unregistered    int // trials in which the tool did not register
 	errors          map[string]int
+}
+
+// tool returns the tally of one tool, created on first use.
+func (b *Builder) tool(domain, name string, registered bool) *toolAcc {
+	acc := b.tools[toolKey{domain, name, registered}]
+	if acc == nil {
+		acc = &toolAcc{errors: map[string]int{}}
+		b.tools[toolKey{clone(domain), clone(name), registered}] = acc
+	}
+	return acc
+}
+
+// addError counts one occurrence of msg.
+func (a *toolAcc) addError(msg string) {
+	if _, ok := a.errors[msg]; !ok {
+		msg = clone(msg)
+	}
+	a.errors[msg]++
 }
 
 // Builder computes a run's report from its rows one at a time, keeping only
@@ -287,12 +307,7 @@ func (b *Builder) Add(r *pairbench.Row) {
 	b.spend += r.CostUSD
 	for i := range r.WebMCP {
 		inv := &r.WebMCP[i]
-		k := toolKey{r.Domain, inv.Tool, inv.Registered}
-		acc := b.tools[k]
-		if acc == nil {
-			acc = &toolAcc{errors: map[string]int{}}
-			b.tools[toolKey{clone(r.Domain), clone(inv.Tool), inv.Registered}] = acc
-		}
+		acc := b.tool(r.Domain, inv.Tool, inv.Registered)
 		acc.calls++
 		if inv.Status != "ok" {
 			acc.failures++
@@ -300,11 +315,21 @@ func (b *Builder) Add(r *pairbench.Row) {
 			if msg == "" {
 				msg = "(no message)"
 			}
-			if _, ok := acc.errors[msg]; !ok {
-				msg = clone(msg)
-			}
-			acc.errors[msg]++
+			acc.addError(msg)
 		}
+	}
+	for i := range r.Unregistered {
+		f := &r.Unregistered[i]
+		acc := b.tool(r.Domain, f.Tool, true)
+		acc.unregistered++
+		where := f.File
+		if where != "" && f.Line > 0 {
+			where = fmt.Sprintf("%s:%d", where, f.Line)
+		}
+		if where != "" {
+			where = " (" + where + ")"
+		}
+		acc.addError("did not register" + where + ": " + f.Error)
 	}
 	if r.Stage == pairbench.StageAdoption {
 		d := b.adoption[r.Domain]

@@ -272,7 +272,7 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 {{if .Tools}}<h2>WebMCP tool calls and failures</h2>
 <table>
 <tr><th>domain</th><th>tool</th><th>registered</th><th>calls</th><th>failures</th><th>most common errors</th></tr>
-{{range .Tools}}<tr><td><code>{{.Domain}}</code></td><td><code>{{.Tool}}</code></td><td>{{if .Registered}}yes{{else}}no (page's own){{end}}</td><td class="num">{{.Calls}}</td><td class="num">{{.Failures}}</td><td>{{range .Errors}}<code>{{.Error}}</code> ×{{.Count}}<br>{{else}}—{{end}}</td></tr>
+{{range .Tools}}<tr><td><code>{{.Domain}}</code></td><td><code>{{.Tool}}</code></td><td>{{if .Registered}}yes{{if .NotRegistered}}, but did not register in {{.NotRegistered}} trial(s){{end}}{{else}}no (page's own){{end}}</td><td class="num">{{.Calls}}</td><td class="num">{{.Failures}}</td><td>{{range .Errors}}<code>{{.Error}}</code> ×{{.Count}}<br>{{else}}—{{end}}</td></tr>
 {{end}}</table>
 {{end}}
 {{if .Adopt}}<h2>Adoption stage</h2>

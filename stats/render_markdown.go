@@ -293,7 +293,10 @@ func mdTools(tools []toolView) string {
 			errs = append(errs, fmt.Sprintf("%s ×%d", mdCode(clipText(e.Error, 160), true), e.Count))
 		}
 		reg := "no (page's own)"
-		if t.Registered {
+		switch {
+		case t.NotRegistered > 0:
+			reg = fmt.Sprintf("yes, but did not register in %d %s", t.NotRegistered, pluralize(t.NotRegistered, "trial"))
+		case t.Registered:
 			reg = "yes"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s |\n", mdCode(clipText(t.Domain, 80), true), mdCode(clipText(t.Tool, 80), true), reg, t.Calls, t.Failures, orDash(strings.Join(errs, "; ")))

@@ -71,11 +71,12 @@ type armRow struct {
 
 // toolView is one line of the per-tool failure table.
 type toolView struct {
-	Domain, Tool string
-	Registered   bool
-	Calls        int
-	Failures     int
-	Errors       []ErrorCount
+	Domain, Tool  string
+	Registered    bool
+	Calls         int
+	Failures      int
+	Errors        []ErrorCount
+	NotRegistered int
 }
 
 // adoptionView is one domain's adoption stage.
@@ -113,7 +114,7 @@ func newView(r *Report) reportView {
 	}
 	v.Counts = viewLabelCounts(labels)
 	for _, t := range r.Tools {
-		v.Tools = append(v.Tools, toolView{t.Domain, t.Tool, t.Registered, t.Calls, t.Failures, t.Errors})
+		v.Tools = append(v.Tools, toolView{t.Domain, t.Tool, t.Registered, t.Calls, t.Failures, t.Errors, t.NotRegistered})
 	}
 	for _, a := range r.Adoption {
 		v.Adopt = append(v.Adopt, adoptionView{a.Domain, a.Trials, a.Adopted, a.Aborted})

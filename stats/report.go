@@ -378,6 +378,10 @@ type ToolFailures struct {
 	Registered bool `json:"registered"`
 	Calls      int  `json:"calls"`
 	Failures   int  `json:"failures"`
+	// NotRegistered counts the trials in which the tool, registered by
+	// pairbench, did not register on a page (its file failed in the
+	// browser); Errors quotes why.
+	NotRegistered int `json:"not_registered,omitempty"`
 	// Errors are the most common error messages, most frequent first (at
 	// most three).
 	Errors []ErrorCount `json:"errors,omitempty"`

@@ -27,7 +27,7 @@ func ForPlan(tis []*runner.TrialIntent) []Set {
 				s.Tools = append(s.Tools, t)
 			}
 		}
-		page := Page{URL: in.StartURL, Entry: in.EntryTool, For: "intent " + in.ID}
+		page := Page{URL: in.StartURL, Entry: in.EntryTool, For: "intent " + in.ID, Pos: in.Pos}
 		if !slices.ContainsFunc(s.Pages, func(p Page) bool { return p.URL == page.URL && p.Entry == page.Entry }) {
 			s.Pages = append(s.Pages, page)
 		}
@@ -36,15 +36,21 @@ func ForPlan(tis []*runner.TrialIntent) []Set {
 }
 
 // ForRegistry returns the sets that check every tool file of reg in a
-// browser: each on an example URL of each of its patterns (see
-// intents.URLPattern.Example), and each intent's entry tool on its start
-// URL. Every tool file counts, registered in runs or not. A pattern with no
+// browser: each intent's entry tool on its start URL, and each tool on an
+// example URL of each of its patterns (see intents.URLPattern.Example). Every tool file counts, registered in runs or not. A pattern with no
 // example URL is a Problem.
 func ForRegistry(reg *intents.Registry) ([]Set, []Problem) {
 	var sets []Set
 	var problems []Problem
 	for _, d := range reg.Domains {
 		s := Set{Domains: []string{d.Name}, Tools: d.Tools}
+		// Intents' start pages first: a problem there is what a trial
+		// would meet.
+		for _, in := range reg.Intents {
+			if in.Domain == d.Name {
+				s.Pages = addPage(s.Pages, Page{URL: in.StartURL, Entry: in.EntryTool, For: "intent " + in.ID, Pos: in.Pos})
+			}
+		}
 		for i := range d.Tools {
 			t := &d.Tools[i]
 			for _, raw := range t.URLPatterns {
@@ -52,16 +58,12 @@ func ForRegistry(reg *intents.Registry) ([]Set, []Problem) {
 				if err == nil {
 					var example string
 					if example, err = p.Example(); err == nil {
-						s.Pages = addPage(s.Pages, Page{URL: example, For: fmt.Sprintf("%s's pattern %s", t.Name, raw)})
+						s.Pages = addPage(s.Pages, Page{URL: example, For: fmt.Sprintf("%s's pattern %s", t.Name, raw), Pos: t.Pos})
 						continue
 					}
 				}
-				problems = append(problems, Problem{Page: Page{For: fmt.Sprintf("%s's pattern %s", t.Name, raw)}, Tool: t, Msg: err.Error()})
-			}
-		}
-		for _, in := range reg.Intents {
-			if in.Domain == d.Name {
-				s.Pages = addPage(s.Pages, Page{URL: in.StartURL, Entry: in.EntryTool, For: "intent " + in.ID})
+				problems = append(problems, Problem{Page: Page{For: fmt.Sprintf("%s's pattern %s", t.Name, raw), Pos: t.Pos}, Tool: t,
+					Msg: "cannot be checked: " + err.Error()})
 			}
 		}
 		sets = append(sets, s)

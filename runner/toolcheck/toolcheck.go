@@ -40,6 +40,9 @@ type Page struct {
 	Entry string
 	// For says why the page is checked ("intent books-cheapest-poetry").
 	For string
+	// Pos is where in the registry the page comes from (the intent's file
+	// or the tool file), for a problem with the page itself.
+	Pos intents.Pos
 }
 
 // Problem is one thing wrong on a page.
@@ -73,6 +76,26 @@ func (p Problem) String() string {
 		b.WriteString(" (" + p.Page.For + ")")
 	}
 	return b.String() + ": " + p.Msg
+}
+
+// Registry returns p as a registry problem, at the tool file's line (the
+// line the browser's message points at, else 1) or the page's origin:
+// "list_genre.js:3: in Chromium on http://books.example/ (...): did not
+// register: ...".
+func (p Problem) Registry() intents.Problem {
+	pos := p.Page.Pos
+	if p.Tool != nil {
+		pos = intents.Pos{File: p.Tool.File, Line: max(p.Line, 1)}
+	}
+	where := cmp.Or(p.Page.URL, "a page")
+	if p.Page.For != "" {
+		where += " (" + p.Page.For + ")"
+	}
+	msg := p.Msg
+	if p.Tool != nil {
+		msg = "tool " + p.Tool.Name + " " + msg
+	}
+	return intents.Problem{Pos: pos, Msg: "in Chromium on " + where + ": " + msg}
 }
 
 // Error is what Check found wrong, as one error.
@@ -123,19 +146,40 @@ func checkSet(ctx context.Context, browsers runner.Browsers, set Set) (_ []Probl
 	if err := b.RegisterTools(ctx, set.Tools); err != nil {
 		return nil, fmt.Errorf("register tools: %w", err)
 	}
+	// Each URL is loaded once, for all the pages that share it; a tool
+	// that fails alike on several pages is reported once.
 	var out []Problem
-	for _, page := range set.Pages {
-		ps, err := checkPage(ctx, b, set.Tools, page)
+	var urls []string
+	for _, p := range set.Pages {
+		if !slices.Contains(urls, p.URL) {
+			urls = append(urls, p.URL)
+		}
+	}
+	for _, url := range urls {
+		var pages []Page
+		for _, p := range set.Pages {
+			if p.URL == url {
+				pages = append(pages, p)
+			}
+		}
+		ps, err := checkPage(ctx, b, set.Tools, pages)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, ps...)
+		for _, p := range ps {
+			if !slices.ContainsFunc(out, func(q Problem) bool { return q.Tool != nil && q.Tool == p.Tool && q.Msg == p.Msg }) {
+				out = append(out, p)
+			}
+		}
 	}
 	return out, nil
 }
 
-// checkPage loads page in b, which holds tools, and compares.
-func checkPage(ctx context.Context, b runner.Browser, tools []intents.Tool, page Page) ([]Problem, error) {
+// checkPage loads the pages' URL in b, which holds tools, and compares.
+// Problems with the tools name the first page; an entry tool that is not
+// live, the page that needs it.
+func checkPage(ctx context.Context, b runner.Browser, tools []intents.Tool, pages []Page) ([]Problem, error) {
+	page := pages[0]
 	load, err := b.Load(ctx, page.URL)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -151,32 +195,37 @@ func checkPage(ctx context.Context, b runner.Browser, tools []intents.Tool, page
 	if err != nil {
 		return nil, fmt.Errorf("read registration failures on %s: %w", load.URL, err)
 	}
+	isLive := func(name string) bool {
+		return slices.ContainsFunc(live, func(l webmcp.Tool) bool { return l.Name == name && l.Registered })
+	}
 	var out []Problem
-	entryReported := false
+	reported := map[string]bool{}
 	for i := range tools {
 		t := &tools[i]
-		isLive := slices.ContainsFunc(live, func(l webmcp.Tool) bool { return l.Name == t.Name && l.Registered })
 		fi := slices.IndexFunc(failed, func(f pairbench.RegistrationFailure) bool { return f.Tool == t.Name && f.URL == load.URL })
 		p := Problem{Page: page, Tool: t}
 		switch {
 		case fi >= 0:
 			p.Line, p.Msg = failed[fi].Line, "did not register: "+failed[fi].Error
-		case t.Matches(load.URL) && !isLive:
+		case t.Matches(load.URL) && !isLive(t.Name):
 			p.Msg = "is not live though its URL patterns match " + load.URL
-		case !t.Matches(load.URL) && isLive:
+		case !t.Matches(load.URL) && isLive(t.Name):
 			p.Msg = "is live though its URL patterns do not match " + load.URL + " (the browser's URLPattern and pairbench's disagree)"
 		default:
 			continue
 		}
-		entryReported = entryReported || t.Name == page.Entry
+		reported[t.Name] = true
 		out = append(out, p)
 	}
-	if page.Entry != "" && !entryReported &&
-		!slices.ContainsFunc(live, func(l webmcp.Tool) bool { return l.Name == page.Entry && l.Registered }) {
+	for _, page := range pages {
+		if page.Entry == "" || reported[page.Entry] || isLive(page.Entry) {
+			continue
+		}
 		p := Problem{Page: page, Msg: fmt.Sprintf("entry tool %s is not live", page.Entry)}
 		if i := slices.IndexFunc(tools, func(t intents.Tool) bool { return t.Name == page.Entry }); i >= 0 {
 			p.Tool, p.Msg = &tools[i], "is the entry tool and is not live (its URL patterns do not match "+load.URL+")"
 		}
+		reported[page.Entry] = true
 		out = append(out, p)
 	}
 	return out, nil

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/runner/browser/local"
+)
+
+// runOffline runs the real binary with args in a network namespace of its
+// own (loopback only), where the Chromium it starts reaches nothing outside.
+func runOffline(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := offline.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code, _ = exitStatus(err)
+	return code, out.String(), errOut.String()
+}
+
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
+		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
+	}
+}
+
+// TestValidateBrowser registers the example registry's tool files in
+// Chromium, then a copy in which one file throws only in a page: validate
+// accepts it, validate --browser names it at its line with the browser's
+// message.
+func TestValidateBrowser(t *testing.T) {
+	needChromium(t)
+	bin := buildPairbench(t)
+	tmp := t.TempDir()
+
+	code, out, errOut := runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, exampleRegistry)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, exampleRegistry+": ok: 2 domains, 4 tools (3 registered), 4 intents; every baseline answer grades correct; "+
+		"in Chromium every tool file is live where its URL patterns match and nowhere else (6 pages, 1 browser)\n", out)
+	assert.Empty(t, errOut)
+
+	broken := brokenCopy(t, [3]string{"domains/books.example/tools/list_genre.js",
+		`const GENRES = ["fiction", "poetry", "essays"];`,
+		`const GENRES = ["fiction", "poetry", "essays"];
+if (typeof document !== "undefined") GENRES.push(document.title.trim().first.toLowerCase());`})
+	code, out, errOut = runOffline(t, bin, "validate", broken)
+	assert.Equal(t, exitOK, code, "validate alone cannot see it: %s %s", out, errOut)
+
+	code, out, errOut = runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, broken)
+	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	file := filepath.Join(broken, "domains/books.example/tools/list_genre.js")
+	// It fails alike on every page its pattern matches: one problem, on
+	// the first page checked, an intent's start page.
+	assert.Equal(t, file+":4: in Chromium on http://books.example/ (intent books-cheapest-by-author): "+
+		"tool list_genre did not register: TypeError: Cannot read properties of undefined (reading 'toLowerCase')\n", out)
+	assert.Contains(t, errOut, "1 problem")
+}
+
+// TestWholeExampleRegistryBench is the user's command, `pairbench run
+// examples/registry --example-sites --pairs N`, over every example intent
+// (the demo runs three): the smoke gate checks every domain and entry tool,
+// and no treatment trial is aborted.
+func TestWholeExampleRegistryBench(t *testing.T) {
+	tools := needRealStack(t)
+	bin := buildPairbench(t)
+	runs, tmp := t.TempDir(), t.TempDir()
+	code, stdout, stderr := runOffline(t, bin, "run", exampleRegistry, "--example-sites", "--pairs", "2", "--slots", "2",
+		"--start-delay", "0", "--seed", "3", "--run-id", "whole", "--runs-dir", runs, "--temp-dir", tmp, "--tools", tools)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
+	assert.Contains(t, stderr, `msg="smoke gate: every entry tool is live on its start page" intents=4 pages=2 browsers=1`)
+
+	rows := readRows(t, filepath.Join(runs, "whole", "rows.jsonl"))
+	seen := map[string]int{}
+	for _, r := range rows {
+		if r.Arm == pairbench.Treatment {
+			assert.NotEqual(t, pairbench.Aborted, r.Outcome, "%s pair %d: %s", r.Intent, r.Pair, r.Reason)
+			assert.Empty(t, r.Unregistered, r.Intent)
+		}
+		if r.Stage == pairbench.StagePair {
+			seen[r.Intent]++
+		}
+	}
+	assert.Equal(t, map[string]int{"books-cheapest-by-author": 4, "books-count-by-author": 4, "books-cheapest-poetry": 4, "weather-high-oslo": 4}, seen,
+		"every example intent, two pairs each, none run again")
+}
+
+func tail2(s string) string {
+	if len(s) > 4000 {
+		return s[len(s)-4000:]
+	}
+	return s
+}
+
