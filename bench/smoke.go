@@ -4,17 +4,19 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/toolcheck"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
 // Smoke passes the smoke gate, then freezes the plan. The gate checks,
 // before any pair, that a trial can work at all: the sandbox is sound and
 // hides the bench's own files, the plan fits the budget at its caps, a
-// zero-tool agent run answers at a cost above zero, and one treatment
-// browser setup passes end to end. A run resumed from its own run.json has
-// passed it already and goes straight on; a new run freezes run.json only
+// zero-tool agent run answers at a cost above zero, and the treatment
+// setup of every intent works: in one browser (unless two domains' tools
+// could meet on a page), each start page shows its entry tool live and no
+// registered tool failed to register there (runner/toolcheck). A run
+// resumed from its own run.json has passed it already and goes straight on; a new run freezes run.json only
 // once the gate passed, so a failed gate leaves no plan. The error says
 // which check failed.
 func (r *Run) Smoke(ctx context.Context) error {
@@ -42,14 +44,16 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	if err := runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir); err != nil {
 		return err
 	}
-	first := r.plan.Intents[0]
-	ti := r.trials.Intents[first.ID]
-	setup, err := runner.SetUpBrowser(ctx, r.log, r.trials.Browsers, runner.SetupSpec{Arm: pairbench.Treatment,
-		StartURL: ti.Intent.StartURL, Tools: ti.Tools, EntryTool: ti.Intent.EntryTool, Browser: ti.Browser})
-	if err != nil {
-		return fmt.Errorf("treatment setup of %s: %w", first.ID, err)
+	// Every domain and entry tool of the plan, not only the first intent's:
+	// a domain whose tools cannot register would abort each of its pairs.
+	tis := make([]*runner.TrialIntent, 0, len(r.plan.Intents))
+	for _, in := range r.plan.Intents {
+		tis = append(tis, r.trials.Intents[in.ID])
 	}
-	return setup.Browser.Close(ctx)
+	if err := toolcheck.Treatment(ctx, r.log, r.trials.Browsers, tis); err != nil {
+		return fmt.Errorf("treatment setup: %w", err)
+	}
+	return nil
 }
 
 // hidden lists what the sandbox must not see: the runs directory, the

@@ -190,8 +190,11 @@ them, in balanced order (AB/BA), over --slots at a time. Each agent runs inside
 a bubblewrap sandbox whose only way out is pairbench's egress proxy.
 
 Before the first trial run passes a smoke gate (the sandbox self-check, the
-budget, a zero-tool agent run that answers at a cost above zero, and one
-treatment setup end to end), then freezes the plan in RUNS_DIR/RUN_ID/run.json;
+budget, a zero-tool agent run that answers at a cost above zero, and the
+treatment setup of every intent: each domain's tools registered in one
+browser, each start page loaded, its entry tool live and no registered tool
+failed to register, the failures named with the tool file and the browser's
+message), then freezes the plan in RUNS_DIR/RUN_ID/run.json;
 any failure stops the run before a trial, and before run.json. Rows are appended to
 rows.jsonl as trials finish; a trial that aborts reruns its whole pair. The
 run stops after max(6, 2×slots) aborted trials in a row. When every pair is

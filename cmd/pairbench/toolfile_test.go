@@ -76,7 +76,7 @@ func TestWholeExampleRegistryBench(t *testing.T) {
 	code, stdout, stderr := runOffline(t, bin, "run", exampleRegistry, "--example-sites", "--pairs", "2", "--slots", "2",
 		"--start-delay", "0", "--seed", "3", "--run-id", "whole", "--runs-dir", runs, "--temp-dir", tmp, "--tools", tools)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
-	assert.Contains(t, stderr, `msg="smoke gate: every entry tool is live on its start page" intents=4 pages=2 browsers=1`)
+	assert.Contains(t, stderr, `msg="smoke gate: every intent's entry tool is live on its start page, and no registered tool failed to register there" intents=4 start_pages=2 browsers=1`)
 
 	rows := readRows(t, filepath.Join(runs, "whole", "rows.jsonl"))
 	seen := map[string]int{}
@@ -91,6 +91,28 @@ func TestWholeExampleRegistryBench(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"books-cheapest-by-author": 4, "books-count-by-author": 4, "books-cheapest-poetry": 4, "weather-high-oslo": 4}, seen,
 		"every example intent, two pairs each, none run again")
+}
+
+// TestSmokeGateChecksEveryDomain: a tool file of the last intent's domain
+// that fails only in a page stops the run at the smoke gate, named with its
+// file, line and the browser's message, before any pair and before
+// run.json. (The gate used to set up the first intent only, so such a run
+// started and aborted every pair of the other domain.)
+func TestSmokeGateChecksEveryDomain(t *testing.T) {
+	tools := needRealStack(t)
+	bin := buildPairbench(t)
+	broken := brokenCopy(t, [3]string{"domains/weather.example/tools/list_cities.js",
+		"async function getJSON(path) {",
+		"if (typeof document !== \"undefined\") null.x;\nasync function getJSON(path) {"})
+	runs := t.TempDir()
+	code, stdout, stderr := runOffline(t, bin, "run", broken, "--example-sites", "--intent", "books-cheapest-by-author,weather-high-oslo",
+		"--pairs", "1", "--run-id", "gate", "--runs-dir", runs, "--temp-dir", t.TempDir(), "--tools", tools)
+	require.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
+	assert.Contains(t, stderr, "smoke gate: treatment setup: 1 problem with the registered tools:\n"+
+		"  tool list_cities (domains/weather.example/tools/list_cities.js:2) on http://weather.example/ (intent weather-high-oslo): "+
+		"did not register: TypeError: Cannot read properties of null (reading 'x')")
+	assert.NoFileExists(t, filepath.Join(runs, "gate", "run.json"), "a run stopped by the smoke gate freezes no plan")
+	assert.NoFileExists(t, filepath.Join(runs, "gate", "rows.jsonl"), "no pair was spent")
 }
 
 func tail2(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
@@ -23,11 +24,16 @@ func Treatment(ctx context.Context, log *slog.Logger, browsers runner.Browsers, 
 	if len(problems) > 0 {
 		return &Error{Problems: problems}
 	}
-	pages := 0
+	var urls []string
 	for _, s := range sets {
-		pages += len(s.Pages)
+		for _, p := range s.Pages {
+			if !slices.Contains(urls, p.URL) {
+				urls = append(urls, p.URL)
+			}
+		}
 	}
-	log.Info("smoke gate: every entry tool is live on its start page", "intents", len(tis), "pages", pages, "browsers", len(sets))
+	log.Info("smoke gate: every intent's entry tool is live on its start page, and no registered tool failed to register there",
+		"intents", len(tis), "start_pages", len(urls), "browsers", len(sets))
 	return nil
 }
 
