@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -138,9 +139,12 @@ type Hooks struct {
 // RegistryError is the error of a bench whose registry has problems. It
 // unwraps to the intents.Problems, each "file:line: message" with the file
 // named as the registry's source names it (the path inside the repository
-// for a registry read from git).
+// for a registry read from git). Its message is a line that says so, then
+// the problems, one per line (the first maxQuoted), so wherever the error
+// is shown (a terminal, a pull request's comment) they are too.
 type RegistryError struct {
-	// Registry names the registry: its directory, or its source in git.
+	// Registry names the registry: its directory, or for a registry read
+	// from git "commit <id>".
 	Registry string
 	// Git is true for a registry read from git, which has no directory to
 	// validate.
@@ -148,12 +152,24 @@ type RegistryError struct {
 	Problems intents.Problems
 }
 
+// maxQuoted bounds the problems a RegistryError's message lists.
+const maxQuoted = 50
+
 func (e *RegistryError) Error() string {
-	n := fmt.Sprintf("%d problem(s)", len(e.Problems))
+	var b strings.Builder
 	if e.Git {
-		return fmt.Sprintf("the registry at %s has %s", e.Registry, n)
+		fmt.Fprintf(&b, "the registry at %s has %d problem(s):", e.Registry, len(e.Problems))
+	} else {
+		fmt.Fprintf(&b, "the registry %s has %d problem(s); `pairbench validate %[1]s` lists them:", e.Registry, len(e.Problems))
 	}
-	return fmt.Sprintf("the registry %s has %s; `pairbench validate %s` lists them", e.Registry, n, e.Registry)
+	for i, p := range e.Problems {
+		if i == maxQuoted {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Problems)-maxQuoted)
+			break
+		}
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
 }
 
 func (e *RegistryError) Unwrap() error { return e.Problems }

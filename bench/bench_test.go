@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,6 +62,8 @@ func TestRegistryProblemsAreValues(t *testing.T) {
 	}
 	assert.True(t, at3, "the unknown key is named at its line: %v", ps)
 	assert.Contains(t, err.Error(), "`pairbench validate "+dir+"` lists them")
+	assert.Contains(t, err.Error(), "\n  "+filepath.Join(dir, "bench/intents/x.example/a.yaml")+":3: unknown field \"nope\"",
+		"the message quotes every problem, wherever it is shown")
 	assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID), "no run directory for a registry with problems")
 }
 
@@ -148,4 +151,17 @@ func needRealStack(t *testing.T) {
 	if _, err := os.Stat("../tools/node_modules/@earendil-works/pi-coding-agent/package.json"); err != nil {
 		t.Fatal("the pinned Node tools are not installed (scripts/setup.sh installs them)")
 	}
+}
+
+func TestRegistryErrorQuotesAtMostFiftyProblems(t *testing.T) {
+	var ps intents.Problems
+	for i := range 60 {
+		ps = append(ps, intents.Problem{Pos: intents.Pos{File: "bench/intents/a.example/a.yaml", Line: i + 1}, Msg: "wrong"})
+	}
+	msg := (&bench.RegistryError{Registry: "commit 0123456789ab", Git: true, Problems: ps}).Error()
+	lines := strings.Split(msg, "\n")
+	assert.Equal(t, "the registry at commit 0123456789ab has 60 problem(s):", lines[0])
+	assert.Equal(t, "  bench/intents/a.example/a.yaml:1: wrong", lines[1])
+	assert.Equal(t, "  ... and 10 more", lines[len(lines)-1])
+	assert.Len(t, lines, 52)
 }

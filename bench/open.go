@@ -107,7 +107,9 @@ func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Sourc
 			return nil, source, err
 		}
 		r.log.Info("registry", "source", source.String())
-		name = source.String()
+		// Named by its commit alone: the repository's URL may hold a
+		// token, and whoever reads the error knows the repository.
+		name = "commit " + source.Commit
 		reg, err = intents.LoadFS(tree, r.cfg.Registry)
 	} else {
 		reg, err = intents.Load(r.cfg.Registry)

@@ -54,7 +54,7 @@ Examples:
 				return fmt.Errorf("the example registry is not at %s (run demo from pairbench's checkout, or pass --registry): %w", o.Registry, err)
 			}
 			start := time.Now()
-			dir, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr(), cmd.ErrOrStderr())
+			dir, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,20 +152,15 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 }
 
 // runBench runs a bench as `pairbench run` does: records to log, the live
-// display on o.Live, the registry's problems to stderr, and the paths it
-// wrote (run.json for a plan-only bench, else the reports) to stdout.
-func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout, stderr io.Writer) (runner.RunDir, error) {
+// display on o.Live, and the paths it wrote (run.json for a plan-only
+// bench, else the reports) to stdout. A registry's problems are in the
+// error.
+func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (runner.RunDir, error) {
 	display := newProgress(o.Live, log, time.Now, o.Slots)
 	o.Log, o.Hooks = log, display.hooks()
 	stop := display.animate(ctx)
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
-	var regErr *bench.RegistryError
-	if errors.As(err, &regErr) {
-		for _, p := range regErr.Problems {
-			fmt.Fprintln(stderr, p)
-		}
-	}
 	if o.PlanOnly && err == nil {
 		fmt.Fprintln(stdout, res.Dir.File(runner.PlanFile))
 	}
@@ -250,7 +244,7 @@ Examples:
 			if err != nil {
 				return usageError{err}
 			}
-			_, err = runBench(cmd.Context(), o, log, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			_, err = runBench(cmd.Context(), o, log, cmd.OutOrStdout())
 			return err
 		},
 	}

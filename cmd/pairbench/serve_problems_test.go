@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/server"
+)
+
+// TestServeQuotesRegistryProblems opens a pull request whose registry has
+// problems at its head: the local backend's bench fails before any trial,
+// and the check run and the sticky comment quote each problem by its file
+// (its path in the repository) and line, not a pointer to run validate.
+func TestServeQuotesRegistryProblems(t *testing.T) {
+	const repoName = "Codertocat/Hello-World"
+	repo := t.TempDir()
+	require.NoError(t, os.CopyFS(repo, os.DirFS("../../examples/registry")))
+	intent := filepath.Join(repo, "bench", "intents", "weather.example", "weather-high-oslo.yaml")
+	b, err := os.ReadFile(intent)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(intent, append(b, []byte("colour: blue\n")...), 0o644))
+	sha := commitAll(t, repo)
+
+	gh := githubtest.New(t)
+	gh.AddToken("ghs_problems")
+	files := map[string]string{}
+	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(repo, p))
+		files[p] = string(b)
+		return err
+	}))
+	gh.Repo(repoName, func(r *githubtest.Repo) {
+		r.DefaultBranch = "master"
+		r.Files[sha] = files
+		r.Pulls[2] = &githubtest.Pull{Number: 2, HeadSHA: sha, HeadRef: "changes",
+			Files: []string{"bench/intents/weather.example/weather-high-oslo.yaml"}}
+		r.Permissions["Codertocat"] = "admin"
+	})
+
+	o := validServeOptions()
+	o.Dispatch, o.Store, o.APIURL, o.GitURL = "local", t.TempDir(), gh.URL, repo
+	o.Bench = defaultBenchOptions()
+	o.Bench.RunsDir, o.Bench.TempDir = t.TempDir(), t.TempDir()
+	require.NoError(t, o.Bench.finish(""))
+	secret := []byte("problems-secret")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, o, serveSecrets{webhook: secret, token: "ghs_problems"}, l, slog.New(slog.DiscardHandler))
+	}()
+
+	body := pullRequestOpened(t, sha)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+l.Addr().String()+"/webhook", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	req.Header.Set("X-GitHub-Delivery", "problems-1")
+	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+
+	require.Eventually(t, func() bool {
+		runs := gh.CheckRuns(repoName)
+		return len(runs) == 1 && runs[0].Status == "completed"
+	}, time.Minute, 200*time.Millisecond, "the bench fails and completes its check run")
+	const problem = `bench/intents/weather.example/weather-high-oslo.yaml:`
+	run := gh.CheckRuns(repoName)[0]
+	assert.Equal(t, "failure", run.Conclusion)
+	assert.Contains(t, run.Summary, problem)
+	assert.Contains(t, run.Summary, `unknown field "colour"`)
+	comments := gh.Comments(repoName, 2)
+	require.Len(t, comments, 1)
+	assert.Contains(t, comments[0].Body, problem, "the comment names the file in the repository and its line")
+	assert.Contains(t, comments[0].Body, `unknown field "colour"`)
+	assert.NotContains(t, comments[0].Body, os.TempDir(), "no path of the service's host")
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// commitAll commits everything in dir as a new repository's first commit
+// and returns its id.
+func commitAll(t *testing.T, dir string) string {
+	t.Helper()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "--quiet", "-b", "master")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "registry")
+	return git("rev-parse", "HEAD")
+}
