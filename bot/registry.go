@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -35,9 +34,10 @@ type registryAt struct {
 	owner, repo, sha string
 }
 
-// config reads and decodes .pairbench.yml with the intents.Config types;
-// paths it does not set, or sets to anything but a clean relative path, take
-// intents.DefaultPaths.
+// config reads .pairbench.yml with intents' own parser. A configuration
+// with problems still plans (intents puts its defaults in place of what is
+// wrong): the runner loads the registry in full at the same SHA and the
+// bench fails there, quoting every problem by file and line.
 func (r registryAt) config(ctx context.Context) (intents.Config, error) {
 	data, err := r.file(ctx, intents.ConfigFile)
 	if isNotFound(err) {
@@ -46,45 +46,30 @@ func (r registryAt) config(ctx context.Context) (intents.Config, error) {
 	if err != nil {
 		return intents.Config{}, err
 	}
-	var cfg intents.Config
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return intents.Config{}, fmt.Errorf("%s at %s: %w", intents.ConfigFile, short(r.sha), err)
+	cfg, err := intents.ParseConfig(intents.ConfigFile, data)
+	var ps intents.Problems
+	if errors.As(err, &ps) {
+		return cfg, nil
 	}
-	def := intents.DefaultPaths
-	cfg.Paths.Domains = cleanOr(cfg.Paths.Domains, def.Domains)
-	cfg.Paths.Intents = cleanOr(cfg.Paths.Intents, def.Intents)
-	if cfg.Paths.Tools == "" {
-		cfg.Paths.Tools = def.Tools
-	}
-	return cfg, nil
+	return cfg, err
 }
-
-func cleanOr(p, def string) string {
-	if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
-		return def
-	}
-	return p
-}
-
-// domainName is what a domain directory may be called (as package intents
-// requires): a lower-case host name. Directory names come from the pull
-// request and end up in workflow inputs, so nothing else passes.
-var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
 // domainsFor returns the domains, sorted, that changes to files concern,
 // as intents.Registry.DomainsFor decides: files under a domain's directory
-// or intent directory, or matching its globs in the configuration.
+// or intent directory, or matching its globs in the configuration. Only
+// valid domain names pass: names come from the pull request and end up in
+// workflow inputs.
 func domainsFor(cfg intents.Config, files []string) []string {
 	names := map[string]bool{}
 	for d := range cfg.Domains {
-		if domainName.MatchString(d) {
+		if intents.ValidDomainName(d) {
 			names[d] = true
 		}
 	}
 	for _, f := range files {
 		for _, dir := range []string{cfg.Paths.Domains, cfg.Paths.Intents} {
 			if rest, ok := strings.CutPrefix(path.Clean(f), dir+"/"); ok {
-				if name, _, isDir := strings.Cut(rest, "/"); isDir && domainName.MatchString(name) {
+				if name, _, isDir := strings.Cut(rest, "/"); isDir && intents.ValidDomainName(name) {
 					names[name] = true
 				}
 			}

@@ -3,6 +3,7 @@ package intents
 import (
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,29 @@ type Paths struct {
 
 // DefaultPaths is the layout a registry has without a .pairbench.yml.
 var DefaultPaths = Paths{Domains: "domains", Tools: "tools/*.js", Intents: "bench/intents"}
+
+// ParseConfig reads a registry's .pairbench.yml from data, as Load does;
+// name is the file's name in positions. It returns the configuration with
+// the defaults in place of what is missing or invalid, so a caller can
+// still find its way in the registry, and, when anything is wrong (an
+// unknown key, a path outside the registry, a bad glob, bad YAML), a
+// Problems error naming each by file and line.
+func ParseConfig(name string, data []byte) (Config, error) {
+	var ps problems
+	c, _ := decodeConfig(name, data, &ps)
+	if len(ps.list) > 0 {
+		ps.list.sort()
+		return c, ps.list
+	}
+	return c, nil
+}
+
+// ValidDomainName reports whether name may name a domain: a lower-case host
+// name, as a registry's domain directories are called.
+func ValidDomainName(name string) bool { return domainName.MatchString(name) }
+
+// domainName is what a domain directory may be called.
+var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
 // decodeConfig reads .pairbench.yml, reporting problems in ps; missing paths
 // take their defaults. It also returns the line of each key.

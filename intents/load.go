@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -213,10 +212,6 @@ func (l *loader) loadConfig() {
 	}
 	l.reg.Config, l.configLines = decodeConfig(l.file(ConfigFile), data, &l.ps)
 }
-
-// domainName is what a domain directory may be called: a lower-case host
-// name.
-var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
 func (l *loader) loadDomains() {
 	dir := l.reg.Config.Paths.Domains

@@ -473,3 +473,27 @@ func TestLoadFSReadsAnyTree(t *testing.T) {
 	require.Len(t, ps, 1)
 	assert.Equal(t, filepath.Join("reg", "bench/intents/books.example/odd.yaml")+":1: cannot read: not a regular file", ps[0].String())
 }
+
+// TestParseConfigIsLoadsParser reads .pairbench.yml as the bot does: the
+// problems Load would report, and defaults in place of what is wrong.
+func TestParseConfigIsLoadsParser(t *testing.T) {
+	cfg, err := ParseConfig(".pairbench.yml", []byte("paths:\n  intents: ../elsewhere\n  domains: sites\nschedule: nightly\n"))
+	var ps Problems
+	require.ErrorAs(t, err, &ps)
+	assert.Equal(t, []string{
+		`.pairbench.yml:2: paths.intents: "../elsewhere" must be a relative path inside the registry`,
+		`.pairbench.yml:4: unknown field "schedule"`,
+	}, strings.Split(ps.Error(), "\n"))
+	assert.Equal(t, Paths{Domains: "sites", Tools: DefaultPaths.Tools, Intents: DefaultPaths.Intents}, cfg.Paths)
+
+	cfg, err = ParseConfig(".pairbench.yml", []byte("paths: [\n"))
+	require.ErrorAs(t, err, &ps)
+	assert.Equal(t, DefaultPaths, cfg.Paths, "bad YAML: every default")
+
+	cfg, err = ParseConfig(".pairbench.yml", []byte("domains:\n  books.example: [\"shared/*.js\"]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shared/*.js"}, cfg.Domains["books.example"])
+	assert.True(t, ValidDomainName("books.example"))
+	assert.False(t, ValidDomainName("Books.Example"))
+	assert.False(t, ValidDomainName("x$(id)"))
+}

@@ -1,0 +1,39 @@
+package bot_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot/githubtest"
+)
+
+// TestPullRequestConfigIsReadAsARunReadsIt gives the bot .pairbench.yml
+// files a run refuses: the bot reads them with intents' own parser, as the
+// run will, so what is wrong takes intents' default and the bench is
+// dispatched; the run then fails, quoting each problem by file and line.
+func TestPullRequestConfigIsReadAsARunReadsIt(t *testing.T) {
+	for _, config := range []string{
+		"paths:\n  intents: ../elsewhere\nschedule: nightly\n", // a path outside, an unknown key
+		"paths: [\n", // not YAML at all
+	} {
+		t.Run("", func(t *testing.T) { planWith(t, config) })
+	}
+}
+
+func planWith(t *testing.T, config string) {
+	f := newFixture(t)
+	f.gh.Repo(repoName, func(r *githubtest.Repo) {
+		files := map[string]string{}
+		for k, v := range registryFiles {
+			files[k] = v
+		}
+		files[".pairbench.yml"] = config
+		r.Files[headSHA] = files
+	})
+	require.NoError(t, f.opened(t, nil), "config %q", config)
+	reqs := f.disp.Dispatched()
+	require.Len(t, reqs, 1, "a configuration with problems still plans, with intents' defaults: %q", config)
+	assert.Equal(t, []string{"books.example"}, reqs[0].Domains)
+}
