@@ -121,4 +121,3 @@ func tail2(s string) string {
 	}
 	return s
 }
-
