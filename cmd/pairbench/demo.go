@@ -12,10 +12,17 @@ import (
 	"github.com/pairbench/pairbench/runner"
 )
 
+// demoIntents are the intents the demo benches. Its smoke gate checks the
+// treatment setup of every example intent all the same: the fourth,
+// books-cheapest-poetry, has the books intents' start page, where the gate
+// requires each registered books tool, its entry tool list_genre too, to be
+// live (TestDemoSmokeGateCoversEveryExampleIntent).
+var demoIntents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
+
 func newDemoCmd() *cobra.Command {
 	o := defaultBenchOptions()
 	o.Pairs, o.StartDelay, o.ExampleSites, o.RunsDir = 7, 0, true, filepath.Join("runs", "demo")
-	o.Intents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
+	o.Intents = demoIntents
 	o.Caps.TimeS, o.Caps.Turns = 120, 30
 	var logFormat string
 	cmd := &cobra.Command{
@@ -34,7 +41,10 @@ model's judgement. Use 'pairbench run --model provider/id' for that.
 
 The defaults (3 intents × 7 pairs over 2 slots) are the fewest pairs with
 which the sign test can reach significance after Holm's correction across
-three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3).
+three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3). The smoke gate still
+checks the treatment setup of all four example intents: the fourth,
+books-cheapest-poetry, starts on the books intents' start page, where every
+registered books tool, its entry tool list_genre too, must be live.
 
 Examples:
   make demo              # installs what is missing, builds, runs this
