@@ -1,22 +1,15 @@
 package main
 
 import (
-	"cmp"
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/grade"
-	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/toolcheck"
+	"github.com/pairbench/pairbench/bench"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -77,16 +70,11 @@ Examples:
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			var check browserCheck
-			if inBrowser {
-				check = func(reg *intents.Registry) (*toolcheck.RegistryResult, error) {
-					// What does not register is a problem below; the log
-					// says only what went wrong with the browser itself.
-					log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
-					return toolcheck.CheckRegistry(cmd.Context(), reg, local.Config{TempDir: tempDir, Log: log})
-				}
-			}
-			return runValidate(dir, time.Now(), check, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// What does not register is a problem; the log says only what
+			// went wrong with the browser itself.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
+			o := bench.ValidateOptions{Now: time.Now(), Browser: inBrowser, TempDir: tempDir, Log: log}
+			return runValidate(cmd.Context(), dir, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -95,48 +83,31 @@ Examples:
 	return cmd
 }
 
-// browserCheck registers a registry's tool files in a browser; nil skips it.
-type browserCheck func(*intents.Registry) (*toolcheck.RegistryResult, error)
-
-// runValidate loads and checks the registry in dir, printing every problem
-// to stdout, notes to stderr, and a summary when all is well. It returns
-// errFailure when it printed problems. now dates stale fixtures and resolves
-// placeholders.
-func runValidate(dir string, now time.Time, inBrowser browserCheck, stdout, stderr io.Writer) error {
-	reg, err := intents.Load(dir)
-	var probs intents.Problems
-	if err != nil && !errors.As(err, &probs) {
-		return fmt.Errorf("validate: %w", err)
-	}
-	probs = append(probs, gradeBaselines(reg, now)...)
-	var browser *toolcheck.RegistryResult
-	if inBrowser != nil && len(probs) == 0 {
-		if browser, err = inBrowser(reg); err != nil {
+// runValidate validates the registry in dir, printing every problem to
+// stdout, notes to stderr, and a summary when all is well. It returns
+// errFailure when it printed problems.
+func runValidate(ctx context.Context, dir string, o bench.ValidateOptions, stdout, stderr io.Writer) error {
+	v, err := bench.Validate(ctx, dir, o)
+	if err != nil {
+		if o.Browser {
 			return fmt.Errorf("validate --browser: %w", err)
 		}
-		for _, p := range browser.Problems {
-			probs = append(probs, p.Registry())
-		}
-	} else if inBrowser != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	if v.BrowserSkipped {
 		fmt.Fprintln(stderr, "pairbench: the tool files were not registered in Chromium: fix the problems below first")
 	}
-	slices.SortStableFunc(probs, func(a, b intents.Problem) int {
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
-	})
-	probs = slices.Compact(probs)
-
-	for _, in := range reg.Intents {
-		if reason, stale := intents.Stale(*in, now); stale {
-			fmt.Fprintf(stderr, "%s: note: intent %s is stale and a run skips it: %s\n", in.Pos, in.ID, reason)
-		}
+	for _, s := range v.Stale {
+		fmt.Fprintf(stderr, "%s: note: intent %s is stale and a run skips it: %s\n", s.Intent.Pos, s.Intent.ID, s.Reason)
 	}
-	for _, p := range probs {
+	for _, p := range v.Problems {
 		fmt.Fprintln(stdout, p)
 	}
-	if len(probs) > 0 {
-		fmt.Fprintf(stderr, "pairbench: %s: %d %s\n", dir, len(probs), plural(len(probs), "problem", "problems"))
+	if n := len(v.Problems); n > 0 {
+		fmt.Fprintf(stderr, "pairbench: %s: %d %s\n", dir, n, plural(n, "problem", "problems"))
 		return errFailure
 	}
+	reg := v.Registry
 	tools, registered := 0, 0
 	for _, d := range reg.Domains {
 		tools += len(d.Tools)
@@ -145,54 +116,12 @@ func runValidate(dir string, now time.Time, inBrowser browserCheck, stdout, stde
 	fmt.Fprintf(stdout, "%s: ok: %d %s, %d tools (%d registered), %d %s; every baseline answer grades correct",
 		dir, len(reg.Domains), plural(len(reg.Domains), "domain", "domains"), tools, registered,
 		len(reg.Intents), plural(len(reg.Intents), "intent", "intents"))
-	if browser != nil {
+	if o.Browser {
 		fmt.Fprintf(stdout, "; in Chromium every tool file is live where its URL patterns match and nowhere else (%d %s, %d %s)",
-			browser.Pages, plural(browser.Pages, "page", "pages"), browser.Browsers, plural(browser.Browsers, "browser", "browsers"))
+			v.Pages, plural(v.Pages, "page", "pages"), v.Browsers, plural(v.Browsers, "browser", "browsers"))
 	}
 	fmt.Fprintln(stdout)
 	return nil
-}
-
-// gradeBaselines compiles each intent's grader and grades its baseline
-// answer, resolved for a run starting now, as a fenced JSON block. A
-// compile problem the loader already reported for the same file (the answer
-// schema, at the intent's position) is left out.
-func gradeBaselines(reg *intents.Registry, now time.Time) intents.Problems {
-	var out intents.Problems
-	for _, in := range reg.Intents {
-		resolved, err := intents.Resolve(*in, now)
-		if err != nil {
-			continue // an undefined placeholder; Load reported it
-		}
-		g, err := grade.Compile(&resolved)
-		if err != nil {
-			var ps intents.Problems
-			if !errors.As(err, &ps) {
-				out = append(out, intents.Problem{Pos: in.Pos, Msg: err.Error()})
-				continue
-			}
-			for _, p := range ps {
-				if p.Pos == in.Pos && reg.Flawed(in.File) {
-					continue
-				}
-				out = append(out, p)
-			}
-			continue
-		}
-		if resolved.Baseline.Answer == nil {
-			continue // Load reported the missing answer
-		}
-		b, err := json.MarshalIndent(resolved.Baseline.Answer, "", "  ")
-		if err != nil {
-			out = append(out, intents.Problem{Pos: in.Baseline.Pos, Msg: fmt.Sprintf("baseline answer is not JSON: %v", err)})
-			continue
-		}
-		res := g.Grade("```json\n" + string(b) + "\n```")
-		if res.Outcome != pairbench.Correct {
-			out = append(out, intents.Problem{Pos: in.Baseline.Pos, Msg: fmt.Sprintf("baseline answer grades %s: %s", res.Outcome, res.Reason)})
-		}
-	}
-	return out
 }
 
 func plural(n int, one, many string) string {

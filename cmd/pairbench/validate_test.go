@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bench"
 )
 
 const exampleRegistry = "../../examples/registry"
@@ -125,7 +127,7 @@ func TestValidateStaleIsANote(t *testing.T) {
 	dir := brokenCopy(t, [3]string{osloYAML, "class: pinned", "class: pinned\nfixtures:\n  day: 2001-01-01"})
 	var out, errOut bytes.Buffer
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, runValidate(dir, now, nil, &out, &errOut))
+	require.NoError(t, runValidate(t.Context(), dir, bench.ValidateOptions{Now: now}, &out, &errOut))
 	assert.Equal(t, filepath.Join(dir, osloYAML)+":4: note: intent weather-high-oslo is stale and a run skips it: "+
 		"fixture day is 2001-01-01, before today (2026-11-29); move it forward or use days_from_start\n", errOut.String())
 	assert.Contains(t, out.String(), ": ok: ")
