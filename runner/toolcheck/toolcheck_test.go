@@ -226,9 +226,11 @@ const SEP = "\08";
 
 if (inPage) throw new TypeError("only in the page");
 ({ name: "page_only", description: "d", urlPatterns: ["http://forms.test/*"], execute() { return {}; } })`,
-		// Names itself differently in the page.
-		"domains/forms.test/tools/two_names.js": `({ name: typeof document === "undefined" ? "two_names" : "other_name",
-  description: "d", urlPatterns: ["http://forms.test/*"], execute() { return {}; } })`,
+		// Names and describes itself differently in the page.
+		"domains/forms.test/tools/two_names.js": `const inPage = typeof document !== "undefined";
+({ name: inPage ? "other_name" : "two_names", description: inPage ? "another" : "d",
+  inputSchema: { type: "object", properties: { n: { type: "number", maximum: 0.1 } } },
+  urlPatterns: ["http://forms.test/*"], execute() { return {}; } })`,
 		"domains/forms.test/tools/fine.js": `({ name: "fine", description: "d", urlPatterns: ["http://forms.test/*"], execute() { return {}; } })`,
 	} {
 		tool, err := intents.EvalTool(src, intents.ToolLimits{})
@@ -258,7 +260,7 @@ func TestRegistrationFailuresNameToolFileAndBrowserMessage(t *testing.T) {
 		"tool octal (domains/forms.test/tools/octal.js) did not register on http://forms.test/: the browser cannot compile the file: SyntaxError: Octal escape sequences are not allowed"),
 		se.Reason())
 	assert.Contains(t, se.Reason(), "tool page_only (domains/forms.test/tools/page_only.js:3) did not register on http://forms.test/: TypeError: only in the page")
-	assert.Contains(t, se.Reason(), `tool two_names (domains/forms.test/tools/two_names.js) did not register on http://forms.test/: the file gives the tool the name "other_name" in the browser, "two_names" where pairbench read it`)
+	assert.Contains(t, se.Reason(), `tool two_names (domains/forms.test/tools/two_names.js) did not register on http://forms.test/: in the browser the file gives the tool another name, description than where pairbench read it`)
 	assert.NotContains(t, se.Reason(), "tool fine")
 	require.Len(t, se.Unregistered, 3)
 	assert.Equal(t, pairbench.RegistrationFailure{Tool: "page_only", File: "domains/forms.test/tools/page_only.js", Line: 3,
@@ -273,7 +275,7 @@ func TestRegistrationFailuresNameToolFileAndBrowserMessage(t *testing.T) {
 	require.Len(t, got, 3, "%q", got)
 	assert.Contains(t, got[0], "tool octal (domains/forms.test/tools/octal.js) on http://forms.test/x (a test): did not register: the browser cannot compile the file: SyntaxError")
 	assert.Equal(t, "tool page_only (domains/forms.test/tools/page_only.js:3) on http://forms.test/x (a test): did not register: TypeError: only in the page", got[1])
-	assert.Contains(t, got[2], "tool two_names (domains/forms.test/tools/two_names.js) on http://forms.test/x (a test): did not register: the file gives the tool")
+	assert.Contains(t, got[2], "tool two_names (domains/forms.test/tools/two_names.js) on http://forms.test/x (a test): did not register: in the browser the file gives the tool another name")
 }
 
 // TestForPlanCoversEveryDomainAndEntryTool is the smoke gate's treatment

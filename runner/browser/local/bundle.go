@@ -50,11 +50,21 @@ type toolScript struct {
 // validate's. Nothing is evaluated from a string in the page.
 func bundle(mark string, tools []intents.Tool) (registry string, scripts []toolScript, err error) {
 	markJSON := jsonString(mark)
+	// expect is the metadata pairbench read; the page refuses a tool whose
+	// file builds other metadata there.
+	type expect struct {
+		Name        string         `json:"name"`
+		Title       string         `json:"title"`
+		Description string         `json:"description"`
+		InputSchema map[string]any `json:"inputSchema"`
+		ReadOnly    bool           `json:"readOnlyHint"`
+	}
 	type meta struct {
 		Name      string   `json:"name"`
 		File      string   `json:"file"`
 		Patterns  []string `json:"patterns"`
 		SourceURL string   `json:"sourceURL"`
+		Expect    expect   `json:"expect"`
 	}
 	metas := make([]meta, 0, len(tools))
 	for _, t := range tools {
@@ -67,7 +77,8 @@ func bundle(mark string, tools []intents.Tool) (registry string, scripts []toolS
 		if slices.ContainsFunc(metas, func(m meta) bool { return m.Name == t.Name }) {
 			return "", nil, fmt.Errorf("tool %s is given twice", t.Name)
 		}
-		m := meta{Name: t.Name, File: toolFile(t), Patterns: t.URLPatterns}
+		m := meta{Name: t.Name, File: toolFile(t), Patterns: t.URLPatterns,
+			Expect: expect{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly}}
 		m.SourceURL = "pairbench-tool:" + (&url.URL{Path: m.File}).EscapedPath()
 		mj, err := json.Marshal(m)
 		if err != nil {

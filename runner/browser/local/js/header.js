@@ -4,8 +4,9 @@
 // patterns match the document's URL, as the URL changes, and records why a
 // tool did not register. Go calls it as (mark, matchesURL, installPolyfill,
 // expected), where expected lists every tool file's {name, file, patterns,
-// sourceURL}: a file whose script never reaches the registry (the browser
-// could not compile it) is reported as missing.
+// sourceURL, expect}: a file whose script never reaches the registry (the
+// browser could not compile it) is reported as missing, and one that builds
+// other metadata (expect) in the page than where pairbench read it fails.
 (function pairbenchRegistry(mark, matchesURL, installPolyfill, expected) {
   "use strict";
   // Tools live on top-level documents only.
@@ -43,6 +44,28 @@
     }
     registry.failures[entry.name] = { tool: entry.name, file: entry.file, line, error };
   };
+  // canon is v as JSON text with object keys sorted, undefined as null.
+  const canon = (v) => {
+    if (v === null || v === undefined) return "null";
+    if (typeof v !== "object") return JSON.stringify(v);
+    if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
+    return "{" + Object.keys(v).sort().filter((k) => v[k] !== undefined)
+      .map((k) => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}";
+  };
+  // differences names the metadata in which the tool the page built differs
+  // from the one pairbench read (expect): the agent must see what validate
+  // and the plan saw.
+  const differences = (expect, def) => {
+    if (!def || typeof def !== "object") return ["value (not an object)"];
+    const got = {
+      name: def.name,
+      title: def.title || "",
+      description: def.description || "",
+      inputSchema: def.inputSchema,
+      readOnlyHint: !!(def.annotations && def.annotations.readOnlyHint),
+    };
+    return Object.keys(expect).filter((k) => canon(expect[k]) !== canon(got[k]));
+  };
   // One entry per tool file; controller is set while its registration lives.
   const entries = [];
   const register = (entry) => {
@@ -53,8 +76,9 @@
       fail(entry, e);
       return;
     }
-    if (!def || def.name !== entry.name) {
-      fail(entry, `the file gives the tool the name ${JSON.stringify(def && def.name)} in the browser, ${JSON.stringify(entry.name)} where pairbench read it`);
+    const differs = differences(entry.expect, def);
+    if (differs.length > 0) {
+      fail(entry, `in the browser the file gives the tool another ${differs.join(", ")} than where pairbench read it`);
       return;
     }
     const mc = document.modelContext;
@@ -98,7 +122,7 @@
     }
   };
   // add takes one tool file's script: meta is its {name, file, patterns,
-  // sourceURL}, make its page form.
+  // sourceURL, expect}, make its page form.
   registry.add = (meta, make) => {
     const entry = { ...meta, make, controller: null };
     entries.push(entry);

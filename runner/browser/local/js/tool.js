@@ -1,5 +1,5 @@
 // One tool file's script. Go calls it as (mark, meta, make), where meta is
-// the file's {name, file, patterns, sourceURL} and make its page form (a
+// the file's {name, file, patterns, sourceURL, expect} and make its page form (a
 // function that runs the file and returns its tool). It hands the tool to
 // the registry, or queues it when the registry's script has not run yet.
 (function pairbenchTool(mark, meta, make) {
