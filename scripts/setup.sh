@@ -20,6 +20,9 @@ command -v flock >/dev/null 2>&1 || apt_pkgs+=(util-linux)
 # srt (@anthropic-ai/sandbox-runtime), the sandbox benchmark's baseline, needs both.
 command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
 command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)
+# The service's state tests start a real PostgreSQL server (package
+# state/statetest); Debian keeps its binaries under /usr/lib/postgresql.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || apt_pkgs+=(postgresql)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   as_root=()
   if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,87 @@
+package state
+
+// migrations are the service's schema, one entry per version, applied in
+// order; never edit a released entry, add one. Statements are separated by
+// semicolons and use only SQL both databases read the same way; BLOB is
+// BYTEA on Postgres. Every column is NOT NULL with a default (0 and ” mean
+// "none"), so rows scan alike on both; times are Unix milliseconds.
+var migrations = []string{
+	// 1: deliveries, pull requests, benches, reply throttles, leases.
+	`
+CREATE TABLE pb_deliveries (
+	installation BIGINT NOT NULL,
+	id TEXT NOT NULL,
+	event TEXT NOT NULL,
+	payload BLOB NOT NULL,
+	received_at BIGINT NOT NULL,
+	handled_at BIGINT NOT NULL DEFAULT 0,
+	PRIMARY KEY (installation, id)
+);
+CREATE INDEX pb_deliveries_received ON pb_deliveries (received_at);
+
+CREATE TABLE pb_pulls (
+	repo TEXT NOT NULL,
+	pr BIGINT NOT NULL,
+	installation BIGINT NOT NULL DEFAULT 0,
+	default_branch TEXT NOT NULL DEFAULT '',
+	head_sha TEXT NOT NULL DEFAULT '',
+	closed BIGINT NOT NULL DEFAULT 0,
+	bench TEXT NOT NULL DEFAULT '',
+	sticky_id BIGINT NOT NULL DEFAULT 0,
+	approval_id BIGINT NOT NULL DEFAULT 0,
+	approval_sha TEXT NOT NULL DEFAULT '',
+	approval_body TEXT NOT NULL DEFAULT '',
+	label TEXT NOT NULL DEFAULT '',
+	surface_version BIGINT NOT NULL DEFAULT 0,
+	surface_posted BIGINT NOT NULL DEFAULT 0,
+	updated_at BIGINT NOT NULL DEFAULT 0,
+	PRIMARY KEY (repo, pr)
+);
+
+CREATE TABLE pb_benches (
+	run TEXT PRIMARY KEY,
+	repo TEXT NOT NULL,
+	pr BIGINT NOT NULL,
+	installation BIGINT NOT NULL DEFAULT 0,
+	sha TEXT NOT NULL,
+	default_branch TEXT NOT NULL DEFAULT '',
+	backend TEXT NOT NULL,
+	domains TEXT NOT NULL DEFAULT '',
+	intents TEXT NOT NULL DEFAULT '',
+	pairs BIGINT NOT NULL DEFAULT 0,
+	model TEXT NOT NULL DEFAULT '',
+	requested_by TEXT NOT NULL DEFAULT '',
+	state TEXT NOT NULL,
+	reason TEXT NOT NULL DEFAULT '',
+	verdict TEXT NOT NULL DEFAULT '',
+	created_at BIGINT NOT NULL,
+	ended_at BIGINT NOT NULL DEFAULT 0,
+	check_id BIGINT NOT NULL DEFAULT 0,
+	check_version BIGINT NOT NULL DEFAULT 0,
+	check_posted BIGINT NOT NULL DEFAULT 0,
+	workflow_run_id BIGINT NOT NULL DEFAULT 0,
+	workflow_run_url TEXT NOT NULL DEFAULT '',
+	dispatched_at BIGINT NOT NULL DEFAULT 0,
+	job_id BIGINT NOT NULL DEFAULT 0,
+	done_pairs BIGINT NOT NULL DEFAULT 0,
+	total_pairs BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX pb_benches_pull ON pb_benches (repo, pr);
+CREATE INDEX pb_benches_state ON pb_benches (state);
+CREATE INDEX pb_benches_workflow_run ON pb_benches (repo, workflow_run_id);
+
+CREATE TABLE pb_replies (
+	repo TEXT NOT NULL,
+	pr BIGINT NOT NULL,
+	login TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	at BIGINT NOT NULL
+);
+CREATE INDEX pb_replies_pull ON pb_replies (repo, pr, at);
+
+CREATE TABLE pb_leases (
+	name TEXT PRIMARY KEY,
+	owner TEXT NOT NULL,
+	until_ms BIGINT NOT NULL
+)`,
+}

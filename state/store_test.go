@@ -1,0 +1,322 @@
+package state_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/state/statetest"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		helperProcess()
+		return
+	}
+	code := m.Run()
+	statetest.Stop()
+	os.Exit(code)
+}
+
+// deliveries records the DeliveryJobs it works.
+type deliveries struct {
+	river.WorkerDefaults[state.DeliveryJob]
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (w *deliveries) Work(_ context.Context, j *river.Job[state.DeliveryJob]) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]int{}
+	}
+	w.seen[j.Args.ID]++
+	return nil
+}
+
+func (w *deliveries) count(id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen[id]
+}
+
+func open(t *testing.T, cfg state.Config) *state.Store {
+	t.Helper()
+	s, err := state.Open(t.Context(), cfg)
+	require.NoError(t, err)
+	return s
+}
+
+func eachDialect(t *testing.T, fn func(t *testing.T, cfg state.Config)) {
+	for _, d := range statetest.Dialects {
+		t.Run(d, func(t *testing.T) { fn(t, statetest.Config(t, d)) })
+	}
+}
+
+func TestAcceptedDeliveriesSurviveAReopenAndRunOnce(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		d := state.Delivery{Installation: 7, ID: "d-1", Event: "pull_request", Payload: []byte(`{"a":1}`)}
+		ok, err := s.Accept(ctx, d)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		ok, err = s.Accept(ctx, d)
+		require.NoError(t, err)
+		assert.False(t, ok, "a redelivery is refused")
+		other := d
+		other.Installation = 8
+		ok, err = s.Accept(ctx, other)
+		require.NoError(t, err)
+		assert.True(t, ok, "the same id from another installation is another delivery")
+		require.NoError(t, s.Close())
+
+		// Reopened: the deliveries and their jobs are still there.
+		w := &deliveries{}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		cfg.Workers = workers
+		s = open(t, cfg)
+		defer s.Close()
+		ok, err = s.Accept(ctx, d)
+		require.NoError(t, err)
+		assert.False(t, ok, "still a duplicate after the reopen")
+		jobs, err := s.JobsNotFinished(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int{"delivery": 2}, jobs)
+		require.NoError(t, s.View(ctx, func(tx *state.Tx) error {
+			got, err := tx.Delivery(ctx, 7, "d-1")
+			require.NoError(t, err)
+			assert.Equal(t, d.Payload, got.Payload)
+			assert.Equal(t, "pull_request", got.Event)
+			_, err = tx.Delivery(ctx, 7, "nope")
+			assert.ErrorIs(t, err, state.ErrNotFound)
+			return nil
+		}))
+
+		require.NoError(t, s.Start(ctx))
+		defer stop(t, s)
+		require.Eventually(t, func() bool { return w.count("d-1") == 2 }, 10*time.Second, 20*time.Millisecond, "both deliveries' jobs ran")
+		time.Sleep(100 * time.Millisecond)
+		assert.Equal(t, 2, w.count("d-1"), "and only once each")
+	})
+}
+
+func stop(t *testing.T, s *state.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	assert.NoError(t, s.Stop(ctx))
+}
+
+func TestAFailedUpdateInsertsNoJob(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		defer s.Close()
+		boom := errors.New("boom")
+		err := s.Update(ctx, func(tx *state.Tx) error {
+			require.NoError(t, tx.Enqueue(ctx, state.DeliveryJob{ID: "x"}, nil))
+			require.NoError(t, tx.InsertBench(ctx, state.Bench{Run: "r1", Repo: "o/r", PR: 1, SHA: "abc", Backend: "local", State: state.BenchQueued, Created: tx.Now()}))
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+		jobs, err := s.JobsNotFinished(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, jobs)
+		require.NoError(t, s.View(ctx, func(tx *state.Tx) error {
+			_, found, err := tx.Bench(ctx, "r1")
+			assert.False(t, found)
+			return err
+		}))
+	})
+}
+
+func TestRecordsRoundTrip(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		defer s.Close()
+		now := time.UnixMilli(time.Now().UnixMilli())
+		b := state.Bench{Run: "pr2-aaa-1", Repo: "o/r", PR: 2, Installation: 9, SHA: "aaa", DefaultBranch: "main", Backend: "actions",
+			Domains: []string{"books.example", "weather.example"}, Intents: []string{"x"}, Pairs: 4, Model: "m", RequestedBy: "me",
+			State: state.BenchRunning, Created: now, CheckID: 55, CheckVersion: 3, CheckPosted: 2, WorkflowRunID: 777,
+			WorkflowRunURL: "https://x/1", Dispatched: now, DonePairs: 1, TotalPairs: 8}
+		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error {
+			p, err := tx.LockPull(ctx, "o/r", 2)
+			require.NoError(t, err)
+			assert.Equal(t, state.Pull{Repo: "o/r", PR: 2}, p)
+			p.HeadSHA, p.Bench, p.StickyID, p.ApprovalSHA, p.SurfaceVersion, p.Closed = "aaa", b.Run, 12, "bbb", 4, true
+			require.NoError(t, tx.SavePull(ctx, p))
+			return tx.InsertBench(ctx, b)
+		}))
+		require.NoError(t, s.View(ctx, func(tx *state.Tx) error {
+			p, found, err := tx.Pull(ctx, "o/r", 2)
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, state.Pull{Repo: "o/r", PR: 2, HeadSHA: "aaa", Bench: b.Run, StickyID: 12, ApprovalSHA: "bbb", SurfaceVersion: 4, Closed: true}, p)
+			got, found, err := tx.Bench(ctx, b.Run)
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.Equal(t, b, got)
+			byRun, found, err := tx.BenchOfWorkflowRun(ctx, "o/r", 777)
+			require.NoError(t, err)
+			assert.True(t, found)
+			assert.Equal(t, b.Run, byRun.Run)
+			_, found, err = tx.BenchOfWorkflowRun(ctx, "other/r", 777)
+			require.NoError(t, err)
+			assert.False(t, found, "a run id is only good in its repository")
+			unposted, err := tx.UnpostedChecks(ctx)
+			require.NoError(t, err)
+			assert.Len(t, unposted, 1)
+			running, err := tx.BenchesIn(ctx, state.BenchQueued, state.BenchRunning)
+			require.NoError(t, err)
+			assert.Len(t, running, 1)
+			return nil
+		}))
+	})
+}
+
+func TestLeases(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		defer s.Close()
+		take := func(owner string, ttl time.Duration) (ok bool) {
+			require.NoError(t, s.Update(ctx, func(tx *state.Tx) (err error) {
+				ok, err = tx.TakeLease(ctx, "check:r1", owner, ttl)
+				return err
+			}))
+			return ok
+		}
+		assert.True(t, take("a", time.Hour))
+		assert.True(t, take("a", time.Hour), "the owner renews")
+		assert.False(t, take("b", time.Hour), "another owner waits")
+		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error { return tx.ReleaseLease(ctx, "check:r1", "a") }))
+		assert.True(t, take("b", time.Millisecond))
+		time.Sleep(5 * time.Millisecond)
+		assert.True(t, take("c", time.Hour), "an expired lease is taken over")
+	})
+}
+
+func TestRepliesAreCounted(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		defer s.Close()
+		start := time.Now().Add(-time.Second)
+		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error {
+			require.NoError(t, tx.RecordReply(ctx, "o/r", 1, "u1", "refused"))
+			require.NoError(t, tx.RecordReply(ctx, "o/r", 1, "u2", "refused"))
+			return tx.RecordReply(ctx, "o/r", 2, "u1", "command")
+		}))
+		require.NoError(t, s.View(ctx, func(tx *state.Tx) error {
+			for _, c := range []struct {
+				pr          int
+				login, kind string
+				want        int
+			}{{1, "", "", 2}, {1, "u1", "", 1}, {1, "u1", "command", 0}, {2, "", "command", 1}} {
+				n, err := tx.Replies(ctx, "o/r", c.pr, c.login, c.kind, start)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, n, "%+v", c)
+			}
+			n, err := tx.Replies(ctx, "o/r", 1, "", "", time.Now().Add(time.Hour))
+			require.NoError(t, err)
+			assert.Zero(t, n)
+			return nil
+		}))
+	})
+}
+
+func TestSQLiteStateDirServesOneProcess(t *testing.T) {
+	cfg := statetest.Config(t, "sqlite")
+	s := open(t, cfg)
+	defer s.Close()
+	_, err := state.Open(t.Context(), cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in use by another pairbench serve")
+}
+
+// The helper process opens the store named by its environment, starts a
+// job that blocks, and waits to be killed.
+const helperEnv = "PAIRBENCH_STATE_HELPER"
+
+type blocker struct {
+	river.WorkerDefaults[state.DeliveryJob]
+	started string
+}
+
+func (b *blocker) Work(ctx context.Context, j *river.Job[state.DeliveryJob]) error {
+	_ = os.WriteFile(b.started, []byte(j.Args.ID), 0o600)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func helperProcess() {
+	cfg := state.Config{Dir: os.Getenv("HELPER_DIR"), PostgresURL: os.Getenv("HELPER_URL"), ReplicaID: os.Getenv("HELPER_REPLICA")}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &blocker{started: os.Getenv("HELPER_STARTED")})
+	cfg.Workers = workers
+	ctx := context.Background()
+	s, err := state.Open(ctx, cfg)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.Accept(ctx, state.Delivery{Installation: 1, ID: "killed", Event: "x", Payload: []byte(`{}`)}); err != nil {
+		panic(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		panic(err)
+	}
+	select {}
+}
+
+// TestJobsOfAKilledReplicaAreTakenBackAtItsRestart kills a process with
+// SIGKILL while its job runs; the same replica, restarted, runs the job
+// again at once, while another replica leaves it to River's rescuer.
+func TestJobsOfAKilledReplicaAreTakenBackAtItsRestart(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		started := filepath.Join(t.TempDir(), "started")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_DIR="+cfg.Dir, "HELPER_URL="+cfg.PostgresURL,
+			"HELPER_REPLICA=replica-a", "HELPER_STARTED="+started)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool { _, err := os.Stat(started); return err == nil }, 30*time.Second, 20*time.Millisecond)
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+
+		w := &deliveries{}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		cfg.Workers = workers
+		if cfg.PostgresURL != "" {
+			// Another replica does not take it: replica-a may still be
+			// running it, for all it knows.
+			cfg.ReplicaID = "replica-b"
+			other := open(t, cfg)
+			require.NoError(t, other.Start(t.Context()))
+			time.Sleep(time.Second)
+			assert.Zero(t, w.count("killed"))
+			stop(t, other)
+			require.NoError(t, other.Close())
+		}
+		cfg.ReplicaID = "replica-a"
+		s := open(t, cfg)
+		defer s.Close()
+		require.NoError(t, s.Start(t.Context()))
+		defer stop(t, s)
+		require.Eventually(t, func() bool { return w.count("killed") == 1 }, 10*time.Second, 20*time.Millisecond,
+			"the restarted replica ran its orphaned job again")
+	})
+}
