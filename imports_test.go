@@ -44,7 +44,8 @@ func TestLayerRules(t *testing.T) {
 		"sandbox":   {"internal/heldir"},
 		"artifacts": {},
 		"server":    {},
-		"bot":       {"", "stats", "artifacts", "intents"},
+		"state":     {},
+		"bot":       {"", "stats", "artifacts", "intents", "state"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
 	require.NoError(t, err)

@@ -2,6 +2,8 @@ package bot_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,472 +14,414 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/state/statetest"
 )
 
-func TestPullRequestOpenedDispatchesPinnedBench(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.opened(t, nil))
-
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1)
-	req := reqs[0]
-	assert.Equal(t, headSHA, req.HeadSHA)
-	assert.Equal(t, prNumber, req.PR)
-	assert.Equal(t, []string{"books.example"}, req.Domains, "weather.example has no intents and was not changed")
-	assert.Empty(t, req.Intents, "an automatic bench covers every intent of its domains")
-	assert.Equal(t, 20, req.Pairs)
-	assert.Equal(t, bot.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", Installation: installID}, req.Repo)
-	assert.Regexp(t, `^pr2-`+headSHA+`-[0-9a-f]{8}$`, string(req.RunID))
-
-	runs := f.gh.CheckRuns(repoName)
-	require.Len(t, runs, 1)
-	assert.Equal(t, "pairbench", runs[0].Name)
-	assert.Equal(t, headSHA, runs[0].HeadSHA)
-	assert.Equal(t, "queued", runs[0].Status)
-	assert.Equal(t, string(req.RunID), runs[0].ExternalID)
-	assert.Contains(t, runs[0].Summary, "`books.example`")
-	assert.Empty(t, f.gh.Comments(repoName, prNumber), "an automatic bench posts nothing until it ends")
+func fork() map[string]any {
+	return map[string]any{"pull_request.head.repo.full_name": "stranger/Hello-World", "pull_request.head.repo.fork": true}
 }
 
-func TestPullRequestWithoutConfigDoesNothing(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		files := map[string]string{}
-		for k, v := range registryFiles {
-			if k != ".pairbench.yml" {
-				files[k] = v
-			}
-		}
-		r.Files[headSHA] = files
-	})
-	require.NoError(t, f.opened(t, nil))
-	assert.Empty(t, f.disp.Dispatched())
-	assert.Equal(t, []string{"pulls/list-files", "repos/get-content"}, f.operations(), "only reads, and nothing written")
-}
+// TestABenchFromPullRequestToVerdict runs the whole path on both
+// databases: the pull request is benched at its head, the check run goes
+// queued → in progress → completed, and the verdict is posted once, with a
+// report link on the service (no path of the server anywhere).
+func TestABenchFromPullRequestToVerdict(t *testing.T) {
+	for _, dialect := range statetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixtureOn(t, dialect)
+			f.opened(t, nil)
+			benches := f.benches(t)
+			require.Len(t, benches, 1)
+			bn := benches[0]
+			assert.Equal(t, headSHA, bn.SHA)
+			assert.Equal(t, []string{"books.example"}, bn.Domains)
+			assert.Equal(t, 20, bn.Pairs)
+			assert.Regexp(t, `^pr2-`+headSHA+`-[0-9a-f]{8}$`, bn.Run)
+			require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
+			assert.Equal(t, bot.RunID(bn.Run), f.runner.Runs()[0].RunID)
 
-func TestPullRequestTouchingNoDomainDoesNothing(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		r.Pulls[prNumber].Files = []string{"README.md", "domains/weather.example/domain.json"}
-	})
-	require.NoError(t, f.opened(t, nil))
-	assert.Empty(t, f.disp.Dispatched(), "weather.example changed but has no intents")
-	assert.Empty(t, f.gh.CheckRuns(repoName))
-}
-
-func TestPullRequestConfigGlobsMapFilesToDomains(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		files := map[string]string{}
-		for k, v := range registryFiles {
-			files[k] = v
-		}
-		files[".pairbench.yml"] = "domains:\n  books.example: [\"shared/**/*.js\"]\n"
-		r.Files[headSHA] = files
-		r.Pulls[prNumber].Files = []string{"shared/lib/util.js"}
-	})
-	require.NoError(t, f.opened(t, nil))
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, []string{"books.example"}, reqs[0].Domains)
-}
-
-func TestPullRequestManyFilesArePaginated(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		files := make([]string, 0, 301)
-		for i := range 300 {
-			files = append(files, "docs/page"+strings.Repeat("x", i%7)+".md")
-		}
-		r.Pulls[prNumber].Files = append(files, "bench/intents/books.example/books-count.yml")
-	})
-	require.NoError(t, f.opened(t, nil))
-	require.Len(t, f.disp.Dispatched(), 1, "the domain file is on the last page")
-	assert.Len(t, f.gh.CallsTo("pulls/list-files"), 4)
-}
-
-func TestDraftWaits(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.opened(t, map[string]any{"pull_request.draft": true}))
-	assert.Empty(t, f.gh.Calls(), "a draft is not even read")
-	assert.Empty(t, f.disp.Dispatched())
-
-	require.NoError(t, f.deliver(t, "pull_request", payload(t, "pull_request.ready_for_review.json", nil)))
-	assert.Len(t, f.disp.Dispatched(), 1, "ready for review starts the bench")
-}
-
-func TestIgnoredPullRequestActions(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.opened(t, map[string]any{"action": "labeled"}))
-	require.NoError(t, f.opened(t, map[string]any{"state": "closed", "pull_request.state": "closed"}))
-	assert.Empty(t, f.gh.Calls())
-}
-
-func TestUntrustedPullRequestsAskForApproval(t *testing.T) {
-	cases := map[string]map[string]any{
-		"fork": {
-			"pull_request.head.repo.full_name": "stranger/Hello-World",
-			"pull_request.head.repo.fork":      true,
-		},
-		"first-time contributor": {"pull_request.author_association": "FIRST_TIME_CONTRIBUTOR"},
-		"no association":         {"pull_request.author_association": "NONE"},
-	}
-	for name, edits := range cases {
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t)
-			require.NoError(t, f.opened(t, edits))
-			assert.Empty(t, f.disp.Dispatched(), "an untrusted pull request never runs on its own")
-			assert.Empty(t, f.gh.CheckRuns(repoName))
+			f.finishLocal(t, bn.Run, pairbench.Faster)
+			runs := f.gh.CheckRuns(repoName)
+			require.Equal(t, 1, len(runs), "one check run per bench")
+			assert.Equal(t, bn.Run, runs[0].ExternalID)
+			assert.Equal(t, "success", runs[0].Conclusion)
+			assert.Equal(t, "bench: faster", runs[0].Title)
+			assert.Contains(t, runs[0].Summary, "books-newest-by-author")
 			comments := f.gh.Comments(repoName, prNumber)
 			require.Len(t, comments, 1)
-			assert.Contains(t, comments[0].Body, "/bench run")
-			assert.Contains(t, comments[0].Body, "`ec26c3e`", "the approval names the commit it covers")
+			assert.True(t, strings.HasPrefix(comments[0].Body, "<!-- pairbench:rollup -->"))
+			assert.Contains(t, comments[0].Body, "https://bench.example.test/runs/"+bn.Run+"/report?sig=")
+			assert.NotContains(t, comments[0].Body, "file://")
+			assert.NotContains(t, comments[0].Body, f.store.Root())
+			assert.Equal(t, []string{"bench: faster"}, f.gh.IssueLabels(repoName, prNumber))
 		})
 	}
 }
 
-func TestApprovalIsBoundToTheHeadCommit(t *testing.T) {
+func TestARedeliveryIsBenchedOnce(t *testing.T) {
 	f := newFixture(t)
-	fork := map[string]any{"pull_request.head.repo.full_name": "stranger/Hello-World", "pull_request.head.repo.fork": true}
-	require.NoError(t, f.opened(t, fork))
-	require.NoError(t, f.comment(t, writer, "/bench run"))
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, headSHA, reqs[0].HeadSHA)
-
-	// A new push: not run, the approved bench is superseded, and a new
-	// approval is asked for.
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		r.Files[otherSHA] = registryFiles
-		r.Pulls[prNumber].HeadSHA = otherSHA
-	})
-	sync := fork
-	sync["pull_request.head.sha"] = otherSHA
-	require.NoError(t, f.deliver(t, "pull_request", payload(t, "pull_request.synchronize.json", sync)))
-	assert.Len(t, f.disp.Dispatched(), 1, "the new commit is not benched without a new approval")
-	cancelled := f.disp.Cancelled()
-	require.Len(t, cancelled, 1)
-	assert.Equal(t, reqs[0].RunID, cancelled[0].RunID)
-	comments := f.gh.Comments(repoName, prNumber)
-	assert.Contains(t, comments[len(comments)-1].Body, "`1111111`")
+	body := payload(t, "pull_request.opened.json", nil)
+	d := bot.Delivery{ID: "same", Event: "pull_request", InstallationID: installID, Payload: body}
+	ok, err := f.bot.Accept(context.Background(), d)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = f.bot.Accept(context.Background(), d)
+	require.NoError(t, err)
+	assert.False(t, ok, "the redelivery is refused")
+	f.settle(t)
+	// Another delivery about the same commit (a reopen) benches nothing new.
+	f.opened(t, map[string]any{"action": "reopened"})
+	assert.Len(t, f.benches(t), 1)
+	assert.Len(t, f.gh.CheckRuns(repoName), 1)
 }
 
-func TestPushSupersedesRunningBench(t *testing.T) {
+func TestAPushSupersedesAndTheLateVerdictIsIgnored(t *testing.T) {
 	f := newFixture(t)
-	require.NoError(t, f.opened(t, nil))
-	first := f.disp.Dispatched()[0]
-
-	require.NoError(t, f.opened(t, map[string]any{"action": "reopened"}))
-	assert.Len(t, f.disp.Dispatched(), 1, "the same commit is not benched twice")
-
-	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Files[otherSHA] = registryFiles })
-	require.NoError(t, f.deliver(t, "pull_request", payload(t, "pull_request.synchronize.json", map[string]any{"pull_request.head.sha": otherSHA})))
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 2)
-	assert.Equal(t, otherSHA, reqs[1].HeadSHA)
-	require.Len(t, f.disp.Cancelled(), 1)
-	assert.Equal(t, first.RunID, f.disp.Cancelled()[0].RunID)
-
+	f.opened(t, nil)
+	first := f.benches(t)[0].Run
+	f.push(t, otherSHA, nil)
+	benches := f.benches(t)
+	require.Len(t, benches, 2)
+	assert.Equal(t, otherSHA, benches[0].SHA)
+	assert.Equal(t, state.BenchCancelled, benches[1].State)
 	runs := f.gh.CheckRuns(repoName)
 	require.Len(t, runs, 2)
 	assert.Equal(t, "cancelled", runs[0].Conclusion)
 	assert.Equal(t, "superseded", runs[0].Title)
-	assert.Contains(t, runs[0].Summary, "superseded this bench")
-	assert.Equal(t, "queued", runs[1].Status)
 
-	// The superseded run's late end is ignored.
-	f.storeReport(t, first.RunID, pairbench.Better)
-	require.NoError(t, f.bot.Finished(context.Background(), first.RunID, nil))
+	// The superseded bench's runner ends anyway: nothing is posted for it.
+	f.storeReport(t, bot.RunID(first), pairbench.LessAccurate)
+	f.runner.finish(bot.RunID(first), nil)
+	f.settle(t)
 	assert.Empty(t, f.gh.Comments(repoName, prNumber))
+	assert.Empty(t, f.gh.IssueLabels(repoName, prNumber))
 }
 
-func TestCommandFromNonCollaboratorGetsPoliteReplyOnly(t *testing.T) {
+// TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline: the head's
+// verdict is "better"; a bench of the older commit (a maintainer's
+// /bench run @<sha>) ends later with "less accurate". The label, the
+// rollup's headline and the head's check run stay; the old verdict goes into
+// the earlier commits.
+func TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline(t *testing.T) {
 	f := newFixture(t)
-	require.NoError(t, f.comment(t, stranger, "/bench run"))
-	assert.Empty(t, f.disp.Dispatched())
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "Sorry @passer-by, only people with write access")
-	assert.Equal(t, []string{"repos/get-collaborator-permission-level", "issues/create-comment"}, f.operations())
-}
+	f.opened(t, nil)
+	f.push(t, otherSHA, nil)
+	head := f.benches(t)[0].Run
+	f.finishLocal(t, head, pairbench.Better)
+	f.comment(t, writer, "/bench run @"+headSHA)
+	old := f.benches(t)[0]
+	require.Equal(t, headSHA, old.SHA)
+	f.finishLocal(t, old.Run, pairbench.LessAccurate)
 
-func TestUnknownCommandGetsHelp(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.comment(t, writer, "/bench frobnicate"))
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "I do not know `/bench frobnicate`")
-	assert.Contains(t, comments[0].Body, bot.Usage)
-	assert.Empty(t, f.disp.Dispatched())
-}
-
-func TestCommentsNotForTheBotAreIgnored(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.comment(t, writer, "nice work"))
-	// A comment on an issue, not a pull request.
-	require.NoError(t, f.deliver(t, "issue_comment", payload(t, "issue_comment.created.json", map[string]any{"comment.body": "/bench run"})))
-	// The bot's own comments.
-	require.NoError(t, f.deliver(t, "issue_comment", payload(t, "issue_comment.created.json", map[string]any{
-		"issue.pull_request": map[string]any{"url": "x"}, "comment.body": "/bench run", "comment.user.type": "Bot",
-	})))
-	assert.Empty(t, f.gh.Calls())
-}
-
-func TestRunCommand(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.comment(t, writer, "/bench run books-count --pairs 7 --model m1"))
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, []string{"books.example"}, reqs[0].Domains)
-	assert.Equal(t, []string{"books-count"}, reqs[0].Intents)
-	assert.Equal(t, 7, reqs[0].Pairs)
-	assert.Equal(t, "m1", reqs[0].Model)
-	assert.Equal(t, headSHA, reqs[0].HeadSHA)
-
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "@maintainer: benching `ec26c3e`")
-	var reacted bool
-	f.gh.Repo(repoName, func(r *githubtest.Repo) { reacted = len(r.Reactions) == 1 && r.Reactions[0].Content == "eyes" })
-	assert.True(t, reacted, "the command is acknowledged with a reaction")
-}
-
-func TestRunCommandUnknownIntent(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.comment(t, writer, "/bench run books-count nope"))
-	assert.Empty(t, f.disp.Dispatched())
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "has no intent `nope`")
-}
-
-func TestRunCommandWithoutConfig(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Files[headSHA] = map[string]string{"README.md": "hi"} })
-	require.NoError(t, f.comment(t, writer, "/bench run"))
-	assert.Empty(t, f.disp.Dispatched())
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "no `.pairbench.yml`")
-}
-
-func TestStatusAndCancel(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.comment(t, writer, "/bench status"))
-	require.NoError(t, f.comment(t, writer, "/bench cancel"))
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 2)
-	assert.Contains(t, comments[0].Body, "No bench is running")
-	assert.Contains(t, comments[1].Body, "No bench is running")
-
-	require.NoError(t, f.opened(t, nil))
-	run := f.disp.Dispatched()[0].RunID
-	f.clock.Advance(90 * time.Second)
-	require.NoError(t, f.bot.Progress(context.Background(), run, 3, 40))
-	require.NoError(t, f.comment(t, writer, "/bench status"))
-	comments = f.gh.Comments(repoName, prNumber)
-	assert.Contains(t, comments[len(comments)-1].Body, "3 of 40 pairs done")
-	assert.Contains(t, comments[len(comments)-1].Body, "Started 1m30s ago")
-
-	require.NoError(t, f.comment(t, writer, "/bench cancel"))
-	require.Len(t, f.disp.Cancelled(), 1)
-	assert.Equal(t, run, f.disp.Cancelled()[0].RunID)
-	runs := f.gh.CheckRuns(repoName)
-	assert.Equal(t, "cancelled", runs[0].Conclusion)
-	assert.Contains(t, runs[0].Summary, "@maintainer cancelled this bench")
-	comments = f.gh.Comments(repoName, prNumber)
-	assert.Contains(t, comments[len(comments)-1].Body, "Cancelled run `"+string(run)+"`")
-}
-
-func TestProgressIsThrottled(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.opened(t, nil))
-	run := f.disp.Dispatched()[0].RunID
-	ctx := context.Background()
-	require.NoError(t, f.bot.Progress(ctx, run, 1, 10))
-	require.NoError(t, f.bot.Progress(ctx, run, 2, 10)) // within 10 s: not written
-	f.clock.Advance(11 * time.Second)
-	require.NoError(t, f.bot.Progress(ctx, run, 3, 10))
-	require.NoError(t, f.bot.Progress(ctx, run, 10, 10)) // the last pair always is
-	runs := f.gh.CheckRuns(repoName)
-	assert.Equal(t, 3, runs[0].Updates)
-	assert.Equal(t, "in_progress", runs[0].Status)
-	assert.Equal(t, "10 of 10 pairs done", runs[0].Title)
-
-	assert.ErrorIs(t, f.bot.Progress(ctx, "pr1-nope", 1, 2), bot.ErrUnknownRun)
-}
-
-func TestFinishedPostsVerdict(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.opened(t, nil))
-	run := f.disp.Dispatched()[0].RunID
-	f.storeReport(t, run, pairbench.Faster)
-	require.NoError(t, f.bot.Finished(context.Background(), run, nil))
-
-	runs := f.gh.CheckRuns(repoName)
-	require.Len(t, runs, 1)
-	assert.Equal(t, "completed", runs[0].Status)
-	assert.Equal(t, "success", runs[0].Conclusion)
-	assert.Equal(t, "bench: faster", runs[0].Title)
-	assert.Contains(t, runs[0].Summary, "books-newest-by-author")
-
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.True(t, strings.HasPrefix(comments[0].Body, "<!-- pairbench:rollup -->"))
-	assert.Contains(t, comments[0].Body, "file://", "the full report is linked")
-	assert.Equal(t, []string{"bench: faster"}, f.gh.IssueLabels(repoName, prNumber))
-
-	// Finished twice: the second is ignored.
-	require.NoError(t, f.bot.Finished(context.Background(), run, nil))
-	assert.Len(t, f.gh.Comments(repoName, prNumber), 1)
-}
-
-func TestFailedOrVanishedRunPostsFailure(t *testing.T) {
-	t.Run("run error", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		run := f.disp.Dispatched()[0].RunID
-		require.NoError(t, f.bot.Finished(context.Background(), run, errBoom))
-		assertFailurePosted(t, f, "The run failed: boom")
-	})
-	t.Run("no report", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		require.NoError(t, f.bot.Finished(context.Background(), f.disp.Dispatched()[0].RunID, nil))
-		assertFailurePosted(t, f, "without a readable report")
-	})
-	t.Run("vanished", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		require.NoError(t, f.bot.Reap(context.Background()))
-		assert.Empty(t, f.gh.Comments(repoName, prNumber), "not late yet")
-		f.clock.Advance(7 * time.Hour)
-		require.NoError(t, f.bot.Reap(context.Background()))
-		assertFailurePosted(t, f, "The run vanished")
-		assert.Len(t, f.disp.Cancelled(), 1)
-	})
-	t.Run("dispatch error", func(t *testing.T) {
-		f := newFixture(t)
-		f.disp.err = errBoom
-		require.ErrorIs(t, f.opened(t, nil), errBoom)
-		assertFailurePosted(t, f, "could not be started: boom")
-	})
-}
-
-func assertFailurePosted(t *testing.T, f *fixture, reason string) {
-	t.Helper()
-	runs := f.gh.CheckRuns(repoName)
-	require.Len(t, runs, 1)
-	assert.Equal(t, "failure", runs[0].Conclusion)
-	assert.Equal(t, "bench failed", runs[0].Title)
-	assert.Contains(t, runs[0].Summary, reason)
-	comments := f.gh.Comments(repoName, prNumber)
-	require.Len(t, comments, 1)
-	assert.Contains(t, comments[0].Body, "failed; there is no verdict")
-	assert.Contains(t, comments[0].Body, reason)
-}
-
-func workflowRunPayload(t *testing.T, run bot.RunID, conclusion string) []byte {
-	return payload(t, "workflow_run.completed.json", map[string]any{
-		"repository.name":            "Hello-World",
-		"repository.owner.login":     "Codertocat",
-		"repository.default_branch":  "master",
-		"workflow_run.path":          ".github/workflows/pairbench.yml",
-		"workflow_run.display_title": "pairbench " + string(run),
-		"workflow_run.conclusion":    conclusion,
-		"workflow_run.html_url":      "https://github.com/Codertocat/Hello-World/actions/runs/1",
-	})
-}
-
-func TestWorkflowRunCompleted(t *testing.T) {
-	t.Run("success", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		run := f.disp.Dispatched()[0].RunID
-		f.storeReport(t, run, pairbench.Slower)
-		require.NoError(t, f.deliver(t, "workflow_run", workflowRunPayload(t, run, "success")))
-		runs := f.gh.CheckRuns(repoName)
-		assert.Equal(t, "failure", runs[0].Conclusion, "slower maps to failure")
-		assert.Equal(t, []string{"bench: slower"}, f.gh.IssueLabels(repoName, prNumber))
-	})
-	t.Run("failure", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		run := f.disp.Dispatched()[0].RunID
-		require.NoError(t, f.deliver(t, "workflow_run", workflowRunPayload(t, run, "failure")))
-		assertFailurePosted(t, f, `concluded "failure"`)
-	})
-	t.Run("after a restart", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.opened(t, nil))
-		run := f.disp.Dispatched()[0].RunID
-		f.storeReport(t, run, pairbench.Better)
-		// A new bot, with no memory of the run, finds its check run.
-		restarted, err := bot.New(bot.Config{Clients: f.clients, Dispatcher: f.disp, Store: f.store})
-		require.NoError(t, err)
-		require.NoError(t, restarted.Handle(context.Background(), bot.Delivery{Event: "workflow_run", InstallationID: installID, Payload: workflowRunPayload(t, run, "success")}))
-		runs := f.gh.CheckRuns(repoName)
-		assert.Equal(t, "success", runs[0].Conclusion)
-		assert.Len(t, f.gh.Comments(repoName, prNumber), 1)
-	})
-	t.Run("other workflows and titles are ignored", func(t *testing.T) {
-		f := newFixture(t)
-		require.NoError(t, f.deliver(t, "workflow_run", payload(t, "workflow_run.completed.json", nil)))
-		require.NoError(t, f.deliver(t, "workflow_run", payload(t, "workflow_run.completed.json", map[string]any{
-			"workflow_run.path": ".github/workflows/pairbench.yml", "workflow_run.display_title": "pairbench nonsense",
-		})))
-		assert.Empty(t, f.gh.Calls())
-	})
-}
-
-func TestCheckRunRerequested(t *testing.T) {
-	f := newFixture(t)
-	ev := map[string]any{
-		"action": "rerequested",
-		"check_run": map[string]any{
-			"name": "pairbench", "head_sha": headSHA,
-			"pull_requests": []any{map[string]any{"number": prNumber}},
-		},
-		"repository":   map[string]any{"name": "Hello-World", "owner": map[string]any{"login": "Codertocat"}, "default_branch": "master"},
-		"sender":       map[string]any{"login": writer},
-		"installation": map[string]any{"id": installID},
-	}
-	require.NoError(t, f.deliver(t, "check_run", mustJSON(t, ev)))
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1)
-	assert.Equal(t, headSHA, reqs[0].HeadSHA)
-}
-
-func TestInstallationAcknowledged(t *testing.T) {
-	f := newFixture(t)
-	require.NoError(t, f.deliver(t, "installation", payload(t, "installation.created.json", nil)))
-	require.NoError(t, f.deliver(t, "star", []byte(`{"action":"created"}`)))
-	assert.Empty(t, f.gh.Calls())
-}
-
-func TestMalformedPayload(t *testing.T) {
-	f := newFixture(t)
-	for _, ev := range bot.Events() {
-		err := f.deliver(t, ev, []byte(`{"action": 5}`))
-		var pe *bot.PayloadError
-		require.ErrorAs(t, err, &pe, ev)
-		assert.Equal(t, ev, pe.Event)
-	}
-	assert.Empty(t, f.gh.Calls())
-}
-
-func TestDomainNamesFromThePullRequestAreChecked(t *testing.T) {
-	f := newFixture(t)
-	f.gh.Repo(repoName, func(r *githubtest.Repo) {
-		files := map[string]string{}
-		for k, v := range registryFiles {
-			files[k] = v
+	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+	var sticky githubtest.Comment
+	for _, c := range f.gh.Comments(repoName, prNumber) {
+		if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->") {
+			sticky = c
 		}
-		files["bench/intents/x$(id)/a.yaml"] = "id: a\n"
-		files["bench/intents/Books.Example/b.yaml"] = "id: b\n"
-		r.Files[headSHA] = files
-		r.Pulls[prNumber].Files = []string{"bench/intents/x$(id)/a.yaml", "bench/intents/Books.Example/b.yaml"}
-	})
-	require.NoError(t, f.opened(t, nil))
-	assert.Empty(t, f.disp.Dispatched(), "directories that are not domain names are not domains")
+	}
+	assert.Contains(t, sticky.Body, "### pairbench: `1111111` (run `"+head+"`)")
+	assert.Contains(t, sticky.Body, "| `ec26c3e` | less accurate |")
+	for _, cr := range f.gh.CheckRuns(repoName) {
+		if cr.ExternalID == head {
+			assert.Equal(t, "bench: better", cr.Title, "the head's check run is its own bench's")
+		}
+	}
+}
+
+func TestStatusCancelAndSupersedeSurviveARestart(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	f.restart(t)
+
+	f.comment(t, writer, "/bench status")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.NotEmpty(t, comments)
+	assert.Contains(t, comments[len(comments)-1].Body, "Run `"+run+"` is benching `ec26c3e`")
+
+	f.restart(t)
+	f.push(t, otherSHA, nil)
+	benches := f.benches(t)
+	require.Len(t, benches, 2)
+	assert.Equal(t, state.BenchCancelled, benches[1].State, "the push superseded the bench from before the restart")
+
+	f.restart(t)
+	f.comment(t, writer, "/bench cancel")
+	comments = f.gh.Comments(repoName, prNumber)
+	assert.Contains(t, comments[len(comments)-1].Body, "Cancelled run `"+benches[0].Run+"`")
+	for _, cr := range f.gh.CheckRuns(repoName) {
+		assert.Equal(t, "completed", cr.Status, "no check run is left queued")
+	}
+}
+
+// TestALocalBenchResumesByItsRunIDAfterAShutdown: a shutdown puts the
+// running bench back in the queue; the next start runs the same run id.
+func TestALocalBenchResumesByItsRunIDAfterAShutdown(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	f.restart(t)
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 2 }, 10*time.Second, 10*time.Millisecond, "the bench runs again")
+	assert.Equal(t, bot.RunID(run), f.runner.Runs()[1].RunID, "with its run id")
+	assert.Equal(t, state.BenchRunning, f.benches(t)[0].State, "not failed by the shutdown")
+	f.finishLocal(t, run, pairbench.Better)
+	assert.Len(t, f.gh.CheckRuns(repoName), 1)
+	assert.Equal(t, "success", f.gh.CheckRuns(repoName)[0].Conclusion)
+}
+
+func TestCloseCancelsAndAReopenReusesTheVerdict(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	f.opened(t, map[string]any{"action": "closed", "pull_request.state": "closed", "pull_request.merged": true})
+	bn := f.benches(t)[0]
+	assert.Equal(t, state.BenchCancelled, bn.State)
+	assert.Equal(t, "The pull request was merged.", bn.Reason)
+
+	f.opened(t, map[string]any{"action": "reopened"})
+	require.Len(t, f.benches(t), 2, "the cancelled bench had no verdict: a reopen benches again")
+	run := f.benches(t)[0].Run
+	f.finishLocal(t, run, pairbench.Better)
+	f.opened(t, map[string]any{"action": "closed", "pull_request.state": "closed"})
+	f.opened(t, map[string]any{"action": "reopened"})
+	assert.Len(t, f.benches(t), 2, "a reopen of a benched commit reuses its verdict")
+	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+}
+
+func TestForkReRunsFindTheirPullRequest(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, fork())
+	f.comment(t, writer, "/bench run")
+	run := f.benches(t)[0].Run
+	f.finishLocal(t, run, pairbench.Better)
+
+	// Re-run on a fork's check run: GitHub lists no pull request.
+	rerun := map[string]any{
+		"action":    "rerequested",
+		"check_run": map[string]any{"name": "pairbench", "head_sha": headSHA, "external_id": run, "pull_requests": []any{}},
+		"repository": map[string]any{"name": "Hello-World", "full_name": repoName, "owner": map[string]any{"login": "Codertocat"},
+			"default_branch": "master"},
+		"sender": map[string]any{"login": writer}, "installation": map[string]any{"id": installID},
+	}
+	f.deliver(t, "check_run", mustJSON(t, rerun))
+	require.Len(t, f.benches(t), 2, "Re-run benches the commit again")
+	f.finishLocal(t, f.benches(t)[0].Run, pairbench.Faster)
+
+	// Re-run all checks: a check_suite event, again without pull requests.
+	suite := map[string]any{
+		"action":      "rerequested",
+		"check_suite": map[string]any{"head_sha": headSHA, "pull_requests": []any{}},
+		"repository":  rerun["repository"], "sender": rerun["sender"], "installation": rerun["installation"],
+	}
+	f.deliver(t, "check_suite", mustJSON(t, suite))
+	assert.Len(t, f.benches(t), 3)
+
+	// Someone without write access presses it: nothing.
+	suite["sender"] = map[string]any{"login": stranger}
+	f.deliver(t, "check_suite", mustJSON(t, suite))
+	assert.Len(t, f.benches(t), 3)
+}
+
+func TestApprovalIsOneCommentEditedAsTheHeadMoves(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, fork())
+	assert.Empty(t, f.benches(t), "an untrusted pull request never runs on its own")
+	for _, sha := range []string{otherSHA, headSHA, otherSHA} {
+		f.push(t, sha, fork())
+	}
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1, "one approval request for open and three pushes")
+	assert.Contains(t, comments[0].Body, "review commit `"+otherSHA+"`")
+
+	f.comment(t, writer, "/bench run")
+	require.Len(t, f.benches(t), 1)
+	assert.Equal(t, otherSHA, f.benches(t)[0].SHA)
+	// The approval covers that commit only.
+	f.push(t, headSHA, fork())
+	assert.Equal(t, state.BenchCancelled, f.benches(t)[0].State)
+	assert.Contains(t, f.gh.Comments(repoName, prNumber)[0].Body, "review commit `"+headSHA+"`")
+}
+
+// TestRunRefusesAHeadThatMovedAfterTheComment: the maintainer reviewed
+// and commented, then a push landed before the comment was processed. The
+// bot refuses rather than bench a commit nobody reviewed; /bench run @<sha>
+// binds the commit explicitly.
+func TestRunRefusesAHeadThatMovedAfterTheComment(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, fork())
+	written := time.Now()
+	time.Sleep(1100 * time.Millisecond) // updated_at has second precision
+	f.push(t, otherSHA, fork())
+	f.deliver(t, "issue_comment", commentPayload(t, writer, "/bench run", written))
+	assert.Empty(t, f.benches(t))
+	comments := f.gh.Comments(repoName, prNumber)
+	assert.Contains(t, comments[len(comments)-1].Body, "the head moved to `1111111` after your comment")
+
+	// The push not yet seen by the bot: refused too.
+	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Pulls[prNumber].HeadSHA = headSHA })
+	f.comment(t, writer, "/bench run")
+	assert.Empty(t, f.benches(t))
+
+	f.comment(t, writer, "/bench run @"+headSHA[:10])
+	require.Len(t, f.benches(t), 1)
+	assert.Equal(t, headSHA, f.benches(t)[0].SHA)
+}
+
+func TestCommandsInCodeQuotesAndCommentsAreNotRun(t *testing.T) {
+	f := newFixture(t)
+	for _, body := range []string{
+		"Try:\n```\n/bench run\n```",
+		"~~~md\n/bench run\n~~~",
+		"Indented:\n\n    /bench run",
+		"> /bench run\n\nwhat does this do?",
+		"<!-- /bench run -->",
+		"<!--\n/bench run\n-->",
+		"`/bench run`",
+	} {
+		f.comment(t, writer, body)
+	}
+	assert.Empty(t, f.benches(t))
+	assert.Empty(t, f.gh.Comments(repoName, prNumber))
+	f.comment(t, writer, "```\nnot this\n```\n/bench run")
+	assert.Len(t, f.benches(t), 1, "a command after a closed fence is a command")
+}
+
+func TestOutsidersGetOneReply(t *testing.T) {
+	f := newFixture(t)
+	for range 10 {
+		f.comment(t, stranger, "/bench run")
+	}
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1, "10 commands, one reply")
+	assert.Contains(t, comments[0].Body, "Sorry @passer-by")
+	assert.Empty(t, f.benches(t))
+	for range 15 {
+		f.comment(t, writer, "/bench help")
+	}
+	assert.Len(t, f.gh.Comments(repoName, prNumber), 10, "at most 10 replies an hour on a pull request")
+}
+
+func TestUsageDoesNotParseAsACommand(t *testing.T) {
+	assert.True(t, bot.ParseComment(bot.Usage).Ignored(), "the usage shows commands in a code block")
+}
+
+// TestTokenMode runs the bot with a personal access token: commit statuses
+// instead of check runs (which the fake, as GitHub, refuses to a token),
+// the rollup found again among the token user's comments, and the user's
+// own comments (such as a usage reply) never read as commands.
+func TestTokenMode(t *testing.T) {
+	f := newFixture(t, func(c *bot.Config) {})
+	f.stop(t)
+	f.gh.AddUserToken("ghp_service", githubtest.User{Login: "bench-bot", Type: "User"})
+	clients, err := bot.NewTokenClients("ghp_service", f.gh.URL, nil)
+	require.NoError(t, err)
+	f.cfg.Clients, f.cfg.CommitStatuses = clients, true
+	f.start(t)
+
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	f.finishLocal(t, run, pairbench.Better)
+	assert.Empty(t, f.gh.CheckRuns(repoName))
+	st := f.gh.Statuses(repoName, headSHA)
+	require.NotEmpty(t, st)
+	last := st[len(st)-1]
+	assert.Equal(t, "success", last.State)
+	assert.Equal(t, "pairbench", last.Context)
+	assert.Equal(t, "bench: better", last.Description)
+
+	// The bot's user comments /bench help: the reply is not a command.
+	f.comment(t, "bench-bot", "/bench run")
+	assert.Len(t, f.benches(t), 1, "its own comments are not commands")
+	f.comment(t, writer, "/bench help")
+	n := len(f.gh.Comments(repoName, prNumber))
+	last2 := f.gh.Comments(repoName, prNumber)[n-1]
+	assert.Equal(t, "bench-bot", last2.User)
+	f.deliver(t, "issue_comment", commentPayload(t, "bench-bot", last2.Body, time.Now()))
+	assert.Len(t, f.gh.Comments(repoName, prNumber), n, "no answer to its own reply")
+
+	// A second verdict edits the same rollup.
+	f.push(t, otherSHA, nil)
+	f.finishLocal(t, f.benches(t)[0].Run, pairbench.Slower)
+	rollups := 0
+	for _, c := range f.gh.Comments(repoName, prNumber) {
+		if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->") {
+			rollups++
+		}
+	}
+	assert.Equal(t, 1, rollups)
+}
+
+func TestReportLinksCheckAndServe(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	f.finishLocal(t, run, pairbench.Better)
+	body := f.gh.Comments(repoName, prNumber)[0].Body
+	i := strings.Index(body, "https://bench.example.test/runs/")
+	require.Positive(t, i)
+	link := body[i:]
+	link = link[:strings.IndexAny(link, ")> \n")]
+	h := f.bot.ReportHandler()
+	get := func(u string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, strings.TrimPrefix(u, "https://bench.example.test"), nil))
+		return w
+	}
+	w := get(link)
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, "<html></html>", w.Body.String(), "a directory store is served by the service")
+	assert.Contains(t, w.Header().Get("Content-Security-Policy"), "sandbox")
+	assert.Equal(t, http.StatusForbidden, get(strings.Replace(link, "sig=", "sig=00", 1)).Code)
+	other := strings.Replace(link, run, "pr2-"+headSHA+"-00000000", 1)
+	assert.Equal(t, http.StatusForbidden, get(other).Code, "a signature is good for its run only")
+}
+
+func TestActionsBenchAcceptsOnlyTheRunItDispatched(t *testing.T) {
+	f := newFixture(t, actions)
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	require.NotZero(t, bn.WorkflowRunID, "the dispatch recorded GitHub's run id")
+	ds := f.gh.Dispatches(repoName)
+	require.Len(t, ds, 1)
+	assert.Equal(t, defaultRef, ds[0].Ref, "the workflow that runs is the default branch's")
+	assert.Equal(t, bn.Run, ds[0].Inputs["run_id"])
+	f.storeReport(t, bot.RunID(bn.Run), pairbench.Better)
+
+	// Forgeries, each titled with the public run id: a fork's pull_request
+	// run, a run in another repository, a run the service never dispatched.
+	forged := []map[string]any{
+		{"workflow_run.event": "pull_request", "workflow_run.id": bn.WorkflowRunID},
+		{"workflow_run.head_repository.full_name": "stranger/Hello-World", "workflow_run.id": bn.WorkflowRunID},
+		{"workflow_run.id": 987654321},
+	}
+	for _, edits := range forged {
+		p := workflowRunPayload(t, bn.WorkflowRunID, bn.Run, "failure")
+		f.deliver(t, "workflow_run", withEdits(t, p, edits))
+	}
+	assert.Equal(t, state.BenchRunning, f.benches(t)[0].State, "no forged run ended the bench")
+	f.completeWorkflow(t, bn.Run, "success")
+	assert.Equal(t, state.BenchDone, f.benches(t)[0].State)
+	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+}
+
+func TestActionsCancelStopsTheRecordedRun(t *testing.T) {
+	f := newFixture(t, actions)
+	f.opened(t, nil)
+	wf := f.benches(t)[0].WorkflowRunID
+	f.push(t, otherSHA, nil)
+	var cancelled []int64
+	f.gh.Repo(repoName, func(r *githubtest.Repo) { cancelled = r.Cancelled })
+	assert.Equal(t, []int64{wf}, cancelled)
+	assert.Len(t, f.gh.Dispatches(repoName), 2)
+}
+
+func TestADispatchGitHubRefusesFailsTheBench(t *testing.T) {
+	f := newFixture(t, actions, func(c *bot.Config) { c.Workflow = "nope.yml" })
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	assert.Equal(t, state.BenchFailed, bn.State)
+	assert.Contains(t, bn.Reason, "could not be started")
+	assert.Equal(t, "failure", f.gh.CheckRuns(repoName)[0].Conclusion)
 }

@@ -3,14 +3,19 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/riverqueue/river"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/stats"
 )
 
-// CheckName is the name of the bot's check runs.
+// CheckName is the name of the bot's check runs, and the context of its
+// commit statuses.
 const CheckName = "pairbench"
 
 // Check run conclusions.
@@ -41,77 +46,212 @@ func Conclusion(l pairbench.Label) string {
 	return conclusionNeutral
 }
 
-// checkRun writes one bench's check run.
-type checkRun struct {
-	c           *github.Client
-	owner, repo string
-	id          int64
-	completed   bool // as found by findCheck
+// checkView is what a bench's check run should show.
+type checkView struct {
+	status     string // queued, in_progress, completed
+	conclusion string // when completed
+	title      string
+	summary    string
 }
 
-// createCheck creates the queued check run of a bench.
-func createCheck(ctx context.Context, c *github.Client, t Target, run RunID, summary string, now time.Time) (checkRun, error) {
-	status, title, ext := "queued", "queued", string(run)
-	cr, _, err := c.Checks.CreateCheckRun(ctx, t.Owner, t.Repo, github.CreateCheckRunOptions{
-		Name:       CheckName,
-		HeadSHA:    t.SHA,
-		ExternalID: &ext,
-		Status:     &status,
-		StartedAt:  &github.Timestamp{Time: now},
-		Output:     &github.CheckRunOutput{Title: &title, Summary: &summary},
-	})
-	if err != nil {
-		return checkRun{}, fmt.Errorf("create check run for %s: %w", short(t.SHA), err)
-	}
-	return checkRun{c: c, owner: t.Owner, repo: t.Repo, id: cr.GetID()}, nil
-}
+// leaseTTL bounds how long a job may hold the lease on what it writes; it
+// renews it each round.
+const leaseTTL = 2 * time.Minute
 
-// findCheck finds the check run of run on sha, for a bench the bot has
-// forgotten (a restart); ok is false if there is none.
-func findCheck(ctx context.Context, c *github.Client, t Target, run RunID) (cr checkRun, ok bool, err error) {
-	name := CheckName
-	res, _, err := c.Checks.ListCheckRunsForRef(ctx, t.Owner, t.Repo, t.SHA, &github.ListCheckRunsOptions{
-		CheckName: &name, ListOptions: github.ListOptions{PerPage: 100},
-	})
-	if err != nil {
-		return checkRun{}, false, fmt.Errorf("list check runs of %s: %w", short(t.SHA), err)
-	}
-	for _, r := range res.CheckRuns {
-		if r.GetExternalID() == string(run) {
-			return checkRun{c: c, owner: t.Owner, repo: t.Repo, id: r.GetID(), completed: r.GetStatus() == "completed"}, true, nil
+// workCheck brings a bench's check run (or commit status) up to date: it
+// renders what the record says, writes it, and repeats until what it wrote
+// is the newest, holding the bench's lease so writes never cross.
+func (b *Bot) workCheck(ctx context.Context, job *river.Job[checkJob]) error {
+	lease, owner := "check:"+job.Args.Run, fmt.Sprint("job:", job.ID)
+	defer b.release(ctx, lease, owner)
+	for {
+		var bn state.Bench
+		var found, held bool
+		if err := b.state.Update(ctx, func(tx *state.Tx) (err error) {
+			if held, err = tx.TakeLease(ctx, lease, owner, leaseTTL); err != nil || !held {
+				return err
+			}
+			bn, found, err = tx.Bench(ctx, job.Args.Run)
+			return err
+		}); err != nil {
+			return err
+		}
+		if !held {
+			return river.JobSnooze(time.Second)
+		}
+		if !found || bn.CheckPosted >= bn.CheckVersion {
+			return nil
+		}
+		view, err := b.checkView(ctx, bn)
+		if err != nil {
+			return err
+		}
+		id, err := b.postCheck(ctx, bn, view, job.Attempt > 1)
+		if err != nil {
+			return err
+		}
+		if err := b.state.Update(ctx, func(tx *state.Tx) error {
+			cur, _, err := tx.LockBench(ctx, bn.Run)
+			if err != nil {
+				return err
+			}
+			cur.CheckID = max(cur.CheckID, id)
+			cur.CheckPosted = max(cur.CheckPosted, bn.CheckVersion)
+			return tx.SaveBench(ctx, cur)
+		}); err != nil {
+			return err
 		}
 	}
-	return checkRun{}, false, nil
 }
 
-// progress marks the check run in progress with pairs done of total.
-func (cr checkRun) progress(ctx context.Context, done, total int) error {
-	status := "in_progress"
-	title := fmt.Sprintf("%d of %d pairs done", done, total)
-	summary := "The bench is running. " + title + "."
-	return cr.update(ctx, github.UpdateCheckRunOptions{
-		Name: CheckName, Status: &status,
-		Output: &github.CheckRunOutput{Title: &title, Summary: &summary},
-	})
-}
-
-// complete finishes the check run.
-func (cr checkRun) complete(ctx context.Context, conclusion, title, summary string, now time.Time) error {
-	const maxSummary = 65535
-	summary = clipBytes(summary, maxSummary)
-	return cr.update(ctx, github.UpdateCheckRunOptions{
-		Name: CheckName, Conclusion: &conclusion,
-		CompletedAt: &github.Timestamp{Time: now},
-		Output:      &github.CheckRunOutput{Title: &title, Summary: &summary},
-	})
-}
-
-func (cr checkRun) update(ctx context.Context, opts github.UpdateCheckRunOptions) error {
-	if cr.c == nil {
-		return nil // no check run to write
+// release gives up a lease, even if ctx has ended.
+func (b *Bot) release(ctx context.Context, lease, owner string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := b.state.Update(ctx, func(tx *state.Tx) error { return tx.ReleaseLease(ctx, lease, owner) }); err != nil {
+		b.log.Warn("could not release a lease; it expires by itself", "lease", lease, "err", err)
 	}
-	if _, _, err := cr.c.Checks.UpdateCheckRun(ctx, cr.owner, cr.repo, cr.id, opts); err != nil {
-		return fmt.Errorf("update check run %d: %w", cr.id, err)
+}
+
+// checkView renders a bench's check.
+func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) {
+	summary := fmt.Sprintf("Bench of `%s`: %s.", short(bn.SHA), describe(bn))
+	if bn.RequestedBy != "" {
+		summary += fmt.Sprintf(" Requested by @%s.", bn.RequestedBy)
+	}
+	switch bn.State {
+	case state.BenchQueued:
+		return checkView{status: "queued", title: "queued", summary: summary}, nil
+	case state.BenchRunning:
+		title := "running"
+		if bn.TotalPairs > 0 {
+			title = fmt.Sprintf("%d of %d pairs done", bn.DonePairs, bn.TotalPairs)
+		}
+		return checkView{status: "in_progress", title: title, summary: summary + " The bench is running: " + title + "."}, nil
+	case state.BenchFailed:
+		return checkView{status: "completed", conclusion: conclusionFailure, title: "bench failed", summary: bn.Reason}, nil
+	case state.BenchCancelled:
+		title := "cancelled"
+		if strings.HasPrefix(bn.Reason, "Superseded") {
+			title = "superseded"
+		}
+		return checkView{status: "completed", conclusion: conclusionCancelled, title: title, summary: bn.Reason}, nil
+	}
+	rep, err := b.readReport(ctx, RunID(bn.Run))
+	if err != nil {
+		return checkView{}, err
+	}
+	title := "bench: " + string(rep.Verdict)
+	if rep.Verdict == "" {
+		title = "no verdict: no intents were benched"
+	}
+	md := stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run), Limit: 60000})
+	return checkView{status: "completed", conclusion: Conclusion(rep.Verdict), title: title, summary: md}, nil
+}
+
+// postCheck writes the view on GitHub and returns the check run's id (0
+// for a commit status). A check run is found by its external id (the run
+// id) before one is created when this may be a retry, so a crash between
+// creating it and recording its id makes no second one.
+func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView, retry bool) (int64, error) {
+	c, err := b.cfg.Clients.Client(ctx, bn.Installation)
+	if err != nil {
+		return 0, err
+	}
+	owner, repo, _ := strings.Cut(bn.Repo, "/")
+	if b.cfg.CommitStatuses {
+		return 0, b.postStatus(ctx, c, owner, repo, bn, v)
+	}
+	id := bn.CheckID
+	if id == 0 && retry {
+		if id, err = findCheck(ctx, c, owner, repo, bn.SHA, bn.Run); err != nil {
+			return 0, err
+		}
+	}
+	summary := clipBytes(v.summary, 65535)
+	out := &github.CheckRunOutput{Title: &v.title, Summary: &summary}
+	var done *github.Timestamp
+	var conclusion, status *string
+	if v.status == "completed" {
+		done, conclusion = &github.Timestamp{Time: bn.Ended}, &v.conclusion
+	} else {
+		status = &v.status
+	}
+	if id == 0 {
+		ext := bn.Run
+		cr, _, err := c.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
+			Name: CheckName, HeadSHA: bn.SHA, ExternalID: &ext, Status: status, Conclusion: conclusion,
+			StartedAt: &github.Timestamp{Time: bn.Created}, CompletedAt: done, Output: out, DetailsURL: b.detailsURL(bn),
+		})
+		if err != nil {
+			return 0, fmt.Errorf("create check run for %s: %w", bn.Run, err)
+		}
+		return cr.GetID(), nil
+	}
+	_, _, err = c.Checks.UpdateCheckRun(ctx, owner, repo, id, github.UpdateCheckRunOptions{
+		Name: CheckName, Status: status, Conclusion: conclusion, CompletedAt: done, Output: out, DetailsURL: b.detailsURL(bn),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("update check run %d of %s: %w", id, bn.Run, err)
+	}
+	return id, nil
+}
+
+func (b *Bot) detailsURL(bn state.Bench) *string {
+	u := b.reportLink(bn.Run)
+	if bn.State != state.BenchDone || u == "" {
+		u = bn.WorkflowRunURL
+	}
+	if u == "" {
+		return nil
+	}
+	return &u
+}
+
+// findCheck returns the id of run's check run on sha, 0 if there is none.
+func findCheck(ctx context.Context, c *github.Client, owner, repo, sha, run string) (int64, error) {
+	name := CheckName
+	opts := &github.ListCheckRunsOptions{CheckName: &name, ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := c.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opts)
+		if err != nil {
+			return 0, fmt.Errorf("list check runs of %s: %w", short(sha), err)
+		}
+		for _, r := range res.CheckRuns {
+			if r.GetExternalID() == run {
+				return r.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// postStatus writes the view as a commit status, for a plain token. GitHub
+// statuses have no neutral or cancelled: neutral is success (the check does
+// not block), cancelled is error.
+func (b *Bot) postStatus(ctx context.Context, c *github.Client, owner, repo string, bn state.Bench, v checkView) error {
+	st := map[string]string{
+		"queued": "pending", "in_progress": "pending",
+		conclusionSuccess: "success", conclusionNeutral: "success", conclusionFailure: "failure", conclusionCancelled: "error",
+	}
+	key := v.status
+	if key == "completed" {
+		key = v.conclusion
+	}
+	state, desc, ctxName := st[key], clipRunes(v.title, 140), CheckName
+	s := &github.RepoStatus{State: &state, Description: &desc, Context: &ctxName, TargetURL: b.detailsURL(bn)}
+	if _, _, err := c.Repositories.CreateStatus(ctx, owner, repo, bn.SHA, s); err != nil {
+		return fmt.Errorf("create status for %s: %w", bn.Run, err)
 	}
 	return nil
+}
+
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

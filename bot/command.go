@@ -29,6 +29,9 @@ type Command struct {
 	Pairs int
 	// Model is --model; "" means the configured default.
 	Model string
+	// SHA is the commit a "/bench run @<sha>" binds to: 7 to 40 lowercase
+	// hex digits. "" means the head, as of when the command was written.
+	SHA string
 }
 
 // Parsed is the outcome of ParseComment: a Command to carry out, or a Reply
@@ -49,6 +52,7 @@ const (
 
 var (
 	intentPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+	shaArgPattern = regexp.MustCompile(`^@[0-9a-f]{7,40}$`)
 	modelPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`)
 )
 
@@ -56,6 +60,7 @@ var (
 const Usage = "Usage:\n\n" +
 	"```\n" +
 	"/bench run [intent ...] [--pairs N] [--model M]   bench this pull request's head commit\n" +
+	"/bench run @SHA [intent ...] [...]                bench commit SHA of this pull request\n" +
 	"/bench cancel                                     cancel the running bench\n" +
 	"/bench status                                     say what the bench is doing\n" +
 	"/bench help                                       show this help\n" +
@@ -63,14 +68,16 @@ const Usage = "Usage:\n\n" +
 	"`/bench run` with no intents benches every intent of the domains the pull request changes. " +
 	"Only people with write access to the repository may run commands."
 
-// ParseComment reads a comment body. The command is the first line whose
-// first word is exactly "/bench"; a comment without such a line is ignored.
-// ParseComment is a pure function: it neither checks permissions nor
-// consults the pull request.
+// ParseComment reads a comment body. The command is the first line of
+// prose whose first word is exactly "/bench"; lines in fenced or indented
+// code blocks, in block quotes and in HTML comments are not prose (they
+// show or quote a command, they do not give one), and a comment without
+// such a line is ignored. ParseComment is a pure function: it neither
+// checks permissions nor consults the pull request.
 func ParseComment(body string) Parsed {
 	var args []string
 	found := false
-	for line := range strings.Lines(body) {
+	for _, line := range proseLines(body) {
 		f := strings.Fields(line)
 		if len(f) > 0 && f[0] == "/bench" {
 			args, found = f[1:], true
@@ -103,6 +110,70 @@ func ParseComment(body string) Parsed {
 	return Parsed{Reply: fmt.Sprintf("I do not know `/bench %s`.\n\n%s", clipArg(args[0]), Usage)}
 }
 
+// proseLines returns the lines of a Markdown body that are neither code,
+// nor quoted, nor inside an HTML comment. It errs on the side of ignoring:
+// any line indented by four spaces or a tab counts as code.
+func proseLines(body string) []string {
+	body = stripHTMLComments(strings.ReplaceAll(body, "\r\n", "\n"))
+	var out []string
+	fence := "" // the open fence's marker, "" outside a fenced block
+	for line := range strings.Lines(body) {
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		if fence != "" {
+			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if indent < 4 {
+			if m := fenceOpen(trimmed); m != "" {
+				fence = m
+				continue
+			}
+		}
+		if indent >= 4 || strings.HasPrefix(line, "\t") || strings.HasPrefix(trimmed, ">") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// fenceOpen returns the marker of a code fence the line opens (three or
+// more backticks or tildes), or "".
+func fenceOpen(s string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(s) - len(strings.TrimLeft(s, c))
+		if n >= 3 {
+			return strings.Repeat(c, n)
+		}
+	}
+	return ""
+}
+
+// stripHTMLComments removes <!-- ... --> from s; an unclosed comment runs
+// to the end, as it does in a browser.
+func stripHTMLComments(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "<!--")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		j := strings.Index(s[i+4:], "-->")
+		if j < 0 {
+			return b.String()
+		}
+		// Keep the line structure: a comment is not a line break.
+		b.WriteString(strings.Repeat("\n", strings.Count(s[i:i+4+j+3], "\n")))
+		s = s[i+4+j+3:]
+	}
+}
+
 // parseRun reads /bench run's arguments; flags and intents may interleave.
 func parseRun(args []string) (*Command, error) {
 	c := &Command{Verb: VerbRun}
@@ -121,6 +192,14 @@ func parseRun(args []string) (*Command, error) {
 			break
 		}
 		arg := fs.Arg(0)
+		if strings.HasPrefix(arg, "@") {
+			if !shaArgPattern.MatchString(arg) || c.SHA != "" {
+				return nil, fmt.Errorf("%q is not a commit: write @ and 7 to 40 lowercase hex digits, once", clipArg(arg))
+			}
+			c.SHA = arg[1:]
+			args = fs.Args()[1:]
+			continue
+		}
 		if !intentPattern.MatchString(arg) {
 			return nil, fmt.Errorf("%q is not an intent id", clipArg(arg))
 		}

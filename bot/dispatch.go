@@ -6,11 +6,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/riverqueue/river"
+
+	"github.com/pairbench/pairbench/state"
 )
 
 // RunID names one bench run; it is also the run's directory in the
@@ -65,27 +71,6 @@ type Request struct {
 	Model string
 }
 
-// Dispatcher runs benches somewhere: on this host (the local backend,
-// wired in cmd/pairbench over package runner) or on GitHub Actions
-// (Actions, in this package).
-//
-// The contract:
-//   - Dispatch returns once the bench is queued; it must not wait for the
-//     bench. The run's files go to the artifact store under req.RunID/, and
-//     report.json there is the verdict.
-//   - The backend tells the Bot how the run goes: a local backend calls
-//     (*Bot).Progress as pairs finish and (*Bot).Finished exactly once when
-//     the run ends (with a nil error only if report.json is stored); the
-//     Actions backend needs nothing, as the workflow_run webhook reports the
-//     end and (*Bot).Reap catches runs that never report.
-//   - Cancel stops the run req started. Cancelling a run that already ended,
-//     or that the backend does not know, is not an error; a cancelled run's
-//     later Finished call is ignored by the Bot.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, req Request) error
-	Cancel(ctx context.Context, req Request) error
-}
-
 // Limits of workflow_dispatch.
 const (
 	maxWorkflowInputs     = 25
@@ -96,34 +81,12 @@ const (
 // request does not fit in workflow_dispatch's inputs.
 var ErrInputsTooLarge = errors.New("bench request does not fit in workflow_dispatch inputs")
 
-// Actions dispatches benches to GitHub Actions: a workflow_dispatch of the
-// registry's own pairbench workflow on its default branch, never on the pull
-// request's branch, so the workflow that runs is always one a maintainer
-// merged. The workflow must declare the inputs run_id, pr, head_sha,
-// domains, intents, pairs and model, and set
-//
-//	run-name: pairbench ${{ inputs.run_id }}
-//
-// so that its workflow_run events name the run (see docs/github-app.md).
-type Actions struct {
-	clients  Clients
-	workflow string
-}
-
-// DefaultWorkflow is the workflow file Actions dispatches by default.
+// DefaultWorkflow is the workflow file the Actions backend dispatches by
+// default. The workflow must declare the inputs run_id, pr, head_sha,
+// domains, intents, pairs and model; it runs on the registry's default
+// branch, never on the pull request's, so the workflow that runs is always
+// one a maintainer merged.
 const DefaultWorkflow = "pairbench.yml"
-
-// NewActions returns the Actions backend dispatching workflow (a file name
-// under .github/workflows; "" means DefaultWorkflow).
-func NewActions(clients Clients, workflow string) *Actions {
-	if workflow == "" {
-		workflow = DefaultWorkflow
-	}
-	return &Actions{clients: clients, workflow: workflow}
-}
-
-// Workflow returns the workflow file name the backend dispatches.
-func (a *Actions) Workflow() string { return a.workflow }
 
 // WorkflowInputs returns the workflow_dispatch inputs for req, or an error
 // wrapping ErrInputsTooLarge when they exceed GitHub's limits (25 inputs,
@@ -152,48 +115,181 @@ func WorkflowInputs(req Request) (map[string]any, error) {
 	return in, nil
 }
 
-// Dispatch sends the workflow_dispatch event.
-func (a *Actions) Dispatch(ctx context.Context, req Request) error {
-	inputs, err := WorkflowInputs(req)
+// workDispatch starts a bench on GitHub Actions: a workflow_dispatch on the
+// default branch, asking GitHub for the run's id, which it records; only
+// that run's workflow_run event may end the bench. A retry first looks for
+// the run among the workflow's dispatched runs (by its title), so a crash
+// after dispatching does not dispatch twice. A server that does not answer
+// with the run (an older GitHub Enterprise Server) has the run looked up
+// the same way until it appears.
+func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) error {
+	var bn state.Bench
+	var found bool
+	if err := b.state.View(ctx, func(tx *state.Tx) (err error) {
+		bn, found, err = tx.Bench(ctx, job.Args.Run)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !found || bn.Over() || bn.WorkflowRunID != 0 {
+		return nil
+	}
+	req := request(bn)
+	c, err := b.cfg.Clients.Client(ctx, bn.Installation)
 	if err != nil {
 		return err
 	}
-	c, err := a.clients.Client(ctx, req.Repo.Installation)
-	if err != nil {
-		return err
-	}
-	_, err = c.Actions.CreateWorkflowDispatchEventByFileName(ctx, req.Repo.Owner, req.Repo.Name, a.workflow,
-		github.CreateWorkflowDispatchEventRequest{Ref: req.Repo.DefaultBranch, Inputs: inputs})
-	if err != nil {
-		return fmt.Errorf("dispatch %s on %s@%s: %w", a.workflow, req.Repo.FullName(), req.Repo.DefaultBranch, err)
-	}
-	return nil
-}
-
-// Cancel cancels the workflow runs of req that have not completed. A run
-// not yet listed cannot be cancelled; when it completes, the Bot ignores it.
-func (a *Actions) Cancel(ctx context.Context, req Request) error {
-	c, err := a.clients.Client(ctx, req.Repo.Installation)
-	if err != nil {
-		return err
-	}
-	opts := &github.ListWorkflowRunsOptions{Event: "workflow_dispatch", ListOptions: github.ListOptions{PerPage: 100}}
-	runs, _, err := c.Actions.ListWorkflowRunsByFileName(ctx, req.Repo.Owner, req.Repo.Name, a.workflow, opts)
-	if err != nil {
-		return fmt.Errorf("list runs of %s: %w", a.workflow, err)
-	}
-	for _, r := range runs.WorkflowRuns {
-		if id, ok := runIDFromTitle(r.GetDisplayTitle()); ok && id == req.RunID && r.GetStatus() != "completed" {
-			// GitHub answers 202 Accepted, which go-github reports as an
-			// *AcceptedError: the cancellation is under way.
-			_, err := c.Actions.CancelWorkflowRunByID(ctx, req.Repo.Owner, req.Repo.Name, r.GetID())
-			var accepted *github.AcceptedError
-			if err != nil && !errors.As(err, &accepted) {
-				return fmt.Errorf("cancel workflow run %d: %w", r.GetID(), err)
-			}
+	var run *github.WorkflowRun
+	if job.Attempt > 1 || !bn.Dispatched.IsZero() {
+		if run, err = b.findRun(ctx, c, req); err != nil {
+			return err
 		}
 	}
-	return nil
+	if run == nil && bn.Dispatched.IsZero() {
+		id, url, err := b.dispatch(ctx, c, req)
+		var permanent *dispatchRefused
+		if errors.As(err, &permanent) {
+			b.cfg.Metrics.Dispatched(BackendActions, "refused")
+			return b.state.Update(ctx, func(tx *state.Tx) error {
+				return endBench(ctx, tx, bn.Run, state.BenchFailed, "The bench could not be started: "+permanent.Error(), "")
+			})
+		}
+		if err != nil {
+			return err
+		}
+		b.cfg.Metrics.Dispatched(BackendActions, "ok")
+		if id != 0 {
+			run = &github.WorkflowRun{ID: &id, HTMLURL: &url}
+		}
+	}
+	return b.state.Update(ctx, func(tx *state.Tx) error {
+		cur, _, err := tx.LockBench(ctx, bn.Run)
+		if err != nil {
+			return err
+		}
+		if cur.Dispatched.IsZero() {
+			cur.Dispatched = tx.Now()
+		}
+		if run == nil {
+			if err := tx.SaveBench(ctx, cur); err != nil {
+				return err
+			}
+			return river.JobSnooze(5 * time.Second)
+		}
+		cur.WorkflowRunID, cur.WorkflowRunURL = run.GetID(), run.GetHTMLURL()
+		if cur.Over() {
+			// Cancelled while it was being dispatched: stop the new run too.
+			if err := tx.SaveBench(ctx, cur); err != nil {
+				return err
+			}
+			_, err := tx.Enqueue(ctx, cancelJob{Run: cur.Run}, nil)
+			return err
+		}
+		cur.State = state.BenchRunning
+		cur.CheckVersion++
+		if err := tx.SaveBench(ctx, cur); err != nil {
+			return err
+		}
+		if _, err := tx.Enqueue(ctx, checkJob{Run: cur.Run}, pendingOnce); err != nil {
+			return err
+		}
+		if run.GetStatus() == "completed" {
+			return finishFromWorkflow(ctx, tx, cur, run.GetConclusion(), run.GetHTMLURL())
+		}
+		return nil
+	})
+}
+
+// dispatchRefused is a dispatch GitHub will never accept as it stands (no
+// such workflow, inputs it refuses, inputs too large).
+type dispatchRefused struct{ err error }
+
+func (e *dispatchRefused) Error() string { return e.err.Error() }
+func (e *dispatchRefused) Unwrap() error { return e.err }
+
+// dispatch sends the workflow_dispatch event and returns the run's id and
+// address when GitHub gives them.
+func (b *Bot) dispatch(ctx context.Context, c *github.Client, req Request) (int64, string, error) {
+	inputs, err := WorkflowInputs(req)
+	if err != nil {
+		return 0, "", &dispatchRefused{err}
+	}
+	u := fmt.Sprintf("repos/%s/%s/actions/workflows/%s/dispatches", url.PathEscape(req.Repo.Owner), url.PathEscape(req.Repo.Name), url.PathEscape(b.cfg.Workflow))
+	// go-github v66 predates return_run_details.
+	hr, err := c.NewRequest(http.MethodPost, u, map[string]any{"ref": req.Repo.DefaultBranch, "inputs": inputs, "return_run_details": true})
+	if err != nil {
+		return 0, "", err
+	}
+	var out struct {
+		ID      int64  `json:"workflow_run_id"`
+		HTMLURL string `json:"html_url"`
+	}
+	_, err = c.Do(ctx, hr, &out)
+	var e *github.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil && (e.Response.StatusCode == http.StatusNotFound || e.Response.StatusCode == http.StatusUnprocessableEntity) {
+		return 0, "", &dispatchRefused{fmt.Errorf("dispatch %s on %s@%s: %w", b.cfg.Workflow, req.Repo.FullName(), req.Repo.DefaultBranch, err)}
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("dispatch %s on %s@%s: %w", b.cfg.Workflow, req.Repo.FullName(), req.Repo.DefaultBranch, err)
+	}
+	return out.ID, out.HTMLURL, nil
+}
+
+// findRun looks for req's run among the workflow's dispatched runs, by
+// its title; nil if it is not listed (yet). Only people with write access
+// can dispatch, so a dispatched run's title is not a fork's to choose.
+func (b *Bot) findRun(ctx context.Context, c *github.Client, req Request) (*github.WorkflowRun, error) {
+	opts := &github.ListWorkflowRunsOptions{Event: "workflow_dispatch", ListOptions: github.ListOptions{PerPage: 100}}
+	runs, _, err := c.Actions.ListWorkflowRunsByFileName(ctx, req.Repo.Owner, req.Repo.Name, b.cfg.Workflow, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", b.cfg.Workflow, err)
+	}
+	for _, r := range runs.WorkflowRuns {
+		if id, ok := runIDFromTitle(r.GetDisplayTitle()); ok && id == req.RunID && r.GetEvent() == "workflow_dispatch" {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// workCancel stops a cancelled bench on its backend: the local bench's job,
+// or the Actions run recorded at dispatch (a run dispatched after the
+// cancel is stopped by workDispatch).
+func (b *Bot) workCancel(ctx context.Context, job *river.Job[cancelJob]) error {
+	var bn state.Bench
+	var found bool
+	if err := b.state.View(ctx, func(tx *state.Tx) (err error) {
+		bn, found, err = tx.Bench(ctx, job.Args.Run)
+		return err
+	}); err != nil || !found {
+		return err
+	}
+	if bn.Backend == BackendLocal {
+		if bn.JobID == 0 {
+			return nil
+		}
+		return b.state.CancelJob(ctx, bn.JobID)
+	}
+	if bn.WorkflowRunID == 0 {
+		return nil
+	}
+	c, err := b.cfg.Clients.Client(ctx, bn.Installation)
+	if err != nil {
+		return err
+	}
+	owner, name, _ := strings.Cut(bn.Repo, "/")
+	// GitHub answers 202 Accepted, which go-github reports as an
+	// *AcceptedError: the cancellation is under way; 409 means it ended.
+	_, err = c.Actions.CancelWorkflowRunByID(ctx, owner, name, bn.WorkflowRunID)
+	var accepted *github.AcceptedError
+	var e *github.ErrorResponse
+	switch {
+	case err == nil, errors.As(err, &accepted):
+		return nil
+	case errors.As(err, &e) && e.Response != nil && (e.Response.StatusCode == http.StatusConflict || e.Response.StatusCode == http.StatusNotFound):
+		return nil
+	}
+	return fmt.Errorf("cancel workflow run %d: %w", bn.WorkflowRunID, err)
 }
 
 // runIDFromTitle reads the run id from a workflow run's display title,

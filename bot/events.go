@@ -7,66 +7,187 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/pairbench/pairbench/state"
+)
+
+// Reply throttles: an outsider's /bench gets one answer per pull request a
+// day, and a pull request gets at most maxRepliesPerHour replies an hour,
+// so nobody can spend the installation's write budget by commenting.
+const (
+	refusalEvery      = 24 * time.Hour
+	maxRepliesPerHour = 10
 )
 
 // pullRequest plans an automatic bench when a pull request's head changes
-// or it becomes ready for review.
-func (h *handling) pullRequest(ctx context.Context, ev *github.PullRequestEvent) error {
+// or it becomes ready for review, and cancels the bench when it closes.
+func (h *handling) pullRequest(ctx context.Context) (apply, error) {
+	var ev github.PullRequestEvent
+	if err := decode("pull_request", h.delivery.Payload, &ev); err != nil {
+		return nil, err
+	}
+	h.setInstallation(ev.GetInstallation())
+	pr := ev.GetPullRequest()
+	repo := repoOf(ev.GetRepo(), h.inst)
+	log := h.log.With("pr", pr.GetNumber(), "sha", short(pr.GetHead().GetSHA()))
 	switch ev.GetAction() {
+	case "closed":
+		why := "The pull request was closed."
+		if pr.GetMerged() {
+			why = "The pull request was merged."
+		}
+		return func(ctx context.Context, tx *state.Tx) error {
+			pull, err := h.lockPull(ctx, tx, repo, pr.GetNumber())
+			if err != nil {
+				return err
+			}
+			pull.Closed = true
+			if err := h.bot.supersede(ctx, tx, &pull, why); err != nil {
+				return err
+			}
+			return tx.SavePull(ctx, pull)
+		}, nil
 	case "opened", "synchronize", "reopened", "ready_for_review":
 	default:
-		return nil
+		return nil, nil
 	}
-	pr := ev.GetPullRequest()
-	log := h.log.With("pr", pr.GetNumber(), "sha", short(pr.GetHead().GetSHA()))
+	sha := pr.GetHead().GetSHA()
+	since := pr.GetUpdatedAt().Time
+	if since.IsZero() {
+		since = h.delivery.ReceivedAt
+	}
+	recordHead := func(ctx context.Context, tx *state.Tx) (state.Pull, error) {
+		pull, err := h.lockPull(ctx, tx, repo, pr.GetNumber())
+		if err != nil {
+			return pull, err
+		}
+		pull.Closed = pr.GetState() == "closed"
+		if pull.HeadSHA != sha && !since.Before(pull.HeadSince) {
+			pull.HeadSHA, pull.HeadSince = sha, since
+		}
+		return pull, nil
+	}
 	if pr.GetState() == "closed" {
-		return nil
+		return nil, nil
 	}
 	if pr.GetDraft() {
 		log.Info("draft pull request: the bench waits until it is ready for review")
-		return nil
-	}
-	repo := repoOf(ev.GetRepo(), h.inst)
-	t := Target{Owner: repo.Owner, Repo: repo.Name, PR: pr.GetNumber(), SHA: pr.GetHead().GetSHA()}
-	if running, ok := h.bot.running(t); ok && running.req.HeadSHA == t.SHA {
-		log.Info("already benching this commit", "run", running.req.RunID)
-		return nil
+		return func(ctx context.Context, tx *state.Tx) error {
+			pull, err := recordHead(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return tx.SavePull(ctx, pull)
+		}, nil
 	}
 	c, err := h.client(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	// Deliveries may arrive out of order: the head GitHub has now decides.
+	live, _, err := c.PullRequests.Get(ctx, repo.Owner, repo.Name, pr.GetNumber())
+	if err != nil {
+		return nil, fmt.Errorf("get %s#%d: %w", repo.FullName(), pr.GetNumber(), err)
+	}
+	if live.GetHead().GetSHA() != sha || live.GetState() == "closed" {
+		log.Info("stale event: the pull request has moved on", "head", short(live.GetHead().GetSHA()), "state", live.GetState())
+		return nil, nil
+	}
+	t := Target{Owner: repo.Owner, Repo: repo.Name, PR: pr.GetNumber(), SHA: sha}
 	files, err := listFiles(ctx, c, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p, err := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: t.SHA}.planFiles(ctx, files)
+	p, err := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: sha}.planFiles(ctx, files)
 	if errors.Is(err, ErrNoConfig) {
-		log.Info("no " + ".pairbench.yml at the head commit: not a registry, nothing to do")
-		return nil
+		log.Info("no .pairbench.yml at the head commit: not a registry, nothing to do")
+		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	why, trustedPR := trusted(pr)
+	return func(ctx context.Context, tx *state.Tx) error {
+		pull, err := recordHead(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if pull.HeadSHA != sha {
+			log.Info("a newer head was recorded meanwhile", "head", short(pull.HeadSHA))
+			return tx.SavePull(ctx, pull)
+		}
+		if err := h.bot.benchHead(ctx, tx, &pull, p, trustedPR, why, log); err != nil {
+			return err
+		}
+		return tx.SavePull(ctx, pull)
+	}, nil
+}
+
+// benchHead decides about the pull request's head commit: nothing if it is
+// being benched, its verdict again if it was benched (a reopen, a push
+// back), a bench if the pull request is trusted, or else one request for a
+// maintainer's approval, edited as the head moves.
+func (b *Bot) benchHead(ctx context.Context, tx *state.Tx, pull *state.Pull, p plan, trustedPR bool, why string, log interface {
+	Info(string, ...any)
+}) error {
+	sha := pull.HeadSHA
+	benches, err := tx.BenchesOfCommit(ctx, pull.Repo, sha)
+	if err != nil {
 		return err
+	}
+	for _, bn := range benches {
+		if bn.PR != pull.PR {
+			continue
+		}
+		switch {
+		case bn.Run == pull.Bench:
+			log.Info("already benching this commit", "run", bn.Run)
+			return nil
+		case bn.State == state.BenchDone:
+			log.Info("this commit was benched: its verdict stands", "run", bn.Run)
+			if err := b.supersede(ctx, tx, pull, fmt.Sprintf("`%s` is the head again; its verdict from run `%s` stands.", short(sha), bn.Run)); err != nil {
+				return err
+			}
+			pull.SurfaceVersion++
+			return enqueueSurface(ctx, tx, *pull)
+		}
 	}
 	if len(p.Domains) == 0 {
 		log.Info("no domain with intents changed: nothing to bench")
-		return nil
+		return b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by `%s`, which changes no domain with intents.", short(sha)))
 	}
-	if why, ok := trusted(pr); !ok {
-		// The older bench was for an older commit; a new push needs a new
-		// approval, so it is stopped rather than left to post a stale verdict.
-		h.bot.supersede(ctx, t, "A push of `"+short(t.SHA)+"` superseded this bench.")
+	if !trustedPR {
 		log.Info("untrusted pull request: asking a maintainer to approve", "reason", why)
-		return reply(ctx, c, t, fmt.Sprintf(
-			"This pull request changes %s, but it %s, so pairbench does not bench it on its own.\n\n"+
-				"A maintainer can review commit `%s` and comment `/bench run` to bench exactly that commit. "+
-				"The approval covers that commit only: after a new push, comment `/bench run` again.",
-			domainList(p.Domains), why, short(t.SHA)))
+		// The approval covered the older commit only.
+		if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by a push of `%s`, which needs its own approval.", short(sha))); err != nil {
+			return err
+		}
+		pull.ApprovalSHA = sha
+		pull.ApprovalBody = approvalBody(p.Domains, why, sha)
+		pull.SurfaceVersion++
+		return enqueueSurface(ctx, tx, *pull)
 	}
-	_, err = h.bot.start(ctx, c, repo, t, p, Command{Verb: VerbRun}, "")
+	_, err = b.startBench(ctx, tx, pull, sha, p, Command{Verb: VerbRun}, "")
 	return err
+}
+
+func approvalBody(domains []string, why, sha string) string {
+	return fmt.Sprintf("This pull request changes %s, but it %s, so pairbench does not bench it on its own.\n\n"+
+		"A maintainer can review commit `%s` and comment `/bench run` to bench exactly that commit. "+
+		"The approval covers that commit only: after a new push this comment names the new head, to be approved again.",
+		domainList(domains), why, sha)
+}
+
+func approvedBody(sha, by, run string) string {
+	who := "a maintainer"
+	if by != "" {
+		who = "@" + by
+	}
+	return fmt.Sprintf("Commit `%s` was approved by %s and is benched as run `%s`. "+
+		"A new push needs a new approval; this comment will say so.", sha, who, run)
 }
 
 // trusted reports whether a pull request may be benched without a
@@ -87,63 +208,162 @@ func trusted(pr *github.PullRequest) (why string, ok bool) {
 }
 
 // issueComment carries out /bench commands on pull requests.
-func (h *handling) issueComment(ctx context.Context, ev *github.IssueCommentEvent) error {
-	// IsPullRequest, unlike the Get methods, does not accept a nil issue.
-	if ev.GetAction() != "created" || ev.Issue == nil || !ev.Issue.IsPullRequest() || ev.GetComment().GetUser().GetType() == "Bot" {
-		return nil
+func (h *handling) issueComment(ctx context.Context) (apply, error) {
+	var ev github.IssueCommentEvent
+	if err := decode("issue_comment", h.delivery.Payload, &ev); err != nil {
+		return nil, err
 	}
-	parsed := ParseComment(ev.GetComment().GetBody())
+	h.setInstallation(ev.GetInstallation())
+	cm := ev.GetComment()
+	// IsPullRequest, unlike the Get methods, does not accept a nil issue.
+	if ev.GetAction() != "created" || ev.Issue == nil || !ev.Issue.IsPullRequest() || cm.GetUser().GetType() == "Bot" ||
+		strings.Contains(cm.GetBody(), markerPrefix) {
+		return nil, nil
+	}
+	parsed := ParseComment(cm.GetBody())
 	if parsed.Ignored() {
-		return nil
+		return nil, nil
+	}
+	user := cm.GetUser().GetLogin()
+	if self, err := h.bot.cfg.Clients.Login(ctx); err != nil {
+		return nil, err
+	} else if strings.EqualFold(user, self) {
+		return nil, nil // its own comment, in token mode a User's
 	}
 	repo := repoOf(ev.GetRepo(), h.inst)
-	user := ev.GetComment().GetUser().GetLogin()
 	t := Target{Owner: repo.Owner, Repo: repo.Name, PR: ev.GetIssue().GetNumber()}
 	log := h.log.With("pr", t.PR, "user", user)
 	c, err := h.client(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ok, err := canWrite(ctx, c, t, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
 		log.Info("command refused: no write access")
-		return reply(ctx, c, t, fmt.Sprintf("Sorry @%s, only people with write access to this repository can run `/bench` commands. "+
-			"A maintainer can run `/bench run` for you.", user))
+		return h.throttledReply(repo, t.PR, user, "refused", fmt.Sprintf("Sorry @%s, only people with write access to this repository can run `/bench` commands. "+
+			"A maintainer can run `/bench run` for you.", user)), nil
 	}
-	if _, _, err := c.Reactions.CreateIssueCommentReaction(ctx, t.Owner, t.Repo, ev.GetComment().GetID(), "eyes"); err != nil {
-		log.Warn("could not react to the command", "err", err)
+	react := func(ctx context.Context, tx *state.Tx) error {
+		_, err := tx.Enqueue(ctx, reactJob{Repo: repo.FullName(), Installation: h.inst, CommentID: cm.GetID(), Content: "eyes"}, nil)
+		return err
 	}
 	if parsed.Reply != "" {
-		return reply(ctx, c, t, parsed.Reply)
+		return h.both(react, h.throttledReply(repo, t.PR, user, "command", parsed.Reply)), nil
 	}
 	switch cmd := parsed.Command; cmd.Verb {
 	case VerbRun:
-		return h.runCommand(ctx, c, repo, t, *cmd, user, "")
+		next, err := h.runCommand(ctx, c, repo, t, *cmd, user, cm.GetCreatedAt().Time)
+		if err != nil {
+			return nil, err
+		}
+		return h.both(react, next), nil
 	case VerbCancel:
-		return h.bot.cancelCommand(ctx, c, t, user)
+		return h.both(react, func(ctx context.Context, tx *state.Tx) error {
+			pull, err := h.lockPull(ctx, tx, repo, t.PR)
+			if err != nil {
+				return err
+			}
+			run := pull.Bench
+			msg := "No bench is running on this pull request."
+			if run != "" {
+				bn, _, err := tx.Bench(ctx, run)
+				if err != nil {
+					return err
+				}
+				if err := h.bot.supersede(ctx, tx, &pull, fmt.Sprintf("@%s cancelled this bench.", user)); err != nil {
+					return err
+				}
+				msg = fmt.Sprintf("Cancelled run `%s` (commit `%s`).", run, short(bn.SHA))
+			}
+			if err := tx.SavePull(ctx, pull); err != nil {
+				return err
+			}
+			return h.throttledReply(repo, t.PR, user, "command", msg)(ctx, tx)
+		}), nil
 	case VerbStatus:
-		return reply(ctx, c, t, h.bot.status(t))
+		return h.both(react, func(ctx context.Context, tx *state.Tx) error {
+			pull, err := h.lockPull(ctx, tx, repo, t.PR)
+			if err != nil {
+				return err
+			}
+			benches, err := tx.BenchesOfPull(ctx, repo.FullName(), t.PR)
+			if err != nil {
+				return err
+			}
+			return h.throttledReply(repo, t.PR, user, "command", statusText(pull, benches, tx.Now()))(ctx, tx)
+		}), nil
 	}
-	return nil
+	return nil, nil
 }
 
-// runCommand benches the pull request's head commit (or sha, if set) on a
-// user's request. The bench is pinned to that commit: a later push is not
-// covered by this approval.
-func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, t Target, cmd Command, user, sha string) error {
+// both applies a, then b.
+func (h *handling) both(a, b apply) apply {
+	return func(ctx context.Context, tx *state.Tx) error {
+		if err := a(ctx, tx); err != nil {
+			return err
+		}
+		return b(ctx, tx)
+	}
+}
+
+// throttledReply queues a reply unless the throttles say enough: one
+// refusal per user and pull request a day, maxRepliesPerHour replies per
+// pull request an hour.
+func (h *handling) throttledReply(repo Repo, pr int, user, kind, body string) apply {
+	return func(ctx context.Context, tx *state.Tx) error {
+		if kind == "refused" {
+			n, err := tx.Replies(ctx, repo.FullName(), pr, user, kind, tx.Now().Add(-refusalEvery))
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				h.log.Info("reply throttled: this user was answered already", "pr", pr, "user", user)
+				return nil
+			}
+		}
+		n, err := tx.Replies(ctx, repo.FullName(), pr, "", "", tx.Now().Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		if n >= maxRepliesPerHour {
+			h.log.Warn("reply throttled: too many replies on this pull request this hour", "pr", pr, "user", user)
+			return nil
+		}
+		if err := tx.RecordReply(ctx, repo.FullName(), pr, user, kind); err != nil {
+			return err
+		}
+		_, err = tx.Enqueue(ctx, replyJob{Repo: repo.FullName(), PR: pr, Installation: h.inst, Body: body, Key: h.delivery.ID}, nil)
+		return err
+	}
+}
+
+// runCommand benches a commit of the pull request on a user's request: the
+// head, if it has not moved since the comment was written, or the commit
+// the command names with @<sha>. The bench is pinned to that commit.
+func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, t Target, cmd Command, user string, written time.Time) (apply, error) {
+	reply := func(body string) apply { return h.throttledReply(repo, t.PR, user, "command", body) }
 	pr, _, err := c.PullRequests.Get(ctx, t.Owner, t.Repo, t.PR)
 	if err != nil {
-		return fmt.Errorf("get %s#%d: %w", repo.FullName(), t.PR, err)
+		return nil, fmt.Errorf("get %s#%d: %w", repo.FullName(), t.PR, err)
 	}
 	if pr.GetState() == "closed" {
-		return reply(ctx, c, t, "This pull request is closed; there is nothing to bench.")
+		return reply("This pull request is closed; there is nothing to bench."), nil
 	}
-	t.SHA = pr.GetHead().GetSHA()
-	if sha != "" {
-		t.SHA = sha
+	head := pr.GetHead().GetSHA()
+	t.SHA = head
+	explicit := cmd.SHA != ""
+	if explicit {
+		if !strings.HasPrefix(head, cmd.SHA) && len(cmd.SHA) < 40 {
+			return reply(fmt.Sprintf("`%s` is not this pull request's head (`%s`): give the full 40-digit SHA of the commit to bench.", cmd.SHA, short(head))), nil
+		}
+		if strings.HasPrefix(head, cmd.SHA) {
+			t.SHA = head
+		} else {
+			t.SHA = cmd.SHA
+		}
 	}
 	if repo.DefaultBranch == "" {
 		repo.DefaultBranch = pr.GetBase().GetRepo().GetDefaultBranch()
@@ -161,61 +381,201 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	var unknown *UnknownIntentsError
 	switch {
 	case errors.Is(err, ErrNoConfig):
-		return reply(ctx, c, t, fmt.Sprintf("Commit `%s` has no `.pairbench.yml`, so this repository is not a pairbench registry there.", short(t.SHA)))
+		return reply(fmt.Sprintf("Commit `%s` has no `.pairbench.yml`, so this repository is not a pairbench registry there.", short(t.SHA))), nil
 	case errors.As(err, &unknown):
-		return reply(ctx, c, t, fmt.Sprintf("Commit `%s` has no intent %s. `/bench help` shows the usage.", short(t.SHA), codeList(unknown.IDs)))
+		return reply(fmt.Sprintf("Commit `%s` has no intent %s. `/bench help` shows the usage.", short(t.SHA), codeList(unknown.IDs))), nil
+	case isNotFound(err) && explicit:
+		return reply(fmt.Sprintf("There is no commit `%s` in this repository.", short(t.SHA))), nil
 	case err != nil:
-		return err
+		return nil, err
 	case len(p.Domains) == 0:
-		return reply(ctx, c, t, fmt.Sprintf("Nothing to bench: at `%s` this pull request changes no domain that has intents. Name intents with `/bench run INTENT ...`.", short(t.SHA)))
+		return reply(fmt.Sprintf("Nothing to bench: at `%s` this pull request changes no domain that has intents. Name intents with `/bench run INTENT ...`.", short(t.SHA))), nil
 	}
-	b, err := h.bot.start(ctx, c, repo, t, p, cmd, user)
-	if err != nil {
-		return err
-	}
-	return reply(ctx, c, t, fmt.Sprintf("@%s: benching `%s` — %s — as run `%s`. The `%s` check shows its progress.",
-		user, short(t.SHA), describe(b.req), b.req.RunID, CheckName))
+	return func(ctx context.Context, tx *state.Tx) error {
+		pull, err := h.lockPull(ctx, tx, repo, t.PR)
+		if err != nil {
+			return err
+		}
+		// An approval is of what the maintainer saw: a head that moved after
+		// the comment, or that the service has not seen arrive, is refused.
+		moved := pull.HeadSHA != "" && pull.HeadSHA != head || pull.HeadSince.After(written)
+		switch {
+		case pull.HeadSHA == "":
+			pull.HeadSHA = head // a pull request the service never heard of: its head's age is unknown
+		case pull.HeadSHA != head:
+			pull.HeadSHA, pull.HeadSince = head, tx.Now()
+		}
+		if !explicit && moved {
+			if err := tx.SavePull(ctx, pull); err != nil {
+				return err
+			}
+			return reply(fmt.Sprintf("@%s: the head moved to `%s` after your comment. Review it and comment `/bench run` again, "+
+				"or `/bench run @<sha>` to bench the commit you reviewed.", user, short(head)))(ctx, tx)
+		}
+		bn, err := h.bot.startBench(ctx, tx, &pull, t.SHA, p, cmd, user)
+		if err != nil {
+			return err
+		}
+		if err := tx.SavePull(ctx, pull); err != nil {
+			return err
+		}
+		return reply(fmt.Sprintf("@%s: benching `%s` — %s — as run `%s`. The `%s` check shows its progress.",
+			user, short(t.SHA), describe(bn), bn.Run, CheckName))(ctx, tx)
+	}, nil
 }
 
-// workflowRun ends the bench whose Actions run completed.
-func (h *handling) workflowRun(ctx context.Context, ev *github.WorkflowRunEvent) error {
+// workflowRun ends the bench whose Actions run completed. Only a run the
+// service dispatched counts: its id was recorded at dispatch, it ran for a
+// workflow_dispatch, and its head repository is the repository itself. A
+// fork's pull_request run can take any title, but none of these.
+func (h *handling) workflowRun(ctx context.Context) (apply, error) {
+	var ev github.WorkflowRunEvent
+	if err := decode("workflow_run", h.delivery.Payload, &ev); err != nil {
+		return nil, err
+	}
+	h.setInstallation(ev.GetInstallation())
 	wr := ev.GetWorkflowRun()
 	if ev.GetAction() != "completed" || path.Base(wr.GetPath()) != h.bot.cfg.Workflow {
-		return nil
-	}
-	id, ok := runIDFromTitle(wr.GetDisplayTitle())
-	if !ok {
-		return nil
+		return nil, nil
 	}
 	repo := repoOf(ev.GetRepo(), h.inst)
-	be, err := h.bot.claim(ctx, repo, id)
-	if err != nil || be == nil {
-		return err
+	log := h.log.With("workflow_run", wr.GetID())
+	if wr.GetEvent() != "workflow_dispatch" || wr.GetHeadRepository().GetFullName() != ev.GetRepo().GetFullName() {
+		log.Info("workflow run ignored: not one the service dispatched", "event", wr.GetEvent(), "head_repository", wr.GetHeadRepository().GetFullName())
+		return nil, nil
 	}
-	if wr.GetConclusion() != "success" {
-		return h.bot.fail(ctx, be, fmt.Sprintf("The Actions run %s concluded %q.", wr.GetHTMLURL(), wr.GetConclusion()))
+	return func(ctx context.Context, tx *state.Tx) error {
+		bn, found, err := tx.BenchOfWorkflowRun(ctx, repo.FullName(), wr.GetID())
+		if err != nil {
+			return err
+		}
+		if !found {
+			log.Info("workflow run ignored: the service did not dispatch it")
+			return nil
+		}
+		return finishFromWorkflow(ctx, tx, bn, wr.GetConclusion(), wr.GetHTMLURL())
+	}, nil
+}
+
+// finishFromWorkflow queues the end of a bench whose Actions run completed.
+func finishFromWorkflow(ctx context.Context, tx *state.Tx, bn state.Bench, conclusion, url string) error {
+	if bn.Over() {
+		return nil
 	}
-	return h.bot.complete(ctx, be)
+	job := finishJob{Run: bn.Run, OK: conclusion == "success"}
+	if !job.OK {
+		job.Reason = fmt.Sprintf("The Actions run %s concluded %q.", url, conclusion)
+	}
+	_, err := tx.Enqueue(ctx, job, pendingOnce)
+	return err
 }
 
 // checkRun re-runs a bench when someone with write access presses
-// "Re-run" on its check run.
-func (h *handling) checkRun(ctx context.Context, ev *github.CheckRunEvent) error {
-	cr := ev.GetCheckRun()
-	if ev.GetAction() != "rerequested" || cr.GetName() != CheckName || len(cr.PullRequests) == 0 {
-		return nil
+// "Re-run" on its check run. For a fork's pull request GitHub lists no pull
+// request; the run id in the check's external_id names it.
+func (h *handling) checkRun(ctx context.Context) (apply, error) {
+	var ev github.CheckRunEvent
+	if err := decode("check_run", h.delivery.Payload, &ev); err != nil {
+		return nil, err
 	}
-	repo := repoOf(ev.GetRepo(), h.inst)
-	t := Target{Owner: repo.Owner, Repo: repo.Name, PR: cr.PullRequests[0].GetNumber()}
+	h.setInstallation(ev.GetInstallation())
+	cr := ev.GetCheckRun()
+	if ev.GetAction() != "rerequested" || cr.GetName() != CheckName {
+		return nil, nil
+	}
+	pr := 0
+	if len(cr.PullRequests) > 0 {
+		pr = cr.PullRequests[0].GetNumber()
+	} else if n, _, ok := parseRunID(RunID(cr.GetExternalID())); ok {
+		pr = n
+	}
+	return h.rerun(ctx, ev.GetRepo(), pr, cr.GetHeadSHA(), ev.GetSender().GetLogin())
+}
+
+// checkSuite re-runs a bench when someone presses "Re-run all checks". A
+// fork's suite lists no pull request; the service's own records of the
+// commit name it.
+func (h *handling) checkSuite(ctx context.Context) (apply, error) {
+	var ev github.CheckSuiteEvent
+	if err := decode("check_suite", h.delivery.Payload, &ev); err != nil {
+		return nil, err
+	}
+	h.setInstallation(ev.GetInstallation())
+	cs := ev.GetCheckSuite()
+	if ev.GetAction() != "rerequested" {
+		return nil, nil
+	}
+	pr := 0
+	if len(cs.PullRequests) > 0 {
+		pr = cs.PullRequests[0].GetNumber()
+	} else {
+		repo := repoOf(ev.GetRepo(), h.inst)
+		if err := h.bot.state.View(ctx, func(tx *state.Tx) error {
+			benches, err := tx.BenchesOfCommit(ctx, repo.FullName(), cs.GetHeadSHA())
+			if len(benches) > 0 {
+				pr = benches[0].PR
+			}
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return h.rerun(ctx, ev.GetRepo(), pr, cs.GetHeadSHA(), ev.GetSender().GetLogin())
+}
+
+// rerun benches sha of pull request pr for user, as "/bench run @<sha>".
+func (h *handling) rerun(ctx context.Context, r *github.Repository, pr int, sha, user string) (apply, error) {
+	if pr == 0 || sha == "" {
+		h.log.Info("re-run ignored: no pull request known for the commit", "sha", short(sha))
+		return nil, nil
+	}
+	repo := repoOf(r, h.inst)
+	t := Target{Owner: repo.Owner, Repo: repo.Name, PR: pr}
 	c, err := h.client(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	user := ev.GetSender().GetLogin()
 	if ok, err := canWrite(ctx, c, t, user); err != nil || !ok {
-		return err
+		if err == nil {
+			h.log.Info("re-run refused: no write access", "user", user)
+		}
+		return nil, err
 	}
-	return h.runCommand(ctx, c, repo, t, Command{Verb: VerbRun}, user, cr.GetHeadSHA())
+	return h.runCommand(ctx, c, repo, t, Command{Verb: VerbRun, SHA: sha}, user, time.Time{})
+}
+
+func (h *handling) setInstallation(i *github.Installation) {
+	if h.inst == 0 {
+		h.inst = i.GetID()
+	}
+}
+
+func (h *handling) client(ctx context.Context) (*github.Client, error) {
+	c, err := h.bot.cfg.Clients.Client(ctx, h.inst)
+	if err != nil {
+		return nil, fmt.Errorf("github client for installation %d: %w", h.inst, err)
+	}
+	return c, nil
+}
+
+// lockPull locks the pull request's record, noting its installation and
+// default branch.
+func (h *handling) lockPull(ctx context.Context, tx *state.Tx, repo Repo, pr int) (state.Pull, error) {
+	pull, err := tx.LockPull(ctx, repo.FullName(), pr)
+	if err != nil {
+		return pull, err
+	}
+	if h.inst != 0 {
+		pull.Installation = h.inst
+	}
+	if repo.DefaultBranch != "" {
+		pull.DefaultBranch = repo.DefaultBranch
+	}
+	return pull, nil
+}
+
+func repoOf(r *github.Repository, inst int64) Repo {
+	return Repo{Owner: r.GetOwner().GetLogin(), Name: r.GetName(), DefaultBranch: r.GetDefaultBranch(), Installation: inst}
 }
 
 // canWrite reports whether user has write access (write, maintain or
@@ -251,14 +611,6 @@ func listFiles(ctx context.Context, c *github.Client, t Target) ([]string, error
 		}
 		opts.Page = resp.NextPage
 	}
-}
-
-// reply posts a plain comment on the pull request.
-func reply(ctx context.Context, c *github.Client, t Target, body string) error {
-	if _, _, err := c.Issues.CreateComment(ctx, t.Owner, t.Repo, t.PR, &github.IssueComment{Body: &body}); err != nil {
-		return fmt.Errorf("reply on %s/%s#%d: %w", t.Owner, t.Repo, t.PR, err)
-	}
-	return nil
 }
 
 // codeList renders names as a list of code spans. Names may come from a

@@ -1,4 +1,4 @@
-package bot_test
+package bot
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/state"
 )
 
 // noGitHub is a Clients that cannot reach GitHub.
@@ -21,16 +21,17 @@ type noGitHub struct{}
 var errNoGitHub = errors.New("no GitHub in this test")
 
 func (noGitHub) Client(context.Context, int64) (*github.Client, error) { return nil, errNoGitHub }
+func (noGitHub) Login(context.Context) (string, error)                 { return "", errNoGitHub }
 
-// FuzzHandle feeds arbitrary payloads to every event the bot takes: it
-// must never panic, and it either finishes, refuses the payload with a
-// *PayloadError, or stops where it would call GitHub.
+// FuzzHandle feeds arbitrary payloads to every event the bot takes: its
+// decision must never panic, and it either finishes, refuses the payload
+// with a *PayloadError, or stops where it would call GitHub.
 func FuzzHandle(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "webhooks", "*.json"))
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no seed payloads: %v", err)
 	}
-	events := bot.Events()
+	events := Events()
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -52,14 +53,17 @@ func FuzzHandle(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	b, err := bot.New(bot.Config{Clients: noGitHub{}, Dispatcher: &recordingDispatcher{}, Store: store})
+	b, err := Open(context.Background(), Config{Clients: noGitHub{}, Backend: BackendActions, Store: store,
+		State: state.Config{Dir: f.TempDir(), ReplicaID: "fuzz"}})
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Cleanup(func() { b.Close() })
 	f.Fuzz(func(t *testing.T, event uint8, payload []byte) {
 		ev := events[int(event)%len(events)]
-		err := b.Handle(context.Background(), bot.Delivery{Event: ev, InstallationID: 1, Payload: payload})
-		var pe *bot.PayloadError
+		h := &handling{bot: b, log: b.log, inst: 1, delivery: state.Delivery{Installation: 1, ID: "f", Event: ev, Payload: payload}}
+		_, err := h.decide(context.Background())
+		var pe *PayloadError
 		if err != nil && !errors.As(err, &pe) && !errors.Is(err, errNoGitHub) {
 			t.Fatalf("Handle(%s) = %v; want nil, a *PayloadError or the client error", ev, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,14 +17,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/state/statetest"
 	"github.com/pairbench/pairbench/stats"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	statetest.Stop()
+	os.Exit(code)
+}
 
 // The repository, pull request and commit of the community example
 // payloads in testdata/webhooks.
@@ -52,62 +62,53 @@ var registryFiles = map[string]string{
 	".github/workflows/pairbench.yml":                 "name: pairbench\n",
 }
 
-// recordingDispatcher records what the bot dispatches and cancels; it runs
-// nothing. Err, if set, fails every Dispatch.
-type recordingDispatcher struct {
-	mu         sync.Mutex
-	dispatched []bot.Request
-	cancelled  []bot.Request
-	err        error
+// fakeRunner is the local backend of the tests: each Run waits until the
+// test releases it with a verdict (storing the report, as a real bench
+// does) or an error, or until its context ends.
+type fakeRunner struct {
+	f       *fixture
+	mu      sync.Mutex
+	runs    []bot.Request
+	release map[bot.RunID]chan error
 }
 
-var _ bot.Dispatcher = (*recordingDispatcher)(nil)
-
-func (d *recordingDispatcher) Dispatch(_ context.Context, req bot.Request) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return d.err
+func (r *fakeRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
+	r.mu.Lock()
+	r.runs = append(r.runs, req)
+	ch := r.channel(req.RunID)
+	r.mu.Unlock()
+	progress(1, 4)
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	d.dispatched = append(d.dispatched, req)
-	return nil
 }
 
-func (d *recordingDispatcher) Cancel(_ context.Context, req bot.Request) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.cancelled = append(d.cancelled, req)
-	return nil
+func (r *fakeRunner) channel(id bot.RunID) chan error {
+	if r.release == nil {
+		r.release = map[bot.RunID]chan error{}
+	}
+	ch, ok := r.release[id]
+	if !ok {
+		ch = make(chan error, 1)
+		r.release[id] = ch
+	}
+	return ch
 }
 
-func (d *recordingDispatcher) Dispatched() []bot.Request {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]bot.Request(nil), d.dispatched...)
+// finish lets run id end with err.
+func (r *fakeRunner) finish(id bot.RunID, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.channel(id) <- err
 }
 
-func (d *recordingDispatcher) Cancelled() []bot.Request {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]bot.Request(nil), d.cancelled...)
-}
-
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func (r *fakeRunner) Runs() []bot.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bot.Request(nil), r.runs...)
 }
 
 // testKey is the app's private key, made once: generating one per test
@@ -120,17 +121,28 @@ var testKey = sync.OnceValue(func() *rsa.PrivateKey {
 	return key
 })
 
-// fixture is a bot acting as a GitHub App against a fake GitHub.
+// fixture is a bot acting as a GitHub App against a fake GitHub, with its
+// state in a real database and its jobs running.
 type fixture struct {
 	gh      *githubtest.Server
 	bot     *bot.Bot
-	disp    *recordingDispatcher
+	runner  *fakeRunner
 	store   *artifacts.Local
-	clock   *clock
 	clients *bot.AppClients
+	cfg     bot.Config
+	n       int // deliveries sent
 }
 
-func newFixture(t *testing.T) *fixture {
+// options change a fixture's bot configuration before it opens.
+type options func(*bot.Config)
+
+func actions(c *bot.Config) { c.Backend, c.Runner = bot.BackendActions, nil }
+
+func newFixture(t *testing.T, opts ...options) *fixture {
+	return newFixtureOn(t, "sqlite", opts...)
+}
+
+func newFixtureOn(t *testing.T, dialect string, opts ...options) *fixture {
 	t.Helper()
 	gh := githubtest.New(t)
 	key := testKey()
@@ -140,20 +152,69 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	store, err := artifacts.NewLocal(t.TempDir())
 	require.NoError(t, err)
-	f := &fixture{gh: gh, disp: &recordingDispatcher{}, store: store, clients: clients, clock: &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
-	f.bot, err = bot.New(bot.Config{Clients: clients, Dispatcher: f.disp, Store: store, Now: f.clock.Now, Pairs: 20})
-	require.NoError(t, err)
+	f := &fixture{gh: gh, store: store, clients: clients}
+	f.runner = &fakeRunner{f: f}
+	f.cfg = bot.Config{Clients: clients, Store: store, Pairs: 20, Backend: bot.BackendLocal, Runner: f.runner,
+		State: statetest.Config(t, dialect), PublicURL: "https://bench.example.test", LinkKey: []byte("link-key"),
+		ReapEvery: time.Hour}
+	for _, o := range opts {
+		o(&f.cfg)
+	}
 	gh.Repo(repoName, func(r *githubtest.Repo) {
 		r.DefaultBranch = defaultRef
 		r.Installation = installID
 		r.Files[headSHA] = registryFiles
 		r.Files[defaultRef] = registryFiles
+		r.Files[otherSHA] = registryFiles
 		r.Pulls[prNumber] = &githubtest.Pull{Number: prNumber, HeadSHA: headSHA, HeadRef: "changes",
 			Files: []string{"domains/books.example/tools/find_books.js", "README.md"}}
 		r.Permissions[writer] = "write"
 		r.Permissions["Codertocat"] = "admin"
 	})
+	f.start(t)
 	return f
+}
+
+// start opens the bot on the fixture's state and runs its jobs until the
+// test ends (or stop).
+func (f *fixture) start(t *testing.T) {
+	t.Helper()
+	b, err := bot.Open(t.Context(), f.cfg)
+	require.NoError(t, err)
+	require.NoError(t, b.Start(t.Context()))
+	f.bot = b
+	t.Cleanup(func() { f.stop(t) })
+}
+
+// stop stops the bot's jobs, as a shutdown does, and closes its state.
+func (f *fixture) stop(t *testing.T) {
+	if f.bot == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	assert.NoError(t, f.bot.Stop(ctx, ctx))
+	assert.NoError(t, f.bot.Close())
+	f.bot = nil
+}
+
+// restart stops the bot and opens it again on the same state.
+func (f *fixture) restart(t *testing.T) {
+	t.Helper()
+	f.stop(t)
+	f.start(t)
+}
+
+// settle waits until the bot has nothing left to do but run local benches.
+func (f *fixture) settle(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		jobs, err := f.bot.State().JobsNotFinished(context.Background())
+		require.NoError(t, err)
+		delete(jobs, "reap")
+		delete(jobs, "local_run")
+		return len(jobs) == 0
+	}, 30*time.Second, 10*time.Millisecond, "the bot's jobs did not settle")
 }
 
 // payload reads a community example payload and applies edits, each a
@@ -182,27 +243,99 @@ func payload(t *testing.T, file string, edits map[string]any) []byte {
 	return out
 }
 
-func (f *fixture) deliver(t *testing.T, event string, body []byte) error {
+// deliver stores a delivery, as the server does, and waits for the bot to
+// settle.
+func (f *fixture) deliver(t *testing.T, event string, body []byte) {
 	t.Helper()
-	return f.bot.Handle(context.Background(), bot.Delivery{ID: "d-" + event, Event: event, InstallationID: installID, Payload: body})
+	f.n++
+	ok, err := f.bot.Accept(context.Background(), bot.Delivery{ID: fmt.Sprintf("d-%s-%d", event, f.n), Event: event, InstallationID: installID, Payload: body})
+	require.NoError(t, err)
+	require.True(t, ok)
+	f.settle(t)
 }
 
 // comment delivers an issue_comment on the pull request.
-func (f *fixture) comment(t *testing.T, user, body string) error {
+func (f *fixture) comment(t *testing.T, user, body string) {
 	t.Helper()
-	return f.deliver(t, "issue_comment", payload(t, "issue_comment.created.json", map[string]any{
+	f.deliver(t, "issue_comment", commentPayload(t, user, body, time.Now()))
+}
+
+func commentPayload(t *testing.T, user, body string, at time.Time) []byte {
+	return payload(t, "issue_comment.created.json", map[string]any{
 		"issue.number":       prNumber,
 		"issue.pull_request": map[string]any{"url": "https://api.github.com/repos/" + repoName + "/pulls/2"},
 		"comment.body":       body,
 		"comment.user.login": user,
 		"comment.user.type":  "User",
-	}))
+		"comment.created_at": at.UTC().Format(time.RFC3339),
+	})
 }
 
 // opened delivers pull_request opened for the head commit.
-func (f *fixture) opened(t *testing.T, edits map[string]any) error {
+func (f *fixture) opened(t *testing.T, edits map[string]any) {
 	t.Helper()
-	return f.deliver(t, "pull_request", payload(t, "pull_request.opened.json", edits))
+	f.deliver(t, "pull_request", payload(t, "pull_request.opened.json", edits))
+}
+
+// push moves the pull request's head to sha on the fake and delivers
+// synchronize.
+func (f *fixture) push(t *testing.T, sha string, edits map[string]any) {
+	t.Helper()
+	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Pulls[prNumber].HeadSHA = sha })
+	e := map[string]any{"pull_request.head.sha": sha, "pull_request.updated_at": time.Now().UTC().Format(time.RFC3339)}
+	for k, v := range edits {
+		e[k] = v
+	}
+	f.deliver(t, "pull_request", payload(t, "pull_request.synchronize.json", e))
+}
+
+// benches returns the bot's records of the pull request, newest first.
+func (f *fixture) benches(t *testing.T) []state.Bench {
+	t.Helper()
+	var out []state.Bench
+	require.NoError(t, f.bot.State().View(context.Background(), func(tx *state.Tx) (err error) {
+		out, err = tx.BenchesOfPull(context.Background(), repoName, prNumber)
+		return err
+	}))
+	return out
+}
+
+// finishLocal ends local run id with verdict (storing its report) and
+// waits for the bot to post it.
+func (f *fixture) finishLocal(t *testing.T, id string, verdict pairbench.Label) {
+	t.Helper()
+	f.storeReport(t, bot.RunID(id), verdict)
+	f.runner.finish(bot.RunID(id), nil)
+	f.waitBench(t, id, state.BenchDone)
+}
+
+// waitBench waits until run id is in state and the bot settled.
+func (f *fixture) waitBench(t *testing.T, id, want string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, b := range f.benches(t) {
+			if b.Run == id {
+				return b.State == want
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond, "run %s never became %s", id, want)
+	f.settle(t)
+}
+
+// completeWorkflow completes the Actions run the bot dispatched for run
+// id, as GitHub would, and delivers its workflow_run event.
+func (f *fixture) completeWorkflow(t *testing.T, id, conclusion string) {
+	t.Helper()
+	var wf int64
+	for _, b := range f.benches(t) {
+		if b.Run == id {
+			wf = b.WorkflowRunID
+		}
+	}
+	require.NotZero(t, wf, "run %s has no workflow run", id)
+	f.gh.CompleteWorkflowRun(repoName, wf, conclusion)
+	f.deliver(t, "workflow_run", workflowRunPayload(t, wf, id, conclusion))
 }
 
 // storeReport stores report.json (the demo report with the given verdict)
@@ -230,11 +363,11 @@ func readReport(t *testing.T) *stats.Report {
 }
 
 // operations lists the operationIds of the calls made, in order, leaving
-// out the token requests.
+// out the token and identity requests.
 func (f *fixture) operations() []string {
 	var out []string
 	for _, c := range f.gh.Calls() {
-		if c.Operation != "apps/create-installation-access-token" {
+		if c.Operation != "apps/create-installation-access-token" && c.Operation != "apps/get-authenticated" {
 			out = append(out, c.Operation)
 		}
 	}
@@ -248,4 +381,25 @@ func mustJSON(t *testing.T, v any) []byte {
 	data, err := json.Marshal(v)
 	require.NoError(t, err)
 	return data
+}
+
+// withEdits applies edits (dotted paths) to a JSON payload.
+func withEdits(t *testing.T, body []byte, edits map[string]any) []byte {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(body, &m))
+	for path, v := range edits {
+		keys := strings.Split(path, ".")
+		cur := m
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := cur[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[k] = next
+			}
+			cur = next
+		}
+		cur[keys[len(keys)-1]] = v
+	}
+	return mustJSON(t, m)
 }

@@ -19,14 +19,21 @@ import (
 // MaxCommentChars is GitHub's limit on a comment body.
 const MaxCommentChars = 65536
 
-// Markers hidden in the sticky comment: the first finds it again, the
-// second carries its verdict history (base64 JSON, so no "-->" can occur).
+// Markers hidden in the bot's comments. markerPrefix starts every one, so
+// the bot never reads a comment of its own as a command; stickyMarker finds
+// the rollup again, and the history marker carries its verdict history as
+// JSON (json.Marshal escapes <, > and &, so no "-->" can occur).
 const (
-	stickyMarker  = "<!-- pairbench:rollup -->"
-	historyPrefix = "<!-- pairbench:history "
-	historySuffix = " -->"
-	// maxHistory bounds the earlier verdicts kept.
+	markerPrefix   = "<!-- pairbench:"
+	stickyMarker   = "<!-- pairbench:rollup -->"
+	approvalMarker = "<!-- pairbench:approval -->"
+	historyPrefix  = "<!-- pairbench:history "
+	historySuffix  = " -->"
+	// maxHistory bounds the earlier verdicts kept; minEarlier of them are
+	// always shown, whatever the length of their links: the report gives
+	// up room first.
 	maxHistory = 50
+	minEarlier = 10
 )
 
 // LabelPrefix starts the one label the bot keeps on a pull request.
@@ -54,7 +61,7 @@ type Verdict struct {
 // pull requests; the GitHub Action calls it with its plain token.
 func PostVerdict(ctx context.Context, c *github.Client, t Target, v Verdict) error {
 	e := entry{SHA: t.SHA, Run: string(v.RunID), Verdict: string(v.Report.Verdict), Link: v.Link}
-	if err := upsertSticky(ctx, c, t, e, func(limit int) string {
+	if err := upsertHistorySticky(ctx, c, t, e, func(limit int) string {
 		return stats.Markdown(v.Report, stats.MarkdownOptions{FullReportURL: v.Link, Limit: limit})
 	}); err != nil {
 		return err
@@ -69,10 +76,12 @@ func PostVerdict(ctx context.Context, c *github.Client, t Target, v Verdict) err
 // t.SHA failed and why. Labels are left as they are.
 func PostFailure(ctx context.Context, c *github.Client, t Target, run RunID, reason string) error {
 	e := entry{SHA: t.SHA, Run: string(run), Failed: true}
-	return upsertSticky(ctx, c, t, e, func(int) string {
-		return fmt.Sprintf("**The bench of `%s` failed; there is no verdict.**\n\n%s\n\nA maintainer can comment `/bench run` to try again.\n",
-			short(t.SHA), quoteReason(reason))
-	})
+	return upsertHistorySticky(ctx, c, t, e, func(int) string { return failureText(t.SHA, reason) })
+}
+
+func failureText(sha, reason string) string {
+	return fmt.Sprintf("**The bench of `%s` failed; there is no verdict.**\n\n%s\n\nA maintainer can comment `/bench run` to try again.\n",
+		short(sha), quoteReason(reason))
 }
 
 // quoteReason renders a failure reason as a block quote, clipped.
@@ -93,10 +102,16 @@ type entry struct {
 	Link    string `json:"link,omitempty"`
 }
 
-// upsertSticky finds the sticky comment (a Bot's comment holding the
-// marker) and edits it, or creates it.
-func upsertSticky(ctx context.Context, c *github.Client, t Target, cur entry, body func(limit int) string) error {
-	old, err := findSticky(ctx, c, t)
+// upsertHistorySticky is the rollup of a poster without a database (the
+// GitHub Action): the history lives in the comment's hidden marker. It finds
+// the sticky comment among the token's own comments and edits it, or
+// creates it.
+func upsertHistorySticky(ctx context.Context, c *github.Client, t Target, cur entry, body func(limit int) string) error {
+	self, err := tokenLogin(ctx, c)
+	if err != nil {
+		return err
+	}
+	old, err := findMarked(ctx, c, t, self, stickyMarker)
 	if err != nil {
 		return err
 	}
@@ -105,28 +120,60 @@ func upsertSticky(ctx context.Context, c *github.Client, t Target, cur entry, bo
 		history = readHistory(old.GetBody())
 	}
 	// The entry for the same commit is replaced; others are kept, newest first.
-	kept := []entry{cur}
+	var earlier []entry
 	for _, e := range history {
-		if e.SHA != cur.SHA && len(kept) <= maxHistory {
-			kept = append(kept, e)
+		if e.SHA != cur.SHA && len(earlier) < maxHistory {
+			earlier = append(earlier, e)
 		}
 	}
-	text := renderSticky(t, kept, body)
+	text := renderRollup(rollup{sha: t.SHA, run: cur.Run, body: body, earlier: earlier, withHistory: true, current: &cur})
+	var id int64
 	if old != nil {
-		if _, _, err := c.Issues.EditComment(ctx, t.Owner, t.Repo, old.GetID(), &github.IssueComment{Body: &text}); err != nil {
-			return fmt.Errorf("edit rollup comment %d on %s/%s#%d: %w", old.GetID(), t.Owner, t.Repo, t.PR, err)
-		}
-		return nil
+		id = old.GetID()
 	}
-	if _, _, err := c.Issues.CreateComment(ctx, t.Owner, t.Repo, t.PR, &github.IssueComment{Body: &text}); err != nil {
-		return fmt.Errorf("create rollup comment on %s/%s#%d: %w", t.Owner, t.Repo, t.PR, err)
-	}
-	return nil
+	_, err = writeComment(ctx, c, t, id, text)
+	return err
 }
 
-// findSticky returns the sticky comment, or nil. Only comments by a bot
-// count, so a person quoting the marker cannot capture the rollup.
-func findSticky(ctx context.Context, c *github.Client, t Target) (*github.IssueComment, error) {
+// tokenLogin is the login a plain token writes as. A workflow's
+// GITHUB_TOKEN may not ask (GitHub answers 403): it writes as
+// github-actions[bot].
+func tokenLogin(ctx context.Context, c *github.Client) (string, error) {
+	u, _, err := c.Users.Get(ctx, "")
+	var e *github.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == http.StatusForbidden {
+		return "github-actions[bot]", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("who is this token: %w", err)
+	}
+	return u.GetLogin(), nil
+}
+
+// writeComment edits comment id, or creates a comment when id is 0, and
+// returns its id. A comment deleted meanwhile is created again.
+func writeComment(ctx context.Context, c *github.Client, t Target, id int64, body string) (int64, error) {
+	if id != 0 {
+		_, _, err := c.Issues.EditComment(ctx, t.Owner, t.Repo, id, &github.IssueComment{Body: &body})
+		if err == nil {
+			return id, nil
+		}
+		if !isNotFound(err) {
+			return 0, fmt.Errorf("edit comment %d on %s/%s#%d: %w", id, t.Owner, t.Repo, t.PR, err)
+		}
+	}
+	cm, _, err := c.Issues.CreateComment(ctx, t.Owner, t.Repo, t.PR, &github.IssueComment{Body: &body})
+	if err != nil {
+		return 0, fmt.Errorf("comment on %s/%s#%d: %w", t.Owner, t.Repo, t.PR, err)
+	}
+	return cm.GetID(), nil
+}
+
+// findMarked returns the newest comment by login that starts with marker,
+// or nil. Only the bot's own comments count, so a person quoting the marker
+// cannot capture them.
+func findMarked(ctx context.Context, c *github.Client, t Target, login, marker string) (*github.IssueComment, error) {
+	var found *github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		comments, resp, err := c.Issues.ListComments(ctx, t.Owner, t.Repo, t.PR, opts)
@@ -134,19 +181,20 @@ func findSticky(ctx context.Context, c *github.Client, t Target) (*github.IssueC
 			return nil, fmt.Errorf("list comments on %s/%s#%d: %w", t.Owner, t.Repo, t.PR, err)
 		}
 		for _, cm := range comments {
-			if cm.GetUser().GetType() == "Bot" && strings.HasPrefix(cm.GetBody(), stickyMarker) {
-				return cm, nil
+			if strings.EqualFold(cm.GetUser().GetLogin(), login) && strings.HasPrefix(cm.GetBody(), marker) {
+				found = cm
 			}
 		}
 		if resp.NextPage == 0 {
-			return nil, nil
+			return found, nil
 		}
 		opts.Page = resp.NextPage
 	}
 }
 
-// readHistory decodes the history marker of a sticky comment body; a body
-// without a readable one has no history.
+// readHistory decodes the history marker of a sticky comment body (JSON,
+// or base64 JSON as written before); a body without a readable one has no
+// history.
 func readHistory(body string) []entry {
 	i := strings.LastIndex(body, historyPrefix)
 	if i < 0 {
@@ -157,30 +205,47 @@ func readHistory(body string) []entry {
 	if j < 0 {
 		return nil
 	}
-	data, err := base64.StdEncoding.DecodeString(rest[:j])
+	data := []byte(rest[:j])
+	if dec, err := base64.StdEncoding.DecodeString(rest[:j]); err == nil {
+		data = dec
+	}
 	var es []entry
-	if err != nil || json.Unmarshal(data, &es) != nil {
+	if json.Unmarshal(data, &es) != nil {
 		return nil
 	}
 	return es
 }
 
-// renderSticky lays out the comment: marker, heading, the current body,
+// rollup is what the sticky comment shows: the head commit's verdict (or
+// why there is none yet) and the earlier commits' verdicts, newest first.
+type rollup struct {
+	sha, run string
+	body     func(limit int) string
+	earlier  []entry
+	// withHistory writes the hidden history marker, current and earlier.
+	withHistory bool
+	current     *entry
+}
+
+// renderRollup lays out the comment: marker, heading, the head's body,
 // earlier verdicts folded, and the history marker. It never exceeds
-// MaxCommentChars: earlier verdicts go first, oldest first, then the body
-// is asked to fit in what remains.
-func renderSticky(t Target, es []entry, body func(limit int) string) string {
-	cur := es[0]
-	heading := fmt.Sprintf("%s\n### pairbench: `%s`\n\n", stickyMarker, short(t.SHA))
-	if cur.Run != "" {
-		heading = fmt.Sprintf("%s\n### pairbench: `%s` (run `%s`)\n\n", stickyMarker, short(t.SHA), cur.Run)
+// MaxCommentChars: earlier verdicts beyond minEarlier go first, oldest
+// first, then the body is asked to fit in what remains.
+func renderRollup(r rollup) string {
+	heading := fmt.Sprintf("%s\n### pairbench: `%s`\n\n", stickyMarker, short(r.sha))
+	if r.run != "" {
+		heading = fmt.Sprintf("%s\n### pairbench: `%s` (run `%s`)\n\n", stickyMarker, short(r.sha), r.run)
 	}
 	const bodyRoom = stats.MarkdownLimit
+	es := r.earlier[:min(len(r.earlier), maxHistory)]
 	for {
-		tail := renderEarlier(es[1:]) + renderHistory(es)
+		tail := renderEarlier(es)
+		if r.withHistory {
+			tail += renderHistory(append([]entry{*r.current}, es...))
+		}
 		room := MaxCommentChars - len(heading) - len(tail)
-		if room >= bodyRoom || len(es) == 1 {
-			b := body(min(room, bodyRoom))
+		if room >= bodyRoom || len(es) <= minEarlier {
+			b := r.body(max(min(room, bodyRoom), 0))
 			if len(heading)+len(b)+len(tail) > MaxCommentChars {
 				b = clipBytes(b, MaxCommentChars-len(heading)-len(tail))
 			}
@@ -229,7 +294,7 @@ func renderEarlier(es []entry) string {
 
 func renderHistory(es []entry) string {
 	data, _ := json.Marshal(es) // entries are plain strings and bools
-	return "\n" + historyPrefix + base64.StdEncoding.EncodeToString(data) + historySuffix + "\n"
+	return "\n" + historyPrefix + string(data) + historySuffix + "\n"
 }
 
 // labelColors are the colours of the bench labels, by verdict.

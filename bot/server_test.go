@@ -3,9 +3,6 @@ package bot_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,47 +16,40 @@ import (
 )
 
 // TestSignedDeliveriesThroughServer sends signed community payloads to
-// the real webhook server wired to the bot, as cmd/pairbench wires them.
+// the real webhook server wired to the bot, as cmd/pairbench wires them:
+// each is stored before it is answered, a redelivery is a duplicate.
 func TestSignedDeliveriesThroughServer(t *testing.T) {
 	f := newFixture(t)
 	secret := []byte("webhook-secret")
 	srv, err := server.New(server.Config{
 		Secret: secret,
 		Events: bot.Events(),
-		Handler: server.HandlerFunc(func(ctx context.Context, d server.Delivery) error {
-			return f.bot.Handle(ctx, bot.Delivery(d))
+		Inbox: server.InboxFunc(func(ctx context.Context, d server.Delivery) (bool, error) {
+			return f.bot.Accept(ctx, bot.Delivery(d))
 		}),
 	})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		assert.NoError(t, srv.Shutdown(ctx))
-	})
+	t.Cleanup(ts.Close)
 
 	post := func(event, id string, body []byte, key []byte) int {
-		mac := hmac.New(sha256.New, key)
-		mac.Write(body)
 		req, err := http.NewRequest(http.MethodPost, ts.URL+"/webhook", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", event)
 		req.Header.Set("X-GitHub-Delivery", id)
-		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-Hub-Signature-256", server.Sign(key, body))
 		resp, err := ts.Client().Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-
 	opened := payload(t, "pull_request.opened.json", nil)
 	assert.Equal(t, http.StatusUnauthorized, post("pull_request", "d1", opened, []byte("wrong")))
 	assert.Equal(t, http.StatusAccepted, post("pull_request", "d2", opened, secret))
 	assert.Equal(t, http.StatusOK, post("pull_request", "d2", opened, secret), "a redelivery is a duplicate")
 	assert.Equal(t, http.StatusAccepted, post("installation", "d3", payload(t, "installation.created.json", nil), secret))
-
 	require.Eventually(t, func() bool { return len(f.gh.CheckRuns(repoName)) == 1 }, 10*time.Second, 10*time.Millisecond)
-	assert.Len(t, f.disp.Dispatched(), 1, "the signed delivery was handled once")
+	f.settle(t)
+	assert.Len(t, f.benches(t), 1, "the signed delivery was handled once")
 }

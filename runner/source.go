@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Source is where a run's registry came from, as run.json records it.
@@ -130,6 +132,12 @@ func gitOutput(ctx context.Context, dir string, limit int64, args ...string) ([]
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// No prompts, no user or system configuration: the cache is ours alone.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	// A cancel kills git's whole process group (a fetch runs helpers such
+	// as git-remote-https, which hold the output pipes), and waits for the
+	// pipes at most a second: a stalled fetch never outlives its context.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

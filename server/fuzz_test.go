@@ -25,8 +25,8 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`{}`), "application/json", "", "", true, "")
 	f.Add([]byte(" \n{\"a\":[1,2,{\"b\":null}]}"), "Application/JSON", "star", "id-7", true, "")
 
-	discard := server.HandlerFunc(func(context.Context, server.Delivery) error { return nil })
-	s, err := server.New(server.Config{Secret: testSecret, Handler: discard, Workers: 2, QueueSize: 4096,
+	discard := server.InboxFunc(func(context.Context, server.Delivery) (bool, error) { return true, nil })
+	s, err := server.New(server.Config{Secret: testSecret, Inbox: discard,
 		MaxBodyBytes: 64 << 10, Events: []string{"pull_request", "issue_comment", "push"}})
 	if err != nil {
 		f.Fatal(err)

@@ -20,44 +20,45 @@ import (
 
 var testSecret = []byte("It's a Secret to Everybody")
 
-// recorder is a Handler that records every delivery it is given. If gate
-// is set, each Handle waits for a value on it (or for its context to end).
+// recorder is an Inbox that keeps deliveries in memory, refusing a
+// delivery key it holds. If gate is set, each Accept waits for a value on
+// it (or for its context to end); fail, if set, decides its error.
 type recorder struct {
-	gate    chan struct{}
-	started chan string // receives each delivery id as Handle begins, if set
-	fail    func(d server.Delivery) error
+	gate chan struct{}
+	fail func(d server.Delivery) error
 
 	mu     sync.Mutex
-	counts map[string]int // delivery id → Handle calls
+	counts map[string]int // delivery id → accepted copies
+	keys   map[string]bool
 	order  []server.Delivery
-	ctxErr []error // ctx.Err() seen by each call that was released by its context
 }
 
-func (r *recorder) Handle(ctx context.Context, d server.Delivery) error {
-	if r.started != nil {
-		r.started <- d.ID
-	}
+func (r *recorder) Accept(ctx context.Context, d server.Delivery) (bool, error) {
 	if r.gate != nil {
 		select {
 		case <-r.gate:
 		case <-ctx.Done():
-			r.mu.Lock()
-			r.ctxErr = append(r.ctxErr, ctx.Err())
-			r.mu.Unlock()
-			return ctx.Err()
+			return false, ctx.Err()
+		}
+	}
+	if r.fail != nil {
+		if err := r.fail(d); err != nil {
+			return false, err
 		}
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.counts == nil {
-		r.counts = map[string]int{}
+		r.counts, r.keys = map[string]int{}, map[string]bool{}
 	}
+	key := fmt.Sprint(d.InstallationID, "/", d.ID)
+	if r.keys[key] {
+		return false, nil
+	}
+	r.keys[key] = true
 	r.counts[d.ID]++
 	r.order = append(r.order, d)
-	r.mu.Unlock()
-	if r.fail != nil {
-		return r.fail(d)
-	}
-	return nil
+	return true, nil
 }
 
 func (r *recorder) calls(id string) int {
@@ -87,14 +88,6 @@ func newServer(t *testing.T, cfg server.Config) *server.Server {
 		s.Shutdown(ctx)
 	})
 	return s
-}
-
-// drain shuts s down, waiting for every queued delivery to be handled.
-func drain(t *testing.T, s *server.Server) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, s.Shutdown(ctx))
 }
 
 // payload returns a small pull_request-like body for an installation.
@@ -140,10 +133,10 @@ func metricLine(text, series string) string {
 	return ""
 }
 
-// benchListener returns a loopback listener and its base URL.
-func benchListener(b *testing.B) (net.Listener, string) {
-	b.Helper()
+// listenTB returns a loopback listener and its base URL.
+func listenTB(tb testing.TB) (net.Listener, string) {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	return l, "http://" + l.Addr().String()
 }

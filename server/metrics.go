@@ -11,16 +11,16 @@ import (
 
 // Delivery results, the "result" label of pairbench_webhook_deliveries_total.
 const (
-	resultQueued    = "queued"     // accepted and queued for the Handler
-	resultDuplicate = "duplicate"  // a redelivery of one already accepted
-	resultIgnored   = "ignored"    // an event the Handler does not take
-	resultPing      = "ping"       // GitHub's hook test
-	resultQueueFull = "queue_full" // refused with 503; GitHub may redeliver
-	resultClosing   = "closing"    // refused with 503 during shutdown
-	resultBadSig    = "bad_signature"
-	resultBadType   = "bad_content_type"
-	resultTooLarge  = "too_large"
-	resultBadReq    = "bad_request"
+	resultStored     = "stored"      // committed by the Inbox, answered 202
+	resultDuplicate  = "duplicate"   // a redelivery of one already stored
+	resultIgnored    = "ignored"     // an event the Inbox does not take
+	resultPing       = "ping"        // GitHub's hook test
+	resultStoreError = "store_error" // the Inbox failed; refused with 503, GitHub may redeliver
+	resultClosing    = "closing"     // refused with 503 during shutdown
+	resultBadSig     = "bad_signature"
+	resultBadType    = "bad_content_type"
+	resultTooLarge   = "too_large"
+	resultBadReq     = "bad_request"
 )
 
 // Metrics is the service's Prometheus registry: what the server records
@@ -33,12 +33,8 @@ type Metrics struct {
 
 	deliveries  *prometheus.CounterVec // event, result
 	ackSeconds  prometheus.Histogram
-	queueDepth  prometheus.Gauge
-	inFlight    prometheus.Gauge
-	handled     *prometheus.CounterVec // event, result
-	handleTime  *prometheus.HistogramVec
+	gaveUp      *prometheus.CounterVec // kind
 	dispatches  *prometheus.CounterVec // backend, result
-	runs        *prometheus.GaugeVec   // state
 	githubCalls *prometheus.CounterVec // operation, code
 	rateLimit   *prometheus.GaugeVec   // installation
 }
@@ -50,38 +46,21 @@ func NewMetrics() *Metrics {
 		registry: prometheus.NewRegistry(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pairbench_webhook_deliveries_total",
-			Help: "Webhook deliveries received, by event and result (queued, duplicate, ignored, ping, queue_full, closing, bad_signature, bad_content_type, too_large, bad_request).",
+			Help: "Webhook deliveries received, by event and result (stored, duplicate, ignored, ping, store_error, closing, bad_signature, bad_content_type, too_large, bad_request).",
 		}, []string{"event", "result"}),
 		ackSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "pairbench_webhook_ack_seconds",
 			Help:    "Time from a webhook request's arrival to its answer.",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .5, 1},
 		}),
-		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "pairbench_webhook_queue_depth",
-			Help: "Deliveries queued and not yet taken by a worker.",
-		}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "pairbench_webhook_in_flight",
-			Help: "Deliveries being handled now.",
-		}),
-		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pairbench_webhook_handled_total",
-			Help: "Deliveries the handler finished, by event and result (ok, error, panic, dropped).",
-		}, []string{"event", "result"}),
-		handleTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "pairbench_webhook_handle_seconds",
-			Help:    "Time the handler took per delivery.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-		}, []string{"event"}),
+		gaveUp: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pairbench_jobs_given_up_total",
+			Help: "Jobs (GitHub writes, dispatches, benches) that failed their last attempt, by kind. Each is also logged, and a bench's ends the bench as failed.",
+		}, []string{"kind"}),
 		dispatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pairbench_dispatches_total",
 			Help: "Benches dispatched, by backend (local, actions) and result.",
 		}, []string{"backend", "result"}),
-		runs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "pairbench_runs",
-			Help: "Benches known to the service, by state.",
-		}, []string{"state"}),
 		githubCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pairbench_github_api_calls_total",
 			Help: "GitHub REST calls made, by operation and HTTP status code.",
@@ -94,8 +73,7 @@ func NewMetrics() *Metrics {
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.deliveries, m.ackSeconds, m.queueDepth, m.inFlight, m.handled, m.handleTime,
-		m.dispatches, m.runs, m.githubCalls, m.rateLimit,
+		m.deliveries, m.ackSeconds, m.gaveUp, m.dispatches, m.githubCalls, m.rateLimit,
 	)
 	return m
 }
@@ -114,11 +92,8 @@ func (m *Metrics) Dispatched(backend, result string) {
 	m.dispatches.WithLabelValues(backend, result).Inc()
 }
 
-// SetRuns sets how many benches are in state ("queued", "running",
-// "completed", "failed", ...).
-func (m *Metrics) SetRuns(state string, n int) {
-	m.runs.WithLabelValues(state).Set(float64(n))
-}
+// GaveUp counts a job of kind that failed its last attempt.
+func (m *Metrics) GaveUp(kind string) { m.gaveUp.WithLabelValues(kind).Inc() }
 
 // GitHubCall counts one GitHub REST call: operation is a name from a small
 // fixed set, such as the HTTP method or "issues.create_comment" (never a URL,

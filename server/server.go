@@ -1,9 +1,10 @@
 // Package server is pairbench's HTTP face: it receives GitHub webhook
-// deliveries, checks them, answers at once, and hands them to a Handler on a
-// bounded queue worked by a fixed pool of workers that it owns. It also
-// serves /healthz and /metrics. It is the only package that imports gin;
-// GitHub decisions belong to the Handler (package bot), which this package
-// knows only through the Handler interface.
+// deliveries, checks them, hands each to an Inbox that stores it durably,
+// and answers only once the Inbox has: a 2xx means the delivery is
+// committed, so GitHub's delivery log never shows success for work that a
+// crash could lose. It also serves /healthz, /metrics and the report links.
+// It is the only package that imports gin; GitHub decisions belong to
+// package bot, which this package knows only through the Inbox interface.
 //
 // A delivery goes through these steps, in order:
 //
@@ -12,12 +13,12 @@
 //     or wrong; the SHA-1 header is never used);
 //  3. content type application/json required (415; form-encoded refused);
 //  4. X-GitHub-Event and X-GitHub-Delivery present, payload a JSON object (400);
-//  5. "ping" answered 200; events the Handler does not take answered 202 and
+//  5. "ping" answered 200; events the Inbox does not take answered 202 and
 //     counted as ignored;
-//  6. a delivery already accepted, keyed by (installation id, delivery id),
-//     answered 200 as a duplicate and not processed again;
-//  7. queued and answered 202, or 503 with Retry-After if the queue is full
-//     or the server is shutting down — never dropped silently.
+//  6. stored by the Inbox and answered 202; a delivery it already holds,
+//     keyed by (installation id, delivery id), answered 200 as a duplicate;
+//     if it cannot store the delivery (within Config.AcceptTimeout), or the
+//     server is shutting down, 503 with Retry-After — never a silent drop.
 package server
 
 import (
@@ -30,7 +31,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -46,97 +46,78 @@ type Delivery struct {
 	Logger *slog.Logger
 }
 
-// Handler processes deliveries in the background, one call per delivery.
-// Handle must return promptly once ctx is cancelled: that is how shutdown
-// and Config.HandleTimeout stop it. A delivery whose Handle returned an error
-// is forgotten by the deduplication, so a manual redelivery runs it again.
-type Handler interface {
-	Handle(ctx context.Context, d Delivery) error
+// Inbox takes verified deliveries.
+type Inbox interface {
+	// Accept stores d where a crash cannot lose it, with whatever will
+	// process it, and returns true once that is committed; false for a
+	// delivery it already holds. It must honour ctx.
+	Accept(ctx context.Context, d Delivery) (accepted bool, err error)
 }
 
-// HandlerFunc adapts a function to Handler.
-type HandlerFunc func(ctx context.Context, d Delivery) error
+// InboxFunc adapts a function to Inbox.
+type InboxFunc func(ctx context.Context, d Delivery) (bool, error)
 
-// Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, d Delivery) error { return f(ctx, d) }
+// Accept calls f.
+func (f InboxFunc) Accept(ctx context.Context, d Delivery) (bool, error) { return f(ctx, d) }
 
-// Config configures a Server. Secret and Handler are required; every other
+// Config configures a Server. Secret and Inbox are required; every other
 // zero field takes the default its comment gives.
 type Config struct {
 	// Secret is the webhook secret shared with GitHub.
 	Secret []byte
-	// Handler receives accepted deliveries.
-	Handler Handler
-	// Events lists the events passed to Handler; other events are answered
-	// 202 and counted as ignored. Empty passes every event but "ping".
+	// Inbox stores accepted deliveries.
+	Inbox Inbox
+	// Events lists the events passed to the Inbox; other events are
+	// answered 202 and counted as ignored. Empty passes every event but
+	// "ping".
 	Events []string
+	// Reports, if set, serves GET /runs/... (the stable report links).
+	Reports http.Handler
 	// Logger receives the server's logs; default: discard.
 	Logger *slog.Logger
 	// Metrics records what happens; default: NewMetrics().
 	Metrics *Metrics
-	// Workers is the number of deliveries handled at once; default 4.
-	Workers int
-	// QueueSize bounds the deliveries waiting for a worker; default 256.
-	QueueSize int
 	// MaxBodyBytes caps a payload; default DefaultMaxBodyBytes (GitHub's cap).
 	MaxBodyBytes int64
-	// HandleTimeout bounds one Handle call; default 5 minutes.
-	HandleTimeout time.Duration
-	// DedupeTTL is how long a delivery id is remembered; default 72 hours
-	// (GitHub offers redelivery for three days). DedupeMax bounds how many
-	// are remembered, oldest forgotten first; default 100,000.
-	DedupeTTL time.Duration
-	DedupeMax int
-	// Now is the clock for deduplication; default time.Now.
-	Now func() time.Time
+	// AcceptTimeout bounds one Accept: GitHub gives up on an answer after
+	// 10 s, and a 503 tells it (and the operator) more; default 5 s.
+	AcceptTimeout time.Duration
 }
 
 // ErrClosed is returned by Serve after Shutdown.
 var ErrClosed = errors.New("server: closed")
 
 // Server is the webhook service. Create it with New, serve with Serve (or
-// mount Handler in a server of your own), and stop it with Shutdown, which
-// every Server needs: New starts the workers.
+// mount Handler in a server of your own), and stop it with Shutdown.
 type Server struct {
-	secret  []byte
-	handler Handler
-	events  map[string]bool // nil: every event
-	log     *slog.Logger
-	metrics *Metrics
-	maxBody int64
-	timeout time.Duration
-	engine  *gin.Engine
+	secret   []byte
+	inbox    Inbox
+	events   map[string]bool // nil: every event
+	reports  http.Handler
+	log      *slog.Logger
+	metrics  *Metrics
+	maxBody  int64
+	timeout  time.Duration
+	engine   *gin.Engine
+	inFlight sync.WaitGroup // Accept calls under way
 
-	// mu orders admission: the closed check, the dedupe decision and the
-	// send on queue happen as one step, so two copies of a delivery racing
-	// cannot both be refused or both be queued.
-	mu     sync.Mutex
-	closed bool
-	queue  chan Delivery
-	seen   *seenSet
-
-	base    context.Context // parent of every Handle call; cancelled when shutdown gives up waiting
-	abandon context.CancelFunc
-	workers sync.WaitGroup
-	dropped atomic.Int64
-
-	httpMu       sync.Mutex
+	mu           sync.Mutex
+	closed       bool
 	httpSrv      *http.Server
-	stopping     bool // Shutdown has begun; guarded by httpMu
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
 
-// New checks cfg, starts the workers and returns the Server. It refuses an
-// empty secret: an unsigned webhook endpoint would run benches for anyone.
-// It puts gin in release mode (gin's mode is process-wide; pairbench never
-// wants gin's debug route listing).
+// New checks cfg and returns the Server. It refuses an empty secret: an
+// unsigned webhook endpoint would run benches for anyone. It puts gin in
+// release mode (gin's mode is process-wide; pairbench never wants gin's
+// debug route listing).
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Secret) == 0 {
 		return nil, errors.New("server: no webhook secret; refusing to accept unsigned deliveries")
 	}
-	if cfg.Handler == nil {
-		return nil, errors.New("server: no handler")
+	if cfg.Inbox == nil {
+		return nil, errors.New("server: no inbox")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -144,25 +125,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	cfg.Workers = orDefault(cfg.Workers, 4)
-	cfg.QueueSize = orDefault(cfg.QueueSize, 256)
 	cfg.MaxBodyBytes = orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	cfg.HandleTimeout = orDefault(cfg.HandleTimeout, 5*time.Minute)
-	cfg.DedupeTTL = orDefault(cfg.DedupeTTL, 72*time.Hour)
-	cfg.DedupeMax = orDefault(cfg.DedupeMax, 100_000)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-
+	cfg.AcceptTimeout = orDefault(cfg.AcceptTimeout, 5*time.Second)
 	s := &Server{
 		secret:  slices.Clone(cfg.Secret),
-		handler: cfg.Handler,
+		inbox:   cfg.Inbox,
+		reports: cfg.Reports,
 		log:     cfg.Logger,
 		metrics: cfg.Metrics,
 		maxBody: cfg.MaxBodyBytes,
-		timeout: cfg.HandleTimeout,
-		queue:   make(chan Delivery, cfg.QueueSize),
-		seen:    newSeenSet(cfg.DedupeTTL, cfg.DedupeMax, cfg.Now),
+		timeout: cfg.AcceptTimeout,
 	}
 	if len(cfg.Events) > 0 {
 		s.events = map[string]bool{}
@@ -170,11 +142,7 @@ func New(cfg Config) (*Server, error) {
 			s.events[e] = true
 		}
 	}
-	s.base, s.abandon = context.WithCancel(context.Background())
 	s.engine = s.routes()
-	for range cfg.Workers {
-		s.workers.Go(s.work)
-	}
 	return s, nil
 }
 
@@ -195,10 +163,15 @@ func (s *Server) routes() *gin.Engine {
 	e.POST("/webhook", s.webhook)
 	e.GET("/healthz", s.healthz)
 	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+	if s.reports != nil {
+		e.GET("/runs/*path", gin.WrapH(s.reports))
+		e.HEAD("/runs/*path", gin.WrapH(s.reports))
+	}
 	return e
 }
 
-// Handler returns the HTTP handler: POST /webhook, GET /healthz, GET /metrics.
+// Handler returns the HTTP handler: POST /webhook, GET /healthz, GET
+// /metrics, and GET /runs/... with Config.Reports.
 func (s *Server) Handler() http.Handler { return s.engine }
 
 // Serve answers HTTP on l until Shutdown, then returns nil. It returns
@@ -212,17 +185,17 @@ func (s *Server) Serve(l net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	s.httpMu.Lock()
+	s.mu.Lock()
 	switch {
-	case s.stopping:
-		s.httpMu.Unlock()
+	case s.closed:
+		s.mu.Unlock()
 		return ErrClosed
 	case s.httpSrv != nil:
-		s.httpMu.Unlock()
+		s.mu.Unlock()
 		return errors.New("server: already serving")
 	}
 	s.httpSrv = srv
-	s.httpMu.Unlock()
+	s.mu.Unlock()
 
 	s.log.Info("serving", "addr", l.Addr().String())
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
@@ -237,132 +210,47 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// Shutdown stops the server: it stops accepting connections and waits for
-// requests in progress, refuses new deliveries with 503, lets the workers
-// finish every queued delivery, and returns once they have. If ctx ends
-// first, the Handler's contexts are cancelled, deliveries still queued are
-// dropped (each logged and counted), and Shutdown returns an error wrapping
-// ctx.Err() once the workers have exited. Later calls return the first
-// call's result.
+// Shutdown stops the server: it refuses new deliveries with 503, stops
+// accepting connections and waits for the requests in progress (each
+// either stored its delivery or answered 503) until ctx ends. Later calls
+// return the first call's result.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
 	return s.shutdownErr
 }
 
 func (s *Server) shutdown(ctx context.Context) error {
-	s.log.Info("shutting down", "queued", len(s.queue))
-	var errs []error
-	// Finish the requests in progress first: they may still queue deliveries.
-	s.httpMu.Lock()
-	s.stopping = true
+	s.log.Info("shutting down")
+	s.mu.Lock()
+	s.closed = true
 	srv := s.httpSrv
-	s.httpMu.Unlock()
+	s.mu.Unlock()
+	var errs []error
 	if srv != nil {
 		if err := srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("server: stop HTTP: %w", err))
 		}
 	}
-	s.mu.Lock()
-	s.closed = true
-	close(s.queue)
-	s.mu.Unlock()
-
-	drained := make(chan struct{})
-	go func() { // exits when the workers do, which the select below ensures
-		s.workers.Wait()
-		close(drained)
-	}()
+	done := make(chan struct{})
+	go func() { s.inFlight.Wait(); close(done) }()
 	select {
-	case <-drained:
+	case <-done:
 	case <-ctx.Done():
-		s.abandon()
-		<-drained
-		errs = append(errs, fmt.Errorf("server: shutdown: %d queued deliveries dropped: %w", s.dropped.Load(), ctx.Err()))
+		errs = append(errs, fmt.Errorf("server: deliveries still being stored: %w", ctx.Err()))
 	}
-	s.abandon()
-	s.log.Info("stopped", "dropped", s.dropped.Load())
+	s.log.Info("stopped")
 	return errors.Join(errs...)
 }
 
-// work handles queued deliveries until the queue is closed and empty.
-func (s *Server) work() {
-	for d := range s.queue {
-		s.metrics.queueDepth.Dec()
-		s.process(d)
-	}
-}
-
-func (s *Server) process(d Delivery) {
-	key := deliveryKey{d.InstallationID, d.ID}
-	if s.base.Err() != nil {
-		s.dropped.Add(1)
-		s.seen.forget(key)
-		s.metrics.handled.WithLabelValues(d.Event, "dropped").Inc()
-		d.Logger.Error("delivery dropped at shutdown; redeliver it from the App's advanced settings")
-		return
-	}
-	s.metrics.inFlight.Inc()
-	defer s.metrics.inFlight.Dec()
-	start := time.Now()
-	err := s.handle(d)
-	s.metrics.handleTime.WithLabelValues(d.Event).Observe(time.Since(start).Seconds())
-	var p panicError
-	switch {
-	case err == nil:
-		s.metrics.handled.WithLabelValues(d.Event, "ok").Inc()
-		d.Logger.Info("delivery handled", "duration", time.Since(start))
-	case errors.As(err, &p):
-		s.seen.forget(key)
-		s.metrics.handled.WithLabelValues(d.Event, "panic").Inc()
-		d.Logger.Error("handler panicked", "panic", p.value, "stack", string(p.stack))
-	default:
-		s.seen.forget(key)
-		s.metrics.handled.WithLabelValues(d.Event, "error").Inc()
-		d.Logger.Error("handler failed", "err", err, "duration", time.Since(start))
-	}
-}
-
-// handle calls the Handler under a timeout, turning a panic into an error.
-func (s *Server) handle(d Delivery) (err error) {
-	ctx, cancel := context.WithTimeout(s.base, s.timeout)
-	defer cancel()
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v)
-		}
-	}()
-	return s.handler.Handle(ctx, d)
-}
-
-// admission is what became of a delivery offered to the queue.
-type admission int
-
-const (
-	admitted admission = iota
-	admitDuplicate
-	admitFull
-	admitClosed
-)
-
-// admit dedupes d and queues it, as one step.
-func (s *Server) admit(d Delivery) admission {
+// begin registers a delivery being stored, unless the server is closed.
+func (s *Server) begin() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return admitClosed
+		return false
 	}
-	key := deliveryKey{d.InstallationID, d.ID}
-	if !s.seen.add(key) {
-		return admitDuplicate
-	}
-	select {
-	case s.queue <- d:
-		s.metrics.queueDepth.Inc()
-		return admitted
-	default:
-		s.seen.forget(key)
-		return admitFull
-	}
+	s.inFlight.Add(1)
+	return true
 }
 
 func (s *Server) webhook(c *gin.Context) {
@@ -411,25 +299,31 @@ func (s *Server) webhook(c *gin.Context) {
 		return
 	}
 
-	switch s.admit(d) {
-	case admitted:
-		count(resultQueued)
-		d.Logger.Info("delivery queued", "bytes", len(body))
-		c.JSON(http.StatusAccepted, gin.H{"status": "queued", "delivery": d.ID})
-	case admitDuplicate:
-		count(resultDuplicate)
-		d.Logger.Info("duplicate delivery ignored")
-		c.JSON(http.StatusOK, gin.H{"status": "duplicate", "delivery": d.ID})
-	case admitFull:
-		count(resultQueueFull)
-		d.Logger.Warn("queue full; delivery refused", "queue", cap(s.queue))
-		c.Header("Retry-After", "5")
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "queue full; redeliver later"})
-	case admitClosed:
+	if !s.begin() {
 		count(resultClosing)
 		d.Logger.Warn("shutting down; delivery refused")
 		c.Header("Retry-After", "30")
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "shutting down; redeliver later"})
+		return
+	}
+	defer s.inFlight.Done()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.timeout)
+	defer cancel()
+	accepted, err := s.inbox.Accept(ctx, d)
+	switch {
+	case err != nil:
+		count(resultStoreError)
+		d.Logger.Error("could not store the delivery; refused with 503", "err", err)
+		c.Header("Retry-After", "10")
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "the delivery could not be stored; redeliver it"})
+	case accepted:
+		count(resultStored)
+		d.Logger.Info("delivery stored", "bytes", len(body))
+		c.JSON(http.StatusAccepted, gin.H{"status": "stored", "delivery": d.ID})
+	default:
+		count(resultDuplicate)
+		d.Logger.Info("duplicate delivery ignored")
+		c.JSON(http.StatusOK, gin.H{"status": "duplicate", "delivery": d.ID})
 	}
 }
 
@@ -459,11 +353,14 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 }
 
 func (s *Server) healthz(c *gin.Context) {
-	if s.isClosed() {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "shutting down"})
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "queued": len(s.queue)})
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
 
 // recoverPanic answers 500 for a panic in a request handler and logs it with

@@ -57,20 +57,25 @@ func eachRow(r rows, each func(scan func(dest ...any) error) error) error {
 // Tx is one transaction of the Store.
 type Tx struct {
 	q      querier
-	insert func(ctx context.Context, jobs []river.InsertManyParams) error
-	now    time.Time
+	insert func(ctx context.Context, jobs []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	// insertFast inserts jobs without reading them back.
+	insertFast func(ctx context.Context, jobs []river.InsertManyParams) error
+	now        time.Time
 }
 
 // Now is the transaction's clock reading, the same for everything it
 // writes.
 func (tx *Tx) Now() time.Time { return tx.now }
 
-// Enqueue inserts a job, committed with the transaction.
-func (tx *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
-	if err := tx.insert(ctx, []river.InsertManyParams{{Args: args, InsertOpts: opts}}); err != nil {
-		return fmt.Errorf("state: insert %s job: %w", args.Kind(), err)
+// Enqueue inserts a job, committed with the transaction, and returns its
+// id. A job unique by its options that is already waiting is not inserted
+// again; the waiting one's id is returned.
+func (tx *Tx) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
+	res, err := tx.insert(ctx, []river.InsertManyParams{{Args: args, InsertOpts: opts}})
+	if err != nil {
+		return 0, fmt.Errorf("state: insert %s job: %w", args.Kind(), err)
 	}
-	return nil
+	return res[0].Job.ID, nil
 }
 
 // rescueOwn is database.rescueOwn over a River driver: the jobs whose last

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 type postgresDB struct {
@@ -21,6 +22,9 @@ func openPostgres(ctx context.Context, cfg Config) (*Store, error) {
 	pcfg, err := pgxpool.ParseConfig(cfg.PostgresURL)
 	if err != nil {
 		return nil, fmt.Errorf("state: postgres URL: %w", err)
+	}
+	if pcfg.MaxConns < 32 {
+		pcfg.MaxConns = 32 // River's producers and listener, the accept loop, the jobs
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
@@ -63,8 +67,11 @@ func (d *postgresDB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 	tx := &Tx{
 		q:   pgxQuerier{ptx},
 		now: time.Now(),
-		insert: func(ctx context.Context, jobs []river.InsertManyParams) error {
-			_, err := d.rc.InsertManyTx(ctx, ptx, jobs)
+		insert: func(ctx context.Context, jobs []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+			return d.rc.InsertManyTx(ctx, ptx, jobs)
+		},
+		insertFast: func(ctx context.Context, jobs []river.InsertManyParams) error {
+			_, err := d.rc.InsertManyFastTx(ctx, ptx, jobs)
 			return err
 		},
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/riverqueue/river"
 )
 
 // ErrNotFound is returned (wrapped) for a record that does not exist.
@@ -55,19 +57,107 @@ func (DeliveryJob) Kind() string { return "delivery" }
 // Accept stores a delivery and its DeliveryJob in one transaction, and
 // returns once both are committed (on SQLite, fsynced). It returns false for
 // a delivery already accepted, keyed by (installation, id): GitHub's
-// redeliveries keep the delivery id.
+// redeliveries keep the delivery id. Deliveries accepted at the same moment
+// share one commit (see acceptLoop).
 func (s *Store) Accept(ctx context.Context, d Delivery) (accepted bool, err error) {
-	err = s.Update(ctx, func(tx *Tx) error {
-		n, err := tx.q.exec(ctx, `INSERT INTO pb_deliveries (installation, id, event, payload, received_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (installation, id) DO NOTHING`,
-			d.Installation, d.ID, d.Event, d.Payload, ms(tx.now))
-		if err != nil {
-			return fmt.Errorf("state: store delivery: %w", err)
+	req := acceptReq{d: d, done: make(chan acceptRes, 1)}
+	select {
+	case s.accepts <- req:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	select {
+	case r := <-req.done:
+		return r.accepted, r.err
+	case <-ctx.Done():
+		// It may still commit; a redelivery is then a duplicate.
+		return false, ctx.Err()
+	}
+}
+
+type acceptReq struct {
+	d    Delivery
+	done chan acceptRes
+}
+
+type acceptRes struct {
+	accepted bool
+	err      error
+}
+
+// maxAcceptBatch bounds the deliveries of one commit.
+const maxAcceptBatch = 128
+
+// acceptLoop commits the deliveries waiting to be accepted together: one
+// transaction (one fsync, one round trip of each kind) for all that arrived
+// while the previous commit ran. It runs until stop is closed.
+func (s *Store) acceptLoop(stop <-chan struct{}) {
+	for {
+		var batch []acceptReq
+		select {
+		case r := <-s.accepts:
+			batch = append(batch, r)
+		case <-stop:
+			return
 		}
-		if accepted = n == 1; !accepted {
+	more:
+		for len(batch) < maxAcceptBatch {
+			select {
+			case r := <-s.accepts:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		accepted, err := s.acceptBatch(batch)
+		for i, r := range batch {
+			r.done <- acceptRes{accepted: err == nil && accepted[i], err: err}
+		}
+	}
+}
+
+func (s *Store) acceptBatch(batch []acceptReq) ([]bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	accepted := make([]bool, len(batch))
+	err := s.Update(ctx, func(tx *Tx) error {
+		var q strings.Builder
+		q.WriteString(`INSERT INTO pb_deliveries (installation, id, event, payload, received_at) VALUES `)
+		args := make([]any, 0, 5*len(batch))
+		for i, r := range batch {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			n := len(args)
+			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5)
+			args = append(args, r.d.Installation, r.d.ID, r.d.Event, r.d.Payload, ms(tx.now))
+		}
+		q.WriteString(` ON CONFLICT (installation, id) DO NOTHING RETURNING installation, id`)
+		inserted := map[[2]string]bool{}
+		if err := tx.q.query(ctx, q.String(), args, func(scan func(...any) error) error {
+			var inst int64
+			var id string
+			if err := scan(&inst, &id); err != nil {
+				return err
+			}
+			inserted[[2]string{fmt.Sprint(inst), id}] = true
+			return nil
+		}); err != nil {
+			return fmt.Errorf("state: store deliveries: %w", err)
+		}
+		var jobs []river.InsertManyParams
+		for i, r := range batch {
+			key := [2]string{fmt.Sprint(r.d.Installation), r.d.ID}
+			if inserted[key] {
+				accepted[i] = true
+				delete(inserted, key) // a second copy in the batch is a duplicate
+				jobs = append(jobs, river.InsertManyParams{Args: DeliveryJob{Installation: r.d.Installation, ID: r.d.ID}})
+			}
+		}
+		if len(jobs) == 0 {
 			return nil
 		}
-		return tx.Enqueue(ctx, DeliveryJob{Installation: d.Installation, ID: d.ID}, nil)
+		return tx.insertFast(ctx, jobs)
 	})
 	return accepted, err
 }
@@ -106,9 +196,11 @@ type Pull struct {
 	PR            int
 	Installation  int64
 	DefaultBranch string
-	// HeadSHA is the newest head commit the service was told of.
-	HeadSHA string
-	Closed  bool
+	// HeadSHA is the newest head commit the service was told of, its head
+	// since HeadSince (when GitHub last updated the pull request then).
+	HeadSHA   string
+	HeadSince time.Time
+	Closed    bool
 	// Bench is the run id of the bench running for the pull request, "" if
 	// none: at most one runs at a time.
 	Bench string
@@ -119,6 +211,9 @@ type Pull struct {
 	ApprovalID   int64
 	ApprovalSHA  string
 	ApprovalBody string
+	// ApprovalPosted is the approval text last posted, StickyHash a hash of
+	// the rollup last posted: what is already shown is not written again.
+	ApprovalPosted, StickyHash string
 	// Label is the "bench: " label last set.
 	Label string
 	// SurfaceVersion counts changes to what the pull request should show
@@ -126,15 +221,15 @@ type Pull struct {
 	SurfaceVersion, SurfacePosted int64
 }
 
-const pullColumns = `repo, pr, installation, default_branch, head_sha, closed, bench, sticky_id, approval_id, approval_sha,
-	approval_body, label, surface_version, surface_posted`
+const pullColumns = `repo, pr, installation, default_branch, head_sha, head_since, closed, bench, sticky_id, approval_id, approval_sha,
+	approval_body, approval_posted, sticky_hash, label, surface_version, surface_posted`
 
 func scanPull(scan func(...any) error) (Pull, error) {
 	var p Pull
-	var pr, closed int64
-	err := scan(&p.Repo, &pr, &p.Installation, &p.DefaultBranch, &p.HeadSHA, &closed, &p.Bench, &p.StickyID, &p.ApprovalID,
-		&p.ApprovalSHA, &p.ApprovalBody, &p.Label, &p.SurfaceVersion, &p.SurfacePosted)
-	p.PR, p.Closed = int(pr), closed != 0
+	var pr, since, closed int64
+	err := scan(&p.Repo, &pr, &p.Installation, &p.DefaultBranch, &p.HeadSHA, &since, &closed, &p.Bench, &p.StickyID, &p.ApprovalID,
+		&p.ApprovalSHA, &p.ApprovalBody, &p.ApprovalPosted, &p.StickyHash, &p.Label, &p.SurfaceVersion, &p.SurfacePosted)
+	p.PR, p.Closed, p.HeadSince = int(pr), closed != 0, fromMS(since)
 	return p, err
 }
 
@@ -174,9 +269,10 @@ func (tx *Tx) Pull(ctx context.Context, repo string, pr int) (p Pull, found bool
 func (tx *Tx) SavePull(ctx context.Context, p Pull) error {
 	_, err := tx.q.exec(ctx, `UPDATE pb_pulls SET installation = $1, default_branch = $2, head_sha = $3, closed = $4, bench = $5,
 		sticky_id = $6, approval_id = $7, approval_sha = $8, approval_body = $9, label = $10, surface_version = $11,
-		surface_posted = $12, updated_at = $13 WHERE repo = $14 AND pr = $15`,
+		surface_posted = $12, updated_at = $13, head_since = $14, approval_posted = $15, sticky_hash = $16
+		WHERE repo = $17 AND pr = $18`,
 		p.Installation, p.DefaultBranch, p.HeadSHA, b2i(p.Closed), p.Bench, p.StickyID, p.ApprovalID, p.ApprovalSHA, p.ApprovalBody,
-		p.Label, p.SurfaceVersion, p.SurfacePosted, ms(tx.now), p.Repo, p.PR)
+		p.Label, p.SurfaceVersion, p.SurfacePosted, ms(tx.now), ms(p.HeadSince), p.ApprovalPosted, p.StickyHash, p.Repo, p.PR)
 	if err != nil {
 		return fmt.Errorf("state: save pull %s#%d: %w", p.Repo, p.PR, err)
 	}
@@ -311,6 +407,16 @@ func (tx *Tx) Bench(ctx context.Context, run string) (b Bench, found bool, err e
 	return bs[0], true, nil
 }
 
+// LockBench reads a bench and holds it until the transaction ends: read
+// it this way to change it, so concurrent changes on other replicas wait
+// rather than overwrite each other.
+func (tx *Tx) LockBench(ctx context.Context, run string) (b Bench, found bool, err error) {
+	if _, err := tx.q.exec(ctx, `UPDATE pb_benches SET run = run WHERE run = $1`, run); err != nil {
+		return Bench{}, false, fmt.Errorf("state: lock bench %s: %w", run, err)
+	}
+	return tx.Bench(ctx, run)
+}
+
 // BenchesOfPull returns a pull request's benches, newest first.
 func (tx *Tx) BenchesOfPull(ctx context.Context, repo string, pr int) ([]Bench, error) {
 	return tx.benches(ctx, `WHERE repo = $1 AND pr = $2 ORDER BY created_at DESC, run DESC`, repo, pr)
@@ -343,6 +449,19 @@ func (tx *Tx) BenchesIn(ctx context.Context, states ...string) ([]Bench, error) 
 		ph[i], args[i] = fmt.Sprintf("$%d", i+1), s
 	}
 	return tx.benches(ctx, `WHERE state IN (`+strings.Join(ph, ", ")+`) ORDER BY created_at, run`, args...)
+}
+
+// UnpostedSurfaces returns the pull requests whose comment or label does
+// not show their newest state.
+func (tx *Tx) UnpostedSurfaces(ctx context.Context) ([]Pull, error) {
+	var out []Pull
+	err := tx.q.query(ctx, `SELECT `+pullColumns+` FROM pb_pulls WHERE surface_posted < surface_version`, nil,
+		func(scan func(...any) error) error {
+			p, err := scanPull(scan)
+			out = append(out, p)
+			return err
+		})
+	return out, err
 }
 
 // UnpostedChecks returns the benches whose check run does not show their

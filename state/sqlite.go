@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 )
@@ -108,8 +109,11 @@ func (d *sqliteDB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 	tx := &Tx{
 		q:   sqlQuerier{stx},
 		now: time.Now(),
-		insert: func(ctx context.Context, jobs []river.InsertManyParams) error {
-			_, err := d.rc.InsertManyTx(ctx, stx, jobs)
+		insert: func(ctx context.Context, jobs []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+			return d.rc.InsertManyTx(ctx, stx, jobs)
+		},
+		insertFast: func(ctx context.Context, jobs []river.InsertManyParams) error {
+			_, err := d.rc.InsertManyFastTx(ctx, stx, jobs)
 			return err
 		},
 	}

@@ -79,6 +79,8 @@ type Store struct {
 	log     *slog.Logger
 	replica string
 	closeFn func() error
+	accepts chan acceptReq
+	stop    chan struct{} // ends acceptLoop
 }
 
 // riverClient is what the Store uses of a River client, whichever its
@@ -117,6 +119,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.log, s.replica = cfg.Logger, cfg.ReplicaID
+	s.accepts, s.stop = make(chan acceptReq, 4096), make(chan struct{})
+	go s.acceptLoop(s.stop)
 	return s, nil
 }
 
@@ -187,22 +191,25 @@ func (s *Store) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops fetching jobs and waits for the running ones until ctx ends;
-// then it cancels their contexts and waits for them to return. A worker
-// interrupted that way should return river.JobSnooze(0) so its job runs
-// again at the next start.
-func (s *Store) Stop(ctx context.Context) error {
-	err := s.river.Stop(ctx)
+// Stop stops fetching jobs and waits for the running ones until soft ends;
+// then it cancels their contexts and waits for them to return until hard
+// ends, and returns whether or not they did (the process may exit: a job
+// cut short runs again at the next start). A worker interrupted that way
+// should return river.JobSnooze(0) to be run again without spending an
+// attempt.
+func (s *Store) Stop(soft, hard context.Context) error {
+	err := s.river.Stop(soft)
 	if err == nil {
 		return nil
 	}
-	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	return errors.Join(err, s.river.StopAndCancel(cancelCtx))
+	return errors.Join(err, s.river.StopAndCancel(hard))
 }
 
 // Close closes the database. Stop first if the workers were started.
-func (s *Store) Close() error { return s.closeFn() }
+func (s *Store) Close() error {
+	close(s.stop)
+	return s.closeFn()
+}
 
 // Dialect names the database: "sqlite" or "postgres".
 func (s *Store) Dialect() string { return s.db.dialect() }
@@ -236,6 +243,19 @@ func (s *Store) CancelJob(ctx context.Context, id int64) error {
 		return nil
 	}
 	return err
+}
+
+// JobState returns the state of job id; ErrNotFound (wrapped) once River
+// deleted it, long after it ended.
+func (s *Store) JobState(ctx context.Context, id int64) (rivertype.JobState, error) {
+	j, err := s.river.JobGet(ctx, id)
+	if errors.Is(err, river.ErrNotFound) {
+		return "", fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	return j.State, nil
 }
 
 // JobsNotFinished counts the jobs not yet completed, cancelled or

@@ -116,7 +116,7 @@ func TestAcceptedDeliveriesSurviveAReopenAndRunOnce(t *testing.T) {
 func stop(t *testing.T, s *state.Store) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	assert.NoError(t, s.Stop(ctx))
+	assert.NoError(t, s.Stop(ctx, ctx))
 }
 
 func TestAFailedUpdateInsertsNoJob(t *testing.T) {
@@ -126,7 +126,8 @@ func TestAFailedUpdateInsertsNoJob(t *testing.T) {
 		defer s.Close()
 		boom := errors.New("boom")
 		err := s.Update(ctx, func(tx *state.Tx) error {
-			require.NoError(t, tx.Enqueue(ctx, state.DeliveryJob{ID: "x"}, nil))
+			_, err := tx.Enqueue(ctx, state.DeliveryJob{ID: "x"}, nil)
+			require.NoError(t, err)
 			require.NoError(t, tx.InsertBench(ctx, state.Bench{Run: "r1", Repo: "o/r", PR: 1, SHA: "abc", Backend: "local", State: state.BenchQueued, Created: tx.Now()}))
 			return boom
 		})

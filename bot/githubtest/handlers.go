@@ -38,6 +38,42 @@ var handlers = map[string]handler{
 	"actions/create-workflow-dispatch":        createDispatch,
 	"actions/list-workflow-runs":              listWorkflowRuns,
 	"actions/cancel-workflow-run":             cancelWorkflowRun,
+	"apps/get-authenticated":                  getApp,
+	"users/get-authenticated":                 getUser,
+	"repos/create-commit-status":              createStatus,
+}
+
+func getApp(_ *Server, _ *request, _ *Repo) response {
+	return reply(http.StatusOK, map[string]any{"id": 1, "slug": AppSlug, "name": AppSlug, "node_id": "A_1",
+		"owner": map[string]any{"login": "pairbench"}})
+}
+
+func getUser(s *Server, req *request, _ *Repo) response {
+	if req.auth != AuthToken {
+		return fail(http.StatusForbidden, "Resource not accessible by integration")
+	}
+	u := s.tokens[req.token]
+	return reply(http.StatusOK, map[string]any{"login": u.Login, "type": u.Type, "id": 7})
+}
+
+func createStatus(_ *Server, req *request, r *Repo) response {
+	var in struct {
+		State       string `json:"state"`
+		TargetURL   string `json:"target_url"`
+		Description string `json:"description"`
+		Context     string `json:"context"`
+	}
+	if err := json.Unmarshal(req.body, &in); err != nil {
+		return refuse(http.StatusBadRequest, "status: %v", err)
+	}
+	if len(in.Description) > 140 {
+		return fail(http.StatusUnprocessableEntity, "Validation Failed: description is too long (maximum is 140 characters)")
+	}
+	if in.Context == "" {
+		in.Context = "default"
+	}
+	r.Statuses = append(r.Statuses, Status{SHA: req.params["sha"], State: in.State, Context: in.Context, Description: in.Description, TargetURL: in.TargetURL})
+	return reply(http.StatusCreated, map[string]any{"state": in.State, "context": in.Context, "description": in.Description})
 }
 
 func (s *Server) id() int64 {
@@ -77,8 +113,12 @@ func getPull(_ *Server, req *request, r *Repo) response {
 	if !ok {
 		return fail(http.StatusNotFound, "Not Found")
 	}
+	state := p.State
+	if state == "" {
+		state = "open"
+	}
 	return reply(http.StatusOK, map[string]any{
-		"number": p.Number, "state": "open", "draft": p.Draft,
+		"number": p.Number, "state": state, "draft": p.Draft,
 		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": repoJSON(r)},
 		"base": map[string]any{"ref": r.DefaultBranch, "repo": repoJSON(r)},
 	})
@@ -169,12 +209,13 @@ func listComments(_ *Server, req *request, r *Repo) response {
 	return paginate(req, out)
 }
 
-// author is who writes as the request's credentials.
-func author(req *request) string {
+// author is who writes as the request's credentials, and the account's type.
+func author(s *Server, req *request) (login, typ string) {
 	if req.auth == AuthInstallation {
-		return "pairbench[bot]"
+		return AppSlug + "[bot]", "Bot"
 	}
-	return "github-actions[bot]"
+	u := s.tokens[req.token]
+	return u.Login, u.Type
 }
 
 func createComment(s *Server, req *request, r *Repo) response {
@@ -186,7 +227,8 @@ func createComment(s *Server, req *request, r *Repo) response {
 	}
 	n, _ := strconv.Atoi(req.params["issue_number"])
 	now := s.now()
-	c := Comment{ID: s.id(), Issue: n, Body: in.Body, User: author(req), UserType: "Bot", Created: now, Updated: now}
+	login, typ := author(s, req)
+	c := Comment{ID: s.id(), Issue: n, Body: in.Body, User: login, UserType: typ, Created: now, Updated: now}
 	if len(c.Body) > 65536 {
 		return fail(http.StatusUnprocessableEntity, "Validation Failed: body is too long (maximum is 65536 characters)")
 	}
@@ -207,8 +249,8 @@ func updateComment(s *Server, req *request, r *Repo) response {
 	id, _ := strconv.ParseInt(req.params["comment_id"], 10, 64)
 	for i := range r.Comments {
 		if r.Comments[i].ID == id {
-			if r.Comments[i].User != author(req) {
-				return refuse(http.StatusForbidden, "comment %d is %s's, not %s's", id, r.Comments[i].User, author(req))
+			if login, _ := author(s, req); r.Comments[i].User != login {
+				return refuse(http.StatusForbidden, "comment %d is %s's, not %s's", id, r.Comments[i].User, login)
 			}
 			r.Comments[i].Body = in.Body
 			r.Comments[i].Updated = s.now()
@@ -395,10 +437,11 @@ func orEmpty(v []any) []any {
 	return v
 }
 
-func createDispatch(_ *Server, req *request, r *Repo) response {
+func createDispatch(s *Server, req *request, r *Repo) response {
 	var in struct {
-		Ref    string         `json:"ref"`
-		Inputs map[string]any `json:"inputs"`
+		Ref              string         `json:"ref"`
+		Inputs           map[string]any `json:"inputs"`
+		ReturnRunDetails bool           `json:"return_run_details"`
 	}
 	if err := json.Unmarshal(req.body, &in); err != nil {
 		return refuse(http.StatusBadRequest, "dispatch: %v", err)
@@ -410,8 +453,48 @@ func createDispatch(_ *Server, req *request, r *Repo) response {
 	if len(in.Inputs) > 25 {
 		return fail(http.StatusUnprocessableEntity, "you can only pass up to 25 inputs")
 	}
-	r.Dispatches = append(r.Dispatches, Dispatch{Workflow: wf, Ref: in.Ref, Inputs: in.Inputs})
-	return reply(http.StatusNoContent, nil)
+	// The run is named as the workflow's run-name says; the example's is
+	// "pairbench <run id>".
+	id := s.id()
+	title := "pairbench"
+	if v, ok := in.Inputs["run_id"].(string); ok {
+		title += " " + v
+	}
+	r.Dispatches = append(r.Dispatches, Dispatch{Workflow: wf, Ref: in.Ref, Inputs: in.Inputs, RunID: id})
+	r.WorkflowRuns = append(r.WorkflowRuns, WorkflowRun{ID: id, Workflow: wf, DisplayTitle: title, Status: "queued", Event: "workflow_dispatch"})
+	if !in.ReturnRunDetails {
+		return reply(http.StatusNoContent, nil)
+	}
+	url := fmt.Sprintf("https://github.com/%s/%s/actions/runs/%d", r.Owner, r.Name, id)
+	return reply(http.StatusOK, map[string]any{"workflow_run_id": id, "run_url": url, "html_url": url})
+}
+
+// WorkflowRun returns the workflow run id, or false.
+func (s *Server) WorkflowRun(fullName string, id int64) (WorkflowRun, bool) {
+	var out WorkflowRun
+	found := false
+	s.Repo(fullName, func(r *Repo) {
+		for _, w := range r.WorkflowRuns {
+			if w.ID == id {
+				out, found = w, true
+			}
+		}
+	})
+	return out, found
+}
+
+// CompleteWorkflowRun marks a workflow run completed with conclusion, as
+// the runner would; false if there is no such run or it already ended.
+func (s *Server) CompleteWorkflowRun(fullName string, id int64, conclusion string) bool {
+	done := false
+	s.Repo(fullName, func(r *Repo) {
+		for i := range r.WorkflowRuns {
+			if w := &r.WorkflowRuns[i]; w.ID == id && w.Status != "completed" {
+				w.Status, w.Conclusion, done = "completed", conclusion, true
+			}
+		}
+	})
+	return done
 }
 
 func listWorkflowRuns(_ *Server, req *request, r *Repo) response {

@@ -71,9 +71,41 @@ type Server struct {
 	violations    []string
 	apps          map[int64]*rsa.PublicKey
 	installTokens map[string]int64
-	tokens        map[string]bool
+	tokens        map[string]User // plain tokens and whom they act as
 	repos         map[string]*Repo
 	nextID        int64
+	fault         func(*http.Request) Fault
+}
+
+// User is the account a plain token acts as.
+type User struct {
+	Login string
+	Type  string // "User" or "Bot"
+}
+
+// AppSlug is the slug of every app the fake serves; an installation
+// writes as AppSlug + "[bot]".
+const AppSlug = "pairbench"
+
+// Fault is what Server.SetFaults makes the fake do to a request instead of
+// answering it: nothing (the zero Fault), answer Status with Header and a
+// GitHub error body, or reset the connection.
+type Fault struct {
+	Status int
+	Header http.Header
+	// Message is the error body's message; DocumentationURL its
+	// documentation_url (GitHub's secondary rate limits set one).
+	Message, DocumentationURL string
+	Reset                     bool
+}
+
+// SetFaults calls fn for every request before serving it (nil: none); a
+// non-zero Fault replaces the answer. Faulted requests are recorded with
+// their status (0 for a reset) and change nothing.
+func (s *Server) SetFaults(fn func(*http.Request) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = fn
 }
 
 // loadRouter loads the REST description and builds its router, once per
@@ -108,7 +140,7 @@ func New(t testing.TB) *Server {
 		now:           time.Now,
 		apps:          map[int64]*rsa.PublicKey{},
 		installTokens: map[string]int64{},
-		tokens:        map[string]bool{},
+		tokens:        map[string]User{},
 		repos:         map[string]*Repo{},
 		nextID:        1000,
 	}
@@ -131,12 +163,20 @@ func (s *Server) AddApp(appID int64, pub *rsa.PublicKey) {
 	s.apps[appID] = pub
 }
 
-// AddToken registers a plain token (a personal access token or an Actions
-// GITHUB_TOKEN); requests bearing it may call any operation but the app's.
+// AddToken registers a plain token acting as the Actions bot,
+// github-actions[bot] (a workflow's GITHUB_TOKEN); requests bearing it may
+// call any operation but the app's and the check runs' (only Apps may
+// write check runs).
 func (s *Server) AddToken(token string) {
+	s.AddUserToken(token, User{Login: "github-actions[bot]", Type: "Bot"})
+}
+
+// AddUserToken registers a plain token acting as u (a personal access
+// token, when u is a User).
+func (s *Server) AddUserToken(token string, u User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[token] = true
+	s.tokens[token] = u
 }
 
 // Repo calls fn with the repository fullName ("owner/name"), created empty
@@ -212,6 +252,19 @@ func (s *Server) CheckRuns(fullName string) []CheckRun {
 	return out
 }
 
+// Statuses returns the commit statuses posted on sha, oldest first.
+func (s *Server) Statuses(fullName, sha string) []Status {
+	var out []Status
+	s.Repo(fullName, func(r *Repo) {
+		for _, st := range r.Statuses {
+			if st.SHA == sha {
+				out = append(out, st)
+			}
+		}
+	})
+	return out
+}
+
 // Dispatches returns the repository's workflow_dispatch requests in order.
 func (s *Server) Dispatches(fullName string) []Dispatch {
 	var out []Dispatch
@@ -231,7 +284,13 @@ type request struct {
 	body   []byte
 	params map[string]string
 	auth   Auth
-	inst   int64 // installation, for AuthInstallation
+	inst   int64  // installation, for AuthInstallation
+	token  string // the credential
+}
+
+func bearer(hr *http.Request) string {
+	_, cred, _ := strings.Cut(hr.Header.Get("Authorization"), " ")
+	return cred
 }
 
 // response is what a handler answers.
@@ -257,6 +316,15 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	call := Call{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.Query(), Body: body}
+	s.mu.Lock()
+	faultFn := s.fault
+	s.mu.Unlock()
+	if faultFn != nil {
+		if f := faultFn(hr); f.Reset || f.Status != 0 {
+			s.serveFault(w, call, f)
+			return
+		}
+	}
 	resp := s.handle(hr, body, &call)
 	call.Status = resp.status
 
@@ -277,6 +345,35 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(resp.status)
 	_ = json.NewEncoder(w).Encode(resp.body)
+}
+
+func (s *Server) serveFault(w http.ResponseWriter, call Call, f Fault) {
+	call.Status = f.Status
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+	if f.Reset {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				if tc, ok := conn.(interface{ SetLinger(int) error }); ok {
+					_ = tc.SetLinger(0) // RST, not FIN
+				}
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	for k, vs := range f.Header {
+		w.Header()[k] = vs
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(f.Status)
+	body := map[string]any{"message": f.Message, "status": strconv.Itoa(f.Status)}
+	if f.DocumentationURL != "" {
+		body["documentation_url"] = f.DocumentationURL
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // violation marks responses that refuse a request the bot should never
@@ -334,7 +431,7 @@ func (s *Server) handle(hr *http.Request, body []byte, call *Call) response {
 	if !ok {
 		return refuse(http.StatusNotImplemented, "the fake does not implement %s", route.Operation.OperationID)
 	}
-	req := &request{Request: hr, body: body, params: params, auth: auth, inst: inst}
+	req := &request{Request: hr, body: body, params: params, auth: auth, inst: inst, token: bearer(hr)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if owner, name := params["owner"], params["repo"]; owner != "" {
@@ -355,7 +452,7 @@ func (s *Server) handle(hr *http.Request, body []byte, call *Call) response {
 func (s *Server) authenticate(hr *http.Request, route *routers.Route) (auth Auth, inst int64, resp response, ok bool) {
 	h := hr.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(h, " ")
-	isAppOp := strings.HasPrefix(route.Path, "/app/")
+	isAppOp := route.Path == "/app" || strings.HasPrefix(route.Path, "/app/")
 	if strings.EqualFold(scheme, "bearer") && strings.Count(cred, ".") == 2 {
 		appID, err := s.verifyJWT(cred)
 		if err != nil {
@@ -371,7 +468,7 @@ func (s *Server) authenticate(hr *http.Request, route *routers.Route) (auth Auth
 	}
 	s.mu.Lock()
 	inst, isInst := s.installTokens[cred]
-	plain := s.tokens[cred]
+	_, plain := s.tokens[cred]
 	s.mu.Unlock()
 	switch {
 	case isInst:
@@ -385,6 +482,10 @@ func (s *Server) authenticate(hr *http.Request, route *routers.Route) (auth Auth
 	case plain:
 		if isAppOp {
 			return AuthToken, 0, refuse(http.StatusForbidden, "%s needs the app's JWT", route.Operation.OperationID), false
+		}
+		if strings.HasPrefix(route.Operation.OperationID, "checks/create") || strings.HasPrefix(route.Operation.OperationID, "checks/update") {
+			// GitHub: "Resource not accessible by personal access token".
+			return AuthToken, 0, refuse(http.StatusForbidden, "%s: only GitHub Apps may write check runs", route.Operation.OperationID), false
 		}
 		return AuthToken, 0, response{}, true
 	}

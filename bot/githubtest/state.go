@@ -25,8 +25,14 @@ type Repo struct {
 	IssueLabels  map[int][]string // label names on each issue or pull request
 	CheckRuns    []CheckRun       // in creation order
 	Dispatches   []Dispatch       // workflow_dispatch events, in order
-	WorkflowRuns []WorkflowRun    // runs the list endpoint returns
+	WorkflowRuns []WorkflowRun    // runs the list endpoint returns; dispatches add one
 	Cancelled    []int64          // workflow run ids cancelled, in order
+	Statuses     []Status         // commit statuses, in order
+}
+
+// Status is a commit status.
+type Status struct {
+	SHA, State, Context, Description, TargetURL string
 }
 
 // Pull is a pull request.
@@ -37,6 +43,8 @@ type Pull struct {
 	// Files are the paths the pull request changes.
 	Files []string
 	Draft bool
+	// State is "open" (the default when empty) or "closed".
+	State string
 }
 
 // Comment is an issue or pull-request comment.
@@ -82,6 +90,8 @@ type Dispatch struct {
 	Workflow string
 	Ref      string
 	Inputs   map[string]any
+	// RunID is the workflow run the dispatch started.
+	RunID int64
 }
 
 // WorkflowRun is a workflow run the fake lists.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pairbench/pairbench/bench"
@@ -14,70 +12,21 @@ import (
 	"github.com/pairbench/pairbench/runner"
 )
 
-// localDispatcher is the local backend: it runs the bot's benches on this
-// host, one at a time, through the bench library as `pairbench run` does,
-// and tells the bot how they go.
-type localDispatcher struct {
-	ctx      context.Context // the service's lifetime
+// localRunner is the local backend: it runs the bot's benches on this
+// host through the bench library, as `pairbench run` does. The bot's job
+// queue runs them one at a time, and runs again with the same run id (which
+// resumes it) a bench cut short by a shutdown or a crash.
+type localRunner struct {
 	template bench.Config
 	gitURL   string
 	log      *slog.Logger
-	bot      *bot.Bot
-
-	turn    chan struct{} // one bench at a time
-	mu      sync.Mutex
-	cancels map[bot.RunID]context.CancelFunc
-	wg      sync.WaitGroup
 }
 
-var _ bot.Dispatcher = (*localDispatcher)(nil)
+var _ bot.Runner = (*localRunner)(nil)
 
-func newLocalDispatcher(ctx context.Context, template bench.Config, gitURL string, log *slog.Logger) *localDispatcher {
-	return &localDispatcher{ctx: ctx, template: template, gitURL: gitURL, log: log,
-		turn: make(chan struct{}, 1), cancels: map[bot.RunID]context.CancelFunc{}}
-}
-
-// Dispatch queues the bench and returns.
-func (d *localDispatcher) Dispatch(_ context.Context, req bot.Request) error {
-	ctx, cancel := context.WithCancel(d.ctx)
-	d.mu.Lock()
-	d.cancels[req.RunID] = cancel
-	d.mu.Unlock()
-	d.wg.Go(func() {
-		defer cancel()
-		err := d.run(ctx, req)
-		d.mu.Lock()
-		delete(d.cancels, req.RunID)
-		d.mu.Unlock()
-		if ferr := d.bot.Finished(context.WithoutCancel(ctx), req.RunID, err); ferr != nil {
-			d.log.Error("post the end of a bench", "run", req.RunID, "err", ferr)
-		}
-	})
-	return nil
-}
-
-// Cancel stops a queued or running bench; an unknown one is not an error.
-func (d *localDispatcher) Cancel(_ context.Context, req bot.Request) error {
-	d.mu.Lock()
-	cancel := d.cancels[req.RunID]
-	d.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	return nil
-}
-
-// wait returns when every bench has ended (the service's context ending
-// cancels them).
-func (d *localDispatcher) wait() { d.wg.Wait() }
-
-func (d *localDispatcher) run(ctx context.Context, req bot.Request) error {
-	select {
-	case d.turn <- struct{}{}:
-		defer func() { <-d.turn }()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// Run runs the bench until it ends, telling progress how many pairs are
+// done whenever that number moves.
+func (d *localRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
 	o := d.template
 	o.RunID = string(req.RunID)
 	o.Seed = uint64(time.Now().UnixNano())
@@ -95,38 +44,13 @@ func (d *localDispatcher) run(ctx context.Context, req bot.Request) error {
 		o.Model = req.Model
 	}
 	o.Log = d.log.With("run", req.RunID)
-	var stop func()
-	o.Hooks.Progress, stop = d.followProgress(ctx, req.RunID, o.Log)
-	defer stop()
+	last := -1
+	o.Hooks.Progress = func(p runner.Progress) {
+		if p.Done != last {
+			last = p.Done
+			progress(p.Done, p.Pairs)
+		}
+	}
 	_, err := bench.Bench(ctx, o)
 	return err
-}
-
-// followProgress returns a progress hook that tells the bot how many pairs
-// are done whenever that number moves, from a goroutine of its own (the
-// hook must not wait for GitHub), until stop is called.
-func (d *localDispatcher) followProgress(ctx context.Context, id bot.RunID, log *slog.Logger) (hook func(runner.Progress), stop func()) {
-	latest := make(chan runner.Progress, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for p := range latest {
-			if err := d.bot.Progress(ctx, id, p.Done, p.Pairs); err != nil && !errors.Is(err, bot.ErrUnknownRun) {
-				log.Warn("report progress", "err", err)
-			}
-		}
-	}()
-	last := -1
-	hook = func(p runner.Progress) {
-		if p.Done == last {
-			return
-		}
-		last = p.Done
-		select { // keep only the newest count
-		case <-latest:
-		default:
-		}
-		latest <- p
-	}
-	return hook, func() { close(latest); <-done }
 }

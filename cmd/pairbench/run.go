@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -142,11 +143,22 @@ func defaultToolsDir() string {
 }
 
 func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	// No log line carries a credential: URLs' user info, tokens and
+	// presigned signatures are redacted from every string and error.
+	opts := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		switch v := a.Value.Any().(type) {
+		case string:
+			return slog.String(a.Key, bot.RedactSecrets(v))
+		case error:
+			return slog.String(a.Key, bot.RedactSecrets(v.Error()))
+		}
+		return a
+	}}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +20,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/state"
 )
 
 // serveOptions are the flags of pairbench serve.
@@ -34,9 +37,15 @@ type serveOptions struct {
 	Pairs           int
 	Model           string
 	Workers         int
-	Queue           int
 	ShutdownTimeout time.Duration
 	LogFormat       string
+	// StateDir holds the embedded SQLite state; PostgresEnv, if set, names
+	// the variable holding a Postgres URL to use instead.
+	StateDir    string
+	PostgresEnv string
+	ReplicaID   string
+	PublicURL   string
+	RunTimeout  time.Duration
 	// GitURL is the clone URL template of a registry for the local backend:
 	// {owner} and {repo} are replaced.
 	GitURL string
@@ -50,6 +59,7 @@ type serveSecrets struct {
 	webhook    []byte
 	privateKey []byte // GitHub App
 	token      string // or a plain token
+	postgres   string // the Postgres URL, which holds a password
 }
 
 // check validates the flags together and reads the secrets they name.
@@ -66,12 +76,25 @@ func (o *serveOptions) check(getenv func(string) string, readFile func(string) (
 		return s, fmt.Errorf("--dispatch %q: want local or actions", o.Dispatch)
 	case o.Pairs < 0:
 		return s, fmt.Errorf("--pairs %d: want 0 (the backend's default) or more", o.Pairs)
-	case o.Workers < 1 || o.Queue < 1:
-		return s, fmt.Errorf("--workers %d, --queue %d: want at least 1 each", o.Workers, o.Queue)
+	case o.Workers < 1:
+		return s, fmt.Errorf("--workers %d: want at least 1", o.Workers)
 	case o.ShutdownTimeout <= 0:
 		return s, fmt.Errorf("--shutdown-timeout %v: want a positive duration", o.ShutdownTimeout)
+	case o.RunTimeout <= 0:
+		return s, fmt.Errorf("--run-timeout %v: want a positive duration", o.RunTimeout)
+	case o.PostgresEnv == "" && o.StateDir == "":
+		return s, errors.New("--state-dir: give the directory of the service's state (or --postgres-env)")
+	case o.ReplicaID == "":
+		return s, errors.New("--replica-id: give this replica a name (the host name, by default)")
+	case o.PublicURL != "" && !strings.HasPrefix(o.PublicURL, "https://") && !strings.HasPrefix(o.PublicURL, "http://"):
+		return s, fmt.Errorf("--public-url %q: want the service's http(s):// address", o.PublicURL)
 	}
 	s.webhook = []byte(getenv(o.SecretEnv))
+	if o.PostgresEnv != "" {
+		if s.postgres = getenv(o.PostgresEnv); s.postgres == "" {
+			return s, fmt.Errorf("$%s is empty: set it to the postgres:// URL of the service's database", o.PostgresEnv)
+		}
+	}
 
 	app := o.AppID != 0 || o.PrivateKeyFile != ""
 	switch {
@@ -104,10 +127,12 @@ func newServeCmd() *cobra.Command {
 		GitURL:          "https://github.com/{owner}/{repo}.git",
 		Bench:           defaultBenchOptions(),
 		Workflow:        bot.DefaultWorkflow,
-		Workers:         4,
-		Queue:           256,
+		Workers:         8,
 		ShutdownTimeout: 30 * time.Second,
 		LogFormat:       "text",
+		StateDir:        "pairbench-state",
+		ReplicaID:       hostname(),
+		RunTimeout:      6 * time.Hour,
 	}
 	cmd := &cobra.Command{
 		Use:   "serve --store LOCATION (--app-id N --private-key-file KEY | --token-env NAME)",
@@ -133,17 +158,33 @@ default branch. Either way the runs upload to --store (see docs/artifacts.md),
 where the service reads each report.json when the bench ends; S3 credentials
 come from the usual AWS environment variables.
 
-On SIGINT or SIGTERM the service stops accepting connections, finishes the
-deliveries already queued (for up to --shutdown-timeout) and exits 0;
-deliveries it could not finish are logged with their ids and the exit code
-is 130 or 143.
+With --public-url, comments link each report through the service (GET
+/runs/<run id>/report), which checks the link and presigns at click time.
+With a plain token (--token-env) the service posts commit statuses instead of
+check runs (only GitHub Apps may write check runs).
+
+Nothing is lost: a delivery is answered 2xx only once it is committed to the
+service's state with the job that will handle it, and every GitHub write is a
+job of its own, retried with backoff, waiting out rate limits. The state is
+one SQLite file under --state-dir (the default; one process at a time), or a
+PostgreSQL database shared by several replicas (--postgres-env names the
+variable holding its URL). After a crash or kill -9 the restarted service
+carries on where it was; a local bench resumes by its run id.
+
+On SIGINT or SIGTERM the service stops accepting connections and stops its
+jobs within --shutdown-timeout (a local bench goes back in the queue and
+resumes at the next start; other jobs cut short run again) and exits.
 
 Examples:
   PAIRBENCH_WEBHOOK_SECRET=... pairbench serve --addr 127.0.0.1:8080 \
       --app-id 123456 --private-key-file /etc/pairbench/app.pem \
       --store s3://bench-artifacts/runs?region=eu-west-1
   PAIRBENCH_WEBHOOK_SECRET=... GITHUB_TOKEN=... pairbench serve \
-      --token-env GITHUB_TOKEN --store /var/lib/pairbench/runs --log-format json`,
+      --token-env GITHUB_TOKEN --store /var/lib/pairbench/runs --log-format json
+  PAIRBENCH_WEBHOOK_SECRET=... PAIRBENCH_POSTGRES_URL=postgres://... pairbench serve \
+      --postgres-env PAIRBENCH_POSTGRES_URL --dispatch actions --app-id 123456 \
+      --private-key-file app.pem --store s3://bench-artifacts/runs \
+      --public-url https://bench.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			secrets, err := o.check(os.Getenv, os.ReadFile)
@@ -181,19 +222,29 @@ Examples:
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the backend's default, 10 for local)")
 	f.StringVar(&o.Model, "model", "", "model for a bench that does not ask: scripted or provider/id (empty: the backend's default, scripted for local)")
-	f.IntVar(&o.Workers, "workers", o.Workers, "deliveries handled at once")
-	f.IntVar(&o.Queue, "queue", o.Queue, "deliveries waiting for a worker before new ones are refused with 503")
-	f.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long a shutdown waits for queued deliveries")
+	f.IntVar(&o.Workers, "workers", o.Workers, "jobs (deliveries, GitHub writes) run at once by this replica")
+	f.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "how long a shutdown may take; jobs cut short run again at the next start")
+	f.StringVar(&o.StateDir, "state-dir", o.StateDir, "directory of the service's state (an SQLite database; back it up, see docs/serve.md)")
+	f.StringVar(&o.PostgresEnv, "postgres-env", "", "environment variable holding a postgres:// URL: keep the state in PostgreSQL instead, shared by replicas")
+	f.StringVar(&o.ReplicaID, "replica-id", o.ReplicaID, "this replica's name, stable across restarts and unique among replicas")
+	f.StringVar(&o.PublicURL, "public-url", "", "the service's public https:// address, for report links in comments (empty: no links)")
+	f.DurationVar(&o.RunTimeout, "run-timeout", o.RunTimeout, "a bench not finished this long after it was started is failed as vanished")
 	f.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
 	return cmd
 }
 
-// reapEvery is how often the service fails benches that never reported.
-const reapEvery = time.Minute
+// hostname is the default replica id.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "pairbench"
+	}
+	return h
+}
 
-// runServe wires the store, the GitHub clients, the dispatcher, the bot and
-// the webhook server, serves on l until ctx ends, then shuts down, draining
-// queued deliveries for up to o.ShutdownTimeout.
+// runServe wires the store, the GitHub clients, the backend, the bot and
+// the webhook server, serves on l until ctx ends, then shuts down within
+// o.ShutdownTimeout.
 func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.Listener, log *slog.Logger) error {
 	defer l.Close()
 	store, err := artifacts.Open(ctx, o.Store)
@@ -217,9 +268,25 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 	if err != nil {
 		return usageError{fmt.Errorf("serve: %w", err)}
 	}
-	var dispatcher bot.Dispatcher = bot.NewActions(clients, o.Workflow)
-	var local *localDispatcher
-	if o.Dispatch == "local" {
+	cfg := bot.Config{
+		Clients:        clients,
+		State:          state.Config{Dir: o.StateDir, PostgresURL: secrets.postgres, ReplicaID: o.ReplicaID, GitHubWorkers: o.Workers},
+		Store:          store,
+		Backend:        o.Dispatch,
+		Workflow:       o.Workflow,
+		CommitStatuses: secrets.privateKey == nil,
+		PublicURL:      o.PublicURL,
+		LinkKey:        linkKey(secrets.webhook),
+		Pairs:          o.Pairs,
+		Model:          o.Model,
+		RunTimeout:     o.RunTimeout,
+		Metrics:        metrics,
+		Logger:         log,
+	}
+	if secrets.postgres != "" {
+		cfg.State.Dir = ""
+	}
+	if o.Dispatch == bot.BackendLocal {
 		bench := o.Bench
 		bench.Store = o.Store
 		if o.Pairs > 0 {
@@ -228,61 +295,51 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 		if o.Model != "" {
 			bench.Model = o.Model
 		}
-		benchCtx, stopBenches := context.WithCancel(ctx)
-		local = newLocalDispatcher(benchCtx, bench.Config, o.GitURL, log)
-		dispatcher = local
-		defer func() {
-			stopBenches()
-			local.wait()
-		}()
+		cfg.Runner = &localRunner{template: bench.Config, gitURL: o.GitURL, log: log}
 	}
-	b, err := bot.New(bot.Config{
-		Clients:    clients,
-		Dispatcher: countingDispatcher{dispatcher, o.Dispatch, metrics},
-		Store:      store,
-		Workflow:   o.Workflow,
-		Pairs:      o.Pairs,
-		Model:      o.Model,
-		Logger:     log,
-	})
+	b, err := bot.Open(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if local != nil {
-		local.bot = b
-	}
+	defer b.Close()
 	srv, err := server.New(server.Config{
 		Secret: secrets.webhook,
-		Handler: server.HandlerFunc(func(ctx context.Context, d server.Delivery) error {
-			return b.Handle(withInstallation(ctx, d.InstallationID), bot.Delivery(d))
+		Inbox: server.InboxFunc(func(ctx context.Context, d server.Delivery) (bool, error) {
+			return b.Accept(ctx, bot.Delivery(d))
 		}),
-		Events:    bot.Events(),
-		Logger:    log,
-		Metrics:   metrics,
-		Workers:   o.Workers,
-		QueueSize: o.Queue,
+		Events:  bot.Events(),
+		Reports: b.ReportHandler(),
+		Logger:  log,
+		Metrics: metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	if err := b.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("state", "dialect", b.State().Dialect(), "replica", o.ReplicaID)
 
-	var wg sync.WaitGroup
 	served := make(chan error, 1)
-	wg.Go(func() { served <- srv.Serve(l) })
-	reapCtx, stopReaping := context.WithCancel(ctx)
-	wg.Go(func() { reap(reapCtx, b, log) })
-
+	go func() { served <- srv.Serve(l) }()
 	var serveErr error
 	select {
 	case <-ctx.Done():
 		log.Info("stopping", "cause", context.Cause(ctx))
 	case serveErr = <-served: // the listener failed
 	}
-	stopReaping()
+	// The whole shutdown fits in --shutdown-timeout: the HTTP side first,
+	// then the jobs, which are cancelled when the time is nearly up and run
+	// again at the next start.
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.ShutdownTimeout)
 	defer cancel()
 	shutdownErr := srv.Shutdown(shutdownCtx)
-	wg.Wait()
+	deadline, _ := shutdownCtx.Deadline()
+	soft, cancelSoft := context.WithDeadline(shutdownCtx, deadline.Add(-min(2*time.Second, o.ShutdownTimeout/4)))
+	defer cancelSoft()
+	if err := b.Stop(soft, shutdownCtx); err != nil {
+		log.Warn("jobs cut short by the shutdown; they run again at the next start", "err", err)
+	}
 	select {
 	case err := <-served: // Serve returned because of Shutdown
 		serveErr = err
@@ -291,50 +348,16 @@ func runServe(ctx context.Context, o serveOptions, secrets serveSecrets, l net.L
 	return errors.Join(serveErr, shutdownErr)
 }
 
-// reap calls b.Reap every reapEvery until ctx ends.
-func reap(ctx context.Context, b *bot.Bot, log *slog.Logger) {
-	t := time.NewTicker(reapEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := b.Reap(ctx); err != nil {
-				log.Warn("reaping vanished benches", "err", err)
-			}
-		}
-	}
-}
-
-// countingDispatcher counts dispatches in the service's metrics.
-type countingDispatcher struct {
-	bot.Dispatcher
-	backend string
-	metrics *server.Metrics
-}
-
-func (d countingDispatcher) Dispatch(ctx context.Context, req bot.Request) error {
-	err := d.Dispatcher.Dispatch(ctx, req)
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	d.metrics.Dispatched(d.backend, result)
-	return err
-}
-
-type installationKey struct{}
-
-// withInstallation notes in ctx the installation a delivery came from, so
-// GitHub calls made while handling it are counted against it.
-func withInstallation(ctx context.Context, id int64) context.Context {
-	return context.WithValue(ctx, installationKey{}, id)
+// linkKey derives the key that signs report links from the webhook
+// secret, so rotating the secret revokes every link.
+func linkKey(secret []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("pairbench report links"))
+	return mac.Sum(nil)
 }
 
 // githubMetrics counts the GitHub REST calls that go through it, by method
-// and status, and records the rate limit left for the delivery's
-// installation.
+// and status.
 type githubMetrics struct {
 	base    http.RoundTripper
 	metrics *server.Metrics
@@ -347,10 +370,27 @@ func (g *githubMetrics) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	g.metrics.GitHubCall(req.Method, resp.StatusCode)
-	if id, ok := req.Context().Value(installationKey{}).(int64); ok && id > 0 {
+	return resp, nil
+}
+
+// InstallationTransport records, around rt, the rate limit GitHub reports
+// left for installation id (bot.AppClients uses it).
+func (g *githubMetrics) InstallationTransport(id int64, rt http.RoundTripper) http.RoundTripper {
+	return rateLimitWatch{rt: rt, id: id, metrics: g.metrics}
+}
+
+type rateLimitWatch struct {
+	rt      http.RoundTripper
+	id      int64
+	metrics *server.Metrics
+}
+
+func (w rateLimitWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.rt.RoundTrip(req)
+	if err == nil {
 		if n, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-			g.metrics.SetRateLimitRemaining(id, n)
+			w.metrics.SetRateLimitRemaining(w.id, n)
 		}
 	}
-	return resp, nil
+	return resp, err
 }

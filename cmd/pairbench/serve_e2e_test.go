@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -34,7 +38,10 @@ func TestServeEndToEnd(t *testing.T) {
 	repo, sha := registryRepo(t)
 
 	gh := githubtest.New(t)
-	gh.AddToken("ghs_e2e")
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	gh.AddApp(4242, &key.PublicKey)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	files := map[string]string{}
 	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
@@ -56,7 +63,8 @@ func TestServeEndToEnd(t *testing.T) {
 	tools, err := filepath.Abs("../../tools/node_modules")
 	require.NoError(t, err)
 	o := validServeOptions()
-	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs = "local", t.TempDir(), gh.URL, repo, 2
+	o.TokenEnv, o.AppID = "", 4242
+	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs, o.StateDir = "local", t.TempDir(), gh.URL, repo, 2, t.TempDir()
 	o.Bench = defaultBenchOptions()
 	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay, o.Bench.ExampleSites = tools, t.TempDir(), 0, true
 	o.Bench.TempDir = t.TempDir()
@@ -68,7 +76,7 @@ func TestServeEndToEnd(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, token: "ghs_e2e"}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, serveSecrets{webhook: secret, privateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	body := pullRequestOpened(t, sha)

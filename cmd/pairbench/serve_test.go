@@ -25,7 +25,7 @@ import (
 func validServeOptions() serveOptions {
 	return serveOptions{
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
-		Workers: 1, Queue: 1, ShutdownTimeout: time.Second,
+		Workers: 1, ShutdownTimeout: time.Second, StateDir: "state", ReplicaID: "test", RunTimeout: time.Hour,
 	}
 }
 
@@ -63,6 +63,10 @@ func TestServeOptionsCheck(t *testing.T) {
 		"empty token":        func(o *serveOptions) { o.TokenEnv = "UNSET" },
 		"no workers":         func(o *serveOptions) { o.Workers = 0 },
 		"no shutdown time":   func(o *serveOptions) { o.ShutdownTimeout = 0 },
+		"no state":           func(o *serveOptions) { o.StateDir = "" },
+		"empty postgres env": func(o *serveOptions) { o.PostgresEnv = "UNSET" },
+		"no replica id":      func(o *serveOptions) { o.ReplicaID = "" },
+		"bad public url":     func(o *serveOptions) { o.PublicURL = "bench.example.com" },
 	} {
 		o := validServeOptions()
 		edit(&o)
@@ -95,7 +99,7 @@ func failingGitHub(t *testing.T) (string, *atomic.Int64) {
 func TestServeWiresServerAndBot(t *testing.T) {
 	api, calls := failingGitHub(t)
 	o := validServeOptions()
-	o.Store, o.APIURL, o.Workers, o.Queue = t.TempDir(), api, 2, 8
+	o.Store, o.APIURL, o.Workers, o.StateDir = t.TempDir(), api, 2, t.TempDir()
 	secret := []byte("webhook-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -140,13 +144,14 @@ func TestServeWiresServerAndBot(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, post("pull_request", "pr1", opened, secret))
 	require.Eventually(t, func() bool {
 		_, m := get("/metrics")
-		return strings.Contains(m, `pairbench_webhook_handled_total{event="pull_request",result="error"} 1`)
-	}, 10*time.Second, 20*time.Millisecond, "the bot handles the delivery and fails on the fake's 500")
+		return strings.Contains(m, `pairbench_webhook_deliveries_total{event="pull_request",result="stored"} 1`) &&
+			strings.Contains(m, `pairbench_github_api_calls_total{code="500",operation="GET"}`)
+	}, 10*time.Second, 20*time.Millisecond, "the bot stores the delivery and its job meets the fake's 500 (and will retry)")
 	assert.Positive(t, calls.Load(), "the bot called the GitHub API root given by --api-url")
 
 	_, m := get("/metrics")
 	assert.Contains(t, m, `pairbench_webhook_deliveries_total{event="ping",result="ping"} 1`)
-	assert.Contains(t, m, `pairbench_github_rate_limit_remaining{installation="1"} 4321`)
+	assert.Contains(t, m, `pairbench_github_rate_limit_remaining{installation="0"} 4321`)
 	assert.Regexp(t, `pairbench_github_api_calls_total\{code="500",operation="GET"\} [1-9]`, m)
 
 	cancel()

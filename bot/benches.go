@@ -1,0 +1,174 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/state"
+)
+
+// The transitions of a bench. Each runs inside a state transaction, with
+// the pull request locked, and inserts the jobs that show its result.
+
+// startBench supersedes the pull request's running bench and records a new
+// one for sha, queued with its check run and its backend's job.
+func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sha string, p plan, cmd Command, by string) (state.Bench, error) {
+	bn := state.Bench{
+		Run: string(newRunID(pull.PR, sha)), Repo: pull.Repo, PR: pull.PR, Installation: pull.Installation, SHA: sha,
+		DefaultBranch: pull.DefaultBranch, Backend: b.cfg.Backend, Domains: p.Domains, Intents: cmd.Intents,
+		Pairs: cmd.Pairs, Model: cmd.Model, RequestedBy: by, State: state.BenchQueued, Created: tx.Now(), CheckVersion: 1,
+	}
+	if bn.Pairs == 0 {
+		bn.Pairs = b.cfg.Pairs
+	}
+	if bn.Model == "" {
+		bn.Model = b.cfg.Model
+	}
+	if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by run `%s` of `%s`.", bn.Run, short(sha))); err != nil {
+		return bn, err
+	}
+	var err error
+	if b.cfg.Backend == BackendLocal {
+		bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil)
+	} else {
+		_, err = tx.Enqueue(ctx, dispatchJob{Run: bn.Run}, nil)
+	}
+	if err != nil {
+		return bn, err
+	}
+	if err := tx.InsertBench(ctx, bn); err != nil {
+		return bn, err
+	}
+	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run}, pendingOnce); err != nil {
+		return bn, err
+	}
+	pull.Bench = bn.Run
+	if pull.ApprovalSHA == sha && pull.ApprovalBody != "" {
+		pull.ApprovalBody = approvedBody(sha, by, bn.Run)
+		pull.SurfaceVersion++
+		if err := enqueueSurface(ctx, tx, *pull); err != nil {
+			return bn, err
+		}
+	}
+	b.log.Info("bench recorded", "run", bn.Run, "repo", bn.Repo, "pr", bn.PR, "sha", short(sha), "domains", bn.Domains, "by", by)
+	return bn, nil
+}
+
+// supersede cancels the bench running for the pull request, if any.
+func (b *Bot) supersede(ctx context.Context, tx *state.Tx, pull *state.Pull, why string) error {
+	if pull.Bench == "" {
+		return nil
+	}
+	run := pull.Bench
+	pull.Bench = ""
+	return endBenchLocked(ctx, tx, pull, run, state.BenchCancelled, why, "")
+}
+
+// endBench ends a bench (unless it already ended): its record, its check
+// run, the pull request's surface when it ends with a result, and, when it
+// is cancelled, its backend's run.
+func endBench(ctx context.Context, tx *state.Tx, run, to, reason, verdict string) error {
+	bn, found, err := tx.Bench(ctx, run)
+	if err != nil || !found || bn.Over() {
+		return err
+	}
+	pull, err := tx.LockPull(ctx, bn.Repo, bn.PR)
+	if err != nil {
+		return err
+	}
+	if err := endBenchLocked(ctx, tx, &pull, run, to, reason, verdict); err != nil {
+		return err
+	}
+	return tx.SavePull(ctx, pull)
+}
+
+// endBenchLocked is endBench with the pull request locked and saved by the
+// caller.
+func endBenchLocked(ctx context.Context, tx *state.Tx, pull *state.Pull, run, to, reason, verdict string) error {
+	bn, found, err := tx.LockBench(ctx, run)
+	if err != nil || !found || bn.Over() {
+		return err
+	}
+	bn.State, bn.Reason, bn.Verdict, bn.Ended = to, redact(reason), verdict, tx.Now()
+	bn.CheckVersion++
+	if err := tx.SaveBench(ctx, bn); err != nil {
+		return err
+	}
+	if _, err := tx.Enqueue(ctx, checkJob{Run: run}, pendingOnce); err != nil {
+		return err
+	}
+	if pull.Bench == run {
+		pull.Bench = ""
+	}
+	switch to {
+	case state.BenchCancelled:
+		_, err = tx.Enqueue(ctx, cancelJob{Run: run}, nil)
+	default:
+		pull.SurfaceVersion++
+		err = enqueueSurface(ctx, tx, *pull)
+	}
+	return err
+}
+
+func enqueueSurface(ctx context.Context, tx *state.Tx, pull state.Pull) error {
+	_, err := tx.Enqueue(ctx, surfaceJob{Repo: pull.Repo, PR: pull.PR}, pendingOnce)
+	return err
+}
+
+// request is the dispatcher's view of a bench record.
+func request(bn state.Bench) Request {
+	owner, name, _ := strings.Cut(bn.Repo, "/")
+	return Request{
+		RunID: RunID(bn.Run), Repo: Repo{Owner: owner, Name: name, DefaultBranch: bn.DefaultBranch, Installation: bn.Installation},
+		PR: bn.PR, HeadSHA: bn.SHA, Domains: bn.Domains, Intents: bn.Intents, Pairs: bn.Pairs, Model: bn.Model,
+	}
+}
+
+// describe says what a bench benches.
+func describe(bn state.Bench) string {
+	var parts []string
+	if len(bn.Intents) > 0 {
+		parts = append(parts, "intents "+codeList(bn.Intents))
+	} else {
+		parts = append(parts, "every intent of "+domainList(bn.Domains))
+	}
+	if bn.Pairs > 0 {
+		parts = append(parts, fmt.Sprintf("%d pairs each", bn.Pairs))
+	}
+	if bn.Model != "" {
+		parts = append(parts, "model `"+bn.Model+"`")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statusText answers /bench status from the records.
+func statusText(pull state.Pull, benches []state.Bench, now time.Time) string {
+	for _, bn := range benches {
+		if bn.Run != pull.Bench {
+			continue
+		}
+		s := fmt.Sprintf("Run `%s` is benching `%s`: %s. Started %s ago", bn.Run, short(bn.SHA), describe(bn),
+			now.Sub(bn.Created).Round(time.Second))
+		if bn.TotalPairs > 0 {
+			s += fmt.Sprintf("; %d of %d pairs done", bn.DonePairs, bn.TotalPairs)
+		}
+		return s + "."
+	}
+	s := "No bench is running on this pull request."
+	for _, bn := range benches {
+		if bn.State == state.BenchDone || bn.State == state.BenchFailed {
+			what := "bench: " + bn.Verdict
+			if bn.State == state.BenchFailed {
+				what = "failed"
+			}
+			s += fmt.Sprintf(" The last one, run `%s` of `%s`, ended: %s.", bn.Run, short(bn.SHA), what)
+			break
+		}
+	}
+	return s + " Comment `/bench run` to start one."
+}
+
+func decodeArgs(raw []byte, v any) error { return json.Unmarshal(raw, v) }
