@@ -112,12 +112,24 @@ func TestInvalidRequestRefused(t *testing.T) {
 	c := tokenClient(t, gh)
 	gh.Repo("o/r", func(*githubtest.Repo) {})
 	bogus := "bogus"
-	_, _, err := c.Checks.CreateCheckRun(context.Background(), "o", "r", github.CreateCheckRunOptions{Name: "x", HeadSHA: "abc", Status: &bogus})
+	_, _, err := c.Repositories.CreateStatus(context.Background(), "o", "r", "abc", &github.RepoStatus{State: &bogus})
 	require.Error(t, err)
 	v := gh.TakeViolations()
 	require.Len(t, v, 1)
 	assert.Contains(t, v[0], "does not match GitHub's description")
-	assert.Empty(t, gh.CheckRuns("o/r"), "a refused request changes nothing")
+	assert.Empty(t, gh.Statuses("o/r", "abc"), "a refused request changes nothing")
+}
+
+// TestTokensCannotWriteCheckRuns: as on GitHub, only an App may.
+func TestTokensCannotWriteCheckRuns(t *testing.T) {
+	gh := githubtest.New(t)
+	c := tokenClient(t, gh)
+	gh.Repo("o/r", func(*githubtest.Repo) {})
+	_, _, err := c.Checks.CreateCheckRun(context.Background(), "o", "r", github.CreateCheckRunOptions{Name: "x", HeadSHA: "abc"})
+	require.Error(t, err)
+	v := gh.TakeViolations()
+	require.Len(t, v, 1)
+	assert.Contains(t, v[0], "only GitHub Apps may write check runs")
 }
 
 func TestNoCredentialsRefused(t *testing.T) {
