@@ -32,8 +32,8 @@ func planWith(t *testing.T, config string) {
 		files[".pairbench.yml"] = config
 		r.Files[headSHA] = files
 	})
-	require.NoError(t, f.opened(t, nil), "config %q", config)
-	reqs := f.disp.Dispatched()
-	require.Len(t, reqs, 1, "a configuration with problems still plans, with intents' defaults: %q", config)
-	assert.Equal(t, []string{"books.example"}, reqs[0].Domains)
+	f.opened(t, nil)
+	benches := f.benches(t)
+	require.Len(t, benches, 1, "a configuration with problems still plans, with intents' defaults: %q", config)
+	assert.Equal(t, []string{"books.example"}, benches[0].Domains)
 }
