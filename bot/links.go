@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -91,8 +92,8 @@ func (b *Bot) ReportHandler() http.Handler {
 
 func (b *Bot) serveReport(ctx context.Context, w http.ResponseWriter, r *http.Request, run string) error {
 	var last error
-	for _, name := range []string{"report.html", "report.md"} {
-		key := run + "/" + name
+	for _, name := range []string{runner.ReportHTML, runner.ReportMarkdown} {
+		key := runner.StoreKey(run, name)
 		u, err := b.cfg.Store.Presign(ctx, key, linkTTL)
 		if errors.Is(err, artifacts.ErrNotExist) {
 			last = err
@@ -113,7 +114,7 @@ func (b *Bot) serveReport(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		defer rc.Close()
 		ct := "text/html; charset=utf-8"
-		if name == "report.md" {
+		if name == runner.ReportMarkdown {
 			ct = "text/plain; charset=utf-8"
 		}
 		w.Header().Set("Content-Type", ct)

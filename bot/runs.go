@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -53,18 +53,9 @@ func (b *Bot) workFinish(ctx context.Context, job *river.Job[finishJob]) error {
 	return b.state.Update(ctx, func(tx *state.Tx) error { return endBench(ctx, tx, bn.Run, to, reason, verdict) })
 }
 
-// readReport reads <id>/report.json from the store.
+// readReport reads the report run id published in the store.
 func (b *Bot) readReport(ctx context.Context, id RunID) (*stats.Report, error) {
-	r, err := b.cfg.Store.Get(ctx, string(id)+"/report.json")
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rep, err := stats.ReadJSON(io.LimitReader(r, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%s/report.json: %w", id, err)
-	}
-	return rep, nil
+	return runner.ReadStoredReport(ctx, b.cfg.Store, string(id))
 }
 
 // workLocalRun runs a bench on this host through the Runner, reporting its

@@ -318,6 +318,20 @@ func readRows(r io.Reader, name string, problem func(Problem)) ([]pairbench.Row,
 	return rows, nil
 }
 
+// ReadReport reads the run's report.json.
+func (d RunDir) ReadReport() (*stats.Report, error) {
+	f, err := os.Open(d.File(ReportJSON))
+	if err != nil {
+		return nil, fmt.Errorf("read the report: %w", err)
+	}
+	defer f.Close()
+	rep, err := stats.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return rep, nil
+}
+
 // ReportOptions say how a report is rendered.
 type ReportOptions struct {
 	// Link is the full report's URL, linked from report.md.

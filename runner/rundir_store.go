@@ -16,6 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // A run is stored under "<run id>/" in an artifact store, with the layout it
@@ -199,6 +200,26 @@ func (d RunDir) PublishReport(ctx context.Context, store artifacts.Store, runID 
 		}
 	}
 	return nil
+}
+
+// maxReport bounds the report.json a reader takes in.
+const maxReport = 64 << 20
+
+// ReadStoredReport reads run runID's published report.json from store. A
+// run that has published none fails with an error wrapping
+// artifacts.ErrNotExist.
+func ReadStoredReport(ctx context.Context, store artifacts.Store, runID string) (*stats.Report, error) {
+	key := StoreKey(runID, ReportJSON)
+	r, err := store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rep, err := stats.ReadJSON(io.LimitReader(r, maxReport))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return rep, nil
 }
 
 // getObject reads a whole stored object.

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/stats"
 )
 
 func TestLockRunIsExclusive(t *testing.T) {
@@ -199,4 +201,22 @@ func TestWritePlanFreezesWithoutTheScriptedModelsPort(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:41234/v1", plan.Model.BaseURL, "the caller's plan is left as it was")
 	got.Model.BaseURL = plan.Model.BaseURL
 	assert.Equal(t, plan, got)
+}
+
+func TestReadStoredReport(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	require.NoError(t, err)
+	_, err = ReadStoredReport(t.Context(), store, "r1")
+	require.ErrorIs(t, err, artifacts.ErrNotExist, "a run that published no report")
+
+	dir := RunDir{Path: t.TempDir()}
+	_, err = dir.WriteReport(&stats.Report{V: stats.ReportVersion, RunID: "r1", Alpha: 0.05}, ReportOptions{})
+	require.NoError(t, err)
+	require.NoError(t, dir.PublishReport(t.Context(), store, "r1"))
+	rep, err := ReadStoredReport(t.Context(), store, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, "r1", rep.RunID)
+	local, err := dir.ReadReport()
+	require.NoError(t, err)
+	assert.Equal(t, rep, local, "the published report is the one on disk")
 }

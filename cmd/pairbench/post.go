@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -139,14 +139,9 @@ Examples:
 
 // readReportJSON reads DIR/report.json.
 func readReportJSON(dir string) (*stats.Report, error) {
-	f, err := os.Open(filepath.Join(dir, "report.json"))
+	rep, err := runner.RunDir{Path: dir}.ReadReport()
 	if err != nil {
-		return nil, fmt.Errorf("read the report: %w (run `pairbench report %s` first)", err, dir)
-	}
-	defer f.Close()
-	rep, err := stats.ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		return nil, fmt.Errorf("%w (run `pairbench report %s` first)", err, dir)
 	}
 	return rep, nil
 }
