@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/token"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -163,4 +165,40 @@ func mustGetwd(t *testing.T) string {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	return wd
+}
+
+// TestExampleRegistryKeepsEveryToolForm holds the example registry, which
+// the demo and the whole-registry bench run in Chromium, to one tool file of
+// each documented form, so that each stays covered end to end.
+func TestExampleRegistryKeepsEveryToolForm(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(exampleRegistry, "domains", "*", "tools", "*.js"))
+	require.NoError(t, err)
+	forms := map[string][]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		prog, err := parseScript(string(b))
+		require.NoError(t, err, f)
+		name := filepath.Base(f)
+		if len(prog.Body) == 1 {
+			forms["one object literal"] = append(forms["one object literal"], name)
+		}
+		for _, s := range prog.Body[:len(prog.Body)-1] {
+			switch s := s.(type) {
+			case *ast.FunctionDeclaration:
+				if s.Function.Async {
+					forms["an async helper"] = append(forms["an async helper"], name)
+				} else {
+					forms["helper statements"] = append(forms["helper statements"], name)
+				}
+			case *ast.LexicalDeclaration:
+				if s.Token == token.CONST {
+					forms["a shared constant"] = append(forms["a shared constant"], name)
+				}
+			}
+		}
+	}
+	for _, form := range []string{"one object literal", "helper statements", "a shared constant", "an async helper"} {
+		assert.NotEmpty(t, forms[form], "no example tool file is of the form %q", form)
+	}
 }
