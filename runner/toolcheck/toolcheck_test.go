@@ -357,3 +357,29 @@ func TestForRegistryOnStubPages(t *testing.T) {
 	assert.Contains(t, pages, "http://books.example/book/ add_to_cart's pattern http://books.example/book/*",
 		"tools the runs never register are checked too")
 }
+
+// TestFailuresOnLaterPagesAreKept: a tool that fails on a page the trial
+// moves to, after the start page, is still in RegistrationFailures at the
+// trial's end (the trial's row lists it), each tool, page and message once.
+func TestFailuresOnLaterPagesAreKept(t *testing.T) {
+	srv := formsSite(t)
+	later, err := intents.EvalTool(`if (typeof document !== "undefined") null.x;
+({ name: "later", description: "d", urlPatterns: ["http://forms.test/later/*"], execute() { return {}; } })`, intents.ToolLimits{})
+	require.NoError(t, err)
+	later.Path = "domains/forms.test/tools/later.js"
+	b, err := provider(t, siteHosts(srv, "forms.test")).Open(t.Context(), runner.BrowserSpec{})
+	require.NoError(t, err)
+	defer b.Close(context.Background())
+	require.NoError(t, b.RegisterTools(t.Context(), []intents.Tool{later}))
+
+	for _, url := range []string{"http://forms.test/", "http://forms.test/later/1", "http://forms.test/later/1", "http://forms.test/"} {
+		_, err := b.Load(t.Context(), url)
+		require.NoError(t, err)
+		_, err = b.LiveTools(t.Context()) // as the agent's listing does
+		require.NoError(t, err)
+	}
+	failed, err := b.RegistrationFailures(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []pairbench.RegistrationFailure{{Tool: "later", File: "domains/forms.test/tools/later.js", Line: 1,
+		URL: "http://forms.test/later/1", Error: "TypeError: Cannot read properties of null (reading 'x')"}}, failed)
+}
