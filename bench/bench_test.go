@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/sandbox"
@@ -36,7 +37,7 @@ func config(t *testing.T, registry string) bench.Config {
 	require.NoError(t, err)
 	return bench.Config{Registry: registry, RunID: "r1", RunsDir: t.TempDir(), Pairs: 1, Slots: 1,
 		Model: bench.ScriptedModel, Caps: runner.PlanCaps{TimeS: 120, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
-		Settle: 300 * time.Millisecond, Tools: tools, TempDir: t.TempDir()}
+		Settle: 300 * time.Millisecond, Tools: tools, TempDir: sandboxtest.TempDir(t)}
 }
 
 // TestRegistryProblemsAreValues opens a bench of a broken registry: the

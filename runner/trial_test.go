@@ -19,6 +19,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/pi"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -77,7 +78,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 	for _, h := range site.Hosts() {
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
-	tmp := t.TempDir()
+	tmp := sandboxtest.TempDir(t)
 	cfg := local.Config{Hosts: hosts, TempDir: tmp, Spares: 1} // as pairbench run sets it
 	for _, f := range browser {
 		f(&cfg)
@@ -309,7 +310,7 @@ func TestTrialsOnlyReadTheCompileCache(t *testing.T) {
 // agent runs on without a cache, as pairbench run does after warning.
 func TestFailedWarmUpLeavesNothing(t *testing.T) {
 	requireStack(t)
-	tmp := t.TempDir()
+	tmp := sandboxtest.TempDir(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	agent, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),

@@ -44,7 +44,7 @@ func BenchmarkLaunch(b *testing.B) {
 		Allow:    []AllowRule{{Host: "model.test", Ports: []int{443}}},
 		Secrets:  []Secret{{Name: "MODEL_API_KEY", Value: "sk-benchmark-secret-value", Hosts: []string{"model.test"}}},
 		Resolver: mapResolver{"model.test": {netip.MustParseAddr("192.0.2.1")}},
-		TempDir:  b.TempDir(),
+		TempDir:  sharedDir(b),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -1,9 +1,10 @@
 package sandbox
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,15 +93,49 @@ echo probe-ran
 `)
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	var out bytes.Buffer
+	// The probe waits on its stdin after "probe-ran" so that its ids can
+	// be read from the host's side: inside, nothing tells which host user
+	// the sandbox's uid is.
+	script.WriteString("read -r _\n")
+	outR, outW := io.Pipe()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
+	}
+	defer inR.Close()
+	defer inW.Close()
 	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script.String(), "probe"}, probes...)...)
-	c.Stdout, c.Stderr = &out, &out
-	runErr := c.Run()
-	text := strings.TrimSpace(out.String())
+	c.Stdin, c.Stdout, c.Stderr = inR, outW, outW
+	if err := c.Start(); err != nil {
+		return &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %v", err)}
+	}
+	var runErr error
+	go func() {
+		<-c.done // a probe that never gets to its read must not hold Wait
+		inW.Close()
+	}()
+	go func() { runErr = c.Wait(); outW.Close() }()
+	var lines []string
+	hostRoot := false
+	sc := bufio.NewScanner(outR)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if sc.Text() == "probe-ran" {
+			hostRoot = c.hostUID() == 0
+			inW.Close()
+		}
+	}
+	inW.Close()
+	c.Wait()
+	text := strings.TrimSpace(strings.Join(lines, "\n"))
 	if !strings.HasSuffix(text, "probe-ran") {
 		return &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %s", firstLine(text, runErr))}
 	}
-	if problems := strings.TrimSpace(strings.TrimSuffix(text, "probe-ran")); problems != "" {
+	problems := strings.TrimSpace(strings.TrimSuffix(text, "probe-ran"))
+	if hostRoot {
+		problems = strings.TrimSpace(problems + "\nruns as root on the host")
+	}
+	if problems != "" {
 		return &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
 	}
 	return nil

@@ -13,12 +13,12 @@ func TestCheckPassesOnThisHost(t *testing.T) {
 	needBwrap(t)
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	assert.NoError(t, Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: t.TempDir()}))
+	assert.NoError(t, Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: sharedDir(t)}))
 }
 
 func TestCheckFailsClosed(t *testing.T) {
 	t.Run("bubblewrap missing", func(t *testing.T) {
-		err := Check(t.Context(), CheckOptions{Bwrap: filepath.Join(t.TempDir(), "bwrap")})
+		err := Check(t.Context(), CheckOptions{Bwrap: filepath.Join(sharedDir(t), "bwrap")})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, ce.Reason, "bubblewrap is not installed")
@@ -27,9 +27,9 @@ func TestCheckFailsClosed(t *testing.T) {
 	t.Run("user namespaces refused", func(t *testing.T) {
 		// What bwrap prints where the kernel refuses it a user namespace
 		// (this host allows them, so a stand-in says it).
-		fake := filepath.Join(t.TempDir(), "bwrap")
+		fake := filepath.Join(sharedDir(t), "bwrap")
 		require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
-		err := Check(t.Context(), CheckOptions{Bwrap: fake, TempRoot: t.TempDir()})
+		err := Check(t.Context(), CheckOptions{Bwrap: fake, TempRoot: sharedDir(t)})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, ce.Reason, "kernel.apparmor_restrict_unprivileged_userns=0")
@@ -39,7 +39,7 @@ func TestCheckFailsClosed(t *testing.T) {
 		needBwrap(t)
 		// The sandbox has a root and a /tmp of its own: only /usr/bin is the
 		// host's own directory inside.
-		err := Check(t.Context(), CheckOptions{Hidden: []string{"/", "/tmp", "/usr/bin", "/nonexistent"}, TempRoot: t.TempDir()})
+		err := Check(t.Context(), CheckOptions{Hidden: []string{"/", "/tmp", "/usr/bin", "/nonexistent"}, TempRoot: sharedDir(t)})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "a sandbox can see what it must not: visible: /usr/bin", ce.Reason)

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pairbench/pairbench/internal/heldir"
 )
 
@@ -168,6 +170,9 @@ type Egress struct {
 	relays  map[net.Conn]struct{}
 	wg      sync.WaitGroup
 
+	admitMu  sync.Mutex
+	admitted map[int]int // host uid -> sandboxes of that uid using this egress
+
 	closeOnce sync.Once
 	stopCtx   func() bool
 }
@@ -196,6 +201,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		web:        cfg.Web != nil,
 		onDeny:     cfg.OnDeny,
 		relays:     map[net.Conn]struct{}{},
+		admitted:   map[int]int{},
 	}
 	if e.sandboxDir == "" {
 		e.sandboxDir = DefaultEgressDir
@@ -251,6 +257,16 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 
 	if e.dir, e.hold, err = heldir.Make(cfg.TempDir, egressDirPrefix); err != nil {
 		return nil, fmt.Errorf("egress socket directory: %w", err)
+	}
+	if os.Geteuid() == 0 {
+		// A root launcher's sandboxes run as other, unprivileged users:
+		// they must be able to enter the directory (not list it) and
+		// connect to its sockets. Who may actually talk to the proxy is
+		// decided per connection (admit).
+		if err := os.Chmod(e.dir, 0o711); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("egress socket directory: %w", err)
+		}
 	}
 	if err := e.start(); err != nil {
 		e.Close()
@@ -366,12 +382,12 @@ func (e *Egress) start() error {
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
 	}
 
-	pl, err := listenUnix(filepath.Join(e.dir, proxySocket))
+	pl, err := e.listenUnix(filepath.Join(e.dir, proxySocket))
 	if err != nil {
 		return err
 	}
 	for _, p := range e.forwardPorts() {
-		l, err := listenUnix(filepath.Join(e.dir, portSocket(p)))
+		l, err := e.listenUnix(filepath.Join(e.dir, portSocket(p)))
 		if err != nil {
 			pl.Close()
 			return err
@@ -417,16 +433,98 @@ func (e *Egress) serve(fn func() error) {
 	})
 }
 
-func listenUnix(path string) (net.Listener, error) {
+// listenUnix listens on the unix socket path. Only connections from the
+// launcher's own uid and from admitted sandboxes are accepted: the socket's
+// mode lets a root launcher's sandbox users connect, its peer credentials
+// say who did.
+func (e *Egress) listenUnix(path string) (net.Listener, error) {
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("egress socket: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	mode := os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		mode = 0o666
+	}
+	if err := os.Chmod(path, mode); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("egress socket: %w", err)
 	}
-	return l, nil
+	return &peerListener{Listener: l, e: e}, nil
+}
+
+// admit lets sandboxes running as host uid connect to the egress until the
+// returned function is called.
+func (e *Egress) admit(uid int) func() {
+	e.admitMu.Lock()
+	defer e.admitMu.Unlock()
+	e.admitted[uid]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.admitMu.Lock()
+			defer e.admitMu.Unlock()
+			if e.admitted[uid]--; e.admitted[uid] <= 0 {
+				delete(e.admitted, uid)
+			}
+		})
+	}
+}
+
+// admits reports whether a peer running as host uid may use the egress.
+func (e *Egress) admits(uid int) bool {
+	if uid == os.Geteuid() {
+		return true
+	}
+	e.admitMu.Lock()
+	defer e.admitMu.Unlock()
+	return e.admitted[uid] > 0
+}
+
+// peerListener accepts only connections from peers the egress admits,
+// closing the others at once.
+type peerListener struct {
+	net.Listener
+	e *Egress
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && l.e.admits(uid) {
+			return c, nil
+		}
+		l.e.log.Warn("egress refused a connection from a process it does not serve", "uid", uid, "err", err)
+		c.Close()
+	}
+}
+
+// peerUID returns the host uid of the process at the other end of a unix
+// socket connection, as it was when it connected.
+func peerUID(c net.Conn) (int, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return -1, errors.New("not a unix socket connection")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return -1, err
+	}
+	if credErr != nil {
+		return -1, credErr
+	}
+	return int(cred.Uid), nil
 }
 
 // acceptForward relays each connection on l to port on the host's

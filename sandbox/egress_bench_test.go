@@ -34,7 +34,7 @@ func BenchmarkProxyHTTPS(b *testing.B) {
 		w.Write(body)
 	})
 	e, err := NewEgress(b.Context(), EgressConfig{
-		TempDir:            b.TempDir(),
+		TempDir:            sharedDir(b),
 		Allow:              []AllowRule{{Host: "model.test", Ports: []int{up.port}}},
 		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
 		AllowLoopbackHosts: []string{"model.test"},
@@ -126,7 +126,7 @@ func egressMedian(xs []float64) float64 {
 //	go test -run '^$' -bench BenchmarkNewEgress ./sandbox
 func BenchmarkNewEgress(b *testing.B) {
 	cfg := EgressConfig{
-		TempDir:      b.TempDir(),
+		TempDir:      sharedDir(b),
 		Allow:        []AllowRule{{Host: "api.example.com"}, {Host: "*.example.org"}},
 		ForwardPorts: []int{9222},
 		Secrets:      []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"api.example.com"}}},

@@ -108,7 +108,7 @@ func newTestAuthority(t testing.TB) (*authority, *x509.CertPool) {
 func startEgress(t *testing.T, cfg EgressConfig) *Egress {
 	t.Helper()
 	if cfg.TempDir == "" {
-		cfg.TempDir = t.TempDir()
+		cfg.TempDir = sharedDir(t) // a root launcher's sandbox users must reach it
 	}
 	e, err := NewEgress(t.Context(), cfg)
 	require.NoError(t, err)

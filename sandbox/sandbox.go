@@ -38,13 +38,10 @@ const (
 	HomeDir = "/tmp"
 	// WorkspaceDir is where the workspace is mounted and the command starts.
 	WorkspaceDir = "/workspace"
-	// InitPath is where pairbench's own binary is mounted when it runs as
-	// the sandbox's init (egress relay).
-	InitPath = "/.pairbench/bin/pairbench"
 )
 
-// UID and GID are the sandboxed processes' ids. They are not root, and map
-// to the launcher's own ids outside.
+// UID and GID are the sandboxed processes' ids as they see them. They are
+// not root; on the host they are an unprivileged user's (see UIDRange).
 const (
 	UID = 1000
 	GID = 1000
@@ -101,7 +98,9 @@ type Policy struct {
 
 	// Executable is pairbench's own binary, run inside as the init when
 	// Egress is set or a command has Services, Expose or ExtraFiles. Empty
-	// means os.Executable().
+	// means the running binary. It is started from a descriptor, never
+	// mounted, so the sandbox's user need not be able to reach its
+	// directory.
 	Executable string
 
 	// NoWorkspace leaves /workspace out: the command's only writable
@@ -122,6 +121,11 @@ type Policy struct {
 	// one. Allow it only for a program that uses it to confine itself
 	// further.
 	AllowUserNamespaces bool
+
+	// UIDs is where a root launcher takes each sandbox's host uid from;
+	// zero means DefaultUIDs. Unused by an unprivileged launcher, whose
+	// sandboxes run as itself.
+	UIDs UIDRange
 }
 
 // DefaultHide names the files that commonly hold credentials in a worktree.
@@ -138,7 +142,9 @@ var DefaultHide = []string{
 type Sandbox struct {
 	policy    Policy
 	bwrap     string
-	exe       string   // pairbench binary for the init, when egress is set
+	exe       *os.File // pairbench binary for the init, started from its descriptor
+	id        identity // who the sandbox is on the host
+	release   func()   // ends the egress's admission of id
 	dir       string   // per-agent host directory
 	hold      *os.File // dir, flocked while the sandbox lives (see CleanStale)
 	home      string   // dir/home, mounted at HomeDir
@@ -150,13 +156,17 @@ type Sandbox struct {
 	closed  bool
 }
 
-// New checks p and prepares a sandbox: the per-agent directory (mode 0700,
-// under TempRoot), the workspace copy when p.Hide is set, and the cgroup
-// when p.Limits asks for one. It starts nothing. The caller must Close it.
-// New returns an *UnsupportedError when limits are asked for and the host
-// does not delegate them.
+// New checks p and prepares a sandbox: the per-agent directory (under
+// TempRoot), the workspace copy when p.Hide is set, and the cgroup when
+// p.Limits asks for one. It starts nothing. The caller must Close it.
+//
+// Under a root launcher the sandbox runs as an unprivileged host uid (see
+// chooseIdentity): its own from p.UIDs, or a live workspace's owner. Its
+// directories are handed to that uid, and every host path it mounts must
+// be reachable by it. New returns an *UnsupportedError when limits are
+// asked for and the host does not delegate them.
 func New(ctx context.Context, p Policy) (*Sandbox, error) {
-	s := &Sandbox{policy: p, running: map[*Cmd]struct{}{}}
+	s := &Sandbox{policy: p, running: map[*Cmd]struct{}{}, release: func() {}}
 	var err error
 	if s.bwrap, err = exec.LookPath(orDefault(p.Bwrap, "bwrap")); err != nil {
 		return nil, fmt.Errorf("sandbox: bubblewrap: %w", err)
@@ -164,10 +174,20 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 	if err := validatePolicy(p); err != nil {
 		return nil, err
 	}
+	if s.id, err = chooseIdentity(p); err != nil {
+		return nil, err
+	}
+	if err := s.checkReachable(); err != nil {
+		s.id.release()
+		return nil, err
+	}
 	if s.exe, err = executable(p.Executable); err != nil {
+		s.id.release()
 		return nil, err
 	}
 	if s.dir, s.hold, err = heldir.Make(orDefault(p.TempRoot, "/tmp"), agentDirPrefix); err != nil {
+		s.exe.Close()
+		s.id.release()
 		return nil, fmt.Errorf("sandbox: per-agent directory: %w", err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -177,10 +197,45 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 	return s, nil
 }
 
+// checkReachable refuses host paths the sandbox's user could not mount:
+// bubblewrap resolves them as that user.
+func (s *Sandbox) checkReachable() error {
+	p := s.policy
+	for _, ro := range p.ReadOnly {
+		if err := reachable(ro, s.id, mayRead); err != nil {
+			return fmt.Errorf("sandbox: read-only mount %w; install it where an unprivileged user can read it", err)
+		}
+	}
+	if p.Egress != nil {
+		if err := reachable(p.Egress.dir, s.id, mayEnter); err != nil {
+			return fmt.Errorf("sandbox: egress socket directory %w; give the egress a TempDir every user may enter", err)
+		}
+	}
+	if p.Workspace != "" && len(p.Hide) == 0 {
+		if err := reachable(p.Workspace, s.id, mayRead); err != nil {
+			return fmt.Errorf("sandbox: workspace %w", err)
+		}
+	}
+	if err := reachable(orDefault(p.TempRoot, "/tmp"), s.id, mayEnter); err != nil {
+		return fmt.Errorf("sandbox: TempRoot %w; per-agent directories must be where every user may enter", err)
+	}
+	return nil
+}
+
 func (s *Sandbox) prepare(ctx context.Context) error {
 	p := s.policy
+	if !s.id.own() {
+		// The sandbox's user may enter its directory (bubblewrap mounts
+		// home and workspace from it) and nobody else may.
+		if err := os.Chown(s.dir, os.Geteuid(), s.id.gid); err != nil {
+			return fmt.Errorf("sandbox: per-agent directory: %w", err)
+		}
+		if err := os.Chmod(s.dir, 0o710); err != nil {
+			return fmt.Errorf("sandbox: per-agent directory: %w", err)
+		}
+	}
 	s.home = filepath.Join(s.dir, "home")
-	if err := os.Mkdir(s.home, 0o700); err != nil {
+	if err := s.mkdirOwned(s.home); err != nil {
 		return fmt.Errorf("sandbox: home: %w", err)
 	}
 
@@ -188,16 +243,19 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 	case p.NoWorkspace:
 	case p.Workspace == "":
 		s.workspace = filepath.Join(s.dir, "workspace")
-		if err := os.Mkdir(s.workspace, 0o700); err != nil {
+		if err := s.mkdirOwned(s.workspace); err != nil {
 			return fmt.Errorf("sandbox: workspace: %w", err)
 		}
 	case len(p.Hide) > 0:
 		s.workspace = filepath.Join(s.dir, "workspace")
-		if err := copyWorkspace(ctx, p.Workspace, s.workspace, p.Hide); err != nil {
+		if err := copyWorkspace(ctx, p.Workspace, s.workspace, p.Hide, s.id); err != nil {
 			return err
 		}
 	default:
 		s.workspace = p.Workspace
+	}
+	if p.Egress != nil {
+		s.release = p.Egress.admit(s.id.uid)
 	}
 
 	if p.Limits.needsCgroup() {
@@ -208,6 +266,17 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 		s.cg = cg
 	}
 	return nil
+}
+
+// mkdirOwned creates dir (mode 0700) owned by the sandbox's user.
+func (s *Sandbox) mkdirOwned(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if s.id.own() {
+		return nil
+	}
+	return os.Chown(dir, s.id.uid, s.id.gid)
 }
 
 // Home returns the host path of the per-agent directory the sandbox sees
@@ -258,6 +327,11 @@ func (s *Sandbox) Close() error {
 	if s.hold != nil {
 		s.hold.Close() // a second Close gets os.ErrClosed, harmlessly
 	}
+	if s.exe != nil {
+		s.exe.Close()
+	}
+	s.release()
+	s.id.release()
 	return errors.Join(errs...)
 }
 
@@ -312,6 +386,8 @@ type Cmd struct {
 	mu    sync.Mutex
 	proc  *os.Process // bubblewrap; guarded by mu
 	pidfd int         // the sandbox's PID 1, or -1; guarded by mu
+	// initPid is PID 1's host pid (0 before it is known); guarded by mu.
+	initPid int
 	// reported is set once bubblewrap's --info-fd report was read (or
 	// never came); guarded by mu.
 	reported bool
@@ -359,6 +435,11 @@ func (c *Cmd) Start() error {
 	if c.cmd != nil {
 		return errors.New("sandbox: command already started")
 	}
+	// What the caller put in the per-agent directory since New is the
+	// launcher's; the sandbox's user gets it.
+	if err := handOver(s.home, s.id); err != nil {
+		return err
+	}
 	cmdline, files, err := s.bwrapFiles(c)
 	defer func() { closeFiles(files) }()
 	if err != nil {
@@ -370,6 +451,9 @@ func (c *Cmd) Start() error {
 	}
 	defer infoR.Close()
 	files[1] = infoW
+	if cmdline[0] == initPath {
+		files[initFD-3] = s.exe
+	}
 
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
@@ -390,7 +474,14 @@ func (c *Cmd) Start() error {
 		return cmd.Process.Kill()
 	}
 	cmd.WaitDelay = 2 * time.Second
+	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if !s.id.own() {
+		// bubblewrap itself, and so every process it starts, runs as the
+		// sandbox's unprivileged user: its user namespace maps the
+		// sandbox's uid to that user, never to root.
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(s.id.uid), Gid: uint32(s.id.gid), Groups: []uint32{}}
+	}
 	if s.cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = s.cg.fd()
@@ -410,9 +501,9 @@ func (c *Cmd) Start() error {
 	c.mu.Lock()
 	c.proc = cmd.Process
 	c.mu.Unlock()
-	pidfd := sandboxInit(infoR)
+	pid, pidfd := sandboxInit(infoR)
 	c.mu.Lock()
-	c.pidfd = pidfd
+	c.initPid, c.pidfd = pid, pidfd
 	c.reported = true
 	c.mu.Unlock()
 	if c.ctx.Err() != nil {
@@ -435,23 +526,24 @@ func (c *Cmd) Start() error {
 	return nil
 }
 
-// sandboxInit reads bubblewrap's --info-fd report and returns a pidfd for
-// the sandbox's PID 1, or -1 when bubblewrap exited without one. Killing
+// sandboxInit reads bubblewrap's --info-fd report and returns the host pid
+// of the sandbox's PID 1 and a pidfd for it, or 0 and -1 when bubblewrap
+// exited without one. Killing
 // PID 1 ends the whole PID namespace at once; killing only bubblewrap
 // would leave a PID 1 still in its setup phase (where the parent-death
 // signal does not yet hold) waiting forever.
-func sandboxInit(info io.Reader) int {
+func sandboxInit(info io.Reader) (pid, pidfd int) {
 	var report struct {
 		ChildPid int `json:"child-pid"`
 	}
 	if err := json.NewDecoder(info).Decode(&report); err != nil || report.ChildPid <= 0 {
-		return -1
+		return 0, -1
 	}
 	fd, err := unix.PidfdOpen(report.ChildPid, 0)
 	if err != nil {
-		return -1
+		return 0, -1
 	}
-	return fd
+	return report.ChildPid, fd
 }
 
 // Wait waits for the command to exit. Its error is as exec.Cmd.Wait's: an
@@ -487,6 +579,22 @@ func (c *Cmd) ProcessState() *os.ProcessState {
 	}
 }
 
+// hostUID returns the host uid the sandbox's PID 1 runs as, or -1 when it
+// is not known (not started, or gone).
+func (c *Cmd) hostUID() int {
+	c.mu.Lock()
+	pid := c.initPid
+	c.mu.Unlock()
+	if pid == 0 {
+		return -1
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/proc/%d", pid), &st); err != nil {
+		return -1
+	}
+	return int(st.Uid)
+}
+
 // Pid returns bubblewrap's process id on the host, or 0 before Start.
 func (c *Cmd) Pid() int {
 	if c.cmd == nil || c.cmd.Process == nil {
@@ -516,18 +624,28 @@ func (c *Cmd) killInit() {
 	}
 }
 
-// firstFileFD is the descriptor bubblewrap gets the first of bwrapArgs'
-// files on (after --args, --info-fd and --seccomp).
-const firstFileFD = 6
+// Descriptors bubblewrap is started with: --args, --info-fd, --seccomp,
+// the init binary (started as /proc/self/fd/6, so it is never mounted and
+// its directory need not be reachable from the sandbox's user), then
+// bwrapArgs' files from firstFileFD on.
+const (
+	initFD      = 6
+	firstFileFD = 7
+)
+
+// initPath is how the sandbox starts the init: bubblewrap's child still
+// holds the binary's descriptor when it executes the command.
+var initPath = "/proc/self/fd/" + strconv.Itoa(initFD)
 
 // bwrapFiles returns what bubblewrap is started with for c, but for its
 // --info-fd: the command line (after "--") and the files for descriptors
 // 3 on: the sealed argument file (3), an empty slot for the caller's info
-// pipe (4), the seccomp filter (5), then bwrapArgs' files from
-// firstFileFD. The caller closes the files (closeFiles), also on error.
+// pipe (4), the seccomp filter (5), the init binary (6, not to be closed
+// by the caller), then bwrapArgs' files from firstFileFD. The caller
+// closes the files (closeFiles), also on error.
 func (s *Sandbox) bwrapFiles(c *Cmd) (cmdline []string, files []*os.File, err error) {
 	opts, cmdline, etc, err := s.bwrapArgs(c)
-	files = append([]*os.File{nil, nil, nil}, etc...)
+	files = append([]*os.File{nil, nil, nil, nil}, etc...)
 	if err != nil {
 		return nil, files, err
 	}
@@ -548,10 +666,11 @@ func (s *Sandbox) bwrapFiles(c *Cmd) (cmdline []string, files []*os.File, err er
 	return cmdline, files, nil
 }
 
-// closeFiles closes every file of files that is set.
+// closeFiles closes every file of files that is set, but the init binary,
+// which the sandbox keeps.
 func closeFiles(files []*os.File) {
-	for _, f := range files {
-		if f != nil {
+	for i, f := range files {
+		if f != nil && i != initFD-3 {
 			f.Close()
 		}
 	}
@@ -634,8 +753,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		return nil, nil, files, err
 	}
 	if initArgs != nil {
-		a = append(a, "--ro-bind", s.exe, InitPath)
-		cmdline = slices.Concat([]string{InitPath, InitArg}, initArgs, []string{"--"}, c.Args)
+		cmdline = slices.Concat([]string{initPath, InitArg}, initArgs, []string{"--"}, c.Args)
 	}
 	// The root (bubblewrap's tmpfs, /etc's copies with it) is read-only
 	// once everything is mounted on it: the sandbox writes only to /tmp and
@@ -813,6 +931,9 @@ func sealedFile(name string, data []byte) (*os.File, error) {
 
 // validatePolicy refuses a policy that would expose what must stay hidden.
 func validatePolicy(p Policy) error {
+	if err := p.UIDs.validate(); err != nil {
+		return err
+	}
 	if p.NoWorkspace && (p.Workspace != "" || len(p.Hide) > 0) {
 		return errors.New("sandbox: NoWorkspace with a Workspace or Hide")
 	}
@@ -884,19 +1005,17 @@ func checkReadOnly(path, home string) error {
 	return nil
 }
 
-// executable returns path, or pairbench's own binary when path is empty.
-func executable(path string) (string, error) {
+// executable opens path, or the running binary when path is empty (by
+// /proc/self/exe, which reaches it whatever its directory's permissions).
+func executable(path string) (*os.File, error) {
 	if path == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return "", fmt.Errorf("sandbox: pairbench's own binary: %w", err)
-		}
-		path = exe
+		path = "/proc/self/exe"
 	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("sandbox: init binary: %w", err)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: init binary: %w", err)
 	}
-	return path, nil
+	return f, nil
 }
 
 // orDefault returns s, or def when s is empty.

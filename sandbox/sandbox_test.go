@@ -160,7 +160,7 @@ func TestSandboxRefusesNULInValues(t *testing.T) {
 
 func TestSandboxReadOnlyProgramsWithoutTheirPrefix(t *testing.T) {
 	needBwrap(t)
-	prefix := t.TempDir() // stands for ~/.local
+	prefix := sharedDir(t) // stands for ~/.local
 	bin := filepath.Join(prefix, "bin", "tool")
 	pkg := filepath.Join(prefix, "lib", "node_modules", "agent")
 	secret := newMarker(t, "prefix")
@@ -266,7 +266,7 @@ func TestKillingTheLauncherEndsTheSandbox(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	marker := "8125.75"
-	launcher := exec.Command(exe, escapeArg, "launch", marker, t.TempDir())
+	launcher := exec.Command(exe, escapeArg, "launch", marker, sharedDir(t))
 	out, err := launcher.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, launcher.Start())

@@ -73,8 +73,9 @@ func runWithServices(t *testing.T, sb *Sandbox, script string, services ...Servi
 // command.
 func TestServiceStartsBesideTheCommand(t *testing.T) {
 	needBwrap(t)
-	sb := openSandbox(t, Policy{})
-	svc := Service{Args: []string{InitPath, serviceArg, "7001", "400"}, Port: 7000, Backend: 7001}
+	bin := testBinary(t)
+	sb := openSandbox(t, Policy{ReadOnly: []string{bin}})
+	svc := Service{Args: []string{bin, serviceArg, "7001", "400"}, Port: 7000, Backend: 7001}
 	start := time.Now()
 	out, errOut, err := runWithServices(t, sb, talk(7000), svc)
 	require.NoError(t, err, errOut)

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pairbench/pairbench/internal/heldir"
@@ -16,12 +18,21 @@ const (
 )
 
 // CleanStale removes the per-agent and egress socket directories under root
-// (os.TempDir() when empty) that no live process holds: those left behind
-// by a runner that was killed. A directory last changed after cutoff is left
-// alone even when unheld, because its creator may not have locked it yet;
-// pass a cutoff a few seconds in the past. It returns the directories it
-// removed; directories it could not remove are reported in the error and
-// the rest are still cleaned.
+// that no live process holds: those left behind by a runner that was
+// killed. An empty root means where New and NewEgress put them by default
+// (/tmp, and os.TempDir() for egress). A directory last changed after
+// cutoff is left alone even when unheld, because its creator may not have
+// locked it yet; pass a cutoff a few seconds in the past. It returns the
+// directories it removed; directories it could not remove are reported in
+// the error and the rest are still cleaned.
 func CleanStale(root string, cutoff time.Time) ([]string, error) {
-	return heldir.Clean(orDefault(root, os.TempDir()), cutoff, removeAll, agentDirPrefix+"*", egressDirPrefix+"*")
+	if root != "" {
+		return heldir.Clean(root, cutoff, removeAll, agentDirPrefix+"*", egressDirPrefix+"*")
+	}
+	removed, err := heldir.Clean("/tmp", cutoff, removeAll, agentDirPrefix+"*", egressDirPrefix+"*")
+	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" {
+		more, err2 := heldir.Clean(tmp, cutoff, removeAll, egressDirPrefix+"*")
+		removed, err = append(removed, more...), errors.Join(err, err2)
+	}
+	return removed, err
 }

@@ -16,7 +16,7 @@ import (
 // it) is kept.
 func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 	needBwrap(t)
-	root := t.TempDir()
+	root := sharedDir(t)
 	sb, err := New(t.Context(), Policy{TempRoot: root})
 	require.NoError(t, err)
 	defer sb.Close()

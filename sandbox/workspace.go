@@ -33,12 +33,16 @@ func hidden(rel string, patterns []string) bool {
 
 // copyWorkspace copies the tree at src into dst (which must not exist),
 // leaving out what hidden matches (a hidden directory with everything in
-// it). Regular files are copied with their permission bits, directories
-// created, symbolic links recreated as links (never followed, so a link
-// to a file outside src copies nothing of it); devices, pipes and sockets
-// are skipped.
-func copyWorkspace(ctx context.Context, src, dst string, hide []string) error {
+// it), and gives the copy to id. Regular files are copied with their
+// permission bits (never setuid, setgid or sticky), directories created,
+// symbolic links recreated as links (never followed, so a link to a file
+// outside src copies nothing of it); devices, pipes and sockets are
+// skipped.
+func copyWorkspace(ctx context.Context, src, dst string, hide []string, id identity) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
+		return fmt.Errorf("sandbox: workspace copy: %w", err)
+	}
+	if err := lchownTo(dst, id); err != nil {
 		return fmt.Errorf("sandbox: workspace copy: %w", err)
 	}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -64,23 +68,35 @@ func copyWorkspace(ctx context.Context, src, dst string, hide []string) error {
 		to := filepath.Join(dst, rel)
 		switch t := d.Type(); {
 		case t.IsDir():
-			return os.Mkdir(to, 0o700)
+			err = os.Mkdir(to, 0o700)
 		case t&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
+			var target string
+			if target, err = os.Readlink(p); err == nil {
+				err = os.Symlink(target, to)
 			}
-			return os.Symlink(target, to)
 		case t.IsRegular():
-			return copyFile(p, to)
+			err = copyFile(p, to)
 		default:
 			return nil
 		}
+		if err != nil {
+			return err
+		}
+		return lchownTo(to, id)
 	})
 	if err != nil {
 		return fmt.Errorf("sandbox: workspace copy: %w", err)
 	}
 	return nil
+}
+
+// lchownTo gives path (never a link's target) to id, unless the sandbox
+// runs as the launcher.
+func lchownTo(path string, id identity) error {
+	if id.own() {
+		return nil
+	}
+	return os.Lchown(path, id.uid, id.gid)
 }
 
 // copyFile copies the regular file src to dst without following a link at

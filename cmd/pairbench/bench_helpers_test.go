@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 )
@@ -76,7 +77,7 @@ type benchEnv struct {
 func newBenchEnv(t *testing.T, bin, tools, runID string, args ...string) *benchEnv {
 	root := t.TempDir()
 	e := &benchEnv{bin: bin, tools: tools, runID: runID, args: args,
-		runs: filepath.Join(root, "runs"), temp: filepath.Join(root, "tmp"), logs: filepath.Join(root, "logs")}
+		runs: filepath.Join(root, "runs"), temp: filepath.Join(sandboxtest.TempDir(t), "tmp"), logs: filepath.Join(root, "logs")}
 	require.NoError(t, os.MkdirAll(e.temp, 0o755))
 	require.NoError(t, os.MkdirAll(e.logs, 0o755))
 	return e

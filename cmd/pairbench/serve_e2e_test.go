@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/server"
 )
 
@@ -67,7 +68,7 @@ func TestServeEndToEnd(t *testing.T) {
 	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs, o.StateDir = "local", t.TempDir(), gh.URL, repo, 2, t.TempDir()
 	o.Bench = defaultBenchOptions()
 	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay, o.Bench.ExampleSites = tools, t.TempDir(), 0, true
-	o.Bench.TempDir = t.TempDir()
+	o.Bench.TempDir = sandboxtest.TempDir(t)
 	require.NoError(t, o.Bench.finish(""))
 	secret := []byte("e2e-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -22,6 +22,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -113,7 +114,7 @@ func Run(t *testing.T, a Adapter) {
 	for _, h := range site.Hosts() {
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
-	tmp := t.TempDir()
+	tmp := sandboxtest.TempDir(t) // a root launcher's sandbox users reach their directories here
 	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: tmp})
 	require.NoError(t, err)
 	t.Cleanup(func() { browsers.Close() })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -42,25 +43,27 @@ func (a *Agent) Warm(ctx context.Context, servers ...runner.MCPServer) error {
 	if err != nil {
 		return fmt.Errorf("pi: compile cache: %w", err)
 	}
-	if err := a.warm(ctx, dir, servers); err != nil {
+	cache := filepath.Join(dir, "v8")
+	if err := a.warm(ctx, cache, servers); err != nil {
 		os.RemoveAll(dir)
 		hold.Close()
 		return err
 	}
-	a.cache, a.cacheHold = dir, hold
+	a.cache, a.cacheDir, a.cacheHold = cache, dir, hold
 	return nil
 }
 
-func (a *Agent) warm(ctx context.Context, dir string, servers []runner.MCPServer) error {
+// warm runs the warm-up in a sandbox of its own and moves the cache its
+// workspace received to cache, readable by every trial's sandbox user
+// (under a root launcher each sandbox is an unprivileged user of its own).
+func (a *Agent) warm(ctx context.Context, cache string, servers []runner.MCPServer) error {
 	ctx, cancel := context.WithTimeout(ctx, warmTimeout)
 	defer cancel()
 	env := map[string]string{
 		"PI_CODING_AGENT_DIR": agentDir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0",
 		"NODE_COMPILE_CACHE": sandbox.WorkspaceDir, "WARM_MODEL_KEY": "none",
 	}
-	p := a.policy(nil, env)
-	p.Workspace = dir
-	sb, err := sandbox.New(ctx, p)
+	sb, err := sandbox.New(ctx, a.policy(nil, env))
 	if err != nil {
 		return fmt.Errorf("pi: warm-up: %w", err)
 	}
@@ -83,11 +86,39 @@ func (a *Agent) warm(ctx context.Context, dir string, servers []runner.MCPServer
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.Services = services
 	runErr := cmd.Run() // pi fails, as it must without a model
-	entries, err := os.ReadDir(dir)
+	entries, err := os.ReadDir(sb.Workspace())
 	if err != nil || len(entries) == 0 {
 		return fmt.Errorf("pi: warm-up wrote no compile cache (%v): %s", runErr, agent.LastLine(stderr.String()))
 	}
-	return nil
+	if err := os.Rename(sb.Workspace(), cache); err != nil {
+		return fmt.Errorf("pi: compile cache: %w", err)
+	}
+	return shareReadOnly(cache)
+}
+
+// shareReadOnly lets every user enter the cache's directory and read the
+// tree under it (nothing is made writable); the trials mount it read-only.
+func shareReadOnly(cache string) error {
+	if err := os.Chmod(filepath.Dir(cache), 0o711); err != nil {
+		return fmt.Errorf("pi: compile cache: %w", err)
+	}
+	return filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		add := fs.FileMode(0o044)
+		if d.IsDir() {
+			add = 0o055
+		}
+		return os.Chmod(p, fi.Mode().Perm()|add)
+	})
 }
 
 // CompileCache returns the directory Warm filled, or "" before Warm.
@@ -98,23 +129,25 @@ func (a *Agent) Close() error {
 	if a.cache == "" {
 		return nil
 	}
-	err := os.RemoveAll(a.cache)
+	err := os.RemoveAll(a.cacheDir)
 	a.cacheHold.Close()
-	a.cache, a.cacheHold = "", nil
+	a.cache, a.cacheDir, a.cacheHold = "", "", nil
 	return err
 }
 
 // CleanStale removes the compile-cache directories under root
-// (os.TempDir() when empty) that no live pairbench holds: those of killed
+// (/tmp when empty) that no live pairbench holds: those of killed
 // runners. A directory changed after cutoff is left alone, since its
 // creator may not have locked it yet. It returns the directories removed.
 func CleanStale(root string, cutoff time.Time) ([]string, error) {
 	return heldir.Clean(orTemp(root), cutoff, nil, cachePrefix+"*")
 }
 
+// orTemp returns dir, or /tmp (where the sandbox makes its directories,
+// whatever TMPDIR says: the warm-up's workspace is renamed into the cache).
 func orTemp(dir string) string {
 	if dir == "" {
-		return os.TempDir()
+		return "/tmp"
 	}
 	return dir
 }

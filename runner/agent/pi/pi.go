@@ -38,9 +38,10 @@ type Config struct {
 type Agent struct {
 	cfg Config
 	cli string
-	// cache is the compile cache Warm filled ("" before), held by cacheHold.
-	cache     string
-	cacheHold *os.File
+	// cache is the compile cache Warm filled ("" before), in cacheDir,
+	// which cacheHold holds.
+	cache, cacheDir string
+	cacheHold       *os.File
 }
 
 var _ runner.Agent = (*Agent)(nil)
