@@ -42,7 +42,7 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 	if err := tx.InsertBench(ctx, bn); err != nil {
 		return bn, err
 	}
-	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run}, pendingOnce); err != nil {
+	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, pendingOnce); err != nil {
 		return bn, err
 	}
 	pull.Bench = bn.Run
@@ -97,7 +97,7 @@ func endBenchLocked(ctx context.Context, tx *state.Tx, pull *state.Pull, run, to
 	if err := tx.SaveBench(ctx, bn); err != nil {
 		return err
 	}
-	if _, err := tx.Enqueue(ctx, checkJob{Run: run}, pendingOnce); err != nil {
+	if _, err := tx.Enqueue(ctx, checkJob{Run: run, Version: bn.CheckVersion}, pendingOnce); err != nil {
 		return err
 	}
 	if pull.Bench == run {
@@ -114,7 +114,7 @@ func endBenchLocked(ctx context.Context, tx *state.Tx, pull *state.Pull, run, to
 }
 
 func enqueueSurface(ctx context.Context, tx *state.Tx, pull state.Pull) error {
-	_, err := tx.Enqueue(ctx, surfaceJob{Repo: pull.Repo, PR: pull.PR}, pendingOnce)
+	_, err := tx.Enqueue(ctx, surfaceJob{Repo: pull.Repo, PR: pull.PR, Version: pull.SurfaceVersion}, pendingOnce)
 	return err
 }
 

@@ -190,7 +190,7 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		if err := tx.SaveBench(ctx, cur); err != nil {
 			return err
 		}
-		if _, err := tx.Enqueue(ctx, checkJob{Run: cur.Run}, pendingOnce); err != nil {
+		if _, err := tx.Enqueue(ctx, checkJob{Run: cur.Run, Version: cur.CheckVersion}, pendingOnce); err != nil {
 			return err
 		}
 		if run.GetStatus() == "completed" {

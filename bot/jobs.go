@@ -18,9 +18,12 @@ import (
 // that dies half-way (a crash, a timeout) is run again from the start.
 
 // checkJob brings a bench's check run (or commit status) to what the bench
-// record says it should show.
+// record says it should show, at Version or newer. The version makes each
+// change's job distinct from one already running, which may have read the
+// record before the change.
 type checkJob struct {
-	Run string `json:"run"`
+	Run     string `json:"run"`
+	Version int64  `json:"version"`
 }
 
 func (checkJob) Kind() string { return "check" }
@@ -28,8 +31,9 @@ func (checkJob) Kind() string { return "check" }
 // surfaceJob brings a pull request's sticky comment, approval request and
 // label to what the records say.
 type surfaceJob struct {
-	Repo string `json:"repo"`
-	PR   int    `json:"pr"`
+	Repo    string `json:"repo"`
+	PR      int    `json:"pr"`
+	Version int64  `json:"version"`
 }
 
 func (surfaceJob) Kind() string { return "surface" }
@@ -95,8 +99,8 @@ func (localRunJob) Kind() string { return "local_run" }
 // InsertOpts puts local benches on their own queue.
 func (localRunJob) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: state.QueueBench} }
 
-// pendingOnce makes a job unique among those not yet run: a second insert
-// while one waits is dropped (the waiting one will see the newer state).
+// pendingOnce makes a job unique among those not finished: a second insert
+// of the same arguments is dropped.
 var pendingOnce = &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
 	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRunning,
 	rivertype.JobStateRetryable,

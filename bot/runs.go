@@ -75,7 +75,7 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 			if err := tx.SaveBench(ctx, bn); err != nil {
 				return err
 			}
-			_, err = tx.Enqueue(ctx, checkJob{Run: bn.Run}, pendingOnce)
+			_, err = tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, pendingOnce)
 		}
 		return err
 	}); err != nil {
@@ -111,7 +111,7 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 			cur.DonePairs, cur.TotalPairs = done, total
 			if show {
 				cur.CheckVersion++
-				if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run}, pendingOnce); err != nil {
+				if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: cur.CheckVersion}, pendingOnce); err != nil {
 					return err
 				}
 			}
@@ -207,7 +207,7 @@ func (b *Bot) workReap(ctx context.Context, _ *river.Job[reapJob]) error {
 	}
 	return b.state.Update(ctx, func(tx *state.Tx) error {
 		for _, bn := range checks {
-			if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run}, pendingOnce); err != nil {
+			if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, pendingOnce); err != nil {
 				return err
 			}
 		}

@@ -53,7 +53,9 @@ func openSQLite(ctx context.Context, cfg Config) (*Store, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.Dir, SQLiteFile)+"?"+q.Encode())
+	// The path is escaped: a "#" or "?" in it would end it in a URI.
+	file := (&url.URL{Path: filepath.Join(cfg.Dir, SQLiteFile)}).EscapedPath()
+	db, err := sql.Open("sqlite", "file:"+file+"?"+q.Encode())
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("state: %w", err)

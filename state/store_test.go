@@ -239,6 +239,27 @@ func TestRepliesAreCounted(t *testing.T) {
 	})
 }
 
+// TestSQLiteStateDirsAreTheirOwn: a state directory whose name holds URI
+// syntax ("#", "?", "%") is still that directory, with WAL and fsync on.
+func TestSQLiteStateDirsAreTheirOwn(t *testing.T) {
+	base := t.TempDir()
+	for _, name := range []string{"a#1", "a#2", "b?x=1", "c%20d"} {
+		cfg := state.Config{Dir: filepath.Join(base, name), ReplicaID: "test"}
+		s := open(t, cfg)
+		ok, err := s.Accept(t.Context(), state.Delivery{Installation: 1, ID: "same", Event: "x", Payload: []byte(`{}`)})
+		require.NoError(t, err)
+		assert.True(t, ok, "a fresh state in %s", name)
+		_, err = os.Stat(filepath.Join(cfg.Dir, state.SQLiteFile+"-wal"))
+		assert.NoError(t, err, "in WAL mode, so the pragmas were read")
+		require.NoError(t, s.Close())
+		_, err = os.Stat(filepath.Join(cfg.Dir, state.SQLiteFile))
+		assert.NoError(t, err, "the database is inside %s", name)
+	}
+	entries, err := os.ReadDir(base)
+	require.NoError(t, err)
+	assert.Len(t, entries, 4, "no database file outside the state directories")
+}
+
 func TestSQLiteStateDirServesOneProcess(t *testing.T) {
 	cfg := statetest.Config(t, "sqlite")
 	s := open(t, cfg)
