@@ -3,11 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -39,10 +35,7 @@ func TestServeEndToEnd(t *testing.T) {
 	repo, sha := registryRepo(t)
 
 	gh := githubtest.New(t)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	gh.AddApp(4242, &key.PublicKey)
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	appID, keyPEM := testApp(t, gh)
 	files := map[string]string{}
 	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
@@ -63,9 +56,9 @@ func TestServeEndToEnd(t *testing.T) {
 
 	tools, err := filepath.Abs("../../tools/node_modules")
 	require.NoError(t, err)
-	o := validServeOptions()
-	o.TokenEnv, o.AppID = "", 4242
-	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs, o.StateDir = "local", t.TempDir(), gh.URL, repo, 2, t.TempDir()
+	o := validServeOptions(t)
+	o.TokenEnv, o.AppID = "", appID
+	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs = "local", t.TempDir(), gh.URL, repo, 2
 	o.Bench = defaultBenchOptions()
 	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay, o.Bench.ExampleSites = tools, t.TempDir(), 0, true
 	o.Bench.TempDir = sandboxtest.TempDir(t)

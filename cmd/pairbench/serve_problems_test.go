@@ -36,7 +36,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	sha := commitAll(t, repo)
 
 	gh := githubtest.New(t)
-	gh.AddToken("ghs_problems")
+	appID, keyPEM := testApp(t, gh)
 	files := map[string]string{}
 	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
@@ -54,7 +54,8 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 		r.Permissions["Codertocat"] = "admin"
 	})
 
-	o := validServeOptions()
+	o := validServeOptions(t)
+	o.TokenEnv, o.AppID = "", appID
 	o.Dispatch, o.Store, o.APIURL, o.GitURL = "local", t.TempDir(), gh.URL, repo
 	o.Bench = defaultBenchOptions()
 	o.Bench.RunsDir, o.Bench.TempDir = t.TempDir(), t.TempDir()
@@ -66,7 +67,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, token: "ghs_problems"}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, serveSecrets{webhook: secret, privateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	body := pullRequestOpened(t, sha)

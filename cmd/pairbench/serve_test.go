@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,14 +23,27 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
 )
 
-func validServeOptions() serveOptions {
+// validServeOptions are options check accepts, with the state in a
+// directory of the test's own.
+func validServeOptions(t *testing.T) serveOptions {
 	return serveOptions{
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
-		Workers: 1, ShutdownTimeout: time.Second, StateDir: "state", ReplicaID: "test", RunTimeout: time.Hour,
+		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour,
 	}
+}
+
+// testApp registers a GitHub App with the fake and returns its id and
+// private key, for serve's App mode.
+func testApp(t *testing.T, gh *githubtest.Server) (int64, []byte) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	gh.AddApp(4242, &key.PublicKey)
+	return 4242, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 }
 
 func TestServeOptionsCheck(t *testing.T) {
@@ -39,13 +56,13 @@ func TestServeOptionsCheck(t *testing.T) {
 		return nil, os.ErrNotExist
 	}
 
-	o := validServeOptions()
+	o := validServeOptions(t)
 	s, err := o.check(getenv, readFile)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("s3cret"), s.webhook)
 	assert.Equal(t, "ghs_x", s.token)
 
-	o = validServeOptions()
+	o = validServeOptions(t)
 	o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "app.pem"
 	s, err = o.check(getenv, readFile)
 	require.NoError(t, err)
@@ -68,7 +85,7 @@ func TestServeOptionsCheck(t *testing.T) {
 		"no replica id":      func(o *serveOptions) { o.ReplicaID = "" },
 		"bad public url":     func(o *serveOptions) { o.PublicURL = "bench.example.com" },
 	} {
-		o := validServeOptions()
+		o := validServeOptions(t)
 		edit(&o)
 		_, err := o.check(getenv, readFile)
 		assert.Error(t, err, name)
@@ -98,8 +115,8 @@ func failingGitHub(t *testing.T) (string, *atomic.Int64) {
 
 func TestServeWiresServerAndBot(t *testing.T) {
 	api, calls := failingGitHub(t)
-	o := validServeOptions()
-	o.Store, o.APIURL, o.Workers, o.StateDir = t.TempDir(), api, 2, t.TempDir()
+	o := validServeOptions(t)
+	o.Store, o.APIURL, o.Workers = t.TempDir(), api, 2
 	secret := []byte("webhook-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -166,7 +183,7 @@ func TestServeWiresServerAndBot(t *testing.T) {
 }
 
 func TestServeFailsOnAMissingBucketBeforeListening(t *testing.T) {
-	o := validServeOptions()
+	o := validServeOptions(t)
 	o.Store = "s3://no-such-bucket?endpoint=http://127.0.0.1:1&path_style=true"
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
