@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -135,18 +136,21 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 }
 
-// policyRun runs c's bubblewrap options directly: the argument file, the
-// seccomp filter and the /etc copies on the descriptors Start uses, and
-// nothing of Start's own handling.
+// policyRun runs c's command with c's bubblewrap options directly: the
+// argument file, the seccomp filter and the /etc copies on the descriptors
+// Start uses, and nothing of pairbench's own (no init, none of Start's
+// handling).
 func policyRun(c *Cmd) (string, error) {
-	cmdline, files, err := c.sb.bwrapFiles(c)
+	_, files, err := c.sb.bwrapFiles(c)
 	defer closeFiles(files)
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(c.sb.bwrap, append([]string{"--args", "3", "--"}, cmdline...)...)
+	files[initFD-3] = nil // the command itself, not under pairbench's init
+	cmd := exec.Command(c.sb.bwrap, append([]string{"--args", "3", "--"}, c.Args...)...)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = files // descriptor 4, the info pipe's, stays closed
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.sb.id.credential()}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -86,7 +86,8 @@ done
 	script.WriteString(`test "$(id -u)" = 0 && echo "runs as root"
 grep -E '^Cap(Prm|Eff|Bnd|Amb):' /proc/self/status | grep -qv '0000000000000000$' && echo "holds capabilities"
 test -w /proc/sys/kernel/hostname && echo "visible: a writable /proc/sys"
-tr '\0' '\n' < /proc/1/environ | grep -q . && echo "visible: the launcher's environment in /proc/1/environ"
+{ tr '\0' '\n' < /proc/1/environ | grep -q . ; } 2>/dev/null && echo "visible: the environment of PID 1 in /proc/1/environ"
+{ test -r /proc/1/mem || test -w /proc/1/mem || ls /proc/1/fd >/dev/null ; } 2>/dev/null && echo "visible: the memory or descriptors of PID 1"
 test "$(ls -d /proc/[0-9]* | wc -l)" -gt 8 && echo "visible: host processes"
 grep -v -e '^ *lo:' -e '|' /proc/net/dev | grep -q . && echo "visible: a host network interface"
 echo probe-ran

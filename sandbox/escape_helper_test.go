@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -76,8 +77,37 @@ func runEscape(args []string) int {
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 		data := [2]unix.CapUserData{{Effective: ^uint32(0), Permitted: ^uint32(0)}, {Effective: ^uint32(0), Permitted: ^uint32(0)}}
 		err = unix.Capset(&hdr, &data[0])
+	case "pidfd-getfd": // take a copy of any descriptor of process ARG
+		var pidfd int
+		if pidfd, err = unix.PidfdOpen(num(), 0); err == nil {
+			err = unix.EBADF
+			for fd := range 256 {
+				if got, gerr := unix.PidfdGetfd(pidfd, fd, 0); gerr == nil {
+					fmt.Printf("took descriptor %d as %d\n", fd, got)
+					err = nil
+					break
+				} else if !errors.Is(gerr, unix.EBADF) {
+					err = gerr
+				}
+			}
+		}
+	case "mem-open": // open process ARG's memory, for reading (ro) or writing (rw)
+		flag := unix.O_RDONLY
+		if len(args) > 2 && args[2] == "rw" {
+			flag = unix.O_RDWR
+		}
+		var fd int
+		if fd, err = unix.Open("/proc/"+arg+"/mem", flag, 0); err == nil {
+			unix.Close(fd)
+		}
 	case "launch": // on the host: be a launcher that the test then kills
-		return launchAndWait(arg, args[2])
+		return launchAndWait(arg, args[2], false)
+	case "launch-clear": // the same, with a command that drops its parent-death signal
+		return launchAndWait(arg, args[2], true)
+	case "no-deathsig": // drop this process's parent-death signal, then run sleep ARG
+		if err = unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0); err == nil {
+			err = unix.Exec("/bin/sleep", []string{"sleep", arg}, os.Environ())
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown action %q\n", args[0])
 		return 2
@@ -93,14 +123,25 @@ func runEscape(args []string) int {
 // launchAndWait starts a sandbox (per-agent directory under root) running
 // two sleeps of length marker, prints "started" and waits for it: the
 // launcher a test kills to see the sandbox go with it.
-func launchAndWait(marker, root string) int {
-	sb, err := New(context.Background(), Policy{TempRoot: root})
+func launchAndWait(marker, root string, clearDeathSignal bool) int {
+	p := Policy{TempRoot: root}
+	script := "sleep " + marker + " & sleep " + marker + "; wait"
+	if clearDeathSignal {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		p.ReadOnly = []string{exe}
+		script = exe + " " + escapeArg + " no-deathsig " + marker + " & " + exe + " " + escapeArg + " no-deathsig " + marker + "; wait"
+	}
+	sb, err := New(context.Background(), p)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer sb.Close()
-	c := sb.Command(context.Background(), "/bin/sh", "-c", "sleep "+marker+" & sleep "+marker+"; wait")
+	c := sb.Command(context.Background(), "/bin/sh", "-c", script)
 	if err := c.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -62,6 +62,15 @@ type identity struct {
 // nothing needs handing over.
 func (id identity) own() bool { return id.uid == os.Geteuid() }
 
+// credential is what bubblewrap is started as: nil (the launcher itself)
+// when the sandbox runs as the launcher.
+func (id identity) credential() *syscall.Credential {
+	if id.own() {
+		return nil
+	}
+	return &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: []uint32{}}
+}
+
 func (id identity) release() {
 	if id.lease != nil {
 		id.lease.Close()

@@ -10,10 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // InitArg is the first argument that turns pairbench's own binary into the
@@ -97,6 +101,10 @@ func RunInit(args []string) int {
 	if len(cmdArgs) == 0 {
 		fmt.Fprintf(os.Stderr, "%s: no command after --\n", InitArg)
 		return 2
+	}
+	if err := guardInit(fds); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+		return 1
 	}
 
 	var listeners []net.Listener
@@ -323,4 +331,46 @@ func exitStatus(ps *os.ProcessState, err error) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// guardInit runs before anything else of the sandbox does. It makes the
+// init undumpable: its /proc entries (mem, fd, environ, maps) become the
+// kernel's, and neither ptrace, process_vm_* nor pidfd_getfd may touch it
+// from a process of the same user, so the agent cannot take over the
+// sandbox's PID 1 (and with it the parent-death signal that ends the
+// sandbox with its launcher). Then it closes every descriptor it inherited
+// (any without close-on-exec: whatever the launcher held open, and the
+// binary it was started from) but keep, which are the command's.
+func guardInit(keep fdFlag) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the init undumpable: %w", err)
+	}
+	return closeInherited(keep)
+}
+
+// closeInherited closes every descriptor from 3 on that lacks close-on-exec
+// (Go opens all of its own with it, so these are the inherited ones), but
+// those in keep.
+func closeInherited(keep fdFlag) error {
+	dir, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list inherited descriptors: %w", err)
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("list inherited descriptors: %w", err)
+	}
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd < 3 || slices.Contains(keep, fd) {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // gone (the directory's own), or opened by the init itself
+		}
+		unix.Close(fd)
+	}
+	return nil
 }

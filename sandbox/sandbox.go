@@ -451,9 +451,7 @@ func (c *Cmd) Start() error {
 	}
 	defer infoR.Close()
 	files[1] = infoW
-	if cmdline[0] == initPath {
-		files[initFD-3] = s.exe
-	}
+	files[initFD-3] = s.exe
 
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
@@ -476,12 +474,10 @@ func (c *Cmd) Start() error {
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if !s.id.own() {
-		// bubblewrap itself, and so every process it starts, runs as the
-		// sandbox's unprivileged user: its user namespace maps the
-		// sandbox's uid to that user, never to root.
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(s.id.uid), Gid: uint32(s.id.gid), Groups: []uint32{}}
-	}
+	// bubblewrap itself, and so every process it starts, runs as the
+	// sandbox's unprivileged user: its user namespace maps the sandbox's
+	// uid to that user, never to root.
+	cmd.SysProcAttr.Credential = s.id.credential()
 	if s.cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = s.cg.fd()
@@ -752,9 +748,13 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	if initArgs, files, err = extraFileArgs(c.ExtraFiles, initArgs, files); err != nil {
 		return nil, nil, files, err
 	}
-	if initArgs != nil {
-		cmdline = slices.Concat([]string{initPath, InitArg}, initArgs, []string{"--"}, c.Args)
-	}
+	// Every command starts under pairbench's init, as the sandbox's PID 1
+	// (--as-pid-1: there is no bubblewrap process inside). The init makes
+	// itself undumpable, so nothing inside can read or write its memory or
+	// take its descriptors and, through it, outlive the launcher; it closes
+	// every descriptor it inherited that was not meant for the command.
+	a = append(a, "--as-pid-1")
+	cmdline = slices.Concat([]string{initPath, InitArg}, initArgs, []string{"--"}, c.Args)
 	// The root (bubblewrap's tmpfs, /etc's copies with it) is read-only
 	// once everything is mounted on it: the sandbox writes only to /tmp and
 	// /workspace.

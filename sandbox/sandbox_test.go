@@ -68,11 +68,19 @@ type shResult struct {
 // runSh runs script with /bin/sh inside sb, bounded in time.
 func runSh(t testing.TB, sb *Sandbox, script string) shResult {
 	t.Helper()
+	return runScript(t, sb, "/bin/sh", script, nil)
+}
+
+// runScript runs script with shell inside sb, with services beside it,
+// bounded in time.
+func runScript(t testing.TB, sb *Sandbox, shell, script string, services []Service) shResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	c := sb.Command(ctx, "/bin/sh", "-c", script)
+	c := sb.Command(ctx, shell, "-c", script)
 	c.Stdout, c.Stderr = &out, &out
+	c.Services = services
 	err := c.Run()
 	r := shResult{out: out.String()}
 	if err != nil {
@@ -263,10 +271,17 @@ func anyProcessWith(marker string) bool {
 
 func TestKillingTheLauncherEndsTheSandbox(t *testing.T) {
 	needBwrap(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	marker := "8125.75"
-	launcher := exec.Command(exe, escapeArg, "launch", marker, sharedDir(t))
+	t.Run("the command's own death signal", func(t *testing.T) { killLauncher(t, "launch", "8125.75") })
+	// The agent may drop its own parent-death signal: the sandbox still
+	// ends with its launcher, through its PID 1, which it cannot touch.
+	t.Run("the command drops its death signal", func(t *testing.T) { killLauncher(t, "launch-clear", "8125.5") })
+}
+
+// killLauncher starts the escape helper's launch action as a launcher on
+// the host, kills it with SIGKILL and waits for its sandbox's sleeps to go.
+func killLauncher(t *testing.T, action, marker string) {
+	exe := testBinary(t) // mounted into the sandbox by launch-clear
+	launcher := exec.Command(exe, escapeArg, action, marker, sharedDir(t))
 	out, err := launcher.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, launcher.Start())
