@@ -2,9 +2,13 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -164,5 +168,76 @@ func TestEscapeSandboxPID1(t *testing.T) {
 		require.Equal(t, 0, r.code, r.out)
 		assert.Contains(t, r.out, InitArg)
 		assert.Contains(t, r.out, "self-ok")
+	})
+}
+
+// TestEscapeLauncherStdio: the command's standard descriptors are pipes,
+// never the launcher's own files. Given the launcher's log as stdout and
+// stderr and a file as stdin, the agent tries to reopen them through
+// /proc/self/fd to read the log, truncate it, rewrite the stdin file and
+// reach the host file behind them; with no stdio given it tries the same
+// on whatever it got instead.
+func TestEscapeLauncherStdio(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		dir := t.TempDir()
+		earlier := newMarker(t, "launcher-log")
+		logPath, inPath := filepath.Join(dir, "launcher.log"), filepath.Join(dir, "stdin")
+		require.NoError(t, os.WriteFile(logPath, []byte(earlier+"\n"), 0o600))
+		require.NoError(t, os.WriteFile(inPath, []byte("input line\n"), 0o600))
+		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		defer logf.Close()
+		in, err := os.Open(inPath)
+		require.NoError(t, err)
+		defer in.Close()
+
+		sb, _ := fullSandbox(t)
+		// $$: the shell's own descriptors (in $(...) fd 1 is another pipe).
+		script := `read -r line; echo "got: $line"
+			for n in 0 1 2; do echo "fd $n -> $(readlink /proc/$$/fd/$n)"; done
+			timeout 2 cat /proc/$$/fd/1 /proc/$$/fd/2 2>/dev/null | grep -c pbcanary-launcher-log
+			: 2>/dev/null > /proc/$$/fd/1; : 2>/dev/null > /proc/$$/fd/2
+			echo rewritten 2>/dev/null > /proc/$$/fd/0
+			chmod 666 /proc/$$/fd/0 /proc/$$/fd/1 2>/dev/null
+			true`
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		c := sb.Command(ctx, "bash", "-c", script)
+		c.Stdin, c.Stdout, c.Stderr = in, logf, logf
+		require.NoError(t, c.Run())
+
+		b, err := os.ReadFile(logPath)
+		require.NoError(t, err)
+		log := string(b)
+		assert.True(t, strings.HasPrefix(log, earlier+"\n"), "the launcher's log was truncated:\n%s", log)
+		assert.Contains(t, log, "got: input line", "stdin still reads the launcher's input")
+		assert.Contains(t, log, "\n0\n", "the command read the launcher's log back:\n%s", log)
+		for n := range 3 {
+			assert.Regexp(t, `fd `+strconv.Itoa(n)+` -> pipe:\[`, log, "descriptor %d is not a pipe", n)
+		}
+		b, err = os.ReadFile(inPath)
+		require.NoError(t, err)
+		assert.Equal(t, "input line\n", string(b), "the stdin file was rewritten")
+		for _, p := range []string{logPath, inPath} {
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "%s's mode changed", p)
+		}
+
+		// No stdio at all: the command still gets pipes, not the host's
+		// /dev/null.
+		var out bytes.Buffer
+		c = sb.Command(ctx, "bash", "-c", `for n in 0 1 2; do echo "fd $n -> $(readlink /proc/$$/fd/$n)" >&3; done`)
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		c.ExtraFiles = []*os.File{w}
+		require.NoError(t, c.Start())
+		w.Close()
+		go func() { c.Wait(); r.Close() }()
+		io.Copy(&out, r)
+		for n := range 3 {
+			assert.Regexp(t, `fd `+strconv.Itoa(n)+` -> pipe:\[`, out.String(), "descriptor %d is not a pipe", n)
+		}
 	})
 }

@@ -360,8 +360,12 @@ type Cmd struct {
 	// Dir is the working directory inside; empty means WorkspaceDir (HomeDir
 	// with Policy.NoWorkspace).
 	Dir string
-	// Stdin, Stdout and Stderr are as for exec.Cmd. A nil Stdin reads
-	// from /dev/null.
+	// Stdin, Stdout and Stderr are as for exec.Cmd, but the command only
+	// ever gets pipes, never the launcher's files: an *os.File is copied
+	// through a pipe like any reader or writer (reopened through
+	// /proc/self/fd, the launcher's own file could be read, truncated or
+	// rewritten). A nil Stdin reads as empty, a nil Stdout or Stderr
+	// discards.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Services are servers started beside the command, in the same
@@ -455,7 +459,12 @@ func (c *Cmd) Start() error {
 
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	stdin, err := feedStdin(c.Stdin)
+	if err != nil {
+		return err
+	}
+	defer stdin.Close() // the child's copy is its own
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, throughPipe(c.Stdout), throughPipe(c.Stderr)
 	cmd.ExtraFiles = files
 	cmd.Cancel = func() error { // exec has set cmd.Process by now
 		// Killing bubblewrap before it has reported PID 1 would strand a
@@ -520,6 +529,39 @@ func (c *Cmd) Start() error {
 		close(c.done)
 	}()
 	return nil
+}
+
+// throughPipe makes exec copy w's output through a pipe of its own, also
+// when w is a file (exec would pass a file's descriptor as it is); nil
+// discards.
+func throughPipe(w io.Writer) io.Writer {
+	switch w.(type) {
+	case nil:
+		return io.Discard
+	case *os.File:
+		return struct{ io.Writer }{w}
+	}
+	return w
+}
+
+// feedStdin returns the read end of a pipe that r is copied into (nothing,
+// for a nil r) and that is closed once r ends. Unlike exec's own copying
+// it is never waited for: a reader that blocks (a terminal) must not hold
+// Wait after the command has exited.
+func feedStdin(r io.Reader) (*os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: stdin pipe: %w", err)
+	}
+	if r == nil {
+		pw.Close()
+		return pr, nil
+	}
+	go func() {
+		io.Copy(pw, r) // ends with EPIPE once the sandbox has gone
+		pw.Close()
+	}()
+	return pr, nil
 }
 
 // sandboxInit reads bubblewrap's --info-fd report and returns the host pid
