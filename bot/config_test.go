@@ -14,11 +14,13 @@ import (
 // run will, so what is wrong takes intents' default and the bench is
 // dispatched; the run then fails, quoting each problem by file and line.
 func TestPullRequestConfigIsReadAsARunReadsIt(t *testing.T) {
-	for _, config := range []string{
-		"paths:\n  intents: ../elsewhere\nschedule: nightly\n", // a path outside, an unknown key
-		"paths: [\n", // not YAML at all
+	for name, config := range map[string]string{
+		"a path outside and an unknown key": "paths:\n  intents: ../elsewhere\nschedule: nightly\n",
+		"not YAML at all":                   "paths: [\n",
 	} {
-		t.Run("", func(t *testing.T) { planWith(t, config) })
+		// Named subtests: an unnamed one's directory holds a '#', which
+		// the state's SQLite URI reads as the start of a fragment.
+		t.Run(name, func(t *testing.T) { planWith(t, config) })
 	}
 }
 
