@@ -35,9 +35,12 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // a page script triggers a registration (a same-document navigation).
 const strictCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; base-uri 'none'; require-trusted-types-for 'script'"
 
+// spaGo tells the /spa page of formsSite to move on.
+var spaGo atomic.Bool
+
 // formsSite serves forms.test and other.test: every page under strictCSP,
 // /api/ping for the async helper, and /spa, whose own script moves to /all
-// with history.pushState once loaded.
+// with history.pushState, from a fetch callback, once spaGo is set.
 func formsSite(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,9 +49,18 @@ func formsSite(t *testing.T) *httptest.Server {
 		case "/api/ping":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"pong":true}`)
+		case "/api/go":
+			if spaGo.Load() {
+				io.WriteString(w, "yes")
+			}
 		case "/spa.js":
 			w.Header().Set("Content-Type", "text/javascript")
-			io.WriteString(w, `addEventListener("load", () => setTimeout(() => history.pushState({}, "", "/all"), 50));`)
+			io.WriteString(w, `const poll = async () => {
+  const r = await fetch("/api/go");
+  if ((await r.text()) === "yes") history.pushState({}, "", "/all");
+  else setTimeout(poll, 50);
+};
+poll();`)
 		case "/spa":
 			io.WriteString(w, `<!doctype html><title>SPA</title><script src="/spa.js"></script><h1>app</h1>`)
 		default:
@@ -192,7 +204,9 @@ func TestEveryDocumentedFormRegisters(t *testing.T) {
 
 	// The page's own script moves to /all: the registry registers every
 	// tool then, from a page task, under the CSP.
+	spaGo.Store(false)
 	assert.Empty(t, liveOn("http://forms.test/spa"))
+	spaGo.Store(true)
 	require.Eventually(t, func() bool {
 		live, err := b.LiveTools(t.Context())
 		return err == nil && len(live) == len(all)
