@@ -2,6 +2,7 @@
 # Runs the sandbox self-check before any agent starts, and fails with its
 # one-line reason.
 source "$GITHUB_ACTION_PATH/action/lib.sh"
+drop_secrets
 out="$state/sandbox-check.txt"
 if "$PB_BIN" sandbox check >"$out" 2>&1; then
   cat "$out"

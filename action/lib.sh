@@ -4,6 +4,21 @@
 # evaluated as shell code.
 set -euo pipefail
 
+# drop_secrets unsets every variable that may hold a credential: the store's
+# (AWS_*), model providers' (*_API_KEY, *_TOKEN, *_SECRET*, *_PASSWORD*) and
+# GitHub's. A workflow hands secrets to the Action's step as a whole, so the
+# steps that need none (installing packages, building, the sandbox check)
+# drop them before running anything else.
+drop_secrets() {
+  local name
+  while IFS= read -r name; do
+    case "$name" in
+    AWS_REGION | AWS_DEFAULT_REGION | GITHUB_*_PATH | GITHUB_ENV | GITHUB_OUTPUT | GITHUB_STEP_SUMMARY | GITHUB_STATE) ;;
+    AWS_* | *_API_KEY | *_TOKEN | *_SECRET* | *_PASSWORD* | *_CREDENTIALS*) unset "$name" ;;
+    esac
+  done < <(compgen -e)
+}
+
 # state is where the steps of one job leave notes for each other.
 state="${RUNNER_TEMP:?RUNNER_TEMP is not set}/pairbench-action"
 mkdir -p "$state"

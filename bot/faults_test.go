@@ -1,0 +1,113 @@
+package bot_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/state"
+)
+
+// openPRs opens pull requests 3.. on the fake and delivers each.
+func openPRs(t *testing.T, f *fixture, n int) {
+	for pr := 3; pr < 3+n; pr++ {
+		f.gh.Repo(repoName, func(r *githubtest.Repo) {
+			r.Pulls[pr] = &githubtest.Pull{Number: pr, HeadSHA: headSHA, HeadRef: "more",
+				Files: []string{"domains/books.example/tools/find_books.js"}}
+		})
+		f.opened(t, map[string]any{"number": pr, "pull_request.number": pr})
+	}
+}
+
+// TestASecondaryRateLimitLocksNobodyOut: GitHub answers the first check
+// run with a secondary rate limit (403, Retry-After) and another with a 502
+// and a connection reset. The jobs wait and retry; all five pull requests
+// that follow are benched, none lost.
+func TestASecondaryRateLimitLocksNobodyOut(t *testing.T) {
+	f := newFixture(t, actions)
+	var creates atomic.Int32
+	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/check-runs") {
+			return githubtest.Fault{}
+		}
+		switch creates.Add(1) {
+		case 1:
+			return githubtest.Fault{Status: http.StatusForbidden, Header: http.Header{"Retry-After": {"1"}},
+				Message:          "You have exceeded a secondary rate limit.",
+				DocumentationURL: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}
+		case 3:
+			return githubtest.Fault{Status: http.StatusBadGateway, Message: "Server Error"}
+		case 4:
+			return githubtest.Fault{Reset: true}
+		}
+		return githubtest.Fault{}
+	})
+	openPRs(t, f, 5)
+	var got []int
+	for _, cr := range f.gh.CheckRuns(repoName) {
+		for pr := 3; pr < 8; pr++ {
+			if strings.HasPrefix(cr.ExternalID, "pr"+strconv.Itoa(pr)+"-") {
+				got = append(got, pr)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []int{3, 4, 5, 6, 7}, got, "every pull request has its check run, once")
+	assert.Len(t, f.gh.Dispatches(repoName), 5, "and was dispatched")
+	assert.GreaterOrEqual(t, int(creates.Load()), 8, "the faulted creates were tried again")
+}
+
+// countingMetrics records what the bot counts.
+type countingMetrics struct {
+	mu     sync.Mutex
+	gaveUp map[string]int
+}
+
+func (m *countingMetrics) Dispatched(string, string) {}
+func (m *countingMetrics) GaveUp(kind string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gaveUp == nil {
+		m.gaveUp = map[string]int{}
+	}
+	m.gaveUp[kind]++
+}
+
+// TestAJobThatGivesUpEndsVisibly: GitHub never accepts the dispatch (500
+// each time); after its last attempt the bench fails with the reason on its
+// check run and in the rollup, and the metric counts it.
+func TestAJobThatGivesUpEndsVisibly(t *testing.T) {
+	m := &countingMetrics{}
+	f := newFixture(t, actions, func(c *bot.Config) {
+		c.Metrics = m
+		c.State.MaxAttempts = 2
+	})
+	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
+		if strings.HasSuffix(r.URL.Path, "/dispatches") {
+			return githubtest.Fault{Status: http.StatusInternalServerError, Message: "Server Error"}
+		}
+		return githubtest.Fault{}
+	})
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	require.Equal(t, state.BenchFailed, bn.State)
+	assert.Contains(t, bn.Reason, "gave up on this bench after 2 tries of its dispatch step")
+	assert.Contains(t, bn.Reason, "500")
+	runs := f.gh.CheckRuns(repoName)
+	require.Len(t, runs, 1)
+	assert.Equal(t, "failure", runs[0].Conclusion)
+	assert.Contains(t, runs[0].Summary, "gave up")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1)
+	assert.Contains(t, comments[0].Body, "gave up")
+	m.mu.Lock()
+	assert.Equal(t, 1, m.gaveUp["dispatch"])
+	m.mu.Unlock()
+}

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/server"
+)
+
+var (
+	serveKills = flag.Int("serve.kills", 24, "SIGKILL points TestServeSurvivesKill9 tries during its stream of deliveries")
+	serveSeed  = flag.Uint64("serve.seed", 1, "seed of TestServeSurvivesKill9's stream and kill points")
+	serveFault = flag.Bool("serve.faults", true, "TestServeSurvivesKill9 also injects GitHub faults (5xx, resets, secondary rate limits)")
+)
+
+const crashRepo = "octo/registry"
+
+// crashRegistry is a registry every commit of the test carries.
+var crashRegistry = map[string]string{
+	".pairbench.yml":                                  "paths:\n  intents: bench/intents\n",
+	"domains/books.example/domain.json":               `{"start_urls": ["http://books.example/*"]}`,
+	"domains/books.example/tools/find_books.js":       "({name: 'find_books'})",
+	"bench/intents/books.example/books-count.yml":     "id: books-count\ndomain: books.example\n",
+	"bench/intents/books.example/books-cheapest.yaml": "id: books-cheapest\ndomain: books.example\n",
+	".github/workflows/pairbench.yml":                 "name: pairbench\n",
+}
+
+// verdictOf is the verdict the test's "runner" reports for a commit: a
+// function of the commit, so the label at the end says whose verdict it is.
+func verdictOf(sha string) pairbench.Label {
+	labels := []pairbench.Label{pairbench.Better, pairbench.Faster, pairbench.LessAccurate, pairbench.Slower, pairbench.Inconclusive}
+	n, _ := strconv.ParseUint(sha[:8], 16, 64)
+	return labels[n%uint64(len(labels))]
+}
+
+// serveProc runs the real pairbench serve binary, restartable.
+type serveProc struct {
+	t                 *testing.T
+	bin, addr         string
+	args              []string
+	env               []string
+	cmd               *exec.Cmd
+	exited            chan struct{}
+	log               *os.File
+	starts, killCount int
+}
+
+func (p *serveProc) start() {
+	p.t.Helper()
+	p.cmd = exec.Command(p.bin, append([]string{"serve", "--addr", p.addr}, p.args...)...)
+	p.cmd.Env = p.env
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	require.NoError(p.t, p.cmd.Start())
+	p.starts++
+	p.exited = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(p.cmd, p.exited)
+}
+
+func (p *serveProc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+	p.killCount++
+}
+
+// post sends a signed delivery until the service answers 2xx (an operator
+// redelivering what failed from the App's delivery log), and returns the
+// status of the answer that took it.
+func (p *serveProc) post(ctx context.Context, secret []byte, event, id string, body []byte) int {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", id)
+		req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return resp.StatusCode
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestServeSurvivesKill9 runs the real `pairbench serve` (an App, the
+// Actions backend, SQLite state) against the fake GitHub through a stream
+// of deliveries — pull requests opened, pushes, /bench commands, the
+// workflow runs the service dispatched, and redeliveries of deliveries
+// already taken — while it is killed with SIGKILL at -serve.kills random
+// points and restarted at once, and while the fake injects 5xx answers,
+// connection resets and secondary rate limits. At the end: every pull
+// request's head was benched exactly once and shows its own verdict (check
+// run, label, rollup headline), no commit was dispatched twice, and no
+// check run is left queued or in progress.
+//
+//	go test ./cmd/pairbench -run TestServeSurvivesKill9 -serve.kills 40 -v
+func TestServeSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the service dozens of times (a minute or two); skipped with -short")
+	}
+	bin := buildPairbench(t)
+	rng := rand.New(rand.NewPCG(*serveSeed, 7))
+	gh := githubtest.New(t)
+	appID, keyPEM := testApp(t, gh)
+	const prs = 6
+	gh.Repo(crashRepo, func(r *githubtest.Repo) {
+		r.DefaultBranch = "main"
+		r.Files["main"] = crashRegistry
+		for pr := 1; pr <= prs; pr++ {
+			r.Pulls[pr] = &githubtest.Pull{Number: pr, HeadRef: fmt.Sprint("change-", pr),
+				Files: []string{"domains/books.example/tools/find_books.js"}}
+		}
+		r.Permissions["maintainer"] = "write"
+	})
+	if *serveFault {
+		var mu sync.Mutex
+		frng := rand.New(rand.NewPCG(*serveSeed, 11))
+		gh.SetFaults(func(r *http.Request) githubtest.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.HasPrefix(r.URL.Path, "/app/installations/") {
+				return githubtest.Fault{} // leave token minting alone: it is not the bot's call to retry
+			}
+			switch x := frng.Float64(); {
+			case x < 0.04:
+				return githubtest.Fault{Status: http.StatusBadGateway, Message: "Server Error"}
+			case x < 0.06:
+				return githubtest.Fault{Reset: true}
+			case x < 0.08:
+				return githubtest.Fault{Status: http.StatusForbidden, Header: http.Header{"Retry-After": {"1"}},
+					Message:          "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+					DocumentationURL: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}
+			}
+			return githubtest.Fault{}
+		})
+	}
+
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	require.NoError(t, os.MkdirAll(store, 0o755))
+	keyFile := filepath.Join(dir, "app.pem")
+	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	secret := []byte("crash-secret")
+	p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile,
+		env: append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret)),
+		args: []string{"--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile, "--api-url", gh.URL,
+			"--store", store, "--dispatch", "actions", "--state-dir", filepath.Join(dir, "state"),
+			"--public-url", "https://bench.example.test", "--shutdown-timeout", "5s", "--log-format", "json"}}
+	p.start()
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+
+	// The "runner": every dispatched workflow stores its report and
+	// completes; its workflow_run delivery is sent like any other.
+	var mu sync.Mutex
+	seq := 0
+	send := func(event string, body []byte) {
+		mu.Lock()
+		seq++
+		id := fmt.Sprintf("crash-%05d", seq)
+		mu.Unlock()
+		if p.post(ctx, secret, event, id, body) == http.StatusAccepted && rng.Float64() < 0.2 {
+			// GitHub redelivers a delivery the service already took.
+			assert.Equal(t, http.StatusOK, p.post(ctx, secret, event, id, body), "a redelivery is a duplicate")
+		}
+	}
+	completed := map[int64]bool{}
+	completeDispatches := func() {
+		for _, d := range gh.Dispatches(crashRepo) {
+			if completed[d.RunID] {
+				continue
+			}
+			run := d.Inputs["run_id"].(string)
+			sha := d.Inputs["head_sha"].(string)
+			storeReport(t, store, run, verdictOf(sha))
+			gh.CompleteWorkflowRun(crashRepo, d.RunID, "success")
+			completed[d.RunID] = true
+			send("workflow_run", mustMarshal(t, map[string]any{
+				"action": "completed",
+				"workflow_run": map[string]any{"id": d.RunID, "event": "workflow_dispatch", "path": ".github/workflows/pairbench.yml",
+					"display_title": "pairbench " + run, "conclusion": "success", "status": "completed",
+					"html_url":        fmt.Sprintf("https://github.com/%s/actions/runs/%d", crashRepo, d.RunID),
+					"head_repository": map[string]any{"full_name": crashRepo}},
+				"repository": repoJSON(), "installation": map[string]any{"id": 1},
+			}))
+		}
+	}
+
+	// The killer: SIGKILL at random points, restarted at once.
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		krng := rand.New(rand.NewPCG(*serveSeed, 3))
+		for p.killCount < *serveKills && ctx.Err() == nil {
+			time.Sleep(200*time.Millisecond + time.Duration(krng.Int64N(int64(1300*time.Millisecond))))
+			p.kill()
+			p.start()
+		}
+	}()
+
+	heads := map[int]string{}
+	step := 0
+	for ctx.Err() == nil {
+		select {
+		case <-killerDone:
+		default:
+			step++
+			pr := 1 + rng.IntN(prs)
+			action := "synchronize"
+			if heads[pr] == "" {
+				action = "opened"
+			}
+			switch x := rng.Float64(); {
+			case x < 0.55 || heads[pr] == "":
+				sha := fmt.Sprintf("%08x%032x", rng.Uint32(), step)
+				gh.Repo(crashRepo, func(r *githubtest.Repo) {
+					r.Files[sha] = crashRegistry
+					r.Pulls[pr].HeadSHA = sha
+				})
+				heads[pr] = sha
+				send("pull_request", pullEvent(pr, sha, action))
+			case x < 0.75:
+				send("issue_comment", commentEvent(pr, "/bench status"))
+			default:
+				completeDispatches()
+			}
+			time.Sleep(time.Duration(rng.Int64N(int64(150 * time.Millisecond))))
+			continue
+		}
+		break
+	}
+	require.NoError(t, ctx.Err(), "the stream ran out of time")
+	t.Logf("SIGKILL points: %d; starts: %d; deliveries sent: %d", p.killCount, p.starts, seq)
+
+	// Let it finish: complete what it dispatches until every head shows its
+	// verdict.
+	gh.SetFaults(nil)
+	require.Eventually(t, func() bool {
+		completeDispatches()
+		return allHeadsDone(gh, heads)
+	}, 3*time.Minute, 200*time.Millisecond, "every head ends with its verdict; log: %s", tail(logFile.Name()))
+
+	runs := gh.CheckRuns(crashRepo)
+	byExternal := map[string]int{}
+	for _, cr := range runs {
+		byExternal[cr.ExternalID]++
+		assert.Equal(t, "completed", cr.Status, "check run %d (%s) left %s", cr.ID, cr.ExternalID, cr.Status)
+	}
+	for ext, n := range byExternal {
+		assert.Equal(t, 1, n, "run %s has %d check runs", ext, n)
+	}
+	dispatched := map[string]int{}
+	for _, d := range gh.Dispatches(crashRepo) {
+		dispatched[d.Inputs["head_sha"].(string)]++
+	}
+	for sha, n := range dispatched {
+		assert.Equal(t, 1, n, "commit %s dispatched %d times", sha, n)
+	}
+	for pr, sha := range heads {
+		assert.Equal(t, 1, dispatched[sha], "PR #%d's head %s benched once", pr, sha)
+		want := "bench: " + string(verdictOf(sha))
+		assert.Equal(t, []string{want}, gh.IssueLabels(crashRepo, pr), "PR #%d's label is its head's verdict", pr)
+	}
+	t.Logf("check runs: %d; dispatches: %d; kills: %d", len(runs), len(gh.Dispatches(crashRepo)), p.killCount)
+	assert.GreaterOrEqual(t, p.killCount, *serveKills)
+
+	// A clean stop to end with.
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+}
+
+// allHeadsDone reports whether every pull request's head has a completed
+// check run with its verdict, and no check run is left open.
+func allHeadsDone(gh *githubtest.Server, heads map[int]string) bool {
+	runs := gh.CheckRuns(crashRepo)
+	for _, cr := range runs {
+		if cr.Status != "completed" {
+			return false
+		}
+	}
+	for pr, sha := range heads {
+		ok := false
+		for _, cr := range runs {
+			if cr.HeadSHA == sha && cr.Title == "bench: "+string(verdictOf(sha)) {
+				ok = true
+			}
+		}
+		labels := gh.IssueLabels(crashRepo, pr)
+		if !ok || len(labels) != 1 || labels[0] != "bench: "+string(verdictOf(sha)) {
+			return false
+		}
+		headline := false
+		for _, c := range gh.Comments(crashRepo, pr) {
+			if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->\n### pairbench: `"+sha[:7]+"`") {
+				headline = true
+			}
+		}
+		if !headline {
+			return false
+		}
+	}
+	return true
+}
+
+func repoJSON() map[string]any {
+	return map[string]any{"name": "registry", "full_name": crashRepo, "owner": map[string]any{"login": "octo"}, "default_branch": "main"}
+}
+
+func pullEvent(pr int, sha, action string) []byte {
+	return mustMarshal(nil, map[string]any{
+		"action": action, "number": pr,
+		"pull_request": map[string]any{"number": pr, "state": "open", "draft": false, "author_association": "OWNER",
+			"updated_at": time.Now().UTC().Format(time.RFC3339),
+			"head":       map[string]any{"sha": sha, "ref": fmt.Sprint("change-", pr), "repo": map[string]any{"full_name": crashRepo, "fork": false}},
+			"base":       map[string]any{"ref": "main", "repo": map[string]any{"full_name": crashRepo}}},
+		"repository": repoJSON(), "installation": map[string]any{"id": 1},
+	})
+}
+
+func commentEvent(pr int, body string) []byte {
+	return mustMarshal(nil, map[string]any{
+		"action": "created",
+		"issue":  map[string]any{"number": pr, "pull_request": map[string]any{"url": "x"}},
+		"comment": map[string]any{"id": 1000 + pr, "body": body, "created_at": time.Now().UTC().Format(time.RFC3339),
+			"user": map[string]any{"login": "maintainer", "type": "User"}},
+		"repository": repoJSON(), "installation": map[string]any{"id": 1},
+	})
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// storeReport writes a run's report.json (the bot's test report with the
+// verdict) and report.html into the directory store, as a workflow would.
+func storeReport(t *testing.T, store, run string, verdict pairbench.Label) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "bot", "testdata", "report.json"))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	m["verdict"], m["run_id"] = string(verdict), run
+	require.NoError(t, os.MkdirAll(filepath.Join(store, run), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(store, run, "report.json"), mustMarshal(t, m), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(store, run, "report.html"), []byte("<html></html>"), 0o644))
+}
