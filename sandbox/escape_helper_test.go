@@ -100,6 +100,52 @@ func runEscape(args []string) int {
 		if fd, err = unix.Open("/proc/"+arg+"/mem", flag, 0); err == nil {
 			unix.Close(fd)
 		}
+	case "create-setuid": // create file ARG with mode 04755 by open, creat, mknod or openat2 (ARGS[2])
+		var fd int
+		switch how := args[2]; how {
+		case "openat":
+			fd, err = unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o4755)
+		case "creat":
+			fd, err = unix.Creat(arg, 0o4755)
+		case "mknod":
+			fd, err = -1, unix.Mknod(arg, unix.S_IFREG|0o4755, 0)
+		case "openat2":
+			fd, err = unix.Openat2(unix.AT_FDCWD, arg, &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_EXCL, Mode: 0o4755})
+		default:
+			fmt.Fprintf(os.Stderr, "unknown way %q\n", how)
+			return 2
+		}
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		if err == nil {
+			var st unix.Stat_t
+			if err = unix.Stat(arg, &st); err == nil && st.Mode&0o6000 == 0 {
+				err = errors.New("created, but the kernel dropped the setuid bit")
+			}
+		}
+	case "chmod-setuid": // set ARG's setuid bit by chmod, fchmod, fchmodat or fchmodat2 (ARGS[2])
+		switch how := args[2]; how {
+		case "chmod":
+			err = unix.Chmod(arg, 0o4755)
+		case "fchmod":
+			var fd int
+			if fd, err = unix.Open(arg, unix.O_RDONLY, 0); err == nil {
+				err = unix.Fchmod(fd, 0o6755)
+				unix.Close(fd)
+			}
+		case "fchmodat":
+			err = unix.Fchmodat(unix.AT_FDCWD, arg, 0o2755, 0)
+		case "fchmodat2":
+			p, _ := unix.BytePtrFromString(arg)
+			atCWD := unix.AT_FDCWD
+			if _, _, errno := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(atCWD), uintptr(unsafe.Pointer(p)), 0o4755, 0, 0, 0); errno != 0 {
+				err = errno
+			}
+		default:
+			fmt.Fprintf(os.Stderr, "unknown way %q\n", how)
+			return 2
+		}
 	case "launch": // on the host: be a launcher that the test then kills
 		return launchAndWait(arg, args[2], false)
 	case "launch-clear": // the same, with a command that drops its parent-death signal

@@ -12,8 +12,9 @@ import (
 // deniedSyscalls fail with EPERM inside the sandbox. Namespaces and
 // dropped capabilities already stop most of them; the filter is a second
 // wall, and the only one for the first group:
-//   - reading or writing another process's memory (ptrace, process_vm_*),
-//     even of a process inside the sandbox such as its PID 1;
+//   - reading or writing another process's memory or taking its
+//     descriptors (ptrace, process_vm_*, pidfd_getfd), even of a process
+//     inside the sandbox such as its PID 1;
 //   - kernel interfaces with a record of privilege escalations that an agent
 //     never needs (keyrings, eBPF, perf events, userfaultfd, io_uring);
 //   - mounting, module loading, kexec, swap, reboot, file handles.
@@ -30,6 +31,21 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
 }
 
+// modeSyscall is a system call that sets a file's mode from argument arg.
+type modeSyscall struct {
+	nr  uintptr
+	arg int
+}
+
+// setIDBits are the mode bits no file made or changed inside may carry:
+// a host user running a planted binary would run it as the sandbox's user.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// hiddenModeSyscalls take their mode inside a structure the filter cannot
+// read (openat2's open_how): they fail with ENOSYS, and callers fall back to
+// openat, whose mode it can.
+var hiddenModeSyscalls = []uintptr{unix.SYS_OPENAT2}
+
 // auditArch is the seccomp architecture of the running binary.
 var auditArch = map[string]uint32{
 	"amd64": unix.AUDIT_ARCH_X86_64,
@@ -40,37 +56,60 @@ var auditArch = map[string]uint32{
 // slip past a filter written for the 64-bit numbers.
 const x32SyscallBit = 0x40000000
 
+// Offsets in struct seccomp_data.
+const (
+	seccompNr   = 0
+	seccompArch = 4
+	seccompArgs = 16 // args[0]; each is 8 bytes, its low word first on little-endian hosts
+)
+
 // seccompFilter returns the sandbox's seccomp program as bubblewrap's
 // --seccomp reads it (struct sock_filter array, native byte order), or nil
 // on an architecture it does not know. A system call of another
-// architecture (e.g. i386 through int 0x80) kills the process.
+// architecture (e.g. i386 through int 0x80) kills the process; deniedSyscalls
+// and a mode with setIDBits in modeSyscalls fail with EPERM;
+// hiddenModeSyscalls with ENOSYS.
 func seccompFilter() ([]byte, error) {
 	arch, ok := auditArch[runtime.GOARCH]
 	if !ok {
 		return nil, nil
 	}
-	deny := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-	}
-	checks := len(deniedSyscalls)
+	var p program
+	p.add(bpf.LoadAbsolute{Off: seccompArch, Size: 4})
+	p.jumpIf(bpf.JumpEqual, arch, "", "kill")
+	p.add(bpf.LoadAbsolute{Off: seccompNr, Size: 4})
 	if runtime.GOARCH == "amd64" {
-		checks++
+		p.jumpIf(bpf.JumpGreaterOrEqual, x32SyscallBit, "deny", "")
 	}
-	// Every check jumps to the deny at the end: past the checks after it
-	// and the allow.
-	for i, nr := range deniedSyscalls {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(nr), SkipTrue: uint8(checks - i)})
+	for _, nr := range deniedSyscalls {
+		p.jumpIf(bpf.JumpEqual, uint32(nr), "deny", "")
 	}
-	if runtime.GOARCH == "amd64" {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32SyscallBit, SkipTrue: 1})
+	for _, nr := range hiddenModeSyscalls {
+		p.jumpIf(bpf.JumpEqual, uint32(nr), "enosys", "")
 	}
-	prog = append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}, deny)
+	// Each mode check: if nr matches, load the mode's low word and deny
+	// when it holds a set-id bit, else allow; if not, on to the next.
+	for _, m := range modeSyscalls {
+		p.jumpIf(bpf.JumpEqual, uint32(m.nr), "", fmt.Sprint("next-", m.nr))
+		p.add(bpf.LoadAbsolute{Off: uint32(seccompArgs + 8*m.arg), Size: 4})
+		p.jumpIf(bpf.JumpBitsSet, setIDBits, "deny", "allow")
+		p.label(fmt.Sprint("next-", m.nr))
+		p.add(bpf.LoadAbsolute{Off: seccompNr, Size: 4})
+	}
+	p.label("allow")
+	p.add(bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
+	p.label("deny")
+	p.add(bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)})
+	p.label("enosys")
+	p.add(bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)})
+	p.label("kill")
+	p.add(bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS})
 
-	raw, err := bpf.Assemble(prog)
+	insns, err := p.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: seccomp filter: %w", err)
+	}
+	raw, err := bpf.Assemble(insns)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp filter: %w", err)
 	}
@@ -81,4 +120,57 @@ func seccompFilter() ([]byte, error) {
 		out = binary.NativeEndian.AppendUint32(out, ins.K)
 	}
 	return out, nil
+}
+
+// program is a BPF program with forward jumps to named labels, which
+// resolve turns into offsets.
+type program struct {
+	insns  []bpf.Instruction
+	jumps  map[int][2]string // instruction index -> labels when true, when false ("" is the next)
+	labels map[string]int
+}
+
+func (p *program) add(i bpf.Instruction) { p.insns = append(p.insns, i) }
+
+func (p *program) jumpIf(cond bpf.JumpTest, val uint32, ifTrue, ifFalse string) {
+	if p.jumps == nil {
+		p.jumps = map[int][2]string{}
+	}
+	p.jumps[len(p.insns)] = [2]string{ifTrue, ifFalse}
+	p.add(bpf.JumpIf{Cond: cond, Val: val})
+}
+
+func (p *program) label(name string) {
+	if p.labels == nil {
+		p.labels = map[string]int{}
+	}
+	p.labels[name] = len(p.insns)
+}
+
+func (p *program) resolve() ([]bpf.Instruction, error) {
+	skip := func(from int, label string) (uint8, error) {
+		if label == "" {
+			return 0, nil
+		}
+		to, ok := p.labels[label]
+		if !ok || to <= from {
+			return 0, fmt.Errorf("jump from %d to %q: no such label ahead", from, label)
+		}
+		if to-from-1 > 255 {
+			return 0, fmt.Errorf("jump from %d to %q: too far", from, label)
+		}
+		return uint8(to - from - 1), nil
+	}
+	for i, l := range p.jumps {
+		j := p.insns[i].(bpf.JumpIf)
+		var err error
+		if j.SkipTrue, err = skip(i, l[0]); err != nil {
+			return nil, err
+		}
+		if j.SkipFalse, err = skip(i, l[1]); err != nil {
+			return nil, err
+		}
+		p.insns[i] = j
+	}
+	return p.insns, nil
 }

@@ -32,14 +32,18 @@ func TestSeccompFilterDecisions(t *testing.T) {
 	require.True(t, ok)
 	vm, err := bpf.NewVM(insns)
 	require.NoError(t, err)
-	decide := func(nr, arch uint32) uint32 {
+	decideArgs := func(nr, arch uint32, args ...uint32) uint32 {
 		data := make([]byte, 64) // struct seccomp_data
 		binary.BigEndian.PutUint32(data[0:], nr)
 		binary.BigEndian.PutUint32(data[4:], arch)
+		for i, a := range args { // each argument's low word, where the kernel has it
+			binary.BigEndian.PutUint32(data[seccompArgs+8*i:], a)
+		}
 		v, err := vm.Run(data)
 		require.NoError(t, err)
 		return uint32(v)
 	}
+	decide := func(nr, arch uint32) uint32 { return decideArgs(nr, arch) }
 	deny := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
 	for _, nr := range deniedSyscalls {
 		assert.Equal(t, deny, decide(uint32(nr), arch), "syscall %d", nr)
@@ -48,6 +52,18 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), decide(uint32(nr), arch), "syscall %d", nr)
 	}
 	assert.Equal(t, uint32(unix.SECCOMP_RET_KILL_PROCESS), decide(unix.SYS_READ, 0x40000003), "another architecture")
+	for _, m := range modeSyscalls {
+		args := make([]uint32, m.arg+1)
+		for _, mode := range []uint32{0, 0o644, 0o755, 0o1777, unix.S_IFREG | 0o600} {
+			args[m.arg] = mode
+			assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), decideArgs(uint32(m.nr), arch, args...), "syscall %d mode %o", m.nr, mode)
+		}
+		for _, mode := range []uint32{0o4755, 0o2755, 0o6777, unix.S_IFREG | 0o4000} {
+			args[m.arg] = mode
+			assert.Equal(t, deny, decideArgs(uint32(m.nr), arch, args...), "syscall %d mode %o", m.nr, mode)
+		}
+	}
+	assert.Equal(t, uint32(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)), decide(unix.SYS_OPENAT2, arch), "openat2 hides its mode")
 	if runtime.GOARCH == "amd64" {
 		assert.Equal(t, deny, decide(x32SyscallBit|unix.SYS_READ, arch), "x32 ABI")
 	}
