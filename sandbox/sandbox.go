@@ -144,6 +144,8 @@ type Sandbox struct {
 	bwrap     string
 	exe       *os.File // pairbench binary for the init, started from its descriptor
 	id        identity // who the sandbox is on the host
+	devs      string   // where the device nodes in /dev are bound from
+	devNote   string   // why not from readOnlyDevDir, when they are not
 	release   func()   // ends the egress's admission of id
 	dir       string   // per-agent host directory
 	hold      *os.File // dir, flocked while the sandbox lives (see CleanStale)
@@ -177,6 +179,7 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 	if s.id, err = chooseIdentity(p); err != nil {
 		return nil, err
 	}
+	s.devs, s.devNote = devSource()
 	if err := s.checkReachable(); err != nil {
 		s.id.release()
 		return nil, err
@@ -740,7 +743,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	for _, f := range procReadOnly {
 		a = append(a, "--ro-bind-try", f, f)
 	}
-	a = append(a, "--dev", "/dev")
+	a = append(a, devMounts(s.devs)...)
 	for _, d := range etcDirs {
 		a = append(a, "--ro-bind-try", d, d)
 	}
@@ -758,6 +761,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		return nil, nil, files, err
 	}
 	a = append(a, tmp...)
+	a = append(a, "--perms", "0700", "--dir", shmDir) // /dev/shm, counted with /tmp
 	if !p.NoWorkspace {
 		a = append(a, "--bind", s.workspace, WorkspaceDir)
 	}
@@ -800,7 +804,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	// The root (bubblewrap's tmpfs, /etc's copies with it) is read-only
 	// once everything is mounted on it: the sandbox writes only to /tmp and
 	// /workspace.
-	a = append(a, "--remount-ro", "/")
+	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !envName.MatchString(k) {
 			return nil, nil, files, fmt.Errorf("sandbox: bad environment variable name %q", k)
