@@ -1004,6 +1004,11 @@ func validatePolicy(p Policy) error {
 		if err := checkReadOnly(ro, home); err != nil {
 			return err
 		}
+		if p.Workspace != "" {
+			if err := outsideWorkspace(ro, p.Workspace); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -1049,6 +1054,58 @@ func checkReadOnly(path, home string) error {
 		}
 	}
 	return nil
+}
+
+// outsideWorkspace refuses a read-only mount that the workspace reaches or
+// that reaches the workspace: a program inside is writable through
+// /workspace (and a link the agent leaves in its place would make the next
+// run mount the link's target), and one holding the workspace shows the
+// live worktree, hidden files and all. Both paths are compared as the
+// kernel resolves them (links followed) and by identity (device and inode)
+// up to the root, so a link or another name for the same directory does
+// not get one past.
+func outsideWorkspace(ro, workspace string) error {
+	refuse := func() error {
+		return fmt.Errorf("sandbox: read-only mount %s: inside the workspace %s or holding it; the agent could write it through /workspace (install the program outside)", ro, workspace)
+	}
+	r, err := filepath.EvalSymlinks(ro)
+	if err != nil {
+		return fmt.Errorf("sandbox: read-only mount: %w", err)
+	}
+	w, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	if within(r, w) || within(w, r) {
+		return refuse()
+	}
+	if sameAncestor(r, w) || sameAncestor(w, r) {
+		return refuse()
+	}
+	return nil
+}
+
+// within reports whether path is dir or under it (both clean and absolute).
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// sameAncestor reports whether path or one of its ancestors is the very
+// directory dir is (same device and inode).
+func sameAncestor(path, dir string) bool {
+	var d unix.Stat_t
+	if unix.Stat(dir, &d) != nil {
+		return false
+	}
+	for p := path; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil && st.Dev == d.Dev && st.Ino == d.Ino {
+			return true
+		}
+		if p == "/" || p == "." {
+			return false
+		}
+	}
 }
 
 // executable opens path, or the running binary when path is empty (by
