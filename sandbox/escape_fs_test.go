@@ -256,6 +256,17 @@ func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(wt, "README.md"), []byte("visible\n"), 0o644))
 	require.NoError(t, os.Symlink(".env", filepath.Join(wt, "innocent")))
 	require.NoError(t, os.Symlink(outsideFile, filepath.Join(wt, "outside-link")))
+	// Credentials the old defaults missed: a submodule's and a nested
+	// repository's git configuration, direnv and wrangler files, a PKCS#12
+	// bundle by its Windows name.
+	more := map[string]string{
+		".git/modules/lib/config": newMarker(t, "submodule"), "vendor/x/.git/config": newMarker(t, "nested"),
+		".envrc": newMarker(t, "envrc"), ".dev.vars": newMarker(t, "devvars"), "certs/client.pfx": newMarker(t, "pfx"),
+	}
+	for rel, secret := range more {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(wt, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, rel), []byte(secret), 0o600))
+	}
 
 	sb := openSandbox(t, Policy{Workspace: wt, Hide: DefaultHide})
 	go func() {
@@ -268,7 +279,8 @@ func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 	}()
 	r := runSh(t, sb, `cat README.md .git/HEAD
 		while [ ! -e /tmp/go ]; do sleep 0.02; done
-		for f in .env .git/config sub/.ssh/id_ed25519 sub/.ssh .env.local late-plain.txt innocent outside-link; do
+		for f in .env .git/config sub/.ssh/id_ed25519 sub/.ssh .env.local late-plain.txt innocent outside-link \
+			.git/modules/lib/config vendor/x/.git/config .envrc .dev.vars certs/client.pfx; do
 			if cat "$f" 2>/dev/null || test -e "$f"; then echo "VISIBLE $f"; fi
 		done
 		ls -aR . ; grep -rs pbcanary . ; true`)
@@ -277,6 +289,9 @@ func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 	assert.NotContains(t, r.out, "VISIBLE")
 	for _, secret := range []string{envSecret, gitSecret, sshSecret, lateSecret, outside} {
 		assert.NotContains(t, r.out, secret)
+	}
+	for rel, secret := range more {
+		assert.NotContains(t, r.out, secret, rel)
 	}
 
 	// The agent's edits land in the private copy, not the worktree.
@@ -296,9 +311,21 @@ func TestHiddenPatterns(t *testing.T) {
 		want bool
 	}{
 		{".env", true}, {"a/b/.env", true}, {".env.production", true}, {"prod.env", true},
-		{".git/config", true}, {"sub/.git/config", false}, {".git/HEAD", false},
-		{".ssh", true}, {"home/.ssh", true}, {"keys/id_rsa.pub", true}, {"tls/server.pem", true},
-		{"README.md", false}, {"src/environment.go", false}, {"envelope", false},
+		{".envrc", true}, {"app/.envrc", true}, {".dev.vars", true}, {"worker/.dev.vars.staging", true},
+		{".git/config", true}, {"sub/.git/config", true}, {"a/b/.git/config", true},
+		{".git/modules/lib/config", true}, {".git/modules/a/b/config", true}, {".git/worktrees/w/config.worktree", true},
+		{".git/HEAD", false}, {".git/modules/lib/HEAD", false}, {"src/config", false}, {"config", false},
+		{".ssh", true}, {"home/.ssh", true}, {"keys/id_rsa.pub", true}, {"keys/id_dsa", true}, {"tls/server.pem", true},
+		{"certs/client.pfx", true}, {"android/release.jks", true}, {"app.keystore", true}, {"AuthKey_X.p8", true},
+		{"putty.ppk", true}, {"vault.kdbx", true},
+		{".yarnrc.yml", true}, {".pgpass", true}, {".my.cnf", true}, {"_netrc", true}, {".vault-token", true},
+		{"infra/terraform.tfstate", true}, {"infra/terraform.tfstate.backup", true}, {"prod.tfvars", true},
+		{".s3cfg", true}, {".boto", true}, {".azure", true}, {".config/gcloud", true}, {"x/.config/gcloud", true},
+		{".claude/.credentials.json", true}, {".claude/settings.local.json", true}, {".claude/settings.json", false},
+		{".codex/auth.json", true}, {"gcp/credentials.json", true}, {"service-account-prod.json", true},
+		{".htpasswd", true},
+		{"README.md", false}, {"src/environment.go", false}, {"envelope", false}, {"keyboard.go", false},
+		{"docs/pem-format.md", false}, {"package.json", false},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, hidden(c.rel, DefaultHide), "hidden(%q)", c.rel)

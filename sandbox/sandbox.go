@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench/internal/heldir"
@@ -129,11 +130,26 @@ type Policy struct {
 }
 
 // DefaultHide names the files that commonly hold credentials in a worktree.
+// A pattern with a slash is matched against the whole path ("**" crosses
+// directories), one without against each name.
 var DefaultHide = []string{
-	".env", ".env.*", "*.env",
-	".git/config", ".git-credentials", ".netrc", ".npmrc", ".pypirc",
-	".ssh", ".aws", ".gnupg", ".docker", ".kube",
-	"id_rsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key", "*.p12",
+	// Environment files (dotenv, direnv, Cloudflare's wrangler).
+	".env", ".env.*", "*.env", ".envrc", ".dev.vars", ".dev.vars.*",
+	// Git: a repository's configuration (remote URLs with tokens,
+	// credential helpers) at any depth, submodules' and worktrees' too.
+	"**/.git/**/config", "**/.git/**/config.worktree", ".git-credentials",
+	// Package managers, databases and tools that keep tokens in a dot file.
+	".netrc", "_netrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".pgpass", ".my.cnf",
+	".boto", ".s3cfg", ".vault-token", ".terraformrc", "terraform.rc", ".htpasswd",
+	"*.tfstate", "*.tfstate.*", "*.tfvars",
+	// Credential directories.
+	".ssh", ".aws", ".azure", ".gnupg", ".docker", ".kube", "**/.config/gcloud",
+	// Agents' own logins.
+	"**/.claude/.credentials.json", "**/.claude/settings.local.json", "**/.codex/auth.json",
+	"credentials.json", "service-account*.json",
+	// Keys, certificates with keys, keystores, password databases.
+	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.p8", "*.ppk", "*.kdbx",
 }
 
 // Sandbox is one agent's confinement: its per-agent directory (over /tmp
@@ -764,6 +780,11 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	a = append(a, "--perms", "0700", "--dir", shmDir) // /dev/shm, counted with /tmp
 	if !p.NoWorkspace {
 		a = append(a, "--bind", s.workspace, WorkspaceDir)
+		git, err := gitMounts(s.workspace)
+		if err != nil {
+			return nil, nil, files, err
+		}
+		a = append(a, git...)
 	}
 	for _, ro := range p.ReadOnly {
 		a = append(a, "--ro-bind", ro, ro)
@@ -985,6 +1006,11 @@ func validatePolicy(p Policy) error {
 	}
 	if err := checkFiles(p.Files); err != nil {
 		return err
+	}
+	for _, h := range p.Hide {
+		if !doublestar.ValidatePattern(h) {
+			return fmt.Errorf("sandbox: hide pattern %q is not a valid pattern", h)
+		}
 	}
 	if p.Workspace != "" {
 		if err := requireDir(p.Workspace); err != nil {

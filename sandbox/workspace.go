@@ -10,13 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 const noFollow = syscall.O_NOFOLLOW
 
 // hidden reports whether rel (slash-separated, relative to the workspace)
 // matches one of the Hide patterns: a pattern without a slash against its
-// last element, one with a slash against the whole path.
+// last element, one with a slash against the whole path ("**" matching any
+// number of directories, doublestar's syntax).
 func hidden(rel string, patterns []string) bool {
 	base := path.Base(rel)
 	for _, p := range patterns {
@@ -24,7 +27,7 @@ func hidden(rel string, patterns []string) bool {
 		if strings.Contains(p, "/") {
 			subject = rel
 		}
-		if ok, _ := path.Match(p, subject); ok {
+		if ok, _ := doublestar.Match(p, subject); ok {
 			return true
 		}
 	}
