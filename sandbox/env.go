@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -19,7 +21,10 @@ var providerPrefixes = map[string][]string{
 	"vercel":         {"AI_GATEWAY_"},
 }
 
-// proxyVars and caVars are passed through when set: HTTP clients read them.
+// proxyVars and caVars are the host's HTTP client settings. They never pass:
+// inside, the egress proxy is the only way out and sets its own, and the
+// host's may hold credentials (a proxy URL's user:password) or name host
+// files the sandbox does not have.
 var (
 	proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 	caVars    = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
@@ -43,22 +48,26 @@ func ProviderPrefixes(model string) []string {
 }
 
 // AgentEnv selects from host (a process environment, "NAME=value" entries
-// as os.Environ returns them) the variables an agent for model may get:
-// its provider's (ProviderPrefixes), the proxy and CA bundle variables,
-// and the ones named in extra. Everything else is dropped; a later entry
-// for a name wins, as in a process environment. The result is meant for
-// Policy.Env; an Egress's own proxy, CA and placeholder variables override
-// it there.
+// as os.Environ returns them) the variables an agent for model may get: its
+// provider's (ProviderPrefixes) and the ones named in extra, but never one
+// that bears a secret (SecretBearing) or the host's proxy and CA settings.
+// A secret reaches an agent only as a placeholder: give it to the egress
+// proxy as a Secret. A later entry for a name wins, as in a process
+// environment. The result is meant for Policy.Env; an Egress's own proxy,
+// CA and placeholder variables override it there.
 func AgentEnv(host []string, model string, extra ...string) map[string]string {
 	prefixes := ProviderPrefixes(model)
 	allowed := func(name string) bool {
+		if slices.Contains(proxyVars, name) || slices.Contains(caVars, name) {
+			return false
+		}
 		for _, p := range prefixes {
 			// A prefix ending in '_' matches the family; any other is an exact name.
 			if strings.HasSuffix(p, "_") && strings.HasPrefix(name, p) || name == p {
 				return true
 			}
 		}
-		return slices.Contains(proxyVars, name) || slices.Contains(caVars, name) || slices.Contains(extra, name)
+		return slices.Contains(extra, name)
 	}
 	env := map[string]string{}
 	for _, kv := range host {
@@ -66,7 +75,62 @@ func AgentEnv(host []string, model string, extra ...string) map[string]string {
 		if !ok || !envName.MatchString(name) || !allowed(name) {
 			continue
 		}
+		if SecretBearing(name, value) {
+			delete(env, name) // an earlier, harmless value of the name goes too
+			continue
+		}
 		env[name] = value
 	}
 	return env
+}
+
+// secretNameParts mark a variable whose value is, or holds, a secret.
+var secretNameParts = []string{
+	"KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE",
+	"PROXY", "HEADER",
+}
+
+// secretQuery are URL query parameters that carry a credential.
+var secretQuery = regexp.MustCompile(`(?i)^(.*[-_])?(key|apikey|token|secret|sig|signature|password|passwd|pass|auth|code|credential|session)$`)
+
+// keyShapes are the prefixes of well-known credential formats (OpenAI and
+// Anthropic sk-, Google AIza, AWS access key ids, GitHub, GitLab, Slack,
+// Hugging Face, Groq, xAI, Replicate, Perplexity tokens, JWTs, HTTP
+// authorization schemes), matched at the start of a word.
+var keyShapes = regexp.MustCompile(`(^|[^A-Za-z0-9])(sk-|sk_|rk_|AIza|AKIA|ASIA|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|xapp-|hf_|gsk_|xai-|r8_|pplx-|eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
+
+// SecretBearing reports whether a variable bears a secret, by its name
+// (KEY, TOKEN, SECRET, PASS, CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE,
+// SIGNATURE, PROXY, HEADER in any case) or its value: a URL with user
+// information or a credential in its query, or a string shaped like a
+// well-known key or authorization header. It is deliberately wide: a
+// setting it takes for a secret only stays out of the sandbox.
+func SecretBearing(name, value string) bool {
+	upper := strings.ToUpper(name)
+	for _, part := range secretNameParts {
+		if strings.Contains(upper, part) {
+			return true
+		}
+	}
+	if keyShapes.MatchString(value) {
+		return true
+	}
+	for _, word := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\t' }) {
+		if !strings.Contains(word, "://") {
+			continue
+		}
+		u, err := url.Parse(word)
+		if err != nil {
+			return true // a URL too odd to read may hide anything
+		}
+		if u.User != nil {
+			return true
+		}
+		for k := range u.Query() {
+			if secretQuery.MatchString(k) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -18,25 +18,13 @@ const Redacted = "[REDACTED]"
 // shorter values (a "1", a port) would blank out ordinary text.
 const RedactMinLen = 8
 
-// secretNameParts mark a variable whose value is a secret.
-var secretNameParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}
-
 // SecretValues returns the values in env that are secrets by default: those
-// of variables whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD,
-// CREDENTIAL, AUTH, COOKIE or SESSION, or that is a proxy URL variable
-// (it may carry user:password), when at least RedactMinLen long.
+// of variables that SecretBearing says bear one, when at least RedactMinLen
+// long.
 func SecretValues(env map[string]string) []string {
 	var out []string
 	for name, v := range env {
-		if len(v) < RedactMinLen {
-			continue
-		}
-		upper := strings.ToUpper(name)
-		secret := slices.Contains(proxyVars, name) && !strings.EqualFold(name, "NO_PROXY")
-		for _, part := range secretNameParts {
-			secret = secret || strings.Contains(upper, part)
-		}
-		if secret {
+		if len(v) >= RedactMinLen && SecretBearing(name, v) && !strings.EqualFold(name, "NO_PROXY") {
 			out = append(out, v)
 		}
 	}
