@@ -40,7 +40,7 @@ func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Proble
 	// The rows stream through the statistics, which keep a few numbers of
 	// each: a run of any size is reported in little memory.
 	b := stats.NewBuilder(plan.StatsPlan())
-	if err := dir.ScanRows(plan.RunID, problem, b.Add); err != nil {
+	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread(), problem, b.Add); err != nil {
 		return nil, err
 	}
 	return out.WriteReport(b.Report(), runner.ReportOptions{Link: link})

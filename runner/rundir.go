@@ -236,6 +236,12 @@ func (d RunDir) ReadRows(runID string, problem func(Problem)) ([]pairbench.Row, 
 // of another run id are left out: they would mix two runs' trials.
 // Whatever is skipped is told to problem, if not nil.
 func (d RunDir) ScanRows(runID string, problem func(Problem), fn func(*pairbench.Row)) error {
+	return d.ScanRowsSkipping(runID, 0, problem, fn)
+}
+
+// ScanRowsSkipping is ScanRows leaving the fields in skip empty in every
+// row (see pairbench.ScanRowsSkipping).
+func (d RunDir) ScanRowsSkipping(runID string, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) error {
 	files, err := d.RowsFiles()
 	if err != nil {
 		return err
@@ -252,7 +258,7 @@ func (d RunDir) ScanRows(runID string, problem func(Problem), fn func(*pairbench
 		fn(r)
 	}
 	for _, rel := range files {
-		if err := d.scanRowsFile(rel, problem, keep); err != nil {
+		if err := d.scanRowsFile(rel, skip, problem, keep); err != nil {
 			return err
 		}
 	}
@@ -264,7 +270,7 @@ func (d RunDir) ScanRows(runID string, problem func(Problem), fn func(*pairbench
 
 // scanRowsFile streams the run-relative rows file rel to fn, every run id
 // included. A missing file has no rows.
-func (d RunDir) scanRowsFile(rel string, problem func(Problem), fn func(*pairbench.Row)) error {
+func (d RunDir) scanRowsFile(rel string, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) error {
 	name := d.File(rel)
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -274,12 +280,12 @@ func (d RunDir) scanRowsFile(rel string, problem func(Problem), fn func(*pairben
 		return fmt.Errorf("open rows: %w", err)
 	}
 	defer f.Close()
-	return scanRows(f, name, problem, fn)
+	return scanRows(f, name, skip, problem, fn)
 }
 
 // scanRows streams one rows stream named name (a file, or a stored object).
-func scanRows(r io.Reader, name string, problem func(Problem), fn func(*pairbench.Row)) error {
-	partial, err := pairbench.ScanRows(r, func(row *pairbench.Row) error { fn(row); return nil })
+func scanRows(r io.Reader, name string, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) error {
+	partial, err := pairbench.ScanRowsSkipping(r, skip, func(row *pairbench.Row) error { fn(row); return nil })
 	var rowErr *pairbench.RowError
 	if errors.As(err, &rowErr) {
 		return fmt.Errorf("%s:%d: %w", name, rowErr.Line, rowErr.Err)
@@ -312,7 +318,7 @@ func (d RunDir) ReadRowsFile(rel string, problem func(Problem)) ([]pairbench.Row
 // readRows reads one rows stream named name (a file, or a stored object).
 func readRows(r io.Reader, name string, problem func(Problem)) ([]pairbench.Row, error) {
 	var rows []pairbench.Row
-	if err := scanRows(r, name, problem, func(row *pairbench.Row) { rows = append(rows, *row) }); err != nil {
+	if err := scanRows(r, name, 0, problem, func(row *pairbench.Row) { rows = append(rows, *row) }); err != nil {
 		return nil, err
 	}
 	return rows, nil

@@ -296,6 +296,20 @@ func NewBuilder(plan Plan) *Builder {
 	return b
 }
 
+// Unread returns the fields of a row that Add never reads, for a reader to
+// skip: every bulky field but the extracted answer, which agreement checks
+// compare, when an intent of the plan has one.
+func (b *Builder) Unread() pairbench.RowFields {
+	f := pairbench.FieldTrialDir | pairbench.FieldReason | pairbench.FieldRaw | pairbench.FieldExtracted |
+		pairbench.FieldToolsDeclared | pairbench.FieldUnregistered | pairbench.FieldError | pairbench.FieldStartedAt
+	for _, a := range b.agree {
+		if a != nil {
+			f &^= pairbench.FieldExtracted
+		}
+	}
+	return f
+}
+
 // Add records one row. A row that fails pairbench.Row.Validate is skipped
 // and counted. Add keeps nothing that points into r.
 func (b *Builder) Add(r *pairbench.Row) {

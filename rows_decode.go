@@ -1,0 +1,618 @@
+package pairbench
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// rowDecoder is the fast path of the rows reader: a scanner over the known
+// fields of a row that decodes the lines a trial writes without reflection
+// and shares the strings that repeat from row to row (intent, arm, tool
+// names, ...).
+//
+// It never rejects a line. It either decodes it into exactly the Row that
+// encoding/json would (FuzzRowDecoder checks this), or gives up, and
+// encoding/json decides, errors included. It gives up on anything a trial
+// does not write: an unknown, repeated or differently cased key, an escape
+// in a key, null, a number that needs care, a surrogate escape, invalid
+// UTF-8, anything after the object, and on every syntax error.
+//
+// A rowDecoder is not safe for concurrent use.
+type rowDecoder struct {
+	names   map[string]string // shared strings, at most maxNames
+	scratch []byte            // a string with escapes, decoded
+}
+
+const (
+	// maxNames bounds the shared strings a decoder keeps: a rows file of
+	// ever new names costs allocations, never memory.
+	maxNames = 1 << 13
+	// maxNameLen is the longest string shared.
+	maxNameLen = 96
+	// maxDepth is the deepest nesting of an extracted answer the fast path
+	// decodes (encoding/json's own limit is 10,000).
+	maxDepth = 200
+)
+
+func newRowDecoder() *rowDecoder { return &rowDecoder{names: make(map[string]string)} }
+
+// rowScan is one line being decoded.
+type rowScan struct {
+	d    *rowDecoder
+	b    []byte
+	i    int
+	skip RowFields
+}
+
+// decode decodes the whole trimmed line b into the zero Row at row, leaving
+// the fields in skip empty, and reports false when encoding/json must
+// decide instead (row is then garbage).
+func (d *rowDecoder) decode(b []byte, row *Row, skip RowFields) bool {
+	s := rowScan{d: d, b: b, skip: skip}
+	if !s.row(row) {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// kept returns p, or nil when the field f is skipped.
+func kept[T any](s *rowScan, f RowFields, p *T) *T {
+	if s.skip&f != 0 {
+		return nil
+	}
+	return p
+}
+
+func (s *rowScan) row(r *Row) bool {
+	return s.fields(func(key []byte) (uint32, bool) {
+		switch string(key) {
+		case "v":
+			return 1 << 0, s.int(&r.V)
+		case "run_id":
+			return 1 << 1, s.name(&r.RunID)
+		case "intent":
+			return 1 << 2, s.name(&r.Intent)
+		case "domain":
+			return 1 << 3, s.name(&r.Domain)
+		case "stage":
+			return 1 << 4, s.name((*string)(&r.Stage))
+		case "pair":
+			return 1 << 5, s.int(&r.Pair)
+		case "order":
+			return 1 << 6, s.name((*string)(&r.Order))
+		case "arm":
+			return 1 << 7, s.name((*string)(&r.Arm))
+		case "attempt":
+			return 1 << 8, s.int(&r.Attempt)
+		case "trial_dir":
+			return 1 << 9, s.text(kept(s, FieldTrialDir, &r.TrialDir))
+		case "outcome":
+			return 1 << 10, s.name((*string)(&r.Outcome))
+		case "reason":
+			return 1 << 11, s.text(kept(s, FieldReason, &r.Reason))
+		case "answer":
+			return 1 << 12, s.answer(&r.Answer)
+		case "wall_seconds":
+			return 1 << 13, s.float(&r.WallSeconds)
+		case "start_delay_ms":
+			return 1 << 14, s.int64(&r.StartDelayMS)
+		case "turns":
+			return 1 << 15, s.int(&r.Turns)
+		case "input_tokens":
+			return 1 << 16, s.int64(&r.InputTokens)
+		case "output_tokens":
+			return 1 << 17, s.int64(&r.OutputTokens)
+		case "cost_usd":
+			return 1 << 18, s.float(&r.CostUSD)
+		case "caps_hit":
+			return 1 << 19, s.caps(&r.CapsHit)
+		case "tools_declared":
+			return 1 << 20, s.names(kept(s, FieldToolsDeclared, &r.ToolsDeclared))
+		case "webmcp":
+			return 1 << 21, s.invocations(&r.WebMCP)
+		case "native_tools":
+			return 1 << 22, s.names(&r.NativeTools)
+		case "unregistered":
+			return 1 << 23, s.failures(kept(s, FieldUnregistered, &r.Unregistered))
+		case "adopted":
+			return 1 << 24, s.bool(&r.Adopted)
+		case "error":
+			return 1 << 25, s.text(kept(s, FieldError, &r.Error))
+		case "started_at":
+			return 1 << 26, s.text(kept(s, FieldStartedAt, &r.StartedAt))
+		}
+		return 0, false
+	})
+}
+
+func (s *rowScan) answer(a *Answer) bool {
+	return s.fields(func(key []byte) (uint32, bool) {
+		switch string(key) {
+		case "raw":
+			return 1, s.text(kept(s, FieldRaw, &a.Raw))
+		case "extracted":
+			if s.peek() != '{' {
+				return 2, false // null and non-objects: encoding/json's to decide
+			}
+			if s.skip&FieldExtracted != 0 {
+				return 2, s.skipValue(0)
+			}
+			v, ok := s.value(0)
+			a.Extracted, _ = v.(map[string]any)
+			return 2, ok
+		}
+		return 0, false
+	})
+}
+
+func (s *rowScan) invocations(out *[]Invocation) bool {
+	return objects(s, out, func(inv *Invocation, key []byte) (uint32, bool) {
+		switch string(key) {
+		case "tool":
+			return 1, s.name(&inv.Tool)
+		case "status":
+			return 2, s.name(&inv.Status)
+		case "error":
+			return 4, s.name(&inv.Error)
+		case "ms":
+			return 8, s.int64(&inv.MS)
+		case "registered":
+			return 16, s.bool(&inv.Registered)
+		}
+		return 0, false
+	})
+}
+
+// failures reads registration failures; with out nil it only checks them.
+func (s *rowScan) failures(out *[]RegistrationFailure) bool {
+	if out == nil {
+		out = new([]RegistrationFailure) // rare: read and dropped
+	}
+	return objects(s, out, func(rf *RegistrationFailure, key []byte) (uint32, bool) {
+		switch string(key) {
+		case "tool":
+			return 1, s.name(&rf.Tool)
+		case "file":
+			return 2, s.name(&rf.File)
+		case "line":
+			return 4, s.int(&rf.Line)
+		case "url":
+			return 8, s.name(&rf.URL)
+		case "error":
+			return 16, s.name(&rf.Error)
+		}
+		return 0, false
+	})
+}
+
+// objects reads an array of objects into out, each object's keys read by
+// field.
+func objects[T any](s *rowScan, out *[]T, field func(v *T, key []byte) (uint32, bool)) bool {
+	*out = make([]T, 0, 2)
+	return s.array(func() bool {
+		var v T
+		ok := s.fields(func(key []byte) (uint32, bool) { return field(&v, key) })
+		*out = append(*out, v)
+		return ok
+	})
+}
+
+// names reads an array of strings; with out nil it only checks it.
+func (s *rowScan) names(out *[]string) bool {
+	if out == nil {
+		return s.array(func() bool { _, ok := s.str(); return ok })
+	}
+	*out = make([]string, 0, 16)
+	return s.array(func() bool {
+		var v string
+		ok := s.name(&v)
+		*out = append(*out, v)
+		return ok
+	})
+}
+
+func (s *rowScan) caps(out *[]Cap) bool {
+	*out = make([]Cap, 0, 1)
+	return s.array(func() bool {
+		var v string
+		ok := s.name(&v)
+		*out = append(*out, Cap(v))
+		return ok
+	})
+}
+
+// fields reads an object of known keys: field reads the value of key and
+// returns the key's bit, unique among the object's keys, so that a repeated
+// key is left to encoding/json (it merges some values and replaces others).
+func (s *rowScan) fields(field func(key []byte) (bit uint32, ok bool)) bool {
+	var seen uint32
+	return s.object(s.key, func(key []byte) bool {
+		bit, ok := field(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+}
+
+// ws skips JSON white space.
+func (s *rowScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, 0 at the end.
+func (s *rowScan) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// object reads an object, each key by readKey, calling field after each
+// key with the scanner at its value.
+func (s *rowScan) object(readKey func() ([]byte, bool), field func(key []byte) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		key, ok := readKey()
+		if !ok || s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !field(key) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array reads an array, calling elem with the scanner at each element.
+func (s *rowScan) array(elem func() bool) bool {
+	if s.peek() != '[' {
+		return false
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		if !elem() {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// key reads an object key without escapes, as it is in the input.
+func (s *rowScan) key() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// str reads a string and returns its decoded bytes, valid until the next
+// call.
+func (s *rowScan) str() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	ascii := true
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			v := s.b[start:j]
+			return v, ascii || utf8.Valid(v)
+		case c == '\\':
+			return s.escaped(start, j)
+		case c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// escaped reads the rest of a string from its first escape at j into the
+// decoder's scratch buffer.
+func (s *rowScan) escaped(start, j int) ([]byte, bool) {
+	buf := append(s.d.scratch[:0], s.b[start:j]...)
+	defer func() { s.d.scratch = buf[:0] }()
+	for j < len(s.b) {
+		c := s.b[j]
+		switch {
+		case c == '"':
+			s.i = j + 1
+			return buf, utf8.Valid(buf)
+		case c < 0x20:
+			return nil, false
+		case c != '\\':
+			buf = append(buf, c)
+			j++
+			continue
+		}
+		if j+1 >= len(s.b) {
+			return nil, false
+		}
+		switch e := s.b[j+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			if j+6 > len(s.b) {
+				return nil, false
+			}
+			r, err := strconv.ParseUint(string(s.b[j+2:j+6]), 16, 32)
+			if err != nil || (r >= 0xD800 && r < 0xE000) {
+				return nil, false // a surrogate half: encoding/json pairs or replaces it
+			}
+			buf = utf8.AppendRune(buf, rune(r))
+			j += 6
+			continue
+		default:
+			return nil, false
+		}
+		j += 2
+	}
+	return nil, false
+}
+
+// text reads a string that rarely repeats; with out nil it only checks it.
+func (s *rowScan) text(out *string) bool {
+	v, ok := s.str()
+	if out != nil {
+		*out = string(v)
+	}
+	return ok
+}
+
+// name reads a string that often repeats, shared between rows.
+func (s *rowScan) name(out *string) bool {
+	v, ok := s.str()
+	*out = s.d.share(v)
+	return ok
+}
+
+// share returns b as a string, the same string for the same bytes while
+// the decoder has room.
+func (d *rowDecoder) share(b []byte) string {
+	if len(b) > maxNameLen {
+		return string(b)
+	}
+	if v, ok := d.names[string(b)]; ok {
+		return v
+	}
+	if len(d.names) == maxNames {
+		clear(d.names) // start over rather than grow
+	}
+	v := string(b)
+	d.names[v] = v
+	return v
+}
+
+func (s *rowScan) bool(out *bool) bool {
+	switch {
+	case s.lit("true"):
+		*out = true
+	case s.lit("false"):
+		*out = false
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *rowScan) lit(word string) bool {
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// number reads a number literal as JSON's grammar defines it, and reports
+// whether it is an integer (no fraction, no exponent).
+func (s *rowScan) number() (lit []byte, integer, ok bool) {
+	b, j := s.b, s.i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case j < len(b) && b[j] >= '1' && b[j] <= '9':
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+	default:
+		return nil, false, false
+	}
+	integer = true
+	if j < len(b) && b[j] == '.' {
+		integer = false
+		j++
+		k := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			return nil, false, false
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		integer = false
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			return nil, false, false
+		}
+	}
+	lit, s.i = b[s.i:j], j
+	return lit, integer, true
+}
+
+func (s *rowScan) int64(out *int64) bool {
+	lit, integer, ok := s.number()
+	if !ok || !integer {
+		return false // a fraction or exponent into an integer field: encoding/json's error
+	}
+	n, err := strconv.ParseInt(string(lit), 10, 64)
+	*out = n
+	return err == nil
+}
+
+func (s *rowScan) int(out *int) bool {
+	var n int64
+	ok := s.int64(&n)
+	*out = int(n)
+	return ok && int64(*out) == n
+}
+
+func (s *rowScan) float(out *float64) bool {
+	lit, _, ok := s.number()
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	*out = f
+	return err == nil
+}
+
+// value reads any JSON value as encoding/json decodes it into an any:
+// objects as map[string]any, arrays as []any, numbers as float64.
+func (s *rowScan) value(depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	switch s.peek() {
+	case '{':
+		m := make(map[string]any)
+		ok := s.objectAny(func(key string) bool {
+			v, ok := s.value(depth + 1)
+			m[key] = v
+			return ok
+		})
+		return m, ok
+	case '[':
+		out := make([]any, 0, 4)
+		ok := s.array(func() bool {
+			v, ok := s.value(depth + 1)
+			out = append(out, v)
+			return ok
+		})
+		return out, ok
+	case '"':
+		v, ok := s.str()
+		return s.d.share(v), ok
+	case 't':
+		return true, s.lit("true")
+	case 'f':
+		return false, s.lit("false")
+	case 'n':
+		return nil, s.lit("null")
+	}
+	lit, _, ok := s.number()
+	if !ok {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	return f, err == nil
+}
+
+// objectAny reads an object of an any value, whose keys may hold escapes.
+// A repeated key keeps its last value, as in encoding/json.
+func (s *rowScan) objectAny(field func(key string) bool) bool {
+	return s.object(s.str, func(key []byte) bool { return field(s.d.share(key)) })
+}
+
+// skipValue checks any JSON value as value reads it, keeping nothing.
+func (s *rowScan) skipValue(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	switch s.peek() {
+	case '{':
+		return s.objectAny(func(string) bool { return s.skipValue(depth + 1) })
+	case '[':
+		return s.array(func() bool { return s.skipValue(depth + 1) })
+	case '"':
+		_, ok := s.str()
+		return ok
+	case 't':
+		return s.lit("true")
+	case 'f':
+		return s.lit("false")
+	case 'n':
+		return s.lit("null")
+	}
+	lit, _, ok := s.number()
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(lit), 64)
+	return err == nil
+}
