@@ -189,12 +189,12 @@ func (s *rowScan) failures(out *[]RegistrationFailure) bool {
 // objects reads an array of objects into out, each object's keys read by
 // field.
 func objects[T any](s *rowScan, out *[]T, field func(v *T, key []byte) (uint32, bool)) bool {
-	*out = make([]T, 0, 2)
+	*out = make([]T, 0, 1)
 	return s.array(func() bool {
-		var v T
-		ok := s.fields(func(key []byte) (uint32, bool) { return field(&v, key) })
-		*out = append(*out, v)
-		return ok
+		var zero T
+		*out = append(*out, zero)
+		v := &(*out)[len(*out)-1]
+		return s.fields(func(key []byte) (uint32, bool) { return field(v, key) })
 	})
 }
 

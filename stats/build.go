@@ -236,6 +236,10 @@ func ratio(c, t float64) float64 {
 // arm describes one arm over the complete pairs.
 func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 	st := ArmStats{N: len(pairs), Outcomes: map[pairbench.Outcome]int{}}
+	side := 0 // in pairRef.x
+	if treatment {
+		side = 1
+	}
 	pick := func(p pairRef) *record {
 		if treatment {
 			return p.t
@@ -247,7 +251,7 @@ func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 	native := map[string]bool{}
 	for _, p := range pairs {
 		r := pick(p)
-		st.Outcomes[r.outcome]++
+		st.Outcomes[r.outcome()]++
 		wall += r.wall
 		if r.is(flagAdopted) {
 			adopted++
@@ -258,7 +262,7 @@ func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 				st.Toolless++
 			}
 		}
-		if tools := r.native(); len(tools) > 0 {
+		if tools := p.x[side].native(); len(tools) > 0 {
 			st.NativeStarts = append(st.NativeStarts, int(r.pair))
 			for _, t := range tools {
 				native[t] = true

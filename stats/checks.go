@@ -70,7 +70,7 @@ func (a *analysis) runChecks(intents []Intent, work []intentWork) RunChecks {
 				tot.AgentMinutes += r.wall / 60
 				tot.Turns += int(r.turns)
 				tot.SpendUSD += r.cost
-				for _, cp := range r.capsHit() {
+				for _, cp := range capsHit(r, p.x[k]) {
 					cc := caps[cp]
 					if cc == nil {
 						cc = &CapCount{Cap: cp}

@@ -53,8 +53,9 @@ func adjustFamily(ps, pmin []float64, alpha float64) []familyResult {
 		sel[j] = ps[i]
 	}
 	adj := Holm(sel)
+	sorted := slices.Sorted(slices.Values(sel))
 	for j, i := range idx {
-		h := newHolmOthers(sel, j)
+		h := newHolmOthers(sorted, sel[j])
 		out[i] = familyResult{Tested: true, Adj: adj[j], Best: h.adjusted(pmin[i]), Threshold: h.threshold(alpha)}
 	}
 	return out
@@ -86,12 +87,14 @@ type holmOthers struct {
 	pref []float64
 }
 
-func newHolmOthers(ps []float64, self int) holmOthers {
-	others := make([]float64, 0, len(ps)-1)
-	others = append(others, ps[:self]...)
-	others = append(others, ps[self+1:]...)
-	slices.Sort(others)
-	h := holmOthers{m: len(ps), others: others, pref: make([]float64, len(others)+1)}
+// newHolmOthers prepares the member whose p is self among the family's p
+// values sorted (ascending, self among them).
+func newHolmOthers(sorted []float64, self float64) holmOthers {
+	at, _ := slices.BinarySearch(sorted, self)
+	others := make([]float64, 0, len(sorted)-1)
+	others = append(others, sorted[:at]...)
+	others = append(others, sorted[at+1:]...)
+	h := holmOthers{m: len(sorted), others: others, pref: make([]float64, len(others)+1)}
 	for j, q := range others {
 		h.pref[j+1] = max(h.pref[j], min(1, float64(h.m-j)*q))
 	}

@@ -69,7 +69,7 @@ func manySpecs(intents, pairs int) []genSpec {
 	specs := make([]genSpec, intents)
 	for i := range specs {
 		specs[i] = genSpec{
-			id: fmt.Sprintf("intent-%02d", i), domain: fmt.Sprintf("d%d.example", i%5), pairs: pairs,
+			id: fmt.Sprintf("intent-%04d", i), domain: fmt.Sprintf("d%d.example", i%5), pairs: pairs,
 			pc: 0.8, pt: 0.8 + 0.1*float64(i%3-1), speedup: 1 + 0.1*float64(i%4), adopt: 0.9,
 		}
 	}

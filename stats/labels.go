@@ -95,8 +95,8 @@ func agreementCheck(ag Agreement, both []pairRef, sp *Speed) *AgreementCheck {
 	for _, p := range both {
 		// Answers are read as grading reads them (pairbench.Lookup, Price,
 		// AsSet), so a price or a set means the same here as in a rule.
-		cv, okC := p.c.answer()
-		tv, okT := p.t.answer()
+		cv, okC := p.x[0].answer()
+		tv, okT := p.x[1].answer()
 		if !okC || !okT || cv == nil || tv == nil {
 			ch.Unreadable++
 			continue

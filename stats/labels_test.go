@@ -108,9 +108,9 @@ func TestDecide(t *testing.T) {
 // Builder keeps them for an agreement check on field.
 func answerPair(c, t map[string]any, field string) pairRef {
 	ag := &Agreement{Field: field}
-	rc := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: c}}, ag)
-	rt := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: t}}, ag)
-	return pairRef{c: &rc, t: &rt}
+	rc, xc := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: c}}, ag)
+	rt, xt := newRecord(&pairbench.Row{Outcome: pairbench.Correct, Answer: pairbench.Answer{Extracted: t}}, ag)
+	return pairRef{c: &rc, t: &rt, x: [2]*recordExtra{xc, xt}}
 }
 
 func TestAgreementCheck(t *testing.T) {

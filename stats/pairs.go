@@ -10,6 +10,8 @@ import (
 
 // record is what the statistics keep of one attempt: a few numbers instead
 // of the whole row, so that a run of millions of rows fits in little memory.
+// It holds no pointer, so the garbage collector never reads the records;
+// the rare parts are a recordExtra beside it.
 type record struct {
 	wall, cost  float64
 	inputTokens int64
@@ -17,11 +19,8 @@ type record struct {
 	pair        int32
 	attempt     int32
 	turns       int32
-	outcome     pairbench.Outcome
+	oc          uint8 // the outcome's index in pairbench.Outcomes
 	flags       recordFlags
-	// extra holds the rare parts: native tools, caps other than the known
-	// three, and the answer an agreement check compares.
-	extra *recordExtra
 }
 
 type recordFlags uint8
@@ -36,17 +35,22 @@ const (
 	flagCapSpend
 )
 
+// recordExtra holds the rare parts of an attempt: native tools, caps other
+// than the known three, and the answer an agreement check compares. A nil
+// *recordExtra has none.
 type recordExtra struct {
-	native []string
-	caps   []pairbench.Cap // caps other than time, turns and spend
-	// answer is the extracted answer at the agreement check's field, and
+	nativeTools []string
+	caps        []pairbench.Cap // caps other than time, turns and spend
+	// answerAt is the extracted answer at the agreement check's field, and
 	// hasAnswer whether it was there.
-	answer    any
+	answerAt  any
 	hasAnswer bool
 }
 
 func (t *record) is(f recordFlags) bool { return t.flags&f != 0 }
-func (t *record) correct() bool         { return t.outcome == pairbench.Correct }
+func (t *record) correct() bool         { return t.outcome() == pairbench.Correct }
+
+func (t *record) outcome() pairbench.Outcome { return pairbench.Outcomes[t.oc] }
 
 func (t *record) order() pairbench.Order {
 	if t.is(flagBA) {
@@ -55,45 +59,46 @@ func (t *record) order() pairbench.Order {
 	return pairbench.AB
 }
 
-// capsHit lists the caps the trial hit, known ones first.
-func (t *record) capsHit() []pairbench.Cap {
+// capsHit lists the caps the trial r hit, known ones first; x is its
+// extra.
+func capsHit(r *record, x *recordExtra) []pairbench.Cap {
 	var out []pairbench.Cap
 	for _, c := range []struct {
 		f   recordFlags
 		cap pairbench.Cap
 	}{{flagCapTime, pairbench.CapTime}, {flagCapTurns, pairbench.CapTurns}, {flagCapSpend, pairbench.CapSpend}} {
-		if t.is(c.f) {
+		if r.is(c.f) {
 			out = append(out, c.cap)
 		}
 	}
-	if t.extra != nil {
-		out = append(out, t.extra.caps...)
+	if x != nil {
+		out = append(out, x.caps...)
 	}
 	return out
 }
 
 // answer is the agreement check's field of the extracted answer.
-func (t *record) answer() (any, bool) {
-	if t.extra == nil {
+func (x *recordExtra) answer() (any, bool) {
+	if x == nil {
 		return nil, false
 	}
-	return t.extra.answer, t.extra.hasAnswer
+	return x.answerAt, x.hasAnswer
 }
 
-func (t *record) native() []string {
-	if t.extra == nil {
+func (x *recordExtra) native() []string {
+	if x == nil {
 		return nil
 	}
-	return t.extra.native
+	return x.nativeTools
 }
 
-// newTrial keeps what the statistics need of r; field is the agreement
-// check's field when the intent has one.
-func newRecord(r *pairbench.Row, agreement *Agreement) record {
+// newRecord keeps what the statistics need of r, the rare parts in its
+// extra (nil without any); agreement is the intent's check, if any.
+func newRecord(r *pairbench.Row, agreement *Agreement) (record, *recordExtra) {
 	t := record{
 		wall: r.WallSeconds, cost: r.CostUSD, inputTokens: r.InputTokens, startDelay: r.StartDelayMS,
 		pair: int32(r.Pair), attempt: int32(min(r.Attempt, 1<<31-1)), turns: int32(max(min(r.Turns, 1<<31-1), -1<<31)),
-		outcome: internOutcome(r.Outcome),
+		oc: uint8(max(0, slices.Index(pairbench.Outcomes, r.Outcome))), // Add takes valid rows only
 	}
 	if r.Adopted {
 		t.flags |= flagAdopted
@@ -118,42 +123,35 @@ func newRecord(r *pairbench.Row, agreement *Agreement) record {
 		}
 	}
 	if len(r.NativeTools) > 0 {
-		extra.native = slices.Clone(r.NativeTools)
+		extra.nativeTools = slices.Clone(r.NativeTools)
 	}
 	if agreement != nil && r.Outcome == pairbench.Correct {
-		extra.answer, extra.hasAnswer = pairbench.Lookup(r.Answer.Extracted, agreement.Field)
+		extra.answerAt, extra.hasAnswer = pairbench.Lookup(r.Answer.Extracted, agreement.Field)
 	}
-	if extra.native != nil || extra.caps != nil || extra.hasAnswer {
-		t.extra = &extra
+	if extra.nativeTools != nil || extra.caps != nil || extra.hasAnswer {
+		kept := extra // allocated here only: most records have no extra
+		return t, &kept
 	}
-	return t
-}
-
-// internOutcome returns o as one of the package's constants, so that a
-// record holds no string of its own row.
-func internOutcome(o pairbench.Outcome) pairbench.Outcome {
-	if i := slices.Index(pairbench.Outcomes, o); i >= 0 {
-		return pairbench.Outcomes[i]
-	}
-	return o
+	return t, nil
 }
 
 // slot gathers one pair's attempts: the last attempt of each arm (highest
 // attempt number, the later row on a tie) and the aborts.
 type slot struct {
 	last   [2]record
-	has    [2]bool
 	aborts [2]int32
+	has    [2]bool
 }
 
 // complete reports whether both arms' last attempts were scored.
 func (s *slot) complete() bool {
-	return s.has[0] && s.has[1] && s.last[0].outcome.Scored() && s.last[1].outcome.Scored()
+	return s.has[0] && s.has[1] && s.last[0].outcome().Scored() && s.last[1].outcome().Scored()
 }
 
-// pairRef is a complete pair.
+// pairRef is a complete pair: its two records and their extras.
 type pairRef struct {
 	c, t *record
+	x    [2]*recordExtra
 }
 
 // intentRows is every pair-stage attempt of one intent.
@@ -162,24 +160,63 @@ type intentRows struct {
 	domain    string
 	agreement *Agreement
 	slots     []slot
-	index     map[int]int32 // pair number → position in slots
+	// dense[pair] is 1 + the pair's position in slots (0: none yet) for
+	// pair numbers below denseLimit, the planned ones; index holds the rest.
+	dense      []int32
+	denseLimit int
+	index      map[int]int32
+	// extras holds the extras of each pair's last attempts, by pair number.
+	extras map[int32]*[2]*recordExtra
+}
+
+func newIntentRows(name, domain string, agreement *Agreement, planned int) *intentRows {
+	return &intentRows{
+		name: name, domain: domain, agreement: agreement,
+		slots: make([]slot, 0, planned), denseLimit: 2*planned + 64, index: map[int]int32{},
+		extras: map[int32]*[2]*recordExtra{},
+	}
+}
+
+// slot returns the slot of pair number pair, adding it if needed.
+func (in *intentRows) slot(pair int) *slot {
+	if pair >= 0 && pair < in.denseLimit {
+		if pair >= len(in.dense) {
+			in.dense = append(in.dense, make([]int32, pair+1-len(in.dense))...)
+		}
+		if in.dense[pair] == 0 {
+			in.slots = append(in.slots, slot{})
+			in.dense[pair] = int32(len(in.slots))
+		}
+		return &in.slots[in.dense[pair]-1]
+	}
+	k, ok := in.index[pair]
+	if !ok {
+		k = int32(len(in.slots))
+		in.index[pair] = k
+		in.slots = append(in.slots, slot{})
+	}
+	return &in.slots[k]
 }
 
 // add records one pair-stage attempt.
 func (in *intentRows) add(r *pairbench.Row) {
-	k, ok := in.index[r.Pair]
-	if !ok {
-		k = int32(len(in.slots))
-		in.index[r.Pair] = k
-		in.slots = append(in.slots, slot{})
-	}
-	s := &in.slots[k]
+	s := in.slot(r.Pair)
 	a := armIndex(r.Arm)
 	if r.Outcome == pairbench.Aborted {
 		s.aborts[a]++
 	}
 	if !s.has[a] || int(s.last[a].attempt) <= r.Attempt {
-		s.last[a], s.has[a] = newRecord(r, in.agreement), true
+		var x *recordExtra
+		s.last[a], x = newRecord(r, in.agreement)
+		s.has[a] = true
+		pair := s.last[a].pair
+		if e := in.extras[pair]; e != nil {
+			e[a] = x
+		} else if x != nil {
+			e = new([2]*recordExtra)
+			e[a] = x
+			in.extras[pair] = e
+		}
 	}
 }
 
@@ -187,7 +224,7 @@ func (in *intentRows) add(r *pairbench.Row) {
 // pair accounting (Planned is left to the caller).
 func (in *intentRows) pairs(counts *PairCounts) []pairRef {
 	slices.SortFunc(in.slots, func(x, y slot) int { return cmp.Compare(x.pairNumber(), y.pairNumber()) })
-	in.index = nil
+	in.dense, in.index = nil, nil
 	var out []pairRef
 	counts.Seen = len(in.slots)
 	for i := range in.slots {
@@ -195,19 +232,23 @@ func (in *intentRows) pairs(counts *PairCounts) []pairRef {
 		counts.Aborts.Control += int(s.aborts[0])
 		counts.Aborts.Treatment += int(s.aborts[1])
 		if s.complete() {
-			out = append(out, pairRef{c: &s.last[0], t: &s.last[1]})
+			p := pairRef{c: &s.last[0], t: &s.last[1]}
+			if e := in.extras[s.last[0].pair]; e != nil {
+				p.x = *e
+			}
+			out = append(out, p)
 			continue
 		}
 		aborted := false
 		for a := range 2 {
-			if !s.has[a] || !s.last[a].outcome.Scored() {
+			if !s.has[a] || !s.last[a].outcome().Scored() {
 				if a == 0 {
 					counts.LeftOut.Control++
 				} else {
 					counts.LeftOut.Treatment++
 				}
 			}
-			if s.has[a] && s.last[a].outcome == pairbench.Aborted {
+			if s.has[a] && s.last[a].outcome() == pairbench.Aborted {
 				aborted = true
 			}
 		}
@@ -270,6 +311,7 @@ func (a *toolAcc) addError(msg string) {
 type Builder struct {
 	plan     Plan
 	agree    map[string]*Agreement
+	planned  map[string]int // pairs planned per intent
 	intents  []*intentRows
 	byName   map[string]*intentRows
 	adoption map[string]*DomainAdoption
@@ -284,6 +326,7 @@ func NewBuilder(plan Plan) *Builder {
 	b := &Builder{
 		plan:     plan,
 		agree:    map[string]*Agreement{},
+		planned:  map[string]int{},
 		byName:   map[string]*intentRows{},
 		adoption: map[string]*DomainAdoption{},
 		tools:    map[toolKey]*toolAcc{},
@@ -291,6 +334,7 @@ func NewBuilder(plan Plan) *Builder {
 	for _, p := range plan.Intents {
 		if _, seen := b.agree[p.ID]; !seen {
 			b.agree[p.ID] = p.Agreement
+			b.planned[p.ID] = p.Pairs
 		}
 	}
 	return b
@@ -363,7 +407,7 @@ func (b *Builder) Add(r *pairbench.Row) {
 	}
 	in := b.byName[r.Intent]
 	if in == nil {
-		in = &intentRows{name: clone(r.Intent), domain: clone(r.Domain), agreement: b.agree[r.Intent], index: map[int]int32{}}
+		in = newIntentRows(clone(r.Intent), clone(r.Domain), b.agree[r.Intent], b.planned[r.Intent])
 		b.byName[in.name] = in
 		b.intents = append(b.intents, in)
 	}

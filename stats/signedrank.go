@@ -222,8 +222,7 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 					cand = append(cand, x[i]+x[j])
 				}
 			}
-			slices.Sort(cand)
-			return cand[k-below-1]
+			return selectKth(cand, k-below-1)
 		}
 		r := rng.IntN(total)
 		var pivot float64
