@@ -384,10 +384,13 @@ func (g *gen) finish(r *pairbench.Row, outcome pairbench.Outcome, wall float64, 
 }
 
 // writeBig writes a synthetic run of n intents of pairs pairs each into
-// dir, with rows like the demo's (about 560 bytes each): 1,000 intents of
-// 500 pairs are 1,000,000 rows, about 559 MB. The same arguments always
-// write the same bytes. The rows are written intent by intent, so memory
-// stays small whatever the size.
+// dir: 1,000 intents of 500 pairs are 1,000,000 rows. The rows are the
+// size of those a real trial writes (about 1.1 kB, as the rows of a pi
+// bench of the example registry are): the fifteen tools the agent
+// declares, unrounded wall times, the agent's answer with its JSON
+// pretty-printed; about 1.1 GB for a million rows. The same arguments
+// always write the same bytes. The rows are written intent by intent, so
+// memory stays small whatever the size.
 func writeBig(dir string, n, pairs int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -422,6 +425,7 @@ func writeBig(dir string, n, pairs int) error {
 		})
 		for _, r := range g.rows {
 			r.RunID = plan.RunID
+			trialLike(&r, rng)
 			if line, err = pairbench.AppendRow(line[:0], r); err != nil {
 				return err
 			}
@@ -435,4 +439,30 @@ func writeBig(dir string, n, pairs int) error {
 		return err
 	}
 	return run.WritePlan(plan)
+}
+
+// declared are the tools pi declares to the model in a trial: Playwright
+// MCP's browser tools and pairbench's webmcp tool, in pi's order.
+var declared = []string{
+	"mcp__browser__browser_handle_dialog", "mcp__browser__browser_find", "mcp__browser__browser_fill_form",
+	"mcp__browser__browser_press_key", "mcp__browser__browser_type", "mcp__browser__browser_navigate",
+	"mcp__browser__browser_navigate_back", "mcp__browser__browser_take_screenshot", "mcp__browser__browser_snapshot",
+	"mcp__browser__browser_click", "mcp__browser__browser_hover", "mcp__browser__browser_select_option",
+	"mcp__browser__browser_tabs", "mcp__browser__browser_wait_for", "mcp__pairbench__webmcp",
+}
+
+// trialLike makes a demo row look like one a real trial writes: the tools
+// the agent declared, a wall time measured to the nanosecond, and the
+// answer as an agent writes it.
+func trialLike(r *pairbench.Row, rng *rand.Rand) {
+	if r.ToolsDeclared != nil {
+		r.ToolsDeclared = declared
+	}
+	if r.WallSeconds > 0 {
+		r.WallSeconds += float64(rng.IntN(1e7)) / 1e9
+	}
+	if r.Answer.Extracted != nil {
+		b, _ := json.MarshalIndent(r.Answer.Extracted, "", "  ")
+		r.Answer.Raw = "I found the answer using the page's find_books tool.\n\n```json\n" + string(b) + "\n```"
+	}
 }
