@@ -246,19 +246,21 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 </header>
 
 <h2>Intents</h2>
-<div class="scroll">
-<table class="summary">
-<tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>discordant pairs won by treatment</th><th>Holm p accuracy</th><th>speedup</th><th>Holm p speed</th><th>adoption</th></tr>
-{{range $i, $in := .Intents}}<tr><td><a href="#intent-{{$i}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Share}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.Speedup}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
-{{end}}</table>
-</div>
-<p class="note">{{.SpeedNote}} {{.HolmNote}}</p>
+{{if .Many}}<p>{{.Total}} intents by label, worst first; open a label for its intents, and an intent for its details.</p>
+{{range .Groups}}<details class="group">
+<summary><span class="label {{labelClass .Label}}">{{.Label}}</span> · {{len .Intents}} {{plural (len .Intents) "intent"}}</summary>
+{{template "summary" .Intents}}
+</details>
+{{end}}{{else}}{{template "summary" .Intents}}
+{{end}}<p class="note">{{.SpeedNote}} {{.HolmNote}}</p>
 
-{{with .Forest}}{{template "plot" .}}{{end}}
-{{with .SpeedPlot}}{{template "plot" .}}{{end}}
+{{with .Forest}}{{if $.Many}}<details class="group"><summary>Plot: {{.Title}} ({{len .Rows}} intents)</summary>
+{{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
+{{with .SpeedPlot}}{{if $.Many}}<details class="group"><summary>Plot: {{.Title}} ({{len .Rows}} intents)</summary>
+{{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
 
 {{if .Intents}}<h2>Details</h2>
-{{range $i, $in := .Intents}}<details id="intent-{{$i}}">
+{{range $in := .Intents}}<details id="{{$in.Anchor}}">
 <summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></summary>
 <dl>
 {{range $in.Facts}}<dt>{{.Name}}</dt><dd>{{.Text}}</dd>
@@ -290,7 +292,12 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 </footer>
 </body>
 </html>
-{{define "plot"}}<h2>{{.Title}}</h2>
+{{define "summary"}}<div class="scroll">
+<table class="summary">
+<tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>discordant pairs won by treatment</th><th>Holm p accuracy</th><th>speedup</th><th>Holm p speed</th><th>adoption</th></tr>
+{{range $in := .}}<tr><td><a href="#{{$in.Anchor}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Share}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.Speedup}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
+{{end}}</table>
+</div>{{end}}{{define "plot"}}<h2>{{.Title}}</h2>
 <svg role="img" aria-label="{{.Title}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 {{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$.Top}}" y2="{{$.Bottom}}"/><text x="{{.X}}" y="{{add $.Bottom 16}}" text-anchor="middle">{{.Label}}</text>
 {{end}}<line class="ref" x1="{{.RefX}}" x2="{{.RefX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>

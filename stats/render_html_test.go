@@ -2,6 +2,7 @@ package stats
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
 )
 
 func renderHTML(t *testing.T, r *Report) string {
@@ -145,4 +148,34 @@ func BenchmarkWriteHTML(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestHTMLManyIntentsFolded: past manyIntents intents the page shows one
+// fold per label, worst first, each with its intents' rows linking to their
+// details, and folds the plots; up to it, one table as before.
+func TestHTMLManyIntentsFolded(t *testing.T) {
+	r := bigReport(manyIntents + 1)
+	page := renderHTML(t, r)
+	counts := map[pairbench.Label]int{}
+	for _, in := range r.Intents {
+		counts[in.Label]++
+	}
+	last := -1
+	for _, l := range pairbench.Labels {
+		if counts[l] == 0 {
+			continue
+		}
+		fold := fmt.Sprintf(`<summary><span class="label %s">%s</span> · %d %s</summary>`, labelClass(l), l, counts[l], pluralize(counts[l], "intent"))
+		at := strings.Index(page, fold)
+		require.GreaterOrEqual(t, at, 0, "a fold for %s", l)
+		assert.Greater(t, at, last, "%s comes after the worse labels", l)
+		last = at
+	}
+	assert.Equal(t, len(r.Intents), strings.Count(page, `<tr><td><a href="#intent-`), "every intent has its row")
+	for i := range r.Intents {
+		assert.Contains(t, page, fmt.Sprintf(`<details id="intent-%d">`, i))
+	}
+	assert.Contains(t, page, "<summary>Plot: Typical speedup")
+	assert.Equal(t, 1, strings.Count(renderHTML(t, bigReport(manyIntents)), `<table class="summary">`), "one table up to manyIntents")
+	assert.NotContains(t, renderHTML(t, bigReport(manyIntents)), "<summary>Plot:")
 }

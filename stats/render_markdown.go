@@ -40,7 +40,8 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 }
 
 // Markdown renders r for a pull-request comment: a one-line verdict first,
-// then a table with one row per intent, a Mermaid chart of the speedups,
+// then a table with one row per intent (worst label first past
+// manyIntents intents), a Mermaid chart of the speedups,
 // each intent's details folded in <details>, the tool failure and adoption
 // tables, and a footer with the run-level checks.
 //
@@ -59,6 +60,16 @@ func Markdown(r *Report, opts MarkdownOptions) string {
 	link := mdLink(opts.FullReportURL)
 
 	head := mdHead(v)
+	if v.Many {
+		// Past one screen of rows, what needs a reviewer comes first; the
+		// rows cut for room are then the least pressing.
+		sorted := make([]intentView, 0, len(v.Intents))
+		for _, in := range worstFirst(v.Intents) {
+			sorted = append(sorted, *in)
+		}
+		v.Intents = sorted
+		head += fmt.Sprintf("_%d intents, worst label first._\n\n", v.Total)
+	}
 	tableHead := "| intent | label | n | control correct | treatment correct | Δ accuracy | discordant pairs won by treatment | Holm p accuracy | speedup | Holm p speed | adoption |\n" +
 		"|---|---|--:|---|---|---|---|---|---|---|---|\n"
 	rows := make([]string, len(v.Intents))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -179,4 +180,34 @@ func TestMarkdownNamesTheRegistrySource(t *testing.T) {
 	var html strings.Builder
 	require.NoError(t, WriteHTML(&html, r))
 	assert.Contains(t, html.String(), "refs/pull/7/head")
+}
+
+// TestManyIntentsWorstFirst: past manyIntents intents the comment lists
+// them worst label first (plan order within a label) and says so, so the
+// rows cut for room are the least pressing; up to it, plan order stays.
+func TestManyIntentsWorstFirst(t *testing.T) {
+	r := bigReport(manyIntents + 1)
+	md := Markdown(r, MarkdownOptions{FullReportURL: fixtureURL})
+	assert.Contains(t, md, fmt.Sprintf("_%d intents, worst label first._", manyIntents+1))
+	var ranks []int
+	var ids []string
+	for _, line := range strings.Split(md, "\n") {
+		for _, l := range pairbench.Labels {
+			if strings.HasPrefix(line, "| `intent-") && strings.Contains(line, "| **"+string(l)+"** |") {
+				ranks = append(ranks, l.Rank())
+				ids = append(ids, strings.Fields(line)[1])
+			}
+		}
+	}
+	require.Len(t, ranks, manyIntents+1, "every row is there")
+	assert.True(t, slices.IsSorted(ranks), "rows worst label first: %v", ranks)
+	for i := 1; i < len(ids); i++ {
+		if ranks[i] == ranks[i-1] {
+			assert.Less(t, ids[i-1], ids[i], "plan order within a label")
+		}
+	}
+
+	few := Markdown(bigReport(manyIntents), MarkdownOptions{})
+	assert.NotContains(t, few, "worst label first")
+	assert.Less(t, strings.Index(few, "intent-00000-"), strings.Index(few, "intent-00001-"))
 }

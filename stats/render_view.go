@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,8 +29,13 @@ type reportView struct {
 	Counts  string
 	Total   int
 	Intents []intentView
-	Tools   []toolView
-	Adopt   []adoptionView
+	// Many is set when there are more intents than a reader scans in one
+	// table (manyIntents); Groups are then the intents by label, worst
+	// first, each in plan order.
+	Many   bool
+	Groups []labelGroup
+	Tools  []toolView
+	Adopt  []adoptionView
 	// Footer is the run-level checks.
 	Footer []viewFact
 }
@@ -39,8 +46,21 @@ type viewFact struct {
 	Text string
 }
 
+// manyIntents is the most intents the renderings show in one table: past
+// it the HTML groups them by label, folded, and the Markdown lists them
+// worst label first.
+const manyIntents = 40
+
+// labelGroup is the intents of one label.
+type labelGroup struct {
+	Label   pairbench.Label
+	Intents []*intentView
+}
+
 // intentView is one intent: its summary row and its details.
 type intentView struct {
+	// Anchor is the id of its details in the HTML page.
+	Anchor     string
 	ID, Domain string
 	Label      pairbench.Label
 	Why        string
@@ -107,7 +127,19 @@ func newView(r *Report) reportView {
 	labels := make([]pairbench.Label, 0, len(r.Intents))
 	for i := range r.Intents {
 		labels = append(labels, r.Intents[i].Label)
-		v.Intents = append(v.Intents, newIntentView(r, &r.Intents[i]))
+		iv := newIntentView(r, &r.Intents[i])
+		iv.Anchor = "intent-" + strconv.Itoa(i)
+		v.Intents = append(v.Intents, iv)
+	}
+	if len(v.Intents) > manyIntents {
+		v.Many = true
+		for _, l := range worstFirst(v.Intents) {
+			if n := len(v.Groups); n == 0 || v.Groups[n-1].Label != l.Label {
+				v.Groups = append(v.Groups, labelGroup{Label: l.Label})
+			}
+			g := &v.Groups[len(v.Groups)-1]
+			g.Intents = append(g.Intents, l)
+		}
 	}
 	if v.Verdict == "" {
 		v.Verdict = pairbench.Worst(labels...)
@@ -121,6 +153,23 @@ func newView(r *Report) reportView {
 	}
 	v.Footer = viewRunFacts(r)
 	return v
+}
+
+// worstFirst returns the intents ordered by label, worst first (labels not
+// in pairbench.Labels last), each label's in plan order.
+func worstFirst(intents []intentView) []*intentView {
+	out := make([]*intentView, len(intents))
+	for i := range intents {
+		out[i] = &intents[i]
+	}
+	rank := func(l pairbench.Label) int {
+		if r := l.Rank(); r >= 0 {
+			return r
+		}
+		return len(pairbench.Labels)
+	}
+	slices.SortStableFunc(out, func(x, y *intentView) int { return cmp.Compare(rank(x.Label), rank(y.Label)) })
+	return out
 }
 
 // viewLabelCounts returns "1 less accurate, 2 faster" in rank order.
