@@ -1,6 +1,8 @@
 package pairbench
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -321,45 +323,73 @@ func (s *rowScan) array(elem func() bool) bool {
 
 // key reads an object key without escapes, as it is in the input.
 func (s *rowScan) key() ([]byte, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, false
-	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.b[start:j], true
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return nil, false
-		}
-	}
-	return nil, false
+	v, plain, ok := s.plainStr()
+	return v, ok && plain
 }
 
 // str reads a string and returns its decoded bytes, valid until the next
 // call.
 func (s *rowScan) str() ([]byte, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	start := s.i + 1
+	v, plain, ok := s.plainStr()
+	switch {
+	case !ok:
 		return nil, false
+	case plain:
+		return v, true
+	}
+	if k := bytes.IndexByte(v, '\\'); k >= 0 {
+		return s.escaped(start, start+k)
+	}
+	return v, !hasControl(v) && utf8.Valid(v)
+}
+
+// plainStr reads a string up to its first quote and reports whether it is
+// plain ASCII: no escape, no control character, nothing above 0x7f; then
+// it is the string's value. Otherwise str decides.
+func (s *rowScan) plainStr() (v []byte, plain, ok bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
 	}
 	start := s.i + 1
-	ascii := true
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			v := s.b[start:j]
-			return v, ascii || utf8.Valid(v)
-		case c == '\\':
-			return s.escaped(start, j)
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
+	end := bytes.IndexByte(s.b[start:], '"')
+	if end < 0 {
+		return nil, false, false
+	}
+	v = s.b[start : start+end]
+	s.i = start + end + 1
+	return v, isPlain(v), true
+}
+
+// isPlain reports whether b is printable ASCII without a backslash, eight
+// bytes at a time.
+func isPlain(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		// A byte ≥ 0x80, a byte < 0x20, a backslash (0x5c).
+		bs := w ^ (ones * '\\')
+		if (w|(w-ones*0x20)|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return false
 		}
 	}
-	return nil, false
+	return true
+}
+
+// hasControl reports whether b holds a byte below 0x20.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // escaped reads the rest of a string from its first escape at j into the

@@ -251,3 +251,40 @@ func TestScanRowsReadError(t *testing.T) {
 	assert.Zero(t, partial)
 	assert.Equal(t, bytes.Count(data[:cut], []byte("\n")), n, "every whole line before the error is a row")
 }
+
+// TestIsPlain checks the eight-bytes-at-a-time test against the plain
+// definition: every byte value at every position of a word and its tail,
+// next to every neighbour that could borrow into it, and random strings.
+func TestIsPlain(t *testing.T) {
+	naive := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c >= 0x80 || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	buf := make([]byte, 11)
+	for c := range 256 {
+		for _, next := range []byte{0x00, 0x1f, 0x20, 0x21, 'a', 0x5c, 0x5d, 0x7f, 0x80} {
+			for at := range len(buf) {
+				for i := range buf {
+					buf[i] = 'a'
+				}
+				buf[at] = byte(c)
+				if at+1 < len(buf) {
+					buf[at+1] = next
+				}
+				require.Equal(t, naive(buf), isPlain(buf), "%q", buf)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(0x1c + rng.IntN(0x66))
+		}
+		require.Equal(t, naive(b), isPlain(b), "%q", b)
+	}
+}
