@@ -14,6 +14,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/toolcheck"
@@ -45,7 +46,7 @@ func needChromium(t *testing.T) {
 func TestValidateBrowser(t *testing.T) {
 	needChromium(t)
 	bin := buildPairbench(t)
-	tmp := t.TempDir()
+	tmp := sandboxtest.TempDir(t)
 
 	code, out, errOut := runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, exampleRegistry)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -77,7 +78,7 @@ if (typeof document !== "undefined") GENRES.push(document.title.trim().first.toL
 func TestWholeExampleRegistryBench(t *testing.T) {
 	tools := needRealStack(t)
 	bin := buildPairbench(t)
-	runs, tmp := t.TempDir(), t.TempDir()
+	runs, tmp := t.TempDir(), sandboxtest.TempDir(t)
 	code, stdout, stderr := runOffline(t, bin, "run", exampleRegistry, "--example-sites", "--pairs", "2", "--slots", "2",
 		"--start-delay", "0", "--seed", "3", "--run-id", "whole", "--runs-dir", runs, "--temp-dir", tmp, "--tools", tools)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
@@ -111,7 +112,7 @@ func TestSmokeGateChecksEveryDomain(t *testing.T) {
 		"if (typeof document !== \"undefined\") null.x;\nasync function getJSON(path) {"})
 	runs := t.TempDir()
 	code, stdout, stderr := runOffline(t, bin, "run", broken, "--example-sites", "--intent", "books-cheapest-by-author,weather-high-oslo",
-		"--pairs", "1", "--run-id", "gate", "--runs-dir", runs, "--temp-dir", t.TempDir(), "--tools", tools)
+		"--pairs", "1", "--run-id", "gate", "--runs-dir", runs, "--temp-dir", sandboxtest.TempDir(t), "--tools", tools)
 	require.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
 	assert.Contains(t, stderr, "smoke gate: treatment setup: 1 problem with the registered tools:\n"+
 		"  tool list_cities (domains/weather.example/tools/list_cities.js:2) on http://weather.example/ (intent weather-high-oslo): "+

@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 )
@@ -27,7 +28,7 @@ func BenchmarkSmokeTreatment(b *testing.B) {
 	for _, h := range site.Hosts() {
 		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
 	}
-	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: b.TempDir(), Log: quiet})
+	browsers, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(b), Log: quiet})
 	require.NoError(b, err)
 	reg, err := intents.Load("../../examples/registry")
 	require.NoError(b, err)
