@@ -219,6 +219,8 @@ Examples:
 	f.StringVar(&o.Bench.RunsDir, "runs-dir", filepath.Join("runs", "serve"), "local backend: directory holding run directories")
 	f.StringVar(&o.Bench.Tools, "tools", "", "local backend: node_modules directory of the pinned Node tools")
 	f.DurationVar(&o.Bench.StartDelay, "start-delay", o.Bench.StartDelay, "local backend: start delay after page load, in both arms")
+	f.StringVar(&o.Bench.TempDir, "temp-dir", "", "local backend: directory for per-trial sandbox, egress and browser profile directories (default: $TMPDIR or /tmp)")
+	f.BoolVar(&o.Bench.ExampleSites, "example-sites", false, "local backend: serve pairbench's example sites on loopback (for the example registry)")
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the backend's default, 10 for local)")
 	f.StringVar(&o.Model, "model", "", "model for a bench that does not ask: scripted or provider/id (empty: the backend's default, scripted for local)")

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
+)
+
+// TestServeResumesALocalBenchAfterKill9 runs the real `pairbench serve`
+// with the local backend (Chromium, the agent in bubblewrap, the scripted
+// model) and kills it with SIGKILL once the bench has scored rows. The
+// restarted service runs the same run id again, which resumes it: the
+// rows from before the kill are kept, every pair is scored exactly once,
+// and the one check run completes with the verdict.
+func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
+	tools := needRealStack(t)
+	bin := buildPairbench(t)
+	becomeSubreaper(t)
+	repo, sha := registryRepo(t)
+	gh := githubtest.New(t)
+	appID, keyPEM := testApp(t, gh)
+	files := map[string]string{}
+	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(repo, p))
+		files[p] = string(b)
+		return err
+	}))
+	const repoName = "Codertocat/Hello-World"
+	gh.Repo(repoName, func(r *githubtest.Repo) {
+		r.DefaultBranch = "master"
+		r.Files[sha], r.Files["master"] = files, files
+		r.Pulls[2] = &githubtest.Pull{Number: 2, HeadSHA: sha, HeadRef: "changes", Files: []string{"domains/weather.example/tools/list_cities.js"}}
+	})
+
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "app.pem")
+	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
+	runs := filepath.Join(dir, "runs")
+	temp := filepath.Join(sandboxtest.TempDir(t), "tmp")
+	require.NoError(t, os.MkdirAll(temp, 0o755))
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	secret := []byte("resume-secret")
+	p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile,
+		env: append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret)),
+		args: []string{"--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile, "--api-url", gh.URL,
+			"--store", filepath.Join(dir, "store"), "--state-dir", filepath.Join(dir, "state"), "--git-url", repo,
+			"--tools", tools, "--runs-dir", runs, "--temp-dir", temp, "--pairs", "3", "--start-delay", "0",
+			"--example-sites", "--log-format", "json"}}
+	p.start()
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	p.post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha))
+
+	var runID string
+	require.Eventually(t, func() bool {
+		runs := gh.CheckRuns(repoName)
+		if len(runs) != 1 {
+			return false
+		}
+		runID = runs[0].ExternalID
+		return countLines(filepath.Join(dir, "runs", runID, "rows.jsonl")) >= 2
+	}, 4*time.Minute, 100*time.Millisecond, "the bench scores rows; log: %s", tail(logFile.Name()))
+	before := countLines(filepath.Join(runs, runID, "rows.jsonl"))
+	p.kill()
+	waitNoOrphans(t, 15*time.Second)
+	t.Logf("killed with %d rows of run %s on disk", before, runID)
+
+	p.start()
+	defer func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.exited
+	}()
+	require.Eventually(t, func() bool {
+		runs := gh.CheckRuns(repoName)
+		return len(runs) == 1 && runs[0].Status == "completed"
+	}, 5*time.Minute, 200*time.Millisecond, "the resumed bench ends; log: %s", tail(logFile.Name()))
+	cr := gh.CheckRuns(repoName)[0]
+	assert.Equal(t, runID, cr.ExternalID, "the same run, resumed")
+	assert.NotEqual(t, "failure", cr.Conclusion, "the bench succeeded: %s", cr.Summary)
+	assert.Contains(t, cr.Title, "bench: ")
+	rows := checkCompleteRun(t, filepath.Join(runs, runID))
+	assert.GreaterOrEqual(t, len(rows), before, "the rows from before the kill are kept")
+	labels := gh.IssueLabels(repoName, 2)
+	require.Len(t, labels, 1)
+	assert.True(t, strings.HasPrefix(labels[0], "bench: "))
+}
