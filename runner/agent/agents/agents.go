@@ -23,17 +23,18 @@ var Names = []string{"pi", claudecode.Name, codex.Name}
 // Default is the agent a run benches when none is named.
 const Default = "pi"
 
-// Check fails, in one line, for an unknown agent or a model the agent
-// cannot take; it reads nothing from disk, so bad input is refused before
-// anything else happens.
-func Check(name string, m runner.Model) error {
+// Check fails, in one line, for an unknown agent, a model the agent cannot
+// take, or a model whose key hostEnv lacks (the scripted model takes any).
+// It reads nothing from disk, so bad input is refused before anything else
+// happens.
+func Check(name string, m runner.Model, hostEnv []string) error {
 	switch name {
 	case "pi":
-		return nil
+		return pi.Check(m, hostEnv)
 	case claudecode.Name:
-		return claudecode.CheckModel(m)
+		return claudecode.Check(m, hostEnv)
 	case codex.Name:
-		return codex.CheckModel(m)
+		return codex.Check(m, hostEnv)
 	}
 	return fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(Names, ", "))
 }

@@ -65,10 +65,20 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg}, nil
 }
 
-// CheckModel fails for a model Claude Code cannot take: it speaks only the
+// Check fails, in one line, for a model Claude Code cannot take or whose
+// key hostEnv lacks. It reads nothing from disk.
+func Check(m runner.Model, hostEnv []string) error {
+	if err := speaks(m); err != nil || m.Scripted {
+		return err
+	}
+	_, _, err := route(m, hostEnv)
+	return err
+}
+
+// speaks fails for a model Claude Code cannot talk to: it speaks only the
 // Anthropic Messages API, so the model is Anthropic's or one served at a
 // base URL that speaks it (the scripted model does).
-func CheckModel(m runner.Model) error {
+func speaks(m runner.Model) error {
 	if m.Scripted || m.Provider == "anthropic" || m.BaseURL != "" {
 		return nil
 	}
@@ -109,31 +119,33 @@ const configDir = sandbox.HomeDir + "/claude"
 // configuration directory.
 const mcpConfig = configDir + "/pairbench-mcp.json"
 
-// route says how Claude Code reaches m and under which variable its key
-// travels: ANTHROPIC_API_KEY (sent as x-api-key) when the host has one,
-// else CLAUDE_CODE_OAUTH_TOKEN (sent as Authorization: Bearer).
-func (a *Agent) route(m runner.Model) (agent.Route, string, error) {
+// route says how Claude Code reaches m and under which variable of hostEnv
+// its key travels: ANTHROPIC_API_KEY (sent as x-api-key) when the host has
+// one, else CLAUDE_CODE_OAUTH_TOKEN (sent as Authorization: Bearer).
+func route(m runner.Model, hostEnv []string) (agent.Route, string, error) {
 	keyEnv := "ANTHROPIC_API_KEY"
-	if m.KeyEnv == "" && agent.Lookup(a.cfg.HostEnv, keyEnv) == "" && agent.Lookup(a.cfg.HostEnv, "CLAUDE_CODE_OAUTH_TOKEN") != "" {
+	if m.KeyEnv == "" && agent.Lookup(hostEnv, keyEnv) == "" && agent.Lookup(hostEnv, "CLAUDE_CODE_OAUTH_TOKEN") != "" {
 		keyEnv = "CLAUDE_CODE_OAUTH_TOKEN"
 	}
 	host := ""
 	if m.Provider == "anthropic" {
 		host = "api.anthropic.com"
 	}
-	r, err := agent.ModelRoute(m, host, keyEnv, a.cfg.HostEnv)
+	r, err := agent.ModelRoute(m, host, keyEnv, hostEnv)
 	if m.KeyEnv != "" {
 		keyEnv = m.KeyEnv
+	} else if err != nil && !m.Scripted && agent.Lookup(hostEnv, keyEnv) == "" {
+		err = fmt.Errorf("model %s: neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set", m)
 	}
 	return r, keyEnv, err
 }
 
 // Run runs Claude Code on task in a fresh sandbox (see agent.Run).
 func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentResult, error) {
-	if err := CheckModel(task.Model); err != nil {
+	if err := speaks(task.Model); err != nil {
 		return runner.AgentResult{}, err
 	}
-	route, keyEnv, err := a.route(task.Model)
+	route, keyEnv, err := route(task.Model, a.cfg.HostEnv)
 	if err != nil {
 		return runner.AgentResult{}, err
 	}

@@ -78,10 +78,20 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg}, nil
 }
 
-// CheckModel fails for a model Codex cannot take: it speaks the OpenAI
+// Check fails, in one line, for a model Codex cannot take or whose key
+// hostEnv lacks. It reads nothing from disk.
+func Check(m runner.Model, hostEnv []string) error {
+	if err := speaks(m); err != nil || m.Scripted {
+		return err
+	}
+	_, err := route(m, hostEnv)
+	return err
+}
+
+// speaks fails for a model Codex cannot talk to: it speaks the OpenAI
 // Responses API, so the model is OpenAI's or one served at a base URL that
 // speaks it (the scripted model does).
-func CheckModel(m runner.Model) error {
+func speaks(m runner.Model) error {
 	if m.Scripted || m.Provider == "openai" || m.BaseURL != "" {
 		return nil
 	}
@@ -128,16 +138,21 @@ func (a *Agent) Version(ctx context.Context) (string, error) {
 // Authorization: Bearer.
 const keyEnv = "OPENAI_API_KEY"
 
-// Run runs Codex on task in a fresh sandbox (see agent.Run).
-func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentResult, error) {
-	if err := CheckModel(task.Model); err != nil {
-		return runner.AgentResult{}, err
-	}
+// route says how Codex reaches m, its key read from hostEnv.
+func route(m runner.Model, hostEnv []string) (agent.Route, error) {
 	host := ""
-	if task.Model.Provider == "openai" {
+	if m.Provider == "openai" {
 		host = "api.openai.com"
 	}
-	route, err := agent.ModelRoute(task.Model, host, keyEnv, a.cfg.HostEnv)
+	return agent.ModelRoute(m, host, keyEnv, hostEnv)
+}
+
+// Run runs Codex on task in a fresh sandbox (see agent.Run).
+func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentResult, error) {
+	if err := speaks(task.Model); err != nil {
+		return runner.AgentResult{}, err
+	}
+	route, err := route(task.Model, a.cfg.HostEnv)
 	if err != nil {
 		return runner.AgentResult{}, err
 	}

@@ -66,31 +66,31 @@ func TestArgsIsolatePi(t *testing.T) {
 }
 
 func TestModelRoute(t *testing.T) {
-	a := &Agent{cfg: Config{HostEnv: []string{"OPENAI_API_KEY=sk-real-key-1234", "GEMINI_API_KEY=gm-real-key-5678"}}}
+	env := []string{"OPENAI_API_KEY=sk-real-key-1234", "GEMINI_API_KEY=gm-real-key-5678"}
 
-	r, err := a.modelRoute(runner.Model{Provider: "openai", ID: "gpt-x"})
+	r, err := route(runner.Model{Provider: "openai", ID: "gpt-x"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.AllowRule{{Host: "api.openai.com", Ports: []int{443}}}, r.Allow)
 	assert.Empty(t, r.Forward)
 	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real-key-1234", Hosts: []string{"api.openai.com"}}}, r.Secrets,
 		"the key is only ever sent to its provider")
 
-	r, err = a.modelRoute(runner.Model{Provider: "google", ID: "gemini-x"})
+	r, err = route(runner.Model{Provider: "google", ID: "gemini-x"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, "GEMINI_API_KEY", r.Secrets[0].Name, "google/ reads GEMINI_API_KEY")
 
-	r, err = a.modelRoute(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
-		BaseURL: "http://127.0.0.1:4567/v1", KeyEnv: "PAIRBENCH_MODEL_KEY"})
+	r, err = route(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
+		BaseURL: "http://127.0.0.1:4567/v1", KeyEnv: "PAIRBENCH_MODEL_KEY"}, env)
 	require.NoError(t, err)
 	assert.Empty(t, r.Allow)
 	assert.Equal(t, []int{4567}, r.Forward, "a model on this host is reached by port forward")
 	assert.Empty(t, r.Secrets)
 
-	_, err = a.modelRoute(runner.Model{Provider: "anthropic", ID: "claude-x"})
+	_, err = route(runner.Model{Provider: "anthropic", ID: "claude-x"}, env)
 	assert.ErrorContains(t, err, "ANTHROPIC_API_KEY is not set")
-	_, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x"})
+	_, err = route(runner.Model{Provider: "nowhere", ID: "x"}, env)
 	assert.ErrorContains(t, err, "unknown provider")
-	r, err = a.modelRoute(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"})
+	r, err = route(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, r.Allow)
 }

@@ -140,13 +140,24 @@ var providerHosts = map[string]string{
 // <PROVIDER>_API_KEY.
 var keyEnvs = map[string]string{"google": "GEMINI_API_KEY"}
 
-// modelRoute says how pi reaches m.
-func (a *Agent) modelRoute(m runner.Model) (agent.Route, error) {
+// Check fails, in one line, for a model pi cannot reach (a provider it
+// does not know, without a base URL) or whose key hostEnv lacks. It reads
+// nothing from disk.
+func Check(m runner.Model, hostEnv []string) error {
+	if m.Scripted {
+		return nil
+	}
+	_, err := route(m, hostEnv)
+	return err
+}
+
+// route says how pi reaches m, its key read from hostEnv.
+func route(m runner.Model, hostEnv []string) (agent.Route, error) {
 	keyEnv := keyEnvs[m.Provider]
 	if keyEnv == "" {
 		keyEnv = strings.ToUpper(strings.ReplaceAll(m.Provider, "-", "_")) + "_API_KEY"
 	}
-	return agent.ModelRoute(m, providerHosts[m.Provider], keyEnv, a.cfg.HostEnv)
+	return agent.ModelRoute(m, providerHosts[m.Provider], keyEnv, hostEnv)
 }
 
 // policy is the sandbox every pi run gets: Node, pi and the extra packages
@@ -177,7 +188,7 @@ const agentDir = sandbox.HomeDir + "/pi-agent"
 // one is hit, and writes the transcript (message_end records, secrets
 // redacted) to task.TranscriptPath.
 func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentResult, error) {
-	route, err := a.modelRoute(task.Model)
+	route, err := route(task.Model, a.cfg.HostEnv)
 	if err != nil {
 		return runner.AgentResult{}, err
 	}
