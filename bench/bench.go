@@ -17,9 +17,10 @@
 // an error value: a registry with problems is a *RegistryError listing them
 // (file:line), so a caller can print them or quote them in a comment.
 //
-// The package wires the runner to its adapters: pi as the agent
-// (runner/agent/pi), local Chromium as the browsers (runner/browser/local),
-// and the scripted model (runner/model) when the plan names it.
+// The package wires the runner to its adapters: the agent Config.Agent
+// names (runner/agent/agents: pi, Claude Code or Codex), local Chromium as
+// the browsers (runner/browser/local), and the scripted model
+// (runner/model) when the plan names it.
 package bench
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
 // Config is everything a bench is told.
@@ -57,6 +59,10 @@ type Config struct {
 	Intents []string
 	// Pairs is the number of pairs per intent.
 	Pairs int
+	// Agent names the agent benched in both arms (agents.Names; ""
+	// means agents.Default). A run is benched with one agent: a resume
+	// with another is refused, even with Force.
+	Agent string
 	// Model names the model both arms' agents use: ScriptedModel or
 	// provider/id (see ParseModel); ModelURL overrides the provider's
 	// endpoint.
@@ -86,7 +92,7 @@ type Config struct {
 	Budget runner.Budget
 
 	// Tools is the node_modules directory of the pinned Node tools (Node,
-	// pi, Playwright MCP).
+	// the agents, Playwright MCP).
 	Tools string
 	// Hosts maps site host names to loopback addresses for the browser.
 	Hosts map[string]string
@@ -187,12 +193,16 @@ type Run struct {
 	fresh, adopted bool
 	smoked         bool
 
-	hosts   map[string]string // the browser's host mappings
-	store   artifacts.Store   // nil without one
-	sync    *artifacts.Syncer // nil without a store
-	trials  *runner.Trials
-	agent   agent
-	closers []func() error // in the order acquired
+	hosts  map[string]string // the browser's host mappings
+	store  artifacts.Store   // nil without one
+	sync   *artifacts.Syncer // nil without a store
+	trials *runner.Trials
+	agent  agents.Agent
+	// agentName is the agent benched; harness the tools its CLI always
+	// declares beside the allowlist.
+	agentName string
+	harness   []string
+	closers   []func() error // in the order acquired
 }
 
 // Plan returns the run's plan; it is frozen in run.json by Smoke.

@@ -166,3 +166,61 @@ func TestRegistryErrorQuotesAtMostFiftyProblems(t *testing.T) {
 	assert.Equal(t, "  ... and 10 more", lines[len(lines)-1])
 	assert.Len(t, lines, 52)
 }
+
+// TestOpenRefusesBadAgentInput: an unknown agent, a model the agent cannot
+// take and a missing key each stop Open with one line, before anything of
+// the run is made.
+func TestOpenRefusesBadAgentInput(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, c := range []struct{ agent, model, want string }{
+		{"aider", bench.ScriptedModel, `unknown agent "aider"; want one of pi, claude-code, codex`},
+		{"claude-code", "openai/gpt-5", "claude-code speaks only the Anthropic Messages API"},
+		{"codex", "openai/gpt-5", "model openai/gpt-5: OPENAI_API_KEY is not set"},
+	} {
+		cfg := config(t, "../examples/registry")
+		cfg.Agent, cfg.Model = c.agent, c.model
+		_, err := bench.Open(t.Context(), cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+		assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID))
+	}
+}
+
+// TestResumeWithAnotherAgentIsRefused: a run is benched with one agent. A
+// resume naming another is refused, even with Force, and one naming none
+// resumes only a pi run (the default).
+func TestResumeWithAnotherAgentIsRefused(t *testing.T) {
+	cfg := config(t, "../examples/registry")
+	cfg.Intents = []string{"weather-high-oslo"}
+	reg, err := intents.Load(cfg.Registry)
+	require.NoError(t, err)
+	m, err := bench.ParseModel(cfg.Model, "")
+	require.NoError(t, err)
+	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m,
+		Caps: cfg.Caps, Seed: cfg.Seed, Alpha: cfg.Alpha, Now: time.Now(),
+		Versions: runner.Versions{AgentName: "codex", Agent: "0.171.0"}})
+	require.NoError(t, err)
+	dir := runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
+	require.NoError(t, os.MkdirAll(dir.Path, 0o755))
+	require.NoError(t, dir.WritePlan(plan))
+
+	for _, c := range []struct {
+		agent string
+		force bool
+		want  string
+	}{
+		{"claude-code", false, "run r1 is benched with codex, not claude-code; resume it with --agent codex"},
+		{"claude-code", true, "run r1 is benched with codex, not claude-code"},
+		{"", true, "run r1 is benched with codex, not pi"},
+	} {
+		cfg.Agent, cfg.Force = c.agent, c.force
+		_, err := bench.Open(t.Context(), cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	after, err := dir.ReadPlan()
+	require.NoError(t, err)
+	assert.Equal(t, plan.CreatedAt, after.CreatedAt, "run.json is as it was")
+	assert.Equal(t, "codex", after.Versions.AgentName)
+}

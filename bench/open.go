@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,9 +14,11 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
-// Open opens the bench cfg describes: it reads the registry (a
+// Open opens the bench cfg describes: it checks the agent, the model and
+// its key (one line, before anything is read or written), reads the registry (a
 // *RegistryError lists its problems), takes the run directory's lock, plans
 // the run or resumes the one already there (taking a plan a --plan-only
 // runner stored, for a shard), and readies the agent, the browsers and,
@@ -26,7 +29,20 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts}
+	// Bad input is refused before anything is read or written.
+	name := cfg.Agent
+	if name == "" {
+		name = agents.Default
+	}
+	m, err := ParseModel(cfg.Model, cfg.ModelURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := agents.Check(name, m, os.Environ()); err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,
+		agentName: name, harness: agents.HarnessTools(name)}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -42,17 +58,13 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := ParseModel(cfg.Model, cfg.ModelURL)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.ExampleSites {
 		if err := r.serveExampleSites(); err != nil {
 			return nil, err
 		}
 	}
 	tools := newTools(cfg.Tools)
-	versions, err := tools.versions(ctx)
+	versions, err := tools.versions(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +90,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	}
 
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
-		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source}
+		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}
@@ -134,6 +146,11 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		return plan, true, err
 	case err != nil:
 		return nil, false, err
+	}
+	if was := stored.AgentName(); was != r.agentName {
+		// Not even with Force: the rows of two agents are not one bench.
+		return nil, false, fmt.Errorf("run %s is benched with %s, not %s; resume it with --agent %s, or bench %s under another --run-id",
+			stored.RunID, was, r.agentName, was, r.agentName)
 	}
 	opts.Now = stored.CreatedAt
 	if len(opts.Intents) == 0 {

@@ -16,15 +16,17 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/runner/agent/pi"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/model"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
-// This file wires the runner to its parts: the agent (pi), the browsers
-// (local Chromium) and the scripted model. Another agent or browser
-// provider is added here.
+// This file wires the runner to its parts: the agent (by name, through
+// runner/agent/agents, where another agent is added), the browsers (local
+// Chromium) and the scripted model. Another browser provider is added here.
 
 // ScriptedModel names pairbench's own scripted model where a model is
 // named (the --model flag, a /bench command).
@@ -45,25 +47,18 @@ func ParseModel(name, baseURL string) (runner.Model, error) {
 	return runner.Model{Provider: provider, ID: id, BaseURL: baseURL}, nil
 }
 
-// agent is what the bench needs of its agent beyond runner.Agent: a warm-up
-// before the first trial, and a Close after the last.
-type agent interface {
-	runner.Agent
-	Warm(ctx context.Context, servers ...runner.MCPServer) error
-	Close() error
-}
-
 // tools are the pinned Node tools the agent and its browser control run on.
-type tools struct{ pi.Tools }
+type tools struct{ agent.Tools }
 
-func newTools(nodeModules string) tools { return tools{pi.Tools{NodeModules: nodeModules}} }
+func newTools(nodeModules string) tools { return tools{agent.Tools{NodeModules: nodeModules}} }
 
-// versions records what every trial depends on, for run.json.
-func (t tools) versions(ctx context.Context) (runner.Versions, error) {
-	v := runner.Versions{Pairbench: Version()}
+// versions records what every trial of the named agent depends on, for
+// run.json.
+func (t tools) versions(ctx context.Context, name string) (runner.Versions, error) {
+	v := runner.Versions{Pairbench: Version(), AgentName: name}
 	var err error
-	if v.Agent, err = packageVersion(t.Pi()); err != nil {
-		return v, fmt.Errorf("pi is not installed (run `make setup`): %w", err)
+	if v.Agent, err = packageVersion(agents.Package(name, t.Tools)); err != nil {
+		return v, fmt.Errorf("%s is not installed (run `make setup`): %w", name, err)
 	}
 	if v.PlaywrightMCP, err = packageVersion(t.PlaywrightMCP()); err != nil {
 		return v, fmt.Errorf("Playwright MCP is not installed (run `make setup`): %w", err)
@@ -114,8 +109,8 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	if err != nil {
 		return err
 	}
-	a, err := pi.New(pi.Config{Node: t.Node(), Package: t.Pi(), ExtraPackages: t.PlaywrightPackages(),
-		HostEnv: os.Environ(), Executable: exe, TempRoot: r.cfg.TempDir, Log: r.log})
+	a, err := agents.New(r.agentName, agents.Config{Tools: t.Tools, HostEnv: os.Environ(), Executable: exe,
+		TempRoot: r.cfg.TempDir, Log: r.log})
 	if err != nil {
 		return err
 	}

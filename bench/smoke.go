@@ -41,7 +41,7 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
 		return err
 	}
-	if err := runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir); err != nil {
+	if err := runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
 		return err
 	}
 	// Every domain and entry tool of the plan, not only the first intent's:

@@ -154,13 +154,15 @@ func (p *Plan) Changes(q *Plan) []string {
 			out = append(out, fmt.Sprintf("%s: %v → %v", what, a, b))
 		}
 	}
-	if orUnnamed(p.Versions.AgentName) != orUnnamed(q.Versions.AgentName) {
-		out = append(out, fmt.Sprintf("agent: %s → %s (a run is benched with one agent)", orUnnamed(p.Versions.AgentName), orUnnamed(q.Versions.AgentName)))
+	if p.AgentName() != q.AgentName() {
+		out = append(out, fmt.Sprintf("agent: %s → %s (a run is benched with one agent)", p.AgentName(), q.AgentName()))
 	}
 	diff("model", p.Model.String(), q.Model.String())
 	diff("caps", p.Caps, q.Caps)
 	diff("allowlist", strings.Join(p.Allowlist, ","), strings.Join(q.Allowlist, ","))
-	diff("versions", p.Versions, q.Versions)
+	pv, qv := p.Versions, q.Versions
+	pv.AgentName, qv.AgentName = p.AgentName(), q.AgentName() // told above
+	diff("versions", pv, qv)
 	diff("prices", p.Prices, q.Prices)
 	diff("registry commit", p.Source.Commit, q.Source.Commit)
 	ids := func(pl *Plan) []string {
@@ -184,11 +186,11 @@ func (p *Plan) Changes(q *Plan) []string {
 	return out
 }
 
-// orUnnamed names the agent of a run.json written before runs named it:
-// pi was the only agent then.
-func orUnnamed(name string) string {
-	if name == "" {
+// AgentName names the run's agent: Versions.AgentName, or pi for a
+// run.json written before runs named their agent (pi was the only one).
+func (p *Plan) AgentName() string {
+	if p.Versions.AgentName == "" {
 		return "pi"
 	}
-	return name
+	return p.Versions.AgentName
 }

@@ -65,6 +65,21 @@ func TestNewPlanFreezesEverything(t *testing.T) {
 	c2, _, err := NewPlan(reg, capped)
 	require.NoError(t, err)
 	assert.Len(t, p.Changes(c2), 1)
+
+	// A run.json from before runs named their agent was benched with pi.
+	assert.Equal(t, "pi", p.AgentName())
+	namedPi := planOpts()
+	namedPi.Versions.AgentName = "pi"
+	pi, _, err := NewPlan(reg, namedPi)
+	require.NoError(t, err)
+	assert.Empty(t, p.Changes(pi), "an unnamed agent is pi")
+	codex := planOpts()
+	codex.Versions.AgentName, codex.HarnessTools = "codex", []string{"read_mcp_resource"}
+	cx, _, err := NewPlan(reg, codex)
+	require.NoError(t, err)
+	assert.Equal(t, "codex", cx.AgentName())
+	assert.Contains(t, p.Changes(cx), "agent: pi → codex (a run is benched with one agent)")
+	assert.Contains(t, cx.Allowlist, "read_mcp_resource", "the harness tools join the allowlist")
 }
 
 func TestNewPlanSelection(t *testing.T) {

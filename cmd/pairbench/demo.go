@@ -30,9 +30,10 @@ func newDemoCmd() *cobra.Command {
 		Short: "Bench the example registry on embedded defaults and print the verdict",
 		Long: `demo is pairbench's main job on embedded defaults, with nothing to configure:
 a real bench of the example registry (examples/registry) against pairbench's
-own example sites served on loopback, in local headless Chromium, with the pi
-agent inside the sandbox talking to the scripted model, artifacts in a local
-directory. It prints the Markdown verdict and the path of report.html.
+own example sites served on loopback, in local headless Chromium, with the
+agent (--agent: pi by default, claude-code or codex) inside the sandbox
+talking to the scripted model, artifacts in a local directory. It prints the
+Markdown verdict and the path of report.html.
 
 The scripted model is deterministic and is not an LLM: it plays each intent's
 baseline like a competent agent (it uses a page tool when one is listed, else
@@ -48,7 +49,8 @@ registered books tool, its entry tool list_genre too, must be live.
 
 Examples:
   make demo              # installs what is missing, builds, runs this
-  pairbench demo --pairs 10 --slots 4`,
+  pairbench demo --pairs 10 --slots 4
+  pairbench demo --agent codex`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.finish(""); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
 // benchOptions are the options of a bench (run, demo, and serve's local
@@ -33,7 +34,7 @@ type benchOptions struct {
 
 // defaultBenchOptions are run's defaults; demo changes a few.
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Config: bench.Config{Pairs: 10, Slots: 2, Model: bench.ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+	return benchOptions{Config: bench.Config{Agent: agents.Default, Pairs: 10, Slots: 2, Model: bench.ScriptedModel, RunsDir: "runs", Alpha: 0.05,
 		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}}
 }
 
@@ -45,6 +46,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
 	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
+	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agents.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
 	f.StringVar(&o.Model, "model", o.Model, "model: "+bench.ScriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
 	f.StringVar(&o.ModelURL, "model-url", "", "override the provider's API base URL (an OpenAI-compatible endpoint)")
 	f.Float64Var(&o.Caps.TimeS, "time-cap", o.Caps.TimeS, "seconds one agent may run before it is stopped (outcome timeout)")
@@ -81,7 +83,13 @@ func (o *benchOptions) finish(shard string) error {
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		return fmt.Errorf("--alpha %v: want a level between 0 and 1", o.Alpha)
 	}
-	if _, err := bench.ParseModel(o.Model, o.ModelURL); err != nil {
+	m, err := bench.ParseModel(o.Model, o.ModelURL)
+	if err != nil {
+		return err
+	}
+	// An unknown agent, a model it cannot take or a missing key is one
+	// line before anything is planned (bench.Open checks the same).
+	if err := agents.Check(o.Agent, m, os.Environ()); err != nil {
 		return err
 	}
 	if o.RunID == "" {
@@ -192,8 +200,11 @@ func newRunCmd() *cobra.Command {
 		Long: `run benches the intents of a registry (a directory laid out as docs/registry.md
 describes): for each intent it runs pairs of trials, the same agent, model,
 prompt and browser twice, control without the domain's tools and treatment with
-them, in balanced order (AB/BA), over --slots at a time. Each agent runs inside
-a bubblewrap sandbox whose only way out is pairbench's egress proxy.
+them, in balanced order (AB/BA), over --slots at a time. The agent is --agent
+(pi, claude-code or codex: the real CLI, pinned); each runs inside a
+bubblewrap sandbox whose only way out is pairbench's egress proxy. An
+unknown agent, a model the agent cannot take, or a missing key is one line
+and exit 2, before anything is written.
 
 Before the first trial run passes a smoke gate (the sandbox self-check, the
 budget, a zero-tool agent run that answers at a cost above zero, and the
@@ -208,7 +219,7 @@ done the report is written (report.json, report.md, report.html).
 
 Resume: run again with the same --run-id. Exactly the pairs that lack a
 scored trial in either arm run again; one runner per run id (a lock); a
-changed plan is refused unless --force.
+changed plan is refused unless --force; another --agent is refused always.
 
 Spread over runners: --shard k/n runs shard k's pairs only and writes
 shards/k/rows.jsonl (and no report: a shard is part of a run). Plan once
@@ -228,7 +239,11 @@ Examples:
 
   # a real model: the key stays on the host, the sandbox sees a placeholder
   OPENAI_API_KEY=... pairbench run ./registry --model openai/gpt-5.4-mini \
-      --intent books-cheapest-by-author --pairs 30 --store s3://bench/runs`,
+      --intent books-cheapest-by-author --pairs 30 --store s3://bench/runs
+
+  # Claude Code as the agent, on Anthropic's API
+  ANTHROPIC_API_KEY=... pairbench run ./registry --agent claude-code \
+      --model anthropic/claude-sonnet-4-5 --pairs 30`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("run takes one REGISTRY directory, got %d arguments", len(args))}
