@@ -65,58 +65,94 @@ func (m *modelClock) reset() (first, last time.Time) {
 //
 //	go test ./runner -run '^$' -bench TrialOverhead -benchtime 8x
 func BenchmarkTrialOverhead(b *testing.B) {
-	b.Run("spare", func(b *testing.B) { benchmarkTrialOverhead(b, 1, "pi") })
-	b.Run("cold", func(b *testing.B) { benchmarkTrialOverhead(b, 0, "pi") })
+	b.Run("spare", func(b *testing.B) { benchmarkOverhead(b, 1, []string{"pi"}, "") })
+	b.Run("cold", func(b *testing.B) { benchmarkOverhead(b, 0, []string{"pi"}, "") })
 }
 
-// BenchmarkAgentOverhead runs the spare variant for every agent side by
-// side in one run: agent-start-s is the agent's start until its first model
-// request, overhead-s the whole trial minus the model's turns.
+// BenchmarkAgentOverhead runs the spare variant for every agent in one run,
+// interleaved (one trial of each agent in turn, arms alternating), so the
+// machine's noise falls on all alike. Per agent, agent-start-s is the
+// agent's start until its first model request and overhead-s the whole
+// trial minus the model's turns; the ratios are each agent's medians over
+// pi's.
 //
 //	go test ./runner -run '^$' -bench AgentOverhead -benchtime 8x
 func BenchmarkAgentOverhead(b *testing.B) {
-	for _, name := range agents.Names {
-		b.Run(name, func(b *testing.B) { benchmarkTrialOverhead(b, 1, name) })
-	}
+	benchmarkOverhead(b, 1, agents.Names, "pi")
 }
 
-func benchmarkTrialOverhead(b *testing.B, spares int, agentName string) {
+// overheads are one agent's trials' figures, in seconds.
+type overheads struct {
+	name                               string
+	trials                             *runner.Trials
+	overhead, setup, agentStart, after []float64
+}
+
+// benchmarkOverhead runs, per iteration, one trial of each named agent on
+// one stack (one browser provider with spares, one scripted model) and
+// reports each agent's medians, prefixed by its name when there are
+// several, and their ratios to base's.
+func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 	s := newStack(b, []string{"weather-high-oslo"}, model.Options{}, func(c *local.Config) { c.Spares = spares })
-	if agentName != "pi" {
-		exe, err := os.Executable()
-		require.NoError(b, err)
-		a, err := agents.New(agentName, agents.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
-		require.NoError(b, err)
-		s.trials.Agent = a
-		s.trials.Plan.Allowlist = append(runner.Allowlist(), agents.HarnessTools(agentName)...)
-	}
 	clock := &modelClock{next: model.New(resolvedIntents(s), model.Options{})}
 	srv := httptest.NewServer(clock)
 	defer srv.Close()
-	s.trials.Plan.Model.BaseURL = srv.URL + "/v1"
 	s.model.Close()
+	exe, err := os.Executable()
+	require.NoError(b, err)
 
-	var overhead, setup, agentStart, after []float64
-	for i := 0; b.Loop(); i++ {
-		job := runner.Job{Intent: "weather-high-oslo", Domain: "weather.example", Stage: pairbench.StagePair,
-			Pair: i, Order: pairbench.AB, Attempt: 1}
-		arm := pairbench.Arms[i%2]
-		start := time.Now()
-		row, err := s.trials.Run(context.Background(), runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)})
-		total := time.Since(start)
-		require.NoError(b, err)
-		require.Equal(b, pairbench.Correct, row.Outcome, row.Reason)
-		first, last := clock.reset()
-		launched := start.Add(total - time.Duration(row.WallSeconds*float64(time.Second)))
-		overhead = append(overhead, (total - last.Sub(first)).Seconds())
-		setup = append(setup, launched.Sub(start).Seconds())
-		agentStart = append(agentStart, first.Sub(launched).Seconds())
-		after = append(after, start.Add(total).Sub(last).Seconds())
+	var all []*overheads
+	for _, name := range names {
+		t := *s.trials
+		plan := *t.Plan
+		plan.Model.BaseURL = srv.URL + "/v1"
+		plan.Allowlist = append(runner.Allowlist(), agents.HarnessTools(name)...)
+		t.Plan, t.RunDir = &plan, runner.RunDir{Path: b.TempDir()}
+		if name != "pi" { // the stack's pi has its compile cache warm, as run's
+			a, err := agents.New(name, agents.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
+			require.NoError(b, err)
+			t.Agent = a
+		}
+		all = append(all, &overheads{name: name, trials: &t})
 	}
-	b.ReportMetric(median(overhead), "overhead-s")
-	b.ReportMetric(median(setup), "setup-s")
-	b.ReportMetric(median(agentStart), "agent-start-s")
-	b.ReportMetric(median(after), "grade+teardown-s")
+	for i := 0; b.Loop(); i++ {
+		for _, o := range all {
+			job := runner.Job{Intent: "weather-high-oslo", Domain: "weather.example", Stage: pairbench.StagePair,
+				Pair: i, Order: pairbench.AB, Attempt: 1}
+			arm := pairbench.Arms[i%2]
+			start := time.Now()
+			row, err := o.trials.Run(context.Background(), runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)})
+			total := time.Since(start)
+			require.NoError(b, err)
+			require.Equal(b, pairbench.Correct, row.Outcome, "%s: %s", o.name, row.Reason)
+			first, last := clock.reset()
+			launched := start.Add(total - time.Duration(row.WallSeconds*float64(time.Second)))
+			o.overhead = append(o.overhead, (total - last.Sub(first)).Seconds())
+			o.setup = append(o.setup, launched.Sub(start).Seconds())
+			o.agentStart = append(o.agentStart, first.Sub(launched).Seconds())
+			o.after = append(o.after, start.Add(total).Sub(last).Seconds())
+		}
+	}
+	var baseline *overheads
+	for _, o := range all {
+		if o.name == base {
+			baseline = o
+		}
+	}
+	for _, o := range all {
+		prefix := ""
+		if len(all) > 1 {
+			prefix = o.name + "-"
+		}
+		b.ReportMetric(median(o.overhead), prefix+"overhead-s")
+		b.ReportMetric(median(o.setup), prefix+"setup-s")
+		b.ReportMetric(median(o.agentStart), prefix+"agent-start-s")
+		b.ReportMetric(median(o.after), prefix+"grade+teardown-s")
+		if baseline != nil && o != baseline {
+			b.ReportMetric(median(o.overhead)/median(baseline.overhead), o.name+"/"+base+"-overhead")
+			b.ReportMetric(median(o.agentStart)/median(baseline.agentStart), o.name+"/"+base+"-agent-start")
+		}
+	}
 }
 
 func median(xs []float64) float64 {
