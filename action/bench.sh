@@ -32,9 +32,10 @@ bench_args() {
   [ -d "${PB_REGISTRY:-.}" ] || fail "registry ${PB_REGISTRY:-.} is not a directory in the workspace"
   want pairs "${PB_PAIRS:-10}" '^[1-9][0-9]{0,4}$' "a whole number"
   want slots "${PB_SLOTS:-2}" '^[1-9][0-9]{0,2}$' "a whole number"
+  want agent "${PB_AGENT:-pi}" '^[a-z][a-z0-9-]{0,39}$' "pi, claude-code or codex"
   want model "${PB_MODEL:-scripted}" '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' "scripted or provider/id"
   args=(run "${PB_REGISTRY:-.}" --run-id "$run_id" --runs-dir "$runs_dir"
-    --pairs "${PB_PAIRS:-10}" --slots "${PB_SLOTS:-2}" --model "${PB_MODEL:-scripted}"
+    --pairs "${PB_PAIRS:-10}" --slots "${PB_SLOTS:-2}" --agent "${PB_AGENT:-pi}" --model "${PB_MODEL:-scripted}"
     --log-format json)
   local intents="${PB_INTENTS:-}" in
   want intents "$intents" '^[A-Za-z0-9._, -]*$' "ids or domains separated by commas or spaces"
