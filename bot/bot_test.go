@@ -425,3 +425,39 @@ func TestADispatchGitHubRefusesFailsTheBench(t *testing.T) {
 	assert.Contains(t, bn.Reason, "could not be started")
 	assert.Equal(t, "failure", f.gh.CheckRuns(repoName)[0].Conclusion)
 }
+
+// TestRunWithAnAgent: /bench run --agent reaches the backend through the
+// service's state, across a restart, for the local backend (its Request)
+// and for Actions (the workflow_dispatch input), and /bench status names it.
+func TestRunWithAnAgent(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	f.comment(t, writer, "/bench run --agent claude-code")
+	bn := f.benches(t)[0]
+	assert.Equal(t, "claude-code", bn.Agent)
+	f.restart(t)
+	f.comment(t, writer, "/bench status")
+	comments := f.gh.Comments(repoName, prNumber)
+	assert.Contains(t, comments[len(comments)-1].Body, "agent `claude-code`")
+	require.Eventually(t, func() bool {
+		for _, r := range f.runner.Runs() {
+			if r.RunID == bot.RunID(bn.Run) {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+	for _, r := range f.runner.Runs() {
+		if r.RunID == bot.RunID(bn.Run) {
+			assert.Equal(t, "claude-code", r.Agent)
+		}
+	}
+
+	a := newFixture(t, actions)
+	a.opened(t, nil)
+	a.comment(t, writer, "/bench run --agent codex")
+	ds := a.gh.Dispatches(repoName)
+	require.Len(t, ds, 2)
+	assert.Nil(t, ds[0].Inputs["agent"], "no agent input unless one is asked for")
+	assert.Equal(t, "codex", ds[1].Inputs["agent"])
+}

@@ -29,6 +29,10 @@ type Command struct {
 	Pairs int
 	// Model is --model; "" means the configured default.
 	Model string
+	// Agent is --agent, the agent benched (pi, claude-code, codex); ""
+	// means the backend's default (pi). The bench refuses an agent it does
+	// not know, in one line the failure comment quotes.
+	Agent string
 	// SHA is the commit a "/bench run @<sha>" binds to: 7 to 40 lowercase
 	// hex digits. "" means the head, as of when the command was written.
 	SHA string
@@ -54,18 +58,20 @@ var (
 	intentPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
 	shaArgPattern = regexp.MustCompile(`^@[0-9a-f]{7,40}$`)
 	modelPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`)
+	agentPattern  = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 )
 
 // Usage is the reply to /bench help.
 const Usage = "Usage:\n\n" +
 	"```\n" +
-	"/bench run [intent ...] [--pairs N] [--model M]   bench this pull request's head commit\n" +
-	"/bench run @SHA [intent ...] [...]                bench commit SHA of this pull request\n" +
-	"/bench cancel                                     cancel the running bench\n" +
-	"/bench status                                     say what the bench is doing\n" +
-	"/bench help                                       show this help\n" +
+	"/bench run [intent ...] [--pairs N] [--model M] [--agent A]   bench this pull request's head commit\n" +
+	"/bench run @SHA [intent ...] [...]                            bench commit SHA of this pull request\n" +
+	"/bench cancel                                                 cancel the running bench\n" +
+	"/bench status                                                 say what the bench is doing\n" +
+	"/bench help                                                   show this help\n" +
 	"```\n\n" +
 	"`/bench run` with no intents benches every intent of the domains the pull request changes. " +
+	"`--agent` is `pi` (the default), `claude-code` or `codex`. " +
 	"Only people with write access to the repository may run commands."
 
 // ParseComment reads a comment body. The command is the first line of
@@ -181,6 +187,7 @@ func parseRun(args []string) (*Command, error) {
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&c.Pairs, "pairs", 0, "")
 	fs.StringVar(&c.Model, "model", "", "")
+	fs.StringVar(&c.Agent, "agent", "", "")
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -216,6 +223,9 @@ func parseRun(args []string) (*Command, error) {
 	}
 	if c.Model != "" && !modelPattern.MatchString(c.Model) {
 		return nil, fmt.Errorf("%q is not a model name", clipArg(c.Model))
+	}
+	if c.Agent != "" && !agentPattern.MatchString(c.Agent) {
+		return nil, fmt.Errorf("%q is not an agent name (pi, claude-code or codex)", clipArg(c.Agent))
 	}
 	return c, nil
 }

@@ -69,6 +69,8 @@ type Request struct {
 	Pairs int
 	// Model names the agent's model; "" means the backend's default.
 	Model string
+	// Agent names the agent benched; "" means the backend's default.
+	Agent string
 }
 
 // Limits of workflow_dispatch.
@@ -83,7 +85,8 @@ var ErrInputsTooLarge = errors.New("bench request does not fit in workflow_dispa
 
 // DefaultWorkflow is the workflow file the Actions backend dispatches by
 // default. The workflow must declare the inputs run_id, pr, head_sha,
-// domains, intents, pairs and model; it runs on the registry's default
+// domains, intents, pairs and model, and agent to take /bench run --agent
+// (sent only then); it runs on the registry's default
 // branch, never on the pull request's, so the workflow that runs is always
 // one a maintainer merged.
 const DefaultWorkflow = "pairbench.yml"
@@ -104,6 +107,11 @@ func WorkflowInputs(req Request) (map[string]any, error) {
 	}
 	if req.Model != "" {
 		in["model"] = req.Model
+	}
+	if req.Agent != "" {
+		// Sent only when asked for, so a workflow that declares no agent
+		// input still takes every other bench.
+		in["agent"] = req.Agent
 	}
 	n := 0
 	for k, v := range in {

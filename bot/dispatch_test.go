@@ -26,6 +26,10 @@ func TestWorkflowInputsLimits(t *testing.T) {
 		"run_id": "pr2-" + headSHA + "-0a1b2c3d", "pr": "2", "head_sha": headSHA,
 		"domains": "books.example,weather.example", "intents": "books-count", "pairs": "12",
 	}, in)
+	req.Agent = "codex"
+	in, err = bot.WorkflowInputs(req)
+	require.NoError(t, err)
+	assert.Equal(t, "codex", in["agent"], "the agent is sent when asked for")
 	for len(strings.Join(req.Intents, ",")) < 65535 {
 		req.Intents = append(req.Intents, strings.Repeat("i", 199))
 	}

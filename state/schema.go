@@ -87,4 +87,6 @@ CREATE TABLE pb_leases (
 	owner TEXT NOT NULL,
 	until_ms BIGINT NOT NULL
 )`,
+	// 2: the agent a bench asked for ('' for the default).
+	`ALTER TABLE pb_benches ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
 }

@@ -43,6 +43,9 @@ func (d *localRunner) Run(ctx context.Context, req bot.Request, progress func(do
 	if req.Model != "" {
 		o.Model = req.Model
 	}
+	if req.Agent != "" {
+		o.Agent = req.Agent
+	}
 	o.Log = d.log.With("run", req.RunID)
 	last := -1
 	o.Hooks.Progress = func(p runner.Progress) {
