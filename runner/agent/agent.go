@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +33,17 @@ type Route struct {
 	Allow   []sandbox.AllowRule
 	Forward []int
 	Secrets []sandbox.Secret
+}
+
+// Network says how the egress proxy reaches a model that is not on the
+// public web with a public certificate: a model host on a private network
+// (resolved by Resolver, allowed to be loopback by LoopbackHosts) or
+// behind a private CA (UpstreamRoots). The zero value is the public web.
+// Tests use it for a TLS model stand-in on this host.
+type Network struct {
+	Resolver      sandbox.Resolver
+	UpstreamRoots *x509.CertPool
+	LoopbackHosts []string
 }
 
 // ModelRoute returns m's route. host is the provider's API host, used when
@@ -148,6 +161,8 @@ type Launch struct {
 	Env map[string]string
 	// HostEnv is where provider variables are read from.
 	HostEnv []string
+	// Network is how the egress proxy reaches the model's host.
+	Network Network
 	// Configure writes the agent's configuration into the sandbox's home
 	// (a fresh directory, seen inside as sandbox.HomeDir) for the MCP
 	// servers it connects to, and returns the command line.
@@ -166,13 +181,16 @@ type Launch struct {
 // Run runs l inside a fresh sandbox whose only ways out are the model's host
 // (through the egress proxy, the key swapped in there) and the task's
 // loopback ports. It enforces the caps from outside, killing the agent when
-// one is hit, and writes the transcript (secrets redacted) to
-// l.Task.TranscriptPath.
+// one is hit, and writes the transcript to l.Task.TranscriptPath. Every
+// secret is redacted from what it keeps: the transcript, and every text of
+// the result (the answer, the error, the diagnostics, the tool names),
+// whatever the agent printed.
 func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	task := l.Task
 	forward := append(append([]int(nil), l.Route.Forward...), task.LoopbackPorts...)
 	egress, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{
 		Allow: l.Route.Allow, ForwardPorts: forward, Secrets: l.Route.Secrets,
+		Resolver: l.Network.Resolver, UpstreamRoots: l.Network.UpstreamRoots, AllowLoopbackHosts: l.Network.LoopbackHosts,
 		TempDir: l.TempRoot, Logger: l.Log,
 	})
 	if err != nil {
@@ -262,7 +280,7 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	}
 	wg.Wait()
 
-	res := stream.Result()
+	res := redacted(stream.Result(), redactor)
 	res.Wall = time.Since(start)
 	res.Stderr = redactor.String(stderr.String())
 	res.ExitCode = ExitCode(waitErr)
@@ -278,6 +296,21 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 		return res, fmt.Errorf("%s exited before its first turn (%v): %s", l.Name, waitErr, LastLine(res.Stderr))
 	}
 	return res, nil
+}
+
+// redacted returns res with every secret redacted from its texts, which
+// reach rows.jsonl and the report.
+func redacted(res runner.AgentResult, r *sandbox.Redactor) runner.AgentResult {
+	res.Final, res.StopReason, res.ErrorMessage = r.String(res.Final), r.String(res.StopReason), r.String(res.ErrorMessage)
+	res.Declared = slices.Clone(res.Declared)
+	for i, d := range res.Declared {
+		res.Declared[i] = r.String(d)
+	}
+	res.Calls = slices.Clone(res.Calls)
+	for i := range res.Calls {
+		res.Calls[i].Name = r.String(res.Calls[i].Name)
+	}
+	return res
 }
 
 // ExitCode is a command's exit status: 0 for nil, -1 when it was killed or
