@@ -31,9 +31,10 @@ import (
 
 // Adapter is an agent adapter under test.
 type Adapter struct {
-	// New returns the agent, reading provider variables from hostEnv and
-	// keeping its per-run directories under tempRoot.
-	New func(t testing.TB, hostEnv []string, tempRoot string) runner.Agent
+	// New returns the agent, reading provider variables from hostEnv,
+	// keeping its per-run directories under tempRoot, its egress proxy
+	// reaching the model's host through network.
+	New func(t testing.TB, hostEnv []string, tempRoot string, network agent.Network) runner.Agent
 	// Missing returns the error New gives when the agent is not installed.
 	Missing func() error
 	// Version is the version the installed package declares.
@@ -48,11 +49,19 @@ type Adapter struct {
 	HarnessTools []string
 	// Warm, when set, is called once on the agent before its trials.
 	Warm func(t testing.TB, a runner.Agent, browserMCP runner.BrowserMCPFunc)
+	// Provider is the provider whose API the agent speaks to a real model
+	// ("openai" or "anthropic"); KeyEnv the host variable of its key and
+	// KeyHeader the header the provider reads it from ("x-api-key", or
+	// "Authorization" as "Bearer KEY").
+	Provider, KeyEnv, KeyHeader string
 }
 
 // canary is a provider key on the host: it must not reach the sandbox, the
-// transcript, the diagnostics or the model.
+// transcript, the diagnostics or the scripted model (which needs no key).
 const canary = "sk-host-canary-must-not-leak-7f3a9c"
+
+// hostEnv is the host environment every adapter under test reads keys from.
+var hostEnv = []string{"OPENAI_API_KEY=" + canary, "ANTHROPIC_API_KEY=" + canary, "HOME=/root"}
 
 // Tools locates the pinned tools, from the test's package directory up.
 func Tools(t testing.TB) agent.Tools {
@@ -72,17 +81,23 @@ func Tools(t testing.TB) agent.Tools {
 	return agent.Tools{}
 }
 
-// recorder remembers every request body the model got.
+// recorder remembers every request the model got: its body with its key
+// headers, and the value of keyHeader.
 type recorder struct {
-	mu     sync.Mutex
-	bodies []string
-	next   http.Handler
+	mu        sync.Mutex
+	bodies    []string
+	keyHeader string
+	keys      []string
+	next      http.Handler
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.bodies = append(r.bodies, req.Header.Get("Authorization")+req.Header.Get("X-Api-Key")+"\n"+string(b))
+	if r.keyHeader != "" {
+		r.keys = append(r.keys, req.Header.Get(r.keyHeader))
+	}
 	r.mu.Unlock()
 	req.Body = io.NopCloser(strings.NewReader(string(b)))
 	r.next.ServeHTTP(w, req)
@@ -121,7 +136,7 @@ func Run(t *testing.T, a Adapter) {
 	reg, err := intents.Load(filepath.Join(filepath.Dir(filepath.Dir(tools.NodeModules)), "examples", "registry"))
 	require.NoError(t, err)
 	b := &bench{t: t, a: a, reg: reg, browsers: browsers, mcp: tools.BrowserMCP(250 * time.Millisecond), tmp: tmp}
-	b.agent = a.New(t, []string{"OPENAI_API_KEY=" + canary, "ANTHROPIC_API_KEY=" + canary, "HOME=/root"}, tmp)
+	b.agent = a.New(t, hostEnv, tmp, agent.Network{})
 	if a.Warm != nil {
 		a.Warm(t, b.agent, b.mcp)
 	}
@@ -182,6 +197,7 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
 		assert.Less(t, time.Since(start), 60*time.Second, "the time cap stops it")
 	})
+	t.Run("real key", func(t *testing.T) { b.realKey(t) })
 	t.Run("model errors", func(t *testing.T) {
 		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
 		assert.NotEqual(t, pairbench.Correct, row.Outcome)
@@ -196,6 +212,15 @@ func scripted() runner.Model {
 // model serves the scripted model for the registry's intents, injecting
 // fault, and records what it got.
 func (b *bench) model(fault func(int) *model.Fault) (string, *recorder) {
+	rec := &recorder{next: b.scriptedModel(fault)}
+	srv := httptest.NewServer(rec)
+	b.t.Cleanup(srv.Close)
+	return srv.URL, rec
+}
+
+// scriptedModel is the scripted model for the registry's intents,
+// injecting fault.
+func (b *bench) scriptedModel(fault func(int) *model.Fault) http.Handler {
 	var known []intents.Intent
 	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Pairs: 1, Seed: 1, Alpha: 0.05, Now: time.Now(), Model: scripted()})
 	require.NoError(b.t, err)
@@ -204,25 +229,30 @@ func (b *bench) model(fault func(int) *model.Fault) (string, *recorder) {
 	for _, ti := range tis {
 		known = append(known, ti.Intent)
 	}
-	rec := &recorder{next: model.New(known, model.Options{Fault: fault})}
-	srv := httptest.NewServer(rec)
-	b.t.Cleanup(srv.Close)
-	return srv.URL, rec
+	return model.New(known, model.Options{Fault: fault})
 }
 
-// trial runs one trial of intent in arm with caps, the model injecting
-// fault, and returns its row and its directory.
+// trial runs one trial of intent in arm with caps, the scripted model
+// injecting fault, and returns its row and its directory.
 func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault) (pairbench.Row, string) {
 	t.Helper()
 	url, rec := b.model(fault)
 	m := scripted()
+	m.BaseURL = url + "/v1"
+	row, dir := b.trialOf(t, b.agent, m, intent, arm, caps)
+	assert.NotContains(t, rec.all(), canary, "the host's key never reaches the model")
+	return row, dir
+}
+
+// trialOf runs one trial of intent in arm with caps, ag talking to m.
+func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent string, arm pairbench.Arm, caps runner.PlanCaps) (pairbench.Row, string) {
+	t.Helper()
 	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Intents: []string{intent}, Pairs: 1, Seed: 1,
 		Alpha: 0.05, Now: time.Now(), Model: m, Caps: caps, HarnessTools: b.a.HarnessTools})
 	require.NoError(t, err)
-	plan.Model.BaseURL = url + "/v1"
 	tis, err := runner.TrialIntents(b.reg, plan)
 	require.NoError(t, err)
-	trials := &runner.Trials{RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: b.agent, BrowserMCP: b.mcp}
+	trials := &runner.Trials{RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: ag, BrowserMCP: b.mcp}
 	job := runner.Job{Intent: intent, Domain: plan.Intents[0].Domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -230,7 +260,6 @@ func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runne
 	row, err := trials.Run(ctx, spec)
 	require.NoError(t, err)
 	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
-	assert.NotContains(t, rec.all(), canary, "the host's key never reaches the model")
 	return row, trials.RunDir.File(spec.Dir)
 }
 

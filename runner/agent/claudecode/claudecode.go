@@ -35,6 +35,9 @@ type Config struct {
 	// Bwrap, Executable and TempRoot are passed to the sandbox (see
 	// sandbox.Policy).
 	Bwrap, Executable, TempRoot string
+	// Network is how the egress proxy reaches the model's host (the
+	// public web when zero).
+	Network agent.Network
 	// Log receives the egress proxy's refusals.
 	Log *slog.Logger
 }
@@ -158,7 +161,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		route.Secrets[0].Name = "ANTHROPIC_API_KEY"
 	}
 	return agent.Run(ctx, agent.Launch{
-		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Policy: a.policy,
+		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network, Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			dir := filepath.Join(home, filepath.Base(configDir))
 			if err := writeConfig(dir, servers); err != nil {

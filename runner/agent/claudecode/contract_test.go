@@ -41,10 +41,10 @@ func TestContract(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
-		New: func(t testing.TB, hostEnv []string, tmp string) runner.Agent {
+		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
 			a, err := claudecode.New(claudecode.Config{Binary: tools.ClaudeCode(),
 				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
-				HostEnv:       hostEnv, Executable: exe, TempRoot: tmp})
+				HostEnv:       hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
 			return a
 		},
@@ -52,6 +52,7 @@ func TestContract(t *testing.T) {
 			_, err := claudecode.New(claudecode.Config{Binary: "/nonexistent/claude"})
 			return err
 		},
+		Provider: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", KeyHeader: "x-api-key",
 		Version: packageVersion(t, tools.ClaudeCodePackage()),
 		Stream:  func(caps runner.Caps, m runner.Model) agent.Stream { return claudecode.NewStream(caps, m, nil) },
 		Output:  `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,

@@ -49,6 +49,9 @@ type Config struct {
 	HostEnv []string
 	// Bwrap, Executable and TempRoot are passed to the sandbox.
 	Bwrap, Executable, TempRoot string
+	// Network is how the egress proxy reaches the model's host (the
+	// public web when zero).
+	Network agent.Network
 	// Log receives the egress proxy's refusals.
 	Log *slog.Logger
 }
@@ -167,7 +170,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 	st := NewStream(task.Caps, task.Model, nil)
 	st.Started = task.Started
 	return agent.Run(ctx, agent.Launch{
-		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Policy: a.policy,
+		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network, Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			dir := filepath.Join(home, filepath.Base(codexHome))
 			if err := os.MkdirAll(dir, 0o755); err != nil {

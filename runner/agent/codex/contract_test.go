@@ -44,10 +44,10 @@ func TestContract(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
-		New: func(t testing.TB, hostEnv []string, tmp string) runner.Agent {
+		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
 			a, err := codex.New(codex.Config{Binary: tools.Codex(),
 				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
-				HostEnv:       hostEnv, Executable: exe, TempRoot: tmp})
+				HostEnv:       hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
 			return a
 		},
@@ -55,6 +55,7 @@ func TestContract(t *testing.T) {
 			_, err := codex.New(codex.Config{Binary: "/nonexistent/codex"})
 			return err
 		},
+		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
 		Version:      packageVersion(t, tools.CodexPackage()),
 		Stream:       func(caps runner.Caps, m runner.Model) agent.Stream { return both{codex.NewStream(caps, m, nil)} },
 		Output:       `2026-12-01T00:00:00Z TRACE codex_http_client::transport: POST to http://127.0.0.1:1/v1/responses: {"model":"m","tools":[]}`,

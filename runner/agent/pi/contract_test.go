@@ -42,9 +42,9 @@ func TestContract(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
-		New: func(t testing.TB, hostEnv []string, tmp string) runner.Agent {
+		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
 			a, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
-				HostEnv: hostEnv, Executable: exe, TempRoot: tmp})
+				HostEnv: hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
 			t.Cleanup(func() { a.Close() })
 			return a
@@ -53,6 +53,7 @@ func TestContract(t *testing.T) {
 			_, err := pi.New(pi.Config{Node: tools.Node(), Package: "/nonexistent/pi"})
 			return err
 		},
+		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
 		Version: packageVersion(t, tools.Pi()),
 		Stream:  func(caps runner.Caps, _ runner.Model) agent.Stream { return pi.NewStream(caps, nil) },
 		Output:  `{"type":"turn_start"}`,

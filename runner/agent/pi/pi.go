@@ -30,6 +30,9 @@ type Config struct {
 	// Bwrap, Executable and TempRoot are passed to the sandbox (see
 	// sandbox.Policy).
 	Bwrap, Executable, TempRoot string
+	// Network is how the egress proxy reaches the model's host (the
+	// public web when zero).
+	Network agent.Network
 	// Log receives the egress proxy's refusals.
 	Log *slog.Logger
 }
@@ -198,7 +201,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		env[task.Model.KeyEnv] = agent.ScriptedKey
 	}
 	return agent.Run(ctx, agent.Launch{
-		Name: "pi", Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv,
+		Name: "pi", Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network,
 		Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			t := task
