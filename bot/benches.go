@@ -27,7 +27,7 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 	if bn.Model == "" {
 		bn.Model = b.cfg.Model
 	}
-	if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by run `%s` of `%s`.", bn.Run, short(sha))); err != nil {
+	if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by run `%s` of %s.", bn.Run, short(sha))); err != nil {
 		return bn, err
 	}
 	var err error
@@ -154,7 +154,7 @@ func statusText(pull state.Pull, benches []state.Bench, now time.Time) string {
 		if bn.Run != pull.Bench {
 			continue
 		}
-		s := fmt.Sprintf("Run `%s` is benching `%s`: %s. Started %s ago", bn.Run, short(bn.SHA), describe(bn),
+		s := fmt.Sprintf("Run `%s` is benching %s: %s. Started %s ago", bn.Run, short(bn.SHA), describe(bn),
 			now.Sub(bn.Created).Round(time.Second))
 		if bn.TotalPairs > 0 {
 			s += fmt.Sprintf("; %d of %d pairs done", bn.DonePairs, bn.TotalPairs)
@@ -168,7 +168,7 @@ func statusText(pull state.Pull, benches []state.Bench, now time.Time) string {
 			if bn.State == state.BenchFailed {
 				what = "failed"
 			}
-			s += fmt.Sprintf(" The last one, run `%s` of `%s`, ended: %s.", bn.Run, short(bn.SHA), what)
+			s += fmt.Sprintf(" The last one, run `%s` of %s, ended: %s.", bn.Run, short(bn.SHA), what)
 			break
 		}
 	}

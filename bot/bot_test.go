@@ -48,6 +48,14 @@ func TestABenchFromPullRequestToVerdict(t *testing.T) {
 			assert.Equal(t, "success", runs[0].Conclusion)
 			assert.Equal(t, "bench: faster", runs[0].Title)
 			assert.Contains(t, runs[0].Summary, "books-newest-by-author")
+			// The check run's own short summary; the whole comment in its
+			// text; details_url to the report.
+			assert.True(t, strings.HasPrefix(runs[0].Summary, "**pairbench verdict: "), runs[0].Summary)
+			assert.Less(t, len(runs[0].Summary), 2000, "the summary is short")
+			assert.NotContains(t, runs[0].Summary, "<details>")
+			assert.Contains(t, runs[0].Text, "<details><summary>Every figure")
+			assert.Contains(t, runs[0].Text, "| intent | label | Δ accuracy | speedup | pairs |")
+			assert.Contains(t, runs[0].DetailsURL, "https://bench.example.test/runs/"+bn.Run+"/report?sig=")
 			comments := f.gh.Comments(repoName, prNumber)
 			require.Len(t, comments, 1)
 			assert.True(t, strings.HasPrefix(comments[0].Body, "<!-- pairbench:rollup -->"))
@@ -121,8 +129,8 @@ func TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline(t *testing.T) {
 			sticky = c
 		}
 	}
-	assert.Contains(t, sticky.Body, "### pairbench: `1111111` (run `"+head+"`)")
-	assert.Contains(t, sticky.Body, "| `ec26c3e` | less accurate |")
+	assert.Contains(t, sticky.Body, "### pairbench: 1111111 (run `"+head+"`)")
+	assert.Contains(t, sticky.Body, "| ec26c3e | less accurate |")
 	for _, cr := range f.gh.CheckRuns(repoName) {
 		if cr.ExternalID == head {
 			assert.Equal(t, "bench: better", cr.Title, "the head's check run is its own bench's")
@@ -139,7 +147,7 @@ func TestStatusCancelAndSupersedeSurviveARestart(t *testing.T) {
 	f.comment(t, writer, "/bench status")
 	comments := f.gh.Comments(repoName, prNumber)
 	require.NotEmpty(t, comments)
-	assert.Contains(t, comments[len(comments)-1].Body, "Run `"+run+"` is benching `ec26c3e`")
+	assert.Contains(t, comments[len(comments)-1].Body, "Run `"+run+"` is benching ec26c3e")
 
 	f.restart(t)
 	f.push(t, otherSHA, nil)

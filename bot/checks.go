@@ -52,6 +52,8 @@ type checkView struct {
 	conclusion string // when completed
 	title      string
 	summary    string
+	// text is the check run's details below the summary ("" for none).
+	text string
 }
 
 // leaseTTL bounds how long a job may hold the lease on what it writes; it
@@ -115,7 +117,7 @@ func (b *Bot) release(ctx context.Context, lease, owner string) {
 
 // checkView renders a bench's check.
 func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) {
-	summary := fmt.Sprintf("Bench of `%s`: %s.", short(bn.SHA), describe(bn))
+	summary := fmt.Sprintf("Bench of %s: %s.", short(bn.SHA), describe(bn))
 	if bn.RequestedBy != "" {
 		summary += fmt.Sprintf(" Requested by @%s.", bn.RequestedBy)
 	}
@@ -145,8 +147,11 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	if rep.Verdict == "" {
 		title = "no verdict: no intents were benched"
 	}
-	md := stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run), Limit: 60000})
-	return checkView{status: "completed", conclusion: Conclusion(rep.Verdict), title: title, summary: md}, nil
+	// The summary is short, the verdict and the worst intents; the text
+	// holds every intent and figure, and details_url links the report.
+	opts := stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run)}
+	return checkView{status: "completed", conclusion: Conclusion(rep.Verdict), title: title,
+		summary: stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}, nil
 }
 
 // postCheck writes the view on GitHub and returns the check run's id (0
@@ -170,6 +175,10 @@ func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView, retry 
 	}
 	summary := clipBytes(v.summary, 65535)
 	out := &github.CheckRunOutput{Title: &v.title, Summary: &summary}
+	if v.text != "" {
+		text := clipBytes(v.text, 65535)
+		out.Text = &text
+	}
 	var done *github.Timestamp
 	var conclusion, status *string
 	if v.status == "completed" {

@@ -148,7 +148,7 @@ func (b *Bot) benchHead(ctx context.Context, tx *state.Tx, pull *state.Pull, p p
 			return nil
 		case bn.State == state.BenchDone:
 			log.Info("this commit was benched: its verdict stands", "run", bn.Run)
-			if err := b.supersede(ctx, tx, pull, fmt.Sprintf("`%s` is the head again; its verdict from run `%s` stands.", short(sha), bn.Run)); err != nil {
+			if err := b.supersede(ctx, tx, pull, fmt.Sprintf("%s is the head again; its verdict from run `%s` stands.", short(sha), bn.Run)); err != nil {
 				return err
 			}
 			pull.SurfaceVersion++
@@ -157,12 +157,12 @@ func (b *Bot) benchHead(ctx context.Context, tx *state.Tx, pull *state.Pull, p p
 	}
 	if len(p.Domains) == 0 {
 		log.Info("no domain with intents changed: nothing to bench")
-		return b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by `%s`, which changes no domain with intents.", short(sha)))
+		return b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by %s, which changes no domain with intents.", short(sha)))
 	}
 	if !trustedPR {
 		log.Info("untrusted pull request: asking a maintainer to approve", "reason", why)
 		// The approval covered the older commit only.
-		if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by a push of `%s`, which needs its own approval.", short(sha))); err != nil {
+		if err := b.supersede(ctx, tx, pull, fmt.Sprintf("Superseded by a push of %s, which needs its own approval.", short(sha))); err != nil {
 			return err
 		}
 		pull.ApprovalSHA = sha
@@ -276,7 +276,7 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 				if err := h.bot.supersede(ctx, tx, &pull, fmt.Sprintf("@%s cancelled this bench.", user)); err != nil {
 					return err
 				}
-				msg = fmt.Sprintf("Cancelled run `%s` (commit `%s`).", run, short(bn.SHA))
+				msg = fmt.Sprintf("Cancelled run `%s` (commit %s).", run, short(bn.SHA))
 			}
 			if err := tx.SavePull(ctx, pull); err != nil {
 				return err
@@ -357,7 +357,7 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	explicit := cmd.SHA != ""
 	if explicit {
 		if !strings.HasPrefix(head, cmd.SHA) && len(cmd.SHA) < 40 {
-			return reply(fmt.Sprintf("`%s` is not this pull request's head (`%s`): give the full 40-digit SHA of the commit to bench.", cmd.SHA, short(head))), nil
+			return reply(fmt.Sprintf("`%s` is not this pull request's head (%s): give the full 40-digit SHA of the commit to bench.", cmd.SHA, short(head))), nil
 		}
 		if strings.HasPrefix(head, cmd.SHA) {
 			t.SHA = head
@@ -381,15 +381,15 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	var unknown *UnknownIntentsError
 	switch {
 	case errors.Is(err, ErrNoConfig):
-		return reply(fmt.Sprintf("Commit `%s` has no `.pairbench.yml`, so this repository is not a pairbench registry there.", short(t.SHA))), nil
+		return reply(fmt.Sprintf("Commit %s has no `.pairbench.yml`, so this repository is not a pairbench registry there.", short(t.SHA))), nil
 	case errors.As(err, &unknown):
-		return reply(fmt.Sprintf("Commit `%s` has no intent %s. `/bench help` shows the usage.", short(t.SHA), codeList(unknown.IDs))), nil
+		return reply(fmt.Sprintf("Commit %s has no intent %s. `/bench help` shows the usage.", short(t.SHA), codeList(unknown.IDs))), nil
 	case isNotFound(err) && explicit:
-		return reply(fmt.Sprintf("There is no commit `%s` in this repository.", short(t.SHA))), nil
+		return reply(fmt.Sprintf("There is no commit %s in this repository.", short(t.SHA))), nil
 	case err != nil:
 		return nil, err
 	case len(p.Domains) == 0:
-		return reply(fmt.Sprintf("Nothing to bench: at `%s` this pull request changes no domain that has intents. Name intents with `/bench run INTENT ...`.", short(t.SHA))), nil
+		return reply(fmt.Sprintf("Nothing to bench: at %s this pull request changes no domain that has intents. Name intents with `/bench run INTENT ...`.", short(t.SHA))), nil
 	}
 	return func(ctx context.Context, tx *state.Tx) error {
 		pull, err := h.lockPull(ctx, tx, repo, t.PR)

@@ -232,9 +232,9 @@ type rollup struct {
 // MaxCommentChars: earlier verdicts beyond minEarlier go first, oldest
 // first, then the body is asked to fit in what remains.
 func renderRollup(r rollup) string {
-	heading := fmt.Sprintf("%s\n### pairbench: `%s`\n\n", stickyMarker, short(r.sha))
+	heading := fmt.Sprintf("%s\n### pairbench: %s\n\n", stickyMarker, short(r.sha))
 	if r.run != "" {
-		heading = fmt.Sprintf("%s\n### pairbench: `%s` (run `%s`)\n\n", stickyMarker, short(r.sha), r.run)
+		heading = fmt.Sprintf("%s\n### pairbench: %s (run `%s`)\n\n", stickyMarker, short(r.sha), r.run)
 	}
 	const bodyRoom = stats.MarkdownLimit
 	es := r.earlier[:min(len(r.earlier), maxHistory)]
@@ -286,7 +286,7 @@ func renderEarlier(es []entry) string {
 		} else if e.Run != "" {
 			report = "`" + e.Run + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", short(e.SHA), verdict, report)
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", short(e.SHA), verdict, report)
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()

@@ -51,7 +51,7 @@ func TestStickyCommentIsEditedNotDuplicated(t *testing.T) {
 	require.Len(t, comments, 3)
 	sticky := comments[2]
 	assert.Equal(t, "github-actions[bot]", sticky.User)
-	assert.Contains(t, sticky.Body, "### pairbench: `"+sha(1)[:7]+"`")
+	assert.Contains(t, sticky.Body, "### pairbench: "+sha(1)[:7]+" ")
 	assert.NotContains(t, sticky.Body, "Earlier commits")
 	assert.Equal(t, []string{"bench: better"}, gh.IssueLabels(repoName, prNumber))
 
@@ -62,7 +62,7 @@ func TestStickyCommentIsEditedNotDuplicated(t *testing.T) {
 	assert.Equal(t, sticky.ID, comments[2].ID)
 	body := comments[2].Body
 	assert.Contains(t, body, "Earlier commits (1)")
-	assert.Contains(t, body, "| `"+sha(1)[:7]+"` | better | [run-better](https://example.test/r1) |")
+	assert.Contains(t, body, "| "+sha(1)[:7]+" | better | [run-better](https://example.test/r1) |")
 	assert.Equal(t, "<!-- pairbench:rollup --> gotcha", comments[1].Body, "a person's comment is never captured")
 	assert.Equal(t, []string{"bench: slower"}, gh.IssueLabels(repoName, prNumber), "the label is replaced")
 
@@ -143,11 +143,11 @@ func TestStickyCommentStaysUnderLimit(t *testing.T) {
 		require.LessOrEqual(t, utf8.RuneCountInString(body), bot.MaxCommentChars, "after verdict %d", i)
 		require.True(t, utf8.ValidString(body))
 		if i > 0 {
-			require.True(t, strings.Contains(body, "| `"+sha(i - 1)[:7]+"` |"), "after verdict %d the previous commit is kept", i)
+			require.True(t, strings.Contains(body, "| "+sha(i - 1)[:7]+" |"), "after verdict %d the previous commit is kept", i)
 		}
 	}
 	assert.Greater(t, len(body), 60000, "the test fills the comment")
-	assert.False(t, strings.Contains(body, "| `"+sha(0)[:7]+"` |"), "the oldest verdicts made room")
+	assert.False(t, strings.Contains(body, "| "+sha(0)[:7]+" |"), "the oldest verdicts made room")
 }
 
 func TestConclusion(t *testing.T) {

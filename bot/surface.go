@@ -176,14 +176,14 @@ func (b *Bot) headBody(ctx context.Context, pull state.Pull, head *state.Bench, 
 			return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit})
 		}, nil
 	}
-	msg := fmt.Sprintf("No verdict for `%s` yet.", short(pull.HeadSHA))
+	msg := fmt.Sprintf("No verdict for %s yet.", short(pull.HeadSHA))
 	for _, bn := range benches {
 		if bn.Run == pull.Bench {
-			msg = fmt.Sprintf("Run `%s` is benching `%s`; its verdict will be here.", bn.Run, short(bn.SHA))
+			msg = fmt.Sprintf("Run `%s` is benching %s; its verdict will be here.", bn.Run, short(bn.SHA))
 		}
 	}
 	if pull.ApprovalSHA == pull.HeadSHA && pull.Bench == "" {
-		msg = fmt.Sprintf("Commit `%s` waits for a maintainer's `/bench run`.", short(pull.HeadSHA))
+		msg = fmt.Sprintf("Commit %s waits for a maintainer's `/bench run`.", short(pull.HeadSHA))
 	}
 	return func(int) string { return msg + " The verdicts below are for earlier commits.\n" }, nil
 }

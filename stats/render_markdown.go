@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,9 +13,9 @@ import (
 // comment limit for whatever a bot adds around the report.
 const MarkdownLimit = 59_000
 
-// chartMaxIntents is the most intents the Mermaid speed chart shows; past
-// that its bars are too thin to read and the HTML report's plot is better.
-const chartMaxIntents = 40
+// firstScreen is the most intents the comment's first table lists; the
+// rest, still worst first, are folded below it.
+const firstScreen = 20
 
 // MarkdownOptions control WriteMarkdown.
 type MarkdownOptions struct {
@@ -39,18 +37,22 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 	return nil
 }
 
-// Markdown renders r for a pull-request comment: a one-line verdict first,
-// then a table with one row per intent (worst label first past
-// manyIntents intents), a Mermaid chart of the speedups,
-// each intent's details folded in <details>, the tool failure and adoption
-// tables, and a footer with the run-level checks.
+// Markdown renders r for a pull-request comment whose first screen answers
+// the question: the verdict line, then one narrow table (intent, label,
+// Δ accuracy, speedup, pairs) of the worst firstScreen intents, worst label
+// first, that fits a 1,000-pixel column. Everything else is folded in
+// <details>: the rest of the intents, every figure with its interval and p
+// value, each intent's details, the tool and adoption tables, and the run
+// checks. There is no chart: none stays readable at 40 intents in a comment,
+// and the full report plots every intent.
 //
 // The result never exceeds the limit in opts. When everything does not fit,
 // the parts a reader needs least go first: tool and adoption tables, then
-// intent details from the last, then the chart, then summary rows from the
-// last; each cut is announced with a link to the full report. The verdict
-// line always stays first. Text that comes from rows or plans (intent and
-// tool names, error messages) is escaped so that it renders as text.
+// intent details from the last, then the rows of the figures table, then the
+// folded rows of the narrow table; each cut is announced with a link to the
+// full report. The verdict line and the first table always stay. Text that
+// comes from rows or plans (intent and tool names, error messages) is
+// escaped so that it renders as text.
 func Markdown(r *Report, opts MarkdownOptions) string {
 	limit := opts.Limit
 	if limit <= 0 || limit > MarkdownLimit {
@@ -58,73 +60,138 @@ func Markdown(r *Report, opts MarkdownOptions) string {
 	}
 	v := newView(r)
 	link := mdLink(opts.FullReportURL)
+	intents := worstFirst(v.Intents)
+	top, rest := intents[:min(len(intents), firstScreen)], intents[min(len(intents), firstScreen):]
 
-	head := mdHead(v)
-	if v.Many {
-		// Past one screen of rows, what needs a reviewer comes first; the
-		// rows cut for room are then the least pressing.
-		sorted := make([]intentView, 0, len(v.Intents))
-		for _, in := range worstFirst(v.Intents) {
-			sorted = append(sorted, *in)
+	var must strings.Builder
+	must.WriteString(mdVerdictLine(v))
+	if len(top) > 0 {
+		must.WriteString(narrowHead)
+		for _, in := range top {
+			must.WriteString(mdNarrowRow(in))
 		}
-		v.Intents = sorted
-		head += fmt.Sprintf("_%d intents, worst label first._\n\n", v.Total)
+		if len(rest) > 0 {
+			fmt.Fprintf(&must, "\n_%d more %s below (%s)._\n", len(rest), pluralize(len(rest), "intent"), labelTally(rest))
+		}
+		must.WriteString("\n" + narrowNote + "\n")
 	}
-	tableHead := "| intent | label | n | control correct | treatment correct | Δ accuracy | discordant pairs won by treatment | Holm p accuracy | speedup | Holm p speed | adoption |\n" +
-		"|---|---|--:|---|---|---|---|---|---|---|---|\n"
-	rows := make([]string, len(v.Intents))
-	for i := range v.Intents {
-		rows[i] = mdSummaryRow(&v.Intents[i])
-	}
-	note := "\n" + speedNote + " " + holmNote + "\n\n"
+	must.WriteString("\n" + mdRunLine(v, link))
 	footer := mdFooter(v, link)
 
-	// The notes announcing cuts are counted at their longest, so whatever
-	// is chosen below fits with them.
-	rowsNote := func(n int) string {
-		return fmt.Sprintf("\n_%d more %s, and every intent's details, did not fit in this comment; %s._\n", n, pluralize(n, "intent"), seeFull(link))
-	}
+	// The optional parts, most wanted first. Each is a fold of rows, kept
+	// whole, cut row by row, or left out; cutNote (counted at its longest)
+	// says what was left out.
 	cutNote := func(n int) string {
 		return fmt.Sprintf("_%d %s did not fit in this comment; %s._\n\n", n, pluralize(n, "section"), seeFull(link))
 	}
-	budget := limit - len(head) - len(tableHead) - len(note) - len(footer) - len(rowsNote(len(rows))) - len(cutNote(len(rows)+2))
+	budget := limit - must.Len() - len(footer) - len(cutNote(len(intents)+4))
 
 	var b strings.Builder
 	b.Grow(min(limit, 1<<16))
-	b.WriteString(head)
-	b.WriteString(tableHead)
-	shown := 0
-	for _, row := range rows {
-		if len(row) > budget {
-			break
+	b.WriteString(must.String())
+	if len(rest) > 0 {
+		rows := make([]string, len(rest))
+		for i, in := range rest {
+			rows[i] = mdNarrowRow(in)
 		}
-		budget -= len(row)
-		b.WriteString(row)
-		shown++
+		b.WriteString(mdFold(fmt.Sprintf("The other %d %s, worst first", len(rest), pluralize(len(rest), "intent")), narrowHead, rows, "", &budget, link))
 	}
-	if shown < len(rows) {
-		b.WriteString(rowsNote(len(rows) - shown))
-	}
-	b.WriteString(note)
-
-	if shown == len(rows) {
-		if chart := mdChart(v); len(chart) <= budget {
-			budget -= len(chart)
-			b.WriteString(chart)
+	if len(intents) > 0 {
+		rows := make([]string, len(intents))
+		for i, in := range intents {
+			rows[i] = mdFiguresRow(in)
 		}
-		b.WriteString(mdDetailsPart(v, budget, cutNote))
+		b.WriteString(mdFold("Every figure: correct per arm, intervals, Holm-adjusted p values, adoption", figuresHead, rows, "\n"+speedNote+" "+holmNote+"\n", &budget, link))
 	}
+	b.WriteString(mdSections(v, intents, &budget, cutNote))
 	b.WriteString(footer)
 	return capMarkdown(b.String(), limit, link)
 }
 
-// mdDetailsPart is the "Details" part: every intent's details, then the
-// tool and adoption tables, as many as fit in budget bytes from the first,
-// and cutNote for the sections left out.
-func mdDetailsPart(v reportView, budget int, cutNote func(int) string) string {
-	sections := make([]string, 0, len(v.Intents)+2)
-	for i := range v.Intents {
-		sections = append(sections, mdDetails(&v.Intents[i]))
+// The narrow table: five columns that fit a pull request's width.
+const narrowHead = "| intent | label | Δ accuracy | speedup | pairs |\n|---|---|--:|--:|--:|\n"
+
+const narrowNote = "_Δ accuracy: treatment's share correct minus control's. Speedup: the typical ratio of control's time to treatment's over pairs where both were correct (above 1× treatment was faster). Pairs: complete pairs (of those planned). Intervals and p values are folded below._"
+
+// narrowIDLen is the most characters of an intent id the narrow table shows.
+const narrowIDLen = 40
+
+func mdNarrowRow(in *intentView) string {
+	speed := undefDash
+	if in.SpeedupIv != nil {
+		speed = showTimes(in.SpeedupIv.Est)
+	}
+	pairs := fmt.Sprint(in.N)
+	if in.Planned > in.N {
+		pairs = fmt.Sprintf("%d/%d", in.N, in.Planned)
+	}
+	return "| " + strings.Join([]string{
+		mdCode(clipText(in.ID, narrowIDLen), true),
+		"**" + mdText(string(in.Label)) + "**",
+		mdText(in.Delta), mdText(speed), pairs,
+	}, " | ") + " |\n"
+}
+
+// The figures table: every summary figure, folded.
+const figuresHead = "| intent | label | n | control correct | treatment correct | Δ accuracy | discordant pairs won by treatment | Holm p accuracy | speedup | Holm p speed | adoption |\n" +
+	"|---|---|--:|---|---|---|---|---|---|---|---|\n"
+
+func mdFiguresRow(in *intentView) string {
+	cells := []string{
+		mdCode(clipText(in.ID, 120), true),
+		"**" + mdText(string(in.Label)) + "**",
+		fmt.Sprint(in.N),
+		in.Control, in.Treatment, in.Delta, in.Share, in.PAccuracy, in.Speedup, in.PSpeed, in.Adoption,
+	}
+	for i := 3; i < len(cells); i++ {
+		cells[i] = mdText(cells[i])
+	}
+	return "| " + strings.Join(cells, " | ") + " |\n"
+}
+
+// mdFold is a <details> fold titled summary holding a table (head, then as
+// many rows as fit in budget), then tail when every row fitted. Rows that
+// do not fit are counted in a line linking the full report; a fold with no
+// room for a single row is left out. budget is reduced by what is written.
+func mdFold(summary, head string, rows []string, tail string, budget *int, link string) string {
+	open := "<details><summary>" + html.EscapeString(summary) + "</summary>\n\n"
+	const closing = "\n</details>\n\n"
+	cut := func(n int) string {
+		return fmt.Sprintf("\n_%d more %s did not fit in this comment; %s._\n", n, pluralize(n, "row"), seeFull(link))
+	}
+	room := *budget - len(open) - len(head) - len(closing) - len(cut(len(rows)))
+	if len(rows) == 0 || room < len(rows[0]) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(open + head)
+	shown := 0
+	for _, row := range rows {
+		if len(row) > room {
+			break
+		}
+		room -= len(row)
+		b.WriteString(row)
+		shown++
+	}
+	switch {
+	case shown < len(rows):
+		b.WriteString(cut(len(rows) - shown))
+	case len(tail) <= room:
+		b.WriteString(tail)
+	}
+	b.WriteString(closing)
+	*budget -= b.Len()
+	return b.String()
+}
+
+// mdSections are each intent's details, then the tool and adoption tables,
+// as many as fit in budget from the first, and cutNote for the sections
+// left out.
+func mdSections(v reportView, intents []*intentView, budget *int, cutNote func(int) string) string {
+	sections := make([]string, 0, len(intents)+2)
+	for _, in := range intents {
+		sections = append(sections, mdDetails(in))
 	}
 	if t := mdTools(v.Tools); t != "" {
 		sections = append(sections, t)
@@ -132,21 +199,13 @@ func mdDetailsPart(v reportView, budget int, cutNote func(int) string) string {
 	if a := mdAdoption(v.Adopt); a != "" {
 		sections = append(sections, a)
 	}
-	if len(sections) == 0 {
-		return ""
-	}
-	const heading = "### Details\n\n"
-	budget -= len(heading)
 	var b strings.Builder
 	kept := 0
 	for _, s := range sections {
-		if len(s) > budget {
+		if len(s) > *budget {
 			break
 		}
-		budget -= len(s)
-		if kept == 0 {
-			b.WriteString(heading)
-		}
+		*budget -= len(s)
 		b.WriteString(s)
 		kept++
 	}
@@ -154,6 +213,25 @@ func mdDetailsPart(v reportView, budget int, cutNote func(int) string) string {
 		b.WriteString(cutNote(len(sections) - kept))
 	}
 	return b.String()
+}
+
+// labelTally is "3 no signal, 277 inconclusive": the labels of intents in
+// the order they come (worst first).
+func labelTally(intents []*intentView) string {
+	var parts []string
+	for i := 0; i < len(intents); {
+		j := i
+		for j < len(intents) && intents[j].Label == intents[i].Label {
+			j++
+		}
+		label := string(intents[i].Label)
+		if label == "" {
+			label = "unlabelled"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", j-i, mdText(label)))
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // capMarkdown is the last guard of the limit, for reports whose mandatory
@@ -197,17 +275,23 @@ func mdLink(url string) string {
 	return "[full report](<" + url + ">)"
 }
 
-func mdHead(v reportView) string {
-	var b strings.Builder
+// mdVerdictLine is the comment's first line: the verdict and the label
+// counts.
+func mdVerdictLine(v reportView) string {
 	if v.Total == 0 {
-		b.WriteString("**pairbench verdict: none**: no intents in this run")
-	} else {
-		fmt.Fprintf(&b, "**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
+		return "**pairbench verdict: none**: no intents in this run\n\n"
 	}
+	s := fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
 	if v.Scripted {
-		b.WriteString(" · **scripted model, not an LLM**")
+		s += " · **scripted model, not an LLM**"
 	}
-	b.WriteString("\n\n")
+	return s + "\n\n"
+}
+
+// mdRunLine names the run, its agent, model and registry, links the full
+// report, and warns about a scripted model.
+func mdRunLine(v reportView, link string) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s", mdCode(clipText(v.RunID, 200), false))
 	if v.Agent != "" {
 		fmt.Fprintf(&b, " · agent %s", mdCode(clipText(v.Agent, 200), false))
@@ -216,65 +300,14 @@ func mdHead(v reportView) string {
 	if v.Source != "" {
 		fmt.Fprintf(&b, " · registry %s", mdText(clipText(v.Source, 300)))
 	}
+	if link != "" {
+		b.WriteString(" · " + link)
+	}
 	b.WriteString("\n\n")
 	if v.Scripted {
 		b.WriteString("> [!WARNING]\n> " + mdText(scriptedNote) + "\n\n")
 	}
 	return b.String()
-}
-
-func mdSummaryRow(in *intentView) string {
-	cells := []string{
-		mdCode(clipText(in.ID, 120), true),
-		"**" + mdText(string(in.Label)) + "**",
-		strconv.Itoa(in.N),
-		in.Control, in.Treatment, in.Delta, in.Share, in.PAccuracy, in.Speedup, in.PSpeed, in.Adoption,
-	}
-	for i := 3; i < len(cells); i++ {
-		cells[i] = mdText(cells[i])
-	}
-	return "| " + strings.Join(cells, " | ") + " |\n"
-}
-
-// mdChart is a Mermaid bar chart of each intent's ratio of medians, with a
-// line at 1× (no difference), or "" when no intent has speed.
-func mdChart(v reportView) string {
-	var names, bars []string
-	top := 2.0
-	for _, in := range v.Intents {
-		if in.SpeedupIv == nil || isUndef(in.SpeedupIv.Est) || math.IsInf(in.SpeedupIv.Est, 0) {
-			continue
-		}
-		est := in.SpeedupIv.Est
-		names = append(names, `"`+mermaidText(in.ID)+`"`)
-		bars = append(bars, strconv.FormatFloat(est, 'f', 2, 64))
-		top = max(top, est)
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	if len(names) > chartMaxIntents {
-		return fmt.Sprintf("_The speedup chart is left out: %d intents are too many to read in a comment; the full report plots them all._\n\n", len(names))
-	}
-	ones := strings.TrimSuffix(strings.Repeat("1, ", len(names)), ", ")
-	return "```mermaid\nxychart-beta\n" +
-		"    title \"Typical speedup per intent (1 = no difference)\"\n" +
-		"    x-axis [" + strings.Join(names, ", ") + "]\n" +
-		fmt.Sprintf("    y-axis \"speedup (×)\" 0 --> %s\n", strconv.FormatFloat(math.Ceil(top*1.1*2)/2, 'f', 1, 64)) +
-		"    bar [" + strings.Join(bars, ", ") + "]\n" +
-		"    line [" + ones + "]\n```\n\n"
-}
-
-// mermaidText keeps the characters a Mermaid label can hold safely.
-func mermaidText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_.:/ ", r):
-			return r
-		}
-		return '_'
-	}, s)
-	return clipText(s, 40)
 }
 
 func mdDetails(in *intentView) string {
@@ -330,15 +363,17 @@ func mdAdoption(rows []adoptionView) string {
 	return b.String()
 }
 
+// mdFooter is the run checks, folded.
 func mdFooter(v reportView, link string) string {
 	var b strings.Builder
-	b.WriteString("### Run checks\n\n")
+	b.WriteString("<details><summary>Run checks</summary>\n\n")
 	for _, f := range v.Footer {
 		fmt.Fprintf(&b, "- **%s:** %s\n", mdText(f.Name), mdText(clipText(f.Text, 2000)))
 	}
 	if link != "" {
 		fmt.Fprintf(&b, "- **Full report:** %s\n", link)
 	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
@@ -399,4 +434,33 @@ func pluralize(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// checkSummaryIntents is the most intents a check run's summary names.
+const checkSummaryIntents = 5
+
+// CheckSummary renders r as a check run's summary: the verdict line, the
+// worst few intents in the narrow table, and a link to the full report.
+// The check run's text holds the whole comment (Markdown).
+func CheckSummary(r *Report, opts MarkdownOptions) string {
+	v := newView(r)
+	link := mdLink(opts.FullReportURL)
+	intents := worstFirst(v.Intents)
+	var b strings.Builder
+	b.WriteString(mdVerdictLine(v))
+	if len(intents) > 0 {
+		shown := intents[:min(len(intents), checkSummaryIntents)]
+		b.WriteString(narrowHead)
+		for _, in := range shown {
+			b.WriteString(mdNarrowRow(in))
+		}
+		if rest := intents[len(shown):]; len(rest) > 0 {
+			fmt.Fprintf(&b, "\n_%d more %s (%s): every intent and figure is in the text below._\n", len(rest), pluralize(len(rest), "intent"), labelTally(rest))
+		}
+		b.WriteString("\n")
+	}
+	if link != "" {
+		b.WriteString("Read the " + link + ": every pair, side by side.\n")
+	}
+	return capMarkdown(b.String(), MarkdownLimit, link)
 }

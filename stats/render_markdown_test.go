@@ -41,13 +41,50 @@ func TestMarkdownVerdictLine(t *testing.T) {
 	assert.True(t, strings.HasPrefix(md, "**pairbench verdict: none**: no intents in this run\n"), md)
 }
 
-func TestMarkdownSaysSpeedIsConditional(t *testing.T) {
-	md := Markdown(fixtureReport(), MarkdownOptions{})
-	assert.Contains(t, md, "conditional on both arms succeeding")
-	assert.Contains(t, md, "```mermaid\nxychart-beta\n")
-	assert.Contains(t, md, `x-axis ["books-less", "books-slower", "books-same", "weather-unused", "books-flat", "weather-few", "books-fast", "books-accurate", "books-better"]`,
-		"the chart has a bar per intent with speed, and none for the intent without")
-	assert.Contains(t, md, "bar [1.05, 0.45, 2.40, 1.00, 1.10, 1.90, 2.60, 1.10, 3.10]")
+// TestMarkdownFirstScreen: the verdict line, then one five-column table,
+// worst label first; every other figure is folded, and there is no chart.
+func TestMarkdownFirstScreen(t *testing.T) {
+	md := Markdown(fixtureReport(), MarkdownOptions{FullReportURL: fixtureURL})
+	lines := strings.Split(md, "\n")
+	require.True(t, strings.HasPrefix(lines[0], "**pairbench verdict: less accurate**"))
+	assert.Equal(t, "", lines[1])
+	assert.Equal(t, "| intent | label | Δ accuracy | speedup | pairs |", lines[2])
+	assert.Equal(t, "|---|---|--:|--:|--:|", lines[3])
+	var labels []pairbench.Label
+	for _, line := range lines[4:] {
+		if !strings.HasPrefix(line, "| ") {
+			break
+		}
+		cells := strings.Split(strings.ReplaceAll(line, `\|`, ""), " | ")
+		require.Len(t, cells, 5, "five columns: %s", line)
+		labels = append(labels, pairbench.Label(strings.Trim(cells[1], "*")))
+	}
+	require.Len(t, labels, 10, "one row per intent")
+	assert.True(t, slices.IsSortedFunc(labels, func(a, b pairbench.Label) int { return a.Rank() - b.Rank() }), "worst first: %v", labels)
+	assert.Contains(t, md, "| `books-less` | **less accurate** | −58 pp | 1.05× | 24 |")
+	assert.Contains(t, md, "| `weather-few` | **inconclusive** | 0 pp | 1.90× | 3/6 |", "pairs: complete of planned when they differ")
+
+	figures := strings.Index(md, "<details><summary>Every figure")
+	require.Positive(t, figures, "the wide table is folded")
+	assert.Greater(t, strings.Index(md, "conditional on both arms succeeding"), figures, "the notes are folded with the figures")
+	assert.Less(t, strings.Index(md, "[full report](<"+fixtureURL+">)"), figures, "the report is linked on the first screen")
+	assert.NotContains(t, md, "mermaid", "no chart: none stays readable at 40 intents")
+	assert.NotContains(t, md, "### ", "no heading: everything past the first table is folded")
+	assert.Contains(t, md, "<details><summary>Run checks</summary>")
+}
+
+// TestMarkdownFoldsPastTheFirstScreen: past firstScreen intents the first
+// table keeps the worst ones and the rest are folded, still worst first.
+func TestMarkdownFoldsPastTheFirstScreen(t *testing.T) {
+	r := bigReport(300)
+	md := Markdown(r, MarkdownOptions{FullReportURL: fixtureURL})
+	require.LessOrEqual(t, len(md), MarkdownLimit)
+	first, _, ok := strings.Cut(md, "<details>")
+	require.True(t, ok)
+	assert.Equal(t, firstScreen, strings.Count(first, "| `intent-"), "the first screen lists the worst %d", firstScreen)
+	assert.Contains(t, first, "_280 more intents below (10 less accurate, 30 slower, 30 mixed, ")
+	assert.Contains(t, md, "<details><summary>The other 280 intents, worst first</summary>")
+	assert.Equal(t, 300, strings.Count(md, "…` | **"), "each intent once in the narrow tables, its id clipped")
 }
 
 func TestMarkdownEscapesUntrustedText(t *testing.T) {
@@ -59,7 +96,8 @@ func TestMarkdownEscapesUntrustedText(t *testing.T) {
 	// Tool errors are code spans with their line breaks removed.
 	assert.Contains(t, md, "`` <script>alert('x')</script> \\| `rm -rf` `` ×2; `author not found` ×1")
 	assert.Equal(t, 1, strings.Count(md, "<script>"), "the script tag appears only in its code span")
-	assert.Equal(t, 1, strings.Count(md, "<img"), "the img tag appears only in its code span")
+	assert.Equal(t, 2, strings.Count(md, "<img"), "the img tag appears only in its code spans, in the narrow and the figures table")
+	assert.Equal(t, 2, strings.Count(md, "| `` <img src=x onerror=alert(1)>\\|`@octocat` `` |"))
 }
 
 func TestMdText(t *testing.T) {
@@ -131,11 +169,11 @@ func TestMarkdownCapTrimsDetailsFirst(t *testing.T) {
 	require.LessOrEqual(t, len(md), MarkdownLimit)
 	assert.True(t, strings.HasPrefix(md, "**pairbench verdict: less accurate** (worst of 60 intents"), "verdict line first")
 	for _, in := range r.Intents {
-		assert.Contains(t, md, "| `"+in.ID+"` |", "every summary row is kept")
+		assert.Contains(t, md, "| `"+in.ID+"` |", "every narrow row is kept")
 	}
-	assert.Less(t, strings.Count(md, "<details>"), 60+2, "some details are trimmed")
+	assert.Less(t, strings.Count(md, "<details><summary><code>"), 60, "some details are trimmed")
 	assert.Regexp(t, `_\d+ sections did not fit in this comment; see the \[full report\]\(<`+fixtureURL+`>\)\._`, md)
-	assert.Contains(t, md, "### Run checks", "the footer is kept")
+	assert.Contains(t, md, "<details><summary>Run checks</summary>", "the footer is kept")
 	assert.Contains(t, md, "conditional on both arms succeeding")
 }
 
@@ -146,10 +184,10 @@ func TestMarkdownCapHugeReport(t *testing.T) {
 	assert.LessOrEqual(t, utf8.RuneCountInString(md), 60_000)
 	assert.True(t, utf8.ValidString(md))
 	assert.True(t, strings.HasPrefix(md, "**pairbench verdict: less accurate** (worst of 5000 intents"), "verdict line first")
-	assert.Contains(t, md, "| `intent-00000-", "the first summary rows are kept")
-	assert.Regexp(t, `_\d+ more intents, and every intent's details, did not fit in this comment; see the \[full report\]`, md)
-	assert.NotContains(t, md, "<details>", "no details when not even the summary fits")
-	assert.Contains(t, md, "### Run checks")
+	assert.Contains(t, md, "| `intent-00000-", "the first rows are kept")
+	assert.Regexp(t, `_\d+ more rows did not fit in this comment; see the \[full report\]`, md)
+	assert.NotContains(t, md, "<details><summary><code>", "no details when not even the narrow rows fit")
+	assert.Contains(t, md, "<details><summary>Run checks</summary>")
 }
 
 func TestMarkdownCapPathological(t *testing.T) {
@@ -182,32 +220,42 @@ func TestMarkdownNamesTheRegistrySource(t *testing.T) {
 	assert.Contains(t, html.String(), "refs/pull/7/head")
 }
 
-// TestManyIntentsWorstFirst: past manyIntents intents the comment lists
-// them worst label first (plan order within a label) and says so, so the
-// rows cut for room are the least pressing; up to it, plan order stays.
+// TestManyIntentsWorstFirst: the comment lists intents worst label first
+// (plan order within a label) at any size, so the rows cut for room are the
+// least pressing.
 func TestManyIntentsWorstFirst(t *testing.T) {
-	r := bigReport(manyIntents + 1)
-	md := Markdown(r, MarkdownOptions{FullReportURL: fixtureURL})
-	assert.Contains(t, md, fmt.Sprintf("_%d intents, worst label first._", manyIntents+1))
-	var ranks []int
-	var ids []string
-	for _, line := range strings.Split(md, "\n") {
-		for _, l := range pairbench.Labels {
-			if strings.HasPrefix(line, "| `intent-") && strings.Contains(line, "| **"+string(l)+"** |") {
-				ranks = append(ranks, l.Rank())
-				ids = append(ids, strings.Fields(line)[1])
+	for _, n := range []int{3, manyIntents + 1} {
+		r := bigReport(n)
+		md := Markdown(r, MarkdownOptions{FullReportURL: fixtureURL})
+		narrow, _, _ := strings.Cut(md, "<details><summary>Every figure")
+		var ranks []int
+		var ids []string
+		for _, line := range strings.Split(narrow, "\n") {
+			for _, l := range pairbench.Labels {
+				if strings.HasPrefix(line, "| `intent-") && strings.Contains(line, "| **"+string(l)+"** |") {
+					ranks = append(ranks, l.Rank())
+					ids = append(ids, strings.Fields(line)[1])
+				}
+			}
+		}
+		require.Len(t, ranks, n, "every row is there once")
+		assert.True(t, slices.IsSorted(ranks), "rows worst label first: %v", ranks)
+		for i := 1; i < len(ids); i++ {
+			if ranks[i] == ranks[i-1] {
+				assert.Less(t, ids[i-1], ids[i], "plan order within a label")
 			}
 		}
 	}
-	require.Len(t, ranks, manyIntents+1, "every row is there")
-	assert.True(t, slices.IsSorted(ranks), "rows worst label first: %v", ranks)
-	for i := 1; i < len(ids); i++ {
-		if ranks[i] == ranks[i-1] {
-			assert.Less(t, ids[i-1], ids[i], "plan order within a label")
-		}
-	}
+}
 
-	few := Markdown(bigReport(manyIntents), MarkdownOptions{})
-	assert.NotContains(t, few, "worst label first")
-	assert.Less(t, strings.Index(few, "intent-00000-"), strings.Index(few, "intent-00001-"))
+// TestCheckSummaryIsShort: the check run's summary is the verdict line and
+// the worst few intents, with a link to the report.
+func TestCheckSummaryIsShort(t *testing.T) {
+	s := CheckSummary(bigReport(300), MarkdownOptions{FullReportURL: fixtureURL})
+	assert.True(t, strings.HasPrefix(s, "**pairbench verdict: less accurate** (worst of 300 intents"))
+	assert.Equal(t, checkSummaryIntents, strings.Count(s, "| `intent-"))
+	assert.Contains(t, s, "_295 more intents (")
+	assert.Contains(t, s, "[full report](<"+fixtureURL+">)")
+	assert.Less(t, len(s), 2000)
+	assert.NotContains(t, s, "<details>")
 }

@@ -64,7 +64,8 @@ type intentView struct {
 	ID, Domain string
 	Label      pairbench.Label
 	Why        string
-	N          int
+	// N counts complete pairs, Planned the pairs planned (0 when unknown).
+	N, Planned int
 	// Summary cells. Share and Speedup carry the Holm-level intervals,
 	// beside the Holm-adjusted p.
 	Control, Treatment string
@@ -195,6 +196,7 @@ func newIntentView(r *Report, in *Intent) intentView {
 	v := intentView{
 		ID: in.ID, Domain: in.Domain, Label: in.Label, Why: in.Why,
 		N:         in.Pairs.Complete,
+		Planned:   in.Pairs.Planned,
 		Control:   showRate(in.Control.Correct, in.Control.N, in.Control.Rate),
 		Treatment: showRate(in.Treatment.Correct, in.Treatment.N, in.Treatment.Rate),
 		Delta:     showOptPP(acc.Delta),
