@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench/internal/heldir"
@@ -29,12 +30,16 @@ import (
 
 // Secret is a credential the sandbox may use but never see. The sandbox's
 // environment holds a placeholder under Name; the egress proxy puts Value in
-// its place in the request headers of requests to Hosts, and refuses any
-// request that carries the placeholder anywhere else.
+// its place in the authorization headers of TLS requests to Hosts, and
+// refuses any request that carries the placeholder anywhere else.
 type Secret struct {
 	Name  string   // environment variable name, e.g. "OPENAI_API_KEY"
 	Value string   // the real value; it never enters the sandbox
 	Hosts []string // exact hosts or *.suffix patterns it is scoped to; each must be allowed
+	// Headers are the request headers the placeholder is swapped in, as
+	// the whole value or after one scheme word ("Bearer PLACEHOLDER").
+	// Empty means Authorization, X-Api-Key, Api-Key and X-Goog-Api-Key.
+	Headers []string
 }
 
 // ParseSecret parses a command-line secret "NAME=HOSTVAR@HOST[,HOST...]":
@@ -107,11 +112,21 @@ type EgressConfig struct {
 	// OnDeny, when set, is called with every refusal of a destination or
 	// request, as it is logged (from the proxy's goroutines).
 	OnDeny func(*DeniedError)
+	// MaxConns bounds the connections the egress serves at once, from its
+	// sandbox to the proxy and the forwarded ports, and the requests it
+	// has upstream at once; more wait. Each costs the launcher descriptors,
+	// which one sandbox must not exhaust for every other. 0 means
+	// DefaultMaxConns.
+	MaxConns int
 }
 
 // minSecretLen is the shortest secret value accepted: responses are scrubbed
 // of every occurrence, which must not match ordinary text.
 const minSecretLen = 8
+
+// DefaultMaxConns is how many connections one egress serves at a time
+// unless configured.
+const DefaultMaxConns = 64
 
 // DefaultProxyPort is the sandbox loopback port of the proxy unless configured.
 const DefaultProxyPort = 3128
@@ -173,6 +188,11 @@ type Egress struct {
 	admitMu  sync.Mutex
 	admitted map[int]int // host uid -> sandboxes of that uid using this egress
 
+	scrub    *scrubber     // removes the secrets from what comes back; nil without secrets
+	conns    chan struct{} // a slot per connection served (MaxConns)
+	closing  chan struct{} // closed by Close
+	requests chan struct{} // a slot per request upstream (MaxConns)
+
 	closeOnce sync.Once
 	stopCtx   func() bool
 }
@@ -203,6 +223,12 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		relays:     map[net.Conn]struct{}{},
 		admitted:   map[int]int{},
 	}
+	maxConns := cfg.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	e.conns, e.requests = make(chan struct{}, maxConns), make(chan struct{}, maxConns)
+	e.closing = make(chan struct{})
 	if e.sandboxDir == "" {
 		e.sandboxDir = DefaultEgressDir
 	}
@@ -232,6 +258,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		}
 		e.secrets = append(e.secrets, placeholder{Secret: s, token: tok})
 	}
+	e.scrub = newScrubber(e.secrets)
 	if !e.web { // a web egress terminates no TLS: it needs no CA
 		if e.ca, err = newAuthority(time.Now()); err != nil {
 			return nil, err
@@ -244,6 +271,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		TLSClientConfig:       &tls.Config{RootCAs: cfg.UpstreamRoots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   15 * time.Second,
 		MaxIdleConnsPerHost:   16,
+		MaxConnsPerHost:       maxConns,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 5 * time.Minute,
 	}
@@ -306,6 +334,9 @@ func (cfg *EgressConfig) validate() error {
 			return fmt.Errorf("forward port %d: socket %q is not an absolute path", p, socket)
 		}
 	}
+	if cfg.MaxConns < 0 {
+		return fmt.Errorf("egress: MaxConns %d is negative", cfg.MaxConns)
+	}
 	if cfg.Web != nil && len(cfg.Secrets) > 0 {
 		return errors.New("egress: a web egress relays TLS as it is and cannot swap secrets")
 	}
@@ -320,6 +351,11 @@ func (cfg *EgressConfig) validate() error {
 			return fmt.Errorf("secret %s is shorter than %d bytes: too short to swap and scrub safely", s.Name, minSecretLen)
 		case len(s.Hosts) == 0:
 			return fmt.Errorf("secret %s is scoped to no host", s.Name)
+		}
+		for _, h := range s.Headers {
+			if !httpguts.ValidHeaderFieldName(h) {
+				return fmt.Errorf("secret %s: %q is not a header name", s.Name, h)
+			}
 		}
 		names[s.Name] = true
 		for _, h := range s.Hosts {
@@ -490,18 +526,53 @@ type peerListener struct {
 
 func (l *peerListener) Accept() (net.Conn, error) {
 	for {
+		// A connection is accepted only once a slot is free: until then it
+		// waits in the socket's backlog, costing the launcher nothing.
+		select {
+		case l.e.conns <- struct{}{}:
+		case <-l.e.closing:
+			return nil, net.ErrClosed
+		}
 		c, err := l.Listener.Accept()
 		if err != nil {
+			<-l.e.conns
 			return nil, err
 		}
 		uid, err := peerUID(c)
 		if err == nil && l.e.admits(uid) {
-			return c, nil
+			return &slotConn{Conn: c, free: func() { <-l.e.conns }}, nil
 		}
+		<-l.e.conns
 		l.e.log.Warn("egress refused a connection from a process it does not serve", "uid", uid, "err", err)
 		c.Close()
 	}
 }
+
+// slotConn is a served connection; closing it frees its slot, once.
+type slotConn struct {
+	net.Conn
+	free func()
+	once sync.Once
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.free)
+	return err
+}
+
+// slot waits for a free slot for a request upstream; false when ctx ends
+// first.
+func (e *Egress) slot(ctx context.Context) bool {
+	select {
+	case e.requests <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *Egress) freeSlot() { <-e.requests }
 
 // peerUID returns the host uid of the process at the other end of a unix
 // socket connection, as it was when it connected.
@@ -591,6 +662,7 @@ func (e *Egress) untrack(c net.Conn) {
 // the socket directory. It is safe to call more than once.
 func (e *Egress) Close() error {
 	e.closeOnce.Do(func() {
+		close(e.closing)
 		if e.stopCtx != nil {
 			e.stopCtx()
 		}

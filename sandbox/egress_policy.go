@@ -180,6 +180,12 @@ func (p *policy) resolve(ctx context.Context, host string, port int) ([]netip.Ad
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a.Unmap()}, nil
 	}
+	if host == "localhost" {
+		// What the sandbox's loopback means: 127.0.0.1, where forwarded
+		// ports are. Never ::1, where the host may run something else on
+		// the same port.
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
 	if ap, ok := p.web.mapped(host); ok {
 		return []netip.Addr{ap.Addr()}, nil
 	}

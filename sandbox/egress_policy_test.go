@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"io"
+	"net/http"
 	"net/netip"
 	"testing"
 
@@ -90,9 +92,38 @@ func TestNonPublic(t *testing.T) {
 }
 
 func TestHeldBackAndScrub(t *testing.T) {
-	assert.Equal(t, 3, heldBack("data: sk-", "sk-secret"))
-	assert.Equal(t, 0, heldBack("data\n\n", "sk-secret"))
-	assert.Equal(t, 0, heldBack("sk-secret", "sk-secret"), "a whole secret is replaced, not held")
+	sc := newScrubber([]placeholder{{Secret: Secret{Value: "sk-secret-value"}, token: "PH"}})
+	assert.Equal(t, 3, sc.heldBack("data: sk-"))
+	assert.Equal(t, 0, sc.heldBack("data\n\n"))
+	assert.Equal(t, 0, sc.heldBack("sk-secret-value"), "a whole secret is replaced, not held")
+	assert.Equal(t, "a PH b "+Redacted+" c", sc.string("a sk-secret-value b c2stc2VjcmV0LXZhbHVl c"), "the value and its base64")
+	h := http.Header{"X-A": {"sk-secret-value"}, "X-Sk-Secret-Value": {"1"}, "X-" + "c2stc2VjcmV0LXZhbHVl": {"2"}}
+	sc.header(h)
+	assert.Equal(t, http.Header{"X-A": {"PH"}}, h, "a header whose name holds the secret, in any form or case, goes")
+
+	// A stream split anywhere comes out scrubbed, and nothing whole waits.
+	for split := 1; split < 20; split++ {
+		src := "event: sk-secret-value done"
+		r := sc.reader(io.NopCloser(&slowReader{s: src, n: split}), nil)
+		b, err := io.ReadAll(r)
+		require.NoError(t, err)
+		assert.Equal(t, "event: PH done", string(b), "split %d", split)
+	}
+}
+
+// slowReader returns s n bytes at a time.
+type slowReader struct {
+	s string
+	n int
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := copy(p, r.s[:min(r.n, len(r.s))])
+	r.s = r.s[n:]
+	return n, nil
 }
 
 func TestParseSecret(t *testing.T) {

@@ -10,7 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,7 +206,16 @@ func (e *Egress) serveTunneled(w http.ResponseWriter, r *http.Request) {
 	e.forwardRequest(w, r, t)
 }
 
-type swapKey struct{}
+// authHeaders are where a placeholder is swapped unless its Secret says:
+// the headers providers read their keys from (Authorization for OpenAI,
+// OpenRouter and most; x-api-key for Anthropic; api-key for Azure;
+// x-goog-api-key for Google).
+var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// authScheme is the one word that may precede a placeholder in its header
+// ("Bearer", "Token"): the value is the placeholder alone or that word, a
+// space and the placeholder, nothing more.
+var authScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._~+/-]* $`)
 
 // forwardRequest applies the placeholder rules to r and proxies it to t.
 func (e *Egress) forwardRequest(w http.ResponseWriter, r *http.Request, t target) {
@@ -212,46 +224,110 @@ func (e *Egress) forwardRequest(w http.ResponseWriter, r *http.Request, t target
 		e.deny(w, r, err)
 		return
 	}
+	if e.scrub != nil && isUpgrade(r) && e.holdsSecretFor(t.host) {
+		e.deny(w, r, &DeniedError{Host: t.host, Port: t.port, Reason: "protocol upgrades to a host a secret is scoped to are refused: what comes back over them cannot be searched for the secret"})
+		return
+	}
+	if !e.slot(r.Context()) {
+		return
+	}
+	defer e.freeSlot()
 	out := r.Clone(context.WithValue(r.Context(), targetKey{}, t))
 	for _, s := range swapped {
-		for name, vals := range out.Header {
-			for i, v := range vals {
+		for _, name := range s.headers() {
+			for i, v := range out.Header[name] {
 				out.Header[name][i] = strings.ReplaceAll(v, s.token, s.Value)
 			}
 		}
 	}
-	if len(swapped) > 0 {
-		// Let the transport negotiate and undo compression so the response
-		// body can be scrubbed of the real values.
+	out.Trailer = nil // never inspected, so never sent
+	if e.scrub != nil {
+		// What comes back must be searchable: uncompressed (the transport
+		// asks for gzip and undoes it; scrubResponse handles the rest) and
+		// whole (a Range could fetch a stored key a slice at a time).
 		out.Header.Del("Accept-Encoding")
-		out = out.WithContext(context.WithValue(out.Context(), swapKey{}, swapped))
+		out.Header.Del("Range")
+		out.Header.Del("If-Range")
 	}
 	e.log.Debug("egress allowed", "method", r.Method, "target", t.String(), "swapped", len(swapped))
-	e.proxy.ServeHTTP(w, out)
+	e.proxy.ServeHTTP(noInterim{w}, out)
 }
 
-// checkPlaceholders returns the secrets whose placeholders r carries in its
-// headers and may be swapped for t, or a DeniedError when a placeholder
-// appears in the URL or in a request to a host its secret is not scoped to.
+// isUpgrade reports whether r asks to switch protocols (websockets).
+func isUpgrade(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" || strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
+}
+
+// holdsSecretFor reports whether any secret is scoped to host.
+func (e *Egress) holdsSecretFor(host string) bool {
+	for _, s := range e.secrets {
+		if s.scopedTo(host) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPlaceholders returns the secrets whose placeholders r carries and may
+// be swapped for t, or a DeniedError when a placeholder appears anywhere it
+// may not: in the URL, in a header's name, in a header other than its
+// secret's authorization headers, with more around it than one scheme word,
+// in a request to a host its secret is not scoped to, or in a request that
+// would cross the network in plaintext (only TLS, or this host's own
+// loopback named by address, carry a real secret). Placeholders are
+// compared without regard to case, so a changed case does not slip one
+// past.
 func (e *Egress) checkPlaceholders(r *http.Request, t target) ([]placeholder, error) {
 	var swapped []placeholder
-	inURL := r.RequestURI + " " + r.URL.Path + " " + r.URL.RawQuery
+	inURL := strings.ToLower(r.RequestURI + " " + r.URL.Path + " " + r.URL.RawQuery)
 	if q, err := url.QueryUnescape(r.URL.RawQuery); err == nil {
-		inURL += " " + q
+		inURL += " " + strings.ToLower(q)
+	}
+	deny := func(s placeholder, why string) error {
+		return &DeniedError{Host: t.host, Port: t.port, Reason: fmt.Sprintf("the placeholder for %s %s", s.Name, why)}
 	}
 	for _, s := range e.secrets {
-		if strings.Contains(inURL, s.token) {
-			return nil, &DeniedError{Host: t.host, Port: t.port, Reason: fmt.Sprintf("the placeholder for %s appears in the URL; placeholders are swapped in headers only", s.Name)}
+		tok := strings.ToLower(s.token)
+		if strings.Contains(inURL, tok) {
+			return nil, deny(s, "appears in the URL; placeholders are swapped in headers only")
 		}
-		if !headersContain(r.Header, s.token) {
+		carried := false
+		for name, vals := range r.Header {
+			if strings.Contains(strings.ToLower(name), tok) {
+				return nil, deny(s, "is a header's name")
+			}
+			for _, v := range vals {
+				if !strings.Contains(strings.ToLower(v), tok) {
+					continue
+				}
+				if !slices.Contains(s.headers(), name) {
+					return nil, deny(s, fmt.Sprintf("appears in %s; it is swapped only in %s", name, strings.Join(s.headers(), ", ")))
+				}
+				if rest, ok := strings.CutSuffix(v, s.token); !ok || (rest != "" && !authScheme.MatchString(rest)) {
+					return nil, deny(s, fmt.Sprintf("in %s must be the whole value, or follow one scheme word (Bearer)", name))
+				}
+				carried = true
+			}
+		}
+		if !carried {
 			continue
 		}
 		if !s.scopedTo(t.host) {
-			return nil, &DeniedError{Host: t.host, Port: t.port, Reason: fmt.Sprintf("the placeholder for %s may only be sent to %s", s.Name, strings.Join(s.Hosts, ", "))}
+			return nil, deny(s, "may only be sent to "+strings.Join(s.Hosts, ", "))
+		}
+		if t.scheme != "https" && !isLoopbackLiteral(t.host) {
+			return nil, deny(s, "is swapped only into TLS connections (or to this host's loopback by address); this request would cross the network in plaintext")
 		}
 		swapped = append(swapped, s)
 	}
 	return swapped, nil
+}
+
+// isLoopbackLiteral reports whether host is a loopback address written as
+// one (never a name, which DNS could answer otherwise).
+func isLoopbackLiteral(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 func (s placeholder) scopedTo(host string) bool {
@@ -263,18 +339,17 @@ func (s placeholder) scopedTo(host string) bool {
 	return false
 }
 
-func headersContain(h http.Header, token string) bool {
-	for name, vals := range h {
-		if strings.Contains(name, token) {
-			return true
-		}
-		for _, v := range vals {
-			if strings.Contains(v, token) {
-				return true
-			}
-		}
+// headers are the request headers s's placeholder is swapped in
+// (canonical names).
+func (s placeholder) headers() []string {
+	if len(s.Headers) == 0 {
+		return authHeaders
 	}
-	return false
+	out := make([]string, len(s.Headers))
+	for i, h := range s.Headers {
+		out[i] = http.CanonicalHeaderKey(h)
+	}
+	return out
 }
 
 // newReverseProxy returns the proxy that forwards a request whose context
@@ -289,7 +364,7 @@ func (e *Egress) newReverseProxy() *httputil.ReverseProxy {
 		},
 		Transport:      upstreamTransport{e.transport, e.upgradeTransport},
 		FlushInterval:  -1, // stream: flush after every write (SSE)
-		ModifyResponse: scrubResponse,
+		ModifyResponse: e.scrubResponse,
 		ErrorHandler:   e.upstreamError,
 	}
 }
@@ -303,86 +378,6 @@ func (u upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return u.h1.RoundTrip(r)
 	}
 	return u.h2.RoundTrip(r)
-}
-
-// scrubResponse replaces any real secret value the upstream echoes back (in
-// headers or body) with its placeholder, for requests that carried one.
-func scrubResponse(resp *http.Response) error {
-	swapped, _ := resp.Request.Context().Value(swapKey{}).([]placeholder)
-	if len(swapped) == 0 {
-		return nil
-	}
-	for _, s := range swapped {
-		for name, vals := range resp.Header {
-			for i, v := range vals {
-				resp.Header[name][i] = strings.ReplaceAll(v, s.Value, s.token)
-			}
-		}
-		if resp.StatusCode != http.StatusSwitchingProtocols { // an upgraded stream stays as is
-			resp.Body = &scrubReader{src: resp.Body, secret: s.Value, token: s.token}
-		}
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols && resp.ContentLength >= 0 {
-		resp.ContentLength = -1
-		resp.Header.Del("Content-Length")
-	}
-	return nil
-}
-
-// scrubReader replaces secret with token in a stream. It holds back only a
-// tail that could still become the secret, so streamed events pass at once.
-type scrubReader struct {
-	src           io.ReadCloser
-	secret, token string
-	buf           []byte // read buffer
-	pending       []byte // read from src, not yet scrubbed and returned
-	out           []byte // scrubbed, ready to return
-	eof           bool
-}
-
-func (s *scrubReader) Read(p []byte) (int, error) {
-	for len(s.out) == 0 {
-		if s.eof {
-			if len(s.pending) > 0 {
-				s.out, s.pending = s.pending, nil
-				break
-			}
-			return 0, io.EOF
-		}
-		if s.buf == nil {
-			s.buf = make([]byte, 32*1024)
-		}
-		n, err := s.src.Read(s.buf)
-		s.pending = append(s.pending, s.buf[:n]...)
-		if err == io.EOF {
-			s.eof = true
-		} else if err != nil {
-			return 0, err
-		}
-		text := strings.ReplaceAll(string(s.pending), s.secret, s.token)
-		keep := 0
-		if !s.eof {
-			keep = heldBack(text, s.secret)
-		}
-		s.out = append(s.out, text[:len(text)-keep]...)
-		s.pending = append(s.pending[:0], text[len(text)-keep:]...)
-	}
-	n := copy(p, s.out)
-	s.out = s.out[n:]
-	return n, nil
-}
-
-func (s *scrubReader) Close() error { return s.src.Close() }
-
-// heldBack returns the length of the longest suffix of text that is a proper
-// prefix of secret.
-func heldBack(text, secret string) int {
-	for k := min(len(text), len(secret)-1); k > 0; k-- {
-		if strings.HasSuffix(text, secret[:k]) {
-			return k
-		}
-	}
-	return 0
 }
 
 // upstreamError answers 403 for policy refusals found at dial time (a name

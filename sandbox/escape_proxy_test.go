@@ -1,0 +1,235 @@
+package sandbox
+
+import (
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keyStore is an upstream that remembers the Authorization it received (the
+// real key, once the proxy swapped it in) and hands it back later, in every
+// way an upstream can, to a request that carries no placeholder at all.
+type keyStore struct {
+	mu     sync.Mutex
+	stored string
+}
+
+func (k *keyStore) handler(w http.ResponseWriter, r *http.Request) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r.URL.Path == "/store" {
+		k.stored = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if k.stored == "" {
+			k.stored = r.Header.Get("X-Note")
+		}
+		fmt.Fprint(w, "stored")
+		return
+	}
+	v := k.stored
+	switch r.URL.Path {
+	case "/read": // in a header, a header's name, the body and its encodings
+		w.Header().Set("X-Stored", v)
+		w.Header().Set("X-"+v, "1")
+		fmt.Fprintf(w, "raw=%s b64=%s", v, base64.StdEncoding.EncodeToString([]byte(v)))
+	case "/gzip": // compressed although nobody asked
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		fmt.Fprintf(zw, "gz=%s", v)
+		zw.Close()
+	case "/deflate":
+		w.Header().Set("Content-Encoding", "deflate")
+		zw := zlib.NewWriter(w)
+		fmt.Fprintf(zw, "zl=%s", v)
+		zw.Close()
+	case "/br": // an encoding the proxy cannot read
+		w.Header().Set("Content-Encoding", "br")
+		fmt.Fprint(w, "\x8b\x03\x80"+v+"\x03")
+	case "/trailer":
+		w.Header().Set("Trailer", "X-T")
+		fmt.Fprint(w, "body;")
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-T", v)
+		w.Header().Set(http.TrailerPrefix+"X-"+v, "1")
+	case "/early":
+		w.Header().Set("Link", "</"+v+">; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		fmt.Fprint(w, "late")
+	case "/range": // a slice of the key, as asked
+		from, to := 0, len(v)
+		fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &from, &to)
+		if to >= len(v) {
+			to = len(v) - 1
+		}
+		fmt.Fprint(w, "part="+v[from:to+1])
+	case "/upgrade":
+		if r.Header.Get("Upgrade") == "" {
+			http.Error(w, "want an upgrade", http.StatusBadRequest)
+			return
+		}
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: pb\r\nConnection: Upgrade\r\n\r\nws=%s\n", v)
+		rw.Flush()
+	}
+}
+
+// TestEscapeProxy: the real key never reaches the sandbox from anything an
+// upstream sends back, even a request with no placeholder in it (the
+// upstream stored the key from an earlier one), in headers, their names,
+// bodies, compressed bodies, trailers, 1xx responses or upgraded streams;
+// the placeholder is swapped only into an authorization header; no secret
+// crosses the network in plaintext; one sandbox cannot hold the launcher's
+// descriptors; localhost is 127.0.0.1, never [::1].
+func TestEscapeProxy(t *testing.T) {
+	requireBwrapNet(t)
+	eachLauncher(t, func(t *testing.T) {
+		upCA, roots := newTestAuthority(t)
+		store := &keyStore{}
+		model := newTestUpstream(t, upCA, store.handler)
+		plain := newTestUpstream(t, nil, store.handler)
+		other := newTestUpstream(t, upCA, nil)
+		// Another service on the host's IPv6 loopback, on a port the
+		// sandbox is given on 127.0.0.1 only.
+		v6, err := net.Listen("tcp", "[::1]:0")
+		require.NoError(t, err)
+		defer v6.Close()
+		var v6Conns atomic.Int64
+		go func() {
+			for {
+				c, err := v6.Accept()
+				if err != nil {
+					return
+				}
+				v6Conns.Add(1)
+				fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nipv6!!\n")
+				c.Close()
+			}
+		}()
+		v6Port := v6.Addr().(*net.TCPAddr).Port
+
+		e := startEgress(t, EgressConfig{
+			Allow: []AllowRule{
+				{Host: "model.test", Ports: []int{model.port, plain.port}},
+				{Host: "other.test", Ports: []int{other.port}},
+			},
+			ForwardPorts:       []int{v6Port},
+			Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
+			AllowLoopbackHosts: []string{"model.test", "other.test"},
+			Resolver: mapResolver{"model.test": loopback4, "other.test": loopback4,
+				"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}}, // as /etc/hosts has it
+			UpstreamRoots: roots,
+		})
+		sb := newNetSandbox(t, e, nil, "")
+		mp, pp, op := strconv.Itoa(model.port), strconv.Itoa(plain.port), strconv.Itoa(other.port)
+		m := "https://model.test:" + mp
+
+		r := sb.run(t, `curl -sS -H "Authorization: Bearer $MODEL_API_KEY" `+m+`/store`)
+		require.Equal(t, "stored", r.stdout, "control: the key is stored upstream: %s", r)
+		require.Equal(t, egressRealKey, store.stored)
+
+		var outputs []string
+		attempts := []struct {
+			name, script string
+			check        func(t *testing.T, r netResult)
+		}{
+			{"read the stored key back in headers, names and body", `curl -sS -i ` + m + `/read`, nil},
+			{"read it back compressed", `curl -sS -i ` + m + `/gzip | cat -v; curl -sS -i ` + m + `/deflate | cat -v`, nil},
+			{"read it back in an encoding the proxy cannot read", `curl -sS -i -w ' %{http_code}' ` + m + `/br | cat -v`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 502", r) }},
+			{"read it back in a trailer", `curl -sS -i --raw ` + m + `/trailer; curl -sS --http1.1 -i --raw ` + m + `/trailer`, nil},
+			{"read it back in a 103 Early Hints", `curl -sS -i ` + m + `/early; curl -sS --http1.1 -i ` + m + `/early`, nil},
+			{"read it back a slice at a time", `for i in 0 8 16 24 32; do curl -sS -H "Range: bytes=$i-$((i+7))" ` + m + `/range; echo; done`, nil},
+			{"read it back after a protocol upgrade", `curl -sS -i --http1.1 --max-time 5 -H 'Connection: Upgrade' -H 'Upgrade: pb' ` + m + `/upgrade`,
+				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "101 Switching", r) }},
+			{"the placeholder in a header the upstream stores", `curl -sS -w ' %{http_code}' -H "X-Note: $MODEL_API_KEY" ` + m + `/store`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"the placeholder in an authorization with more around it", `curl -sS -w ' %{http_code}' -H "Authorization: Bearer x$MODEL_API_KEY" ` + m + `/store`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"the placeholder as a header's name to another host", `curl -sS -w ' %{http_code}' -H "$MODEL_API_KEY: 1" https://other.test:` + op + `/`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"CONNECT to the key's host, then plaintext", `curl -sS -w ' %{http_code}' --proxytunnel -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"plain http to the key's host", `curl -sS -w ' %{http_code}' -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"localhost through the proxy reaching [::1]", `curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128 http://localhost:` + strconv.Itoa(v6Port) + `/`,
+				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "ipv6", r) }},
+		}
+		for _, a := range attempts {
+			t.Run(a.name, func(t *testing.T) {
+				r := sb.run(t, a.script)
+				outputs = append(outputs, r.stdout, r.stderr)
+				assert.NotContains(t, r.stdout+r.stderr, egressRealKey, "the real key reached the sandbox: %s", r)
+				for i := 0; i+8 <= len(egressRealKey); i += 8 {
+					assert.NotContains(t, r.stdout, "part="+egressRealKey[i:i+8], "a slice of the key reached the sandbox")
+				}
+				if a.check != nil {
+					a.check(t, r)
+				}
+			})
+		}
+		assert.Equal(t, egressRealKey, store.stored, "no placeholder was stored in the key's place")
+		assert.Zero(t, v6Conns.Load(), "the proxy reached another service on [::1]")
+		assert.Len(t, other.seen(), 0, "a request with the placeholder reached other.test")
+		for _, out := range outputs {
+			assert.NotContains(t, out, egressRealKey)
+		}
+	})
+}
+
+// openDescriptors counts this process's open descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(entries)
+}
+
+// TestEscapeProxyConnectionFlood: one sandbox opening hundreds of idle
+// connections to its proxy holds at most a bounded number of the
+// launcher's descriptors, and another sandbox's proxy keeps serving.
+func TestEscapeProxyConnectionFlood(t *testing.T) {
+	requireBwrapNet(t)
+	eachLauncher(t, func(t *testing.T) {
+		upCA, roots := newTestAuthority(t)
+		model := newTestUpstream(t, upCA, nil)
+		cfg := EgressConfig{
+			Allow:              []AllowRule{{Host: "model.test", Ports: []int{model.port}}},
+			AllowLoopbackHosts: []string{"model.test"},
+			Resolver:           mapResolver{"model.test": loopback4},
+			UpstreamRoots:      roots,
+		}
+		flooder := newNetSandbox(t, startEgress(t, cfg), nil, "")
+		other := newNetSandbox(t, startEgress(t, cfg), nil, "")
+		before := openDescriptors(t)
+		done := make(chan netResult, 1)
+		go func() {
+			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || break; done; echo opened; sleep 6`)
+		}()
+		time.Sleep(3 * time.Second) // the flood is in place
+		held := openDescriptors(t) - before
+		r := other.run(t, `curl -sS --max-time 10 https://model.test:`+strconv.Itoa(model.port)+`/`)
+		assert.Equal(t, 0, r.code, "another sandbox's proxy stopped serving: %s", r)
+		assert.LessOrEqual(t, held, DefaultMaxConns+16, "one sandbox holds %d of the launcher's descriptors", held)
+		<-done
+	})
+}
+
+
