@@ -35,9 +35,11 @@ func (r *Run) Smoke(ctx context.Context) error {
 }
 
 func (r *Run) smokeGate(ctx context.Context) error {
-	if err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: r.hidden(), TempRoot: r.cfg.TempDir}); err != nil {
+	rep, err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: r.hidden(), TempRoot: r.cfg.TempDir})
+	if err != nil {
 		return err
 	}
+	r.log.Info("sandbox check passed", "limits", rep.Limits, "devices", rep.Devices)
 	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
 		return err
 	}

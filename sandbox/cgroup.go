@@ -12,18 +12,74 @@ import (
 	"time"
 )
 
-// Limits caps a sandbox's resources. Memory, Pids and CPU are enforced by
-// a cgroup v2 created for the sandbox under Parent, which the host must
-// delegate (see docs/sandbox.md); TmpSize needs no cgroup.
+// Limits caps a sandbox's resources. Every sandbox has limits: a zero
+// Memory, Pids or FileSize is DefaultLimits'. They are enforced twice
+// where the host allows: by a cgroup v2 created for the sandbox under
+// Parent (Memory and CPU for the whole sandbox, Pids as pids.max), which
+// the host must delegate (see docs/sandbox.md), and in every case by
+// rlimits the init sets before anything else runs: Pids as the sandbox's
+// process and thread count (RLIMIT_NPROC, counted in the sandbox's own
+// user namespace), Memory per process (RLIMIT_DATA), FileSize per file
+// (RLIMIT_FSIZE), no core dumps. TmpSize needs neither.
 type Limits struct {
-	Memory  int64   // bytes of memory (memory.max; swap is refused); 0: no cap
-	Pids    int     // processes and threads (pids.max); 0: no cap
-	CPU     float64 // CPUs' worth of time per period (cpu.max), e.g. 0.5; 0: no cap
-	TmpSize int64   // bytes in /tmp, a tmpfs of this size (see Policy); 0: no cap
+	Memory   int64   // bytes of memory (memory.max, swap refused; RLIMIT_DATA per process); 0: DefaultLimits'
+	Pids     int     // processes and threads (pids.max; RLIMIT_NPROC); 0: DefaultLimits'
+	CPU      float64 // CPUs' worth of time per period (cpu.max, cgroup only), e.g. 0.5; 0: no cap
+	FileSize int64   // bytes in any one file written (RLIMIT_FSIZE); 0: DefaultLimits'
+	TmpSize  int64   // bytes in /tmp, a tmpfs of this size (see Policy); 0: no cap
 	// Parent is the cgroup v2 directory sandboxes' cgroups are created in,
-	// e.g. /sys/fs/cgroup/user.slice/.../pairbench. Empty means the
-	// launcher's own cgroup.
+	// e.g. /sys/fs/cgroup/user.slice/.../pairbench; the cgroup is then
+	// required (New fails without it). Empty means the launcher's own
+	// cgroup when it delegates the controllers, else rlimits alone.
 	Parent string
+}
+
+// DefaultLimits are what a sandbox gets for every zero field of its
+// Limits: room for an agent, its MCP servers and a browser, far from what
+// the host has.
+var DefaultLimits = Limits{Memory: 4 << 30, Pids: 512, FileSize: 4 << 30}
+
+// withDefaults returns l with DefaultLimits' values for its zero fields.
+func (l Limits) withDefaults() Limits {
+	if l.Memory == 0 {
+		l.Memory = DefaultLimits.Memory
+	}
+	if l.Pids == 0 {
+		l.Pids = DefaultLimits.Pids
+	}
+	if l.FileSize == 0 {
+		l.FileSize = DefaultLimits.FileSize
+	}
+	return l
+}
+
+func (l Limits) validate() error {
+	if l.Memory < 0 || l.Pids < 0 || l.CPU < 0 || l.FileSize < 0 || l.TmpSize < 0 {
+		return errors.New("sandbox: limits cannot be negative (zero means the default)")
+	}
+	return nil
+}
+
+// describe says what l holds, for a report.
+func (l Limits) describe() string {
+	s := fmt.Sprintf("memory %s, %d processes and threads", bytesText(l.Memory), l.Pids)
+	if l.CPU > 0 {
+		s += fmt.Sprintf(", %g CPUs", l.CPU)
+	}
+	return s
+}
+
+// bytesText renders n bytes in the largest binary unit that divides it.
+func bytesText(n int64) string {
+	for _, u := range []struct {
+		n    int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.n && n%u.n == 0 {
+			return fmt.Sprintf("%d %s", n/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // needsCgroup reports whether l asks for anything a cgroup enforces.
@@ -115,7 +171,7 @@ func newCgroup(l Limits) (*cgroup, error) {
 func createCgroup(h cgroupHost, l Limits) (*cgroup, error) {
 	unsupported := func(format string, args ...any) error {
 		return &UnsupportedError{What: "resource limits", Reason: fmt.Sprintf(format, args...) +
-			"; delegate a cgroup v2 subtree to pairbench (docs/sandbox.md, \"Resource limits\") or run without limits"}
+			"; delegate a cgroup v2 subtree to pairbench (docs/sandbox.md, \"Resource limits\")"}
 	}
 	parent := l.Parent
 	if parent == "" {

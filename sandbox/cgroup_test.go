@@ -49,21 +49,25 @@ func TestCreateCgroupExplainsMissingDelegation(t *testing.T) {
 	assert.NotContains(t, err.Error(), "\n")
 }
 
-// TestLimitsOnThisHost applies real limits where the host delegates them
-// and otherwise expects the clear refusal.
+// TestLimitsOnThisHost applies real limits: a cgroup's where the host
+// delegates one, rlimits alone otherwise, as the report says. A Parent
+// named explicitly must be usable, or New says why.
 func TestLimitsOnThisHost(t *testing.T) {
 	needBwrap(t)
-	sb, err := New(t.Context(), Policy{Limits: Limits{Pids: 16, Memory: 256 << 20}})
-	if err != nil {
-		var ue *UnsupportedError
-		require.ErrorAs(t, err, &ue, "a host without delegation gets an UnsupportedError")
-		assert.True(t, strings.HasPrefix(err.Error(), "sandbox: resource limits unavailable: "), err.Error())
-		t.Logf("limits unavailable here, as reported: %v", err)
-		return
+	sb := openSandbox(t, Policy{Limits: Limits{Pids: 16, Memory: 256 << 20}})
+	t.Logf("limits: %s", sb.LimitsReport())
+	if sb.cg == nil {
+		assert.True(t, strings.HasPrefix(sb.LimitsReport(), "rlimits only (memory 256 MiB, 16 processes and threads"), sb.LimitsReport())
+	} else {
+		assert.True(t, strings.HasPrefix(sb.LimitsReport(), "cgroup "), sb.LimitsReport())
 	}
-	t.Cleanup(func() { sb.Close() })
-	r := runSh(t, sb, `for i in $(seq 40); do sleep 5 2>/dev/null & done; ls /proc | grep -c '^[0-9]'`)
+	r := runSh(t, sb, `(for i in $(seq 40); do sleep 5 & done) 2>/dev/null; set -- /proc/[0-9]*; echo "$#"`)
 	n, err := strconv.Atoi(strings.TrimSpace(r.out))
 	require.NoError(t, err, r.out)
-	assert.LessOrEqual(t, n, 16, "pids.max held the processes")
+	assert.LessOrEqual(t, n, 16, "the process limit held")
+
+	_, err = New(t.Context(), Policy{Limits: Limits{Parent: filepath.Join(t.TempDir(), "not-a-cgroup")}})
+	var ue *UnsupportedError
+	require.ErrorAs(t, err, &ue, "an explicit Parent that cannot be used is an error")
+	assert.True(t, strings.HasPrefix(err.Error(), "sandbox: resource limits unavailable: "), err.Error())
 }

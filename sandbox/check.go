@@ -33,25 +33,36 @@ type CheckOptions struct {
 	TempRoot string
 }
 
+// CheckReport says how a sound sandbox is confined on this host where that
+// depends on the host.
+type CheckReport struct {
+	// Limits says how resource limits are enforced: by a delegated cgroup
+	// and rlimits, or by rlimits alone and why.
+	Limits string
+	// Devices says how the host's device nodes in /dev are bound.
+	Devices string
+}
+
 // Check is the start-up probe: it fails closed, with a *CheckError whose
 // message is one line, when bubblewrap is missing, the kernel refuses it
 // the user namespaces it needs, or a probe sandbox can see what it must
 // not (opts.Hidden, the host home, other files in /tmp, a writable /proc/sys,
 // host processes, a capability, the host network, the launcher's
-// environment). It returns nil when a sandbox built by this package is
-// sound on this host.
-func Check(ctx context.Context, opts CheckOptions) error {
+// environment, its PID 1's memory) or runs as root, or without a process
+// limit. When a sandbox built by this package is sound on this host it
+// returns how it is confined where that depends on the host.
+func Check(ctx context.Context, opts CheckOptions) (CheckReport, error) {
 	bwrap, err := exec.LookPath(orDefault(opts.Bwrap, "bwrap"))
 	if err != nil {
-		return &CheckError{"bubblewrap is not installed: install the bwrap binary (Debian/Ubuntu: apt-get install bubblewrap)"}
+		return CheckReport{}, &CheckError{"bubblewrap is not installed: install the bwrap binary (Debian/Ubuntu: apt-get install bubblewrap)"}
 	}
 	if reason := userNamespaceBlocker(); reason != "" {
-		return &CheckError{reason}
+		return CheckReport{}, &CheckError{reason}
 	}
 
 	planted, err := os.CreateTemp("/tmp", "pairbench-check-")
 	if err != nil {
-		return fmt.Errorf("sandbox check: plant a file in /tmp: %w", err)
+		return CheckReport{}, fmt.Errorf("sandbox check: plant a file in /tmp: %w", err)
 	}
 	planted.Close()
 	defer os.Remove(planted.Name())
@@ -73,7 +84,7 @@ func Check(ctx context.Context, opts CheckOptions) error {
 	}
 	sb, err := New(ctx, Policy{Bwrap: bwrap, TempRoot: opts.TempRoot})
 	if err != nil {
-		return fmt.Errorf("sandbox check: %w", err)
+		return CheckReport{}, fmt.Errorf("sandbox check: %w", err)
 	}
 	defer sb.Close()
 
@@ -90,6 +101,7 @@ test -w /proc/sys/kernel/hostname && echo "visible: a writable /proc/sys"
 { test -r /proc/1/mem || test -w /proc/1/mem || ls /proc/1/fd >/dev/null ; } 2>/dev/null && echo "visible: the memory or descriptors of PID 1"
 test "$(ls -d /proc/[0-9]* | wc -l)" -gt 8 && echo "visible: host processes"
 grep -v -e '^ *lo:' -e '|' /proc/net/dev | grep -q . && echo "visible: a host network interface"
+grep -Eq '^Max processes +unlimited' /proc/self/limits && echo "runs without a process limit"
 echo probe-ran
 `)
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -101,14 +113,14 @@ echo probe-ran
 	outR, outW := io.Pipe()
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("sandbox check: %w", err)
+		return CheckReport{}, fmt.Errorf("sandbox check: %w", err)
 	}
 	defer inR.Close()
 	defer inW.Close()
 	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script.String(), "probe"}, probes...)...)
 	c.Stdin, c.Stdout, c.Stderr = inR, outW, outW
 	if err := c.Start(); err != nil {
-		return &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %v", err)}
+		return CheckReport{}, &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %v", err)}
 	}
 	var runErr error
 	go func() {
@@ -130,16 +142,20 @@ echo probe-ran
 	c.Wait()
 	text := strings.TrimSpace(strings.Join(lines, "\n"))
 	if !strings.HasSuffix(text, "probe-ran") {
-		return &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %s", firstLine(text, runErr))}
+		return CheckReport{}, &CheckError{fmt.Sprintf("bubblewrap cannot create a sandbox here: %s", firstLine(text, runErr))}
 	}
 	problems := strings.TrimSpace(strings.TrimSuffix(text, "probe-ran"))
 	if hostRoot {
 		problems = strings.TrimSpace(problems + "\nruns as root on the host")
 	}
 	if problems != "" {
-		return &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
+		return CheckReport{}, &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
 	}
-	return nil
+	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir}
+	if sb.devNote != "" {
+		rep.Devices = "writable binds of the host's (" + sb.devNote + "); the sandbox, not their owner, can change only their times"
+	}
+	return rep, nil
 }
 
 // userNamespaceBlocker returns why the kernel refuses unprivileged user

@@ -11,14 +11,24 @@ import (
 
 func TestCheckPassesOnThisHost(t *testing.T) {
 	needBwrap(t)
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	assert.NoError(t, Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: sharedDir(t)}))
+	eachLauncher(t, func(t *testing.T) {
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		rep, err := Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: sharedDir(t)})
+		require.NoError(t, err)
+		t.Logf("limits: %s; devices: %s", rep.Limits, rep.Devices)
+		assert.Contains(t, rep.Limits, "512 processes and threads", "the default limits are in force")
+		if os.Geteuid() == 0 {
+			assert.Equal(t, "read-only binds from /run/pairbench/dev", rep.Devices)
+		} else {
+			assert.Contains(t, rep.Devices, "writable binds of the host's")
+		}
+	})
 }
 
 func TestCheckFailsClosed(t *testing.T) {
 	t.Run("bubblewrap missing", func(t *testing.T) {
-		err := Check(t.Context(), CheckOptions{Bwrap: filepath.Join(sharedDir(t), "bwrap")})
+		_, err := Check(t.Context(), CheckOptions{Bwrap: filepath.Join(sharedDir(t), "bwrap")})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, ce.Reason, "bubblewrap is not installed")
@@ -29,7 +39,7 @@ func TestCheckFailsClosed(t *testing.T) {
 		// (this host allows them, so a stand-in says it).
 		fake := filepath.Join(sharedDir(t), "bwrap")
 		require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
-		err := Check(t.Context(), CheckOptions{Bwrap: fake, TempRoot: sharedDir(t)})
+		_, err := Check(t.Context(), CheckOptions{Bwrap: fake, TempRoot: sharedDir(t)})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, ce.Reason, "kernel.apparmor_restrict_unprivileged_userns=0")
@@ -39,7 +49,7 @@ func TestCheckFailsClosed(t *testing.T) {
 		needBwrap(t)
 		// The sandbox has a root and a /tmp of its own: only /usr/bin is the
 		// host's own directory inside.
-		err := Check(t.Context(), CheckOptions{Hidden: []string{"/", "/tmp", "/usr/bin", "/nonexistent"}, TempRoot: sharedDir(t)})
+		_, err := Check(t.Context(), CheckOptions{Hidden: []string{"/", "/tmp", "/usr/bin", "/nonexistent"}, TempRoot: sharedDir(t)})
 		var ce *CheckError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, "a sandbox can see what it must not: visible: /usr/bin", ce.Reason)

@@ -146,6 +146,16 @@ func runEscape(args []string) int {
 			fmt.Fprintf(os.Stderr, "unknown way %q\n", how)
 			return 2
 		}
+	case "alloc": // allocate and touch ARG MiB of memory
+		mem := make([][]byte, 0, num())
+		for range num() {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			mem = append(mem, b)
+		}
+		fmt.Println("allocated", len(mem))
 	case "launch": // on the host: be a launcher that the test then kills
 		return launchAndWait(arg, args[2], false)
 	case "launch-clear": // the same, with a command that drops its parent-death signal

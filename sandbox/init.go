@@ -90,10 +90,12 @@ func RunInit(args []string) int {
 	var services serviceFlag
 	var exposed forwardFlag
 	var fds fdFlag
+	var limits rlimitFlag
 	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
 	fs.Var(&services, "service", "`JSON`: a service to start beside the command (repeatable)")
 	fs.Var(exposeFlag{&exposed}, "expose", "`SOCKET=ADDR`: relay connections on the unix socket SOCKET to the command's TCP address ADDR (repeatable)")
 	fs.Var(&fds, "fd", "`N`: give descriptor N to the command, as its next descriptor from 3 (repeatable)")
+	fs.Var(&limits, "rlimit", "`NAME=N`: set resource limit NAME (nproc, data, fsize, core) to N before anything starts (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -103,6 +105,10 @@ func RunInit(args []string) int {
 		return 2
 	}
 	if err := guardInit(fds); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
+		return 1
+	}
+	if err := limits.apply(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", InitArg, err)
 		return 1
 	}
@@ -371,6 +377,60 @@ func closeInherited(keep fdFlag) error {
 			continue // gone (the directory's own), or opened by the init itself
 		}
 		unix.Close(fd)
+	}
+	return nil
+}
+
+// rlimits are the limits -rlimit may set, by name.
+var rlimits = map[string]int{
+	"nproc": unix.RLIMIT_NPROC, "data": unix.RLIMIT_DATA, "fsize": unix.RLIMIT_FSIZE, "core": unix.RLIMIT_CORE,
+}
+
+// rlimitArgs returns the init's -rlimit arguments for l (with its defaults
+// applied): the sandbox's processes and threads (RLIMIT_NPROC counts those
+// of the sandbox's user in its own user namespace, so the limit is the
+// sandbox's whatever the launcher), memory and file size per process, and
+// no core dumps.
+func rlimitArgs(l Limits) []string {
+	return []string{
+		"-rlimit", "nproc=" + strconv.Itoa(l.Pids),
+		"-rlimit", "data=" + strconv.FormatInt(l.Memory, 10),
+		"-rlimit", "fsize=" + strconv.FormatInt(l.FileSize, 10),
+		"-rlimit", "core=0",
+	}
+}
+
+// rlimitFlag collects the init's repeated -rlimit NAME=N arguments.
+type rlimitFlag map[int]uint64
+
+func (f *rlimitFlag) String() string { return fmt.Sprint(*f) }
+
+func (f *rlimitFlag) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	res, known := rlimits[name]
+	n, err := strconv.ParseUint(v, 10, 64)
+	if !ok || !known || err != nil {
+		return fmt.Errorf("-rlimit %q: want NAME=N with NAME one of nproc, data, fsize, core", s)
+	}
+	if *f == nil {
+		*f = rlimitFlag{}
+	}
+	(*f)[res] = n
+	return nil
+}
+
+// apply lowers each limit (soft and hard) to its value; a limit already
+// lower stays.
+func (f rlimitFlag) apply() error {
+	for res, n := range f {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(res, &cur); err != nil {
+			return fmt.Errorf("read a resource limit: %w", err)
+		}
+		lim := unix.Rlimit{Cur: min(n, cur.Cur), Max: min(n, cur.Max)}
+		if err := unix.Setrlimit(res, &lim); err != nil {
+			return fmt.Errorf("set a resource limit: %w", err)
+		}
 	}
 	return nil
 }

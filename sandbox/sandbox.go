@@ -87,7 +87,9 @@ type Policy struct {
 	// loopback. The caller owns Egress and closes it.
 	Egress *Egress
 
-	// Limits caps memory, processes, CPU and /tmp. The zero value sets none.
+	// Limits caps memory, processes, file sizes, CPU and /tmp; a zero
+	// field of memory, processes or file size is DefaultLimits'. New says
+	// how they are enforced (Sandbox.LimitsReport).
 	Limits Limits
 
 	// TempRoot is the host directory per-agent directories are created in.
@@ -162,6 +164,7 @@ type Sandbox struct {
 	id        identity // who the sandbox is on the host
 	devs      string   // where the device nodes in /dev are bound from
 	devNote   string   // why not from readOnlyDevDir, when they are not
+	limits    string   // how Limits are enforced, for LimitsReport
 	release   func()   // ends the egress's admission of id
 	dir       string   // per-agent host directory
 	hold      *os.File // dir, flocked while the sandbox lives (see CleanStale)
@@ -277,12 +280,18 @@ func (s *Sandbox) prepare(ctx context.Context) error {
 		s.release = p.Egress.admit(s.id.uid)
 	}
 
-	if p.Limits.needsCgroup() {
-		cg, err := newCgroup(p.Limits)
-		if err != nil {
-			return err
-		}
+	l := p.Limits.withDefaults()
+	cg, err := newCgroup(l)
+	var ue *UnsupportedError
+	switch {
+	case err == nil:
 		s.cg = cg
+		s.limits = fmt.Sprintf("cgroup %s (%s for the whole sandbox), and rlimits per process", cg.path, l.describe())
+	case errors.As(err, &ue) && p.Limits.Parent == "":
+		// No delegated cgroup: the rlimits alone, as the report says.
+		s.limits = fmt.Sprintf("rlimits only (%s; memory per process) without a delegated cgroup: %s", l.describe(), ue.Reason)
+	default:
+		return err
 	}
 	return nil
 }
@@ -302,6 +311,10 @@ func (s *Sandbox) mkdirOwned(dir string) error {
 // as HomeDir (/tmp). Files put there before a command starts (an agent's
 // configuration) are visible to it.
 func (s *Sandbox) Home() string { return s.home }
+
+// LimitsReport says how the sandbox's limits are enforced: by a cgroup and
+// rlimits, or by rlimits alone and why (the smoke gate reports it).
+func (s *Sandbox) LimitsReport() string { return s.limits }
 
 // Workspace returns the host path mounted at WorkspaceDir: Policy.Workspace
 // itself, or the private copy (or fresh directory) inside the per-agent
@@ -806,6 +819,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		maps.Copy(env, p.Egress.Env())
 		initArgs = p.Egress.InitArgs()
 	}
+	initArgs = append(initArgs, rlimitArgs(p.Limits.withDefaults())...)
 	if initArgs, err = s.serviceArgs(c, initArgs); err != nil {
 		return nil, nil, files, err
 	}
@@ -999,6 +1013,9 @@ func sealedFile(name string, data []byte) (*os.File, error) {
 // validatePolicy refuses a policy that would expose what must stay hidden.
 func validatePolicy(p Policy) error {
 	if err := p.UIDs.validate(); err != nil {
+		return err
+	}
+	if err := p.Limits.validate(); err != nil {
 		return err
 	}
 	if p.NoWorkspace && (p.Workspace != "" || len(p.Hide) > 0) {

@@ -41,7 +41,10 @@ bubblewrap is missing, the kernel refuses it unprivileged user namespaces
 or an AppArmor profile for bwrap, see docs/sandbox.md), or the sandbox can
 see what it must not: the current directory (the bench's checkout) and any
 --hidden path, the host home, another file in /tmp, host processes, a host
-network interface, a writable /proc/sys, a capability.
+network interface, a writable /proc/sys, a capability, its PID 1's memory;
+or it runs as root on the host, or without a process limit. When it passes
+it says how limits are enforced here (a delegated cgroup, or rlimits alone)
+and how the host's device nodes are bound.
 
 The runner calls the same check as its smoke gate before any agent starts.
 
@@ -54,7 +57,7 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("sandbox check: %w", err)
 			}
-			err = sandbox.Check(cmd.Context(), sandbox.CheckOptions{Hidden: append([]string{wd}, hidden...)})
+			rep, err := sandbox.Check(cmd.Context(), sandbox.CheckOptions{Hidden: append([]string{wd}, hidden...)})
 			var ce *sandbox.CheckError
 			if errors.As(err, &ce) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "sandbox check failed: %s\n", ce.Reason)
@@ -64,6 +67,8 @@ Examples:
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "sandbox check passed: bubblewrap works and the sandbox sees only what it should")
+			fmt.Fprintln(cmd.OutOrStdout(), "limits:", rep.Limits)
+			fmt.Fprintln(cmd.OutOrStdout(), "device nodes:", rep.Devices)
 			return nil
 		},
 	}
@@ -131,8 +136,8 @@ Examples:
 	f.StringVar(&o.workspace, "workspace", "", "host `DIR` mounted read-write at /workspace (default: a fresh empty one)")
 	f.StringArrayVar(&o.hide, "hide", nil, "`PATTERN` of workspace files that must read as absent, e.g. .env (repeatable; the workspace is then a private copy)")
 	f.StringArrayVar(&o.readOnly, "ro", nil, "mount a program's binary or package `PATH` read-only at the same path (repeatable)")
-	f.Int64Var(&o.limits.Memory, "memory", 0, "memory cap in `BYTES` (needs a delegated cgroup v2)")
-	f.IntVar(&o.limits.Pids, "pids", 0, "process cap (needs a delegated cgroup v2)")
+	f.Int64Var(&o.limits.Memory, "memory", 0, "memory cap in `BYTES` (the whole sandbox's with a delegated cgroup v2, else each process's; default 4 GiB)")
+	f.IntVar(&o.limits.Pids, "pids", 0, "cap on processes and threads (default 512)")
 	f.Float64Var(&o.limits.CPU, "cpus", 0, "CPU cap in CPUs (needs a delegated cgroup v2)")
 	f.StringVar(&o.limits.Parent, "cgroup-parent", "", "delegated cgroup v2 `DIR` to create the sandbox's cgroup in (default: pairbench's own)")
 	f.Int64Var(&o.limits.TmpSize, "tmp-size", 0, "size cap of /tmp in `BYTES`")

@@ -15,6 +15,8 @@ func TestSandboxCheckPasses(t *testing.T) {
 	code, out, errOut := runCLI(t, "sandbox", "check")
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Contains(t, out, "sandbox check passed")
+	assert.Contains(t, out, "\nlimits: ", "the check says how limits are enforced")
+	assert.Contains(t, out, "\ndevice nodes: ")
 }
 
 func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {
