@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -369,16 +370,44 @@ func (s *Sandbox) Close() error {
 
 // removeAll removes dir, retrying briefly: processes of a killed sandbox
 // may still be exiting (the kernel tears a PID namespace down
-// asynchronously) and create files meanwhile.
+// asynchronously) and create files meanwhile. A directory the agent made
+// unreadable or unwritable (chmod 000, 500) is given back to its owner
+// first: an unprivileged launcher is the owner of what its sandboxes
+// wrote, not root, and cannot remove it otherwise.
 func removeAll(dir string) error {
 	var err error
 	for range 20 {
 		if err = os.RemoveAll(dir); err == nil {
 			return nil
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			openUp(dir)
+			continue
+		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	return fmt.Errorf("sandbox: remove %s: %w", dir, err)
+}
+
+// openUp gives the owner full access to dir and every directory under it
+// (never following a link), so that they can be listed and emptied.
+func openUp(dir string) {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return
+	}
+	if st.Mode&0o700 != 0o700 {
+		unix.Chmod(dir, st.Mode&0o7777|0o700)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Type().IsDir() {
+			openUp(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Cmd is a command to run inside a sandbox, in namespaces of its own.

@@ -67,3 +67,47 @@ func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{young}, removed, "the young directory, once past the cutoff")
 }
+
+// lockedOut is what an agent leaves to make its directories hard to
+// remove: directories without permissions at all, read-only ones, files
+// without permissions inside them, in /tmp and in the workspace.
+const lockedOut = `for d in /tmp /workspace; do
+	mkdir -p $d/a/b/c && touch $d/a/b/c/f $d/a/b/g && chmod 000 $d/a/b/c/f $d/a/b/c $d/a/b $d/a
+	mkdir -p $d/r && touch $d/r/x && chmod 500 $d/r
+	mkdir -p $d/w && chmod 300 $d/w
+done`
+
+// TestCloseRemovesWhatTheAgentLockedOut: whatever modes the agent leaves
+// on its files, Close removes the per-agent directory (and says so when it
+// cannot), and so does CleanStale after a killed launcher. An unprivileged
+// launcher is the files' owner, not root: removing them needs their modes
+// changed first.
+func TestCloseRemovesWhatTheAgentLockedOut(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		root := sharedDir(t)
+		sb, err := New(t.Context(), Policy{TempRoot: root})
+		require.NoError(t, err)
+		r := runSh(t, sb, lockedOut)
+		require.Equal(t, 0, r.code, r.out)
+		dir := filepath.Dir(sb.Home())
+		require.NoError(t, sb.Close(), "Close removes what the agent locked out")
+		assert.NoDirExists(t, dir)
+
+		// A launcher killed with the same left behind: CleanStale removes it.
+		sb, err = New(t.Context(), Policy{TempRoot: root})
+		require.NoError(t, err)
+		r = runSh(t, sb, lockedOut)
+		require.Equal(t, 0, r.code, r.out)
+		dir = filepath.Dir(sb.Home())
+		sb.hold.Close() // its holder is gone
+		sb.hold = nil
+		old := time.Now().Add(-time.Minute)
+		require.NoError(t, os.Chtimes(dir, old, old))
+		removed, err := CleanStale(root, time.Now().Add(-5*time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, []string{dir}, removed)
+		assert.NoDirExists(t, dir)
+		sb.Close()
+	})
+}

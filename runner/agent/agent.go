@@ -206,7 +206,11 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	if err != nil {
 		return runner.AgentResult{}, fmt.Errorf("%s: %w", l.Name, err)
 	}
-	defer sb.Close()
+	defer func() {
+		if err := sb.Close(); err != nil && l.Log != nil {
+			l.Log.Warn("sandbox not cleaned up", "agent", l.Name, "err", err)
+		}
+	}()
 	servers, services := BesideAgent(task.MCPServers, forward)
 	argv, err := l.Configure(sb.Home(), servers)
 	if err != nil {
