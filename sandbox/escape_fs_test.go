@@ -133,176 +133,180 @@ func (f *escapeFixture) assertNoCanary(t *testing.T, out string, allowed ...stri
 }
 
 func TestEscapeFilesystemProcCapabilitiesNamespaces(t *testing.T) {
-	f := newEscapeFixture(t)
+	eachLauncher(t, func(t *testing.T) {
+		f := newEscapeFixture(t)
 
-	// Positive control: the sandbox runs scripts, the helper works inside
-	// and the agent's own variable is there. Without this every refusal
-	// below could be a broken sandbox.
-	r := runSh(t, f.sb, f.expand(`echo "$AGENT_TOKEN" && $HELPER sethostname; echo helper-exit=$?; cat $PROGDIR/cli.js`))
-	require.Contains(t, r.out, f.canaries["agentenv"], r.out)
-	require.Contains(t, r.out, "helper-exit=1", "the helper ran (and was refused)")
-	require.Contains(t, r.out, "// agent", r.out)
+		// Positive control: the sandbox runs scripts, the helper works inside
+		// and the agent's own variable is there. Without this every refusal
+		// below could be a broken sandbox.
+		r := runSh(t, f.sb, f.expand(`echo "$AGENT_TOKEN" && $HELPER sethostname; echo helper-exit=$?; cat $PROGDIR/cli.js`))
+		require.Contains(t, r.out, f.canaries["agentenv"], r.out)
+		require.Contains(t, r.out, "helper-exit=1", "the helper ran (and was refused)")
+		require.Contains(t, r.out, "// agent", r.out)
 
-	attempts := []struct {
-		name   string
-		script string
-		after  func(t *testing.T) // host-side check that nothing changed
-	}{
-		// Host files.
-		{name: "read /etc/shadow", script: `cat /etc/shadow`},
-		{name: "read /etc files outside the DNS/TLS list", script: `cat /etc/hostname /etc/machine-id /etc/sudoers`},
-		{name: "host accounts in /etc/passwd", script: `grep -v '^agent:' /etc/passwd`},
-		{name: "read the host home", script: `ls -A $HOSTHOME /root /home/* 2>&1 | grep -v 'No such file'`},
-		{name: "read the checkout", script: `cat $CHECKOUT/go.mod $CHECKOUT/sandbox/sandbox.go`},
-		{name: "read another file in the host /tmp", script: `cat $HOSTTMP`},
-		{name: "list the host /tmp", script: `ls -A /tmp | grep pairbench-canary`},
-		{name: "read another trial's directory", script: `cat $OTHERHOME/transcript.jsonl`},
-		{name: "search the visible tree for canaries", script: `grep -rslF -f $HOME/.canaries /workspace /etc /dev /run /.pairbench /tmp/* 2>/dev/null | grep .`},
-		{name: "follow an absolute symlink out of the workspace", script: `cat /workspace/leak`},
-		{name: "follow a relative ../ symlink out of the workspace", script: `cat /workspace/leak-relative`},
-		{name: "hard-link a host file into reach", script: `ln $HOSTTMP /tmp/stolen && cat /tmp/stolen`},
+		attempts := []struct {
+			name   string
+			script string
+			after  func(t *testing.T) // host-side check that nothing changed
+		}{
+			// Host files.
+			{name: "read /etc/shadow", script: `cat /etc/shadow`},
+			{name: "read /etc files outside the DNS/TLS list", script: `cat /etc/hostname /etc/machine-id /etc/sudoers`},
+			{name: "host accounts in /etc/passwd", script: `grep -v '^agent:' /etc/passwd`},
+			{name: "read the host home", script: `ls -A $HOSTHOME /root /home/* 2>&1 | grep -v 'No such file'`},
+			{name: "read the checkout", script: `cat $CHECKOUT/go.mod $CHECKOUT/sandbox/sandbox.go`},
+			{name: "read another file in the host /tmp", script: `cat $HOSTTMP`},
+			{name: "list the host /tmp", script: `ls -A /tmp | grep pairbench-canary`},
+			{name: "read another trial's directory", script: `cat $OTHERHOME/transcript.jsonl`},
+			{name: "search the visible tree for canaries", script: `grep -rslF -f $HOME/.canaries /workspace /etc /dev /run /.pairbench /tmp/* 2>/dev/null | grep .`},
+			{name: "follow an absolute symlink out of the workspace", script: `cat /workspace/leak`},
+			{name: "follow a relative ../ symlink out of the workspace", script: `cat /workspace/leak-relative`},
+			{name: "hard-link a host file into reach", script: `ln $HOSTTMP /tmp/stolen && cat /tmp/stolen`},
 
-		// Writes through read-only mounts.
-		{name: "write into /usr", script: `echo pwned > /usr/bin/pairbench-pwned`,
-			after: func(t *testing.T) { assert.NoFileExists(t, "/usr/bin/pairbench-pwned") }},
-		{name: "append to /etc/resolv.conf", script: `echo 'nameserver 6.6.6.6' >> /etc/resolv.conf`},
-		{name: "plant /etc/ld.so.preload for later programs", script: `echo /tmp/evil.so > /etc/ld.so.preload`},
-		{name: "create files in the sandbox's root", script: `mkdir /run && touch /run/x || touch /pwned`},
-		{name: "read TLS private keys", script: `ls -A /etc/ssl/private | grep . || cat /etc/ssl/private/*`},
-		{name: "write into a read-only program directory", script: `echo pwned > $PROGDIR/cli.js`,
-			after: func(t *testing.T) {
-				b, err := os.ReadFile(filepath.Join(f.vars["PROGDIR"], "cli.js"))
-				require.NoError(t, err)
-				assert.Equal(t, "// agent\n", string(b))
-			}},
-		{name: "replace the init binary", script: `cp /bin/true $HELPER_PATH`},
-		{name: "remount /usr read-write (syscall)", script: `$HELPER remount-rw /usr && echo pwned > /usr/pairbench-pwned`,
-			after: func(t *testing.T) { assert.NoFileExists(t, "/usr/pairbench-pwned") }},
-		{name: "mount -o remount,rw,bind /usr", script: `mount -o remount,rw,bind /usr && touch /usr/pairbench-pwned2`,
-			after: func(t *testing.T) { assert.NoFileExists(t, "/usr/pairbench-pwned2") }},
-		{name: "mount a tmpfs over /etc", script: `$HELPER mount-tmpfs /etc`},
-		{name: "mknod a block device (syscall)", script: `$HELPER mknod /tmp/sda && head -c 512 /tmp/sda | od | head -1`},
-		{name: "mknod(1) a disk node", script: `mknod /tmp/disk b 8 0`},
+			// Writes through read-only mounts.
+			{name: "write into /usr", script: `echo pwned > /usr/bin/pairbench-pwned`,
+				after: func(t *testing.T) { assert.NoFileExists(t, "/usr/bin/pairbench-pwned") }},
+			{name: "append to /etc/resolv.conf", script: `echo 'nameserver 6.6.6.6' >> /etc/resolv.conf`},
+			{name: "plant /etc/ld.so.preload for later programs", script: `echo /tmp/evil.so > /etc/ld.so.preload`},
+			{name: "create files in the sandbox's root", script: `mkdir /run && touch /run/x || touch /pwned`},
+			{name: "read TLS private keys", script: `ls -A /etc/ssl/private | grep . || cat /etc/ssl/private/*`},
+			{name: "write into a read-only program directory", script: `echo pwned > $PROGDIR/cli.js`,
+				after: func(t *testing.T) {
+					b, err := os.ReadFile(filepath.Join(f.vars["PROGDIR"], "cli.js"))
+					require.NoError(t, err)
+					assert.Equal(t, "// agent\n", string(b))
+				}},
+			{name: "replace the init binary", script: `cp /bin/true $HELPER_PATH`},
+			{name: "remount /usr read-write (syscall)", script: `$HELPER remount-rw /usr && echo pwned > /usr/pairbench-pwned`,
+				after: func(t *testing.T) { assert.NoFileExists(t, "/usr/pairbench-pwned") }},
+			{name: "mount -o remount,rw,bind /usr", script: `mount -o remount,rw,bind /usr && touch /usr/pairbench-pwned2`,
+				after: func(t *testing.T) { assert.NoFileExists(t, "/usr/pairbench-pwned2") }},
+			{name: "mount a tmpfs over /etc", script: `$HELPER mount-tmpfs /etc`},
+			{name: "mknod a block device (syscall)", script: `$HELPER mknod /tmp/sda && head -c 512 /tmp/sda | od | head -1`},
+			{name: "mknod(1) a disk node", script: `mknod /tmp/disk b 8 0`},
 
-		// /proc.
-		{name: "PID 1's environment holds the host's variables", script: `tr '\0' '\n' < /proc/1/environ | grep .`},
-		{name: "any visible process's environment holds a host variable", script: `cat /proc/[0-9]*/environ | tr '\0' '\n' | grep PAIRBENCH_ESCAPE`},
-		{name: "PID 1's command line holds an environment value", script: `tr '\0' ' ' < /proc/1/cmdline | grep -e '--set[e]nv' -e "$AGENT_TOKEN"`},
-		{name: "read bubblewrap's argument file through /proc/1/fd", script: `for fd in /proc/1/fd/*; do timeout 1 cat "$fd" 2>/dev/null; done | tr '\0' ' ' | grep -e '--set[e]nv' -e "$AGENT_TOKEN"`},
-		{name: "see host processes", script: `ls /proc | grep -x -e $HOSTPID -e $LAUNCHERPID`},
-		{name: "sysrq trigger", script: `echo h > /proc/sysrq-trigger`},
-		// As root, the sandbox user is uid 0 to the host's permission
-		// checks: /proc/sys must be read-only. (Only a harmless tunable is
-		// tried; test -w asks without writing.)
-		{name: "write a kernel tunable", script: `test -w /proc/sys/kernel/panic || echo 1 > /proc/sys/vm/drop_caches`},
-		{name: "write any writable /proc file beyond the sandbox", script: `find /proc -maxdepth 3 -writable -not -path '/proc/[0-9]*' -not -path '/proc/self*' -not -path '/proc/thread-self*' 2>/dev/null | grep .`},
-		{name: "reach /sys", script: `ls /sys/kernel /sys/fs/cgroup 2>&1 | grep -v 'No such' | grep . || echo 1 > /sys/kernel/uevent_helper`},
+			// /proc.
+			{name: "PID 1's environment holds the host's variables", script: `tr '\0' '\n' < /proc/1/environ | grep .`},
+			{name: "any visible process's environment holds a host variable", script: `cat /proc/[0-9]*/environ | tr '\0' '\n' | grep PAIRBENCH_ESCAPE`},
+			{name: "PID 1's command line holds an environment value", script: `tr '\0' ' ' < /proc/1/cmdline | grep -e '--set[e]nv' -e "$AGENT_TOKEN"`},
+			{name: "read bubblewrap's argument file through /proc/1/fd", script: `for fd in /proc/1/fd/*; do timeout 1 cat "$fd" 2>/dev/null; done | tr '\0' ' ' | grep -e '--set[e]nv' -e "$AGENT_TOKEN"`},
+			{name: "see host processes", script: `ls /proc | grep -x -e $HOSTPID -e $LAUNCHERPID`},
+			{name: "sysrq trigger", script: `echo h > /proc/sysrq-trigger`},
+			// As root, the sandbox user is uid 0 to the host's permission
+			// checks: /proc/sys must be read-only. (Only a harmless tunable is
+			// tried; test -w asks without writing.)
+			{name: "write a kernel tunable", script: `test -w /proc/sys/kernel/panic || echo 1 > /proc/sys/vm/drop_caches`},
+			{name: "write any writable /proc file beyond the sandbox", script: `find /proc -maxdepth 3 -writable -not -path '/proc/[0-9]*' -not -path '/proc/self*' -not -path '/proc/thread-self*' 2>/dev/null | grep .`},
+			{name: "reach /sys", script: `ls /sys/kernel /sys/fs/cgroup 2>&1 | grep -v 'No such' | grep . || echo 1 > /sys/kernel/uevent_helper`},
 
-		// Devices.
-		{name: "see the host's disks and memory devices", script: `ls /dev/vda /dev/sda /dev/nvme0n1 /dev/mem /dev/kmem /dev/port /dev/kmsg 2>/dev/null | grep .`},
-		{name: "read the kernel log", script: `dmesg | head -1 | grep .`},
+			// Devices.
+			{name: "see the host's disks and memory devices", script: `ls /dev/vda /dev/sda /dev/nvme0n1 /dev/mem /dev/kmem /dev/port /dev/kmsg 2>/dev/null | grep .`},
+			{name: "read the kernel log", script: `dmesg | head -1 | grep .`},
 
-		// Processes, capabilities and namespaces.
-		{name: "ptrace the launcher", script: `$HELPER ptrace $LAUNCHERPID`},
-		{name: "ptrace a host process", script: `$HELPER ptrace $HOSTPID`},
-		{name: "ptrace the sandbox's PID 1 (bubblewrap)", script: `$HELPER ptrace 1`},
-		{name: "read PID 1's memory with process_vm_readv", script: `$HELPER vm-read 1`},
-		{name: "set up an io_uring", script: `$HELPER io-uring`},
-		{name: "kill a host process (syscall)", script: `$HELPER kill $HOSTPID`},
-		{name: "kill(1) a host process", script: `kill -9 $HOSTPID`},
-		{name: "become root with setuid(0)", script: `$HELPER setuid0`},
-		{name: "setuid-root binary", script: `su -c 'cat /etc/shadow' root < /dev/null`},
-		{name: "raise capabilities with capset", script: `$HELPER capset-all`},
-		{name: "hold any capability", script: `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -v '0000000000000000$'`},
-		{name: "new user namespace to regain capabilities (syscall)", script: `$HELPER unshare-user`},
-		{name: "unshare(1) -Ur to become root", script: `unshare -Ur cat /proc/self/status`},
-		{name: "new mount namespace", script: `$HELPER unshare-mount`},
-		{name: "chroot (syscall)", script: `$HELPER chroot /tmp`},
-		{name: "chroot(1)", script: `chroot / /bin/true`},
-		{name: "pivot_root", script: `$HELPER pivot-root /tmp`},
-		{name: "set the hostname", script: `$HELPER sethostname`},
-		{name: "read the launcher user's keyring", script: `$HELPER keyctl-read $KEYDESC`},
-		{name: "nsenter the host's namespaces through a host PID", script: `nsenter -t $HOSTPID -a cat /etc/shadow`},
-	}
-	f.vars["HELPER_PATH"] = f.helper
-	for _, a := range attempts {
-		t.Run(a.name, func(t *testing.T) {
-			r := runSh(t, f.sb, f.expand(a.script))
-			assert.NotEqual(t, 0, r.code, "the attempt got through:\n%s", r.out)
-			assert.NotContains(t, r.out, "ALLOWED")
-			f.assertNoCanary(t, r.out)
-			if a.after != nil {
-				a.after(t)
-			}
-		})
-	}
-	// The attacked host process survived.
-	assert.NoError(t, f.hostSleep.Process.Signal(unix.Signal(0)), "host process still alive")
+			// Processes, capabilities and namespaces.
+			{name: "ptrace the launcher", script: `$HELPER ptrace $LAUNCHERPID`},
+			{name: "ptrace a host process", script: `$HELPER ptrace $HOSTPID`},
+			{name: "ptrace the sandbox's PID 1 (bubblewrap)", script: `$HELPER ptrace 1`},
+			{name: "read PID 1's memory with process_vm_readv", script: `$HELPER vm-read 1`},
+			{name: "set up an io_uring", script: `$HELPER io-uring`},
+			{name: "kill a host process (syscall)", script: `$HELPER kill $HOSTPID`},
+			{name: "kill(1) a host process", script: `kill -9 $HOSTPID`},
+			{name: "become root with setuid(0)", script: `$HELPER setuid0`},
+			{name: "setuid-root binary", script: `su -c 'cat /etc/shadow' root < /dev/null`},
+			{name: "raise capabilities with capset", script: `$HELPER capset-all`},
+			{name: "hold any capability", script: `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -v '0000000000000000$'`},
+			{name: "new user namespace to regain capabilities (syscall)", script: `$HELPER unshare-user`},
+			{name: "unshare(1) -Ur to become root", script: `unshare -Ur cat /proc/self/status`},
+			{name: "new mount namespace", script: `$HELPER unshare-mount`},
+			{name: "chroot (syscall)", script: `$HELPER chroot /tmp`},
+			{name: "chroot(1)", script: `chroot / /bin/true`},
+			{name: "pivot_root", script: `$HELPER pivot-root /tmp`},
+			{name: "set the hostname", script: `$HELPER sethostname`},
+			{name: "read the launcher user's keyring", script: `$HELPER keyctl-read $KEYDESC`},
+			{name: "nsenter the host's namespaces through a host PID", script: `nsenter -t $HOSTPID -a cat /etc/shadow`},
+		}
+		f.vars["HELPER_PATH"] = f.helper
+		for _, a := range attempts {
+			t.Run(a.name, func(t *testing.T) {
+				r := runSh(t, f.sb, f.expand(a.script))
+				assert.NotEqual(t, 0, r.code, "the attempt got through:\n%s", r.out)
+				assert.NotContains(t, r.out, "ALLOWED")
+				f.assertNoCanary(t, r.out)
+				if a.after != nil {
+					a.after(t)
+				}
+			})
+		}
+		// The attacked host process survived.
+		assert.NoError(t, f.hostSleep.Process.Signal(unix.Signal(0)), "host process still alive")
+	})
 }
 
 func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 	needBwrap(t)
-	wt := t.TempDir()
-	envSecret, gitSecret, sshSecret, lateSecret := newMarker(t, "dotenv"), newMarker(t, "gitconfig"), newMarker(t, "ssh"), newMarker(t, "late")
-	outside := newMarker(t, "outside")
-	outsideFile := filepath.Join(t.TempDir(), "outside.txt")
-	require.NoError(t, os.WriteFile(outsideFile, []byte(outside), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(wt, ".env"), []byte(envSecret), 0o600))
-	require.NoError(t, os.MkdirAll(filepath.Join(wt, ".git"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git", "config"), []byte(gitSecret), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(wt, "sub", ".ssh"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(wt, "sub", ".ssh", "id_ed25519"), []byte(sshSecret), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(wt, "README.md"), []byte("visible\n"), 0o644))
-	require.NoError(t, os.Symlink(".env", filepath.Join(wt, "innocent")))
-	require.NoError(t, os.Symlink(outsideFile, filepath.Join(wt, "outside-link")))
-	// Credentials the old defaults missed: a submodule's and a nested
-	// repository's git configuration, direnv and wrangler files, a PKCS#12
-	// bundle by its Windows name.
-	more := map[string]string{
-		".git/modules/lib/config": newMarker(t, "submodule"), "vendor/x/.git/config": newMarker(t, "nested"),
-		".envrc": newMarker(t, "envrc"), ".dev.vars": newMarker(t, "devvars"), "certs/client.pfx": newMarker(t, "pfx"),
-	}
-	for rel, secret := range more {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(wt, rel)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(wt, rel), []byte(secret), 0o600))
-	}
+	eachLauncher(t, func(t *testing.T) {
+		wt := t.TempDir()
+		envSecret, gitSecret, sshSecret, lateSecret := newMarker(t, "dotenv"), newMarker(t, "gitconfig"), newMarker(t, "ssh"), newMarker(t, "late")
+		outside := newMarker(t, "outside")
+		outsideFile := filepath.Join(t.TempDir(), "outside.txt")
+		require.NoError(t, os.WriteFile(outsideFile, []byte(outside), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, ".env"), []byte(envSecret), 0o600))
+		require.NoError(t, os.MkdirAll(filepath.Join(wt, ".git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, ".git", "config"), []byte(gitSecret), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(wt, "sub", ".ssh"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, "sub", ".ssh", "id_ed25519"), []byte(sshSecret), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(wt, "README.md"), []byte("visible\n"), 0o644))
+		require.NoError(t, os.Symlink(".env", filepath.Join(wt, "innocent")))
+		require.NoError(t, os.Symlink(outsideFile, filepath.Join(wt, "outside-link")))
+		// Credentials the old defaults missed: a submodule's and a nested
+		// repository's git configuration, direnv and wrangler files, a PKCS#12
+		// bundle by its Windows name.
+		more := map[string]string{
+			".git/modules/lib/config": newMarker(t, "submodule"), "vendor/x/.git/config": newMarker(t, "nested"),
+			".envrc": newMarker(t, "envrc"), ".dev.vars": newMarker(t, "devvars"), "certs/client.pfx": newMarker(t, "pfx"),
+		}
+		for rel, secret := range more {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(wt, rel)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(wt, rel), []byte(secret), 0o600))
+		}
 
-	sb := openSandbox(t, Policy{Workspace: wt, Hide: DefaultHide})
-	go func() {
-		// A secret file appears in the worktree after the sandbox started,
-		// then the script is told to look.
-		time.Sleep(100 * time.Millisecond)
-		os.WriteFile(filepath.Join(wt, ".env.local"), []byte(lateSecret), 0o600)
-		os.WriteFile(filepath.Join(wt, "late-plain.txt"), []byte("plain"), 0o644)
-		os.WriteFile(filepath.Join(sb.Home(), "go"), nil, 0o600)
-	}()
-	r := runSh(t, sb, `cat README.md .git/HEAD
+		sb := openSandbox(t, Policy{Workspace: wt, Hide: DefaultHide})
+		go func() {
+			// A secret file appears in the worktree after the sandbox started,
+			// then the script is told to look.
+			time.Sleep(100 * time.Millisecond)
+			os.WriteFile(filepath.Join(wt, ".env.local"), []byte(lateSecret), 0o600)
+			os.WriteFile(filepath.Join(wt, "late-plain.txt"), []byte("plain"), 0o644)
+			os.WriteFile(filepath.Join(sb.Home(), "go"), nil, 0o600)
+		}()
+		r := runSh(t, sb, `cat README.md .git/HEAD
 		while [ ! -e /tmp/go ]; do sleep 0.02; done
 		for f in .env .git/config sub/.ssh/id_ed25519 sub/.ssh .env.local late-plain.txt innocent outside-link \
 			.git/modules/lib/config vendor/x/.git/config .envrc .dev.vars certs/client.pfx; do
 			if cat "$f" 2>/dev/null || test -e "$f"; then echo "VISIBLE $f"; fi
 		done
 		ls -aR . ; grep -rs pbcanary . ; true`)
-	require.Equal(t, 0, r.code, r.out)
-	assert.Contains(t, r.out, "visible\nref: refs/heads/main\n", "ordinary files stay readable")
-	assert.NotContains(t, r.out, "VISIBLE")
-	for _, secret := range []string{envSecret, gitSecret, sshSecret, lateSecret, outside} {
-		assert.NotContains(t, r.out, secret)
-	}
-	for rel, secret := range more {
-		assert.NotContains(t, r.out, secret, rel)
-	}
+		require.Equal(t, 0, r.code, r.out)
+		assert.Contains(t, r.out, "visible\nref: refs/heads/main\n", "ordinary files stay readable")
+		assert.NotContains(t, r.out, "VISIBLE")
+		for _, secret := range []string{envSecret, gitSecret, sshSecret, lateSecret, outside} {
+			assert.NotContains(t, r.out, secret)
+		}
+		for rel, secret := range more {
+			assert.NotContains(t, r.out, secret, rel)
+		}
 
-	// The agent's edits land in the private copy, not the worktree.
-	r = runSh(t, sb, `echo edited > README.md`)
-	require.Equal(t, 0, r.code, r.out)
-	b, err := os.ReadFile(filepath.Join(wt, "README.md"))
-	require.NoError(t, err)
-	assert.Equal(t, "visible\n", string(b))
-	b, err = os.ReadFile(filepath.Join(sb.Workspace(), "README.md"))
-	require.NoError(t, err)
-	assert.Equal(t, "edited\n", string(b))
+		// The agent's edits land in the private copy, not the worktree.
+		r = runSh(t, sb, `echo edited > README.md`)
+		require.Equal(t, 0, r.code, r.out)
+		b, err := os.ReadFile(filepath.Join(wt, "README.md"))
+		require.NoError(t, err)
+		assert.Equal(t, "visible\n", string(b))
+		b, err = os.ReadFile(filepath.Join(sb.Workspace(), "README.md"))
+		require.NoError(t, err)
+		assert.Equal(t, "edited\n", string(b))
+	})
 }
 
 func TestHiddenPatterns(t *testing.T) {
