@@ -124,6 +124,9 @@ type AgentResult struct {
 	ExitCode int
 	// Stderr is the tail of the agent's diagnostics, redacted.
 	Stderr string
+	// TranscriptTimes holds, for each line of the transcript, when the
+	// agent wrote it.
+	TranscriptTimes []time.Time
 }
 
 // ToolCall is one tool call the agent made and how it ended.

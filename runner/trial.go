@@ -117,6 +117,14 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		return abort("runner error: " + err.Error())
 	}
 
+	tl := newTimeline(started)
+	tl.mark(StepSetup, time.Now())
+	// Whatever the trial reached is on its timeline, however it ends.
+	defer func() {
+		tl.mark(StepEnd, time.Now())
+		t.save(filepath.Join(dir, TrialTimeline), tl.t)
+	}()
+
 	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
 		Browser: in.Browser, Attempts: t.SetupAttempts}
 	if spec.Arm == pairbench.Treatment {
@@ -126,7 +134,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if err != nil {
 		var se *SetupError
 		if errors.As(err, &se) {
-			t.save(filepath.Join(dir, "setup.json"), map[string]any{"failures": se.Failures})
+			t.save(filepath.Join(dir, TrialSetup), map[string]any{"failures": se.Failures})
 			row.Unregistered = onePerTool(se.Unregistered)
 			return abort("setup: " + se.Reason())
 		}
@@ -139,8 +147,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 			t.log().Error("close browser", "trial", spec.Dir, "err", err)
 		}
 	}()
+	tl.setup(setup, string(spec.Arm), time.Now())
 	row.NativeTools = setup.Native
-	t.save(filepath.Join(dir, "setup.json"), setup)
+	t.save(filepath.Join(dir, TrialSetup), setup)
 
 	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.log()})
 	if err := tools.Start(); err != nil {
@@ -158,6 +167,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		}
 	}
 	launched := time.Now()
+	tl.mark(StepAgentLaunched, launched)
 	row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
 
 	browserMCP := t.BrowserMCP(setup.Browser.CDPURL())
@@ -170,16 +180,35 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		Allowlist:      t.Plan.Allowlist,
 		Caps:           t.Plan.Caps.Caps(),
 		Dir:            filepath.Join(dir, "agent"),
-		TranscriptPath: filepath.Join(dir, "transcript.jsonl"),
+		TranscriptPath: filepath.Join(dir, TrialTranscript),
 	}
-	if p, ok := setup.Browser.(Prestarter); ok {
-		task.Started = p.AgentRunning
+	prestarter, _ := setup.Browser.(Prestarter)
+	firstTurn := make(chan time.Time, 1)
+	task.Started = func() {
+		select {
+		case firstTurn <- time.Now():
+		default:
+		}
+		if prestarter != nil {
+			prestarter.AgentRunning()
+		}
 	}
 	res, err := t.Agent.Run(ctx, task)
-	row.WallSeconds = time.Since(launched).Seconds()
+	ended := time.Now()
+	row.WallSeconds = ended.Sub(launched).Seconds()
+	select {
+	case at := <-firstTurn:
+		tl.mark(StepFirstTurn, at)
+	default:
+	}
+	tl.mark(StepAgentEnded, ended)
+	tl.t.Transcript = tl.times(res.TranscriptTimes)
 	if ctx.Err() != nil {
 		return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
 	}
+	// The page as the agent left it, at the same moment and size in both
+	// arms.
+	t.screenshot(ctx, setup.Browser, filepath.Join(dir, TrialScreenshot), tl)
 	_ = os.RemoveAll(task.Dir)
 	tools.Close()
 	if spec.Arm == pairbench.Treatment {
@@ -190,7 +219,8 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		row.Unregistered = onePerTool(failed)
 	}
 	row.WebMCP = tools.Invocations()
-	t.save(filepath.Join(dir, "webmcp.jsonl"), row.WebMCP)
+	tl.t.WebMCP = tl.times(tools.Starts())
+	t.save(filepath.Join(dir, TrialWebMCP), row.WebMCP)
 	for _, inv := range row.WebMCP {
 		row.Adopted = row.Adopted || inv.Registered
 	}
@@ -275,6 +305,29 @@ func cdpPort(url string) int {
 		fmt.Sscanf(p, "%d", &port)
 	}
 	return port
+}
+
+// screenshotTimeout bounds the end-of-trial screenshot.
+const screenshotTimeout = 15 * time.Second
+
+// screenshot writes a PNG of b's page to name when b can take one. A
+// screenshot that fails is logged: the row still records the trial.
+func (t *Trials) screenshot(ctx context.Context, b Browser, name string, tl *timeline) {
+	s, ok := b.(Screenshotter)
+	if !ok {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
+	defer cancel()
+	png, err := s.Screenshot(sctx)
+	if err == nil {
+		err = os.WriteFile(name, png, 0o644)
+	}
+	if err != nil {
+		t.log().Warn("end-of-trial screenshot", "file", name, "err", err)
+		return
+	}
+	tl.mark(StepScreenshot, time.Now())
 }
 
 // log returns the logger, discarding when none was given. Run is called

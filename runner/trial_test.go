@@ -1,14 +1,18 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"image/png"
 	"io/fs"
 	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +175,7 @@ func TestTrialBothArmsForReal(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, b)
 		assert.NotContains(t, string(b), "sk-host-secret-must-not-leak")
+		assertTrialRecord(t, s.trials.RunDir.File(row.TrialDir), row, bytes.Count(b, []byte{'\n'}))
 	}
 	assert.True(t, treatment.Adopted, "treatment invoked the registered tool")
 	require.NotEmpty(t, treatment.WebMCP)
@@ -179,6 +184,49 @@ func TestTrialBothArmsForReal(t *testing.T) {
 	assert.False(t, control.Adopted)
 	assert.Empty(t, control.WebMCP, "control had no tool to invoke")
 	assert.Less(t, treatment.Turns, control.Turns, "the tool answers in fewer turns than driving the page")
+}
+
+// assertTrialRecord checks what a finished trial leaves for its page: a
+// screenshot of the one size, and a timeline whose steps come in order,
+// with a time for every transcript line and webmcp invocation.
+func assertTrialRecord(t *testing.T, dir string, row pairbench.Row, transcriptLines int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, runner.TrialScreenshot))
+	require.NoError(t, err, "%s: a screenshot at the end of the trial", row.Arm)
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{runner.ScreenshotWidth, runner.ScreenshotHeight}, [2]int{cfg.Width, cfg.Height}, "same size in both arms")
+
+	b, err := os.ReadFile(filepath.Join(dir, runner.TrialTimeline))
+	require.NoError(t, err)
+	var tl runner.Timeline
+	require.NoError(t, json.Unmarshal(b, &tl))
+	want := []string{runner.StepSetup, runner.StepBrowserOpening, runner.StepBrowserOpen, runner.StepPageLoaded, runner.StepSetupDone,
+		runner.StepAgentLaunched, runner.StepFirstTurn, runner.StepAgentEnded, runner.StepScreenshot, runner.StepEnd}
+	if row.Arm == pairbench.Treatment {
+		want = slices.Insert(want, 3, runner.StepToolsRegistered)
+	}
+	var steps []string
+	at := map[string]int64{}
+	for i, m := range tl.Marks {
+		steps = append(steps, m.Step)
+		at[m.Step] = m.AtMS
+		if i > 0 {
+			assert.GreaterOrEqual(t, m.AtMS, tl.Marks[i-1].AtMS, "%s: %s comes after %s", row.Arm, m.Step, tl.Marks[i-1].Step)
+		}
+	}
+	assert.Equal(t, want, steps, row.Arm)
+	assert.InDelta(t, row.StartDelayMS, at[runner.StepAgentLaunched]-at[runner.StepPageLoaded], 5, "the start delay sits between page load and launch")
+	assert.InDelta(t, row.WallSeconds*1000, float64(at[runner.StepAgentEnded]-at[runner.StepAgentLaunched]), 5)
+	assert.Len(t, tl.Transcript, transcriptLines, "a time per transcript line")
+	for _, ms := range tl.Transcript {
+		assert.True(t, ms >= at[runner.StepAgentLaunched] && ms <= at[runner.StepAgentEnded], "transcript line at %d ms, while the agent ran", ms)
+	}
+	require.Len(t, tl.WebMCP, len(row.WebMCP), "a start per webmcp invocation")
+	for _, ms := range tl.WebMCP {
+		assert.True(t, ms >= at[runner.StepFirstTurn] && ms <= at[runner.StepAgentEnded], "invocation at %d ms, while the agent ran", ms)
+	}
 }
 
 // TestTrialBadInputsEndAsOutcomes checks that each broken piece ends the

@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -229,6 +230,7 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	defer transcript.Close()
 	tw := redactor.Writer(transcript)
 	defer tw.Close()
+	clock := &lineClock{w: tw}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -271,7 +273,7 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	if err := cmd.Start(); err != nil {
 		return runner.AgentResult{}, fmt.Errorf("%s: start: %w", l.Name, err)
 	}
-	stream := l.Stream(tw)
+	stream := l.Stream(clock)
 	wg.Go(func() {
 		c, _ := stream.Feed(stdout)
 		hit(c)
@@ -286,6 +288,7 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 
 	res := redacted(stream.Result(), redactor)
 	res.Wall = time.Since(start)
+	res.TranscriptTimes = clock.times()
 	res.Stderr = redactor.String(stderr.String())
 	res.ExitCode = ExitCode(waitErr)
 	switch {
@@ -360,4 +363,29 @@ func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// lineClock passes what the stream writes to the transcript through to w
+// and notes when each line ended: the stream copies a record as it reads
+// it from the agent, so that is when the agent wrote it.
+type lineClock struct {
+	w  io.Writer
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (c *lineClock) Write(p []byte) (int, error) {
+	now := time.Now()
+	c.mu.Lock()
+	for range bytes.Count(p, []byte{'\n'}) {
+		c.at = append(c.at, now)
+	}
+	c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+func (c *lineClock) times() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.at...)
 }

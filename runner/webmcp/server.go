@@ -73,6 +73,7 @@ type Server struct {
 
 	mu          sync.Mutex
 	invocations []pairbench.Invocation
+	starts      []time.Time // when each invocation began
 	lists       int
 
 	ln   net.Listener
@@ -159,6 +160,14 @@ func (s *Server) Invocations() []pairbench.Invocation {
 	return append([]pairbench.Invocation(nil), s.invocations...)
 }
 
+// Starts returns when each invoke call of Invocations began, in the same
+// order.
+func (s *Server) Starts() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.starts...)
+}
+
 // Lists returns how many times the agent listed the page's tools.
 func (s *Server) Lists() int {
 	s.mu.Lock()
@@ -236,6 +245,7 @@ func (s *Server) invoke(ctx context.Context, in request) *mcp.CallToolResult {
 	}
 	s.mu.Lock()
 	s.invocations = append(s.invocations, inv)
+	s.starts = append(s.starts, start)
 	s.mu.Unlock()
 	s.opts.Log.Debug("webmcp: invoke", "tool", inv.Tool, "status", inv.Status, "ms", inv.MS, "registered", inv.Registered, "err", inv.Error)
 
