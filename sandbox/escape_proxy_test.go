@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,11 +222,15 @@ func TestEscapeProxyConnectionFlood(t *testing.T) {
 		before := openDescriptors(t)
 		done := make(chan netResult, 1)
 		go func() {
-			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || break; done; echo opened; sleep 6`)
+			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || break; done; echo $i > /tmp/opened; sleep 15`)
 		}()
-		time.Sleep(3 * time.Second) // the flood is in place
+		require.Eventually(t, func() bool {
+			_, err := os.Stat(filepath.Join(flooder.sb.Home(), "opened"))
+			return err == nil
+		}, 40*time.Second, 50*time.Millisecond, "the flood is in place")
+		time.Sleep(500 * time.Millisecond) // what the launcher accepts, it has accepted by now
 		held := openDescriptors(t) - before
-		r := other.run(t, `curl -sS --max-time 10 https://model.test:`+strconv.Itoa(model.port)+`/`)
+		r := other.run(t, `curl -sS --max-time 30 https://model.test:`+strconv.Itoa(model.port)+`/`)
 		assert.Equal(t, 0, r.code, "another sandbox's proxy stopped serving: %s", r)
 		assert.LessOrEqual(t, held, DefaultMaxConns+16, "one sandbox holds %d of the launcher's descriptors", held)
 		<-done
