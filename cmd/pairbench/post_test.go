@@ -46,7 +46,7 @@ func TestPostVerdictThenEditsTheSameComment(t *testing.T) {
 	require.Len(t, comments, 1)
 	body := comments[0].Body
 	assert.True(t, strings.HasPrefix(body, "<!-- pairbench:rollup -->"), body)
-	assert.Contains(t, body, "`1111111`")
+	assert.Contains(t, body, "### pairbench: 1111111 (run `demo`)", "the heading names the commit outside a code span, so GitHub links it")
 	assert.Contains(t, body, "less accurate")
 	assert.Contains(t, body, "https://bench.example/demo/report.html")
 	assert.Equal(t, []string{"bench: less accurate"}, gh.IssueLabels(postRepo, postPR))
@@ -54,7 +54,7 @@ func TestPostVerdictThenEditsTheSameComment(t *testing.T) {
 	post(shaTwo)
 	comments = gh.Comments(postRepo, postPR)
 	require.Len(t, comments, 1, "the sticky comment is edited, not repeated")
-	assert.Contains(t, comments[0].Body, "`2222222`")
+	assert.Contains(t, comments[0].Body, "### pairbench: 2222222 (run `demo`)")
 	assert.Contains(t, comments[0].Body, "Earlier commits (1)")
 	assert.Len(t, gh.CallsTo("issues/update-comment"), 1)
 	assert.Equal(t, []string{"bench: less accurate"}, gh.IssueLabels(postRepo, postPR))
