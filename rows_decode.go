@@ -23,7 +23,17 @@ import (
 type rowDecoder struct {
 	names   map[string]string // shared strings, at most maxNames
 	scratch []byte            // a string with escapes, decoded
+	// recent holds the last run id, intent and domain read: rows come in
+	// runs of the same ones.
+	recent [3]string
 }
+
+// Indexes into rowDecoder.recent.
+const (
+	recentRunID = iota
+	recentIntent
+	recentDomain
+)
 
 const (
 	// maxNames bounds the shared strings a decoder keeps: a rows file of
@@ -72,11 +82,11 @@ func (s *rowScan) row(r *Row) bool {
 		case "v":
 			return 1 << 0, s.int(&r.V)
 		case "run_id":
-			return 1 << 1, s.name(&r.RunID)
+			return 1 << 1, s.recentName(&r.RunID, recentRunID)
 		case "intent":
-			return 1 << 2, s.name(&r.Intent)
+			return 1 << 2, s.recentName(&r.Intent, recentIntent)
 		case "domain":
-			return 1 << 3, s.name(&r.Domain)
+			return 1 << 3, s.recentName(&r.Domain, recentDomain)
 		case "stage":
 			return 1 << 4, s.name((*string)(&r.Stage))
 		case "pair":
@@ -461,9 +471,24 @@ func (s *rowScan) name(out *string) bool {
 	return ok
 }
 
+// recentName is name for a field whose value is often the last row's.
+func (s *rowScan) recentName(out *string, k int) bool {
+	v, ok := s.str()
+	if last := s.d.recent[k]; string(v) == last {
+		*out = last
+	} else {
+		*out = s.d.share(v)
+		s.d.recent[k] = *out
+	}
+	return ok
+}
+
 // share returns b as a string, the same string for the same bytes while
 // the decoder has room.
 func (d *rowDecoder) share(b []byte) string {
+	if v, ok := vocabulary(b); ok {
+		return v
+	}
 	if len(b) > maxNameLen {
 		return string(b)
 	}
@@ -476,6 +501,49 @@ func (d *rowDecoder) share(b []byte) string {
 	v := string(b)
 	d.names[v] = v
 	return v
+}
+
+// vocabulary returns the word of the rows' fixed vocabulary that b spells.
+func vocabulary(b []byte) (string, bool) {
+	switch string(b) {
+	case "":
+		return "", true
+	case string(StagePair):
+		return string(StagePair), true
+	case string(StageAdoption):
+		return string(StageAdoption), true
+	case string(AB):
+		return string(AB), true
+	case string(BA):
+		return string(BA), true
+	case string(Control):
+		return string(Control), true
+	case string(Treatment):
+		return string(Treatment), true
+	case string(Correct):
+		return string(Correct), true
+	case string(Wrong):
+		return string(Wrong), true
+	case string(Malformed):
+		return string(Malformed), true
+	case string(Crashed):
+		return string(Crashed), true
+	case string(Timeout):
+		return string(Timeout), true
+	case string(Aborted):
+		return string(Aborted), true
+	case string(CapTime):
+		return string(CapTime), true
+	case string(CapTurns):
+		return string(CapTurns), true
+	case string(CapSpend):
+		return string(CapSpend), true
+	case "ok":
+		return "ok", true
+	case "error":
+		return "error", true
+	}
+	return "", false
 }
 
 func (s *rowScan) bool(out *bool) bool {
