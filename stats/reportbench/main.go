@@ -5,8 +5,9 @@
 // round after round, each a child process whose wall time and peak resident
 // memory (getrusage) are taken, so that a busy machine slows all of them
 // alike; the report is the median of the rounds and the ratios of the
-// medians. The goal (issue 14): the whole report in at most half the time of
-// the python loop, in at most 256 MiB.
+// medians, of wall time and of CPU time (user and system, all threads).
+// The goal (issue 14): the whole report in at most half the time of the
+// python loop, in at most 256 MiB.
 //
 //	go run ./stats/reportbench -intents 1000   # 1,000,000 rows
 //	go run ./stats/reportbench -intents 100    # 100,000 rows
@@ -89,10 +90,11 @@ func decodeEveryRow(path string) error {
 	return sc.Err()
 }
 
-// measured is one child's wall time and peak resident memory.
+// measured is one child's wall time, CPU time (user and system) and peak
+// resident memory.
 type measured struct {
-	wall time.Duration
-	rss  int64 // bytes
+	wall, cpu time.Duration
+	rss       int64 // bytes
 }
 
 // side is one of the commands compared.
@@ -152,16 +154,18 @@ func run(dir string, intents, rounds int) error {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 			s.runs = append(s.runs, m)
-			fmt.Fprintf(os.Stderr, "round %d  %-42s %6.2f s  %4d MiB\n", r+1, s.name, m.wall.Seconds(), m.rss>>20)
+			fmt.Fprintf(os.Stderr, "round %d  %-42s %6.2f s  CPU %6.2f s  %4d MiB\n", r+1, s.name, m.wall.Seconds(), m.cpu.Seconds(), m.rss>>20)
 		}
 	}
 
 	fmt.Printf("rows: %d lines, %.0f MB (%s); %d rounds, interleaved; medians\n\n", lines, float64(st.Size())/1e6, rowsFile, rounds)
-	fmt.Printf("| command | wall time | peak RSS | time / python loop |\n|---|--:|--:|--:|\n")
+	fmt.Printf("| command | wall time | time / python loop | CPU time | CPU / python loop | peak RSS |\n|---|--:|--:|--:|--:|--:|\n")
 	report, python, goLoop := median(sides[0].runs), median(sides[1].runs), median(sides[2].runs)
+	pythonCPU := medianCPU(sides[1].runs)
 	for _, s := range sides {
-		m := median(s.runs)
-		fmt.Printf("| %s | %.2f s | %d MiB | %.2f |\n", s.name, m.wall.Seconds(), peak(s.runs)>>20, m.wall.Seconds()/python.wall.Seconds())
+		m, c := median(s.runs), medianCPU(s.runs)
+		fmt.Printf("| %s | %.2f s | %.2f | %.2f s | %.2f | %d MiB |\n", s.name,
+			m.wall.Seconds(), m.wall.Seconds()/python.wall.Seconds(), c.Seconds(), c.Seconds()/pythonCPU.Seconds(), peak(s.runs)>>20)
 	}
 	timeRatio := report.wall.Seconds() / python.wall.Seconds()
 	rss := peak(sides[0].runs)
@@ -193,7 +197,8 @@ func measure(c *exec.Cmd) (measured, error) {
 	if !ok {
 		return measured{}, errors.New("no resource usage for the child")
 	}
-	return measured{wall: wall, rss: ru.Maxrss * 1024}, nil // Linux: Maxrss is in KiB
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return measured{wall: wall, cpu: cpu, rss: ru.Maxrss * 1024}, nil // Linux: Maxrss is in KiB
 }
 
 // limitedBuffer keeps the first 4 kB written to it.
@@ -209,6 +214,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 func median(ms []measured) measured {
 	s := slices.SortedFunc(slices.Values(ms), func(x, y measured) int { return int(x.wall - y.wall) })
 	return s[len(s)/2]
+}
+
+func medianCPU(ms []measured) time.Duration {
+	s := slices.SortedFunc(slices.Values(ms), func(x, y measured) int { return int(x.cpu - y.cpu) })
+	return s[len(s)/2].cpu
 }
 
 func peak(ms []measured) int64 {
