@@ -3,6 +3,7 @@ package pairbench
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -362,34 +363,55 @@ func (s *rowScan) plainStr() (v []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	start := s.i + 1
-	end := bytes.IndexByte(s.b[start:], '"')
+	end, plain := quoteEnd(s.b[start:])
 	if end < 0 {
 		return nil, false, false
 	}
 	v = s.b[start : start+end]
 	s.i = start + end + 1
-	return v, isPlain(v), true
+	return v, plain, true
 }
 
-// isPlain reports whether b is printable ASCII without a backslash, eight
-// bytes at a time.
-func isPlain(b []byte) bool {
+// quoteEnd returns the index of the first quote in b (-1 for none) and
+// whether the bytes before it are printable ASCII without a backslash. It
+// reads eight bytes at a time: in each word, the lowest byte flagged as a
+// quote is one, and a byte flagged as not plain below it means one is
+// there (a flag can only spill upward, from a flagged byte).
+func quoteEnd(b []byte) (end int, plain bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for len(b) >= 8 {
-		w := binary.LittleEndian.Uint64(b)
-		// A byte ≥ 0x80, a byte < 0x20, a backslash (0x5c).
+	j := 0
+	for ; j+8 <= len(b); j += 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		q := w ^ (ones * '"')
+		quotes := (q - ones) &^ q & highs
 		bs := w ^ (ones * '\\')
-		if (w|(w-ones*0x20)|(bs-ones)&^bs)&highs != 0 {
-			return false
+		// A byte ≥ 0x80, a byte < 0x20, a backslash.
+		bad := (w | (w - ones*0x20) | (bs-ones)&^bs) & highs
+		if quotes != 0 {
+			k := bits.TrailingZeros64(quotes) / 8
+			return j + k, bad&(1<<(8*k)-1) == 0
 		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
-			return false
+		if bad != 0 {
+			end := bytes.IndexByte(b[j:], '"')
+			if end < 0 {
+				return -1, false
+			}
+			return j + end, false
 		}
 	}
-	return true
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j, true
+		case c < 0x20 || c >= utf8.RuneSelf || c == '\\':
+			end := bytes.IndexByte(b[j:], '"')
+			if end < 0 {
+				return -1, false
+			}
+			return j + end, false
+		}
+	}
+	return -1, false
 }
 
 // hasControl reports whether b holds a byte below 0x20.

@@ -252,39 +252,57 @@ func TestScanRowsReadError(t *testing.T) {
 	assert.Equal(t, bytes.Count(data[:cut], []byte("\n")), n, "every whole line before the error is a row")
 }
 
-// TestIsPlain checks the eight-bytes-at-a-time test against the plain
-// definition: every byte value at every position of a word and its tail,
-// next to every neighbour that could borrow into it, and random strings.
-func TestIsPlain(t *testing.T) {
-	naive := func(b []byte) bool {
-		for _, c := range b {
+// TestQuoteEnd checks the eight-bytes-at-a-time scan against the plain
+// definition: every byte value at every position of two words and a tail,
+// beside every neighbour that could spill into it, with and without a
+// quote after it, and random strings.
+func TestQuoteEnd(t *testing.T) {
+	naive := func(b []byte) (int, bool) {
+		end := bytes.IndexByte(b, '"')
+		if end < 0 {
+			return -1, false
+		}
+		for _, c := range b[:end] {
 			if c < 0x20 || c >= 0x80 || c == '\\' {
-				return false
+				return end, false
 			}
 		}
-		return true
+		return end, true
 	}
-	buf := make([]byte, 11)
+	check := func(b []byte) {
+		wantEnd, wantPlain := naive(b)
+		end, plain := quoteEnd(b)
+		require.Equal(t, wantEnd, end, "%q", b)
+		if end >= 0 {
+			require.Equal(t, wantPlain, plain, "%q", b)
+		}
+	}
+	buf := make([]byte, 19)
 	for c := range 256 {
-		for _, next := range []byte{0x00, 0x1f, 0x20, 0x21, 'a', 0x5c, 0x5d, 0x7f, 0x80} {
+		for _, next := range []byte{0x00, 0x1f, 0x20, 0x21, '"', 'a', 0x5c, 0x5d, 0x7f, 0x80} {
 			for at := range len(buf) {
-				for i := range buf {
-					buf[i] = 'a'
+				for _, quoteAt := range []int{-1, 3, 8, 12, 18} {
+					for i := range buf {
+						buf[i] = 'a'
+					}
+					buf[at] = byte(c)
+					if at+1 < len(buf) {
+						buf[at+1] = next
+					}
+					if quoteAt >= 0 {
+						buf[quoteAt] = '"'
+					}
+					check(buf)
 				}
-				buf[at] = byte(c)
-				if at+1 < len(buf) {
-					buf[at+1] = next
-				}
-				require.Equal(t, naive(buf), isPlain(buf), "%q", buf)
 			}
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for range 20000 {
+	for range 50000 {
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
 			b[i] = byte(0x1c + rng.IntN(0x66))
 		}
-		require.Equal(t, naive(b), isPlain(b), "%q", b)
+		check(b)
 	}
 }
