@@ -342,6 +342,8 @@ func (d RunDir) ReadReport() (*stats.Report, error) {
 type ReportOptions struct {
 	// Link is the full report's URL, linked from report.md.
 	Link string
+	// HTML says how report.html links the rest of the report site.
+	HTML stats.HTMLOptions
 }
 
 // WriteReport writes rep's three renderings into the run directory, each
@@ -353,7 +355,7 @@ func (d RunDir) WriteReport(rep *stats.Report, o ReportOptions) ([]string, error
 		ReportMarkdown: func(w io.Writer) error {
 			return stats.WriteMarkdown(w, rep, stats.MarkdownOptions{FullReportURL: o.Link})
 		},
-		ReportHTML: func(w io.Writer) error { return stats.WriteHTML(w, rep) },
+		ReportHTML: func(w io.Writer) error { return stats.WriteHTML(w, rep, o.HTML) },
 	}
 	var written []string
 	for _, name := range slices.Backward(PublishLast) {

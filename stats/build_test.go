@@ -298,7 +298,7 @@ func TestBuildToolsThatDidNotRegister(t *testing.T) {
 	assert.Contains(t, md, "| `books.example` | `list_genre` | yes, but did not register in 3 trials | 0 | 0 | "+
 		"`did not register (domains/books.example/tools/list_genre.js:3): TypeError: x is undefined` ×2;")
 	var html strings.Builder
-	require.NoError(t, WriteHTML(&html, rep))
+	require.NoError(t, WriteHTML(&html, rep, HTMLOptions{}))
 	assert.Contains(t, html.String(), "yes, but did not register in 3 trial(s)")
 }
 

@@ -1,22 +1,37 @@
 package stats
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pairbench/pairbench"
 )
 
-// WriteHTML writes r as one self-contained HTML page: the content of the
-// Markdown rendering, never trimmed, plus two inline SVG plots (each intent's
-// share of discordant pairs won by treatment, and a log-scale plot of its
-// typical speedup, both with their Holm-level intervals). It needs no JavaScript and loads
-// nothing: styles are inline and there are no external resources. Every
-// string from the report is escaped by html/template.
-func WriteHTML(w io.Writer, r *Report) error {
+// HTMLOptions control WriteHTML.
+type HTMLOptions struct {
+	// IntentPage returns the relative URL of an intent's page in the report
+	// site (its pairs and trials), "" for none. Nil: the report stands
+	// alone, and each intent links its details on the page.
+	IntentPage func(id string) string
+}
+
+// WriteHTML writes r as one self-contained HTML page, the report site's run
+// page: the content of the Markdown rendering, never trimmed, filters by
+// label, by the outcomes its trials had and by pairs where the arms
+// disagree (CSS only), plus two inline SVG plots (each intent's share of
+// discordant pairs won by treatment, and a log-scale plot of its typical
+// speedup, both with their Holm-level intervals). It runs no script and
+// loads nothing: its one style sheet is inline and allowed by its
+// Content-Security-Policy (HTMLPolicy) by hash. Every string from the
+// report is escaped by html/template.
+func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 	v := newView(r)
 	page := htmlPage{
 		reportView:   v,
@@ -25,11 +40,50 @@ func WriteHTML(w io.Writer, r *Report) error {
 		ScriptedNote: scriptedNote,
 		Forest:       sharePlot(v.Intents),
 		SpeedPlot:    speedPlot(v.Intents),
+		Policy:       HTMLPolicy,
+		Style:        template.CSS(HTMLStyle),
+		Filters:      newFilters(v),
+		Page:         map[string]string{},
+	}
+	if opts.IntentPage != nil {
+		for _, in := range v.Intents {
+			page.Page[in.Anchor] = opts.IntentPage(in.ID)
+		}
 	}
 	if err := htmlTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
 	return nil
+}
+
+// WriteIntentHTML writes the details of r's intent id as an HTML fragment:
+// its facts and its per-arm table, styled by HTMLStyle. The report site's
+// intent pages show it beside their own plots.
+func WriteIntentHTML(w io.Writer, r *Report, id string) error {
+	v := newView(r)
+	for i := range v.Intents {
+		if v.Intents[i].ID == id {
+			if err := htmlTemplate.ExecuteTemplate(w, "figures", &v.Intents[i]); err != nil {
+				return fmt.Errorf("write the details of %s: %w", id, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("the report has no intent %q", id)
+}
+
+// HTMLPolicy is the Content-Security-Policy of every page of the report:
+// nothing loads, nothing runs, no form goes anywhere; the inline style
+// sheet (HTMLStyle, and the report site's own, allowed by StyleSource) and
+// images from the site itself are all a page may use. WriteHTML puts it in
+// the page; a server of the site sends it as a header too.
+var HTMLPolicy = "default-src 'none'; style-src " + StyleSource(HTMLStyle) + "; img-src 'self'; base-uri 'none'; form-action 'none'"
+
+// StyleSource is the CSP source that allows an inline style sheet whose
+// text is exactly css.
+func StyleSource(css string) string {
+	sum := sha256.Sum256([]byte(css))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
 type htmlPage struct {
@@ -39,7 +93,134 @@ type htmlPage struct {
 	ScriptedNote string
 	Forest       *svgPlot
 	SpeedPlot    *svgPlot
+	Policy       string
+	Style        template.CSS
+	Filters      filters
+	// Page holds each intent's page by anchor, when the site has one.
+	Page map[string]string
 }
+
+// filters are the run page's choices: one per label present and one per
+// outcome present, each with its count of intents.
+type filters struct {
+	Labels   []filterChoice
+	Outcomes []filterChoice
+	// Disagree counts intents with a pair where exactly one arm was
+	// correct.
+	Disagree int
+}
+
+type filterChoice struct {
+	ID, Name string
+	N        int
+}
+
+func newFilters(v reportView) filters {
+	var f filters
+	byLabel := map[string]int{}
+	byOutcome := map[string]int{}
+	for _, in := range v.Intents {
+		byLabel[labelKey(in.Label)]++
+		for _, o := range in.Outcomes {
+			byOutcome[o]++
+		}
+		if in.Aborted {
+			byOutcome[string(pairbench.Aborted)]++
+		}
+		if in.Discordant > 0 {
+			f.Disagree++
+		}
+	}
+	for _, l := range append(slices.Clone(pairbench.Labels), "") {
+		if n := byLabel[labelKey(l)]; n > 0 {
+			name := string(l)
+			if l == "" {
+				name = "unlabelled"
+			}
+			f.Labels = append(f.Labels, filterChoice{labelKey(l), name, n})
+		}
+	}
+	for _, o := range pairbench.Outcomes {
+		if n := byOutcome[string(o)]; n > 0 {
+			f.Outcomes = append(f.Outcomes, filterChoice{string(o), string(o), n})
+		}
+	}
+	return f
+}
+
+// labelKey names a label in CSS: its rank, or "x" for an unknown label.
+func labelKey(l pairbench.Label) string {
+	if r := l.Rank(); r >= 0 {
+		return strconv.Itoa(r)
+	}
+	return "x"
+}
+
+// filterCSS hides what the filters leave out, and opens the folds a
+// filter looks into. It is fixed (one rule per label and per outcome there
+// can be), so the style sheet's hash is too.
+func filterCSS() string {
+	var b strings.Builder
+	keys := []string{}
+	for _, l := range pairbench.Labels {
+		keys = append(keys, labelKey(l))
+	}
+	for _, k := range append(keys, "x") {
+		fmt.Fprintf(&b, "body:has(#fl-%[1]s:checked) :is(.f-row, .f-group):not(.fl-%[1]s) { display: none; }\n", k)
+	}
+	for _, o := range pairbench.Outcomes {
+		fmt.Fprintf(&b, "body:has(#fo-%[1]s:checked) .f-row:not(.fo-%[1]s), body:has(#fo-%[1]s:checked) .f-group:not(:has(.fo-%[1]s)) { display: none; }\n", o)
+	}
+	b.WriteString("body:has(#fd:checked) .f-row:not(.fd), body:has(#fd:checked) .f-group:not(:has(.fd)) { display: none; }\n")
+	b.WriteString("body:has(.filters .narrow:checked) details.f-group::details-content { content-visibility: visible; display: block; }\n")
+	b.WriteString("body:has(.filters .narrow:checked) details.f-group > summary { pointer-events: none; }\n")
+	return b.String()
+}
+
+// HTMLStyle is the report's style sheet, shared by every page of the
+// report site.
+var HTMLStyle = baseCSS + filterCSS()
+
+const baseCSS = `body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; margin: 1.5rem auto; max-width: 1400px; padding: 0 1rem; }
+h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
+h2 { font-size: 1.2rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; }
+a { color: #0969da; }
+table.summary { width: 100%; table-layout: auto; }
+table.summary td { overflow-wrap: anywhere; }
+table.summary td small { display: block; color: #57606a; font-size: 12px; }
+table.summary td.big { white-space: nowrap; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; overflow-wrap: anywhere; }
+pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: .4rem .6rem; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; max-height: 24rem; overflow-y: auto; }
+.label { font-weight: 600; padding: 0 .4rem; border-radius: 1rem; white-space: nowrap; }
+.l-bad { color: #82071e; background: #ffebe9; }
+.l-meh { color: #57606a; background: #eaeef2; }
+.l-good { color: #116329; background: #dafbe1; }
+.l-none { color: #57606a; }
+.warning { border-left: 4px solid #bf8700; background: #fff8c5; padding: .5rem .75rem; }
+.note { color: #57606a; }
+details { margin: .5rem 0; border: 1px solid #d0d7de; border-radius: 6px; padding: .25rem .75rem; }
+summary { cursor: pointer; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; overflow-wrap: anywhere; }
+.filters { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; border: 1px solid #d0d7de; border-radius: 6px; padding: .4rem .75rem; background: #f6f8fa; }
+.filters fieldset { border: 0; margin: 0; padding: 0; }
+.filters legend { float: left; font-weight: 600; margin-right: .4rem; }
+.filters label { margin-right: .5rem; white-space: nowrap; }
+svg { max-width: 100%; height: auto; }
+svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }
+svg .grid { stroke: #d0d7de; }
+svg .ref { stroke: #57606a; stroke-dasharray: 4 3; }
+svg .iv { stroke-width: 2; }
+svg .l-bad { stroke: #cf222e; fill: #cf222e; }
+svg .l-meh { stroke: #6e7781; fill: #6e7781; }
+svg .l-good { stroke: #1a7f37; fill: #1a7f37; }
+svg .l-none { stroke: #6e7781; fill: #6e7781; }
+`
 
 // svgPlot is a dot-and-interval plot, one row per intent, laid out in
 // pixels. Plot area is X from Left to Right.
@@ -193,65 +374,62 @@ func labelClass(l pairbench.Label) string {
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"labelClass": labelClass,
+	"labelKey":   labelKey,
 	"plural":     pluralize,
 	"add":        func(a, b float64) float64 { return a + b },
+	"rows":       summaryRows,
 }).Parse(htmlSource))
+
+// summaryRow is one intent of the summary table, with its page.
+type summaryRow struct {
+	Intent *intentView
+	Page   string
+}
+
+// summaryRows are the rows of a summary table of intents on page p.
+func summaryRows(p htmlPage, intents []*intentView) struct{ Rows []summaryRow } {
+	rows := make([]summaryRow, len(intents))
+	for i, in := range intents {
+		rows[i] = summaryRow{in, p.Page[in.Anchor]}
+	}
+	return struct{ Rows []summaryRow }{rows}
+}
+
+// IntentPtrs are the page's intents in plan order.
+func (p htmlPage) IntentPtrs() []*intentView {
+	out := make([]*intentView, len(p.Intents))
+	for i := range p.Intents {
+		out[i] = &p.Intents[i]
+	}
+	return out
+}
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.Policy}}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
 <title>pairbench report {{.RunID}}</title>
-<style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; margin: 2rem auto; max-width: 1400px; padding: 0 1rem; }
-h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
-h2 { font-size: 1.2rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: .5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.num { text-align: right; }
-.scroll { overflow-x: auto; }
-table.summary td, table.summary code { white-space: nowrap; word-break: normal; }
-code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; word-break: break-all; }
-.label { font-weight: 600; padding: 0 .4rem; border-radius: 1rem; white-space: nowrap; }
-.l-bad { color: #82071e; background: #ffebe9; }
-.l-meh { color: #57606a; background: #eaeef2; }
-.l-good { color: #116329; background: #dafbe1; }
-.l-none { color: #57606a; }
-.warning { border-left: 4px solid #bf8700; background: #fff8c5; padding: .5rem .75rem; }
-.note { color: #57606a; }
-details { margin: .5rem 0; border: 1px solid #d0d7de; border-radius: 6px; padding: .25rem .75rem; }
-summary { cursor: pointer; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
-dt { font-weight: 600; }
-dd { margin: 0; }
-svg { max-width: 100%; height: auto; }
-svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }
-svg .grid { stroke: #d0d7de; }
-svg .ref { stroke: #57606a; stroke-dasharray: 4 3; }
-svg .iv { stroke-width: 2; }
-svg .l-bad { stroke: #cf222e; fill: #cf222e; }
-svg .l-meh { stroke: #6e7781; fill: #6e7781; }
-svg .l-good { stroke: #1a7f37; fill: #1a7f37; }
-svg .l-none { stroke: #6e7781; fill: #6e7781; }
-</style>
+<style>{{.Style}}</style>
 </head>
 <body>
 <header>
 <h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
 <p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
 {{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
-<p>Run <code>{{.RunID}}</code> · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
+<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
 </header>
 
 <h2>Intents</h2>
-{{if .Many}}<p>{{.Total}} intents by label, worst first; open a label for its intents, and an intent for its details.</p>
-{{range .Groups}}<details class="group">
+{{if .Intents}}{{template "filters" .Filters}}{{end}}
+{{if .Many}}<p>{{.Total}} intents by label, worst first; open a label for its intents{{if $.Page}}, and an intent for its pairs and trials{{end}}. A filter opens every label.</p>
+{{range .Groups}}<details class="group f-group fl-{{labelKey .Label}}">
 <summary><span class="label {{labelClass .Label}}">{{.Label}}</span> · {{len .Intents}} {{plural (len .Intents) "intent"}}</summary>
-{{template "summary" .Intents}}
+{{template "summary" (rows $ .Intents)}}
 </details>
-{{end}}{{else}}{{template "summary" .Intents}}
+{{end}}{{else}}{{template "summary" (rows $ .IntentPtrs)}}
 {{end}}<p class="note">{{.SpeedNote}} {{.HolmNote}}</p>
 
 {{with .Forest}}{{if $.Many}}<details class="group"><summary>Plot: {{.Title}} ({{len .Rows}} intents)</summary>
@@ -260,15 +438,9 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 {{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
 
 {{if .Intents}}<h2>Details</h2>
-{{range $in := .Intents}}<details id="{{$in.Anchor}}">
-<summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></summary>
-<dl>
-{{range $in.Facts}}<dt>{{.Name}}</dt><dd>{{.Text}}</dd>
-{{end}}</dl>
-<table>
-<tr><th></th><th>control</th><th>treatment</th></tr>
-{{range $in.Arms}}<tr><th>{{.Name}}</th><td>{{.Control}}</td><td>{{.Treatment}}</td></tr>
-{{end}}</table>
+{{range $in := .Intents}}<details id="{{$in.Anchor}}" class="{{template "fclass" $in}}">
+<summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{with index $.Page $in.Anchor}} · <a href="{{.}}">pairs and trials</a>{{end}}</summary>
+{{template "figures" $in}}
 </details>
 {{end}}{{end}}
 {{if .Tools}}<h2>WebMCP tool calls and failures</h2>
@@ -292,12 +464,23 @@ svg .l-none { stroke: #6e7781; fill: #6e7781; }
 </footer>
 </body>
 </html>
-{{define "summary"}}<div class="scroll">
-<table class="summary">
-<tr><th>intent</th><th>label</th><th>n</th><th>control correct</th><th>treatment correct</th><th>Δ accuracy</th><th>discordant pairs won by treatment</th><th>Holm p accuracy</th><th>speedup</th><th>Holm p speed</th><th>adoption</th></tr>
-{{range $in := .}}<tr><td><a href="#{{$in.Anchor}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}</td><td>{{$in.Control}}</td><td>{{$in.Treatment}}</td><td>{{$in.Delta}}</td><td>{{$in.Share}}</td><td>{{$in.PAccuracy}}</td><td>{{$in.Speedup}}</td><td>{{$in.PSpeed}}</td><td>{{$in.Adoption}}</td></tr>
-{{end}}</table>
-</div>{{end}}{{define "plot"}}<h2>{{.Title}}</h2>
+{{define "fclass"}}f-row fl-{{labelKey .Label}}{{range .Outcomes}} fo-{{.}}{{end}}{{if .Aborted}} fo-aborted{{end}}{{if .Discordant}} fd{{end}}{{end}}
+{{define "filters"}}<form class="filters" aria-label="Filters">
+<fieldset><legend>Label</legend><input type="radio" name="fl" id="fl-all" checked><label for="fl-all">all</label>{{range .Labels}}<input class="narrow" type="radio" name="fl" id="fl-{{.ID}}"><label for="fl-{{.ID}}">{{.Name}} ({{.N}})</label>{{end}}</fieldset>
+<fieldset><legend>Trials</legend><input type="radio" name="fo" id="fo-all" checked><label for="fo-all">any</label>{{range .Outcomes}}<input class="narrow" type="radio" name="fo" id="fo-{{.ID}}"><label for="fo-{{.ID}}">some {{.Name}} ({{.N}})</label>{{end}}</fieldset>
+<fieldset><input class="narrow" type="checkbox" id="fd"><label for="fd">pairs where the arms disagree ({{.Disagree}} {{plural .Disagree "intent"}})</label></fieldset>
+</form>{{end}}
+{{define "figures"}}<dl>
+{{range .Facts}}<dt>{{.Name}}</dt><dd>{{.Text}}</dd>
+{{end}}</dl>
+<table>
+<tr><th></th><th>control</th><th>treatment</th></tr>
+{{range .Arms}}<tr><th>{{.Name}}</th><td>{{.Control}}</td><td>{{.Treatment}}</td></tr>
+{{end}}</table>{{end}}
+{{define "summary"}}<table class="summary">
+<tr><th>intent</th><th>label</th><th>pairs</th><th>correct: control → treatment</th><th>Δ accuracy (discordant pairs won by treatment, Holm p)</th><th>speedup (Holm p)</th><th>adoption</th></tr>
+{{range .Rows}}{{$in := .Intent}}<tr class="{{template "fclass" $in}}"><td><a href="{{if .Page}}{{.Page}}{{else}}#{{$in.Anchor}}{{end}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}{{if gt $in.Planned $in.N}}<small>of {{$in.Planned}}</small>{{end}}</td><td class="big">{{$in.ControlPct}} → {{$in.TreatmentPct}}<small>{{$in.ControlCount}} · {{$in.TreatmentCount}}</small></td><td>{{$in.Delta}}<small>{{$in.Share}} · p {{$in.PAccuracy}}</small></td><td>{{$in.Speedup}}<small>p {{$in.PSpeed}}</small></td><td>{{$in.AdoptionPct}}<small>{{$in.AdoptionCount}}</small></td></tr>
+{{end}}</table>{{end}}{{define "plot"}}<h2>{{.Title}}</h2>
 <svg role="img" aria-label="{{.Title}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 {{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$.Top}}" y2="{{$.Bottom}}"/><text x="{{.X}}" y="{{add $.Bottom 16}}" text-anchor="middle">{{.Label}}</text>
 {{end}}<line class="ref" x1="{{.RefX}}" x2="{{.RefX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>

@@ -3,6 +3,7 @@ package stats
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"math"
 	"regexp"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func renderHTML(t *testing.T, r *Report) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, WriteHTML(&buf, r))
+	require.NoError(t, WriteHTML(&buf, r, HTMLOptions{}))
 	return buf.String()
 }
 
@@ -37,6 +38,25 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(page, "<svg "), "a forest plot and a speedup plot")
 	assert.Contains(t, page, "conditional on both arms succeeding")
 	assert.Contains(t, page, "Scripted model, not an LLM.")
+}
+
+// TestHTMLPolicyAllowsExactlyItsStyle: the page's one style sheet is the
+// one its Content-Security-Policy allows by hash, and the policy lets
+// nothing load or run.
+func TestHTMLPolicyAllowsExactlyItsStyle(t *testing.T) {
+	page := renderHTML(t, fixtureReport())
+	m := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindAllStringSubmatch(page, -1)
+	require.Len(t, m, 1, "one style sheet")
+	assert.Equal(t, HTMLStyle, m[0][1], "the style sheet is not rewritten by the template")
+	assert.Contains(t, HTMLPolicy, StyleSource(m[0][1]))
+	csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(page)
+	require.Len(t, csp, 2, "the page carries its policy")
+	assert.Equal(t, HTMLPolicy, html.UnescapeString(csp[1]))
+	for _, d := range []string{"default-src 'none'", "base-uri 'none'", "form-action 'none'"} {
+		assert.Contains(t, HTMLPolicy, d)
+	}
+	assert.NotContains(t, HTMLPolicy, "script-src", "no script may run: default-src 'none' covers it")
+	assert.NotContains(t, HTMLPolicy, "unsafe")
 }
 
 func TestHTMLEscapesUntrustedText(t *testing.T) {
@@ -144,7 +164,7 @@ func BenchmarkWriteHTML(b *testing.B) {
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
-		if err := WriteHTML(&buf, r); err != nil {
+		if err := WriteHTML(&buf, r, HTMLOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -171,9 +191,9 @@ func TestHTMLManyIntentsFolded(t *testing.T) {
 		assert.Greater(t, at, last, "%s comes after the worse labels", l)
 		last = at
 	}
-	assert.Equal(t, len(r.Intents), strings.Count(page, `<tr><td><a href="#intent-`), "every intent has its row")
+	assert.Equal(t, len(r.Intents), strings.Count(page, `"><td><a href="#intent-`), "every intent has its row")
 	for i := range r.Intents {
-		assert.Contains(t, page, fmt.Sprintf(`<details id="intent-%d">`, i))
+		assert.Contains(t, page, fmt.Sprintf(`<details id="intent-%d" class="f-row fl-`, i))
 	}
 	assert.Contains(t, page, "<summary>Plot: Typical speedup")
 	assert.Equal(t, 1, strings.Count(renderHTML(t, bigReport(manyIntents)), `<table class="summary">`), "one table up to manyIntents")

@@ -216,7 +216,7 @@ func TestMarkdownNamesTheRegistrySource(t *testing.T) {
 	md := Markdown(r, MarkdownOptions{})
 	assert.Contains(t, md, "refs/pull/7/head")
 	var html strings.Builder
-	require.NoError(t, WriteHTML(&html, r))
+	require.NoError(t, WriteHTML(&html, r, HTMLOptions{}))
 	assert.Contains(t, html.String(), "refs/pull/7/head")
 }
 

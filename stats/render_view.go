@@ -82,6 +82,17 @@ type intentView struct {
 	// when there is speed, of the speedup (nil without them).
 	ShareIv   *ExactInterval
 	SpeedupIv *ExactInterval
+
+	// Short forms for the HTML summary: each arm's share correct ("92%")
+	// over its count ("22/24"), treatment's adoption likewise, and what the
+	// filters select on: the outcomes seen in either arm's complete pairs,
+	// aborted attempts, and pairs where exactly one arm was correct.
+	ControlPct, TreatmentPct     string
+	ControlCount, TreatmentCount string
+	AdoptionPct, AdoptionCount   string
+	Outcomes                     []string
+	Aborted                      bool
+	Discordant                   int
 }
 
 // armRow is one line of the per-arm table.
@@ -220,6 +231,19 @@ func newIntentView(r *Report, in *Intent) intentView {
 	if a := in.Treatment.Adoption; a != nil {
 		v.Adoption = showRate(a.X, a.N, a.Interval)
 	}
+	v.ControlPct, v.ControlCount = showShort(in.Control.Correct, in.Control.N, in.Control.Rate)
+	v.TreatmentPct, v.TreatmentCount = showShort(in.Treatment.Correct, in.Treatment.N, in.Treatment.Rate)
+	v.AdoptionPct, v.AdoptionCount = undefDash, ""
+	if a := in.Treatment.Adoption; a != nil {
+		v.AdoptionPct, v.AdoptionCount = showShort(a.X, a.N, a.Interval)
+	}
+	for _, o := range pairbench.Outcomes {
+		if in.Control.Outcomes[o]+in.Treatment.Outcomes[o] > 0 {
+			v.Outcomes = append(v.Outcomes, string(o))
+		}
+	}
+	v.Aborted = in.Pairs.Aborts.Control+in.Pairs.Aborts.Treatment > 0
+	v.Discordant = acc.Discordant
 	v.Facts = viewIntentFacts(r, in)
 	v.Arms = viewArmRows(&in.Control, &in.Treatment)
 	return v
@@ -474,6 +498,15 @@ func viewRunFacts(r *Report) []viewFact {
 const undefDash = "—"
 
 func isUndef(x float64) bool { return math.IsNaN(x) }
+
+// showShort is a rate as "70%" and "7/10" ("—" and "0/0" with no trials).
+func showShort(x, n int, iv Interval) (pct, count string) {
+	count = fmt.Sprintf("%d/%d", x, n)
+	if n == 0 {
+		return undefDash, count
+	}
+	return showPct(iv.Est), count
+}
 
 // showRate is "7/10 70% [40–89%]".
 func showRate(x, n int, iv Interval) string {
