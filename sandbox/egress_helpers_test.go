@@ -186,3 +186,18 @@ func (l *egressLogBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// acceptEach serves each connection l accepts with handle, in a goroutine
+// of its own, closing it when handle returns; it returns once l is closed.
+func acceptEach(l net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			handle(c)
+		}()
+	}
+}

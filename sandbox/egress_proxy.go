@@ -392,21 +392,34 @@ func (e *Egress) upstreamError(w http.ResponseWriter, r *http.Request, err error
 		return
 	}
 	t, _ := r.Context().Value(targetKey{}).(target)
-	e.log.Warn("egress upstream failed", "target", t.String(), "err", err)
-	http.Error(w, fmt.Sprintf("pairbench egress: upstream %s failed: %v", t, err), http.StatusBadGateway)
+	// The error may quote what the upstream sent (a response net/http could
+	// not parse is quoted whole): scrubbed like everything else that comes back.
+	msg := e.scrubText(err.Error())
+	e.log.Warn("egress upstream failed", "target", t.String(), "err", msg)
+	http.Error(w, fmt.Sprintf("pairbench egress: upstream %s failed: %s", t, msg), http.StatusBadGateway)
+}
+
+// scrubText returns s with the egress's secrets scrubbed from it, for text
+// the proxy writes itself from what an upstream sent.
+func (e *Egress) scrubText(s string) string {
+	if e.scrub == nil {
+		return s
+	}
+	return e.scrub.string(s)
 }
 
 // deny answers 403 with a body naming the host and the reason.
 func (e *Egress) deny(w http.ResponseWriter, r *http.Request, err error) {
 	var denied *DeniedError
 	if !errors.As(err, &denied) {
-		e.log.Warn("egress failed", "method", r.Method, "host", r.Host, "err", err)
-		http.Error(w, "pairbench egress: "+err.Error(), http.StatusBadGateway)
+		msg := e.scrubText(err.Error())
+		e.log.Warn("egress failed", "method", r.Method, "host", r.Host, "err", msg)
+		http.Error(w, "pairbench egress: "+msg, http.StatusBadGateway)
 		return
 	}
 	e.log.Warn("egress denied", "method", r.Method, "host", denied.Host, "port", denied.Port, "reason", denied.Reason)
 	if e.onDeny != nil {
 		e.onDeny(denied)
 	}
-	http.Error(w, fmt.Sprintf("pairbench egress: request to %q denied: %s", denied.Host, denied.Reason), http.StatusForbidden)
+	http.Error(w, e.scrubText(fmt.Sprintf("pairbench egress: request to %q denied: %s", denied.Host, denied.Reason)), http.StatusForbidden)
 }

@@ -163,19 +163,10 @@ func TestForwardSocketsRelayToAUnixSocket(t *testing.T) {
 	l, err := net.Listen("unix", socket)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, "echo: "+line)
-			}()
-		}
-	}()
+	go acceptEach(l, func(c net.Conn) {
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		io.WriteString(c, "echo: "+line)
+	})
 	e := startEgress(t, EgressConfig{ForwardSockets: map[int]string{9222: socket}})
 	assert.Contains(t, strings.Join(e.InitArgs(), " "), "127.0.0.1:9222="+filepath.Join(DefaultEgressDir, "port-9222.sock"))
 

@@ -3,11 +3,14 @@ package sandbox
 import (
 	"compress/gzip"
 	"compress/zlib"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
 )
 
 // keyStore is an upstream that remembers the Authorization it received (the
@@ -77,6 +81,26 @@ func (k *keyStore) handler(w http.ResponseWriter, r *http.Request) {
 			to = len(v) - 1
 		}
 		fmt.Fprint(w, "part="+v[from:to+1])
+	case "/redirect": // in a redirect's target, escaped as a query
+		w.Header().Set("Location", "https://elsewhere.test/cb?k="+url.QueryEscape(v)+"&raw="+v)
+		w.WriteHeader(http.StatusFound)
+		fmt.Fprintf(w, "moved to %s", v)
+	case "/error": // in an error body, as providers quote a bad key
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, v)
+	case "/malformed-header", "/malformed-status": // a response the proxy cannot parse, whose error would quote it
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if r.URL.Path == "/malformed-header" {
+			fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nX%s\r\n\r\n", v)
+		} else {
+			fmt.Fprintf(rw, "HTTP/1.1 2%s OK\r\n\r\n", v)
+		}
+		rw.Flush()
 	case "/upgrade":
 		if r.Header.Get("Upgrade") == "" {
 			http.Error(w, "want an upgrade", http.StatusBadRequest)
@@ -90,6 +114,42 @@ func (k *keyStore) handler(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: pb\r\nConnection: Upgrade\r\n\r\nws=%s\n", v)
 		rw.Flush()
 	}
+}
+
+// goAwayUpstream is an HTTP/2 server that answers every request with a
+// GOAWAY frame whose debug data is the stored key, then hangs up: Go's
+// transport quotes that debug data in the error it returns. It returns
+// its port.
+func goAwayUpstream(t *testing.T, ca *authority, store *keyStore) int {
+	t.Helper()
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		NextProtos:     []string{http2.NextProtoTLS},
+		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.leaf(h.ServerName) },
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go acceptEach(l, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		fr.WriteSettings()
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			if h, ok := f.(*http2.HeadersFrame); ok {
+				store.mu.Lock()
+				v := store.stored
+				store.mu.Unlock()
+				fr.WriteGoAway(h.StreamID, http2.ErrCodeNo, []byte("stored="+v))
+				return
+			}
+		}
+	})
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestEscapeProxy: the real key never reaches the sandbox from anything an
@@ -107,6 +167,7 @@ func TestEscapeProxy(t *testing.T) {
 		model := newTestUpstream(t, upCA, store.handler)
 		plain := newTestUpstream(t, nil, store.handler)
 		other := newTestUpstream(t, upCA, nil)
+		goAway := goAwayUpstream(t, upCA, store)
 		// Another service on the host's IPv6 loopback, on a port the
 		// sandbox is given on 127.0.0.1 only.
 		v6, err := net.Listen("tcp", "[::1]:0")
@@ -128,7 +189,7 @@ func TestEscapeProxy(t *testing.T) {
 
 		e := startEgress(t, EgressConfig{
 			Allow: []AllowRule{
-				{Host: "model.test", Ports: []int{model.port, plain.port}},
+				{Host: "model.test", Ports: []int{model.port, plain.port, goAway}},
 				{Host: "other.test", Ports: []int{other.port}},
 			},
 			ForwardPorts:       []int{v6Port},
@@ -158,6 +219,13 @@ func TestEscapeProxy(t *testing.T) {
 			{"read it back in a trailer", `curl -sS -i --raw ` + m + `/trailer; curl -sS --http1.1 -i --raw ` + m + `/trailer`, nil},
 			{"read it back in a 103 Early Hints", `curl -sS -i ` + m + `/early; curl -sS --http1.1 -i ` + m + `/early`, nil},
 			{"read it back a slice at a time", `for i in 0 8 16 24 32; do curl -sS -H "Range: bytes=$i-$((i+7))" ` + m + `/range; echo; done`, nil},
+			{"read it back in a redirect", `curl -sS -i ` + m + `/redirect`, nil},
+			{"read it back in an error body", `curl -sS -i ` + m + `/error`, nil},
+			{"read it back in the proxy's own error, from a response it cannot parse",
+				`curl -sS -i http://model.test:` + pp + `/malformed-header; curl -sS -i http://model.test:` + pp + `/malformed-status`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, "502 Bad Gateway", r) }},
+			{"read it back in the proxy's own error, from an HTTP/2 GOAWAY's debug data", `curl -sS -i https://model.test:` + strconv.Itoa(goAway) + `/`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, "502", r) }},
 			{"read it back after a protocol upgrade", `curl -sS -i --http1.1 --max-time 5 -H 'Connection: Upgrade' -H 'Upgrade: pb' ` + m + `/upgrade`,
 				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "101 Switching", r) }},
 			{"the placeholder in a header the upstream stores", `curl -sS -w ' %{http_code}' -H "X-Note: $MODEL_API_KEY" ` + m + `/store`,
@@ -236,5 +304,3 @@ func TestEscapeProxyConnectionFlood(t *testing.T) {
 		<-done
 	})
 }
-
-

@@ -77,19 +77,10 @@ func egressEchoServer(t *testing.T) (net.Listener, int) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				fmt.Fprintf(c, "echo: %s", line)
-			}()
-		}
-	}()
+	go acceptEach(l, func(c net.Conn) {
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		fmt.Fprintf(c, "echo: %s", line)
+	})
 	return l, l.Addr().(*net.TCPAddr).Port
 }
 
