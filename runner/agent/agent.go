@@ -47,11 +47,23 @@ type Network struct {
 	LoopbackHosts []string
 }
 
+// Key says where an agent's CLI takes its model key from and where it
+// sends it.
+type Key struct {
+	// Env is the variable of the host's environment holding the key
+	// (the model's KeyEnv wins); the CLI reads the placeholder from it.
+	Env string
+	// Headers are the request headers the CLI sends the key in: the
+	// egress proxy swaps the placeholder in these alone and refuses a
+	// request that carries it anywhere else (sandbox.Secret.Headers).
+	// Empty means the sandbox's authorization headers.
+	Headers []string
+}
+
 // ModelRoute returns m's route. host is the provider's API host, used when
-// m has no base URL; keyEnv names the variable of hostEnv holding the key
-// (m.KeyEnv wins). A real model without its key fails; the scripted model
-// takes any key.
-func ModelRoute(m runner.Model, host, keyEnv string, hostEnv []string) (Route, error) {
+// m has no base URL. A real model without its key fails; the scripted
+// model takes any key.
+func ModelRoute(m runner.Model, host string, key Key, hostEnv []string) (Route, error) {
 	var r Route
 	port := 443
 	if m.BaseURL != "" {
@@ -77,11 +89,12 @@ func ModelRoute(m runner.Model, host, keyEnv string, hostEnv []string) (Route, e
 	} else {
 		r.Allow = append(r.Allow, sandbox.AllowRule{Host: host, Ports: []int{port}})
 	}
+	keyEnv := key.Env
 	if m.KeyEnv != "" {
 		keyEnv = m.KeyEnv
 	}
 	if v := Lookup(hostEnv, keyEnv); v != "" {
-		r.Secrets = append(r.Secrets, sandbox.Secret{Name: keyEnv, Value: v, Hosts: []string{host}})
+		r.Secrets = append(r.Secrets, sandbox.Secret{Name: keyEnv, Value: v, Hosts: []string{host}, Headers: key.Headers})
 	} else if !m.Scripted {
 		return r, fmt.Errorf("model %s: %s is not set", m, keyEnv)
 	}

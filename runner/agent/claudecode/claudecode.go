@@ -123,18 +123,21 @@ const configDir = sandbox.HomeDir + "/claude"
 const mcpConfig = configDir + "/pairbench-mcp.json"
 
 // route says how Claude Code reaches m and under which variable of hostEnv
-// its key travels: ANTHROPIC_API_KEY (sent as x-api-key) when the host has
-// one, else CLAUDE_CODE_OAUTH_TOKEN (sent as Authorization: Bearer).
+// its key travels: ANTHROPIC_API_KEY, sent as X-Api-Key, when the host has
+// one (or the model names its own variable), else CLAUDE_CODE_OAUTH_TOKEN,
+// sent as Authorization: Bearer. The egress proxy swaps the placeholder in
+// that header alone.
 func route(m runner.Model, hostEnv []string) (agent.Route, string, error) {
-	keyEnv := "ANTHROPIC_API_KEY"
-	if m.KeyEnv == "" && agent.Lookup(hostEnv, keyEnv) == "" && agent.Lookup(hostEnv, "CLAUDE_CODE_OAUTH_TOKEN") != "" {
-		keyEnv = "CLAUDE_CODE_OAUTH_TOKEN"
+	key := agent.Key{Env: "ANTHROPIC_API_KEY", Headers: []string{"X-Api-Key"}}
+	if m.KeyEnv == "" && agent.Lookup(hostEnv, key.Env) == "" && agent.Lookup(hostEnv, "CLAUDE_CODE_OAUTH_TOKEN") != "" {
+		key = agent.Key{Env: "CLAUDE_CODE_OAUTH_TOKEN", Headers: []string{"Authorization"}}
 	}
 	host := ""
 	if m.Provider == "anthropic" {
 		host = "api.anthropic.com"
 	}
-	r, err := agent.ModelRoute(m, host, keyEnv, hostEnv)
+	r, err := agent.ModelRoute(m, host, key, hostEnv)
+	keyEnv := key.Env
 	if m.KeyEnv != "" {
 		keyEnv = m.KeyEnv
 	} else if err != nil && !m.Scripted && agent.Lookup(hostEnv, keyEnv) == "" {

@@ -137,9 +137,13 @@ func (a *Agent) Version(ctx context.Context) (string, error) {
 	return f[len(f)-1], nil
 }
 
-// keyEnv is the variable Codex reads its key from (env_key), sent as
-// Authorization: Bearer.
-const keyEnv = "OPENAI_API_KEY"
+// keyEnv is the variable Codex reads its key from (env_key); keyHeader
+// is where it sends it ("Bearer KEY"), the only header the egress proxy
+// swaps the placeholder in.
+const (
+	keyEnv    = "OPENAI_API_KEY"
+	keyHeader = "Authorization"
+)
 
 // route says how Codex reaches m, its key read from hostEnv.
 func route(m runner.Model, hostEnv []string) (agent.Route, error) {
@@ -147,7 +151,7 @@ func route(m runner.Model, hostEnv []string) (agent.Route, error) {
 	if m.Provider == "openai" {
 		host = "api.openai.com"
 	}
-	return agent.ModelRoute(m, host, keyEnv, hostEnv)
+	return agent.ModelRoute(m, host, agent.Key{Env: keyEnv, Headers: []string{keyHeader}}, hostEnv)
 }
 
 // Run runs Codex on task in a fresh sandbox (see agent.Run).

@@ -160,7 +160,9 @@ func route(m runner.Model, hostEnv []string) (agent.Route, error) {
 	if keyEnv == "" {
 		keyEnv = strings.ToUpper(strings.ReplaceAll(m.Provider, "-", "_")) + "_API_KEY"
 	}
-	return agent.ModelRoute(m, providerHosts[m.Provider], keyEnv, hostEnv)
+	// pi speaks each provider's own API through its SDK, so the key goes
+	// in whichever authorization header that provider reads.
+	return agent.ModelRoute(m, providerHosts[m.Provider], agent.Key{Env: keyEnv}, hostEnv)
 }
 
 // policy is the sandbox every pi run gets: Node, pi and the extra packages
