@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -146,6 +148,18 @@ func runEscape(args []string) int {
 			fmt.Fprintf(os.Stderr, "unknown way %q\n", how)
 			return 2
 		}
+	case "threads": // hold ARG OS threads at once (the runtime aborts when it cannot make one)
+		var started sync.WaitGroup
+		for range num() {
+			started.Add(1)
+			go func() {
+				runtime.LockOSThread()
+				started.Done()
+				unix.Nanosleep(&unix.Timespec{Sec: 30}, nil)
+			}()
+		}
+		started.Wait()
+		fmt.Println("threads", num())
 	case "alloc": // allocate and touch ARG MiB of memory
 		mem := make([][]byte, 0, num())
 		for range num() {

@@ -46,6 +46,10 @@ func TestEscapeLimits(t *testing.T) {
 		require.NoError(t, err, r.out)
 		assert.LessOrEqual(t, n, DefaultLimits.Pids, "processes inside")
 
+		// Threads count as processes: 800 of them in one process.
+		r = runSh(t, sb, bin+" "+escapeArg+" threads 800 2>&1 | tail -3")
+		assert.NotContains(t, r.out, "threads 800", "800 threads under a %d-process limit", DefaultLimits.Pids)
+
 		small := openSandbox(t, Policy{ReadOnly: []string{bin}, Limits: Limits{Memory: 128 << 20, FileSize: 1 << 20}})
 		r = runSh(t, small, bin+" "+escapeArg+" alloc 512")
 		assert.NotEqual(t, 0, r.code, "512 MiB allocated under a 128 MiB limit: %s", r.out)

@@ -238,7 +238,11 @@ func TestEscapeProxy(t *testing.T) {
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 			{"plain http to the key's host", `curl -sS -w ' %{http_code}' -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
-			{"localhost through the proxy reaching [::1]", `curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128 http://localhost:` + strconv.Itoa(v6Port) + `/`,
+			{"localhost through the proxy reaching [::1]", `p=` + strconv.Itoa(v6Port) + `
+				for h in localhost localhost. LocalHost '[::1]' '[0:0:0:0:0:0:0:1]' '[::ffff:127.0.0.1]' ip6-localhost ip6-loopback; do
+					curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128 "http://$h:$p/"; echo
+				done
+				curl -sS --max-time 5 --noproxy '*' "http://localhost:$p/" "http://[::1]:$p/"; true`,
 				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "ipv6", r) }},
 		}
 		for _, a := range attempts {
