@@ -15,8 +15,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/pairbench
 
 ## demo: a real bench of the example registry on embedded defaults
+## (AGENT=claude-code or AGENT=codex benches that agent instead of pi)
 demo: setup build
-	./$(BIN) demo
+	./$(BIN) demo $(if $(AGENT),--agent $(AGENT))
 
 ## test: the whole test suite (what CI runs)
 test: setup
