@@ -71,21 +71,22 @@ func BenchmarkTrialOverhead(b *testing.B) {
 
 // BenchmarkAgentOverhead runs the spare variant for every agent in one run,
 // interleaved (one trial of each agent in turn, arms alternating), so the
-// machine's noise falls on all alike. Per agent, agent-start-s is the
-// agent's start until its first model request and overhead-s the whole
-// trial minus the model's turns; the ratios are each agent's medians over
-// pi's.
+// machine's noise falls on all alike. Per agent, trial-s is the whole
+// trial, agent-start-s the agent's start until its first model request
+// and overhead-s the whole trial minus the model's turns; the ratios are
+// each agent's medians over pi's. Run beside TrialOverhead/spare, pi's
+// figures here and there are the same measurement:
 //
-//	go test ./runner -run '^$' -bench AgentOverhead -benchtime 8x
+//	go test ./runner -run '^$' -bench 'TrialOverhead/spare|AgentOverhead' -benchtime 8x
 func BenchmarkAgentOverhead(b *testing.B) {
 	benchmarkOverhead(b, 1, agents.Names, "pi")
 }
 
 // overheads are one agent's trials' figures, in seconds.
 type overheads struct {
-	name                               string
-	trials                             *runner.Trials
-	overhead, setup, agentStart, after []float64
+	name                                      string
+	trials                                    *runner.Trials
+	trial, overhead, setup, agentStart, after []float64
 }
 
 // benchmarkOverhead runs, per iteration, one trial of each named agent on
@@ -127,6 +128,7 @@ func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 			require.Equal(b, pairbench.Correct, row.Outcome, "%s: %s", o.name, row.Reason)
 			first, last := clock.reset()
 			launched := start.Add(total - time.Duration(row.WallSeconds*float64(time.Second)))
+			o.trial = append(o.trial, total.Seconds())
 			o.overhead = append(o.overhead, (total - last.Sub(first)).Seconds())
 			o.setup = append(o.setup, launched.Sub(start).Seconds())
 			o.agentStart = append(o.agentStart, first.Sub(launched).Seconds())
@@ -144,11 +146,13 @@ func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 		if len(all) > 1 {
 			prefix = o.name + "-"
 		}
+		b.ReportMetric(median(o.trial), prefix+"trial-s")
 		b.ReportMetric(median(o.overhead), prefix+"overhead-s")
 		b.ReportMetric(median(o.setup), prefix+"setup-s")
 		b.ReportMetric(median(o.agentStart), prefix+"agent-start-s")
 		b.ReportMetric(median(o.after), prefix+"grade+teardown-s")
 		if baseline != nil && o != baseline {
+			b.ReportMetric(median(o.trial)/median(baseline.trial), o.name+"/"+base+"-trial")
 			b.ReportMetric(median(o.overhead)/median(baseline.overhead), o.name+"/"+base+"-overhead")
 			b.ReportMetric(median(o.agentStart)/median(baseline.agentStart), o.name+"/"+base+"-agent-start")
 		}
