@@ -265,6 +265,7 @@ func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 		more := map[string]string{
 			".git/modules/lib/config": newMarker(t, "submodule"), "vendor/x/.git/config": newMarker(t, "nested"),
 			".envrc": newMarker(t, "envrc"), ".dev.vars": newMarker(t, "devvars"), "certs/client.pfx": newMarker(t, "pfx"),
+			"home/.config/gh/hosts.yml": newMarker(t, "gh"), "home/.cargo/credentials.toml": newMarker(t, "cargo"),
 		}
 		for rel, secret := range more {
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(wt, rel)), 0o755))
@@ -328,6 +329,12 @@ func TestHiddenPatterns(t *testing.T) {
 		{".claude/.credentials.json", true}, {".claude/settings.local.json", true}, {".claude/settings.json", false},
 		{".codex/auth.json", true}, {"gcp/credentials.json", true}, {"service-account-prod.json", true},
 		{".htpasswd", true},
+		{".config/gh", true}, {"home/.config/gh", true}, {".config/hub", true},
+		{".cargo/credentials.toml", true}, {".cargo/credentials", true}, {".cargo/config.toml", false},
+		{".gem/credentials", true}, {".terraform.d/credentials.tfrc.json", true}, {".dockercfg", true},
+		{".m2/settings.xml", true}, {".m2/settings-security.xml", true}, {"app/settings.xml", false},
+		{".gradle/gradle.properties", true}, {"gradle.properties", false},
+		{".composer/auth.json", true}, {".config/composer/auth.json", true}, {"auth.json", false},
 		{"README.md", false}, {"src/environment.go", false}, {"envelope", false}, {"keyboard.go", false},
 		{"docs/pem-format.md", false}, {"package.json", false},
 	}

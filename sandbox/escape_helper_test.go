@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -160,6 +161,11 @@ func runEscape(args []string) int {
 		}
 		started.Wait()
 		fmt.Println("threads", num())
+	case "setcap": // give file ARG CAP_SETUID, permitted and effective (a file capability, VFS_CAP_REVISION_2)
+		data := make([]byte, 20)
+		binary.LittleEndian.PutUint32(data[0:], 0x02000000|1)       // revision 2, effective
+		binary.LittleEndian.PutUint32(data[4:], 1<<unix.CAP_SETUID) // permitted, low word
+		err = unix.Setxattr(arg, "security.capability", data, 0)
 	case "alloc": // allocate and touch ARG MiB of memory
 		mem := make([][]byte, 0, num())
 		for range num() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestEscapeSetuidInTheWorkspace: whatever the agent writes where the host
@@ -47,6 +48,8 @@ func TestEscapeSetuidInTheWorkspace(t *testing.T) {
 			{"install -m 4755", `install -m 4755 /bin/sh ./m && test -u ./m`},
 			{"tar keeps a setuid bit", `cp /bin/sh /tmp/n && tar -C /tmp --mode=4755 -cf /tmp/n.tar n &&
 				mkdir -p ./t && tar -C ./t -xpf /tmp/n.tar && test -u ./t/n`},
+			{"a file capability by setxattr", `cp /bin/sh ./o && ` + helper + ` setcap ./o`},
+			{"a file capability by setcap(8)", `cp /bin/sh ./p && /usr/sbin/setcap cap_setuid+ep ./p`},
 			{"a character device", `mknod ./null c 1 3`},
 			{"a block device", `mknod ./sda b 8 0`},
 		}
@@ -70,6 +73,10 @@ func TestEscapeSetuidInTheWorkspace(t *testing.T) {
 				}
 				assert.Zero(t, fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid), "%s is %v on the host", p, fi.Mode())
 				assert.Zero(t, fi.Mode()&fs.ModeDevice, "%s is a device on the host", p)
+				if fi.Mode().IsRegular() {
+					_, err := unix.Getxattr(p, "security.capability", make([]byte, 64))
+					assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities on the host", p)
+				}
 				return nil
 			}))
 		}

@@ -147,6 +147,13 @@ var DefaultHide = []string{
 	"*.tfstate", "*.tfstate.*", "*.tfvars",
 	// Credential directories.
 	".ssh", ".aws", ".azure", ".gnupg", ".docker", ".kube", "**/.config/gcloud",
+	// Tools' logins kept in a home directory that a worktree may hold
+	// (GitHub's CLIs, crates.io, RubyGems, Terraform Cloud, Docker's old
+	// file, Maven, Gradle, Composer).
+	"**/.config/gh", "**/.config/hub", "**/.cargo/credentials", "**/.cargo/credentials.toml",
+	"**/.gem/credentials", "**/.terraform.d/credentials.tfrc.json", ".dockercfg",
+	"**/.m2/settings.xml", "**/.m2/settings-security.xml", "**/.gradle/gradle.properties",
+	"**/.composer/auth.json", "**/.config/composer/auth.json",
 	// Agents' own logins.
 	"**/.claude/.credentials.json", "**/.claude/settings.local.json", "**/.codex/auth.json",
 	"credentials.json", "service-account*.json",
