@@ -155,6 +155,11 @@ func TestEscapeSandboxPID1(t *testing.T) {
 			{"ptrace PID 1", helper + ` ptrace 1`},
 			{"process_vm_readv of PID 1", helper + ` vm-read 1`},
 			{"enter PID 1's root", `ls /proc/1/root/ | grep .`},
+			{"read PID 1's descriptors' details", `cat /proc/1/fdinfo/0 /proc/1/fdinfo/3 | grep .`},
+			{"read PID 1's binary and directory", `head -c 4 /proc/1/exe | grep -a ELF || ls /proc/1/cwd/ | grep .`},
+			{"read PID 1's auxiliary vector, system call and stack", `cat /proc/1/auxv /proc/1/syscall /proc/1/stack 2>/dev/null | grep -a .`},
+			{"open PID 1's namespaces", `ls -l /proc/1/ns/ | grep -a ':\['`},
+			{"read another thread's memory of PID 1", `for t in /proc/1/task/*; do ` + helper + ` mem-open ${t#/proc/} && exit 0; done; exit 1`},
 		}
 		for _, a := range attempts {
 			t.Run(a.name, func(t *testing.T) {
