@@ -197,6 +197,17 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
 		assert.Less(t, time.Since(start), 60*time.Second, "the time cap stops it")
 	})
+	t.Run("declared tools", func(t *testing.T) {
+		// The allowlist names a browser tool no server offers: the agent
+		// cannot declare it, and the adapter reports what the CLI really
+		// declared, so the trial is aborted as not comparable.
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1}, nil,
+			func(p *runner.Plan) { p.Allowlist = append(p.Allowlist, "mcp__browser__browser_teleport") })
+		assert.Equal(t, pairbench.Aborted, row.Outcome, row.Reason)
+		assert.Equal(t, "declared tools differ from the allowlist: missing mcp__browser__browser_teleport", row.Reason)
+		assert.NotContains(t, row.ToolsDeclared, "mcp__browser__browser_teleport")
+		assert.Contains(t, row.ToolsDeclared, "mcp__pairbench__webmcp", "what the agent declared is recorded")
+	})
 	t.Run("real key", func(t *testing.T) { b.realKey(t) })
 	t.Run("model errors", func(t *testing.T) {
 		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
@@ -233,23 +244,28 @@ func (b *bench) scriptedModel(fault func(int) *model.Fault) http.Handler {
 }
 
 // trial runs one trial of intent in arm with caps, the scripted model
-// injecting fault, and returns its row and its directory.
-func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault) (pairbench.Row, string) {
+// injecting fault and the plan changed by edit, and returns its row and
+// its directory.
+func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault, edit ...func(*runner.Plan)) (pairbench.Row, string) {
 	t.Helper()
 	url, rec := b.model(fault)
 	m := scripted()
 	m.BaseURL = url + "/v1"
-	row, dir := b.trialOf(t, b.agent, m, intent, arm, caps)
+	row, dir := b.trialOf(t, b.agent, m, intent, arm, caps, edit...)
 	assert.NotContains(t, rec.all(), canary, "the host's key never reaches the model")
 	return row, dir
 }
 
-// trialOf runs one trial of intent in arm with caps, ag talking to m.
-func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent string, arm pairbench.Arm, caps runner.PlanCaps) (pairbench.Row, string) {
+// trialOf runs one trial of intent in arm with caps, ag talking to m, the
+// plan changed by edit first.
+func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent string, arm pairbench.Arm, caps runner.PlanCaps, edit ...func(*runner.Plan)) (pairbench.Row, string) {
 	t.Helper()
 	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Intents: []string{intent}, Pairs: 1, Seed: 1,
 		Alpha: 0.05, Now: time.Now(), Model: m, Caps: caps, HarnessTools: b.a.HarnessTools})
 	require.NoError(t, err)
+	for _, e := range edit {
+		e(plan)
+	}
 	tis, err := runner.TrialIntents(b.reg, plan)
 	require.NoError(t, err)
 	trials := &runner.Trials{RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: ag, BrowserMCP: b.mcp}
