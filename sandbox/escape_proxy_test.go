@@ -236,6 +236,8 @@ func TestEscapeProxy(t *testing.T) {
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 			{"CONNECT to the key's host, then plaintext", `curl -sS -w ' %{http_code}' --proxytunnel -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
+			{"CONNECT to the key's host, then cleartext HTTP/2", `curl -sS -w ' %{http_code}' --proxytunnel --http2-prior-knowledge -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
+				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "stored", r) }},
 			{"plain http to the key's host", `curl -sS -w ' %{http_code}' -H "Authorization: Bearer $MODEL_API_KEY" http://model.test:` + pp + `/store`,
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 			{"localhost through the proxy reaching [::1]", `p=` + strconv.Itoa(v6Port) + `
@@ -261,6 +263,9 @@ func TestEscapeProxy(t *testing.T) {
 		assert.Equal(t, egressRealKey, store.stored, "no placeholder was stored in the key's place")
 		assert.Zero(t, v6Conns.Load(), "the proxy reached another service on [::1]")
 		assert.Len(t, other.seen(), 0, "a request with the placeholder reached other.test")
+		for _, req := range plain.seen() {
+			assert.NotContains(t, fmt.Sprint(req.Header), egressRealKey, "the real key crossed in plaintext to %s", req.URL)
+		}
 		for _, out := range outputs {
 			assert.NotContains(t, out, egressRealKey)
 		}
