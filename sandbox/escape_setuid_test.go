@@ -22,6 +22,9 @@ import (
 // workspace and /tmp are mounted nosuid and nodev besides.
 func TestEscapeSetuidInTheWorkspace(t *testing.T) {
 	needBwrap(t)
+	if _, err := os.Stat("/usr/sbin/setcap"); err != nil {
+		t.Fatal("setcap is not installed (scripts/setup.sh installs libcap2-bin)")
+	}
 	eachLauncher(t, func(t *testing.T) {
 		owner := os.Geteuid()
 		if owner == 0 {

@@ -17,6 +17,7 @@ command -v git >/dev/null 2>&1 || apt_pkgs+=(git)
 command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)
 command -v curl >/dev/null 2>&1 || apt_pkgs+=(curl) # for the sandbox's network escape probes
 command -v flock >/dev/null 2>&1 || apt_pkgs+=(util-linux)
+[ -x /usr/sbin/setcap ] || apt_pkgs+=(libcap2-bin) # setcap(8), for the sandbox's setuid escape test
 # srt (@anthropic-ai/sandbox-runtime), the sandbox benchmark's baseline, needs both.
 command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
 command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)
