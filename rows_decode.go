@@ -350,10 +350,17 @@ func (s *rowScan) str() ([]byte, bool) {
 		return v, true
 	}
 	if k := bytes.IndexByte(v, '\\'); k >= 0 {
+		if hasControl(v[:k]) {
+			return nil, false
+		}
 		return s.escaped(start, start+k)
 	}
-	return v, !hasControl(v) && utf8.Valid(v)
+	return v, validText(v)
 }
+
+// validText reports whether b may stand unescaped in a JSON string: no
+// control character, valid UTF-8.
+func validText(b []byte) bool { return !hasControl(b) && utf8.Valid(b) }
 
 // plainStr reads a string up to its first quote and reports whether it is
 // plain ASCII: no escape, no control character, nothing above 0x7f; then

@@ -3,14 +3,17 @@ package pairbench
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -110,7 +113,7 @@ func TestRowDecoderFastPath(t *testing.T) {
 	}
 	for _, l := range []string{
 		`{"V":1}`, `{"v":1,"v":1}`, `{"v":1,"extra":0}`, `{"v":null}`, `{"v":1.0}`, `{"intent":"\ud800"}`,
-		"{\"intent\":\"\xff\"}", `{"v":1}]`, `{"answer":{"extracted":null}}`,
+		"{\"intent\":\"\xff\"}", "{\"intent\":\"a\x01\\n\"}", `{"v":1}]`, `{"answer":{"extracted":null}}`,
 	} {
 		var r Row
 		assert.False(t, d.decode([]byte(l), &r, 0), "the fast path decoded %s", l)
@@ -304,5 +307,49 @@ func TestQuoteEnd(t *testing.T) {
 			b[i] = byte(0x1c + rng.IntN(0x66))
 		}
 		check(b)
+	}
+}
+
+// TestStrAgreesWithEncodingJSON: the rows reader's string scanner accepts
+// a string exactly when encoding/json does, with the same value, but for
+// surrogate escapes (which it leaves to encoding/json), and ends after its
+// closing quote: strings built from escapes, quotes, control bytes and
+// pieces of UTF-8 in every order.
+func TestStrAgreesWithEncodingJSON(t *testing.T) {
+	pieces := []string{`a`, `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\u20AC`, `\ud800`, `\uDFFF`, `\u12`, `\x`, `\`,
+		"\x01", "\x1f", "é", "\xc3", "\xa9", "\xe2\x82", "\xff", ` `, "\u2028"}
+	surrogate := regexp.MustCompile(`\\u[dD][89a-fA-F]`)
+	check := func(body string) {
+		line := []byte(`"` + body + `","next"`)
+		s := rowScan{d: newRowDecoder(), b: line}
+		got, ok := s.str()
+		var want string
+		dec := json.NewDecoder(bytes.NewReader(line))
+		wantErr := dec.Decode(&want)
+		if ok {
+			require.NoError(t, wantErr, "accepted what encoding/json rejects: %q", line)
+			require.Equal(t, want, string(got), "%q", line)
+			require.Equal(t, int(dec.InputOffset()), s.i, "%q", line)
+		} else if wantErr == nil && utf8.ValidString(body) { // encoding/json replaces invalid UTF-8
+			require.Regexp(t, surrogate, body, "rejected what encoding/json accepts: %q", line)
+		}
+	}
+	for _, a := range pieces {
+		for _, b := range pieces {
+			for _, c := range pieces {
+				check(a + b + c)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	for range 20000 {
+		var body strings.Builder
+		for range 1 + rng.IntN(12) {
+			body.WriteString(pieces[rng.IntN(len(pieces))])
+			if rng.IntN(3) == 0 {
+				body.WriteString(strings.Repeat("x", rng.IntN(20)))
+			}
+		}
+		check(body.String())
 	}
 }
