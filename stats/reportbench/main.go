@@ -169,7 +169,9 @@ func run(dir string, intents, rounds int) error {
 	}
 	timeRatio := report.wall.Seconds() / python.wall.Seconds()
 	rss := peak(sides[0].runs)
+	cpuRatio := medianCPU(sides[0].runs).Seconds() / pythonCPU.Seconds()
 	fmt.Printf("\nreport / python loop: %.2f (goal ≤ 0.50: %s)\n", timeRatio, met(timeRatio <= 0.5))
+	fmt.Printf("report / python loop, CPU time: %.2f (the same goal on one core: %s)\n", cpuRatio, met(cpuRatio <= 0.5))
 	fmt.Printf("report / Go loop: %.2f\n", report.wall.Seconds()/goLoop.wall.Seconds())
 	fmt.Printf("report peak RSS: %d MiB (goal ≤ 256 MiB: %s)\n", rss>>20, met(rss <= 256<<20))
 	return nil
