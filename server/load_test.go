@@ -29,6 +29,7 @@ import (
 var (
 	loadDuration = flag.Duration("load.duration", 2*time.Second, "how long the load sends deliveries (the full figures: 30s)")
 	loadRate     = flag.Int("load.rate", 500, "deliveries per second the load sends")
+	loadWork     = flag.Bool("load.work", true, "BenchmarkWebhookLoad: River works the stored deliveries' jobs while the load runs (false: the durable write alone)")
 )
 
 func TestMain(m *testing.M) {
@@ -91,21 +92,27 @@ func (w *worked) Work(context.Context, *river.Job[state.DeliveryJob]) error {
 	return nil
 }
 
-// durableInbox opens a state store on dialect with its delivery jobs being
-// worked, and returns it as an Inbox.
-func durableInbox(tb testing.TB, dialect string) (server.Inbox, *state.Store, *worked) {
+// durableInbox opens a state store on dialect, with its delivery jobs
+// worked if work, and returns it as an Inbox.
+func durableInbox(tb testing.TB, dialect string, work bool) (server.Inbox, *state.Store, *worked) {
 	cfg := statetest.Config(tb, dialect)
 	w := &worked{}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, w)
-	cfg.Workers = workers
+	if work {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		cfg.Workers = workers
+	}
 	st, err := state.Open(context.Background(), cfg)
 	require.NoError(tb, err)
-	require.NoError(tb, st.Start(context.Background()))
+	if work {
+		require.NoError(tb, st.Start(context.Background()))
+	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		_ = st.Stop(ctx, ctx)
+		if work {
+			_ = st.Stop(ctx, ctx)
+		}
 		_ = st.Close()
 	})
 	inbox := server.InboxFunc(func(ctx context.Context, d server.Delivery) (bool, error) {
@@ -217,7 +224,7 @@ func (r loadResult) percentiles() (p50, p99, worst time.Duration) {
 // stored once and its job runs once. It asserts no latency; the figures are
 // BenchmarkWebhookLoad's.
 func TestDurableInboxUnderLoad(t *testing.T) {
-	inbox, _, w := durableInbox(t, "sqlite")
+	inbox, _, w := durableInbox(t, "sqlite", true)
 	res := runLoad(t, inbox, 200, time.Second)
 	unique := res.check(t)
 	require.Eventually(t, func() bool { return w.n.Load() == int64(unique) }, 30*time.Second, 20*time.Millisecond,
@@ -231,7 +238,8 @@ func TestDurableInboxUnderLoad(t *testing.T) {
 // side by side: the in-memory path the service had before (answered before
 // anything is stored), the durable write on SQLite (fsynced commits, WAL)
 // and on PostgreSQL (synchronous commits), each with River working the
-// delivery jobs meanwhile. The full figures:
+// delivery jobs meanwhile (-load.work=false: the durable write alone). The
+// full figures:
 //
 //	go test ./server -run '^$' -bench BenchmarkWebhookLoad -benchtime 1x -load.duration 30s
 func BenchmarkWebhookLoad(b *testing.B) {
@@ -242,7 +250,10 @@ func BenchmarkWebhookLoad(b *testing.B) {
 			if name == "memory" {
 				inbox = newMemoryInbox()
 			} else {
-				inbox, _, w = durableInbox(b, name)
+				inbox, _, w = durableInbox(b, name, *loadWork)
+				if !*loadWork {
+					w = nil
+				}
 			}
 			for b.Loop() {
 				res := runLoad(b, inbox, *loadRate, *loadDuration)
