@@ -54,7 +54,8 @@ type Repo struct {
 // FullName is "owner/name".
 func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
 
-// Request is one bench the bot asks a Dispatcher to run.
+// Request is one bench as the backend sees it: what a Runner runs, what
+// a workflow_dispatch carries.
 type Request struct {
 	RunID   RunID
 	Repo    Repo
