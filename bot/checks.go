@@ -88,7 +88,7 @@ func (b *Bot) workCheck(ctx context.Context, job *river.Job[checkJob]) error {
 		if err != nil {
 			return err
 		}
-		id, err := b.postCheck(ctx, bn, view, job.Attempt > 1)
+		id, err := b.postCheck(ctx, bn, view)
 		if err != nil {
 			return err
 		}
@@ -155,10 +155,12 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 }
 
 // postCheck writes the view on GitHub and returns the check run's id (0
-// for a commit status). A check run is found by its external id (the run
-// id) before one is created when this may be a retry, so a crash between
-// creating it and recording its id makes no second one.
-func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView, retry bool) (int64, error) {
+// for a commit status). Until its id is recorded, a bench's check run is
+// looked for by its external id (the run id) before one is created: a write
+// may have been done whose answer was lost, or a crash may have come
+// between creating it and recording its id, in this job or in an earlier
+// one for the same bench, so nothing makes a second one.
+func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView) (int64, error) {
 	c, err := b.cfg.Clients.Client(ctx, bn.Installation)
 	if err != nil {
 		return 0, err
@@ -168,7 +170,7 @@ func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView, retry 
 		return 0, b.postStatus(ctx, c, owner, repo, bn, v)
 	}
 	id := bn.CheckID
-	if id == 0 && retry {
+	if id == 0 {
 		if id, err = findCheck(ctx, c, owner, repo, bn.SHA, bn.Run); err != nil {
 			return 0, err
 		}

@@ -1,16 +1,19 @@
 package bot_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
@@ -110,4 +113,76 @@ func TestAJobThatGivesUpEndsVisibly(t *testing.T) {
 	m.mu.Lock()
 	assert.Equal(t, 1, m.gaveUp["dispatch"])
 	m.mu.Unlock()
+}
+
+// TestALostAnswerMakesNoSecondCheckRun: GitHub creates the check run but
+// the answer is lost (the connection resets after the write), and the next
+// write for the bench comes from a newer job (the dispatch recorded the
+// workflow run) before the first one is tried again. It finds the check run
+// by its external id: one check run, completed, none left in progress.
+func TestALostAnswerMakesNoSecondCheckRun(t *testing.T) {
+	f := newFixture(t, actions)
+	var creates atomic.Int32
+	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/check-runs") && creates.Add(1) == 1 {
+			return githubtest.Fault{LostAnswer: true}
+		}
+		return githubtest.Fault{}
+	})
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	f.storeReport(t, bot.RunID(bn.Run), pairbench.Better)
+	f.completeWorkflow(t, bn.Run, "success")
+	require.Equal(t, state.BenchDone, f.benches(t)[0].State)
+	var runs []string
+	for _, cr := range f.gh.CheckRuns(repoName) {
+		runs = append(runs, fmt.Sprintf("%s %s %s", cr.ExternalID, cr.Status, cr.Conclusion))
+	}
+	assert.Equal(t, []string{bn.Run + " completed success"}, runs, "one check run for the bench")
+	assert.GreaterOrEqual(t, int(creates.Load()), 1)
+}
+
+// TestALostAnswerMakesNoSecondRollup: GitHub posts the rollup comment but
+// the answer is lost, and a reopen asks for the rollup again before the
+// first job is tried again. The newer job finds the comment by its marker:
+// one rollup.
+func TestALostAnswerMakesNoSecondRollup(t *testing.T) {
+	f := newFixture(t, actions)
+	var posts atomic.Int32
+	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/comments") && posts.Add(1) == 1 {
+			return githubtest.Fault{LostAnswer: true}
+		}
+		return githubtest.Fault{}
+	})
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	f.storeReport(t, bot.RunID(bn.Run), pairbench.Better)
+	var wf int64
+	for _, b := range f.benches(t) {
+		wf = b.WorkflowRunID
+	}
+	f.gh.CompleteWorkflowRun(repoName, wf, "success")
+	accept := func(event string, body []byte) {
+		f.n++
+		ok, err := f.bot.Accept(t.Context(), bot.Delivery{ID: fmt.Sprint("d-", f.n), Event: event, InstallationID: installID, Payload: body})
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	// The workflow run ends the bench; its rollup's answer is lost, and the
+	// job waits a second before it tries again. Meanwhile the pull request
+	// is reopened, which shows the verdict again.
+	accept("workflow_run", workflowRunPayload(t, wf, bn.Run, "success"))
+	require.Eventually(t, func() bool { return posts.Load() >= 1 }, 10*time.Second, time.Millisecond)
+	accept("pull_request", payload(t, "pull_request.opened.json", map[string]any{"action": "reopened"}))
+	f.settle(t)
+
+	var rollups int
+	for _, c := range f.gh.Comments(repoName, prNumber) {
+		if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->") {
+			rollups++
+		}
+	}
+	assert.Equal(t, 1, rollups, "one rollup comment")
+	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
 }

@@ -49,7 +49,7 @@ func (b *Bot) workSurface(ctx context.Context, job *river.Job[surfaceJob]) error
 		if pull.Repo == "" || pull.SurfacePosted >= pull.SurfaceVersion {
 			return nil
 		}
-		shown, err := b.showSurface(ctx, pull, benches, job.Attempt > 1)
+		shown, err := b.showSurface(ctx, pull, benches)
 		if err != nil {
 			return err
 		}
@@ -70,8 +70,11 @@ func (b *Bot) workSurface(ctx context.Context, job *river.Job[surfaceJob]) error
 }
 
 // showSurface writes what pull should show and returns pull with what is
-// shown now.
-func (b *Bot) showSurface(ctx context.Context, pull state.Pull, benches []state.Bench, retry bool) (state.Pull, error) {
+// shown now. A comment whose id is not recorded yet is looked for by its
+// marker among the bot's own comments before one is posted: an earlier
+// write may have been done whose answer was lost, or whose job died before
+// recording it.
+func (b *Bot) showSurface(ctx context.Context, pull state.Pull, benches []state.Bench) (state.Pull, error) {
 	c, err := b.cfg.Clients.Client(ctx, pull.Installation)
 	if err != nil {
 		return pull, err
@@ -79,7 +82,7 @@ func (b *Bot) showSurface(ctx context.Context, pull state.Pull, benches []state.
 	owner, name, _ := strings.Cut(pull.Repo, "/")
 	t := Target{Owner: owner, Repo: name, PR: pull.PR, SHA: pull.HeadSHA}
 	var self string
-	if retry || pull.StickyID == 0 || pull.ApprovalID == 0 {
+	if pull.StickyID == 0 || pull.ApprovalID == 0 {
 		if self, err = b.cfg.Clients.Login(ctx); err != nil {
 			return pull, err
 		}
@@ -114,7 +117,7 @@ func (b *Bot) showSurface(ctx context.Context, pull state.Pull, benches []state.
 	text := renderRollup(r)
 	sum := sha256.Sum256([]byte(text))
 	if hash := hex.EncodeToString(sum[:]); hash != pull.StickyHash {
-		if pull.StickyID == 0 && retry {
+		if pull.StickyID == 0 {
 			if old, err := findMarked(ctx, c, t, self, stickyMarker); err != nil {
 				return pull, err
 			} else if old != nil {

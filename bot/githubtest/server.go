@@ -96,12 +96,16 @@ type Fault struct {
 	// Message is the error body's message; DocumentationURL its
 	// documentation_url (GitHub's secondary rate limits set one).
 	Message, DocumentationURL string
-	Reset                     bool
+	// Reset resets the connection before the request is served.
+	Reset bool
+	// LostAnswer serves the request (a write takes effect) and then resets
+	// the connection: the caller cannot tell it from Reset.
+	LostAnswer bool
 }
 
 // SetFaults calls fn for every request before serving it (nil: none); a
 // non-zero Fault replaces the answer. Faulted requests are recorded with
-// their status (0 for a reset) and change nothing.
+// their status (0 for a reset) and change nothing, except a LostAnswer's.
 func (s *Server) SetFaults(fn func(*http.Request) Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -316,14 +320,17 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	call := Call{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.Query(), Body: body}
+	lost := false
 	s.mu.Lock()
 	faultFn := s.fault
 	s.mu.Unlock()
 	if faultFn != nil {
-		if f := faultFn(hr); f.Reset || f.Status != 0 {
+		f := faultFn(hr)
+		if f.Reset || f.Status != 0 {
 			s.serveFault(w, call, f)
 			return
 		}
+		lost = f.LostAnswer
 	}
 	resp := s.handle(hr, body, &call)
 	call.Status = resp.status
@@ -334,6 +341,10 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		s.violations = append(s.violations, fmt.Sprintf("%s: %d %s", call, resp.status, v.Message))
 	}
 	s.mu.Unlock()
+	if lost {
+		resetConn(w)
+		return
+	}
 
 	for k, vs := range resp.header {
 		w.Header()[k] = vs
@@ -353,16 +364,8 @@ func (s *Server) serveFault(w http.ResponseWriter, call Call, f Fault) {
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	if f.Reset {
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				if tc, ok := conn.(interface{ SetLinger(int) error }); ok {
-					_ = tc.SetLinger(0) // RST, not FIN
-				}
-				conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
+		resetConn(w)
+		return
 	}
 	for k, vs := range f.Header {
 		w.Header()[k] = vs
@@ -374,6 +377,21 @@ func (s *Server) serveFault(w http.ResponseWriter, call Call, f Fault) {
 		body["documentation_url"] = f.DocumentationURL
 	}
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// resetConn resets the request's connection (RST, not FIN) without an
+// answer.
+func resetConn(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			if tc, ok := conn.(interface{ SetLinger(int) error }); ok {
+				_ = tc.SetLinger(0)
+			}
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // violation marks responses that refuse a request the bot should never

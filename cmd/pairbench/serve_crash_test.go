@@ -30,7 +30,8 @@ import (
 var (
 	serveKills = flag.Int("serve.kills", 24, "SIGKILL points TestServeSurvivesKill9 tries during its stream of deliveries")
 	serveSeed  = flag.Uint64("serve.seed", 1, "seed of TestServeSurvivesKill9's stream and kill points")
-	serveFault = flag.Bool("serve.faults", true, "TestServeSurvivesKill9 also injects GitHub faults (5xx, resets, secondary rate limits)")
+	serveFault = flag.Bool("serve.faults", true, "TestServeSurvivesKill9 also injects GitHub faults (5xx, resets, secondary rate limits, lost answers)")
+	serveLog   = flag.String("serve.log", "", "file TestServeSurvivesKill9 writes the service's log to, kept after the test (default: a temporary one)")
 )
 
 const crashRepo = "octo/registry"
@@ -120,10 +121,11 @@ func freeAddr(t *testing.T) string {
 // workflow runs the service dispatched, and redeliveries of deliveries
 // already taken — while it is killed with SIGKILL at -serve.kills random
 // points and restarted at once, and while the fake injects 5xx answers,
-// connection resets and secondary rate limits. At the end: every pull
-// request's head was benched exactly once and shows its own verdict (check
-// run, label, rollup headline), no commit was dispatched twice, and no
-// check run is left queued or in progress.
+// connection resets, secondary rate limits and lost answers (a write done
+// whose answer never arrives). At the end: every pull request's head was
+// benched exactly once and shows its own verdict (check run, label, one
+// rollup whose headline is the head's), no commit was dispatched twice,
+// and no check run is left queued or in progress.
 //
 //	go test ./cmd/pairbench -run TestServeSurvivesKill9 -serve.kills 40 -v
 func TestServeSurvivesKill9(t *testing.T) {
@@ -162,6 +164,8 @@ func TestServeSurvivesKill9(t *testing.T) {
 				return githubtest.Fault{Status: http.StatusForbidden, Header: http.Header{"Retry-After": {"1"}},
 					Message:          "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
 					DocumentationURL: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}
+			case x < 0.10:
+				return githubtest.Fault{LostAnswer: true} // done, but the answer never arrives
 			}
 			return githubtest.Fault{}
 		})
@@ -172,7 +176,11 @@ func TestServeSurvivesKill9(t *testing.T) {
 	require.NoError(t, os.MkdirAll(store, 0o755))
 	keyFile := filepath.Join(dir, "app.pem")
 	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
-	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	logPath := filepath.Join(dir, "serve.log")
+	if *serveLog != "" {
+		logPath = *serveLog
+	}
+	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
 	defer logFile.Close()
 	secret := []byte("crash-secret")
@@ -275,10 +283,12 @@ func TestServeSurvivesKill9(t *testing.T) {
 	// Let it finish: complete what it dispatches until every head shows its
 	// verdict.
 	gh.SetFaults(nil)
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		completeDispatches()
-		return allHeadsDone(gh, heads)
-	}, 3*time.Minute, 200*time.Millisecond, "every head ends with its verdict; log: %s", tail(logFile.Name()))
+		return len(unfinished(gh, heads)) == 0
+	}, 3*time.Minute, 200*time.Millisecond, "every head ends with its verdict") {
+		t.Fatalf("not done:\n%s\nlog: %s", strings.Join(unfinished(gh, heads), "\n"), tail(logFile.Name()))
+	}
 
 	runs := gh.CheckRuns(crashRepo)
 	byExternal := map[string]int{}
@@ -313,37 +323,51 @@ func TestServeSurvivesKill9(t *testing.T) {
 	}
 }
 
-// allHeadsDone reports whether every pull request's head has a completed
-// check run with its verdict, and no check run is left open.
-func allHeadsDone(gh *githubtest.Server, heads map[int]string) bool {
+// unfinished lists what is not yet as it should end: a check run left
+// open, or a pull request whose head does not show its own verdict in its
+// check run, its label and its rollup's headline. Empty when all is done.
+func unfinished(gh *githubtest.Server, heads map[int]string) []string {
+	var out []string
 	runs := gh.CheckRuns(crashRepo)
 	for _, cr := range runs {
 		if cr.Status != "completed" {
-			return false
+			out = append(out, fmt.Sprintf("check run %d (%s, %s) is %s", cr.ID, cr.ExternalID, cr.HeadSHA[:7], cr.Status))
 		}
 	}
 	for pr, sha := range heads {
+		want := "bench: " + string(verdictOf(sha))
 		ok := false
 		for _, cr := range runs {
-			if cr.HeadSHA == sha && cr.Title == "bench: "+string(verdictOf(sha)) {
+			if cr.HeadSHA == sha && cr.Title == want {
 				ok = true
 			}
 		}
-		labels := gh.IssueLabels(crashRepo, pr)
-		if !ok || len(labels) != 1 || labels[0] != "bench: "+string(verdictOf(sha)) {
-			return false
+		if !ok {
+			out = append(out, fmt.Sprintf("PR #%d: no check run of head %s titled %q", pr, sha[:7], want))
 		}
-		headline := false
+		if labels := gh.IssueLabels(crashRepo, pr); len(labels) != 1 || labels[0] != want {
+			out = append(out, fmt.Sprintf("PR #%d: labels %q, want [%q]", pr, labels, want))
+		}
+		var rollups []string
 		for _, c := range gh.Comments(crashRepo, pr) {
-			if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->\n### pairbench: `"+sha[:7]+"`") {
-				headline = true
+			if strings.HasPrefix(c.Body, "<!-- pairbench:rollup -->\n") {
+				rollups = append(rollups, c.Body)
 			}
 		}
-		if !headline {
-			return false
+		switch {
+		case len(rollups) != 1:
+			out = append(out, fmt.Sprintf("PR #%d: %d rollup comments, want 1", pr, len(rollups)))
+		default:
+			// The heading names the head commit and the first line under it is
+			// the head's verdict (its report's verdict line).
+			lines := strings.SplitN(rollups[0], "\n", 5)
+			heading, verdict := "### pairbench: "+sha[:7]+" (run `", "**pairbench verdict: "+string(verdictOf(sha))+"**"
+			if len(lines) < 4 || !strings.HasPrefix(lines[1], heading) || !strings.HasPrefix(lines[3], verdict) {
+				out = append(out, fmt.Sprintf("PR #%d: the rollup's headline is not head %s's verdict %q: %q", pr, sha[:7], verdict, lines[:min(len(lines), 4)]))
+			}
 		}
 	}
-	return true
+	return out
 }
 
 func repoJSON() map[string]any {
