@@ -186,3 +186,40 @@ func TestALostAnswerMakesNoSecondRollup(t *testing.T) {
 	assert.Equal(t, 1, rollups, "one rollup comment")
 	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
 }
+
+// TestALabelWriteCutShortIsRedone: the label's change is cut short after
+// the old label was removed (GitHub fails adding the new one), and before
+// it is tried again the head moves back to the commit whose label was
+// removed. The records of what the pull request showed were forgotten when
+// the write began, so the label is written again, not taken as shown.
+func TestALabelWriteCutShortIsRedone(t *testing.T) {
+	f := newFixture(t, actions)
+	f.opened(t, nil)
+	first := f.benches(t)[0]
+	f.storeReport(t, bot.RunID(first.Run), pairbench.Better)
+	f.completeWorkflow(t, first.Run, "success")
+	require.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+
+	f.push(t, otherSHA, nil)
+	second := f.benches(t)[0]
+	require.Equal(t, otherSHA, second.SHA)
+	f.storeReport(t, bot.RunID(second.Run), pairbench.Slower)
+	var adds atomic.Int32
+	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/issues/%d/labels", prNumber)) && adds.Add(1) == 1 {
+			return githubtest.Fault{Status: http.StatusBadGateway, Message: "Server Error"}
+		}
+		return githubtest.Fault{}
+	})
+	f.gh.CompleteWorkflowRun(repoName, second.WorkflowRunID, "success")
+	f.n++
+	ok, err := f.bot.Accept(t.Context(), bot.Delivery{ID: fmt.Sprint("d-", f.n), Event: "workflow_run", InstallationID: installID,
+		Payload: workflowRunPayload(t, second.WorkflowRunID, second.Run, "success")})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Eventually(t, func() bool { return adds.Load() >= 1 }, 10*time.Second, time.Millisecond)
+	require.Empty(t, f.gh.IssueLabels(repoName, prNumber), "the old label was removed, the new one not added")
+
+	f.push(t, headSHA, nil) // back to the first commit: its verdict stands
+	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+}

@@ -35,7 +35,14 @@ func (b *Bot) workSurface(ctx context.Context, job *river.Job[surfaceJob]) error
 				return err
 			}
 			var found bool
-			if pull, found, err = tx.Pull(ctx, job.Args.Repo, job.Args.PR); err != nil || !found {
+			if pull, found, err = tx.Pull(ctx, job.Args.Repo, job.Args.PR); err != nil || !found || pull.SurfacePosted >= pull.SurfaceVersion {
+				return err
+			}
+			// What the records say GitHub shows is forgotten until this round
+			// has written it: a round cut short (a crash between removing the
+			// old label and adding the new one, say) leaves GitHub unlike
+			// any record, and the next round then writes everything again.
+			if pull, err = forgetShown(ctx, tx, pull.Repo, pull.PR); err != nil {
 				return err
 			}
 			benches, err = tx.BenchesOfPull(ctx, pull.Repo, pull.PR)
@@ -67,6 +74,19 @@ func (b *Bot) workSurface(ctx context.Context, job *river.Job[surfaceJob]) error
 			return err
 		}
 	}
+}
+
+// forgetShown locks a pull request and clears the records of what its
+// comments and label show, so that they are written again unless a round of
+// workSurface records them. It returns the pull request as it was.
+func forgetShown(ctx context.Context, tx *state.Tx, repo string, pr int) (state.Pull, error) {
+	pull, err := tx.LockPull(ctx, repo, pr)
+	if err != nil {
+		return pull, err
+	}
+	cur := pull
+	cur.StickyHash, cur.ApprovalPosted, cur.Label = "", "", ""
+	return pull, tx.SavePull(ctx, cur)
 }
 
 // showSurface writes what pull should show and returns pull with what is
