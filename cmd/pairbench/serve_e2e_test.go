@@ -87,8 +87,9 @@ func TestServeEndToEnd(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(repoName)
-		return len(runs) == 1 && runs[0].Status == "completed"
-	}, 4*time.Minute, time.Second, "the bench ends and completes its check run")
+		// The check run, the comment and the label are jobs of their own.
+		return len(runs) == 1 && runs[0].Status == "completed" && len(gh.Comments(repoName, 2)) > 0 && len(gh.IssueLabels(repoName, 2)) > 0
+	}, 4*time.Minute, time.Second, "the bench ends: its check run completes, the rollup and the label are posted")
 
 	run := gh.CheckRuns(repoName)[0]
 	assert.Equal(t, sha, run.HeadSHA)

@@ -82,10 +82,12 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
 
+	// The check run and the comment are written by jobs of their own: wait
+	// for both.
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(repoName)
-		return len(runs) == 1 && runs[0].Status == "completed"
-	}, time.Minute, 200*time.Millisecond, "the bench fails and completes its check run")
+		return len(runs) == 1 && runs[0].Status == "completed" && len(gh.Comments(repoName, 2)) > 0
+	}, time.Minute, 200*time.Millisecond, "the bench fails, completes its check run and comments")
 	const problem = `bench/intents/weather.example/weather-high-oslo.yaml:`
 	run := gh.CheckRuns(repoName)[0]
 	assert.Equal(t, "failure", run.Conclusion)

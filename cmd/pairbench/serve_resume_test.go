@@ -89,7 +89,8 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(repoName)
-		return len(runs) == 1 && runs[0].Status == "completed"
+		// The check run and the label are jobs of their own.
+		return len(runs) == 1 && runs[0].Status == "completed" && len(gh.IssueLabels(repoName, 2)) > 0
 	}, 5*time.Minute, 200*time.Millisecond, "the resumed bench ends; log: %s", tail(logFile.Name()))
 	cr := gh.CheckRuns(repoName)[0]
 	assert.Equal(t, runID, cr.ExternalID, "the same run, resumed")
