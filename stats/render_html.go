@@ -311,7 +311,7 @@ func sharePlot(intents []intentView) *svgPlot {
 	rows := make([]plotInput, 0, len(intents))
 	for _, in := range intents {
 		if iv := in.ShareIv; iv != nil && !iv.TooFew {
-			rows = append(rows, plotInput{in.ID, labelClass(in.Label), in.Share, iv.Est, iv.Lo, iv.Hi})
+			rows = append(rows, plotInput{in.ID, LabelClass(in.Label), in.Share, iv.Est, iv.Lo, iv.Hi})
 		}
 	}
 	scale := func(q float64) float64 { return q }
@@ -333,7 +333,7 @@ func speedPlot(intents []intentView) *svgPlot {
 		if r == nil || r.TooFew {
 			continue
 		}
-		rows = append(rows, plotInput{in.ID, labelClass(in.Label), in.Speedup, r.Est, r.Lo, r.Hi})
+		rows = append(rows, plotInput{in.ID, LabelClass(in.Label), in.Speedup, r.Est, r.Lo, r.Hi})
 		for _, b := range []float64{r.Est, r.Lo, r.Hi} {
 			if b > 0 && !math.IsInf(b, 0) {
 				lo, hi = min(lo, b), max(hi, b)
@@ -359,7 +359,9 @@ func svgRound(x float64) float64 { return math.Round(x*10) / 10 }
 
 // labelClass is a CSS class for a label's colour: worse than no adoption,
 // between, or better than inconclusive.
-func labelClass(l pairbench.Label) string {
+// LabelClass is the style class (of HTMLStyle) that colours label l: l-bad,
+// l-meh, l-good, or l-none for no label.
+func LabelClass(l pairbench.Label) string {
 	switch r := l.Rank(); {
 	case r < 0:
 		return "l-none"
@@ -373,7 +375,7 @@ func labelClass(l pairbench.Label) string {
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"labelClass": labelClass,
+	"labelClass": LabelClass,
 	"labelKey":   labelKey,
 	"plural":     pluralize,
 	"add":        func(a, b float64) float64 { return a + b },

@@ -185,7 +185,7 @@ func TestHTMLManyIntentsFolded(t *testing.T) {
 		if counts[l] == 0 {
 			continue
 		}
-		fold := fmt.Sprintf(`<summary><span class="label %s">%s</span> · %d %s</summary>`, labelClass(l), l, counts[l], pluralize(counts[l], "intent"))
+		fold := fmt.Sprintf(`<summary><span class="label %s">%s</span> · %d %s</summary>`, LabelClass(l), l, counts[l], pluralize(counts[l], "intent"))
 		at := strings.Index(page, fold)
 		require.GreaterOrEqual(t, at, 0, "a fold for %s", l)
 		assert.Greater(t, at, last, "%s comes after the worse labels", l)
