@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/viewer"
 )
 
 // Report writes the run's report (report.json, report.md, report.html) into
@@ -29,8 +31,10 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 
 // WriteReport builds the report of the run in dir from its plan and every
 // rows file (streamed, never held whole), and writes its three renderings into out (which may be dir),
-// each replaced whole; report.md links to link. It returns the paths
-// written, in the order written. What the rows reader skips is told to
+// each replaced whole; report.md links to link. Before them it writes the
+// rest of the report site (package viewer): a page per intent and, when dir
+// holds trial directories, a page per pair. It returns the paths of the
+// three renderings, in the order written. What the rows reader skips is told to
 // problem.
 func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) ([]string, error) {
 	plan, err := dir.ReadPlan()
@@ -40,10 +44,16 @@ func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Proble
 	// The rows stream through the statistics, which keep a few numbers of
 	// each: a run of any size is reported in little memory.
 	b := stats.NewBuilder(plan.StatsPlan())
-	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread(), problem, b.Add); err != nil {
+	site := viewer.NewSite(plan, dir)
+	add := func(r *pairbench.Row) { b.Add(r); site.Add(r) }
+	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread()&site.Unread(), problem, add); err != nil {
 		return nil, err
 	}
-	return out.WriteReport(b.Report(), runner.ReportOptions{Link: link})
+	rep := b.Report()
+	if _, err := site.Write(out, rep); err != nil {
+		return nil, err
+	}
+	return out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions()})
 }
 
 // Merge gathers a run split across runners from store into out, which must

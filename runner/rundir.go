@@ -37,8 +37,10 @@ const (
 
 	lockFile  = ".lock" // a dot name: never uploaded
 	shardsDir = "shards"
-	trialsDir = "trials"
 )
+
+// TrialsDir holds every trial attempt's directory (TrialDir).
+const TrialsDir = "trials"
 
 // PublishLast lists the files a store gets after every other file of the
 // run, in this order. ReportJSON comes last of all, so its presence in a
@@ -103,11 +105,11 @@ func TrialDir(job Job, arm pairbench.Arm) string {
 	if job.Attempt > 1 {
 		name += "-" + strconv.Itoa(job.Attempt)
 	}
-	return path.Join(trialsDir, job.Intent, name)
+	return path.Join(TrialsDir, job.Intent, name)
 }
 
 // IsTrialFile reports whether rel lies in a trial directory.
-func IsTrialFile(rel string) bool { return strings.HasPrefix(rel, trialsDir+"/") }
+func IsTrialFile(rel string) bool { return strings.HasPrefix(rel, TrialsDir+"/") }
 
 // ReadPlan reads and validates the run's plan. A run without one fails with
 // an error that matches fs.ErrNotExist and says the directory is not a run.

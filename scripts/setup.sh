@@ -21,6 +21,8 @@ command -v flock >/dev/null 2>&1 || apt_pkgs+=(util-linux)
 # srt (@anthropic-ai/sandbox-runtime), the sandbox benchmark's baseline, needs both.
 command -v socat >/dev/null 2>&1 || apt_pkgs+=(socat)
 command -v rg >/dev/null 2>&1 || apt_pkgs+=(ripgrep)
+# The PR comment is rendered through GitHub's own Markdown renderer in a test (viewer).
+command -v cmark-gfm >/dev/null 2>&1 || apt_pkgs+=(cmark-gfm)
 # The service's state tests start a real PostgreSQL server (package
 # state/statetest); Debian keeps its binaries under /usr/lib/postgresql.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || apt_pkgs+=(postgresql)

@@ -1,0 +1,86 @@
+package viewer
+
+import (
+	"errors"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// Handler serves the report site of the run directory dir: report.html at
+// "/", the intent and pair pages, and the trial files they show or link
+// (screenshots, transcripts, timelines). It serves nothing else of the
+// directory, never follows a link out of it (os.Root), and sends each page
+// its Content-Security-Policy as a header; a trial's files, which hold
+// what hostile pages wrote, go out as inert text or images that may not be
+// framed, sniffed or run.
+func Handler(dir string) (http.Handler, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := root.Stat(runner.ReportHTML); err != nil {
+		root.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoRun
+		}
+		return nil, err
+	}
+	return &handler{root: root, files: http.FileServerFS(root.FS())}, nil
+}
+
+type handler struct {
+	root  *os.Root
+	files http.Handler
+}
+
+// inert is the policy of everything that is not one of the site's pages.
+const inert = "default-src 'none'; sandbox; frame-ancestors 'none'"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "the report site is read only", http.StatusMethodNotAllowed)
+		return
+	}
+	rel := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if rel == "" {
+		http.Redirect(w, r, "/"+runner.ReportHTML, http.StatusFound)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-cache")
+	switch ext := path.Ext(rel); {
+	case rel == runner.ReportHTML:
+		hdr.Set("Content-Security-Policy", stats.HTMLPolicy+"; frame-ancestors 'none'")
+	case ext == ".html" && strings.HasPrefix(rel, IntentsDir+"/"):
+		hdr.Set("Content-Security-Policy", Policy+"; frame-ancestors 'none'")
+	case runner.IsTrialFile(rel) && (ext == ".png" || ext == ".json" || ext == ".jsonl"):
+		hdr.Set("Content-Security-Policy", inert)
+		switch ext {
+		case ".png":
+			hdr.Set("Content-Type", "image/png")
+		case ".json":
+			hdr.Set("Content-Type", "application/json")
+		default:
+			hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	info, err := h.root.Stat(rel)
+	if err != nil || info.IsDir() {
+		http.NotFound(w, r) // also what os.Root says of a link out of the directory
+		return
+	}
+	r.URL.Path = "/" + rel
+	h.files.ServeHTTP(w, r)
+}

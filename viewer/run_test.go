@@ -1,0 +1,189 @@
+package viewer_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand/v2"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// hostile is text a hostile page could put in a transcript, an answer, a
+// tool's name or result: markup that would run script, restyle the page,
+// leave a <pre> or an attribute, or navigate, were it not escaped.
+const hostile = `</pre></li></ol><script>document.title="pwned"</script>` +
+	`<img src=x onerror="document.title='pwned'"><style>body{display:none}</style>` +
+	`"><a href="javascript:document.title='pwned'">x</a><meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/">` +
+	"]]><svg onload=\"document.title='pwned'\"></svg>{{.Root}}"
+
+// fakeRun describes a synthetic run for the site's tests.
+type fakeRun struct {
+	intents, pairs int
+	// hostile puts hostile text in every place a trial's content reaches
+	// the pages.
+	hostile bool
+	// trials writes trial directories (transcripts, timelines,
+	// screenshots).
+	trials bool
+}
+
+// write writes the run's plan, rows and trial directories into dir and
+// reports it as pairbench report does; it returns the run.
+func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(f.intents), uint64(f.pairs)))
+	run := runner.RunDir{Path: dir}
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	plan := &runner.Plan{
+		V: runner.PlanVersion, RunID: "viewer-test", CreatedAt: start,
+		Versions: runner.Versions{Pairbench: "test", AgentName: "pi", Agent: "1.6.0"},
+		Model:    runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
+		Caps:     runner.PlanCaps{TimeS: 120, Turns: 30},
+		Seed:     7, Alpha: 0.05,
+	}
+	var rows []byte
+	shot := screenshot(t)
+	for i := range f.intents {
+		id := fmt.Sprintf("books-intent-%03d-with-a-long-descriptive-name", i)
+		in := runner.PlannedIntent{ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}
+		// Each intent leans its own way, so the run shows every label.
+		treatBetter := rng.Float64()
+		speed := 0.3 + 2.5*rng.Float64()
+		for p := range f.pairs {
+			order := pairbench.AB
+			if p%2 == 1 {
+				order = pairbench.BA
+			}
+			in.Pairs = append(in.Pairs, runner.PlannedPair{Pair: p, Order: order})
+			ctlWall := 20 + 40*rng.Float64()
+			walls := map[pairbench.Arm]float64{pairbench.Control: ctlWall, pairbench.Treatment: ctlWall / speed * (0.8 + 0.4*rng.Float64())}
+			correct := map[pairbench.Arm]bool{pairbench.Control: rng.Float64() < 0.7, pairbench.Treatment: rng.Float64() < treatBetter}
+			if i%3 == 0 {
+				correct[pairbench.Treatment] = correct[pairbench.Control] // no pair where the arms disagree
+			}
+			for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
+				job := runner.Job{Intent: id, Stage: pairbench.StagePair, Pair: p, Order: order, Attempt: 1}
+				r := pairbench.Row{
+					V: pairbench.RowVersion, RunID: plan.RunID, Intent: id, Domain: in.Domain, Stage: pairbench.StagePair,
+					Pair: p, Order: order, Arm: arm, Attempt: 1, Outcome: pairbench.Correct,
+					WallSeconds: walls[arm], StartDelayMS: 12, Turns: 3 + rng.IntN(9), InputTokens: 12000, OutputTokens: 90, CostUSD: 0.004,
+					Answer: pairbench.Answer{Raw: "I found it.\n```json\n{\"title\": \"Paper Boats\"}\n```", Extracted: map[string]any{"title": "Paper Boats"}},
+				}
+				if !correct[arm] {
+					r.Outcome, r.Reason = pairbench.Wrong, `rule "title" failed: want "Paper Boats", got "Salt Lanterns"`
+					r.Answer.Extracted = map[string]any{"title": "Salt Lanterns"}
+				}
+				if arm == pairbench.Treatment {
+					r.Adopted = true
+					r.WebMCP = []pairbench.Invocation{{Tool: "find_books", Status: "ok", MS: 420, Registered: true}}
+				}
+				if f.hostile {
+					r.Answer = pairbench.Answer{Raw: hostile, Extracted: map[string]any{"title": hostile}}
+					r.Reason, r.Error = hostile, hostile
+					r.WebMCP = append(r.WebMCP, pairbench.Invocation{Tool: hostile, Status: "error", Error: hostile, MS: 3})
+					r.Unregistered = []pairbench.RegistrationFailure{{Tool: hostile, File: hostile, URL: hostile, Error: hostile}}
+				}
+				if f.trials {
+					r.TrialDir = runner.TrialDir(job, arm)
+					writeTrial(t, run, r, shot, f.hostile)
+				}
+				var err error
+				rows, err = pairbench.AppendRow(rows, r)
+				require.NoError(t, err)
+			}
+		}
+		plan.Intents = append(plan.Intents, in)
+	}
+	require.NoError(t, run.WritePlan(plan))
+	require.NoError(t, run.WriteFile(runner.RowsFile, rows))
+	_, err := bench.WriteReport(run, run, "https://ci.example/r/report.html", func(p runner.Problem) { t.Errorf("rows: %s", p) })
+	require.NoError(t, err)
+	return run
+}
+
+// writeTrial writes a trial directory for r like a pi trial's: a
+// transcript of message_end records, its timeline, its WebMCP calls and
+// the end-of-trial screenshot.
+func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, hostile bool) {
+	t.Helper()
+	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+	page := "### Page\n- Page URL: http://books.example/\n- Page Title: Books Example"
+	tool := "mcp__browser__browser_snapshot"
+	if hostile {
+		page, tool = hostileText, hostileText
+	}
+	msgs := []map[string]any{
+		{"role": "system", "content": "", "sections": map[string]any{"preamble": "system prompt"}},
+		{"role": "user", "content": text("What is the cheapest book by Ada Quill?")},
+		{"role": "assistant", "content": []map[string]any{{"type": "toolCall", "id": "c1", "name": "mcp__pairbench__webmcp", "arguments": map[string]any{"action": "list"}}}},
+		{"role": "toolResult", "toolCallId": "c1", "toolName": "mcp__pairbench__webmcp", "content": text(`{"tools":[{"name":"find_books"}]}`)},
+		{"role": "assistant", "content": []map[string]any{{"type": "toolCall", "id": "c2", "name": tool, "arguments": map[string]any{"note": page}}}},
+		{"role": "toolResult", "toolCallId": "c2", "toolName": tool, "content": text(page), "isError": hostile},
+		{"role": "assistant", "content": text(r.Answer.Raw)},
+	}
+	var transcript []byte
+	var times []int64
+	for i, m := range msgs {
+		b, err := json.Marshal(map[string]any{"type": "message_end", "message": m})
+		require.NoError(t, err)
+		transcript = append(append(transcript, b...), '\n')
+		times = append(times, int64(1300+900*i))
+	}
+	end := int64(r.WallSeconds * 1000)
+	tl := runner.Timeline{
+		StartedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Marks: []runner.Mark{
+			{Step: runner.StepSetup}, {Step: runner.StepBrowserOpening, AtMS: 1}, {Step: runner.StepBrowserOpen, AtMS: 900},
+			{Step: runner.StepPageLoaded, AtMS: 1100}, {Step: runner.StepSetupDone, AtMS: 1150}, {Step: runner.StepAgentLaunched, AtMS: 1162},
+			{Step: runner.StepFirstTurn, AtMS: 1300}, {Step: runner.StepAgentEnded, AtMS: end}, {Step: runner.StepScreenshot, AtMS: end + 80},
+			{Step: runner.StepEnd, AtMS: end + 300},
+		},
+		Transcript: times,
+	}
+	if len(r.WebMCP) > 0 {
+		tl.WebMCP = []int64{2400}
+	}
+	b, err := json.Marshal(tl)
+	require.NoError(t, err)
+	dir := r.TrialDir
+	for name, data := range map[string][]byte{
+		runner.TrialTranscript: transcript, runner.TrialTimeline: b, runner.TrialScreenshot: shot,
+		runner.TrialSetup: []byte("{}\n"), runner.TrialWebMCP: nil,
+	} {
+		require.NoError(t, run.WriteFile(path.Join(dir, name), data))
+	}
+}
+
+// hostileText is hostile for the transcript: markup, and a line long
+// enough to be trimmed.
+var hostileText = hostile + string(bytes.Repeat([]byte("<b>long</b> "), 400))
+
+// screenshot is a PNG of the screenshot size, a page-like picture.
+func screenshot(t testing.TB) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, runner.ScreenshotWidth, runner.ScreenshotHeight))
+	for y := range runner.ScreenshotHeight {
+		for x := range runner.ScreenshotWidth {
+			c := color.RGBA{255, 255, 255, 255}
+			if y < 90 {
+				c = color.RGBA{9, 105, 218, 255}
+			} else if x > 200 && x < 1080 && (y/40)%3 == 0 && y > 150 {
+				c = color.RGBA{208, 215, 222, 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, img))
+	return b.Bytes()
+}

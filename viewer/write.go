@@ -1,0 +1,356 @@
+package viewer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// Write writes the site's pages into out (which may be the run directory
+// itself): a page per intent of rep and, when the run has trial
+// directories, a page per pair. Links to a trial's files (its screenshot,
+// transcript) are relative to the run directory, so out should be it, or a
+// copy that keeps trials/ beside the pages. It returns how many pages it
+// wrote.
+func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
+	written := 0
+	put := func(rel string, page []byte) error {
+		if err := writePage(out.File(rel), page); err != nil {
+			return err
+		}
+		written++
+		return nil
+	}
+	for i := range rep.Intents {
+		in := &rep.Intents[i]
+		pairs := s.intentPairs(in.ID)
+		page, err := s.intentPage(rep, in, pairs)
+		if err != nil {
+			return written, err
+		}
+		if err := put(IntentPage(in.ID), page); err != nil {
+			return written, err
+		}
+		if !s.trials {
+			continue
+		}
+		for j, p := range pairs {
+			var prev, next *pairSlot
+			if j > 0 {
+				prev = pairs[j-1]
+			}
+			if j+1 < len(pairs) {
+				next = pairs[j+1]
+			}
+			page, err := s.pairPage(rep, in, p, prev, next)
+			if err != nil {
+				return written, err
+			}
+			if err := put(PairPage(in.ID, p.Pair), page); err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// writePage replaces the file at p whole (a reader sees the old page or
+// the new). Pages are rebuilt from the rows by each report, so it does
+// not wait for the disk.
+func writePage(p string, page []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, page, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// Head is what every page of the site shares.
+type Head struct {
+	Title  string
+	Policy string
+	Style  template.CSS
+	// Root is the relative URL of the run directory from the page.
+	Root string
+	Run  string
+}
+
+func newPage(rep *stats.Report, title, root string) Head {
+	return Head{Title: title, Policy: Policy, Style: template.CSS(Style), Root: root, Run: rep.RunID}
+}
+
+// intentView is an intent page.
+type intentView struct {
+	Head
+	ID, Label, LabelClass, Why string
+	Domain                     string
+	Figures                    template.HTML
+	Plot                       *pairedPlot
+	Pairs                      []pairRow
+	Classes                    []classChoice
+	Disagree                   int
+	// Planned counts the planned pairs; Missing, those without a row.
+	Planned, Missing int
+	// Linked is set when the pairs have pages.
+	Linked bool
+}
+
+type classChoice struct {
+	Class pairClass
+	Name  string
+	N     int
+}
+
+// pairRow is one pair in an intent page's table.
+type pairRow struct {
+	Pair     int
+	Order    string
+	Class    pairClass
+	Disagree bool
+	Page     string
+	Arms     [2]armCell
+}
+
+type armCell struct {
+	Outcome  string
+	Wall     string
+	Turns    int
+	Adopted  bool
+	Attempts int
+}
+
+func (s *Site) intentPage(rep *stats.Report, in *stats.Intent, pairs []*pairSlot) ([]byte, error) {
+	var figures bytes.Buffer
+	if err := stats.WriteIntentHTML(&figures, rep, in.ID); err != nil {
+		return nil, err
+	}
+	v := intentView{
+		Head: newPage(rep, in.ID, ".."),
+		ID:   in.ID, Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label), Why: in.Why,
+		Domain:  in.Domain,
+		Figures: template.HTML(figures.String()), // html/template's own output
+		Plot:    newPairedPlot(pairs, slug(in.ID), s.trials),
+		Planned: in.Pairs.Planned,
+		Linked:  s.trials,
+	}
+	counts := map[pairClass]int{}
+	for _, p := range pairs {
+		row := pairRow{Pair: p.Pair, Order: string(p.Order), Class: p.class(), Disagree: p.disagree()}
+		if s.trials {
+			row.Page = path.Join(slug(in.ID), fmt.Sprint(p.Pair)+".html")
+		}
+		for arm := range 2 {
+			if a := last(p.Arms[arm]); a != nil {
+				row.Arms[arm] = armCell{Outcome: string(a.Outcome), Wall: seconds(a.Wall), Turns: a.Turns,
+					Adopted: a.Adopted, Attempts: len(p.Arms[arm])}
+			}
+		}
+		counts[row.Class]++
+		if row.Disagree {
+			v.Disagree++
+		}
+		v.Pairs = append(v.Pairs, row)
+	}
+	v.Missing = max(0, in.Pairs.Planned-len(pairs))
+	for _, c := range pairClasses {
+		if counts[c.Class] > 0 {
+			v.Classes = append(v.Classes, classChoice{c.Class, c.Name, counts[c.Class]})
+		}
+	}
+	return render("intent", v)
+}
+
+func labelText(l pairbench.Label) string {
+	if l == "" {
+		return "no label"
+	}
+	return string(l)
+}
+
+// seconds shows a wall time.
+func seconds(s float64) string { return fmt.Sprintf("%.1f s", s) }
+
+// pairView is a pair page.
+type pairView struct {
+	Head
+	Intent, IntentPage, Label, LabelClass string
+	Pair                                  int
+	Order                                 string
+	Class                                 pairClass
+	ClassName                             string
+	Prev, Next                            string
+	Arms                                  [2]trialView
+}
+
+// trialView is one arm of a pair page: its attempt that counts, in full.
+type trialView struct {
+	Arm string
+	// Root is the relative URL of the run directory from the page.
+	Root    string
+	Missing bool
+	Row     *pairbench.Row
+	// Earlier are the attempts before it (aborted ones, retried).
+	Earlier   []*pairbench.Row
+	Extracted string
+	Files     trialFiles
+	Timeline  *timelineView
+	Steps     []step
+	// Problem says what of the trial directory could not be read.
+	Problem string
+}
+
+// trialFiles are the run-relative URLs of a trial's files, "" when absent.
+type trialFiles struct {
+	Dir, Screenshot, Transcript, Timeline, Setup, WebMCP string
+}
+
+func (s *Site) pairPage(rep *stats.Report, in *stats.Intent, p *pairSlot, prev, next *pairSlot) ([]byte, error) {
+	v := pairView{
+		Head:   newPage(rep, fmt.Sprintf("%s · pair %d", in.ID, p.Pair), "../.."),
+		Intent: in.ID, IntentPage: "../" + slug(in.ID) + ".html",
+		Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label),
+		Pair: p.Pair, Order: orderText(p.Order), Class: p.class(),
+	}
+	for _, c := range pairClasses {
+		if c.Class == v.Class {
+			v.ClassName = c.Name
+		}
+	}
+	if prev != nil {
+		v.Prev = fmt.Sprint(prev.Pair) + ".html"
+	}
+	if next != nil {
+		v.Next = fmt.Sprint(next.Pair) + ".html"
+	}
+	for arm, name := range []string{string(pairbench.Control), string(pairbench.Treatment)} {
+		v.Arms[arm] = s.trialView(name, p.Arms[arm])
+		v.Arms[arm].Root = v.Root
+	}
+	return render("pair", v)
+}
+
+func orderText(o pairbench.Order) string {
+	switch o {
+	case pairbench.AB:
+		return "control ran first"
+	case pairbench.BA:
+		return "treatment ran first"
+	}
+	return string(o)
+}
+
+func (s *Site) trialView(arm string, attempts []*attempt) trialView {
+	t := trialView{Arm: arm}
+	a := last(attempts)
+	if a == nil || a.Row == nil {
+		t.Missing = true
+		return t
+	}
+	t.Row = a.Row
+	for _, e := range attempts {
+		if e != a && e.Row != nil {
+			t.Earlier = append(t.Earlier, e.Row)
+		}
+	}
+	slices.SortFunc(t.Earlier, func(x, y *pairbench.Row) int { return x.Attempt - y.Attempt })
+	if len(a.Row.Answer.Extracted) > 0 {
+		b, _ := json.MarshalIndent(a.Row.Answer.Extracted, "", "  ")
+		t.Extracted = string(b)
+	}
+	dir, ok := trialDir(a.Row.TrialDir)
+	if !ok {
+		t.Problem = fmt.Sprintf("the row's trial directory %q is not inside %s/", a.Row.TrialDir, runner.TrialsDir)
+		return t
+	}
+	var problems []string
+	file := func(name string) string {
+		rel := path.Join(dir, name)
+		if _, err := os.Stat(s.dir.File(rel)); err != nil {
+			return ""
+		}
+		return rel
+	}
+	t.Files = trialFiles{Dir: dir, Screenshot: file(runner.TrialScreenshot), Transcript: file(runner.TrialTranscript),
+		Timeline: file(runner.TrialTimeline), Setup: file(runner.TrialSetup), WebMCP: file(runner.TrialWebMCP)}
+	var tl runner.Timeline
+	if t.Files.Timeline != "" {
+		if err := readJSON(s.dir.File(t.Files.Timeline), &tl); err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			t.Timeline = newTimelineView(&tl, a.Row)
+		}
+	}
+	if t.Files.Transcript != "" {
+		f, err := os.Open(s.dir.File(t.Files.Transcript))
+		if err == nil {
+			t.Steps, err = readTranscript(f, tl.Transcript)
+			f.Close()
+		}
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	} else {
+		problems = append(problems, "the trial directory has no "+runner.TrialTranscript)
+	}
+	t.Problem = strings.Join(problems, "; ")
+	return t
+}
+
+// trialDir is a row's trial directory as a clean run-relative path, and
+// whether it lies inside trials/ (a row could say anything).
+func trialDir(rel string) (string, bool) {
+	clean := path.Clean(rel)
+	return clean, fs.ValidPath(clean) && runner.IsTrialFile(clean)
+}
+
+// maxTrialJSON bounds the JSON files of a trial the viewer reads.
+const maxTrialJSON = 16 << 20
+
+func readJSON(p string, v any) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() > maxTrialJSON {
+		return fmt.Errorf("%s is larger than %d bytes", filepath.Base(p), maxTrialJSON)
+	}
+	if err := json.NewDecoder(f).Decode(v); err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Base(p), err)
+	}
+	return nil
+}
+
+func render(name string, v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, v); err != nil {
+		return nil, fmt.Errorf("render the %s page: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// errNoRun is returned for a directory with no report to show.
+var errNoRun = errors.New("no report.html: not a reported run directory (run pairbench report on it first)")
