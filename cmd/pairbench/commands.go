@@ -14,5 +14,6 @@ func commands() []*cobra.Command {
 		newMergeCmd(),
 		newPostCmd(),
 		newServeCmd(),
+		newViewCmd(),
 	}
 }

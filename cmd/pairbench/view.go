@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/viewer"
+)
+
+type viewOptions struct {
+	store, runID, addr string
+	open               bool
+}
+
+func newViewCmd() *cobra.Command {
+	var o viewOptions
+	cmd := &cobra.Command{
+		Use:   "view RUN_DIR | view --store LOCATION --run-id ID",
+		Short: "Serve a run's report site on loopback and open it in a browser",
+		Long: `view serves a run's report site on this machine only (127.0.0.1) and opens it
+in your browser: the run page (report.html) with its filters, a page per
+intent with its paired plot and its pairs, and a page per pair with both
+arms side by side (each turn, each tool call with its arguments and a
+trimmed result, each WebMCP invocation, the answer and its grade, the caps
+hit, the end-of-trial screenshot and the trial's timeline).
+
+A run directory is served as it is; its report and site are written first
+when it has none (as 'pairbench report' would). With --store and --run-id, the run's
+plan, rows and trial directories are fetched from the artifact store into a
+temporary directory, reported there and served from it (it is removed when
+view stops).
+
+The pages run no script and load nothing from elsewhere: each carries a
+strict Content-Security-Policy, also sent as a header, and everything a
+trial recorded is escaped. Only the site's pages and the trial files they
+show are served. Stop with Ctrl-C.
+
+Examples:
+  pairbench view runs/demo/demo-20261201
+  pairbench view --store s3://bench/runs --run-id pr42-abc
+  pairbench view runs/r7 --addr 127.0.0.1:8080 --open=false`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.store != "" && len(args) == 0 && o.runID != "":
+			case o.store == "" && o.runID == "" && len(args) == 1:
+			default:
+				return usageError{errors.New("view takes one RUN_DIR, or --store and --run-id")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runView(cmd.Context(), o, dir, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().StringVar(&o.store, "store", "", "artifact store to fetch the run from (a directory, file:// or s3:// URL)")
+	cmd.Flags().StringVar(&o.runID, "run-id", "", "with --store, the run to view")
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:0", "loopback address to serve on (port 0 picks a free one)")
+	cmd.Flags().BoolVar(&o.open, "open", true, "open the run page in the desktop's browser (xdg-open), when there is one")
+	return cmd
+}
+
+// runView serves the report site of dir, or of run o.runID fetched from
+// o.store, until ctx ends.
+func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.Writer) error {
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--addr %q: %w", o.addr, err)}
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return usageError{fmt.Errorf("--addr %q: view serves on a loopback address only (127.0.0.1 or ::1)", o.addr)}
+	}
+	if o.store != "" {
+		tmp, err := os.MkdirTemp("", "pairbench-view-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		store, err := artifacts.Open(ctx, o.store)
+		if err != nil {
+			return usageError{err}
+		}
+		dir = tmp
+		if _, err := bench.Merge(ctx, store, o.runID, runner.RunDir{Path: dir}, true, warnTo(stderr)); err != nil {
+			return err
+		}
+	}
+	run := runner.RunDir{Path: dir}
+	if _, err := run.ReadPlan(); err != nil {
+		return err
+	}
+	_, noReport := os.Stat(run.File(runner.ReportHTML))
+	_, noSite := os.Stat(run.File(viewer.IntentsDir))
+	if noReport != nil || noSite != nil || o.store != "" {
+		if _, err := bench.WriteReport(run, run, "", warnTo(stderr)); err != nil {
+			return err
+		}
+	}
+	h, err := viewer.Handler(dir)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/" + runner.ReportHTML
+	fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", dir, url)
+	if o.open {
+		openBrowser(url, stderr)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("view: %w", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shut)
+}
+
+// openBrowser asks the desktop to open url, saying so when it cannot.
+func openBrowser(url string, stderr io.Writer) {
+	open, err := exec.LookPath("xdg-open")
+	if err != nil {
+		fmt.Fprintf(stderr, "pairbench: no xdg-open here; open %s in a browser\n", url)
+		return
+	}
+	cmd := exec.Command(open, url)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "pairbench: could not open a browser (%v); open %s yourself\n", err, url)
+		return
+	}
+	go cmd.Wait()
+}
