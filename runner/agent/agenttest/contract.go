@@ -82,10 +82,11 @@ func Tools(t testing.TB) agent.Tools {
 }
 
 // recorder remembers every request the model got: its body with its key
-// headers, and the value of keyHeader.
+// headers, every header, and the value of keyHeader.
 type recorder struct {
 	mu        sync.Mutex
 	bodies    []string
+	headers   []string
 	keyHeader string
 	keys      []string
 	next      http.Handler
@@ -95,6 +96,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.bodies = append(r.bodies, req.Header.Get("Authorization")+req.Header.Get("X-Api-Key")+"\n"+string(b))
+	r.headers = append(r.headers, fmt.Sprint(req.Header))
 	if r.keyHeader != "" {
 		r.keys = append(r.keys, req.Header.Get(r.keyHeader))
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,6 +34,17 @@ func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Ad
 	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }
 
+// hostConfig are provider settings a host may hold beside its key, which
+// the CLIs read (Claude Code sends ANTHROPIC_BETAS in anthropic-beta and
+// goes where ANTHROPIC_BASE_URL says): the bench's configuration is the
+// plan's alone, so none of them may change a request.
+var hostConfig = []string{
+	"ANTHROPIC_BETAS=host-config-beta", "ANTHROPIC_BASE_URL=https://host-config.example",
+	"ANTHROPIC_MODEL=host-config-model", "ANTHROPIC_SMALL_FAST_MODEL=host-config-model",
+	"ANTHROPIC_DEFAULT_HAIKU_MODEL=host-config-model", "OPENAI_BASE_URL=https://host-config.example/v1",
+	"OPENAI_ORGANIZATION=host-config-org", "OPENAI_PROJECT=host-config-project",
+}
+
 // realKey runs the agent against a real model's route: the key is the
 // host's, held by the egress proxy, and the model is a TLS stand-in (the
 // scripted model behind https://example.com) reached through the proxy,
@@ -40,7 +52,8 @@ func (loopbackResolver) LookupNetIP(context.Context, string, string) ([]netip.Ad
 // the provider reads it from, and only there; nothing the trial kept
 // holds it. Then the stand-in answers every request with an error that
 // quotes the key it got, as providers do for a bad key: the agent prints
-// that error, and still nothing kept holds the key.
+// that error, and still nothing kept holds the key. The host also holds
+// provider settings (hostConfig), which change nothing the model gets.
 func (b *bench) realKey(t *testing.T) {
 	a := b.a
 	require.NotEmpty(t, a.Provider, "the adapter names its provider")
@@ -61,7 +74,7 @@ func (b *bench) realKey(t *testing.T) {
 	t.Cleanup(srv.Close)
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
-	ag := a.New(t, hostEnv, b.tmp, agent.Network{Resolver: loopbackResolver{}, UpstreamRoots: roots, LoopbackHosts: []string{standInHost}})
+	ag := a.New(t, append(slices.Clone(hostEnv), hostConfig...), b.tmp, agent.Network{Resolver: loopbackResolver{}, UpstreamRoots: roots, LoopbackHosts: []string{standInHost}})
 	m := runner.Model{Provider: a.Provider, ID: model.ID, KeyEnv: a.KeyEnv, InputPrice: 3, OutputPrice: 15,
 		BaseURL: fmt.Sprintf("https://%s:%d/v1", standInHost, srv.Listener.Addr().(*net.TCPAddr).Port)}
 
@@ -80,6 +93,8 @@ func (b *bench) realKey(t *testing.T) {
 	}
 	assert.Equal(t, strings.Count(bodies, canary), len(keys), "the key is in the key header only, never in a body")
 	assert.NotContains(t, bodies, "pairbench_placeholder_", "no placeholder reaches the model")
+	assert.NotContains(t, strings.Join(rec.headers, "\n")+bodies, "host-config",
+		"no setting of the host's provider variables changes what the agent sends")
 	b.noCanary(t, dir)
 	assert.NotContains(t, fmt.Sprint(row), canary)
 

@@ -29,8 +29,8 @@ type Config struct {
 	// ExtraPackages are what the agent's other processes need read-only:
 	// Node and Playwright MCP, which run beside Claude Code.
 	ExtraPackages []string
-	// HostEnv is the environment provider keys are read from
-	// (os.Environ()).
+	// HostEnv is the environment the model's key is read from
+	// (os.Environ()); nothing else of it reaches the CLI.
 	HostEnv []string
 	// Bwrap, Executable and TempRoot are passed to the sandbox (see
 	// sandbox.Policy).
@@ -163,8 +163,12 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		// so the secret travels under that name.
 		route.Secrets[0].Name = "ANTHROPIC_API_KEY"
 	}
+	// No variable of the host's passes (Launch.HostEnv unset): Claude Code's
+	// configuration is env and its configuration directory alone, and
+	// the host's provider settings (ANTHROPIC_BETAS, *_BASE_URL, ...)
+	// would change its requests. Its key travels as route's secret.
 	return agent.Run(ctx, agent.Launch{
-		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network, Policy: a.policy,
+		Name: Name, Task: task, Route: route, Env: env, Network: a.cfg.Network, Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			dir := filepath.Join(home, filepath.Base(configDir))
 			if err := writeConfig(dir, servers); err != nil {

@@ -45,7 +45,8 @@ type Config struct {
 	// ExtraPackages are what the agent's other processes need read-only:
 	// Node and Playwright MCP, which run beside Codex.
 	ExtraPackages []string
-	// HostEnv is the environment provider keys are read from.
+	// HostEnv is the environment the model's key is read from
+	// (os.Environ()); nothing else of it reaches the CLI.
 	HostEnv []string
 	// Bwrap, Executable and TempRoot are passed to the sandbox.
 	Bwrap, Executable, TempRoot string
@@ -173,8 +174,12 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 	}
 	st := NewStream(task.Caps, task.Model, nil)
 	st.Started = task.Started
+	// No variable of the host's passes (Launch.HostEnv unset): Codex's
+	// configuration is env and its configuration directory alone, and
+	// the host's provider settings (ANTHROPIC_BETAS, *_BASE_URL, ...)
+	// would change its requests. Its key travels as route's secret.
 	return agent.Run(ctx, agent.Launch{
-		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network, Policy: a.policy,
+		Name: Name, Task: task, Route: route, Env: env, Network: a.cfg.Network, Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			dir := filepath.Join(home, filepath.Base(codexHome))
 			if err := os.MkdirAll(dir, 0o755); err != nil {
