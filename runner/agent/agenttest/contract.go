@@ -192,9 +192,18 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
 	})
 	t.Run("stalled model", func(t *testing.T) {
-		stall := func(int) *model.Fault { return &model.Fault{Stall: true} }
+		// The model answers the first request and stalls on every later
+		// one: by then the agent has declared its tools, however long a
+		// loaded machine took to start it (stalled from the first, an agent
+		// killed before it declared any was aborted for that instead).
+		stall := func(n int) *model.Fault {
+			if n < 2 {
+				return nil
+			}
+			return &model.Fault{Stall: true}
+		}
 		start := time.Now()
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 8, Turns: 25, SpendUSD: 1}, stall)
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 20, Turns: 25, SpendUSD: 1}, stall)
 		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
 		assert.Less(t, time.Since(start), 60*time.Second, "the time cap stops it")
