@@ -1,9 +1,12 @@
 package bot_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
@@ -468,4 +473,53 @@ func TestRunWithAnAgent(t *testing.T) {
 	require.Len(t, ds, 2)
 	assert.Nil(t, ds[0].Inputs["agent"], "no agent input unless one is asked for")
 	assert.Equal(t, "codex", ds[1].Inputs["agent"])
+}
+
+// TestReportLinksOnS3PresignAtClickTime: with an S3 store (a real S3
+// server), the comment links the report through the service, never a
+// presigned URL; each click is checked and redirected to a URL presigned
+// then, for minutes, so the link in the comment outlives every presigned
+// one.
+func TestReportLinksOnS3PresignAtClickTime(t *testing.T) {
+	bin, err := filepath.Abs("../tools/bin/versitygw")
+	require.NoError(t, err)
+	const access, secret = "pairbench-test", "pairbench-test-secret-0123456789"
+	srv := s3test.StartT(t, bin, access, secret, "runs")
+	s3, err := artifacts.NewS3(t.Context(), artifacts.S3Config{Endpoint: srv.Endpoint, Bucket: "runs", Region: s3test.Region,
+		PathStyle: true, AccessKeyID: access, SecretAccessKey: secret})
+	require.NoError(t, err)
+	f := newFixture(t, func(c *bot.Config) { c.Store = s3 })
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	rep := readReport(t)
+	rep.Verdict, rep.RunID = pairbench.Better, run
+	require.NoError(t, s3.Put(t.Context(), run+"/report.json", bytes.NewReader(mustJSON(t, rep))))
+	require.NoError(t, s3.Put(t.Context(), run+"/report.html", strings.NewReader("<html>the report</html>")))
+	f.runner.finish(bot.RunID(run), nil)
+	f.waitBench(t, run, state.BenchDone)
+
+	body := f.gh.Comments(repoName, prNumber)[0].Body
+	assert.NotContains(t, body, srv.Endpoint, "no presigned URL in a public comment")
+	assert.NotContains(t, body, "X-Amz-")
+	i := strings.Index(body, "https://bench.example.test/runs/")
+	require.Positive(t, i)
+	link := body[i:]
+	link = strings.TrimPrefix(link[:strings.IndexAny(link, ")> \n")], "https://bench.example.test")
+	click := func() string {
+		w := httptest.NewRecorder()
+		f.bot.ReportHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
+		require.Equal(t, http.StatusFound, w.Code, w.Body.String())
+		loc := w.Header().Get("Location")
+		require.True(t, strings.HasPrefix(loc, srv.Endpoint+"/runs/"+run+"/report.html?"), loc)
+		assert.Contains(t, loc, "X-Amz-Expires=300", "presigned for 5 minutes")
+		resp, err := http.Get(loc)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, "<html>the report</html>", string(got))
+		return loc
+	}
+	first := click()
+	time.Sleep(1100 * time.Millisecond) // X-Amz-Date has second precision
+	assert.NotEqual(t, first, click(), "each click presigns anew")
 }

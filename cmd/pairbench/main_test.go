@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pairbench/pairbench/sandbox"
+	"github.com/pairbench/pairbench/state/statetest"
 )
 
 // TestMain lets the test binary serve as the sandbox's init, exactly as
@@ -13,5 +14,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	statetest.Stop() // the PostgreSQL a test started, if any
+	os.Exit(code)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/state/statetest"
 )
 
 var (
@@ -56,14 +57,14 @@ func verdictOf(sha string) pairbench.Label {
 
 // serveProc runs the real pairbench serve binary, restartable.
 type serveProc struct {
-	t                 *testing.T
-	bin, addr         string
-	args              []string
-	env               []string
-	cmd               *exec.Cmd
-	exited            chan struct{}
-	log               *os.File
-	starts, killCount int
+	t         *testing.T
+	bin, addr string
+	args      []string
+	env       []string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	log       *os.File
+	starts    int
 }
 
 func (p *serveProc) start() {
@@ -80,25 +81,42 @@ func (p *serveProc) start() {
 func (p *serveProc) kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited
-	p.killCount++
 }
 
-// post sends a signed delivery until the service answers 2xx (an operator
-// redelivering what failed from the App's delivery log), and returns the
-// status of the answer that took it.
-func (p *serveProc) post(ctx context.Context, secret []byte, event, id string, body []byte) int {
+// try sends a signed delivery once and returns the status of the answer,
+// 0 if none came.
+func (p *serveProc) try(ctx context.Context, secret []byte, event, id string, body []byte) int {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// cluster is the replicas of one service behind a load balancer.
+type cluster struct {
+	procs []*serveProc
+	mu    sync.Mutex
+	next  int
+}
+
+// post sends a signed delivery until a replica answers 2xx (an operator
+// redelivering what failed from the App's delivery log), each try to the
+// next replica, and returns the status of the answer that took it.
+func (c *cluster) post(ctx context.Context, secret []byte, event, id string, body []byte) int {
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-GitHub-Event", event)
-		req.Header.Set("X-GitHub-Delivery", id)
-		req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode/100 == 2 {
-				return resp.StatusCode
-			}
+		c.mu.Lock()
+		p := c.procs[c.next%len(c.procs)]
+		c.next++
+		c.mu.Unlock()
+		if status := p.try(ctx, secret, event, id, body); status/100 == 2 {
+			return status
 		}
 		select {
 		case <-ctx.Done():
@@ -128,7 +146,18 @@ func freeAddr(t *testing.T) string {
 // and no check run is left queued or in progress.
 //
 //	go test ./cmd/pairbench -run TestServeSurvivesKill9 -serve.kills 40 -v
-func TestServeSurvivesKill9(t *testing.T) {
+func TestServeSurvivesKill9(t *testing.T) { serveCrash(t, "sqlite", 1) }
+
+// TestServeReplicasSurviveKill9 is TestServeSurvivesKill9 for two replicas
+// sharing one PostgreSQL database (Debian's, started by the test) behind a
+// load balancer that sends each try of a delivery to the next replica: a
+// redelivery may reach the other replica, the jobs run on both, and the
+// SIGKILLs fall on either.
+func TestServeReplicasSurviveKill9(t *testing.T) { serveCrash(t, "postgres", 2) }
+
+// serveCrash runs the crash test on a database dialect with that many
+// replicas.
+func serveCrash(t *testing.T, dialect string, replicas int) {
 	if testing.Short() {
 		t.Skip("kills and restarts the service dozens of times (a minute or two); skipped with -short")
 	}
@@ -184,15 +213,26 @@ func TestServeSurvivesKill9(t *testing.T) {
 	require.NoError(t, err)
 	defer logFile.Close()
 	secret := []byte("crash-secret")
-	p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile,
-		env: append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret)),
-		args: []string{"--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile, "--api-url", gh.URL,
-			"--store", store, "--dispatch", "actions", "--state-dir", filepath.Join(dir, "state"),
-			"--public-url", "https://bench.example.test", "--shutdown-timeout", "5s", "--log-format", "json"}}
-	p.start()
+	env := append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret))
+	stateArgs := []string{"--state-dir", filepath.Join(dir, "state")}
+	if dialect == "postgres" {
+		env = append(env, "PAIRBENCH_TEST_POSTGRES_URL="+statetest.Postgres(t))
+		stateArgs = []string{"--postgres-env", "PAIRBENCH_TEST_POSTGRES_URL"}
+	}
+	c := &cluster{}
+	for i := range replicas {
+		p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile, env: env,
+			args: append([]string{"--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile, "--api-url", gh.URL,
+				"--store", store, "--dispatch", "actions", "--replica-id", fmt.Sprint("replica-", i),
+				"--public-url", "https://bench.example.test", "--shutdown-timeout", "5s", "--log-format", "json"}, stateArgs...)}
+		p.start()
+		c.procs = append(c.procs, p)
+	}
 	defer func() {
-		if p.cmd.ProcessState == nil {
-			p.kill()
+		for _, p := range c.procs {
+			if p.cmd.ProcessState == nil {
+				p.kill()
+			}
 		}
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
@@ -207,9 +247,9 @@ func TestServeSurvivesKill9(t *testing.T) {
 		seq++
 		id := fmt.Sprintf("crash-%05d", seq)
 		mu.Unlock()
-		if p.post(ctx, secret, event, id, body) == http.StatusAccepted && rng.Float64() < 0.2 {
+		if c.post(ctx, secret, event, id, body) == http.StatusAccepted && rng.Float64() < 0.2 {
 			// GitHub redelivers a delivery the service already took.
-			assert.Equal(t, http.StatusOK, p.post(ctx, secret, event, id, body), "a redelivery is a duplicate")
+			assert.Equal(t, http.StatusOK, c.post(ctx, secret, event, id, body), "a redelivery is a duplicate")
 		}
 	}
 	completed := map[int64]bool{}
@@ -234,15 +274,19 @@ func TestServeSurvivesKill9(t *testing.T) {
 		}
 	}
 
-	// The killer: SIGKILL at random points, restarted at once.
+	// The killer: SIGKILL at random points, on a random replica, restarted
+	// at once.
 	killerDone := make(chan struct{})
+	kills := 0
 	go func() {
 		defer close(killerDone)
 		krng := rand.New(rand.NewPCG(*serveSeed, 3))
-		for p.killCount < *serveKills && ctx.Err() == nil {
+		for kills < *serveKills && ctx.Err() == nil {
 			time.Sleep(200*time.Millisecond + time.Duration(krng.Int64N(int64(1300*time.Millisecond))))
+			p := c.procs[krng.IntN(len(c.procs))]
 			p.kill()
 			p.start()
+			kills++
 		}
 	}()
 
@@ -278,7 +322,11 @@ func TestServeSurvivesKill9(t *testing.T) {
 		break
 	}
 	require.NoError(t, ctx.Err(), "the stream ran out of time")
-	t.Logf("SIGKILL points: %d; starts: %d; deliveries sent: %d", p.killCount, p.starts, seq)
+	starts := 0
+	for _, p := range c.procs {
+		starts += p.starts
+	}
+	t.Logf("replicas: %d on %s; SIGKILL points: %d; starts: %d; deliveries sent: %d", replicas, dialect, kills, starts, seq)
 
 	// Let it finish: complete what it dispatches until every head shows its
 	// verdict.
@@ -311,15 +359,19 @@ func TestServeSurvivesKill9(t *testing.T) {
 		want := "bench: " + string(verdictOf(sha))
 		assert.Equal(t, []string{want}, gh.IssueLabels(crashRepo, pr), "PR #%d's label is its head's verdict", pr)
 	}
-	t.Logf("check runs: %d; dispatches: %d; kills: %d", len(runs), len(gh.Dispatches(crashRepo)), p.killCount)
-	assert.GreaterOrEqual(t, p.killCount, *serveKills)
+	t.Logf("check runs: %d; dispatches: %d; kills: %d", len(runs), len(gh.Dispatches(crashRepo)), kills)
+	assert.GreaterOrEqual(t, kills, *serveKills)
 
 	// A clean stop to end with.
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-p.exited:
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
+	for _, p := range c.procs {
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	}
+	for _, p := range c.procs {
+		select {
+		case <-p.exited:
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop on SIGTERM")
+		}
 	}
 }
 

@@ -66,7 +66,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	p.start()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	p.post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha))
+	(&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha))
 
 	var runID string
 	require.Eventually(t, func() bool {
