@@ -474,7 +474,7 @@ func (e *Egress) serve(fn func() error) {
 // mode lets a root launcher's sandbox users connect, its peer credentials
 // say who did.
 func (e *Egress) listenUnix(path string) (net.Listener, error) {
-	l, err := net.Listen("unix", path)
+	l, err := listenUnixPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("egress socket: %w", err)
 	}
@@ -601,9 +601,9 @@ func peerUID(c net.Conn) (int, error) {
 // acceptForward relays each connection on l to port on the host's
 // loopback, or to the unix socket ForwardSockets names for it.
 func (e *Egress) acceptForward(l net.Listener, port int) {
-	network, addr := "tcp", loopback(port)
+	dial := func() (net.Conn, error) { return e.pol.dialer.Dial("tcp", loopback(port)) }
 	if socket, ok := e.sockets[port]; ok {
-		network, addr = "unix", socket
+		dial = func() (net.Conn, error) { return DialUnix(context.Background(), socket) }
 	}
 	for {
 		c, err := l.Accept()
@@ -616,7 +616,7 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 		}
 		e.wg.Go(func() {
 			defer e.untrack(c)
-			u, err := e.pol.dialer.Dial(network, addr)
+			u, err := dial()
 			if err != nil {
 				e.log.Warn("egress forward failed", "port", port, "err", err)
 				return

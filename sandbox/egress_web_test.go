@@ -187,3 +187,30 @@ func TestForwardSocketsRelayToAUnixSocket(t *testing.T) {
 	_, err = NewEgress(context.Background(), EgressConfig{ForwardSockets: map[int]string{9222: "rel.sock"}, TempDir: t.TempDir()})
 	assert.ErrorContains(t, err, "absolute")
 }
+
+// TestSocketsAtLongPaths: a socket directory deeper than a socket address
+// holds (a long --temp-dir) still serves and forwards.
+func TestSocketsAtLongPaths(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
+	require.NoError(t, os.MkdirAll(deep, 0o700))
+	target := filepath.Join(deep, "service.sock")
+	require.Greater(t, len(target), maxSocketPath)
+	l, err := listenUnixPath(target)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			io.WriteString(c, "hello\n")
+			c.Close()
+		}
+	}()
+	e := startEgress(t, EgressConfig{TempDir: deep, ForwardSockets: map[int]string{9222: target}})
+	c, err := DialUnix(t.Context(), filepath.Join(e.dir, portSocket(9222)))
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", line)
+}
