@@ -204,6 +204,10 @@ type Row struct {
 	Unregistered []RegistrationFailure `json:"unregistered,omitempty"`
 	// Adopted is true when the agent invoked at least one registered tool.
 	Adopted bool `json:"adopted"`
+	// BrowserRefusals counts the requests of the trial's browser that its
+	// egress refused (the trial directory's browser-refusals.jsonl lists
+	// them): a site that needs a refused destination shows here.
+	BrowserRefusals int `json:"browser_refusals,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	StartedAt string `json:"started_at,omitempty"` // RFC 3339, UTC

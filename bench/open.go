@@ -89,8 +89,10 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		}
 	}
 
+	policy := r.browserConfig().Policy()
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
-		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness}
+		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
+		Browser: &policy}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	r.onClose(a.Close)
 	// One spare browser per slot: each trial's Chromium starts while the
 	// slot's previous trial runs.
-	browsers, err := local.New(local.Config{Hosts: r.hosts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots})
+	browsers, err := local.New(r.browserConfig())
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,12 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
 		BrowserMCP: t.BrowserMCP(r.cfg.Settle), StartDelay: r.cfg.StartDelay, Log: r.log}
 	return nil
+}
+
+// browserConfig is the browser provider's configuration: the run's hosts,
+// one spare per slot.
+func (r *Run) browserConfig() local.Config {
+	return local.Config{Hosts: r.hosts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots}
 }
 
 // serveExampleSites serves the example sites on loopback until Close, in
@@ -148,18 +154,18 @@ func (r *Run) serveExampleSites() error {
 // creating it.
 const leftoverGrace = 5 * time.Second
 
-// cleanLeftovers removes the sandbox, egress, browser profile and compile
-// cache directories in the temporary directory that no live runner holds.
+// cleanLeftovers removes the sandbox (agents' and browsers'), egress and
+// compile cache directories in the temporary directory that no live runner
+// holds.
 func (r *Run) cleanLeftovers() {
 	dir, cutoff := r.cfg.TempDir, time.Now().Add(-leftoverGrace)
 	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
-	profiles, err2 := local.CleanStale(dir, cutoff)
-	caches, err3 := pi.CleanStale(dir, cutoff)
-	if n := len(sandboxes) + len(profiles) + len(caches); n > 0 {
-		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes), "browser", len(profiles),
+	caches, err2 := pi.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(caches); n > 0 {
+		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes),
 			"compile-cache", len(caches), "dir", dir)
 	}
-	if err := errors.Join(err1, err2, err3); err != nil {
+	if err := errors.Join(err1, err2); err != nil {
 		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/toolcheck"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -34,12 +35,22 @@ func (r *Run) Smoke(ctx context.Context) error {
 	return nil
 }
 
+// CheckBrowser is the trial browser's self-check (local.Check) with the
+// browsers' directories under tempDir ("" for /tmp): pairbench sandbox
+// check runs it after sandbox.Check, as the smoke gate does.
+func CheckBrowser(ctx context.Context, tempDir string) error {
+	return local.Check(ctx, local.Config{TempDir: tempDir})
+}
+
 func (r *Run) smokeGate(ctx context.Context) error {
 	rep, err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: r.hidden(), TempRoot: r.cfg.TempDir})
 	if err != nil {
 		return err
 	}
 	r.log.Info("sandbox check passed", "limits", rep.Limits, "devices", rep.Devices)
+	if err := CheckBrowser(ctx, r.cfg.TempDir); err != nil {
+		return err
+	}
 	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
 		return err
 	}

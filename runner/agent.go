@@ -33,9 +33,13 @@ type AgentTask struct {
 	// loopback ports.
 	MCPServers []MCPServer
 	// LoopbackPorts are ports on this host's loopback the agent's processes
-	// may reach (the browser's CDP endpoint, pairbench's MCP server); the
-	// adapter forwards them into its sandbox and nothing else on loopback.
+	// may reach (pairbench's MCP server); the adapter forwards them into its
+	// sandbox and nothing else on loopback.
 	LoopbackPorts []int
+	// Sockets are unix sockets on this host the agent's processes reach on
+	// a port of their own loopback (the key): the browser's DevTools, which
+	// has no port on this host. The adapter relays them into its sandbox.
+	Sockets map[int]string
 	// Allowlist is exactly the set of tool names the agent must declare to
 	// its model; the agent adapter reports what it really declared.
 	Allowlist []string

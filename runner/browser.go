@@ -19,7 +19,7 @@ import (
 // local provider (runner/browser/local) starts Chromium on this machine. A
 // cloud provider implements the same contract with its API; for Kernel
 // browsers: Open creates a browser (BrowserSpec's Profile and Stealth are its
-// options), CDPURL is the browser's CDP websocket URL, RegisterTools is its
+// options), DevTools is the browser's CDP websocket URL, RegisterTools is its
 // custom-tools registration, LiveTools and InvokeTool speak WebMCP over CDP
 // or its API, and Close deletes the browser.
 type Browsers interface {
@@ -44,10 +44,10 @@ type BrowserSpec struct {
 // Browser is one trial's browser. Its methods may be called from several
 // goroutines (the trial and the webmcp server use it at once).
 type Browser interface {
-	// CDPURL returns the browser-level Chrome DevTools Protocol websocket URL
-	// (ws://…/devtools/browser/…) that the agent's browser-control server
-	// attaches to. It is valid from Open until Close.
-	CDPURL() string
+	// DevTools says how the trial's agent reaches the browser's Chrome
+	// DevTools Protocol endpoint: the agent's browser-control server
+	// attaches to it. It is valid from Open until Close.
+	DevTools() DevTools
 
 	// RegisterTools arranges for tools to be registered with WebMCP
 	// (document.modelContext.registerTool) on every top-level document of
@@ -87,6 +87,41 @@ type Browser interface {
 	// or cloud session it holds is gone when Close returns nil. Close is safe
 	// to call more than once and after ctx of Open ended.
 	Close(ctx context.Context) error
+}
+
+// DevTools is how an agent's sandbox reaches a browser's Chrome DevTools
+// Protocol endpoint.
+type DevTools struct {
+	// URL is the CDP endpoint as the agent's processes dial it: a
+	// browser-level websocket URL (ws://…/devtools/browser/…), or an
+	// http://HOST:PORT endpoint whose /json/version names it (what
+	// Playwright's connectOverCDP reads).
+	URL string
+	// Socket, when set, is a unix socket on this host that the agent's
+	// sandbox relays Port of its own loopback to; URL then names
+	// 127.0.0.1:Port. It is the browser's only endpoint: no process dials
+	// it by a port on this host. Empty for a browser reached at URL itself
+	// (a cloud browser).
+	Socket string
+	Port   int
+}
+
+// Refusal is a request of the trial's browser that its egress refused: a
+// page (or the agent through it) asked for a destination the browser
+// policy does not allow.
+type Refusal struct {
+	At     time.Time `json:"at"`
+	Host   string    `json:"host"`
+	Port   int       `json:"port"`
+	Reason string    `json:"reason"`
+}
+
+// RefusalReporter is implemented by a Browser whose egress the provider
+// controls. The trial records the refusals with the row, so a site that
+// needs something the policy refuses shows in the report.
+type RefusalReporter interface {
+	// Refusals returns every refusal since the browser opened, oldest first.
+	Refusals() []Refusal
 }
 
 // Prestarter is implemented by a Browser whose provider starts the next

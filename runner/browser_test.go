@@ -34,7 +34,9 @@ type scriptedBrowser struct {
 
 var _ Browser = (*scriptedBrowser)(nil)
 
-func (b *scriptedBrowser) CDPURL() string { return "ws://127.0.0.1:9/devtools/browser/fake" }
+func (b *scriptedBrowser) DevTools() DevTools {
+	return DevTools{URL: "ws://127.0.0.1:9/devtools/browser/fake"}
+}
 
 func (b *scriptedBrowser) RegisterTools(_ context.Context, tools []intents.Tool) error {
 	b.mu.Lock()

@@ -42,6 +42,39 @@ type Plan struct {
 	// Alpha is the two-sided significance level of every label.
 	Alpha   float64         `json:"alpha"`
 	Intents []PlannedIntent `json:"intents"`
+	// Browser is how the trials' browsers are confined (the provider's
+	// BrowserPolicy); absent in plans made before it was recorded.
+	Browser *BrowserPolicy `json:"browser,omitempty"`
+}
+
+// BrowserPolicy records, in run.json, the confinement and the policy every
+// trial browser runs under, the same in both arms.
+type BrowserPolicy struct {
+	Provider string `json:"provider"`
+	// Sandbox confines the browser's processes; Namespaces are its own.
+	Sandbox    string   `json:"sandbox"`
+	Namespaces []string `json:"namespaces"`
+	// ChromiumSandbox lists the layers of Chromium's own sandbox that run
+	// inside it.
+	ChromiumSandbox []string      `json:"chromium_sandbox"`
+	Egress          BrowserEgress `json:"egress"`
+	// BlockedURLs are URL patterns no browser opens.
+	BlockedURLs []string `json:"blocked_urls"`
+	Downloads   string   `json:"downloads"`
+	// DevTools says who reaches the browser's DevTools, and how.
+	DevTools string `json:"devtools"`
+	// Writable is the only place the browser writes.
+	Writable string `json:"writable"`
+}
+
+// BrowserEgress is where a trial browser's requests may go.
+type BrowserEgress struct {
+	// PublicPorts are the ports any public host may be reached on.
+	PublicPorts []int `json:"public_ports"`
+	// Hosts are mapped to fixed addresses (the example sites, --host).
+	Hosts []string `json:"hosts,omitempty"`
+	// Never names what no request reaches.
+	Never string `json:"never"`
 }
 
 // Versions records the version of every component a trial depends on.

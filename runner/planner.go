@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -33,6 +34,8 @@ type PlanOptions struct {
 	// MCP resource readers); they join the plan's allowlist, so the check
 	// of what the agent declared stays exact.
 	HarnessTools []string
+	// Browser is the browser provider's policy, recorded in run.json.
+	Browser *BrowserPolicy
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -59,7 +62,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	p := &Plan{
 		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
-		Prices: PricesVersion,
+		Prices: PricesVersion, Browser: opts.Browser,
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
@@ -165,6 +168,11 @@ func (p *Plan) Changes(q *Plan) []string {
 	diff("versions", pv, qv)
 	diff("prices", p.Prices, q.Prices)
 	diff("registry commit", p.Source.Commit, q.Source.Commit)
+	policy := func(b *BrowserPolicy) string {
+		j, _ := json.Marshal(b)
+		return string(j)
+	}
+	diff("browser policy", policy(p.Browser), policy(q.Browser))
 	ids := func(pl *Plan) []string {
 		var s []string
 		for _, in := range pl.Intents {

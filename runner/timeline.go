@@ -21,6 +21,9 @@ const (
 	// TrialScreenshot is the page at the end of the trial, a PNG of
 	// ScreenshotWidth × ScreenshotHeight.
 	TrialScreenshot = "screenshot.png"
+	// TrialRefusals holds the browser egress's refusals, one JSON object a
+	// line (Refusal), written only when there were any.
+	TrialRefusals = "browser-refusals.jsonl"
 )
 
 // ScreenshotWidth and ScreenshotHeight are the size, in CSS pixels at

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -170,17 +169,21 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	tl.mark(StepAgentLaunched, launched)
 	row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
 
-	browserMCP := t.BrowserMCP(setup.Browser.CDPURL())
+	devtools := setup.Browser.DevTools()
+	browserMCP := t.BrowserMCP(devtools.URL)
 	task := AgentTask{
 		Prompt:         in.Intent.Prompt,
 		SystemPrompt:   SystemPrompt,
 		Model:          t.Plan.Model,
 		MCPServers:     []MCPServer{browserMCP, {Name: webmcp.ServerName, URL: tools.URL()}},
-		LoopbackPorts:  []int{tools.Port(), cdpPort(setup.Browser.CDPURL())},
+		LoopbackPorts:  []int{tools.Port()},
 		Allowlist:      t.Plan.Allowlist,
 		Caps:           t.Plan.Caps.Caps(),
 		Dir:            filepath.Join(dir, "agent"),
 		TranscriptPath: filepath.Join(dir, TrialTranscript),
+	}
+	if devtools.Socket != "" {
+		task.Sockets = map[int]string{devtools.Port: devtools.Socket}
 	}
 	prestarter, _ := setup.Browser.(Prestarter)
 	firstTurn := make(chan time.Time, 1)
@@ -218,6 +221,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		}
 		row.Unregistered = onePerTool(failed)
 	}
+	t.saveRefusals(dir, setup.Browser, &row)
 	row.WebMCP = tools.Invocations()
 	tl.t.WebMCP = tl.times(tools.Starts())
 	t.save(filepath.Join(dir, TrialWebMCP), row.WebMCP)
@@ -293,18 +297,19 @@ func costs(res AgentResult) []any {
 	}
 }
 
-// cdpPort returns the port of a ws://127.0.0.1:PORT/... endpoint, or 0.
-func cdpPort(url string) int {
-	rest, ok := strings.CutPrefix(url, "ws://")
+// saveRefusals counts the browser's egress refusals in the row and, when
+// there are any, writes them to the trial's browser-refusals.jsonl.
+func (t *Trials) saveRefusals(dir string, b Browser, row *pairbench.Row) {
+	r, ok := b.(RefusalReporter)
 	if !ok {
-		return 0
+		return
 	}
-	host, _, _ := strings.Cut(rest, "/")
-	var port int
-	if _, p, ok := strings.Cut(host, ":"); ok {
-		fmt.Sscanf(p, "%d", &port)
+	refusals := r.Refusals()
+	row.BrowserRefusals = len(refusals)
+	if len(refusals) == 0 {
+		return
 	}
-	return port
+	t.save(filepath.Join(dir, TrialRefusals), refusals)
 }
 
 // screenshotTimeout bounds the end-of-trial screenshot.
@@ -340,16 +345,13 @@ func (t *Trials) log() *slog.Logger {
 }
 
 // save writes a trial file: v as indented JSON, or a slice of
-// invocations as JSON lines. A file that cannot be written is logged; the
+// invocations or refusals as JSON lines. A file that cannot be written is logged; the
 // row still records the trial.
 func (t *Trials) save(name string, v any) {
 	var b []byte
 	var err error
-	if invs, ok := v.([]pairbench.Invocation); ok {
-		for _, inv := range invs {
-			line, _ := json.Marshal(inv)
-			b = append(append(b, line...), '\n')
-		}
+	if lines, ok := jsonLines(v); ok {
+		b = lines
 	} else if b, err = json.MarshalIndent(v, "", "  "); err == nil {
 		b = append(b, '\n')
 	}
@@ -359,4 +361,27 @@ func (t *Trials) save(name string, v any) {
 	if err != nil {
 		t.log().Error("write trial file", "file", name, "err", err)
 	}
+}
+
+// jsonLines encodes the record lists trial files hold one per line.
+func jsonLines(v any) ([]byte, bool) {
+	var items []any
+	switch v := v.(type) {
+	case []pairbench.Invocation:
+		for _, x := range v {
+			items = append(items, x)
+		}
+	case []Refusal:
+		for _, x := range v {
+			items = append(items, x)
+		}
+	default:
+		return nil, false
+	}
+	var b []byte
+	for _, x := range items {
+		line, _ := json.Marshal(x)
+		b = append(append(b, line...), '\n')
+	}
+	return b, true
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +84,9 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 		hosts[h] = siteSrv.Listener.Addr().String()
 	}
 	tmp := sandboxtest.TempDir(t)
-	cfg := local.Config{Hosts: hosts, TempDir: tmp, Spares: 1} // as pairbench run sets it
+	// As pairbench run sets it, but no name the browser asks for reaches
+	// real DNS: the example sites are mapped, everything else fails.
+	cfg := local.Config{Hosts: hosts, TempDir: tmp, Spares: 1, Resolver: noDNS{}}
 	for _, f := range browser {
 		f(&cfg)
 	}
@@ -127,6 +130,13 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 		model:    modelSrv,
 		tmp:      tmp,
 	}
+}
+
+// noDNS resolves nothing, so no test asks real DNS.
+type noDNS struct{}
+
+func (noDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no DNS in tests", Name: host, IsNotFound: true}
 }
 
 func intentsOf(tis map[string]*runner.TrialIntent) []intents.Intent {
@@ -269,13 +279,24 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 		require.NoError(t, err)
 		defer ln.Close()
-		browsers, err := local.New(local.Config{TempDir: t.TempDir(), ParseTimeout: 500 * time.Millisecond, LoadTimeout: 500 * time.Millisecond})
+		browsers, err := local.New(local.Config{TempDir: s.tmp, Resolver: noDNS{}, Hosts: map[string]string{"stall.test": ln.Addr().String()},
+			ParseTimeout: 500 * time.Millisecond, LoadTimeout: 500 * time.Millisecond})
 		require.NoError(t, err)
 		s.trials.Browsers = browsers
-		s.trials.Intents["weather-high-oslo"].Intent.StartURL = "http://" + ln.Addr().String() + "/"
+		s.trials.Intents["weather-high-oslo"].Intent.StartURL = "http://stall.test/"
 		row := s.run(t, "weather-high-oslo", pairbench.Control)
 		assert.Equal(t, pairbench.Aborted, row.Outcome)
 		assert.Contains(t, row.Reason, "setup")
+	})
+	t.Run("start page refused by the browser policy", func(t *testing.T) {
+		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		ln, err := net.Listen("tcp", "127.0.0.1:0") // this host's loopback: never the browser's
+		require.NoError(t, err)
+		defer ln.Close()
+		s.trials.Intents["weather-high-oslo"].Intent.StartURL = "http://" + ln.Addr().String() + "/"
+		row := s.run(t, "weather-high-oslo", pairbench.Control)
+		assert.Equal(t, pairbench.Aborted, row.Outcome)
+		assert.Contains(t, row.Reason, "refused by the browser's egress: it is a loopback address")
 	})
 	t.Run("entry tool missing", func(t *testing.T) {
 		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})

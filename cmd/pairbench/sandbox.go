@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -32,6 +33,7 @@ docs/sandbox.md describes what the sandbox sees and why.
 
 func newSandboxCheckCmd() *cobra.Command {
 	var hidden []string
+	browser := true
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that a sandbox can be created here and sees nothing it must not",
@@ -46,11 +48,19 @@ or it runs as root on the host, or without a process limit. When it passes
 it says how limits are enforced here (a delegated cgroup, or rlimits alone)
 and how the host's device nodes are bound.
 
-The runner calls the same check as its smoke gate before any agent starts.
+Then it checks the trial browser's confinement (unless --browser=false): a
+confined Chromium must run as a user that is not the host's root, in mount,
+PID and network namespaces of its own, under a seccomp filter, without
+capabilities, with a fresh environment and nothing of the host's files but
+/usr, a few /etc entries and its profile; a renderer must run in Chromium's
+own sandbox; a file: URL and a loopback port of this host must be refused.
+
+The runner calls the same checks as its smoke gate before any agent starts.
 
 Examples:
   pairbench sandbox check
-  pairbench sandbox check --hidden /srv/bench-results`,
+  pairbench sandbox check --hidden /srv/bench-results
+  pairbench sandbox check --browser=false   # a host without Chromium`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wd, err := os.Getwd()
@@ -58,6 +68,9 @@ Examples:
 				return fmt.Errorf("sandbox check: %w", err)
 			}
 			rep, err := sandbox.Check(cmd.Context(), sandbox.CheckOptions{Hidden: append([]string{wd}, hidden...)})
+			if err == nil && browser {
+				err = bench.CheckBrowser(cmd.Context(), "")
+			}
 			var ce *sandbox.CheckError
 			if errors.As(err, &ce) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "sandbox check failed: %s\n", ce.Reason)
@@ -66,13 +79,18 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "sandbox check passed: bubblewrap works and the sandbox sees only what it should")
+			msg := "sandbox check passed: bubblewrap works and the sandbox sees only what it should"
+			if browser {
+				msg += "; the trial browser is confined"
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			fmt.Fprintln(cmd.OutOrStdout(), "limits:", rep.Limits)
 			fmt.Fprintln(cmd.OutOrStdout(), "device nodes:", rep.Devices)
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&hidden, "hidden", nil, "a host `PATH` the sandbox must not see (repeatable; the current directory always is)")
+	cmd.Flags().BoolVar(&browser, "browser", true, "also check the trial browser's confinement (needs Chromium)")
 	return cmd
 }
 

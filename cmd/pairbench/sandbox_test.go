@@ -17,6 +17,13 @@ func TestSandboxCheckPasses(t *testing.T) {
 	assert.Contains(t, out, "sandbox check passed")
 	assert.Contains(t, out, "\nlimits: ", "the check says how limits are enforced")
 	assert.Contains(t, out, "\ndevice nodes: ")
+	assert.Contains(t, out, "the trial browser is confined")
+}
+
+func TestSandboxCheckCanLeaveTheBrowserOut(t *testing.T) {
+	code, out, errOut := runCLI(t, "sandbox", "check", "--browser=false")
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.NotContains(t, out, "browser")
 }
 
 func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {

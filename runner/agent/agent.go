@@ -193,17 +193,17 @@ type Launch struct {
 }
 
 // Run runs l inside a fresh sandbox whose only ways out are the model's host
-// (through the egress proxy, the key swapped in there) and the task's
-// loopback ports. It enforces the caps from outside, killing the agent when
-// one is hit, and writes the transcript to l.Task.TranscriptPath. Every
-// secret is redacted from what it keeps: the transcript, and every text of
-// the result (the answer, the error, the diagnostics, the tool names),
-// whatever the agent printed.
+// (through the egress proxy, the key swapped in there), the task's
+// loopback ports and its sockets (the browser's DevTools). It enforces the
+// caps from outside, killing the agent when one is hit, and writes the
+// transcript to l.Task.TranscriptPath. Every secret is redacted from what it
+// keeps: the transcript, and every text of the result (the answer, the
+// error, the diagnostics, the tool names), whatever the agent printed.
 func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	task := l.Task
 	forward := append(append([]int(nil), l.Route.Forward...), task.LoopbackPorts...)
 	egress, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{
-		Allow: l.Route.Allow, ForwardPorts: forward, Secrets: l.Route.Secrets,
+		Allow: l.Route.Allow, ForwardPorts: forward, ForwardSockets: task.Sockets, Secrets: l.Route.Secrets,
 		Resolver: l.Network.Resolver, UpstreamRoots: l.Network.UpstreamRoots, AllowLoopbackHosts: l.Network.LoopbackHosts,
 		TempDir: l.TempRoot, Logger: l.Log,
 	})
@@ -225,7 +225,11 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 			l.Log.Warn("sandbox not cleaned up", "agent", l.Name, "err", err)
 		}
 	}()
-	servers, services := BesideAgent(task.MCPServers, forward)
+	taken := slices.Clone(forward)
+	for port := range task.Sockets {
+		taken = append(taken, port)
+	}
+	servers, services := BesideAgent(task.MCPServers, taken)
 	argv, err := l.Configure(sb.Home(), servers)
 	if err != nil {
 		return runner.AgentResult{}, fmt.Errorf("%s: %w", l.Name, err)

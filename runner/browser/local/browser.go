@@ -8,12 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
@@ -104,8 +107,12 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 			b.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if b.conn, err = dial(ctx, proc.wsURL, b.onEvent); err != nil {
-		return nil, err
+	b.conn = newConn(proc.pipe, b.onEvent)
+	// Downloads are refused by policy already; ask for the same here.
+	if _, err := send(ctx, b.conn, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorDeny,
+	}); err != nil {
+		return nil, proc.startErr(fmt.Errorf("deny downloads: %w", err))
 	}
 	// Attach to every tab, existing and new, pausing new ones at start.
 	if _, err := send(ctx, b.conn, "", target.SetAutoAttach, target.SetAutoAttachParams{
@@ -114,14 +121,14 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 		Flatten:                ptr(true),
 		Filter:                 target.Filter{{Type: "page"}},
 	}); err != nil {
-		return nil, fmt.Errorf("auto-attach: %w", err)
+		return nil, proc.startErr(fmt.Errorf("auto-attach: %w", err))
 	}
 	wait, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	select {
 	case <-b.firstTab:
 	case <-wait.Done():
-		return nil, fmt.Errorf("chromium opened no tab: %w", wait.Err())
+		return nil, proc.startErr(fmt.Errorf("chromium opened no tab: %w", wait.Err()))
 	}
 	if err := waitTab(wait, b.start); err != nil {
 		return nil, fmt.Errorf("chromium's first tab: %w", err)
@@ -268,8 +275,22 @@ func (b *Browser) catchUp(t *tab, scripts []string) {
 	}
 }
 
-// CDPURL returns the browser's DevTools websocket URL.
-func (b *Browser) CDPURL() string { return b.proc.wsURL }
+// DevTools returns the agent's way to the browser: Chromium's DevTools
+// server listens on DevToolsPort inside the browser's own network
+// namespace, which no process outside reaches; the browser's sandbox
+// exposes it on a unix socket in the per-browser directory, which the
+// trial's agent sandbox relays to DevToolsPort of its own loopback.
+func (b *Browser) DevTools() runner.DevTools {
+	return runner.DevTools{
+		URL:    devToolsURL,
+		Socket: filepath.Join(b.proc.sb.Home(), devtoolsSocket),
+		Port:   DevToolsPort,
+	}
+}
+
+// Refusals returns the requests the browser's egress refused since it
+// started; it implements runner.RefusalReporter.
+func (b *Browser) Refusals() []runner.Refusal { return b.proc.refusalList() }
 
 // RegisterTools adds the polyfill, the URL guard and one script per tool to
 // every tab: to the tabs attached now, and to every tab attached later before
@@ -325,6 +346,7 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	}
 	began := time.Now()
 	info := runner.LoadInfo{Navigations: 1}
+	refusedBefore := len(b.proc.refusalList())
 	err := b.navigateParsed(ctx, t, url)
 	if errors.Is(err, errStalled) {
 		b.cfg.Log.Info("chromium: start page stalled; navigating once more", "url", url)
@@ -353,6 +375,14 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	}
 	info.Loaded = time.Since(began)
 	info.LoadedAt = b.cfg.Now()
+	// A start page the egress refused shows its refusal, not the site.
+	if host := hostOf(url); host != "" {
+		for _, r := range b.proc.refusalList()[refusedBefore:] {
+			if r.Host == host {
+				return runner.LoadInfo{}, fmt.Errorf("start page refused by the browser's egress: %s", r.Reason)
+			}
+		}
+	}
 	if err := b.eval(ctx, t, "location.href", &info.URL); err != nil {
 		return runner.LoadInfo{}, fmt.Errorf("read the loaded URL: %w", err)
 	}
@@ -657,6 +687,16 @@ func (b *Browser) Close(ctx context.Context) error {
 		b.closeErr = b.proc.stop()
 	})
 	return b.closeErr
+}
+
+// hostOf returns u's host as the egress names it (lower case, without
+// brackets), or "".
+func hostOf(u string) string {
+	p, err := neturl.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(p.Hostname())
 }
 
 func waitTab(ctx context.Context, t *tab) error {

@@ -3,8 +3,6 @@ package local
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -83,15 +81,18 @@ func TestCloseLeavesNoProcessOrProfile(t *testing.T) {
 	bb, err := p.Open(ctx, runnerSpec())
 	require.NoError(t, err)
 	b := bb.(*Browser)
-	dir, pgid := b.proc.dir, b.proc.cmd.Process.Pid
+	dir, root := browserDir(b), browserHostPid(b)
 	_, err = b.Load(ctx, "http://books.test/") // a page brings renderer processes
 	require.NoError(t, err)
-	require.NotEmpty(t, chromiumProcesses(t, dir), "a running browser has processes")
-	require.Greater(t, len(processGroup(t, pgid)), 1, "Chromium runs helper processes")
+	pids := processTree(root)
+	require.Greater(t, len(pids), 3, "Chromium runs helper processes")
 
 	require.NoError(t, b.Close(ctx))
-	assert.Empty(t, chromiumProcesses(t, dir), "processes left after Close")
-	assert.Empty(t, processGroup(t, pgid), "processes of the browser's group left after Close")
+	live := liveProcesses(t)
+	for _, pid := range pids {
+		_, alive := live[pid]
+		assert.False(t, alive, "process %d left after Close", pid)
+	}
 	_, err = os.Stat(dir)
 	assert.True(t, os.IsNotExist(err), "profile dir %s left after Close", dir)
 	assert.NoError(t, b.Close(ctx), "a second Close")
@@ -104,13 +105,20 @@ func TestContextEndKillsTheBrowser(t *testing.T) {
 	bb, err := p.Open(ctx, runnerSpec())
 	require.NoError(t, err)
 	b := bb.(*Browser)
-	pgid, dir := b.proc.cmd.Process.Pid, b.proc.dir
-	require.NotEmpty(t, processGroup(t, pgid))
+	root, dir := browserHostPid(b), browserDir(b)
+	pids := processTree(root)
+	require.NotEmpty(t, pids)
 
 	cancel()
 	require.Eventually(t, func() bool {
 		_, statErr := os.Stat(dir)
-		return len(processGroup(t, pgid)) == 0 && len(chromiumProcesses(t, dir)) == 0 && os.IsNotExist(statErr)
+		live := liveProcesses(t)
+		for _, pid := range pids {
+			if _, ok := live[pid]; ok {
+				return false
+			}
+		}
+		return os.IsNotExist(statErr)
 	}, 10*time.Second, 20*time.Millisecond, "processes or profile left after the context ended")
 	assert.NoError(t, b.Close(context.Background()))
 }
@@ -178,9 +186,7 @@ func TestSameDocumentURLChangesFollowThePatterns(t *testing.T) {
 // the WebUI pages Chromium would otherwise preload for its own UI.
 func TestBrowserShowsOnlyTheStartTab(t *testing.T) {
 	b := openBrowser(t, newProvider(t, newTestSite(t)))
-	u, err := url.Parse(b.CDPURL())
-	require.NoError(t, err)
-	resp, err := http.Get("http://" + u.Host + "/json/list")
+	resp, err := devToolsClient(b).Get("http://127.0.0.1/json/list")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var targets []struct{ Type, URL string }
@@ -193,14 +199,14 @@ func TestBrowserShowsOnlyTheStartTab(t *testing.T) {
 }
 
 func TestChromiumFlagsMergeDisabledFeatures(t *testing.T) {
-	args := Config{Flags: []string{"--lang=de", "--disable-features=Translate,Foo"}}.args("/p")
+	args := Config{Flags: []string{"--lang=de", "--disable-features=Translate,Foo"}}.args()
 	var disable []string
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
 			disable = append(disable, v)
 		}
 	}
-	assert.Equal(t, []string{"WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,Foo"}, disable, "one merged list")
+	assert.Equal(t, []string{"WebUIOmniboxPopup,WebUIOmniboxAimPopup,NetworkTimeServiceQuerying,Translate,Foo"}, disable, "one merged list")
 	assert.Contains(t, args, "--lang=de")
 	assert.Equal(t, "about:blank", args[len(args)-1])
 }

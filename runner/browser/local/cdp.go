@@ -11,10 +11,11 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
-	"github.com/chromedp/chromedp/remote"
+	"github.com/chromedp/chromedp"
 )
 
-// conn is a flat-session CDP client over chromedp's websocket transport.
+// conn is a flat-session CDP client over a chromedp transport: the pipe of
+// Chromium's --remote-debugging-pipe, which only pairbench holds.
 //
 // chromedp's own Target model attaches to each tab itself and cannot hold the
 // sessions that browser-level auto-attach creates for tabs paused at start,
@@ -22,7 +23,7 @@ import (
 // conn keeps only what that takes: commands on any session, replies matched
 // by id, and events handed in arrival order to one handler goroutine.
 type conn struct {
-	tr *remote.Conn
+	tr chromedp.Transport
 
 	next    atomic.Int64
 	mu      sync.Mutex
@@ -38,14 +39,10 @@ type conn struct {
 // errConnClosed is the error of a call on a connection that has ended.
 var errConnClosed = errors.New("CDP connection closed")
 
-// dial connects to the browser at wsURL. onEvent receives every event, one at
-// a time and in order, on a goroutine conn owns; it must not block on a call
-// on the same connection.
-func dial(ctx context.Context, wsURL string, onEvent func(*cdproto.Message)) (*conn, error) {
-	tr, err := remote.DialContext(ctx, wsURL)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", wsURL, err)
-	}
+// newConn starts a connection over tr, which it owns from now on. onEvent
+// receives every event, one at a time and in order, on a goroutine conn
+// owns; it must not block on a call on the same connection.
+func newConn(tr chromedp.Transport, onEvent func(*cdproto.Message)) *conn {
 	c := &conn{
 		tr:      tr,
 		pending: make(map[int64]chan *cdproto.Message),
@@ -60,7 +57,7 @@ func dial(ctx context.Context, wsURL string, onEvent func(*cdproto.Message)) (*c
 			onEvent(ev)
 		}
 	}()
-	return c, nil
+	return c
 }
 
 // read routes replies to their callers and events to the handler until the

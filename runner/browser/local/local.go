@@ -2,6 +2,28 @@
 // machine, one fresh headless browser and profile per trial, driven over the
 // Chrome DevTools Protocol. It is the only package that imports chromedp.
 //
+// # Confinement
+//
+// Every browser, spares included, runs in a sandbox of its own (package
+// sandbox): a user that is not the host's root, its own mount namespace
+// with /usr, a few /etc files, the fonts' configuration and its profile
+// (the per-browser directory, the only writable place) and nothing else of
+// the host, its own PID namespace, a fresh minimal environment, and its own
+// network namespace whose only way out is a web egress of its own
+// (sandbox.WebAccess: public http and https, the mapped hosts, never a
+// loopback, private, link-local or other non-public address; every
+// refusal is kept for the trial's row). Chromium's own sandbox runs inside
+// it: user namespaces are allowed to the browser's sandbox for it, and its
+// renderers run under its seccomp filter on top of the sandbox's.
+// Chromium's mandatory policy (policy.go) refuses file:, chrome:,
+// devtools:, view-source: and the like, and every download.
+//
+// DevTools: pairbench's own connection is a pipe (--remote-debugging-pipe)
+// only it holds. The agent's is Chromium's DevTools server inside the
+// browser's network namespace, exposed as a unix socket in the per-browser
+// directory that only the trial's agent sandbox gets relayed
+// (Browser.DevTools): no TCP port on the host serves it.
+//
 // # Tool registration
 //
 // In treatment, RegisterTools injects, with Page.addScriptToEvaluateOnNewDocument
@@ -45,13 +67,18 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
 // DefaultChromiumPath is Debian's Chromium binary. (/usr/bin/chromium is a
@@ -63,16 +90,24 @@ const DefaultChromiumPath = "/usr/lib/chromium/chromium"
 type Config struct {
 	// ChromiumPath is the Chromium binary; DefaultChromiumPath when empty.
 	ChromiumPath string
-	// Hosts maps host names to "127.0.0.1:PORT": Chromium resolves each host
-	// to that address (--host-resolver-rules), so registry URLs such as
+	// Hosts maps host names to "127.0.0.1:PORT": the browser's egress dials
+	// that address for each host, so registry URLs such as
 	// http://books.example/ reach pairbench's example sites. Each mapped
 	// host's http origin is also treated as a secure context, which WebMCP
-	// needs, as it would be over https on the real web.
+	// needs, as it would be over https on the real web. Mapped hosts are
+	// the only destinations that may be on this host.
 	Hosts map[string]string
+	// Resolver resolves the names the browser asks for, on the host; nil
+	// means the system's (tests give their own, so no test asks real DNS).
+	Resolver sandbox.Resolver
+	// Bwrap is the bubblewrap binary and Executable pairbench's own binary
+	// (the sandbox's init); empty means "bwrap" from PATH and
+	// os.Executable().
+	Bwrap, Executable string
 	// Flags are extra Chromium command-line flags.
 	Flags []string
-	// TempDir holds the per-browser profile directories; os.TempDir() when
-	// empty.
+	// TempDir holds the per-browser directories (sandbox and egress); /tmp
+	// when empty.
 	TempDir string
 	// StartTimeout bounds Chromium's start until its DevTools endpoint
 	// listens (default 10s).
@@ -131,12 +166,20 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chromium: %w", err)
 	}
+	// The path inside the sandbox is the real one: a link's target may be
+	// elsewhere than the link.
+	if cfg.ChromiumPath, err = filepath.EvalSymlinks(cfg.ChromiumPath); err == nil {
+		cfg.ChromiumPath, err = filepath.Abs(cfg.ChromiumPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
 	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("chromium: %s is not an executable file", cfg.ChromiumPath)
 	}
 	for host, addr := range cfg.Hosts {
-		if host == "" || addr == "" || strings.ContainsAny(host+addr, ", ") {
-			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q", host, addr)
+		if _, err := netip.ParseAddrPort(addr); err != nil || host == "" || strings.ContainsAny(host, ", /:") {
+			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q: want a host name and IP:PORT", host, addr)
 		}
 	}
 	if cfg.StartTimeout <= 0 {
@@ -156,6 +199,12 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.Spares < 0 {
 		return nil, fmt.Errorf("chromium: %d spares", cfg.Spares)
+	}
+	for _, f := range cfg.Flags {
+		name, _, _ := strings.Cut(f, "=")
+		if slices.Contains(confinementFlags, name) {
+			return nil, fmt.Errorf("chromium: flag %s would undo the browser's confinement", name)
+		}
 	}
 	p := &Provider{cfg: cfg, ready: make(chan opened, cfg.Spares)}
 	p.life, p.stop = context.WithCancel(context.Background())
@@ -257,11 +306,11 @@ func (p *Provider) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Br
 	return open(ctx, p.cfg)
 }
 
-// args returns Chromium's command line for a browser on profile dir.
-func (c Config) args(dir string) []string {
+// args returns Chromium's command line inside its sandbox. There is no
+// --no-sandbox: Chromium's own sandbox runs.
+func (c Config) args() []string {
 	args := []string{
 		"--headless",
-		"--no-sandbox",
 		"--disable-gpu",
 		"--disable-quic",
 		"--no-first-run",
@@ -281,19 +330,24 @@ func (c Config) args(dir string) []string {
 		"--disable-background-timer-throttling",
 		"--disable-backgrounding-occluded-windows",
 		"--disable-renderer-backgrounding",
+		// pairbench's connection on descriptors 3 and 4; the agent's on
+		// the port inside the browser's network namespace.
+		"--remote-debugging-pipe",
 		"--remote-debugging-address=127.0.0.1",
-		"--remote-debugging-port=0",
-		"--user-data-dir=" + dir,
+		"--remote-debugging-port=" + strconv.Itoa(DevToolsPort),
+		"--user-data-dir=" + sandbox.HomeDir,
+		// Every request goes to the egress, loopback too (Chromium would
+		// otherwise reach its own loopback directly, DevTools' port
+		// included), and the egress resolves every name.
+		"--proxy-server=http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(sandbox.DefaultProxyPort)),
+		"--proxy-bypass-list=<-loopback>",
 	}
 	if len(c.Hosts) > 0 {
-		var rules, origins []string
+		var origins []string
 		for _, host := range slices.Sorted(maps.Keys(c.Hosts)) {
-			rules = append(rules, "MAP "+host+" "+c.Hosts[host])
 			origins = append(origins, "http://"+host)
 		}
-		args = append(args,
-			"--host-resolver-rules="+strings.Join(rules, ", "),
-			"--unsafely-treat-insecure-origin-as-secure="+strings.Join(origins, ","))
+		args = append(args, "--unsafely-treat-insecure-origin-as-secure="+strings.Join(origins, ","))
 	}
 	// Chromium keeps one value per switch, so a second --disable-features
 	// would replace ours: a caller's list is merged into it instead.
@@ -309,9 +363,23 @@ func (c Config) args(dir string) []string {
 	return append(args, "about:blank")
 }
 
+// confinementFlags are the Chromium flags pairbench sets to confine the
+// browser, or that would undo that confinement: Config.Flags may not hold
+// them.
+var confinementFlags = []string{
+	"--no-sandbox", "--disable-setuid-sandbox", "--disable-namespace-sandbox", "--disable-seccomp-filter-sandbox",
+	"--no-zygote", "--single-process", "--remote-debugging-pipe", "--remote-debugging-port",
+	"--remote-debugging-address", "--remote-allow-origins", "--user-data-dir", "--proxy-server",
+	"--proxy-bypass-list", "--proxy-pac-url", "--no-proxy-server", "--host-resolver-rules", "--host-rules",
+	"--disable-web-security", "--allow-file-access-from-files", "--allow-file-access",
+}
+
 // disabledFeatures are Chromium features a headless trial browser turns
 // off. Chromium 156 preloads the address bar's popup (a WebUI page) in a
 // renderer of its own at start, headless or not: about a second of CPU in
 // that renderer and a third of a second in the browser process, for a
 // popup a headless browser never shows. No page can observe it.
-var disabledFeatures = []string{"WebUIOmniboxPopup", "WebUIOmniboxAimPopup"}
+//
+// NetworkTimeServiceQuerying asks a Google server for the time at every
+// start; a trial has no use for it.
+var disabledFeatures = []string{"WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "NetworkTimeServiceQuerying"}

@@ -1,52 +1,30 @@
 package local
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/sandbox"
 )
 
-// chromiumProcesses returns the live (not zombie) processes that belong to
-// the browser on profile dir: those whose command line names the profile.
-func chromiumProcesses(t testing.TB, dir string) []int {
+// liveProcesses maps every live (not zombie) process on the host to its
+// parent.
+func liveProcesses(t testing.TB) map[int]int {
 	t.Helper()
-	var pids []int
+	parents := map[int]int{}
 	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("read /proc: %v", err)
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), dir) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The state follows the parenthesised command name.
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-// processGroup returns the live processes in process group pgid.
-func processGroup(t testing.TB, pgid int) []int {
-	t.Helper()
-	var pids []int
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("read /proc: %v", err)
-	}
+	require.NoError(t, err)
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -61,14 +39,99 @@ func processGroup(t testing.TB, pgid int) []int {
 		if i < 0 {
 			continue
 		}
-		// After ")": state, ppid, pgrp, ...
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || f[0] == "Z" {
+		f := strings.Fields(s[i+1:]) // state, ppid, ...
+		if len(f) < 2 || f[0] == "Z" {
 			continue
 		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
-			pids = append(pids, pid)
+		ppid, _ := strconv.Atoi(f[1])
+		parents[pid] = ppid
+	}
+	return parents
+}
+
+// browserHostPid is the pid, on the host, of the process the browser's
+// processes descend from (its sandbox's bubblewrap).
+func browserHostPid(b *Browser) int { return b.proc.cmd.Pid() }
+
+// browserPids returns the browser's live processes as the host sees them.
+func browserPids(t testing.TB, b *Browser) []int { return processTree(browserHostPid(b)) }
+
+func procFile(t testing.TB, pid int, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func statusOf(t testing.TB, pid int) map[string]string {
+	t.Helper()
+	status, err := procStatus(pid)
+	require.NoError(t, err)
+	return status
+}
+
+func namespacesOf(t testing.TB, pid int) map[string]string {
+	t.Helper()
+	ns, err := procNamespaces(pid)
+	require.NoError(t, err)
+	return ns
+}
+
+// browserDir is the browser's per-browser directory on the host.
+func browserDir(b *Browser) string { return filepath.Dir(b.proc.sb.Home()) }
+
+// devToolsClient is an HTTP client for the browser's DevTools server,
+// through its exposed socket, as the launcher (root) can reach it.
+func devToolsClient(b *Browser) *http.Client {
+	socket := b.DevTools().Socket
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return sandbox.DialUnix(ctx, socket)
+		},
+	}}
+}
+
+// devToolsOnLoopback relays a loopback port of the test's own to the
+// browser's DevTools socket, for in-process CDP clients (chromedp, Node's
+// Playwright) that dial a port, and returns the browser's URL there.
+func devToolsOnLoopback(t testing.TB, b *Browser) string {
+	t.Helper()
+	dt := b.DevTools()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := sandbox.DialUnix(context.Background(), dt.Socket)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go io.Copy(u, c)
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	path, err := b.proc.devToolsAnswers(t.Context())
+	require.NoError(t, err)
+	return "ws://" + l.Addr().String() + path
+}
+
+// chromiumMain returns the host pid of the browser's main Chromium process.
+func chromiumMain(t testing.TB, b *Browser) int {
+	t.Helper()
+	for _, pid := range browserPids(t, b) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && strings.HasPrefix(string(cmdline), b.cfg.ChromiumPath+"\x00") && !strings.Contains(string(cmdline), "--type=") {
+			return pid
 		}
 	}
-	return pids
+	t.Fatal("no main Chromium process")
+	return 0
 }

@@ -3,104 +3,206 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/pairbench/pairbench/internal/heldir"
+	"github.com/chromedp/chromedp"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
-// process is one running Chromium and its profile directory.
+// DevToolsPort is the port Chromium's DevTools server listens on inside the
+// browser's sandbox, and the port the trial's agent reaches it on inside
+// its own. Neither is a port of the host's network.
+const DevToolsPort = 9222
+
+// devtoolsSocket is the exposed DevTools socket's name in the browser's
+// per-browser directory (its sandbox's HomeDir).
+const devtoolsSocket = "devtools.sock"
+
+// devToolsURL is the DevTools endpoint as the agent's processes reach it,
+// on their own loopback: a CDP client (Playwright's connectOverCDP) reads
+// the browser's websocket URL from its /json/version.
+var devToolsURL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(DevToolsPort))
+
+// process is one running Chromium, confined in a sandbox of its own with a
+// web egress of its own.
 type process struct {
-	cmd     *exec.Cmd
-	dir     string        // the fresh --user-data-dir, removed by stop
-	hold    *os.File      // dir, flocked until stop (see CleanStale)
-	exited  chan struct{} // closed once cmd.Wait returned
+	egress *sandbox.Egress
+	sb     *sandbox.Sandbox
+	cmd    *sandbox.Cmd
+	// pipe is pairbench's own DevTools connection (--remote-debugging-pipe).
+	pipe    *chromedp.PipeConn
+	exited  chan struct{} // closed once the sandbox's command returned
 	waitErr error         // valid once exited is closed
 	stderr  *tailBuffer
-	wsURL   string
+
+	mu       sync.Mutex
+	refusals []runner.Refusal
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
-// startProcess starts Chromium on a fresh profile directory and waits until
-// it writes its DevTools endpoint. The process lives in its own process group,
-// so stop (or the end of ctx) kills every process it started.
+// startProcess starts Chromium in a fresh sandbox (its per-browser
+// directory is the profile) behind a fresh web egress. pairbench's
+// connection, the pipe, is usable at once. The agent's way in, the exposed
+// socket (see Browser.DevTools), exists before Chromium starts: a client
+// that connects before Chromium's DevTools server listens waits for it.
+// ctx bounds the start only: the browser lives until stop.
 func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
-	dir, hold, err := heldir.Make(cfg.TempDir, profilePrefix)
-	if err != nil {
-		return nil, fmt.Errorf("create profile dir: %w", err)
-	}
-	p := &process{dir: dir, hold: hold, exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
-	cmd := exec.Command(cfg.ChromiumPath, cfg.args(dir)...)
-	cmd.Dir = dir
-	cmd.Stdout = p.stderr
-	cmd.Stderr = p.stderr
-	// A helper that outlives the group kill must not hold Wait on the
-	// output pipe forever.
-	cmd.WaitDelay = 2 * time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid: true,
-		// If pairbench dies without closing the browser, the kernel kills
-		// Chromium's main process; its children then lose their parent and
-		// exit. Close and ctx still kill the whole group.
-		Pdeathsig: syscall.SIGKILL,
-	}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		hold.Close()
-		return nil, fmt.Errorf("start %s: %w", cfg.ChromiumPath, err)
-	}
-	p.cmd = cmd
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &process{exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	defer func() {
 		if err != nil {
 			p.stop()
 		}
 	}()
-
-	wait, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
-	defer cancel()
-	p.wsURL, err = p.endpoint(wait)
+	// The egress and the sandbox outlive ctx (a spare is started under the
+	// provider's context and handed to a trial): stop ends them.
+	p.egress, err = sandbox.NewEgress(context.WithoutCancel(ctx), sandbox.EgressConfig{
+		Web:      &sandbox.WebAccess{Hosts: cfg.Hosts},
+		Resolver: cfg.Resolver,
+		TempDir:  cfg.TempDir,
+		Logger:   cfg.Log,
+		OnDeny:   p.refused,
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chromium: egress: %w", err)
 	}
+	if p.sb, err = sandbox.New(ctx, cfg.policy(p.egress)); err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+
+	// Chromium reads commands on its descriptor 3 and writes on 4.
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("chromium: devtools pipe: %w", err)
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		cmdR.Close()
+		cmdW.Close()
+		return nil, fmt.Errorf("chromium: devtools pipe: %w", err)
+	}
+	p.pipe = chromedp.NewPipeConn(evR, cmdW)
+	p.cmd = p.sb.Command(context.WithoutCancel(ctx), cfg.ChromiumPath, cfg.args()...)
+	p.cmd.Expose = []sandbox.Expose{{Name: devtoolsSocket, Port: DevToolsPort}}
+	p.cmd.ExtraFiles = []*os.File{cmdR, evW}
+	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
+	err = p.cmd.Start()
+	cmdR.Close()
+	evW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ChromiumPath, err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+
 	return p, nil
 }
 
-// endpoint polls the profile's DevToolsActivePort file, which Chromium writes
-// once its DevTools server listens, and returns the browser websocket URL.
-func (p *process) endpoint(ctx context.Context) (string, error) {
-	file := filepath.Join(p.dir, "DevToolsActivePort")
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b, err := os.ReadFile(file); err == nil {
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			if len(lines) == 2 {
-				port, err := strconv.Atoi(lines[0])
-				if err != nil || port <= 0 {
-					return "", fmt.Errorf("bad DevToolsActivePort %q", b)
-				}
-				return fmt.Sprintf("ws://127.0.0.1:%d%s", port, strings.TrimSpace(lines[1])), nil
-			}
-		}
-		select {
-		case <-p.exited:
-			return "", fmt.Errorf("chromium exited before it listened (%v): %s", p.waitErr, p.stderr)
-		case <-ctx.Done():
-			return "", fmt.Errorf("chromium did not listen: %w: %s", ctx.Err(), p.stderr)
-		case <-tick.C:
+// startErr is the error of a start that failed on the pipe with err: how
+// Chromium exited, when it did, else err.
+func (p *process) startErr(err error) error {
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second): // the pipe ends a moment before Wait returns
+		return err
+	}
+	return fmt.Errorf("chromium exited before it answered (%v): %s", p.waitErr, p.stderr)
+}
+
+// policy is the browser's sandbox: no workspace (the per-browser directory
+// is the profile and the only writable place), Chromium's policy file, the
+// fonts' configuration and cache, user namespaces for Chromium's own
+// sandbox, and e as the only way out.
+func (c Config) policy(e *sandbox.Egress) sandbox.Policy {
+	p := sandbox.Policy{
+		NoWorkspace:         true,
+		AllowUserNamespaces: true,
+		Files:               map[string]string{policyPath: chromiumPolicy},
+		Egress:              e,
+		TempRoot:            c.TempDir,
+		Bwrap:               c.Bwrap,
+		Executable:          c.Executable,
+	}
+	// The fonts' configuration, and the system's font cache: without it
+	// fontconfig scans every font again at each browser's start.
+	for _, dir := range []string{"/etc/fonts", "/var/cache/fontconfig"} {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			p.ReadOnly = append(p.ReadOnly, dir)
 		}
 	}
+	if !strings.HasPrefix(c.ChromiumPath, "/usr/") {
+		// A Chromium installed elsewhere: its own directory, read-only.
+		p.ReadOnly = append(p.ReadOnly, filepath.Dir(c.ChromiumPath))
+	}
+	return p
+}
+
+// devToolsAnswers asks Chromium's DevTools server for its version through
+// the exposed socket, the agent's way in, and returns its browser target's
+// path (/devtools/browser/<id>).
+func (p *process) devToolsAnswers(ctx context.Context) (string, error) {
+	socket := filepath.Join(p.sb.Home(), devtoolsSocket)
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return sandbox.DialUnix(ctx, socket)
+		},
+		DisableKeepAlives: true,
+	}}
+	return browserPath(ctx, client, devToolsURL+"/json/version")
+}
+
+// browserPath reads the browser target's path from DevTools' /json/version.
+func browserPath(ctx context.Context, client *http.Client, version string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, version, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		URL string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return "", err
+	}
+	_, path, ok := strings.Cut(strings.TrimPrefix(v.URL, "ws://"), "/")
+	if !ok || !strings.HasPrefix(path, "devtools/browser/") {
+		return "", fmt.Errorf("unexpected DevTools URL %q", v.URL)
+	}
+	return "/" + path, nil
+}
+
+// refused records a refusal of the browser's egress.
+func (p *process) refused(d *sandbox.DeniedError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = append(p.refusals, runner.Refusal{At: time.Now().UTC(), Host: d.Host, Port: d.Port, Reason: d.Reason})
+}
+
+// refusalList returns the refusals so far, oldest first.
+func (p *process) refusalList() []runner.Refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.refusals)
 }
 
 // exitErr says how Chromium exited, once it has.
@@ -113,28 +215,29 @@ func (p *process) exitErr() error {
 	}
 }
 
-// stop kills every process of the browser's process group, waits for the
-// main process, and removes the profile directory. It is safe to call more
+// stop kills every process of the browser's sandbox, waits for them, and
+// removes its per-browser directory and its egress. It is safe to call more
 // than once.
 func (p *process) stop() error {
-	if p.cmd != nil && p.cmd.Process != nil {
-		// The negative pid names the process group Setpgid gave the browser.
-		if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("kill chromium: %w", err)
+	p.stopOnce.Do(func() {
+		var errs []error
+		if p.sb != nil {
+			errs = append(errs, p.sb.Close())
 		}
-		<-p.exited
-	}
-	// Chromium's helpers can still be writing into the profile for a moment
-	// after the group is killed; retry the removal briefly.
-	var err error
-	for range 20 {
-		if err = os.RemoveAll(p.dir); err == nil {
-			p.hold.Close() // a second stop gets os.ErrClosed, harmlessly
-			return nil
+		if p.cmd != nil && p.cmd.Pid() != 0 {
+			<-p.exited
 		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return fmt.Errorf("remove profile dir: %w", err)
+		if p.pipe != nil {
+			p.pipe.Close()
+		}
+		if p.egress != nil {
+			errs = append(errs, p.egress.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
+			p.stopErr = fmt.Errorf("stop chromium: %w", err)
+		}
+	})
+	return p.stopErr
 }
 
 // tailBuffer keeps the last max bytes written to it, for error messages.

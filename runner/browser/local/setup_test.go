@@ -158,11 +158,20 @@ func TestMissingChromiumFailsClearly(t *testing.T) {
 	assert.Contains(t, err.Error(), "/nonexistent/chromium")
 
 	// An executable that is not Chromium never listens.
-	p, err := New(Config{ChromiumPath: "/bin/true", TempDir: t.TempDir()})
+	p, err := New(Config{ChromiumPath: "/bin/true", TempDir: shortTempDir(t)})
 	require.NoError(t, err)
 	_, err = p.Open(context.Background(), runner.BrowserSpec{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "chromium exited before it listened")
+	assert.Contains(t, err.Error(), "chromium exited before it answered")
+}
+
+func TestFlagsThatUndoTheConfinementAreRefused(t *testing.T) {
+	for _, f := range []string{"--no-sandbox", "--proxy-server=direct://", "--remote-debugging-port=9333", "--user-data-dir=/home/x", "--disable-web-security"} {
+		_, err := New(Config{Flags: []string{f}})
+		assert.ErrorContains(t, err, "would undo the browser's confinement", f)
+	}
+	_, err := New(Config{Flags: []string{"--lang=de"}})
+	assert.NoError(t, err)
 }
 
 func TestProfilesAndStealthAreUnsupported(t *testing.T) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
 // testSite is a tiny website behind two host names, books.test and
@@ -47,6 +50,26 @@ document.modelContext.registerTool({
 const probePage = `<!doctype html><title>Probe</title><script>
 window.probe = "no WebMCP";
 if (document.modelContext) document.modelContext.getTools().then((ts) => { window.probe = ts.map((t) => t.name).join(","); });
+</script>`
+
+// hostilePage counts its attempts in window.tried.
+const hostilePage = `<!doctype html><title>Hostile</title><body><script>
+const q = new URLSearchParams(location.search);
+const port = q.get("port"), devtools = q.get("devtools");
+const hosts = ["127.0.0.1", "localhost", "[::1]", "0.0.0.0", "0x7f000001", "2130706433", "127.1",
+  "[::ffff:127.0.0.1]", "017700000001"].map((h) => h + ":" + port);
+hosts.push("127.0.0.1:" + devtools, "localhost:" + devtools);
+window.tried = 0;
+for (const h of hosts) {
+  fetch("http://" + h + "/fetch", {mode: "no-cors"}).catch(() => {});
+  fetch("http://" + h + "/json/version").catch(() => {});
+  const x = new XMLHttpRequest(); x.open("GET", "http://" + h + "/xhr"); x.send();
+  const img = new Image(); img.src = "http://" + h + "/img";
+  const f = document.createElement("iframe"); f.src = "http://" + h + "/iframe"; document.body.appendChild(f);
+  try { new WebSocket("ws://" + h + "/ws"); } catch (e) {}
+  navigator.sendBeacon("http://" + h + "/beacon", "x");
+  window.tried += 7;
+}
 </script>`
 
 func newTestSite(t testing.TB) *testSite {
@@ -101,6 +124,18 @@ func newTestSite(t testing.TB) *testSite {
 		}
 		io.WriteString(w, booksPage)
 	})
+	// /download is a file the browser would save.
+	mux.HandleFunc("books.test/download", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="planted.sh"`)
+		io.WriteString(w, "#!/bin/sh\necho planted\n")
+	})
+	// /hostile?port=P&devtools=D is a hostile page: it tries to reach
+	// loopback port P in every spelling, and the DevTools port D, with
+	// every kind of request a page can make.
+	mux.HandleFunc("books.test/hostile", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, hostilePage)
+	})
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		s.srv.CloseClientConnections()
@@ -115,6 +150,24 @@ func (s *testSite) hosts() map[string]string {
 	return map[string]string{"books.test": addr, "weather.test": addr}
 }
 
+// testResolver answers the names the tests' browsers ask for, so that no
+// test asks real DNS: a name resolving to a private address, one to the
+// cloud metadata address, one to loopback; every other name fails.
+var testResolver = resolverMap{
+	"intranet.test": {netip.MustParseAddr("10.0.0.5")},
+	"metadata.test": {netip.MustParseAddr("169.254.169.254")},
+	"rebind.test":   {netip.MustParseAddr("127.0.0.1")},
+}
+
+type resolverMap map[string][]netip.Addr
+
+func (m resolverMap) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := m[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}
+}
+
 // newProvider returns a provider for the site with short timeouts.
 func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provider {
 	t.Helper()
@@ -123,7 +176,8 @@ func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provide
 	}
 	cfg := Config{
 		Hosts:        site.hosts(),
-		TempDir:      t.TempDir(),
+		Resolver:     testResolver,
+		TempDir:      shortTempDir(t),
 		ParseTimeout: 5 * time.Second,
 		LoadTimeout:  5 * time.Second,
 		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -135,6 +189,11 @@ func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provide
 	require.NoError(t, err)
 	return p
 }
+
+// shortTempDir is a fresh directory every sandbox user may enter (a root
+// launcher's browsers run as unprivileged users of their own), with a
+// short path.
+func shortTempDir(t testing.TB) string { return sandboxtest.TempDir(t) }
 
 // openBrowser opens a browser that the test closes at its end.
 func openBrowser(t testing.TB, p *Provider) *Browser {

@@ -14,10 +14,11 @@ import (
 	"github.com/pairbench/pairbench/runner"
 )
 
-// profiles lists the profile directories under dir.
+// profiles lists the per-browser directories (each browser's sandbox,
+// whose home is its profile) under dir.
 func profiles(t *testing.T, dir string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, profilePrefix+"*"))
+	m, err := filepath.Glob(filepath.Join(dir, "pairbench-sandbox-*"))
 	require.NoError(t, err)
 	return m
 }
@@ -47,7 +48,7 @@ func TestSparesAreFreshAndHandedOutOnce(t *testing.T) {
 	waitProfiles(t, dir, 2) // b1 and the next spare
 	b2, err := p.Open(ctx, runner.BrowserSpec{})
 	require.NoError(t, err)
-	assert.NotEqual(t, b1.CDPURL(), b2.CDPURL(), "a spare is handed out once")
+	assert.NotEqual(t, b1.DevTools(), b2.DevTools(), "a spare is handed out once")
 	require.NoError(t, b2.Close(ctx)) // closing counts as the agent running
 	waitProfiles(t, dir, 2)           // b1 and the next spare
 	b2, err = p.Open(ctx, runner.BrowserSpec{})
@@ -77,7 +78,7 @@ func TestSpareLivesAsLongAsItsCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	b, err := p.Open(ctx, runner.BrowserSpec{})
 	require.NoError(t, err)
-	profile := b.(*Browser).proc.dir
+	profile := browserDir(b.(*Browser))
 	cancel()
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(profile)
@@ -108,24 +109,24 @@ func TestDeadSpareIsSkipped(t *testing.T) {
 		}
 	}, 20*time.Second, 20*time.Millisecond)
 	require.NotNil(t, spare)
-	require.NoError(t, syscall.Kill(-spare.proc.cmd.Process.Pid, syscall.SIGKILL))
+	require.NoError(t, syscall.Kill(chromiumMain(t, spare), syscall.SIGKILL))
 	<-spare.proc.exited
 	p.ready <- opened{b: spare} // back in line, dead
 
 	next, err := p.Open(ctx, runner.BrowserSpec{})
 	require.NoError(t, err)
 	defer next.Close(ctx)
-	assert.NotEqual(t, spare.CDPURL(), next.CDPURL())
+	assert.NotEqual(t, spare.DevTools(), next.DevTools())
 	_, err = next.Load(ctx, "http://books.test/")
 	require.NoError(t, err)
-	_, err = os.Stat(spare.proc.dir)
+	_, err = os.Stat(browserDir(spare))
 	assert.True(t, os.IsNotExist(err), "the dead spare's profile is removed")
 }
 
 // TestSpareThatCannotStartIsAnError: with spares, a Chromium that cannot
 // start makes Open fail with the reason instead of waiting forever.
 func TestSpareThatCannotStartIsAnError(t *testing.T) {
-	fake := filepath.Join(t.TempDir(), "chromium")
+	fake := filepath.Join(shortTempDir(t), "chromium")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho cannot start >&2\nexit 1\n"), 0o755))
 	site := newTestSite(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1; c.ChromiumPath = fake })

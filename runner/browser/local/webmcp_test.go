@@ -123,7 +123,7 @@ func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 	_, err := b.Load(ctx, "http://weather.test/")
 	require.NoError(t, err)
 
-	actx, acancel := remote.NewAllocator(ctx, b.CDPURL(), remote.NoModifyURL)
+	actx, acancel := remote.NewAllocator(ctx, devToolsOnLoopback(t, b), remote.NoModifyURL)
 	defer acancel()
 	tabCtx, closeTab := chromedp.NewContext(actx)
 	require.NoError(t, chromedp.Do(tabCtx, chromedp.Navigate("http://books.test/probe")))
@@ -215,7 +215,7 @@ func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), b.CDPURL(), nodeModules).Output()
+	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), devToolsOnLoopback(t, b), nodeModules).Output()
 	require.NoError(t, err, "playwright_probe.js: %s", out)
 	assert.JSONEq(t, `{"start":"explode,find_books,out_of_stock","newPage":"explode,find_books,out_of_stock"}`, string(out))
 

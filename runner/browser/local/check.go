@@ -1,0 +1,119 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// Check is the browser's self-check (pairbench sandbox check): it starts a
+// browser as cfg configures it and fails closed, with a *sandbox.CheckError
+// whose reason is one line, unless, seen from the host, every process of
+// the browser runs as a user that is not root, without capabilities
+// outside Chromium's own nested namespaces, with no_new_privs and a seccomp
+// filter, in mount, PID and network namespaces that are not the host's,
+// with only the browser's own variables in its environment and only /usr,
+// a few /etc entries and its profile in its file system; a renderer runs in
+// Chromium's own sandbox (a user namespace of its own and Chromium's seccomp
+// filter on top of the sandbox's); a file: navigation is refused; and a
+// request to a loopback port on this host is refused by its egress without
+// reaching it. It returns other errors when the browser cannot be started.
+func Check(ctx context.Context, cfg Config) error {
+	cfg.Spares = 0
+	p, err := New(cfg)
+	if err != nil {
+		return &sandbox.CheckError{Reason: "browser: " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	b, err := open(ctx, p.cfg)
+	if err != nil {
+		return &sandbox.CheckError{Reason: "browser: cannot start a confined Chromium: " + firstLine(err.Error())}
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+
+	var problems []string
+	// A page brings a renderer, whose sandbox is Chromium's.
+	if _, err := b.Load(ctx, "data:text/html,<title>pairbench check</title>"); err != nil {
+		problems = append(problems, "a page does not load: "+firstLine(err.Error()))
+	}
+	self, err := procNamespaces(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("browser check: %w", err)
+	}
+	problems = append(problems, inspect(b.proc.cmd.Pid(), self)...)
+	if _, err := b.proc.devToolsAnswers(ctx); err != nil {
+		problems = append(problems, "the agent's DevTools socket does not answer: "+firstLine(err.Error()))
+	}
+	problems = append(problems, b.checkRefusals(ctx)...)
+	if len(problems) > 0 {
+		return &sandbox.CheckError{Reason: "the browser is not confined: " + strings.Join(problems, "; ")}
+	}
+	return nil
+}
+
+// checkRefusals tries, from the browser's start tab, a file: URL and a
+// loopback port of this host that a listener holds.
+func (b *Browser) checkRefusals(ctx context.Context) []string {
+	var problems []string
+	res, err := b.navigate(ctx, "file:///etc/hostname")
+	if err == nil && res == "" {
+		problems = append(problems, "a file: URL is not refused")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return append(problems, "cannot listen on loopback for the egress probe: "+err.Error())
+	}
+	defer l.Close()
+	var reached atomic.Bool
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			reached.Store(true)
+			c.Close()
+		}
+	}()
+	before := len(b.proc.refusalList())
+	b.navigate(ctx, "http://"+l.Addr().String()+"/")
+	if reached.Load() {
+		problems = append(problems, "the browser reached this host's loopback")
+	}
+	if !slices.ContainsFunc(b.proc.refusalList()[before:], func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }) {
+		problems = append(problems, "the egress did not refuse this host's loopback")
+	}
+	return problems
+}
+
+// navigate navigates the start tab to url and returns the navigation's
+// error text ("" when the page committed).
+func (b *Browser) navigate(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := waitTab(ctx, b.start); err != nil {
+		return "", err
+	}
+	res, err := send(ctx, b.conn, b.start.session, page.Navigate, page.NavigateParams{URL: url})
+	if err != nil {
+		return "", err
+	}
+	return res.ErrorText, nil
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
