@@ -262,6 +262,9 @@ func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 				st.Toolless++
 			}
 		}
+		if r.is(flagRefused) {
+			st.BrowserRefused = append(st.BrowserRefused, int(r.pair))
+		}
 		if tools := p.x[side].native(); len(tools) > 0 {
 			st.NativeStarts = append(st.NativeStarts, int(r.pair))
 			for _, t := range tools {

@@ -302,6 +302,23 @@ func TestBuildToolsThatDidNotRegister(t *testing.T) {
 	assert.Contains(t, html.String(), "yes, but did not register in 3 trial(s)")
 }
 
+// TestBuildNamesPairsWithBrowserRefusals: a trial whose browser had a
+// request refused is named with its pair and arm, and the report shows it.
+func TestBuildNamesPairsWithBrowserRefusals(t *testing.T) {
+	rows := workedExample("books")
+	rows[1].BrowserRefusals = 3 // pair 0 ran AB: its treatment
+	rows[3].BrowserRefusals = 1 // pair 1 ran BA: its control
+	rep := Build(planFor("books"), rows)
+	in := rep.Intents[0]
+	assert.Equal(t, []int{1}, in.Control.BrowserRefused)
+	assert.Equal(t, []int{0}, in.Treatment.BrowserRefused)
+	assert.Contains(t, Markdown(rep, MarkdownOptions{}), "| browser requests refused (browser-refusals.jsonl) | pairs 1 | pairs 0 |")
+
+	clean := Build(planFor("books"), workedExample("books"))
+	assert.Empty(t, clean.Intents[0].Control.BrowserRefused)
+	assert.NotContains(t, Markdown(clean, MarkdownOptions{}), "browser requests refused")
+}
+
 func TestBuildRunChecks(t *testing.T) {
 	rows := workedExample("books")
 	rows[0].StartDelayMS = 12_500                         // pair 0 control; treatment launched at 0

@@ -33,6 +33,8 @@ const (
 	flagCapTime
 	flagCapTurns
 	flagCapSpend
+	// flagRefused: the trial's browser egress refused a request.
+	flagRefused
 )
 
 // recordExtra holds the rare parts of an attempt: native tools, caps other
@@ -108,6 +110,9 @@ func newRecord(r *pairbench.Row, agreement *Agreement) (record, *recordExtra) {
 	}
 	if r.Order == pairbench.BA {
 		t.flags |= flagBA
+	}
+	if r.BrowserRefusals > 0 {
+		t.flags |= flagRefused
 	}
 	var extra recordExtra
 	for _, c := range r.CapsHit {

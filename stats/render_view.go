@@ -384,7 +384,21 @@ func viewArmRows(c, t *ArmStats) []armRow {
 	if len(c.NativeStarts)+len(t.NativeStarts) > 0 {
 		rows = append(rows, armRow{"started with the page's own tools", viewNative(c), viewNative(t)})
 	}
+	if len(c.BrowserRefused)+len(t.BrowserRefused) > 0 {
+		rows = append(rows, armRow{"browser requests refused (browser-refusals.jsonl)", viewPairs(c.BrowserRefused), viewPairs(t.BrowserRefused)})
+	}
 	return rows
+}
+
+func viewPairs(pairs []int) string {
+	if len(pairs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(pairs))
+	for i, p := range pairs {
+		s[i] = strconv.Itoa(p)
+	}
+	return "pairs " + showList(s, 10)
 }
 
 func viewAdoption(p *Proportion) string {

@@ -208,6 +208,11 @@ type ArmStats struct {
 	// was not tool-free. NativeTools is the union of those tools' names.
 	NativeStarts []int    `json:"native_starts,omitempty"`
 	NativeTools  []string `json:"native_tools,omitempty"`
+	// BrowserRefused lists the pairs whose trial in this arm had requests
+	// of its browser refused by the browser's egress (the rows'
+	// browser_refusals): a site that needs a destination the browser policy
+	// refuses.
+	BrowserRefused []int `json:"browser_refused,omitempty"`
 }
 
 // Proportion is x of n with its Wilson interval.
