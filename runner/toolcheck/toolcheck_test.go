@@ -24,10 +24,18 @@ import (
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
-// Chromium runs inside a network namespace with loopback only.
-func TestMain(m *testing.M) { offline.Main(m) }
+// TestMain runs the tests inside a network namespace with loopback only,
+// and lets the test binary serve as the sandbox's init inside the
+// browsers' sandboxes, as pairbench's own binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	offline.Main(m)
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
