@@ -87,10 +87,11 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 
 	e := newBenchEnv(t, bin, tools, "term", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "2")
 	cmd, log := e.start(t, ctx)
-	// Wait until trials are under way: a browser profile exists.
+	// Wait until trials are under way: a browser's sandbox exists (its
+	// home holds the browser's DevTools socket).
 	require.Eventually(t, func() bool {
 		for _, d := range e.leftDirs(t) {
-			if strings.HasPrefix(d, "pairbench-chromium-") {
+			if _, err := os.Stat(filepath.Join(e.temp, d, "home", "devtools.sock")); err == nil {
 				_, err := os.Stat(filepath.Join(e.runDir(), "run.json"))
 				return err == nil
 			}
