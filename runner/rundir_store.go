@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -184,11 +186,28 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 	return nil
 }
 
+// SiteDir holds the report site's pages beside report.html (package
+// viewer writes them); PublishReport uploads them before the report.
+const SiteDir = "intents"
+
 // PublishReport uploads the run directory's report files to store under
-// runID in PublishLast order, so report.json, the mark of a run published
-// in full, comes last.
+// runID: first the report site's pages (SiteDir), then the report in
+// PublishLast order, so report.json, the mark of a run published in full,
+// comes last.
 func (d RunDir) PublishReport(ctx context.Context, store artifacts.Store, runID string) error {
-	for _, name := range PublishLast {
+	var pages []string
+	err := filepath.WalkDir(d.File(SiteDir), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() && strings.HasSuffix(p, ".html") {
+			rel, rerr := filepath.Rel(d.Path, p)
+			pages = append(pages, filepath.ToSlash(rel))
+			return rerr
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("publish report: %w", err)
+	}
+	for _, name := range append(pages, PublishLast...) {
 		f, err := os.Open(d.File(name))
 		if err != nil {
 			return fmt.Errorf("publish report: %w", err)

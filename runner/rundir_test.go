@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -212,7 +213,19 @@ func TestReadStoredReport(t *testing.T) {
 	dir := RunDir{Path: t.TempDir()}
 	_, err = dir.WriteReport(&stats.Report{V: stats.ReportVersion, RunID: "r1", Alpha: 0.05}, ReportOptions{})
 	require.NoError(t, err)
+	require.NoError(t, dir.WriteFile(SiteDir+"/i1.html", []byte("<p>intent</p>")))
+	require.NoError(t, dir.WriteFile(SiteDir+"/i1/0.html", []byte("<p>pair</p>")))
+	require.NoError(t, dir.WriteFile(SiteDir+"/i1/0.html.tmp", []byte("left by a crash")))
 	require.NoError(t, dir.PublishReport(t.Context(), store, "r1"))
+	for key, want := range map[string]string{"r1/" + SiteDir + "/i1.html": "<p>intent</p>", "r1/" + SiteDir + "/i1/0.html": "<p>pair</p>"} {
+		r, err := store.Get(t.Context(), key)
+		require.NoError(t, err, "the report site's pages are published with the report")
+		b, _ := io.ReadAll(r)
+		r.Close()
+		assert.Equal(t, want, string(b))
+	}
+	_, err = store.Stat(t.Context(), "r1/"+SiteDir+"/i1/0.html.tmp")
+	assert.ErrorIs(t, err, artifacts.ErrNotExist, "only pages")
 	rep, err := ReadStoredReport(t.Context(), store, "r1")
 	require.NoError(t, err)
 	assert.Equal(t, "r1", rep.RunID)

@@ -31,7 +31,7 @@ import (
 )
 
 // IntentsDir holds the intent pages and, below each, its pair pages.
-const IntentsDir = "intents"
+const IntentsDir = runner.SiteDir
 
 // IntentPage is the run-relative path of intent id's page.
 func IntentPage(id string) string { return path.Join(IntentsDir, slug(id)+".html") }

@@ -67,13 +67,13 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
 }
 
 // writePage replaces the file at p whole (a reader sees the old page or
-// the new). Pages are rebuilt from the rows by each report, so it does
-// not wait for the disk.
+// the new), through a dot-name the store's syncer never uploads. Pages are
+// rebuilt from the rows by each report, so it does not wait for the disk.
 func writePage(p string, page []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	tmp := p + ".tmp"
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
 	if err := os.WriteFile(tmp, page, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
