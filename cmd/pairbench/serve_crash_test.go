@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -467,4 +468,106 @@ func storeReport(t *testing.T, store, run string, verdict pairbench.Label) {
 	require.NoError(t, os.MkdirAll(filepath.Join(store, run), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(store, run, "report.json"), mustMarshal(t, m), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(store, run, "report.html"), []byte("<html></html>"), 0o644))
+}
+
+// TestServeStatusCancelAndPushAfterKill9: the service is killed with
+// SIGKILL while a bench runs on Actions, and again later; each time the
+// restarted service still knows the running bench: /bench status names it,
+// a push supersedes it (its check run ends superseded and its workflow run
+// is cancelled), and /bench cancel cancels the new one.
+func TestServeStatusCancelAndPushAfterKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and restarts the service; skipped with -short")
+	}
+	bin := buildPairbench(t)
+	gh := githubtest.New(t)
+	appID, keyPEM := testApp(t, gh)
+	sha1, sha2 := fmt.Sprintf("%040x", 0xa1), fmt.Sprintf("%040x", 0xb2)
+	gh.Repo(crashRepo, func(r *githubtest.Repo) {
+		r.DefaultBranch = "main"
+		r.Files["main"], r.Files[sha1], r.Files[sha2] = crashRegistry, crashRegistry, crashRegistry
+		r.Pulls[1] = &githubtest.Pull{Number: 1, HeadSHA: sha1, HeadRef: "change-1", Files: []string{"domains/books.example/tools/find_books.js"}}
+		r.Permissions["maintainer"] = "write"
+	})
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "app.pem")
+	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	secret := []byte("status-secret")
+	p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile, env: append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret)),
+		args: []string{"--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile, "--api-url", gh.URL,
+			"--store", t.TempDir(), "--dispatch", "actions", "--state-dir", filepath.Join(dir, "state"), "--log-format", "json"}}
+	p.start()
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	c := &cluster{procs: []*serveProc{p}}
+	n := 0
+	send := func(event string, body []byte) {
+		n++
+		require.Equal(t, http.StatusAccepted, c.post(t.Context(), secret, event, fmt.Sprint("d-", n), body))
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		require.Eventually(t, cond, time.Minute, 100*time.Millisecond, "%s; log: %s", what, tail(logFile.Name()))
+	}
+	checkOf := func(sha string) githubtest.CheckRun {
+		for _, cr := range gh.CheckRuns(crashRepo) {
+			if cr.HeadSHA == sha {
+				return cr
+			}
+		}
+		return githubtest.CheckRun{}
+	}
+	replied := func(text string) func() bool {
+		return func() bool {
+			for _, cm := range gh.Comments(crashRepo, 1) {
+				if strings.Contains(cm.Body, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+
+	send("pull_request", pullEvent(1, sha1, "opened"))
+	eventually("the bench of the head runs on Actions", func() bool { return checkOf(sha1).Status == "in_progress" })
+	first := gh.Dispatches(crashRepo)[0]
+	p.kill()
+	p.start()
+
+	send("issue_comment", commentEvent(1, "/bench status"))
+	eventually("status names the running bench", replied(fmt.Sprintf("Run `%s` is benching %s", first.Inputs["run_id"], sha1[:7])))
+
+	gh.Repo(crashRepo, func(r *githubtest.Repo) { r.Pulls[1].HeadSHA = sha2 })
+	send("pull_request", pullEvent(1, sha2, "synchronize"))
+	eventually("the push supersedes the bench", func() bool {
+		cr := checkOf(sha1)
+		var cancelled []int64
+		gh.Repo(crashRepo, func(r *githubtest.Repo) { cancelled = r.Cancelled })
+		return cr.Status == "completed" && cr.Conclusion == "cancelled" && cr.Title == "superseded" &&
+			slices.Contains(cancelled, first.RunID) && checkOf(sha2).Status == "in_progress"
+	})
+	second := gh.Dispatches(crashRepo)[1]
+	p.kill()
+	p.start()
+
+	send("issue_comment", commentEvent(1, "/bench cancel"))
+	eventually("cancel cancels the running bench", func() bool {
+		cr := checkOf(sha2)
+		return replied(fmt.Sprintf("Cancelled run `%s`", second.Inputs["run_id"]))() && cr.Status == "completed" && cr.Conclusion == "cancelled"
+	})
+	assert.Len(t, gh.Dispatches(crashRepo), 2, "nothing benched twice")
+	assert.Len(t, gh.CheckRuns(crashRepo), 2)
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
 }
