@@ -3,6 +3,7 @@ package artifacts_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -135,9 +136,15 @@ func TestS3WrongSecretIsRefused(t *testing.T) {
 
 	assert.Error(t, bad.Check(t.Context()), "Check with a wrong secret")
 	err = bad.Put(t.Context(), "r/x", strings.NewReader("x"))
-	var api smithy.APIError
-	require.ErrorAs(t, err, &api, "Put with a wrong secret")
-	assert.Equal(t, "SignatureDoesNotMatch", api.ErrorCode())
+	// The server may close the connection before the SDK reads the error's
+	// body (it does under load), so the refusal is the 403 itself; its code
+	// is checked whenever the body arrived.
+	var refused interface{ HTTPStatusCode() int }
+	require.ErrorAs(t, err, &refused, "Put with a wrong secret")
+	assert.Equal(t, http.StatusForbidden, refused.HTTPStatusCode())
+	if api := smithy.APIError(nil); errors.As(err, &api) {
+		assert.Equal(t, "SignatureDoesNotMatch", api.ErrorCode())
+	}
 	assert.NotErrorIs(t, err, artifacts.ErrNotExist)
 
 	require.NoError(t, good.Check(t.Context()))
