@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/pagetest"
 	"github.com/pairbench/pairbench/runner"
@@ -125,6 +126,17 @@ func TestFiltersNeedNoScript(t *testing.T) {
 		pagetest.Eval[bool](p, `(document.getElementById(`+jsString(id)+`).click(), true)`)
 		assert.Equal(t, byLabel[string(l.Label)], visible(p, rows), "label filter %d (%s)", i, l.Label)
 	}
+
+	pagetest.Eval[bool](p, `(document.getElementById('fl-all').click(), true)`)
+	withWrong := 0
+	for _, in := range rep.Intents {
+		if in.Control.Outcomes[pairbench.Wrong]+in.Treatment.Outcomes[pairbench.Wrong] > 0 {
+			withWrong++
+		}
+	}
+	require.Less(t, withWrong, len(rep.Intents), "the outcome filter must have something to hide")
+	pagetest.Eval[bool](p, `(document.getElementById('fo-wrong').click(), true)`)
+	assert.Equal(t, withWrong, visible(p, rows), "only intents with a wrong trial")
 
 	ip := b.Open(t, fileURL(run, viewer.IntentPage(rep.Intents[0].ID)), prWidth)
 	all := visible(ip, "table.summary tr.p-row")

@@ -72,6 +72,9 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 			if i%3 == 0 {
 				correct[pairbench.Treatment] = correct[pairbench.Control] // no pair where the arms disagree
 			}
+			if i%5 == 1 {
+				correct[pairbench.Control], correct[pairbench.Treatment] = true, true // no wrong trial
+			}
 			for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
 				job := runner.Job{Intent: id, Stage: pairbench.StagePair, Pair: p, Order: order, Attempt: 1}
 				r := pairbench.Row{
