@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
@@ -87,11 +88,18 @@ var _ runner.Browser = (*Browser)(nil)
 // errStalled marks a navigation whose page was not parsed in time.
 var errStalled = errors.New("start page stalled")
 
-func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
+func open(ctx context.Context, cfg Config) (*Browser, error) {
 	proc, err := startProcess(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	return drive(ctx, cfg, proc, proc.pipe)
+}
+
+// drive connects to the browser proc runs over tr, its CDP connection,
+// which it owns from now on: it attaches to every tab and waits for the
+// first. On error everything is closed, proc included.
+func drive(ctx context.Context, cfg Config, proc *process, tr chromedp.Transport) (_ *Browser, err error) {
 	b := &Browser{
 		cfg:      cfg,
 		proc:     proc,
@@ -107,7 +115,7 @@ func open(ctx context.Context, cfg Config) (_ *Browser, err error) {
 			b.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	b.conn = newConn(proc.pipe, b.onEvent)
+	b.conn = newConn(tr, b.onEvent)
 	// Downloads are refused by policy already; ask for the same here.
 	if _, err := send(ctx, b.conn, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorDeny,
@@ -281,6 +289,9 @@ func (b *Browser) catchUp(t *tab, scripts []string) {
 // exposes it on a unix socket in the per-browser directory, which the
 // trial's agent sandbox relays to DevToolsPort of its own loopback.
 func (b *Browser) DevTools() runner.DevTools {
+	if b.proc.sb == nil {
+		return runner.DevTools{URL: b.proc.url} // a browser Connect reached
+	}
 	return runner.DevTools{
 		URL:    devToolsURL,
 		Socket: filepath.Join(b.proc.sb.Home(), devtoolsSocket),

@@ -182,21 +182,7 @@ func New(cfg Config) (*Provider, error) {
 			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q: want a host name and IP:PORT", host, addr)
 		}
 	}
-	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 10 * time.Second
-	}
-	if cfg.ParseTimeout <= 0 {
-		cfg.ParseTimeout = 15 * time.Second
-	}
-	if cfg.LoadTimeout <= 0 {
-		cfg.LoadTimeout = 15 * time.Second
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.setDefaults()
 	if cfg.Spares < 0 {
 		return nil, fmt.Errorf("chromium: %d spares", cfg.Spares)
 	}
@@ -304,6 +290,25 @@ func (p *Provider) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Br
 		return p.spare(ctx)
 	}
 	return open(ctx, p.cfg)
+}
+
+// setDefaults fills in the timeouts, the log and the clock.
+func (c *Config) setDefaults() {
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = 10 * time.Second
+	}
+	if c.ParseTimeout <= 0 {
+		c.ParseTimeout = 15 * time.Second
+	}
+	if c.LoadTimeout <= 0 {
+		c.LoadTimeout = 15 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 }
 
 // args returns Chromium's command line inside its sandbox. There is no

@@ -47,6 +47,9 @@ type process struct {
 	exited  chan struct{} // closed once the sandbox's command returned
 	waitErr error         // valid once exited is closed
 	stderr  *tailBuffer
+	// url is the CDP websocket of a browser Connect reached, which runs
+	// elsewhere; every other field but exited is then unset.
+	url string
 
 	mu       sync.Mutex
 	refusals []runner.Refusal
@@ -117,6 +120,9 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 // startErr is the error of a start that failed on the pipe with err: how
 // Chromium exited, when it did, else err.
 func (p *process) startErr(err error) error {
+	if p.cmd == nil {
+		return err // not a process of this host (Connect)
+	}
 	select {
 	case <-p.exited:
 	case <-time.After(2 * time.Second): // the pipe ends a moment before Wait returns

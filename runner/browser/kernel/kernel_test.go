@@ -1,0 +1,160 @@
+package kernel_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/kernel"
+	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
+	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/runner/browser/remote"
+	"github.com/pairbench/pairbench/sandbox"
+)
+
+// TestMain runs the tests without a route out (Chromium stays offline), and
+// lets the test binary be the sandbox's init inside the fake's browsers.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.RunInit(os.Args[2:]))
+	}
+	offline.Main(m)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fixture is a fake Kernel whose browsers reach the example sites, and a
+// provider of Kernel browsers pointed at it.
+type fixture struct {
+	fake     *kerneltest.Server
+	provider *remote.Provider
+	tools    []intents.Tool
+}
+
+func newFixture(t *testing.T, mutate ...func(*remote.Config)) *fixture {
+	t.Helper()
+	srv := httptest.NewServer(site.New())
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = addr
+	}
+	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t), Log: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { chromium.Close() })
+	fake := kerneltest.New(t, chromium, "shopper")
+
+	svc, err := kernel.New(kernel.Config{APIKey: fake.Key, BaseURL: fake.URL})
+	require.NoError(t, err)
+	cfg := remote.Config{
+		Service: svc,
+		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
+			return local.Connect(ctx, local.Config{Log: quiet, ParseTimeout: 5 * time.Second, LoadTimeout: 5 * time.Second}, url)
+		},
+		TempDir: sandboxtest.TempDir(t),
+		Log:     quiet,
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	p, err := remote.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		p.Close(ctx)
+	})
+	reg, err := intents.Load("../../../examples/registry")
+	require.NoError(t, err)
+	return &fixture{fake: fake, provider: p, tools: reg.Domain("books.example").Registered()}
+}
+
+func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	b, err := f.provider.Open(ctx, runner.BrowserSpec{Stealth: true, Profile: "shopper"})
+	require.NoError(t, err)
+	require.Len(t, f.fake.Live(), 1)
+
+	require.NoError(t, b.RegisterTools(ctx, f.tools))
+	load, err := b.Load(ctx, "http://books.example/")
+	require.NoError(t, err)
+	assert.Equal(t, "http://books.example/", load.URL)
+	live, err := b.LiveTools(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range live {
+		assert.True(t, tool.Registered, tool.Name)
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "find_books")
+
+	// The agent's way in: the relay socket, never Kernel's URL.
+	dt := b.DevTools()
+	assert.NotContains(t, dt.URL, "jwt")
+	assert.NotEmpty(t, dt.Socket)
+	agent := connectThrough(t, dt.Socket)
+	agentLive, err := agent.LiveTools(ctx)
+	require.NoError(t, err)
+	assert.Len(t, agentLive, len(live), "the relay reaches the same browser")
+
+	creates := f.fake.Creates()
+	require.Len(t, creates, 1)
+	assert.True(t, creates[0].Stealth)
+	assert.True(t, creates[0].Headless)
+	require.NotNil(t, creates[0].Profile)
+	assert.Equal(t, "shopper", creates[0].Profile.Name)
+	assert.False(t, creates[0].Profile.SaveChanges, "a profile is loaded without saving changes")
+
+	require.NoError(t, b.Close(ctx))
+	require.NoError(t, b.Close(ctx), "Close twice")
+	assert.Empty(t, f.fake.Live())
+	assert.Empty(t, f.provider.Live())
+	assert.Empty(t, f.fake.BadKeys())
+}
+
+// connectThrough drives the browser behind a DevTools relay socket as the
+// agent's sandbox reaches it: a loopback port relayed to the socket.
+func connectThrough(t *testing.T, socket string) *local.Browser {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := sandbox.DialUnix(context.Background(), socket)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go io.Copy(u, c)
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	b, err := local.Connect(t.Context(), local.Config{Log: quiet}, "ws://"+l.Addr().String()+"/devtools/browser/remote")
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b
+}
