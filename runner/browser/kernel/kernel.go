@@ -19,7 +19,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -118,7 +117,7 @@ func (s *Service) Create(ctx context.Context, spec runner.BrowserSpec) (remote.S
 	if out.SessionID == "" || out.CDPWSURL == "" {
 		return remote.Session{}, errors.New("kernel answered without a session_id or cdp_ws_url")
 	}
-	return remote.Session{ID: out.SessionID, CDPURL: out.CDPWSURL}, nil
+	return remote.Session{ID: out.SessionID, CDPURL: out.CDPWSURL, Profile: spec.Profile}, nil
 }
 
 // Delete implements remote.Service. A browser Kernel no longer knows
@@ -205,25 +204,11 @@ func (s *Service) call(ctx context.Context, method, path string, in, out any) er
 		apiErr.Message = text
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		q := &remote.QuotaError{Status: resp.StatusCode, Message: apiErr.Message, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		q := &remote.QuotaError{Status: resp.StatusCode, Message: apiErr.Message, RetryAfter: remote.ParseRetryAfter(resp.Header.Get("Retry-After"))}
 		if q.Message == "" {
 			q.Message = apiErr.Code
 		}
 		return fmt.Errorf("%s %s: %w", method, path, q)
 	}
 	return fmt.Errorf("%s %s: %w", method, path, apiErr)
-}
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }

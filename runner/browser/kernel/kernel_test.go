@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/browsertest"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -108,7 +108,7 @@ func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {
 	dt := b.DevTools()
 	assert.NotContains(t, dt.URL, "jwt")
 	assert.NotEmpty(t, dt.Socket)
-	agent := connectThrough(t, dt.Socket)
+	agent := browsertest.DialDevTools(t, dt)
 	agentLive, err := agent.LiveTools(ctx)
 	require.NoError(t, err)
 	assert.Len(t, agentLive, len(live), "the relay reaches the same browser")
@@ -126,35 +126,4 @@ func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {
 	assert.Empty(t, f.fake.Live())
 	assert.Empty(t, f.provider.Live())
 	assert.Empty(t, f.fake.BadKeys())
-}
-
-// connectThrough drives the browser behind a DevTools relay socket as the
-// agent's sandbox reaches it: a loopback port relayed to the socket.
-func connectThrough(t *testing.T, socket string) *local.Browser {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := sandbox.DialUnix(context.Background(), socket)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go io.Copy(u, c)
-				io.Copy(c, u)
-			}()
-		}
-	}()
-	b, err := local.Connect(t.Context(), local.Config{Log: quiet}, "ws://"+l.Addr().String()+"/devtools/browser/remote")
-	require.NoError(t, err)
-	t.Cleanup(func() { b.Close(context.Background()) })
-	return b
 }

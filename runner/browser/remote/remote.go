@@ -27,8 +27,10 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +56,8 @@ type Session struct {
 	// CDPURL is the browser-level CDP websocket URL. It may carry a token:
 	// it is never logged and never handed to an agent.
 	CDPURL string
+	// Profile is the profile the browser loaded ("" for none).
+	Profile string
 }
 
 // QuotaError is a service's answer that it will not create a browser now
@@ -72,6 +76,18 @@ func (e *QuotaError) Error() string {
 		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	return msg
+}
+
+// ParseRetryAfter reads an HTTP Retry-After header (seconds or a date);
+// 0 when it says nothing usable.
+func ParseRetryAfter(v string) time.Duration {
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 // Connector connects pairbench's own driver to a browser at a CDP

@@ -17,13 +17,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +28,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/sandbox"
+	"github.com/pairbench/pairbench/runner/browser/browsertest"
 )
 
 // Faults are the misbehaviours the fake shows, each until it is used up.
@@ -70,7 +66,6 @@ type Server struct {
 	// URL is the API's base URL and Key the API key it accepts.
 	URL, Key string
 
-	t        testing.TB
 	browsers runner.Browsers
 	api, cdp *httptest.Server
 	life     context.Context
@@ -95,7 +90,7 @@ type session struct {
 // knows.
 func New(t testing.TB, browsers runner.Browsers, profiles ...string) *Server {
 	life, cancel := context.WithCancel(context.Background())
-	s := &Server{Key: "sk_kernel_test_" + token(), t: t, browsers: browsers, life: life,
+	s := &Server{Key: "sk_kernel_test_" + token(), browsers: browsers, life: life,
 		profiles: map[string]bool{}, sessions: map[string]*session{}}
 	for _, p := range profiles {
 		s.profiles[p] = true
@@ -329,48 +324,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browser session not found or expired", http.StatusNotFound)
 		return
 	}
-	dt := ss.browser.DevTools()
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) { return sandbox.DialUnix(ctx, dt.Socket) }
-	tr := &http.Transport{DialContext: dial}
-	defer tr.CloseIdleConnections()
-	path, err := browserPath(r.Context(), tr)
-	if err != nil {
-		http.Error(w, "browser unreachable: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = &url.URL{Scheme: "http", Host: "127.0.0.1:9222", Path: path}
-			pr.Out.Host = ""
-		},
-		Transport: tr,
-	}
-	proxy.ServeHTTP(w, r)
-}
-
-// browserPath reads the browser's websocket path from its /json/version.
-func browserPath(ctx context.Context, tr http.RoundTripper) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:9222/json/version", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var v struct {
-		URL string `json:"webSocketDebuggerUrl"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil || v.URL == "" {
-		return "", fmt.Errorf("no webSocketDebuggerUrl in %q", b)
-	}
-	u, err := url.Parse(v.URL)
-	if err != nil {
-		return "", err
-	}
-	return u.Path, nil
+	browsertest.ServeDevTools(w, r, ss.browser)
 }
 
 func token() string {
