@@ -18,8 +18,9 @@
 // (file:line), so a caller can print them or quote them in a comment.
 //
 // The package wires the runner to its adapters: the agent Config.Agent
-// names (runner/agent/agents: pi, Claude Code or Codex), local Chromium as
-// the browsers (runner/browser/local), and the scripted model
+// names (runner/agent/agents: pi, Claude Code or Codex), the browsers
+// Config.Browser names (local Chromium, runner/browser/local; Kernel's or
+// another service's, runner/browser/remote), and the scripted model
 // (runner/model) when the plan names it.
 package bench
 
@@ -90,6 +91,10 @@ type Config struct {
 	// Budget is what the whole run may use; the smoke gate refuses a plan
 	// whose trials could exceed it at their caps.
 	Budget runner.Budget
+
+	// Browser is where the trials' browsers run: local Chromium (the
+	// zero value), Kernel, or a service that hands out CDP websocket URLs.
+	Browser Browsers
 
 	// Tools is the node_modules directory of the pinned Node tools (Node,
 	// the agents, Playwright MCP).

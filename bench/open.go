@@ -41,6 +41,9 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if err := agents.Check(name, m, os.Environ()); err != nil {
 		return nil, err
 	}
+	if err := cfg.Browser.Check(cfg); err != nil {
+		return nil, err
+	}
 	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,
 		agentName: name, harness: agents.HarnessTools(name)}
 	defer func() {
@@ -64,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		}
 	}
 	tools := newTools(cfg.Tools)
-	versions, err := tools.versions(ctx, name)
+	versions, err := tools.versions(ctx, name, cfg.Browser)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +92,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		}
 	}
 
-	policy := r.browserConfig().Policy()
+	policy := r.browserPolicy()
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy}

@@ -26,7 +26,7 @@ import (
 
 // This file wires the runner to its parts: the agent (by name, through
 // runner/agent/agents, where another agent is added), the browsers (local
-// Chromium) and the scripted model. Another browser provider is added here.
+// Chromium, or a cloud service's: browsers.go) and the scripted model.
 
 // ScriptedModel names pairbench's own scripted model where a model is
 // named (the --model flag, a /bench command).
@@ -54,7 +54,7 @@ func newTools(nodeModules string) tools { return tools{agent.Tools{NodeModules: 
 
 // versions records what every trial of the named agent depends on, for
 // run.json.
-func (t tools) versions(ctx context.Context, name string) (runner.Versions, error) {
+func (t tools) versions(ctx context.Context, name string, browsers Browsers) (runner.Versions, error) {
 	v := runner.Versions{Pairbench: Version(), AgentName: name}
 	var err error
 	if v.Agent, err = packageVersion(agents.Package(name, t.Tools)); err != nil {
@@ -68,6 +68,12 @@ func (t tools) versions(ctx context.Context, name string) (runner.Versions, erro
 		return v, fmt.Errorf("node 22 is not installed (run `make setup`): %w", err)
 	}
 	v.Node = strings.TrimSpace(string(out))
+	if browsers.remote() {
+		// The service's browsers are the service's; run.json's browser
+		// policy names it.
+		v.Chromium = browsers.Provider
+		return v, nil
+	}
 	out, err = exec.CommandContext(ctx, local.DefaultChromiumPath, "--version").Output()
 	if err != nil {
 		return v, fmt.Errorf("chromium is not installed (run `make setup`): %w", err)
@@ -116,13 +122,10 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	}
 	r.agent = a
 	r.onClose(a.Close)
-	// One spare browser per slot: each trial's Chromium starts while the
-	// slot's previous trial runs.
-	browsers, err := local.New(r.browserConfig())
+	browsers, err := r.startBrowsers()
 	if err != nil {
 		return err
 	}
-	r.onClose(func() error { browsers.Close(); return nil })
 	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
 		BrowserMCP: t.BrowserMCP(r.cfg.Settle), StartDelay: r.cfg.StartDelay, Log: r.log}
 	return nil

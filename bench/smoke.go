@@ -48,8 +48,10 @@ func (r *Run) smokeGate(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("sandbox check passed", "limits", rep.Limits, "devices", rep.Devices)
-	if err := CheckBrowser(ctx, r.cfg.TempDir); err != nil {
-		return err
+	if !r.cfg.Browser.remote() {
+		if err := CheckBrowser(ctx, r.cfg.TempDir); err != nil {
+			return err
+		}
 	}
 	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
 		return err

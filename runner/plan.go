@@ -65,6 +65,9 @@ type BrowserPolicy struct {
 	DevTools string `json:"devtools"`
 	// Writable is the only place the browser writes.
 	Writable string `json:"writable"`
+	// Stealth is true when every browser was asked for the provider's
+	// anti-bot measures.
+	Stealth bool `json:"stealth,omitempty"`
 }
 
 // BrowserEgress is where a trial browser's requests may go.

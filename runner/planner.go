@@ -134,7 +134,7 @@ func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, erro
 		if d == nil {
 			return nil, fmt.Errorf("intent %s: domain %s is not in the registry", pi.ID, pi.Domain)
 		}
-		ti := &TrialIntent{Intent: resolved, Grader: g, Browser: BrowserSpec{Profile: pi.Profile}}
+		ti := &TrialIntent{Intent: resolved, Grader: g, Browser: BrowserSpec{Profile: pi.Profile, Stealth: p.Browser != nil && p.Browser.Stealth}}
 		for _, name := range pi.Tools {
 			t := d.Tool(name)
 			if t == nil {

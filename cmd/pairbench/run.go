@@ -30,6 +30,8 @@ type benchOptions struct {
 	// Live, when set, is the terminal's live progress display; log
 	// records already go through it.
 	Live *liveView
+	// CDPConfig is the --cdp-config file.
+	CDPConfig string
 }
 
 // defaultBenchOptions are run's defaults; demo changes a few.
@@ -65,6 +67,10 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.Float64Var(&o.Budget.SpendUSD, "budget-usd", 0, "USD the run may spend; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.TempDir, "temp-dir", "", "directory for per-trial sandbox, egress and browser profile directories; ones left by killed runners are removed (default: $TMPDIR or /tmp)")
+	f.StringVar(&o.Browser.Provider, "browser", bench.BrowserLocal, "where the trials' browsers run: local (Chromium here, in its own sandbox), kernel (Kernel's cloud browsers; KERNEL_API_KEY) or cdp (a service that hands out CDP websocket URLs, see --cdp-config); docs/browsers.md")
+	f.BoolVar(&o.Browser.Stealth, "stealth", false, "ask every browser, in both arms, for the cloud provider's anti-bot measures (kernel, or {stealth} in a cdp configuration)")
+	f.StringVar(&o.Browser.Kernel.BaseURL, "kernel-url", "", "Kernel's API base URL (default "+bench.KernelAPI+")")
+	f.StringVar(&o.CDPConfig, "cdp-config", "", "JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
 }
 
 // finish fills defaults that depend on the clock or the checkout, and
@@ -82,6 +88,12 @@ func (o *benchOptions) finish(shard string) error {
 	}
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		return fmt.Errorf("--alpha %v: want a level between 0 and 1", o.Alpha)
+	}
+	if err := o.Browser.FromHost(os.Getenv, o.CDPConfig); err != nil {
+		return err
+	}
+	if err := o.Browser.Check(o.Config); err != nil {
+		return err
 	}
 	m, err := bench.ParseModel(o.Model, o.ModelURL)
 	if err != nil {

@@ -1,0 +1,109 @@
+package bench_test
+
+import (
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/runner/browser/kernel"
+	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
+	"github.com/pairbench/pairbench/runner/browser/local"
+)
+
+// fakeKernel is a fake Kernel whose browsers reach the example sites.
+func fakeKernel(t *testing.T) *kerneltest.Server {
+	srv := httptest.NewServer(site.New())
+	t.Cleanup(srv.Close)
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
+	}
+	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { chromium.Close() })
+	return kerneltest.New(t, chromium)
+}
+
+// TestBenchOnKernelBrowsers runs a real one-pair bench whose browsers are
+// Kernel's (the fake's, real Chromium behind Kernel's API): both arms'
+// agents drive their remote browser through the DevTools relay, every
+// browser is created stealthy and deleted, and neither the API key nor a
+// browser's token reaches anything the run wrote.
+func TestBenchOnKernelBrowsers(t *testing.T) {
+	needRealStack(t)
+	fake := fakeKernel(t)
+	cfg := config(t, "../examples/registry")
+	cfg.Intents = []string{"weather-high-oslo"}
+	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Stealth: true, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
+
+	res, err := bench.Bench(t.Context(), cfg)
+	require.NoError(t, err)
+	rows, err := res.Dir.ReadRows(cfg.RunID, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s %s", r.Arm, r.Reason, r.Error)
+	}
+
+	creates := fake.Creates()
+	assert.GreaterOrEqual(t, len(creates), 3, "the smoke gate's setup and both arms'")
+	for _, c := range creates {
+		assert.True(t, c.Stealth)
+		assert.Nil(t, c.Profile)
+	}
+	assert.Empty(t, fake.Live(), "every browser is deleted")
+	assert.Empty(t, fake.BadKeys())
+
+	plan, err := res.Dir.ReadPlan()
+	require.NoError(t, err)
+	require.NotNil(t, plan.Browser)
+	assert.Equal(t, "kernel", plan.Browser.Provider)
+	assert.True(t, plan.Browser.Stealth)
+
+	// Nothing the run wrote (transcripts, setup.json, the agents' files)
+	// holds the key or a browser's websocket token.
+	filepath.WalkDir(cfg.RunsDir, func(path string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), fake.Key, path)
+		assert.NotContains(t, string(b), "jwt=", path)
+		return nil
+	})
+}
+
+func TestOpenRefusesBrowserConfigurationsThatCannotRun(t *testing.T) {
+	for _, c := range []struct {
+		mutate func(*bench.Config)
+		want   string
+	}{
+		{func(c *bench.Config) { c.Browser.Provider = "firefox" }, `--browser "firefox": want one of [local kernel cdp]`},
+		{func(c *bench.Config) { c.Browser.Stealth = true }, "--stealth needs a cloud browser"},
+		{func(c *bench.Config) { c.Browser.Provider = bench.BrowserKernel }, "kernel: no API key (set KERNEL_API_KEY)"},
+		{func(c *bench.Config) {
+			c.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: "k"}}
+			c.ExampleSites = true
+		}, "a cloud browser cannot reach sites served on this machine's loopback"},
+		{func(c *bench.Config) { c.Browser.Provider = bench.BrowserCDP }, "configure a websocket URL template (url) or a create request (create)"},
+	} {
+		cfg := config(t, "../examples/registry")
+		c.mutate(&cfg)
+		_, err := bench.Open(t.Context(), cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+		assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID), "nothing is written")
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
+	"github.com/pairbench/pairbench/runner/browser/local"
+)
+
+// TestRunOnKernelBrowsers runs `pairbench run --browser kernel --stealth`
+// against a fake Kernel (real Chromium behind Kernel's API) with the key in
+// KERNEL_API_KEY, as an operator would.
+func TestRunOnKernelBrowsers(t *testing.T) {
+	srv := httptest.NewServer(site.New())
+	t.Cleanup(srv.Close)
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
+	}
+	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { chromium.Close() })
+	fake := kerneltest.New(t, chromium)
+	t.Setenv("KERNEL_API_KEY", fake.Key)
+
+	runs := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "../../examples/registry", "--browser", "kernel", "--stealth",
+		"--kernel-url", fake.URL, "--intent", "weather-high-oslo", "--pairs", "1", "--slots", "1", "--start-delay", "0",
+		"--run-id", "k1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--temp-dir", sandboxtest.TempDir(t))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "report.html")
+	rows := readRows(t, filepath.Join(runs, "k1", "rows.jsonl"))
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
+	}
+	for _, c := range fake.Creates() {
+		assert.True(t, c.Stealth)
+	}
+	assert.Empty(t, fake.Live())
+}
+
+func TestBrowserFlagErrorsExitTwo(t *testing.T) {
+	t.Setenv("KERNEL_API_KEY", "")
+	for args, want := range map[string]string{
+		"--browser firefox":                `--browser "firefox": want one of [local kernel cdp]`,
+		"--stealth":                        "--stealth needs a cloud browser",
+		"--browser kernel":                 "set KERNEL_API_KEY",
+		"--browser cdp":                    "--browser cdp needs --cdp-config FILE",
+		"--browser cdp --cdp-config /nope": "--cdp-config: open /nope",
+		"--cdp-config x.json":              "--cdp-config is for --browser cdp",
+		"--browser kernel --example-sites": "a cloud browser cannot reach sites served on this machine's loopback",
+	} {
+		code, _, stderr := runCLI(t, append([]string{"run", "../../examples/registry", "--runs-dir", t.TempDir()}, strings.Fields(args)...)...)
+		assert.Equal(t, exitUsage, code, "%s: %s", args, stderr)
+		assert.Contains(t, stderr, want, args)
+	}
+}
