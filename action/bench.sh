@@ -49,6 +49,18 @@ bench_args() {
   if [ -n "${PB_START_DELAY:-}" ]; then want start-delay "$PB_START_DELAY" '^[0-9]+(\.[0-9]+)?(ms|s|m)?$'; args+=(--start-delay "$PB_START_DELAY"); fi
   if [ -n "${PB_SEED:-}" ]; then want seed "$PB_SEED" '^[1-9][0-9]{0,18}$'; args+=(--seed "$PB_SEED"); fi
   if [ "${PB_EXAMPLE_SITES:-false}" = true ]; then args+=(--example-sites); fi
+  want browser "${PB_BROWSER:-local}" '^(local|kernel|cdp)$' "local, kernel or cdp"
+  args+=(--browser "${PB_BROWSER:-local}")
+  if [ "${PB_STEALTH:-false}" = true ]; then args+=(--stealth); fi
+  if [ -n "${PB_CDP_CONFIG:-}" ]; then
+    want cdp-config "$PB_CDP_CONFIG" '^[^-]' "a file path"
+    [ -f "$PB_CDP_CONFIG" ] || fail "cdp-config $PB_CDP_CONFIG is not a file in the workspace"
+    args+=(--cdp-config "$PB_CDP_CONFIG")
+  fi
+  if [ -n "${PB_KERNEL_URL:-}" ]; then
+    want kernel-url "$PB_KERNEL_URL" '^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/-]*)?$' "an http(s) URL"
+    args+=(--kernel-url "$PB_KERNEL_URL")
+  fi
   if [ -n "$store" ]; then args+=(--store "$store"); fi
   return 0
 }
