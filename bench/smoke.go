@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/toolcheck"
@@ -67,6 +68,29 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	}
 	if err := toolcheck.Treatment(ctx, r.log, r.trials.Browsers, tis); err != nil {
 		return fmt.Errorf("treatment setup: %w", err)
+	}
+	return r.checkSignedIn(ctx, tis)
+}
+
+// checkSignedIn runs, for each domain with a signed_in_check, a control
+// setup of its first intent with the check: a profile whose session has
+// lapsed stops the run before its first trial, as it would abort every
+// pair of the domain.
+func (r *Run) checkSignedIn(ctx context.Context, tis []*runner.TrialIntent) error {
+	seen := map[string]bool{}
+	for _, ti := range tis {
+		d := ti.Intent.Domain
+		if ti.SignedInCheck == nil || seen[d] {
+			continue
+		}
+		seen[d] = true
+		setup, err := runner.SetUpBrowser(ctx, r.log, r.trials.Browsers, runner.SetupSpec{Arm: pairbench.Control,
+			StartURL: ti.Intent.StartURL, Browser: ti.Browser, SignedInCheck: ti.SignedInCheck})
+		if err != nil {
+			return fmt.Errorf("signed-in check of %s (profile %s): %w", d, ti.Browser.Profile, err)
+		}
+		setup.Browser.Close(ctx)
+		r.log.Info("smoke gate: signed in", "domain", d, "profile", ti.Browser.Profile, "check", ti.SignedInCheck.Name)
 	}
 	return nil
 }

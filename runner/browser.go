@@ -124,6 +124,16 @@ type RefusalReporter interface {
 	Refusals() []Refusal
 }
 
+// ToolRunner is implemented by a Browser that can run a tool file once on
+// the current page without registering it: the signed-in check, run the
+// same way in both arms, so control stays tool-free.
+type ToolRunner interface {
+	// RunTool runs tool's execute with args (a JSON object) on the current
+	// page and returns its result; a tool that threw is reported in
+	// Result.Exception with a nil error.
+	RunTool(ctx context.Context, tool intents.Tool, args json.RawMessage) (webmcp.Result, error)
+}
+
 // Prestarter is implemented by a Browser whose provider starts the next
 // browser ahead of Open. The trial calls AgentRunning once its agent has
 // started, so that the next browser's start (CPU-heavy) overlaps this
@@ -165,6 +175,11 @@ type SetupSpec struct {
 	// treatment.
 	EntryTool string
 	Browser   BrowserSpec
+	// SignedInCheck, when set, is the domain's signed_in_check tool: run on
+	// the start page in both arms (unregistered, see ToolRunner), it must
+	// not throw. A check that fails ends the setup at once: another browser
+	// loads the same lapsed session.
+	SignedInCheck *intents.Tool
 	// Attempts is how many fresh browsers to try; 0 means
 	// DefaultSetupAttempts.
 	Attempts int
@@ -178,6 +193,9 @@ type Setup struct {
 	// Native names the page's own WebMCP tools live on the start page, in
 	// either arm.
 	Native []string `json:"native_tools,omitempty"`
+	// SignedIn names the signed_in_check tool that passed on the start
+	// page, when the domain has one.
+	SignedIn string `json:"signed_in_check,omitempty"`
 	// Failures says why each earlier browser was discarded, in order.
 	Failures []string `json:"failures,omitempty"`
 	// Timing breaks down the setup of the browser that succeeded.
@@ -203,6 +221,8 @@ type SetupError struct {
 	Failures []string
 	// Unregistered are the tools that did not register on the start page.
 	Unregistered []pairbench.RegistrationFailure
+	// SignedOut is true when the signed-in check failed.
+	SignedOut bool
 }
 
 func (e *SetupError) Error() string {
@@ -257,6 +277,11 @@ func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec
 			// The tool files decide it: a fresh browser registers them alike.
 			return nil, &SetupError{Failures: failures, Unregistered: ue.Failures}
 		}
+		var so *SignedOutError
+		if errors.As(err, &so) {
+			// The profile decides it: a fresh browser loads the same session.
+			return nil, &SetupError{Failures: failures, SignedOut: true}
+		}
 	}
 	return nil, &SetupError{Failures: failures}
 }
@@ -273,6 +298,34 @@ func (e *UnregisteredError) Error() string {
 		parts[i] = f.String()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// SignedOutError says that the domain's signed-in check failed on the
+// start page: the profile's session has lapsed.
+type SignedOutError struct {
+	Tool, URL string
+	// Reason is what the check threw.
+	Reason string
+}
+
+func (e *SignedOutError) Error() string {
+	return fmt.Sprintf("signed-in check %s failed on %s (the profile's session has lapsed?): %s", e.Tool, e.URL, e.Reason)
+}
+
+// checkSignedIn runs the signed-in check on the page b shows at url.
+func checkSignedIn(ctx context.Context, b Browser, url string, check intents.Tool) error {
+	r, ok := b.(ToolRunner)
+	if !ok {
+		return fmt.Errorf("signed-in check %s: this browser cannot run a tool unregistered", check.Name)
+	}
+	res, err := r.RunTool(ctx, check, nil)
+	if err != nil {
+		return fmt.Errorf("signed-in check %s: %w", check.Name, err)
+	}
+	if res.Exception != "" {
+		return &SignedOutError{Tool: check.Name, URL: url, Reason: res.Exception}
+	}
+	return nil
 }
 
 // checkTreatmentPage checks the page b shows at url after RegisterTools:
@@ -384,8 +437,15 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 			return nil, fmt.Errorf("control page %s already has custom tools: %s", load.URL, strings.Join(custom, ", "))
 		}
 	}
+	var signedIn string
+	if c := spec.SignedInCheck; c != nil {
+		if err := checkSignedIn(ctx, b, load.URL, *c); err != nil {
+			return nil, err
+		}
+		signedIn = c.Name
+	}
 	timing.Check = time.Since(start)
-	return &Setup{Browser: b, Load: load, Native: native, Timing: timing}, nil
+	return &Setup{Browser: b, Load: load, Native: native, SignedIn: signedIn, Timing: timing}, nil
 }
 
 func listOrNone(names []string) string {

@@ -135,6 +135,11 @@ func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, erro
 			return nil, fmt.Errorf("intent %s: domain %s is not in the registry", pi.ID, pi.Domain)
 		}
 		ti := &TrialIntent{Intent: resolved, Grader: g, Browser: BrowserSpec{Profile: pi.Profile, Stealth: p.Browser != nil && p.Browser.Stealth}}
+		if d.SignedInCheck != "" && pi.Profile != "" {
+			if ti.SignedInCheck = d.Tool(d.SignedInCheck); ti.SignedInCheck == nil {
+				return nil, fmt.Errorf("intent %s: signed_in_check %s is not a tool of domain %s", pi.ID, d.SignedInCheck, pi.Domain)
+			}
+		}
 		for _, name := range pi.Tools {
 			t := d.Tool(name)
 			if t == nil {

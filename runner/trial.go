@@ -56,6 +56,9 @@ type TrialIntent struct {
 	// Tools are registered in treatment.
 	Tools   []intents.Tool
 	Browser BrowserSpec
+	// SignedInCheck is the domain's signed_in_check tool, run in every
+	// setup of both arms; nil when the domain has none.
+	SignedInCheck *intents.Tool
 }
 
 // BrowserMCPFunc returns the browser-control MCP server for a browser's CDP
@@ -125,7 +128,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}()
 
 	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
-		Browser: in.Browser, Attempts: t.SetupAttempts}
+		Browser: in.Browser, SignedInCheck: in.SignedInCheck, Attempts: t.SetupAttempts}
 	if spec.Arm == pairbench.Treatment {
 		setupSpec.Tools = in.Tools
 	}

@@ -26,6 +26,7 @@ type Browser struct {
 var (
 	_ runner.Browser       = (*Browser)(nil)
 	_ runner.Screenshotter = (*Browser)(nil)
+	_ runner.ToolRunner    = (*Browser)(nil)
 )
 
 // DevTools is the relay's socket: the agent's sandbox relays Port of its

@@ -101,6 +101,7 @@ type Connector func(ctx context.Context, url string) (Driver, error)
 type Driver interface {
 	runner.Browser
 	runner.Screenshotter
+	runner.ToolRunner
 }
 
 // Config configures a Provider.
