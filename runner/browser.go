@@ -134,6 +134,15 @@ type ToolRunner interface {
 	RunTool(ctx context.Context, tool intents.Tool, args json.RawMessage) (webmcp.Result, error)
 }
 
+// WebMCPProber is implemented by a Browser that can tell the browser's
+// own WebMCP from a script's (the polyfill, or a page's copy).
+type WebMCPProber interface {
+	// NativeWebMCP reports whether the current page has WebMCP built into
+	// the browser. Registration then goes through it: the polyfill defers
+	// to a native document.modelContext.
+	NativeWebMCP(ctx context.Context) (bool, error)
+}
+
 // Prestarter is implemented by a Browser whose provider starts the next
 // browser ahead of Open. The trial calls AgentRunning once its agent has
 // started, so that the next browser's start (CPU-heavy) overlaps this
@@ -193,6 +202,10 @@ type Setup struct {
 	// Native names the page's own WebMCP tools live on the start page, in
 	// either arm.
 	Native []string `json:"native_tools,omitempty"`
+	// NativeWebMCP is true when the start page had the browser's own
+	// WebMCP (then the tools registered through it, not through the
+	// polyfill); recorded in both arms.
+	NativeWebMCP bool `json:"native_webmcp"`
 	// SignedIn names the signed_in_check tool that passed on the start
 	// page, when the domain has one.
 	SignedIn string `json:"signed_in_check,omitempty"`
@@ -437,6 +450,12 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 			return nil, fmt.Errorf("control page %s already has custom tools: %s", load.URL, strings.Join(custom, ", "))
 		}
 	}
+	var nativeWebMCP bool
+	if p, ok := b.(WebMCPProber); ok {
+		if nativeWebMCP, err = p.NativeWebMCP(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var signedIn string
 	if c := spec.SignedInCheck; c != nil {
 		if err := checkSignedIn(ctx, b, load.URL, *c); err != nil {
@@ -445,7 +464,7 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 		signedIn = c.Name
 	}
 	timing.Check = time.Since(start)
-	return &Setup{Browser: b, Load: load, Native: native, SignedIn: signedIn, Timing: timing}, nil
+	return &Setup{Browser: b, Load: load, Native: native, NativeWebMCP: nativeWebMCP, SignedIn: signedIn, Timing: timing}, nil
 }
 
 func listOrNone(names []string) string {

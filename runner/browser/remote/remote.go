@@ -102,6 +102,7 @@ type Driver interface {
 	runner.Browser
 	runner.Screenshotter
 	runner.ToolRunner
+	runner.WebMCPProber
 }
 
 // Config configures a Provider.
