@@ -118,3 +118,43 @@ func TestBenchSignedInDomainWhoseSessionLapses(t *testing.T) {
 	}
 	assert.Empty(t, fake.Live())
 }
+
+// TestMissingProfileSkipsTheDomainUnlessNamed plans the example registry
+// with weather.example signing in with a profile the fake Kernel does not
+// have: the domain is left out of the frozen plan (a problem says so),
+// and a run that names it stops before run.json.
+func TestMissingProfileSkipsTheDomainUnlessNamed(t *testing.T) {
+	needRealStack(t)
+	reg := t.TempDir()
+	require.NoError(t, os.CopyFS(reg, os.DirFS("../examples/registry")))
+	require.NoError(t, os.WriteFile(filepath.Join(reg, "domains", "weather.example", "domain.json"),
+		[]byte(`{"start_urls": ["http://weather.example/*"], "profile": "ghost"}`), 0o644))
+	fake := fakeKernel(t)
+
+	cfg := config(t, reg)
+	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
+	cfg.PlanOnly, cfg.Store = true, t.TempDir()
+	var problems []runner.Problem
+	cfg.Hooks.Problem = func(p runner.Problem) { problems = append(problems, p) }
+	res, err := bench.Bench(t.Context(), cfg)
+	require.NoError(t, err)
+	plan, err := res.Dir.ReadPlan()
+	require.NoError(t, err)
+	var domains []string
+	for _, in := range plan.Intents {
+		domains = append(domains, in.Domain)
+	}
+	assert.NotContains(t, domains, "weather.example")
+	assert.Contains(t, domains, "books.example")
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0].Msg, "no profile for its domain")
+	assert.Contains(t, problems[0].Attrs, "ghost")
+
+	named := config(t, reg)
+	named.Browser, named.Intents = cfg.Browser, []string{"weather-high-oslo"}
+	_, err = bench.Bench(t.Context(), named)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `intent weather-high-oslo: the kernel browsers have no profile "ghost", which domain weather.example signs in with`)
+	assert.NoFileExists(t, filepath.Join(named.RunsDir, named.RunID, "run.json"))
+	assert.Empty(t, fake.Live())
+}

@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
@@ -54,6 +57,9 @@ func (r *Run) smokeGate(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.checkProfiles(ctx); err != nil {
+		return err
+	}
 	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
 		return err
 	}
@@ -70,6 +76,55 @@ func (r *Run) smokeGate(ctx context.Context) error {
 		return fmt.Errorf("treatment setup: %w", err)
 	}
 	return r.checkSignedIn(ctx, tis)
+}
+
+// checkProfiles asks the browsers for each signed-in domain's profile. A
+// domain whose profile is missing is left out of a fresh plan, with a
+// problem saying so, unless the run names it (an intent id or the domain in
+// Config.Intents) or its plan is frozen already: then the run stops.
+func (r *Run) checkProfiles(ctx context.Context) error {
+	pc, ok := r.trials.Browsers.(runner.ProfileChecker)
+	if !ok {
+		return nil
+	}
+	missing := map[string]string{} // domain -> profile
+	for _, in := range r.plan.Intents {
+		if in.Profile == "" {
+			continue
+		}
+		if _, seen := missing[in.Domain]; seen {
+			continue
+		}
+		has, err := pc.HasProfile(ctx, in.Profile)
+		if err != nil {
+			return err
+		}
+		if !has {
+			missing[in.Domain] = in.Profile
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	provider := cmp.Or(r.cfg.Browser.Provider, BrowserLocal)
+	kept := r.plan.Intents[:0:0]
+	for _, in := range r.plan.Intents {
+		profile, gone := missing[in.Domain]
+		if !gone {
+			kept = append(kept, in)
+			continue
+		}
+		if !r.fresh || slices.Contains(r.cfg.Intents, in.ID) || slices.Contains(r.cfg.Intents, in.Domain) {
+			return fmt.Errorf("intent %s: the %s browsers have no profile %q, which domain %s signs in with", in.ID, provider, profile, in.Domain)
+		}
+		r.problem(runner.Problem{Msg: "intent skipped: the browsers have no profile for its domain",
+			Attrs: []any{"intent", in.ID, "domain", in.Domain, "profile", profile, "browser", provider}})
+	}
+	if len(kept) == 0 {
+		return errors.New("every intent's domain signs in with a profile the browsers do not have")
+	}
+	r.plan.Intents = kept
+	return nil
 }
 
 // checkSignedIn runs, for each domain with a signed_in_check, a control

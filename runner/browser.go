@@ -143,6 +143,14 @@ type WebMCPProber interface {
 	NativeWebMCP(ctx context.Context) (bool, error)
 }
 
+// ProfileChecker is implemented by a Browsers whose browsers can load
+// stored profiles (signed-in sessions): the smoke gate asks it for each
+// domain's profile before anything is frozen.
+type ProfileChecker interface {
+	// HasProfile reports whether the provider has the profile name.
+	HasProfile(ctx context.Context, name string) (bool, error)
+}
+
 // Prestarter is implemented by a Browser whose provider starts the next
 // browser ahead of Open. The trial calls AgentRunning once its agent has
 // started, so that the next browser's start (CPU-heavy) overlaps this

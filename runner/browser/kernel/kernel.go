@@ -58,7 +58,10 @@ type Service struct {
 	base *url.URL
 }
 
-var _ remote.Service = (*Service)(nil)
+var (
+	_ remote.Service        = (*Service)(nil)
+	_ remote.ProfileService = (*Service)(nil)
+)
 
 // New checks cfg and returns the service.
 func New(cfg Config) (*Service, error) {
@@ -129,6 +132,16 @@ func (s *Service) Delete(ctx context.Context, sess remote.Session) error {
 		return nil
 	}
 	return err
+}
+
+// HasProfile implements remote.ProfileService: GET /profiles/{name}.
+func (s *Service) HasProfile(ctx context.Context, name string) (bool, error) {
+	err := s.call(ctx, http.MethodGet, "/profiles/"+url.PathEscape(name), nil, nil)
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // APIError is an answer of Kernel's API that is not a success.

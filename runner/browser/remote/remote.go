@@ -49,6 +49,27 @@ type Service interface {
 	Delete(ctx context.Context, s Session) error
 }
 
+// ProfileService is implemented by a Service that can say whether it holds
+// a profile.
+type ProfileService interface {
+	HasProfile(ctx context.Context, name string) (bool, error)
+}
+
+// HasProfile asks the service whether it holds the profile name; a
+// service that cannot say is trusted to (its creates will tell). It
+// implements runner.ProfileChecker.
+func (p *Provider) HasProfile(ctx context.Context, name string) (bool, error) {
+	ps, ok := p.cfg.Service.(ProfileService)
+	if !ok {
+		return true, nil
+	}
+	has, err := ps.HasProfile(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("%s: profile %q: %w", p.cfg.Service.Name(), name, err)
+	}
+	return has, nil
+}
+
 // Session is one browser a service created.
 type Session struct {
 	// ID is the service's name for the browser, in messages and in Delete.
@@ -140,7 +161,10 @@ type Provider struct {
 	work sync.WaitGroup
 }
 
-var _ runner.Browsers = (*Provider)(nil)
+var (
+	_ runner.Browsers       = (*Provider)(nil)
+	_ runner.ProfileChecker = (*Provider)(nil)
+)
 
 // New checks cfg and returns a provider.
 func New(cfg Config) (*Provider, error) {

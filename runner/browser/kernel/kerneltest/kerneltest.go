@@ -1,6 +1,7 @@
 // Package kerneltest is a fake of Kernel's browsers API for tests, at the
 // transport: an HTTP server answering the endpoints pairbench calls (POST
-// /browsers, GET and DELETE /browsers/{id}) as Kernel documents them, whose
+// /browsers, GET and DELETE /browsers/{id}, GET /profiles/{name}) as Kernel
+// documents them, whose
 // browsers are real, confined local Chromiums (a runner.Browsers the test
 // gives, normally runner/browser/local's provider). Each browser's cdp_ws_url
 // is a websocket on a second loopback server that checks the browser's
@@ -99,6 +100,7 @@ func New(t testing.TB, browsers runner.Browsers, profiles ...string) *Server {
 	mux.HandleFunc("POST /browsers", s.create)
 	mux.HandleFunc("GET /browsers/{id}", s.get)
 	mux.HandleFunc("DELETE /browsers/{id}", s.delete)
+	mux.HandleFunc("GET /profiles/{name}", s.profile)
 	s.api = httptest.NewServer(s.auth(mux))
 	s.cdp = httptest.NewServer(http.HandlerFunc(s.websocket))
 	s.URL = s.api.URL
@@ -270,6 +272,18 @@ func (s *Server) object(ss *session, req CreateRequest) map[string]any {
 		o["profile"] = map[string]any{"name": req.Profile.Name}
 	}
 	return o
+}
+
+func (s *Server) profile(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	known := s.profiles[r.PathValue("name")]
+	s.mu.Unlock()
+	if !known {
+		apiError(w, http.StatusNotFound, "not_found", "profile not found")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]string{"name": r.PathValue("name"), "id": "prof_" + r.PathValue("name")})
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
