@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,24 +15,30 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/examples/site"
-	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // fakeKernel is a fake Kernel whose browsers reach the example sites.
-func fakeKernel(t *testing.T) *kerneltest.Server {
-	srv := httptest.NewServer(site.New())
+func fakeKernel(t *testing.T, profiles ...string) *kerneltest.Server {
+	return fakeKernelServing(t, site.New(), profiles...)
+}
+
+// fakeKernelServing is a fake Kernel whose browsers reach h at the example
+// sites' hosts.
+func fakeKernelServing(t *testing.T, h http.Handler, profiles ...string) *kerneltest.Server {
+	return kerneltest.Start(t, exampleHosts(t, h), nil, profiles...)
+}
+
+// exampleHosts serves h on loopback and maps the example sites' hosts to it.
+func exampleHosts(t *testing.T, h http.Handler) map[string]string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	hosts := map[string]string{}
-	for _, h := range site.Hosts() {
-		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
+	for _, name := range site.Hosts() {
+		hosts[name] = strings.TrimPrefix(srv.URL, "http://")
 	}
-	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { chromium.Close() })
-	return kerneltest.New(t, chromium)
+	return hosts
 }
 
 // TestBenchOnKernelBrowsers runs a real one-pair bench whose browsers are

@@ -3,10 +3,8 @@ package bench_test
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,11 +15,8 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/examples/site"
-	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
-	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 const whoamiTool = `({
@@ -65,16 +60,7 @@ func TestBenchSignedInDomainWhoseSessionLapses(t *testing.T) {
 		}
 		io.WriteString(w, `{"user":"ada"}`)
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	hosts := map[string]string{}
-	for _, h := range site.Hosts() {
-		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
-	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { chromium.Close() })
-	fake := kerneltest.New(t, chromium, "ada")
+	fake := fakeKernelServing(t, mux, "ada")
 
 	cfg := config(t, reg)
 	cfg.Intents, cfg.Pairs = []string{"weather-high-oslo"}, 2
@@ -99,7 +85,7 @@ func TestBenchSignedInDomainWhoseSessionLapses(t *testing.T) {
 			}
 		},
 	}
-	_, err = bench.Bench(t.Context(), cfg)
+	_, err := bench.Bench(t.Context(), cfg)
 	require.NoError(t, err)
 
 	assert.GreaterOrEqual(t, checksAtFirstTrial, int32(1), "the smoke gate ran the check")

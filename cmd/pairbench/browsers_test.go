@@ -13,7 +13,6 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // TestRunOnKernelBrowsers runs `pairbench run --browser kernel --stealth`
@@ -26,10 +25,7 @@ func TestRunOnKernelBrowsers(t *testing.T) {
 	for _, h := range site.Hosts() {
 		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
 	}
-	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { chromium.Close() })
-	fake := kerneltest.New(t, chromium)
+	fake := kerneltest.Start(t, hosts, nil)
 	t.Setenv("KERNEL_API_KEY", fake.Key)
 
 	runs := t.TempDir()

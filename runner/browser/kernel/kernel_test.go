@@ -47,24 +47,33 @@ type fixture struct {
 
 func newFixture(t *testing.T, mutate ...func(*remote.Config)) *fixture {
 	t.Helper()
+	fake := kerneltest.Start(t, exampleHosts(t), nil, "shopper")
+	reg, err := intents.Load("../../../examples/registry")
+	require.NoError(t, err)
+	return &fixture{fake: fake, provider: newProvider(t, fake, mutate...), tools: reg.Domain("books.example").Registered()}
+}
+
+// exampleHosts serves the example sites on loopback and maps their hosts.
+func exampleHosts(t *testing.T) map[string]string {
 	srv := httptest.NewServer(site.New())
 	t.Cleanup(srv.Close)
-	addr := strings.TrimPrefix(srv.URL, "http://")
 	hosts := map[string]string{}
 	for _, h := range site.Hosts() {
-		hosts[h] = addr
+		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
 	}
-	chromium, err := local.New(local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t), Log: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { chromium.Close() })
-	fake := kerneltest.New(t, chromium, "shopper")
+	return hosts
+}
 
+// newProvider is a provider of Kernel browsers from fake, shut down at the
+// test's end.
+func newProvider(t *testing.T, fake *kerneltest.Server, mutate ...func(*remote.Config)) *remote.Provider {
+	t.Helper()
 	svc, err := kernel.New(kernel.Config{APIKey: fake.Key, BaseURL: fake.URL})
 	require.NoError(t, err)
 	cfg := remote.Config{
 		Service: svc,
 		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, local.Config{Log: quiet, ParseTimeout: 5 * time.Second, LoadTimeout: 5 * time.Second}, url)
+			return local.Connect(ctx, local.Config{Log: quiet, ParseTimeout: time.Second, LoadTimeout: 5 * time.Second}, url)
 		},
 		TempDir: sandboxtest.TempDir(t),
 		Log:     quiet,
@@ -79,9 +88,7 @@ func newFixture(t *testing.T, mutate ...func(*remote.Config)) *fixture {
 		defer cancel()
 		p.Close(ctx)
 	})
-	reg, err := intents.Load("../../../examples/registry")
-	require.NoError(t, err)
-	return &fixture{fake: fake, provider: p, tools: reg.Domain("books.example").Registered()}
+	return p
 }
 
 func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {

@@ -1,23 +1,15 @@
 package kernel_test
 
 import (
-	"context"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/browser/remote"
 )
 
 // TestNativeWebMCPIsUsedAndRecorded benches on browsers with WebMCP built
@@ -25,33 +17,17 @@ import (
 // both arms' setups record it, treatment's tools register through it and
 // run, and control stays tool-free. Browsers without it record false.
 func TestNativeWebMCPIsUsedAndRecorded(t *testing.T) {
-	srv := httptest.NewServer(site.New())
-	t.Cleanup(srv.Close)
-	hosts := map[string]string{}
-	for _, h := range site.Hosts() {
-		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
+	hosts := exampleHosts(t)
 	reg, err := intents.Load("../../../examples/registry")
 	require.NoError(t, err)
 	tools := reg.Domain("books.example").Registered()
 
 	for _, native := range []bool{true, false} {
-		cfg := local.Config{Hosts: hosts, TempDir: sandboxtest.TempDir(t), Log: quiet}
+		var flags []string
 		if native {
-			cfg.Flags = []string{"--enable-features=WebMCPTesting"}
+			flags = []string{"--enable-features=WebMCPTesting"}
 		}
-		chromium, err := local.New(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { chromium.Close() })
-		fake := kerneltest.New(t, chromium)
-		svc, err := kernel.New(kernel.Config{APIKey: fake.Key, BaseURL: fake.URL})
-		require.NoError(t, err)
-		p, err := remote.New(remote.Config{Service: svc, TempDir: sandboxtest.TempDir(t), Log: quiet,
-			Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-				return local.Connect(ctx, local.Config{Log: quiet}, url)
-			}})
-		require.NoError(t, err)
-		t.Cleanup(func() { p.Close(context.Background()) })
+		p := newProvider(t, kerneltest.Start(t, hosts, flags))
 
 		treat, err := runner.SetUpBrowser(t.Context(), quiet, p, runner.SetupSpec{Arm: pairbench.Treatment,
 			StartURL: "http://books.example/", Tools: tools, EntryTool: "find_books"})

@@ -1,7 +1,6 @@
 package kernel_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +14,8 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/browser/remote"
 )
 
 // account is a site whose /api/me answers while the session holds.
@@ -85,18 +80,8 @@ const ordersJS = `({
 // browser, with the check's reason, without trying more.
 func TestSignedInCheckInBothArms(t *testing.T) {
 	site := newAccount(t)
-	chromium, err := local.New(local.Config{Hosts: map[string]string{"account.test": site.addr}, TempDir: sandboxtest.TempDir(t), Log: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { chromium.Close() })
-	fake := kerneltest.New(t, chromium, "ada")
-	svc, err := kernel.New(kernel.Config{APIKey: fake.Key, BaseURL: fake.URL})
-	require.NoError(t, err)
-	p, err := remote.New(remote.Config{Service: svc, TempDir: sandboxtest.TempDir(t), Log: quiet,
-		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, local.Config{Log: quiet}, url)
-		}})
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close(context.Background()) })
+	fake := kerneltest.Start(t, map[string]string{"account.test": site.addr}, nil, "ada")
+	p := newProvider(t, fake)
 
 	check := accountTool(t, whoamiJS)
 	tools := []intents.Tool{check, accountTool(t, ordersJS)}
@@ -133,7 +118,7 @@ func TestSignedInCheckInBothArms(t *testing.T) {
 	site.signedIn.Store(false)
 	for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
 		creates := len(fake.Creates())
-		_, err = runner.SetUpBrowser(t.Context(), quiet, p, spec(arm))
+		_, err := runner.SetUpBrowser(t.Context(), quiet, p, spec(arm))
 		var se *runner.SetupError
 		require.ErrorAs(t, err, &se, arm)
 		assert.True(t, se.SignedOut)

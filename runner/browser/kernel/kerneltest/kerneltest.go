@@ -18,9 +18,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +33,7 @@ import (
 
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/browsertest"
+	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // Faults are the misbehaviours the fake shows, each until it is used up.
@@ -117,6 +121,28 @@ func New(t testing.TB, browsers runner.Browsers, profiles ...string) *Server {
 		}
 	})
 	return s
+}
+
+// Start starts a fake whose browsers are local Chromiums (their own
+// sandboxes under a fresh directory) reaching hosts (name -> 127.0.0.1:PORT)
+// with the extra Chromium flags; profiles are the profiles it knows.
+func Start(t testing.TB, hosts map[string]string, flags []string, profiles ...string) *Server {
+	dir, err := os.MkdirTemp("/tmp", "pairbench-kernel-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A root launcher's browsers run as users of their own.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	chromium, err := local.New(local.Config{Hosts: hosts, Flags: flags, TempDir: dir,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { chromium.Close() })
+	return New(t, chromium, profiles...)
 }
 
 // SetFaults replaces the faults to come.
