@@ -56,20 +56,35 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 	return nil
 }
 
-// WriteIntentHTML writes the details of r's intent id as an HTML fragment:
-// its facts and its per-arm table, styled by HTMLStyle. The report site's
-// intent pages show it beside their own plots.
-func WriteIntentHTML(w io.Writer, r *Report, id string) error {
+// IntentHTML writes the details of a report's intents as HTML fragments:
+// each intent's facts and its per-arm table, styled by HTMLStyle. The
+// report site's intent pages show them beside their own plots. The view is
+// built once, so writing every intent's fragment stays linear in the
+// intents.
+type IntentHTML struct {
+	byID map[string]*intentView
+}
+
+// NewIntentHTML returns the fragments of r's intents.
+func NewIntentHTML(r *Report) *IntentHTML {
 	v := newView(r)
+	h := &IntentHTML{byID: make(map[string]*intentView, len(v.Intents))}
 	for i := range v.Intents {
-		if v.Intents[i].ID == id {
-			if err := htmlTemplate.ExecuteTemplate(w, "figures", &v.Intents[i]); err != nil {
-				return fmt.Errorf("write the details of %s: %w", id, err)
-			}
-			return nil
-		}
+		h.byID[v.Intents[i].ID] = &v.Intents[i]
 	}
-	return fmt.Errorf("the report has no intent %q", id)
+	return h
+}
+
+// Write writes the fragment of intent id.
+func (h *IntentHTML) Write(w io.Writer, id string) error {
+	in, ok := h.byID[id]
+	if !ok {
+		return fmt.Errorf("the report has no intent %q", id)
+	}
+	if err := htmlTemplate.ExecuteTemplate(w, "figures", in); err != nil {
+		return fmt.Errorf("write the details of %s: %w", id, err)
+	}
+	return nil
 }
 
 // HTMLPolicy is the Content-Security-Policy of every page of the report:

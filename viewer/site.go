@@ -71,6 +71,8 @@ type Site struct {
 	trials bool
 	// pairs holds each intent's pairs by pair number.
 	pairs map[string]map[int]*pairSlot
+	// figures are the report's intent fragments, while Write runs.
+	figures *stats.IntentHTML
 }
 
 // pairSlot is one pair's attempts, per arm (control first), in the order

@@ -25,6 +25,7 @@ import (
 // copy that keeps trials/ beside the pages. It returns how many pages it
 // wrote.
 func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
+	s.figures = stats.NewIntentHTML(rep)
 	written := 0
 	put := func(rel string, page []byte) error {
 		if err := writePage(out.File(rel), page); err != nil {
@@ -140,7 +141,7 @@ type armCell struct {
 
 func (s *Site) intentPage(rep *stats.Report, in *stats.Intent, pairs []*pairSlot) ([]byte, error) {
 	var figures bytes.Buffer
-	if err := stats.WriteIntentHTML(&figures, rep, in.ID); err != nil {
+	if err := s.figures.Write(&figures, in.ID); err != nil {
 		return nil, err
 	}
 	v := intentView{
