@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -23,12 +24,14 @@ import (
 )
 
 // TestMain lets the test binary serve as the sandbox's init, as pairbench's
-// main does: the sandbox re-executes the running binary.
+// main does: the sandbox re-executes the running binary. The tests run in a
+// network namespace with loopback only (offline.Main): their browsers reach
+// nothing beyond this machine.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	offline.Main(m)
 }
 
 func config(t *testing.T, registry string) bench.Config {

@@ -24,6 +24,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/pi"
@@ -33,12 +34,13 @@ import (
 )
 
 // TestMain lets the test binary serve as the sandbox's init, as pairbench's
-// own binary does.
+// own binary does. The tests run in a network namespace with loopback only
+// (offline.Main): their browsers reach nothing beyond this machine.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	offline.Main(m)
 }
 
 var tools = func() pi.Tools {

@@ -22,9 +22,15 @@ import (
 const insideEnv = "PAIRBENCH_OFFLINE"
 
 // Command returns a command that runs name with args in a new network
-// namespace with loopback up. It dies with its parent.
+// namespace with loopback up. It dies with its parent. An unprivileged
+// caller's command holds no capability: the one that brought loopback up is
+// dropped before name runs (bubblewrap, for one, refuses to start with it).
 func Command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command("sh", append([]string{"-c", `ip link set lo up && exec "$0" "$@"`, name}, args...)...)
+	script := `ip link set lo up && exec "$0" "$@"`
+	if os.Getuid() != 0 {
+		script = `ip link set lo up && exec setpriv --inh-caps=-all --ambient-caps=-all "$0" "$@"`
+	}
+	cmd := exec.Command("sh", append([]string{"-c", script, name}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER

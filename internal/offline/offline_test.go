@@ -2,6 +2,7 @@ package offline
 
 import (
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -39,4 +40,20 @@ func TestOnlyLoopback(t *testing.T) {
 	assert.NotContains(t, string(out), "reached")
 	_, isExit := err.(*exec.ExitError)
 	assert.True(t, isExit, "the command ran and failed to connect: %v %s", err, out)
+}
+
+// TestNoCapabilityInside checks that an unprivileged caller's tests hold
+// none of the capabilities of the shell that brought loopback up: with one,
+// bubblewrap refuses to start ("Unexpected capabilities but not setuid").
+func TestNoCapabilityInside(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root's tests keep root's capabilities; run the tests unprivileged to check the drop")
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && (name == "CapEff" || name == "CapAmb" || name == "CapInh") {
+			assert.Equal(t, "0000000000000000", strings.TrimSpace(value), name)
+		}
+	}
 }

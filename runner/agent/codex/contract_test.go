@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
@@ -19,12 +20,13 @@ import (
 )
 
 // TestMain lets the test binary serve as the sandbox's init, as pairbench's
-// own binary does.
+// own binary does. The contract suite's trials start Chromium: the tests
+// run in a network namespace with loopback only (offline.Main).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	offline.Main(m)
 }
 
 func packageVersion(t testing.TB, dir string) string {

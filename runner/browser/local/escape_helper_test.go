@@ -62,7 +62,7 @@ func runAttack(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: __browser-attack PLAN_JSON")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	events := make(chan *cdproto.Message, 1024)
 	ws, err := browserWebSocket(ctx, plan.CDP)

@@ -115,7 +115,7 @@ func (h *recordingHandler) lines() []string {
 func attack(t *testing.T, b *Browser, plan attackPlan) attackResult {
 	t.Helper()
 	exe := sharedTestBinary(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 
 	// The hand-off, as runner.Trials.Run and the agent adapters make it.
@@ -389,7 +389,7 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
 		"-test.count=1", "-test.v")
