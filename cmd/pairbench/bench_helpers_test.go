@@ -24,6 +24,7 @@ import (
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/state/statetest"
 )
 
 // This file holds what the tests that run the real pairbench binary share:
@@ -123,8 +124,10 @@ func becomeSubreaper(t *testing.T) {
 }
 
 // liveOrphans lists the live (not zombie) children of this process other
-// than those in keep, as "pid cmdline".
+// than those in keep and the PostgreSQL server a test started, as "pid
+// cmdline".
 func liveOrphans(keep ...int) []string {
+	keep = append(keep, statetest.ServerPID())
 	self := os.Getpid()
 	entries, _ := os.ReadDir("/proc")
 	var out []string

@@ -67,6 +67,15 @@ func Postgres(t testing.TB) string {
 	return shared.url(name)
 }
 
+// ServerPID is the process id of the server the tests share, 0 if none
+// was started. It is a child of the test process.
+func ServerPID() int {
+	if shared.cmd == nil || shared.cmd.Process == nil {
+		return 0
+	}
+	return shared.cmd.Process.Pid
+}
+
 // Stop stops the server, if one was started, and removes its data.
 func Stop() {
 	if shared.cmd == nil || shared.cmd.Process == nil {
