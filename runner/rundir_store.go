@@ -89,10 +89,10 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 		}
 	}
 	if _, ok := objects[PlanFile]; !ok {
-		return nil, fmt.Errorf("run %s has no %s in the store (is the run id right? pairbench run stores it before its first trial)", runID, PlanFile)
+		return nil, fmt.Errorf("run %s has no %s in the store %v (is the run id right? pairbench run stores it before its first trial)", runID, PlanFile, store)
 	}
 	if len(objects) == 1 {
-		return nil, fmt.Errorf("run %s has no rows yet in the store: neither %s nor any shards/<k>/%[2]s", runID, RowsFile)
+		return nil, fmt.Errorf("run %s has no rows yet in the store %v: neither %s nor any shards/<k>/%[3]s", runID, store, RowsFile)
 	}
 	for rel := range objects {
 		if objects[rel], err = getObject(ctx, store, prefix+rel); err != nil {

@@ -100,7 +100,7 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 	if _, err := bench.Merge(ctx, store, o.RunID, out, o.Trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
 	} else if err != nil {
-		return err
+		return err // Merge's errors name the run and the store
 	}
 	fmt.Fprintln(stdout, o.Out)
 	if !o.Report {
