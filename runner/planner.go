@@ -16,7 +16,8 @@ import (
 type PlanOptions struct {
 	RunID string
 	// Intents selects intents by id or by domain name; empty means every
-	// intent that is not stale. A selected stale intent fails the plan.
+	// intent that is not stale. A stale intent named by its id fails the
+	// plan; one selected through its domain is skipped, as validate says.
 	Intents []string
 	// Pairs is the number of pairs per intent.
 	Pairs    int
@@ -86,7 +87,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 }
 
 // selectIntents returns the intents named by sel (ids or domains), or every
-// intent when sel is empty, leaving out stale ones unless named.
+// intent when sel is empty, leaving out stale ones unless named by id.
 func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*intents.Intent, []Skipped, error) {
 	var out []*intents.Intent
 	var skipped []Skipped
@@ -96,12 +97,12 @@ func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*inten
 		}
 	}
 	for _, in := range reg.Intents {
-		named := slices.Contains(sel, in.ID) || slices.Contains(sel, in.Domain)
-		if len(sel) > 0 && !named {
+		byID := slices.Contains(sel, in.ID)
+		if len(sel) > 0 && !byID && !slices.Contains(sel, in.Domain) {
 			continue
 		}
 		if reason, stale := intents.Stale(*in, now); stale {
-			if named {
+			if byID {
 				return nil, nil, fmt.Errorf("intent %s: %s", in.ID, reason)
 			}
 			skipped = append(skipped, Skipped{Intent: in.ID, Reason: reason})

@@ -109,7 +109,19 @@ func TestNewPlanSkipsStaleUnlessNamed(t *testing.T) {
 	assert.Len(t, p.Intents, len(reg.Intents)-1)
 
 	_, _, err = NewPlan(reg, planOpts(in.ID))
-	assert.ErrorContains(t, err, "2026-01-01")
+	assert.ErrorContains(t, err, "2026-01-01", "a stale intent named by its id cannot run")
+
+	// Selected through its domain, as the Action selects, it is skipped
+	// like validate says, and the domain's other intents run.
+	p, skipped, err = NewPlan(reg, planOpts(in.Domain))
+	require.NoError(t, err)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, in.ID, skipped[0].Intent)
+	for _, pi := range p.Intents {
+		assert.NotEqual(t, in.ID, pi.ID)
+		assert.Equal(t, in.Domain, pi.Domain)
+	}
+	assert.NotEmpty(t, p.Intents)
 }
 
 func TestTrialIntentsResolveAndCompile(t *testing.T) {
