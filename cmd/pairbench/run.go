@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,7 +45,7 @@ func defaultBenchOptions() benchOptions {
 // their defaults.
 func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale)")
+	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale; a domain skips its stale intents, a stale id fails)")
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
 	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
@@ -56,7 +57,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.Float64Var(&o.Caps.SpendUSD, "spend-cap", o.Caps.SpendUSD, "USD one agent may spend")
 	f.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "how long after the start page loaded the agent starts, in both arms")
 	f.DurationVar(&o.Settle, "settle", o.Settle, "Playwright MCP's settle wait after each action, in both arms")
-	f.StringVar(&o.RunID, "run-id", "", "run id; rerun with the same id to resume (default: a new time-stamped id)")
+	f.StringVar(&o.RunID, "run-id", "", "run id; rerun with the same id to resume (default: a new id, the UTC time and a random suffix)")
 	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, "directory holding run directories")
 	f.StringVar(&o.Store, "store", "", "artifact store the run is uploaded to as it runs: a directory or s3://bucket/prefix (see docs/artifacts.md)")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: from the clock; recorded in run.json)")
@@ -105,7 +106,7 @@ func (o *benchOptions) finish(shard string) error {
 		return err
 	}
 	if o.RunID == "" {
-		o.RunID = time.Now().UTC().Format("20060102-150405")
+		o.RunID = newRunID(time.Now())
 	}
 	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
 		return fmt.Errorf("--run-id %q: want a plain name", o.RunID)
@@ -127,6 +128,13 @@ func (o *benchOptions) finish(shard string) error {
 		o.Git = &bench.Git{Repo: o.GitRepo, Ref: o.GitRef, PR: o.PR, Cache: o.GitCache}
 	}
 	return nil
+}
+
+// newRunID names a run started at now when --run-id is not given: a UTC
+// time stamp and a random suffix, so two runs started in the same second
+// never share a directory (the second would resume the first).
+func newRunID(now time.Time) string {
+	return now.UTC().Format("20060102-150405") + "-" + rand.Text()[:6]
 }
 
 // parseShard reads --shard k/n.

@@ -122,3 +122,17 @@ func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
 	assert.Contains(t, stderr, "smoke gate: budget: 8 trials at up to $0.50 each may spend $4.00, over the $1.00 budget")
 	assert.NoFileExists(t, filepath.Join(runs, "b1", "run.json"), "a run stopped by the smoke gate freezes no plan")
 }
+
+// TestDefaultRunIDsNeverCollide finishes the flags of two runs started in
+// the same second: each gets a run id of its own, so the second never
+// resumes the first.
+func TestDefaultRunIDsNeverCollide(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		o := defaultBenchOptions()
+		require.NoError(t, o.finish(""))
+		assert.Regexp(t, `^\d{8}-\d{6}-[A-Za-z0-9]{6}$`, o.RunID)
+		assert.False(t, seen[o.RunID], "run id %s given twice", o.RunID)
+		seen[o.RunID] = true
+	}
+}
