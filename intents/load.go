@@ -169,15 +169,23 @@ type loadedIntent struct {
 // file turns a slash path inside the registry into the Pos.File users see.
 func (l *loader) file(rel string) string { return filepath.Join(l.name, filepath.FromSlash(rel)) }
 
-// read reads a registry file of at most limit bytes.
+// read reads a registry file of at most limit bytes. What is not a regular
+// file is refused before it is opened: opening a FIFO would wait for a
+// writer for ever.
 func (l *loader) read(rel string, limit int64) ([]byte, error) {
+	st, err := fs.Stat(l.fsys, rel)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	f, err := l.fsys.Open(rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	if st, err = f.Stat(); err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
@@ -285,6 +293,11 @@ func (l *loader) loadTool(d *Domain, rel string) {
 
 func (l *loader) loadIntents() {
 	dir := l.reg.Config.Paths.Intents
+	defer func() {
+		if len(l.reg.Intents) == 0 && len(l.ps.list) == 0 {
+			l.ps.add(Pos{File: l.file(dir)}, "the registry has no intents: a run would bench nothing (intents are %s/<domain>/<id>.yaml)", dir)
+		}
+	}()
 	entries, err := fs.ReadDir(l.fsys, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
@@ -308,11 +321,17 @@ func (l *loader) loadIntents() {
 			continue
 		}
 		for _, f := range files {
-			ext := path.Ext(f.Name())
-			if f.IsDir() || strings.HasPrefix(f.Name(), ".") || (ext != ".yaml" && ext != ".yml") {
-				continue
+			name, ext := f.Name(), path.Ext(f.Name())
+			at := Pos{File: l.file(path.Join(rel, name)), Line: 1}
+			switch {
+			case strings.HasPrefix(name, "."):
+			case f.IsDir():
+				l.ps.add(at, "not read: intent files are %s/<domain>/<id>.yaml, not in sub-folders", dir)
+			case ext == ".yaml" || ext == ".yml":
+				l.loadIntent(e.Name(), path.Join(rel, name))
+			case strings.EqualFold(ext, ".yaml") || strings.EqualFold(ext, ".yml"):
+				l.ps.add(at, "not read: an intent file's name ends in .yaml or .yml, in lower case")
 			}
-			l.loadIntent(e.Name(), path.Join(rel, f.Name()))
 		}
 	}
 	slices.SortFunc(l.reg.Intents, func(a, b *Intent) int {

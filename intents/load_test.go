@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,6 +170,29 @@ func TestLoadProblems(t *testing.T) {
 				edit(t, dir, cheapest, "    fold: true", "    fold: true\n    case: no")
 			},
 			want: []string{cheapest + `:24: unknown field "case" in rules[0]`},
+		},
+		{
+			name: "intent in a sub-folder",
+			mutate: func(t *testing.T, dir string) {
+				b, err := os.ReadFile(filepath.Join(dir, oslo))
+				require.NoError(t, err)
+				write(t, dir, "bench/intents/weather.example/more/other.yaml", strings.Replace(string(b), "id: weather-high-oslo", "id: weather-other", 1))
+			},
+			want: []string{"bench/intents/weather.example/more:1: not read: intent files are bench/intents/<domain>/<id>.yaml, not in sub-folders"},
+		},
+		{
+			name: "intent file ending in .YAML",
+			mutate: func(t *testing.T, dir string) {
+				require.NoError(t, os.Rename(filepath.Join(dir, oslo), filepath.Join(dir, "bench/intents/weather.example/weather-high-oslo.YAML")))
+			},
+			want: []string{"bench/intents/weather.example/weather-high-oslo.YAML:1: not read: an intent file's name ends in .yaml or .yml, in lower case"},
+		},
+		{
+			name: "no intents at all",
+			mutate: func(t *testing.T, dir string) {
+				require.NoError(t, os.RemoveAll(filepath.Join(dir, "bench")))
+			},
+			want: []string{"bench/intents: the registry has no intents: a run would bench nothing (intents are bench/intents/<domain>/<id>.yaml)"},
 		},
 		{
 			name:   "missing required field",
@@ -496,4 +521,32 @@ func TestParseConfigIsLoadsParser(t *testing.T) {
 	assert.True(t, ValidDomainName("books.example"))
 	assert.False(t, ValidDomainName("Books.Example"))
 	assert.False(t, ValidDomainName("x$(id)"))
+}
+
+// TestLoadRefusesAFIFOWithoutOpeningIt puts named pipes where a tool file
+// and an intent file belong: opening one would wait for a writer for ever,
+// so Load must refuse each, by file, without opening it.
+func TestLoadRefusesAFIFOWithoutOpeningIt(t *testing.T) {
+	dir := copyRegistry(t)
+	for _, rel := range []string{"domains/weather.example/tools/pipe.js", "bench/intents/weather.example/pipe.yaml"} {
+		require.NoError(t, syscall.Mkfifo(filepath.Join(dir, rel), 0o644), rel)
+	}
+	done := make(chan []string, 1)
+	go func() { done <- problemLines(t, dir) }()
+	select {
+	case got := <-done:
+		assert.Equal(t, []string{
+			"bench/intents/weather.example/pipe.yaml:1: cannot read: not a regular file",
+			"domains/weather.example/tools/pipe.js:1: cannot read tool file: not a regular file",
+		}, got)
+	case <-time.After(20 * time.Second):
+		// Open the pipes for writing, so the blocked reader returns and the
+		// test can end.
+		for _, rel := range []string{"domains/weather.example/tools/pipe.js", "bench/intents/weather.example/pipe.yaml"} {
+			if f, err := os.OpenFile(filepath.Join(dir, rel), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+		t.Fatal("Load still runs after 20s: it opened a FIFO")
+	}
 }

@@ -3,9 +3,11 @@ package intents
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -358,6 +360,9 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 	if !ok || obj.ClassName() != "Object" || obj.ExportType() == reflect.TypeFor[goja.Proxy]() {
 		return Tool{}, metaError("tool file must end in one object literal, like ({ name: ..., execute(input) {...} })")
 	}
+	if err := knownKeys(obj, "", toolKeys); err != nil {
+		return Tool{}, err
+	}
 	var t Tool
 	var err error
 	str := func(key string) string {
@@ -400,6 +405,9 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		if !ok {
 			return Tool{}, metaError("annotations must be an object")
 		}
+		if err := knownKeys(m, "annotations.", annotationKeys); err != nil {
+			return Tool{}, err
+		}
 		if ro, present := m["readOnlyHint"]; present {
 			b, ok := ro.(bool)
 			if !ok {
@@ -435,6 +443,40 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		return Tool{}, metaError("execute must be a function")
 	}
 	return t, nil
+}
+
+// toolKeys are the properties a tool object may have: what the page's
+// registerTool reads (WebMCP's tool descriptor), and pairbench's
+// urlPatterns. annotationKeys are those of its annotations.
+var (
+	toolKeys       = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "urlPatterns", "execute"}
+	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint", "untrustedContentHint"}
+)
+
+// knownKeys refuses a property of obj (a *goja.Object or the plain data
+// copied from one) that is not in known: a misspelt inputSchema or
+// readOnlyHint would register a tool without its schema, or not at all,
+// without a word. prefix names where obj is in the tool ("annotations.").
+func knownKeys(obj any, prefix string, known []string) error {
+	var keys []string
+	switch o := obj.(type) {
+	case *goja.Object:
+		keys = o.Keys()
+	case map[string]any:
+		keys = slices.Sorted(maps.Keys(o))
+	}
+	for _, k := range keys {
+		if slices.Contains(known, k) {
+			continue
+		}
+		for _, want := range known {
+			if strings.EqualFold(k, want) {
+				return metaError("unknown property %s%s: did you mean %s%s?", prefix, k, prefix, want)
+			}
+		}
+		return metaError("unknown property %s%s (known: %s)", prefix, k, strings.Join(known, ", "))
+	}
+	return nil
 }
 
 // own reads obj's own property key through its descriptor. It reports a

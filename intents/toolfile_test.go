@@ -166,3 +166,23 @@ func TestEvalToolAbandonsABuiltinThatIgnoresTheInterrupt(t *testing.T) {
 	assert.Contains(t, te.Msg, "abandoned")
 	assert.Less(t, elapsed, 500*time.Millisecond)
 }
+
+// TestEvalToolRefusesUnknownProperties reads tool files whose properties
+// are misspelt: each would register a tool without its schema, or leave it
+// unregistered, without a word; each is a problem naming the property.
+func TestEvalToolRefusesUnknownProperties(t *testing.T) {
+	for src, want := range map[string]string{
+		`({ name: "a", description: "d", inputschema: { type: "object" }, execute() {} })`:       "unknown property inputschema: did you mean inputSchema?",
+		`({ name: "a", description: "d", annotations: { readonlyHint: true }, execute() {} })`:   "unknown property annotations.readonlyHint: did you mean annotations.readOnlyHint?",
+		`({ name: "a", description: "d", urlPattern: ["http://a/*"], execute() {} })`:            "unknown property urlPattern (known: name, title",
+		`({ name: "a", description: "d", outputSchema: { type: "object" }, execute() {} })`:      "",
+		`({ name: "a", description: "d", annotations: { openWorldHint: false }, execute() {} })`: "",
+	} {
+		_, err := EvalTool(src, ToolLimits{})
+		if want == "" {
+			assert.NoError(t, err, src)
+			continue
+		}
+		assert.ErrorContains(t, err, want, src)
+	}
+}
