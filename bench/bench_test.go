@@ -71,6 +71,29 @@ func TestRegistryProblemsAreValues(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID), "no run directory for a registry with problems")
 }
 
+// TestRegistryWithAFailingBaselineIsRefused opens a bench of a registry
+// that loads cleanly but whose intent's known-correct answer fails its own
+// rule, as validate reports: the bench refuses it the same way, before
+// anything of the run is made.
+func TestRegistryWithAFailingBaselineIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../examples/registry")))
+	file := filepath.Join(dir, "bench/intents/weather.example/weather-high-oslo.yaml")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "    high_c: 4\n")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), "    high_c: 4\n", "    high_c: 41\n", 1)), 0o644))
+	cfg := config(t, dir)
+
+	_, err = bench.Open(t.Context(), cfg)
+	var regErr *bench.RegistryError
+	require.ErrorAs(t, err, &regErr)
+	require.Len(t, regErr.Problems, 1)
+	assert.Contains(t, regErr.Problems[0].String(), "weather-high-oslo.yaml:")
+	assert.Contains(t, regErr.Problems[0].String(), "baseline answer grades wrong")
+	assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID))
+}
+
 // TestBenchRunsToItsReport runs a real one-pair bench (the example sites,
 // local Chromium, pi in the sandbox, the scripted model) through Bench and
 // checks what every hook saw and what the run left, locally and in the

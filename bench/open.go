@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
@@ -132,10 +133,18 @@ func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Sourc
 		reg, err = intents.Load(r.cfg.Registry)
 	}
 	var ps intents.Problems
-	if errors.As(err, &ps) {
+	if err != nil && !errors.As(err, &ps) {
+		return nil, source, err
+	}
+	// An intent whose known-correct answer fails its own rules would have
+	// every trial graded by broken rules: validate's problem, so the run's.
+	if err == nil {
+		ps = grade.CheckBaselines(reg, time.Now())
+	}
+	if len(ps) > 0 {
 		return nil, source, &RegistryError{Registry: name, Git: r.cfg.Git != nil, Problems: ps}
 	}
-	return reg, source, err
+	return reg, source, nil
 }
 
 // planOrResume returns the run's plan: the stored run.json when the run

@@ -3,14 +3,12 @@ package bench
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -56,14 +54,39 @@ type StaleIntent struct {
 // does not grade correct is a problem), then, with o.Browser, each tool
 // file in a browser. The error is for a registry that cannot be read at
 // all or a browser that cannot be run; problems are in the Validation.
+//
+// Validate returns ctx's error as soon as ctx ends, even while a file is
+// being read or a tool file evaluated: a registry on a slow or hung file
+// system never holds its caller past a signal.
 func Validate(ctx context.Context, dir string, o ValidateOptions) (*Validation, error) {
-	reg, err := intents.Load(dir)
-	var probs intents.Problems
-	if err != nil && !errors.As(err, &probs) {
-		return nil, err
+	type loaded struct {
+		reg   *intents.Registry
+		probs intents.Problems
+		err   error
 	}
+	done := make(chan loaded, 1)
+	go func() {
+		var l loaded
+		l.reg, l.err = intents.Load(dir)
+		if l.err != nil && !errors.As(l.err, &l.probs) {
+			done <- l
+			return
+		}
+		l.err = nil
+		l.probs = append(l.probs, grade.CheckBaselines(l.reg, o.Now)...)
+		done <- l
+	}()
+	var l loaded
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case l = <-done:
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	reg, probs := l.reg, l.probs
 	v := &Validation{Registry: reg}
-	probs = append(probs, gradeBaselines(reg, o.Now)...)
 	if o.Browser && len(probs) == 0 {
 		log := o.Log
 		if log == nil {
@@ -90,46 +113,4 @@ func Validate(ctx context.Context, dir string, o ValidateOptions) (*Validation, 
 		}
 	}
 	return v, nil
-}
-
-// gradeBaselines compiles each intent's grader and grades its baseline
-// answer, resolved for a run starting now, as a fenced JSON block. A
-// compile problem the loader already reported for the same file (the answer
-// schema, at the intent's position) is left out.
-func gradeBaselines(reg *intents.Registry, now time.Time) intents.Problems {
-	var out intents.Problems
-	for _, in := range reg.Intents {
-		resolved, err := intents.Resolve(*in, now)
-		if err != nil {
-			continue // an undefined placeholder; Load reported it
-		}
-		g, err := grade.Compile(&resolved)
-		if err != nil {
-			var ps intents.Problems
-			if !errors.As(err, &ps) {
-				out = append(out, intents.Problem{Pos: in.Pos, Msg: err.Error()})
-				continue
-			}
-			for _, p := range ps {
-				if p.Pos == in.Pos && reg.Flawed(in.File) {
-					continue
-				}
-				out = append(out, p)
-			}
-			continue
-		}
-		if resolved.Baseline.Answer == nil {
-			continue // Load reported the missing answer
-		}
-		b, err := json.MarshalIndent(resolved.Baseline.Answer, "", "  ")
-		if err != nil {
-			out = append(out, intents.Problem{Pos: in.Baseline.Pos, Msg: fmt.Sprintf("baseline answer is not JSON: %v", err)})
-			continue
-		}
-		res := g.Grade("```json\n" + string(b) + "\n```")
-		if res.Outcome != pairbench.Correct {
-			out = append(out, intents.Problem{Pos: in.Baseline.Pos, Msg: fmt.Sprintf("baseline answer grades %s: %s", res.Outcome, res.Reason)})
-		}
-	}
-	return out
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,4 +148,38 @@ func TestValidateUsageAndErrors(t *testing.T) {
 
 	code, _, _ = runCLI(t, "validate", "--help")
 	assert.Equal(t, exitOK, code)
+}
+
+// TestValidateStopsOnTheFirstSIGTERM validates, with the real binary, a
+// registry that takes a minute to check (tool files that run to their
+// evaluation time limit) and sends one SIGTERM: validate stops at once with
+// 143, as every command does on a first signal.
+func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	dir := brokenCopy(t)
+	for i := range 30 {
+		name := filepath.Join(dir, "domains/weather.example/tools", fmt.Sprintf("slow%02d.js", i))
+		require.NoError(t, os.WriteFile(name, []byte("for (;;) {}\n({ execute() {} })\n"), 0o644))
+	}
+	bin := buildPairbench(t)
+	cmd := exec.Command(bin, "validate", dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	time.Sleep(time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		code, _ := exitStatus(err)
+		assert.Equal(t, exitSIGTERM, code, "exit status: %s", out.String())
+		assert.Contains(t, out.String(), "stopped by terminated")
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("validate still ran 10s after one SIGTERM: %s", out.String())
+	}
 }
