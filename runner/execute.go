@@ -44,8 +44,9 @@ type Execution struct {
 	// Adoption is how many treatment-only adoption trials each domain runs
 	// before its pairs; 0 skips the stage.
 	Adoption int
-	// PairAttempts bounds how many times a pair runs when a trial aborts;
-	// 0 means 2 (the first run and one rerun).
+	// PairAttempts bounds how many attempts of a pair (or adoption trial)
+	// may abort, over every runner of the run, before it is given up; 0
+	// means DefaultPairAttempts (the first run and one rerun).
 	PairAttempts int
 	Trial        TrialFunc
 	Log          *slog.Logger
@@ -169,14 +170,14 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f := &follower{ex: ex, tally: NewTally(pairs, rows)}
+	f := &follower{ex: ex, tally: NewTallyLimit(pairs, rows, ex.PairAttempts)}
 	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs()}
 	f.mu.Lock()
 	f.report()
 	f.mu.Unlock()
 
 	if ex.Adoption > 0 {
-		jobs := adoptionJobs(ex.Plan, pairs, ex.Adoption, rows)
+		jobs := adoptionJobs(ex.Plan, pairs, ex.Adoption, rows, ex.attempts())
 		if len(jobs) > 0 {
 			log.Info("adoption stage", "trials", len(jobs))
 			fresh, err := ex.runJobs(ctx, rl, f, jobs)
@@ -192,7 +193,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 		}
 	}
 
-	jobs := Pending(pairs, rows)
+	jobs := NewTallyLimit(pairs, rows, ex.PairAttempts).Pending()
 	log.Info("pairs", "planned", len(pairs), "pending", len(jobs), "slots", ex.Slots)
 	_, err = ex.runJobs(ctx, rl, f, jobs)
 	return err
@@ -200,10 +201,6 @@ func (ex *Execution) Run(ctx context.Context) error {
 
 // runJobs runs jobs over the slots and returns the rows it recorded.
 func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs []Job) ([]pairbench.Row, error) {
-	attempts := ex.PairAttempts
-	if attempts <= 0 {
-		attempts = 2
-	}
 	var (
 		mu    sync.Mutex
 		fresh []pairbench.Row
@@ -224,7 +221,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 		if job.Stage == pairbench.StageAdoption {
 			arms = [2]pairbench.Arm{pairbench.Treatment}
 		}
-		for try := range attempts {
+		for try := range max(job.Tries, 1) {
 			job := job
 			job.Attempt += try
 			complete := true
@@ -261,20 +258,35 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 	return fresh, err
 }
 
+// attempts is the execution's attempt limit.
+func (ex *Execution) attempts() int {
+	if ex.PairAttempts > 0 {
+		return ex.PairAttempts
+	}
+	return DefaultPairAttempts
+}
+
 // adoptionJobs returns the adoption trials still to run: n per domain,
 // interleaved across domains, each on the domain's first intent in the
-// plan. A trial with a scored attempt counts as run; one without (it
-// aborted, or never ran) runs again as its next attempt, in every run that
-// resumes the stage.
-func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row) []Job {
+// plan. A trial with a scored attempt counts as run, and so does one that
+// aborted in limit attempts (given up); any other (it aborted, or never
+// ran) runs again as its next attempt.
+func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row, limit int) []Job {
 	inShard := map[string]bool{}
 	for _, p := range pairs {
 		inShard[p.Intent] = true
 	}
 	done := map[pairbench.Key]int{}
+	aborted := map[pairbench.Key]map[int]bool{}
 	for _, r := range rows {
 		if r.Stage == pairbench.StageAdoption {
 			done[r.Key()] = max(done[r.Key()], r.Attempt)
+			if r.Outcome == pairbench.Aborted {
+				if aborted[r.Key()] == nil {
+					aborted[r.Key()] = map[int]bool{}
+				}
+				aborted[r.Key()][r.Attempt] = true
+			}
 		}
 	}
 	byDomain := map[string][]Job{}
@@ -290,12 +302,12 @@ func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row) []J
 		byDomain[in.Domain] = []Job{}
 		for i := range n {
 			key := pairbench.Key{Intent: in.ID, Pair: i}
-			if scoredAdoption(rows, key) {
+			if scoredAdoption(rows, key) || len(aborted[key]) >= limit {
 				continue
 			}
 			byDomain[in.Domain] = append(byDomain[in.Domain], Job{
 				Intent: in.ID, Domain: in.Domain, Stage: pairbench.StageAdoption,
-				Pair: i, Profile: in.Profile, Attempt: done[key] + 1,
+				Pair: i, Profile: in.Profile, Attempt: done[key] + 1, Tries: limit - len(aborted[key]),
 			})
 		}
 	}

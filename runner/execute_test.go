@@ -151,7 +151,9 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 			}
 			return pairbench.Correct, true, nil
 		}}
-		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial}
+		// Aborts here are random, not the pair's fault: let every pair
+		// retry until it is done.
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, PairAttempts: 1000, Trial: f.trial}
 		err := ex.Run(ctx)
 		cancel()
 		if err == nil {
@@ -159,7 +161,7 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 		}
 		require.ErrorIs(t, err, context.Canceled, "round %d", round)
 	}
-	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: (&fakeTrials{}).trial}
+	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, PairAttempts: 1000, Trial: (&fakeTrials{}).trial}
 	require.NoError(t, ex.Run(context.Background()))
 	rows := rowsOf(t, dir, RowsFile)
 	scoredOnce(t, plan, rows)
@@ -168,6 +170,51 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 		assert.False(t, seen[r.TrialDir], "trial dir %s used twice", r.TrialDir)
 		seen[r.TrialDir] = true
 	}
+}
+
+// TestExecuteGivesUpAPairThatUsedItsAttempts runs an intent (b) whose
+// treatment always aborts beside one that works (a), then resumes the run twice: its pairs run their
+// two attempts once, and no resume runs (and pays for) them again.
+func TestExecuteGivesUpAPairThatUsedItsAttempts(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
+	dir := RunDir{Path: t.TempDir()}
+	var trials atomic.Int32
+	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+		trials.Add(1)
+		if s.Job.Intent == "b" && s.Arm == pairbench.Treatment {
+			return pairbench.Aborted, false, nil
+		}
+		return pairbench.Correct, true, nil
+	}}
+	for run := range 3 {
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: f.trial}
+		require.NoError(t, ex.Run(context.Background()), "run %d", run)
+	}
+	rows := rowsOf(t, dir, RowsFile)
+	broken := 0
+	for _, r := range rows {
+		if r.Intent == "b" {
+			broken++
+			assert.LessOrEqual(t, r.Attempt, DefaultPairAttempts)
+		}
+	}
+	// Pair 0 (AB) runs control then the aborting treatment, pair 1 (BA)
+	// only its aborting treatment: 2 attempts each, once.
+	assert.Equal(t, 2*2+2*1, broken, "both attempts of each pair, run once")
+	assert.EqualValues(t, 4+6, trials.Load(), "the resumes ran nothing")
+
+	var specs []PairSpec
+	for _, in := range plan.Intents {
+		for _, p := range in.Pairs {
+			specs = append(specs, PairSpec{Intent: in.ID, Domain: in.Domain, Pair: p.Pair, Order: p.Order})
+		}
+	}
+	tally := NewTally(specs, rows)
+	assert.Equal(t, 2, tally.GivenUp())
+	assert.Zero(t, tally.Unfinished())
+	intents, benched := tally.Benched()
+	assert.ElementsMatch(t, []string{"a", "b"}, intents)
+	assert.Equal(t, map[string]bool{"a": true, "b": false}, benched)
 }
 
 func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {

@@ -42,6 +42,9 @@ type Job struct {
 	Profile string
 	// Attempt is the attempt number the job's trials are recorded under.
 	Attempt int
+	// Tries is how many attempts of the job may still abort before it is
+	// given up (at least 1; 0 is read as 1).
+	Tries int
 }
 
 // String names the job in logs.

@@ -10,12 +10,22 @@ import "github.com/pairbench/pairbench"
 // pair whole after an aborted trial, and runs a pair's second trial only
 // after its first scored in the same attempt, so a done pair's two scored
 // trials belong to one attempt.
+//
+// A pair whose trials aborted in attempts different attempts (its
+// attempt limit, DefaultPairAttempts unless set) is given up: it is not
+// pending, so no resume pays for it again, and the report counts it as lost
+// to aborts.
 type Tally struct {
-	pairs map[pairbench.Key]*pairTally
-	order []pairbench.Key // the planned pairs, in plan order
-	specs map[pairbench.Key]PairSpec
-	done  int
+	pairs    map[pairbench.Key]*pairTally
+	order    []pairbench.Key // the planned pairs, in plan order
+	specs    map[pairbench.Key]PairSpec
+	done     int
+	attempts int
 }
+
+// DefaultPairAttempts is how many attempts of a pair may abort before the
+// pair is given up: its first run and one rerun.
+const DefaultPairAttempts = 2
 
 // pairTally is one pair's state.
 type pairTally struct {
@@ -25,12 +35,23 @@ type pairTally struct {
 	// again whole).
 	attempt, latest int
 	aborted         bool
+	// abortedIn are the attempts in which a trial aborted.
+	abortedIn map[int]bool
 }
 
 // NewTally returns the tally of pairs after rows. Rows of other pairs, and
 // adoption rows, are not counted.
 func NewTally(pairs []PairSpec, rows []pairbench.Row) *Tally {
-	t := &Tally{pairs: make(map[pairbench.Key]*pairTally, len(pairs)), specs: make(map[pairbench.Key]PairSpec, len(pairs))}
+	return NewTallyLimit(pairs, rows, DefaultPairAttempts)
+}
+
+// NewTallyLimit is NewTally for a run whose pairs may abort in at most
+// attempts attempts (the plan's PairAttempts; 0 means the default).
+func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally {
+	if attempts <= 0 {
+		attempts = DefaultPairAttempts
+	}
+	t := &Tally{pairs: make(map[pairbench.Key]*pairTally, len(pairs)), specs: make(map[pairbench.Key]PairSpec, len(pairs)), attempts: attempts}
 	for _, p := range pairs {
 		k := pairbench.Key{Intent: p.Intent, Pair: p.Pair}
 		if _, dup := t.pairs[k]; !dup {
@@ -57,6 +78,11 @@ func (t *Tally) Add(r pairbench.Row) {
 	}
 	if r.Outcome.Scored() {
 		p.scored[armIndex(r.Arm)] = true
+	} else {
+		if p.abortedIn == nil {
+			p.abortedIn = map[int]bool{}
+		}
+		p.abortedIn[r.Attempt] = true
 	}
 	if r.Attempt == p.attempt {
 		if r.Outcome.Scored() {
@@ -71,6 +97,42 @@ func (t *Tally) Add(r pairbench.Row) {
 }
 
 func (p *pairTally) isDone() bool { return p.scored[0] && p.scored[1] }
+
+// givenUp reports whether a pair that is not done has used up its attempts.
+func (t *Tally) givenUp(p *pairTally) bool { return !p.isDone() && len(p.abortedIn) >= t.attempts }
+
+// GivenUp returns how many pairs are given up: not done, their trials
+// aborted in as many attempts as a pair may have.
+func (t *Tally) GivenUp() int {
+	n := 0
+	for _, p := range t.pairs {
+		if t.givenUp(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// Unfinished returns how many pairs are still to run: neither done nor
+// given up.
+func (t *Tally) Unfinished() int { return len(t.order) - t.done - t.GivenUp() }
+
+// Benched reports, per planned intent, whether it has a done pair or one
+// still to run; an intent whose every pair was given up could not be
+// benched. Intents are listed in plan order.
+func (t *Tally) Benched() (intents []string, benched map[string]bool) {
+	benched = map[string]bool{}
+	for _, k := range t.order {
+		if _, seen := benched[k.Intent]; !seen {
+			intents = append(intents, k.Intent)
+			benched[k.Intent] = false
+		}
+		if !t.givenUp(t.pairs[k]) {
+			benched[k.Intent] = true
+		}
+	}
+	return intents, benched
+}
 
 // Pairs returns how many pairs are planned.
 func (t *Tally) Pairs() int { return len(t.order) }
@@ -90,17 +152,18 @@ func (t *Tally) Half() int {
 	return n
 }
 
-// Pending returns a job for every pair that is not done, interleaved across
-// intents (one pair of each intent in turn) so that a broken intent cannot
-// starve the others. Each job's Attempt is one more than the highest
-// attempt recorded for its pair, so a rerun never overwrites an earlier
-// attempt's trial directory.
+// Pending returns a job for every pair that is neither done nor given up,
+// interleaved across intents (one pair of each intent in turn) so that a
+// broken intent cannot starve the others. Each job's Attempt is one more
+// than the highest attempt recorded for its pair, so a rerun never
+// overwrites an earlier attempt's trial directory, and its Tries how many
+// attempts may still abort.
 func (t *Tally) Pending() []Job {
 	byIntent := make(map[string][]Job)
 	var intentOrder []string
 	for _, k := range t.order {
 		p := t.pairs[k]
-		if p.isDone() {
+		if p.isDone() || t.givenUp(p) {
 			continue
 		}
 		s := t.specs[k]
@@ -110,6 +173,7 @@ func (t *Tally) Pending() []Job {
 		byIntent[s.Intent] = append(byIntent[s.Intent], Job{
 			Intent: s.Intent, Domain: s.Domain, Stage: pairbench.StagePair,
 			Pair: s.Pair, Order: s.Order, Profile: s.Profile, Attempt: p.attempt + 1,
+			Tries: t.attempts - len(p.abortedIn),
 		})
 	}
 	return interleave(intentOrder, byIntent)

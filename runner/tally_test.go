@@ -38,7 +38,7 @@ func TestTallyCountsPairsAsRowsArrive(t *testing.T) {
 	}
 	jobs := tally.Pending()
 	if assert.Len(t, jobs, 1) {
-		assert.Equal(t, Job{Intent: "b", Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 2}, jobs[0])
+		assert.Equal(t, Job{Intent: "b", Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 2, Tries: 2}, jobs[0])
 	}
 
 	var rows []pairbench.Row
