@@ -34,16 +34,18 @@ type HTMLOptions struct {
 func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 	v := newView(r)
 	page := htmlPage{
-		reportView:   v,
-		SpeedNote:    speedNote,
-		HolmNote:     holmNote,
-		ScriptedNote: scriptedNote,
-		Forest:       sharePlot(v.Intents),
-		SpeedPlot:    speedPlot(v.Intents),
-		Policy:       HTMLPolicy,
-		Style:        template.CSS(HTMLStyle),
-		Filters:      newFilters(v),
-		Page:         map[string]string{},
+		reportView:     v,
+		SpeedNote:      speedNote,
+		HolmNote:       holmNote,
+		ScriptedNote:   scriptedNote,
+		IncompleteNote: incompleteNote,
+		ForcedNote:     forcedNote,
+		Forest:         sharePlot(v.Intents),
+		SpeedPlot:      speedPlot(v.Intents),
+		Policy:         HTMLPolicy,
+		Style:          template.CSS(HTMLStyle),
+		Filters:        newFilters(v),
+		Page:           map[string]string{},
 	}
 	if opts.IntentPage != nil {
 		for _, in := range v.Intents {
@@ -106,11 +108,13 @@ type htmlPage struct {
 	SpeedNote    string
 	HolmNote     string
 	ScriptedNote string
-	Forest       *svgPlot
-	SpeedPlot    *svgPlot
-	Policy       string
-	Style        template.CSS
-	Filters      filters
+	// IncompleteNote and ForcedNote go with an incomplete or forced run.
+	IncompleteNote, ForcedNote string
+	Forest                     *svgPlot
+	SpeedPlot                  *svgPlot
+	Policy                     string
+	Style                      template.CSS
+	Filters                    filters
 	// Page holds each intent's page by anchor, when the site has one.
 	Page map[string]string
 }
@@ -433,8 +437,12 @@ const htmlSource = `<!DOCTYPE html>
 </head>
 <body>
 <header>
-<h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
-<p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
+{{if .Incomplete}}<h1>pairbench: incomplete run, no verdict: {{.Incomplete}}</h1>
+<p class="warning"><strong>Not finished.</strong> {{.IncompleteNote}}</p>
+<p>{{if .Total}}So far, worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
+{{else}}<h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
+<p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
+<div class="warning"><p><strong>Forced resume.</strong> {{.ForcedNote}}</p><ul>{{range .Forced}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
 <p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
 </header>

@@ -276,12 +276,21 @@ func mdLink(url string) string {
 }
 
 // mdVerdictLine is the comment's first line: the verdict and the label
-// counts.
+// counts, or, for a run with pairs still to run, that it is incomplete and
+// has no verdict yet.
 func mdVerdictLine(v reportView) string {
-	if v.Total == 0 {
+	var s string
+	switch {
+	case v.Incomplete != "":
+		s = "**pairbench: incomplete run, no verdict**: " + mdText(v.Incomplete)
+		if v.Total > 0 {
+			s += fmt.Sprintf("; so far worst of %d %s: %s", v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
+		}
+	case v.Total == 0:
 		return "**pairbench verdict: none**: no intents in this run\n\n"
+	default:
+		s = fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
 	}
-	s := fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
 	if v.Scripted {
 		s += " · **scripted model, not an LLM**"
 	}
@@ -304,6 +313,16 @@ func mdRunLine(v reportView, link string) string {
 		b.WriteString(" · " + link)
 	}
 	b.WriteString("\n\n")
+	if v.Incomplete != "" {
+		b.WriteString("> [!WARNING]\n> " + mdText(incompleteNote) + "\n\n")
+	}
+	if len(v.Forced) > 0 {
+		b.WriteString("> [!CAUTION]\n> " + mdText(forcedNote) + "\n")
+		for _, f := range v.Forced {
+			b.WriteString("> - " + mdText(clipText(f, 500)) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	if v.Scripted {
 		b.WriteString("> [!WARNING]\n> " + mdText(scriptedNote) + "\n\n")
 	}

@@ -87,6 +87,39 @@ func TestMarkdownFoldsPastTheFirstScreen(t *testing.T) {
 	assert.Equal(t, 300, strings.Count(md, "…` | **"), "each intent once in the narrow tables, its id clipped")
 }
 
+// TestIncompleteRunSaysSoFirst renders the report of a run with pairs still
+// to run, resumed once past a plan change: every rendering's first line
+// says it is incomplete and no verdict, and names the forced change.
+func TestIncompleteRunSaysSoFirst(t *testing.T) {
+	r := fixtureReport()
+	r.Incomplete = &Incomplete{Pending: 6, Planned: 12, Why: "shard 2 of 2 has no rows"}
+	r.Forced = []string{"caps: {300 40 1} → {300 7 1}"}
+	assert.False(t, r.Final())
+
+	md := Markdown(r, MarkdownOptions{})
+	first, _, _ := strings.Cut(md, "\n")
+	assert.Equal(t, "**pairbench: incomplete run, no verdict**: 6 of 12 planned pairs not run yet (shard 2 of 2 has no rows); so far worst of 10 intents: 1 less accurate, 1 slower, 1 mixed, 1 no adoption, 1 no signal, 2 inconclusive, 1 faster, 1 more accurate, 1 better · **scripted model, not an LLM**", first)
+	assert.NotContains(t, first, "pairbench verdict:")
+	assert.Contains(t, md, "> [!WARNING]\n> This run is not finished")
+	assert.Contains(t, md, "> [!CAUTION]\n> This run was resumed with --force past changes to its plan")
+	assert.Contains(t, md, "> - caps: {300 40 1} → {300 7 1}")
+
+	var html bytes.Buffer
+	require.NoError(t, WriteHTML(&html, r, HTMLOptions{}))
+	h1 := html.String()[strings.Index(html.String(), "<h1>"):]
+	h1 = h1[:strings.Index(h1, "</h1>")]
+	assert.Equal(t, "<h1>pairbench: incomplete run, no verdict: 6 of 12 planned pairs not run yet (shard 2 of 2 has no rows)", h1)
+	assert.Contains(t, html.String(), "Forced resume.")
+
+	var js bytes.Buffer
+	require.NoError(t, WriteJSON(&js, r))
+	back, err := ReadJSON(&js)
+	require.NoError(t, err)
+	assert.Equal(t, r.Incomplete, back.Incomplete, "report.json carries it")
+	assert.False(t, back.Final())
+	assert.True(t, fixtureReport().Final())
+}
+
 func TestMarkdownEscapesUntrustedText(t *testing.T) {
 	md := Markdown(fixtureReport(), MarkdownOptions{})
 	// The hostile intent name is a code span in the table (pipes escaped)

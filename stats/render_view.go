@@ -38,6 +38,11 @@ type reportView struct {
 	Adopt  []adoptionView
 	// Footer is the run-level checks.
 	Footer []viewFact
+	// Incomplete says, when set, that pairs are still to run: the first
+	// line of every rendering says so. Forced lists the plan changes a
+	// resume was forced past.
+	Incomplete string
+	Forced     []string
 }
 
 // viewFact is one named statement in a list.
@@ -164,6 +169,13 @@ func newView(r *Report) reportView {
 		v.Adopt = append(v.Adopt, adoptionView{a.Domain, a.Trials, a.Adopted, a.Aborted})
 	}
 	v.Footer = viewRunFacts(r)
+	if in := r.Incomplete; in != nil {
+		v.Incomplete = fmt.Sprintf("%d of %d planned %s not run yet", in.Pending, in.Planned, pluralize(in.Planned, "pair"))
+		if in.Why != "" {
+			v.Incomplete += " (" + in.Why + ")"
+		}
+	}
+	v.Forced = r.Forced
 	return v
 }
 
@@ -183,6 +195,12 @@ func worstFirst(intents []intentView) []*intentView {
 	slices.SortStableFunc(out, func(x, y *intentView) int { return cmp.Compare(rank(x.Label), rank(y.Label)) })
 	return out
 }
+
+// incompleteNote is said under the first line of an incomplete run's report.
+const incompleteNote = "This run is not finished: the labels below come from the pairs done so far and are not its verdict. Resume the run (or merge every shard) for the verdict."
+
+// forcedNote introduces the plan changes a resume was forced past.
+const forcedNote = "This run was resumed with --force past changes to its plan, so its trials do not all come from one plan:"
 
 // viewLabelCounts returns "1 less accurate, 2 faster" in rank order.
 func viewLabelCounts(labels []pairbench.Label) string {

@@ -29,6 +29,23 @@ type Plan struct {
 	// them without rows (for example from another shard). A domain listed
 	// here overrides what Build counts from adoption-stage rows.
 	Adoption []DomainAdoption `json:"adoption,omitempty"`
+	// Incomplete, when set, says the runner has pairs still to run: the
+	// report is of a run in progress, interrupted or missing a shard, and
+	// its labels are not the run's verdict.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// Forced lists what changed in the plan between runners of the run,
+	// each resumed past it with --force: the trials are not all of one
+	// plan.
+	Forced []string `json:"forced,omitempty"`
+}
+
+// Incomplete says how much of a run is still to run.
+type Incomplete struct {
+	// Pending is the number of planned pairs still to run, of Planned.
+	Pending int `json:"pending"`
+	Planned int `json:"planned"`
+	// Why says why in words ("interrupted", "shard 2 of 3 has no rows").
+	Why string `json:"why,omitempty"`
 }
 
 // Model names the agent's model.
@@ -100,7 +117,16 @@ type Report struct {
 	// SkippedRows counts rows Build ignored because they failed
 	// pairbench.Row.Validate.
 	SkippedRows int `json:"skipped_rows,omitempty"`
+	// Incomplete, when set, says this is the report of a run with pairs
+	// still to run (Plan.Incomplete): not a verdict. Forced repeats
+	// Plan.Forced.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	Forced     []string    `json:"forced,omitempty"`
 }
+
+// Final reports whether r is the report of a whole run: no pair is still to
+// run. Only a final report is published or posted as a verdict.
+func (r *Report) Final() bool { return r.Incomplete == nil }
 
 // Intent is the verdict on one intent.
 type Intent struct {
