@@ -39,9 +39,42 @@ type Syncer struct {
 	runID string
 	last  []string // run-relative keys uploaded after all others, in order
 
-	mu   sync.Mutex
-	sent map[string]stamp // run-relative key → local file state when last uploaded; nil until the first Sync
+	// ready, when set, says whether the last files may go up now.
+	ready func() (bool, error)
+	// guarded files are never replaced in the store unless the stored copy
+	// is the one this Syncer saw there or put there.
+	guarded []string
+	// tries is how many times one file's upload is tried; backoff the
+	// first wait between tries, doubled after each.
+	tries   int
+	backoff time.Duration
+
+	mu     sync.Mutex
+	sent   map[string]stamp // run-relative key → local file state when last uploaded; nil until the first Sync
+	stored map[string]int64 // guarded key → the stored size this Syncer saw or put (-1: none)
+	// storedMu guards stored's values during a Sync's concurrent uploads.
+	storedMu sync.Mutex
 }
+
+// ErrChanged is wrapped by a Sync error for a guarded file whose stored
+// copy changed since this Syncer saw it: another writer holds the run.
+var ErrChanged = errors.New("changed in the store by another writer")
+
+// Guard makes Sync refuse to replace the stored copy of each file named
+// (run-relative) unless it is the copy this Syncer saw at its first Sync or
+// put since: a file another writer changed meanwhile is never overwritten
+// with one that lacks what it wrote. Call it before the first Sync.
+func (s *Syncer) Guard(rels ...string) { s.guarded = append(s.guarded, rels...) }
+
+// HoldLastUntil makes Sync upload the files named last only when ready
+// says so (for a run: once its report is final), so their presence in the
+// store keeps its meaning. Call it before the first Sync.
+func (s *Syncer) HoldLastUntil(ready func() (bool, error)) { s.ready = ready }
+
+// Retry sets how many times one file's upload is tried (at least 1) and the
+// first wait between tries, doubled after each; the default is 3 tries from
+// 500ms. A store's own retries (S3's) happen within each try.
+func (s *Syncer) Retry(tries int, backoff time.Duration) { s.tries, s.backoff = max(tries, 1), backoff }
 
 // stamp is what Syncer compares to decide that a local file changed.
 type stamp struct {
@@ -67,7 +100,7 @@ func NewSyncer(store Store, dir, runID string, last ...string) (*Syncer, error) 
 	if strings.Contains(runID, "/") {
 		return nil, fmt.Errorf("artifacts: run id %q: %w: must be one segment", runID, ErrInvalidKey)
 	}
-	return &Syncer{store: store, dir: dir, runID: runID, last: last}, nil
+	return &Syncer{store: store, dir: dir, runID: runID, last: last, tries: 3, backoff: 500 * time.Millisecond}, nil
 }
 
 // Sync uploads every file in the run directory that is new or changed.
@@ -75,8 +108,11 @@ func NewSyncer(store Store, dir, runID string, last ...string) (*Syncer, error) 
 // The first Sync of a Syncer (for example after a runner restarts) asks the
 // store what it already holds and skips files whose stored copy has the same
 // size and is no older than the local file; later Syncs compare with what
-// this Syncer uploaded. On error, files uploaded before it stay uploaded and
-// the next Sync retries the rest.
+// this Syncer uploaded. Each file's upload is tried again after a failure
+// (see Retry), and a file that still fails does not stop the others: the
+// error joins every file that failed, files uploaded stay uploaded, and the
+// next Sync tries the rest again. The last files wait until every other
+// file is up.
 func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,26 +143,36 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	slices.Sort(body)
 	slices.SortFunc(last, func(a, b string) int { return slices.Index(s.last, a) - slices.Index(s.last, b) })
 
-	var mu sync.Mutex // guards res.Uploaded and s.sent inside the group
-	g, gctx := errgroup.WithContext(ctx)
+	var (
+		mu   sync.Mutex // guards res.Uploaded, s.sent and errs inside the group
+		errs []error
+		g    errgroup.Group
+	)
 	g.SetLimit(syncConcurrency)
 	for _, rel := range body {
 		g.Go(func() error {
-			st, ok, err := s.upload(gctx, rel)
-			if err != nil || !ok {
-				return err
-			}
+			st, ok, err := s.upload(ctx, rel)
 			mu.Lock()
 			defer mu.Unlock()
-			s.record(&res, rel, st)
+			if err != nil {
+				errs = append(errs, err)
+			} else if ok {
+				s.record(&res, rel, st)
+			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		slices.Sort(res.Uploaded)
-		return res, err
-	}
+	_ = g.Wait() // the uploads record their errors
 	slices.Sort(res.Uploaded)
+	if len(errs) > 0 {
+		return res, errors.Join(errs...)
+	}
+	if len(last) > 0 && s.ready != nil {
+		ready, err := s.ready()
+		if err != nil || !ready {
+			return res, err
+		}
+	}
 	for _, rel := range last {
 		st, ok, err := s.upload(ctx, rel)
 		if err != nil {
@@ -198,7 +244,14 @@ func (s *Syncer) seed(ctx context.Context, files map[string]stamp) error {
 		return fmt.Errorf("artifacts: sync %s: %w", s.runID, err)
 	}
 	s.sent = map[string]stamp{}
+	s.stored = map[string]int64{}
+	for _, rel := range s.guarded {
+		s.stored[rel] = -1
+	}
 	for _, o := range stored {
+		if _, ok := s.stored[strings.TrimPrefix(o.Key, s.runID+"/")]; ok {
+			s.stored[strings.TrimPrefix(o.Key, s.runID+"/")] = o.Size
+		}
 		rel := strings.TrimPrefix(o.Key, s.runID+"/")
 		local, ok := files[rel]
 		// Stores keep modification times to the second at best.
@@ -209,10 +262,28 @@ func (s *Syncer) seed(ctx context.Context, files map[string]stamp) error {
 	return nil
 }
 
-// upload copies one file to the store and returns its state as of just
-// before it was read, so a write during the upload is caught next time.
-// A file removed since the scan is skipped (ok is false).
+// upload tries put up to s.tries times, waiting between tries.
 func (s *Syncer) upload(ctx context.Context, rel string) (st stamp, ok bool, err error) {
+	wait := s.backoff
+	for try := 1; ; try++ {
+		st, ok, err = s.put(ctx, rel)
+		if err == nil || try >= s.tries || errors.Is(err, ErrChanged) || errors.Is(err, ErrInvalidKey) || ctx.Err() != nil {
+			return st, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return st, ok, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// put copies one file to the store and returns its state as of just
+// before it was read, so a write during the upload is caught next time.
+// A file removed since the scan is skipped (ok is false). A guarded file
+// is put only over the stored copy this Syncer knows.
+func (s *Syncer) put(ctx context.Context, rel string) (st stamp, ok bool, err error) {
 	f, err := os.Open(filepath.Join(s.dir, filepath.FromSlash(rel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return stamp{}, false, nil
@@ -224,9 +295,29 @@ func (s *Syncer) upload(ctx context.Context, rel string) (st stamp, ok bool, err
 	if err != nil {
 		return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
 	}
+	s.storedMu.Lock()
+	known, guarded := s.stored[rel]
+	s.storedMu.Unlock()
+	if guarded {
+		info, err := s.store.Stat(ctx, s.key(rel))
+		switch {
+		case errors.Is(err, ErrNotExist):
+			info.Size = -1
+		case err != nil:
+			return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
+		}
+		if info.Size != known {
+			return stamp{}, false, fmt.Errorf("artifacts: sync %s: %w (stored size %d, this runner saw %d); not overwritten", s.key(rel), ErrChanged, info.Size, known)
+		}
+	}
 	// Upload exactly the bytes present now, even if the file grows meanwhile.
 	if err := s.store.Put(ctx, s.key(rel), io.NewSectionReader(f, 0, fi.Size())); err != nil {
-		return stamp{}, false, fmt.Errorf("artifacts: sync: %w", err)
+		return stamp{}, false, fmt.Errorf("artifacts: upload %s: %w", s.key(rel), err)
+	}
+	if guarded {
+		s.storedMu.Lock()
+		s.stored[rel] = fi.Size()
+		s.storedMu.Unlock()
 	}
 	return stamp{size: fi.Size(), modTime: fi.ModTime()}, true, nil
 }

@@ -28,6 +28,8 @@ type recordingStore struct {
 	puts    []string
 	heldAt  map[string][]string // key → keys stored when its Put began
 	failKey string
+	// failTimes, when above 0, fails only that many Puts of failKey.
+	failTimes int
 }
 
 var errInjected = errors.New("injected put failure")
@@ -46,6 +48,12 @@ func (r *recordingStore) Put(ctx context.Context, key string, rd io.Reader) erro
 		r.heldAt[key] = append(r.heldAt[key], in.Key)
 	}
 	fail := key == r.failKey
+	if fail && r.failTimes > 0 {
+		r.failTimes--
+		if r.failTimes == 0 {
+			r.failKey = ""
+		}
+	}
 	r.mu.Unlock()
 	if fail {
 		return errInjected
@@ -234,6 +242,95 @@ func TestSyncFailureHoldsTheReportBack(t *testing.T) {
 	for _, k := range store.takePuts() {
 		assert.NotContains(t, first.Uploaded, k, "files uploaded before the failure are not uploaded again")
 	}
+}
+
+// TestSyncGoesOnPastAFailingFile fails one trial file's every upload: the
+// other files all go up, the file is tried three times, and the error
+// names it.
+func TestSyncGoesOnPastAFailingFile(t *testing.T) {
+	dir := runDir(t)
+	bad := "run1/trials/find/1-control/transcript.jsonl"
+	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: bad}
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	s.Retry(3, time.Millisecond)
+	res, err := s.Sync(t.Context())
+	require.ErrorIs(t, err, errInjected)
+	assert.Contains(t, err.Error(), bad)
+	assert.Len(t, res.Uploaded, 7, "every other file went up")
+	assert.NotContains(t, storedKeys(t, store), bad)
+	tries := 0
+	for _, k := range store.takePuts() {
+		if k == bad {
+			tries++
+		}
+	}
+	assert.Equal(t, 3, tries)
+}
+
+// TestSyncRetriesAFailedUpload fails a file's first two uploads: the third
+// try stores it and Sync succeeds.
+func TestSyncRetriesAFailedUpload(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/rows.jsonl", failTimes: 2}
+	s, err := artifacts.NewSyncer(store, dir, "run1", reportLast...)
+	require.NoError(t, err)
+	s.Retry(3, time.Millisecond)
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, storedKeys(t, store), 8)
+}
+
+// TestSyncNeverOverwritesRowsItDidNotRead guards rows.jsonl: another
+// writer replaces the stored copy after this Syncer's upload, and the next
+// Sync refuses to overwrite it, leaving the other writer's rows in place.
+func TestSyncNeverOverwritesRowsItDidNotRead(t *testing.T) {
+	dir := runDir(t)
+	store := newLocal(t, t.TempDir())
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	s.Guard("rows.jsonl")
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+
+	theirs := "{\"pair\":1}\n{\"pair\":7}\n{\"pair\":8}\n"
+	require.NoError(t, store.Put(t.Context(), "run1/rows.jsonl", strings.NewReader(theirs)))
+	appendFile(t, dir, "rows.jsonl", "{\"pair\":2}\n")
+	_, err = s.Sync(t.Context())
+	require.ErrorIs(t, err, artifacts.ErrChanged)
+	rc, err := store.Get(t.Context(), "run1/rows.jsonl")
+	require.NoError(t, err)
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	assert.Equal(t, theirs, string(got), "the other writer's rows stay")
+
+	// A new Syncer (a restarted runner) that read them first may go on.
+	fresh, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	fresh.Guard("rows.jsonl")
+	_, err = fresh.Sync(t.Context())
+	assert.NoError(t, err, "its first Sync saw the stored copy it replaces")
+}
+
+// TestSyncHoldsTheLastFilesUntilReady uploads a run whose report is not
+// final: everything but the report goes up, until the report is final.
+func TestSyncHoldsTheLastFilesUntilReady(t *testing.T) {
+	dir := runDir(t)
+	store := newLocal(t, t.TempDir())
+	s, err := artifacts.NewSyncer(store, dir, "run1", reportLast...)
+	require.NoError(t, err)
+	final := false
+	s.HoldLastUntil(func() (bool, error) { return final, nil })
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	for _, k := range storedKeys(t, store) {
+		assert.False(t, strings.HasPrefix(k, "run1/report."), "%s uploaded before the report is final", k)
+	}
+	assert.Len(t, storedKeys(t, store), 5)
+	final = true
+	_, err = s.Sync(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, storedKeys(t, store), 8)
 }
 
 func TestSyncToS3(t *testing.T) {
