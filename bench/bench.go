@@ -197,6 +197,8 @@ type Run struct {
 	// fetched from the store. Either way the smoke gate has not passed here.
 	fresh, adopted bool
 	smoked         bool
+	// status is the run's status as its last report found it.
+	status *runner.Status
 
 	hosts  map[string]string // the browser's host mappings
 	store  artifacts.Store   // nil without one
@@ -270,19 +272,37 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	if cfg.PlanOnly {
-		if err := r.Upload(ctx); err != nil {
+		if err := r.finalUpload(ctx); err != nil {
 			return res, fmt.Errorf("store the plan: %w", err)
 		}
 		return res, nil
 	}
 	runErr := r.Execute(ctx)
 	if runErr != nil && ctx.Err() != nil {
-		return res, runErr
+		return res, errors.Join(runErr, r.finalUpload(ctx))
 	}
 	if cfg.Shards > 0 {
-		r.log.Info("shard done; merge the shards with `pairbench merge`", "shard", fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards))
-		return res, runErr
+		if runErr == nil {
+			r.log.Info("shard done; merge the shards with `pairbench merge`", "shard", fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards))
+		}
+		return res, errors.Join(runErr, r.finalUpload(ctx))
 	}
 	res.Reports, err = r.Report(ctx)
-	return res, errors.Join(err, runErr)
+	err = errors.Join(err, runErr)
+	if r.status != nil && len(r.status.NotBenched) > 0 && runErr == nil {
+		err = errors.Join(err, &NotBenchedError{Intents: r.status.NotBenched})
+	}
+	return res, err
+}
+
+// NotBenchedError is the error of a bench that ran to its end with intents
+// it could not bench: every pair of each aborted in every attempt (a
+// treatment setup that always fails, say). The report names them too.
+type NotBenchedError struct {
+	Intents []string
+}
+
+func (e *NotBenchedError) Error() string {
+	return fmt.Sprintf("%d intent(s) could not be benched, every pair aborted in every attempt (the report's per-intent details say why): %s",
+		len(e.Intents), strings.Join(e.Intents, ", "))
 }

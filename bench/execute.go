@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
@@ -25,6 +26,7 @@ func (r *Run) Execute(ctx context.Context) error {
 	if err := r.agent.Warm(ctx, r.trials.BrowserMCP("ws://127.0.0.1:9/warm-up")); err != nil {
 		r.problem(runner.Problem{Msg: "agent warm-up failed; trials run without a compile cache", Attrs: []any{"err", err}})
 	}
+	up := r.startUploads(ctx)
 	ex := r.execution()
 	ex.OnRow = func(row pairbench.Row) {
 		r.log.Info("trial", "intent", row.Intent, "pair", row.Pair, "arm", row.Arm, "attempt", row.Attempt,
@@ -32,17 +34,21 @@ func (r *Run) Execute(ctx context.Context) error {
 		if r.cfg.Hooks.Row != nil {
 			r.cfg.Hooks.Row(row)
 		}
-		r.upload(ctx)
+		up.kick()
 	}
 	err := ex.Run(ctx)
-	r.upload(ctx)
+	up.stop()
 	return err
 }
 
 // execution is this runner's share of the run.
 func (r *Run) execution() *runner.Execution {
+	adoption := r.cfg.Adoption
+	if r.plan.Trial != nil {
+		adoption = r.plan.Trial.Adoption
+	}
 	return &runner.Execution{Dir: r.dir, Plan: r.plan, Slots: r.cfg.Slots, Shard: r.cfg.Shard, Shards: r.cfg.Shards,
-		Adoption: r.cfg.Adoption, Trial: r.trialFunc(), Log: r.log, OnProblem: r.problem,
+		Adoption: adoption, PairAttempts: r.plan.PairAttempts(), Trial: r.trialFunc(), Log: r.log, OnProblem: r.problem,
 		OnStart: r.cfg.Hooks.Start, OnProgress: r.cfg.Hooks.Progress}
 }
 
@@ -64,10 +70,88 @@ func (r *Run) Upload(ctx context.Context) error {
 	return err
 }
 
-// upload uploads the run, even when ctx has ended, and tells a failure as
-// a problem: it is retried at the next upload.
-func (r *Run) upload(ctx context.Context) {
-	if err := r.Upload(context.WithoutCancel(ctx)); err != nil {
-		r.problem(runner.Problem{Msg: "upload to the artifact store failed; it is retried after the next row", Attrs: []any{"err", err}})
+// UploadError is a bench whose last upload to the store failed: the run
+// is whole on disk, and running the same command again uploads it (a
+// finished run only reports and uploads).
+type UploadError struct {
+	Store string
+	Dir   string
+	Err   error
+}
+
+func (e *UploadError) Error() string {
+	return fmt.Sprintf("the upload to the store %s failed (%v); the run is whole in %s: run the same command again to upload it", e.Store, e.Err, e.Dir)
+}
+
+func (e *UploadError) Unwrap() error { return e.Err }
+
+// finalUploadTimeout bounds the last upload of a run cut short by a
+// signal: a runner told to stop does not wait on a store that is down.
+const finalUploadTimeout = 2 * time.Minute
+
+// finalUpload uploads the run once more, even when ctx has ended (bounded
+// then), and returns an *UploadError if that fails.
+func (r *Run) finalUpload(ctx context.Context) error {
+	uctx := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		uctx, cancel = context.WithTimeout(uctx, finalUploadTimeout)
+		defer cancel()
 	}
+	if err := r.Upload(uctx); err != nil {
+		return &UploadError{Store: r.cfg.Store, Dir: r.dir.Path, Err: err}
+	}
+	return nil
+}
+
+// uploads runs the uploads of a running bench in the background: a slot
+// that recorded a row never waits on the store, and one store outage costs
+// the trials nothing. Kicks that come while an upload runs make one more.
+type uploads struct {
+	r       *Run
+	kicks   chan struct{}
+	stopped chan struct{}
+	done    chan struct{}
+}
+
+// startUploads starts the background uploads; stop ends them.
+func (r *Run) startUploads(ctx context.Context) *uploads {
+	u := &uploads{r: r, kicks: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{})}
+	if r.sync == nil {
+		close(u.done)
+		return u
+	}
+	go func() {
+		defer close(u.done)
+		for {
+			select {
+			case <-u.stopped:
+				return
+			case <-u.kicks:
+			}
+			if err := r.Upload(context.WithoutCancel(ctx)); err != nil {
+				r.problem(runner.Problem{Msg: "upload to the artifact store failed; it is tried again after the next row and at the end", Attrs: []any{"err", err}})
+			}
+		}
+	}()
+	return u
+}
+
+// kick asks for an upload soon.
+func (u *uploads) kick() {
+	select {
+	case u.kicks <- struct{}{}:
+	default: // one is due already
+	}
+}
+
+// stop waits for the upload under way, if any, and ends the uploads.
+func (u *uploads) stop() {
+	select {
+	case <-u.done:
+		return
+	default:
+	}
+	close(u.stopped)
+	<-u.done
 }

@@ -73,30 +73,36 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 
-	lock, err := r.dir.Lock()
-	if err != nil {
-		return nil, err
-	}
-	r.onClose(lock.Unlock)
-
 	if cfg.Store != "" {
 		if r.store, err = artifacts.Open(ctx, cfg.Store); err != nil {
 			return nil, err
 		}
-		// A shard takes the plan already stored (by a --plan-only run), so
-		// every runner of the run shares one run.json.
-		if r.adopted, err = r.dir.FetchPlan(ctx, r.store, cfg.RunID); err != nil {
+		if err := r.dir.CheckStore(r.store, cfg.RunID); err != nil {
 			return nil, err
 		}
-		if r.sync, err = r.dir.Syncer(r.store, cfg.RunID); err != nil {
+	}
+	if err := r.lock(); err != nil {
+		return nil, err
+	}
+	if r.store != nil {
+		// The store and the directory are one run: what the store holds
+		// (the plan, this runner's rows) comes into the directory first, so
+		// a runner on a fresh machine resumes it, and no upload replaces
+		// rows it did not read.
+		if r.adopted, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards, r.problem); err != nil {
 			return nil, err
 		}
+		if r.sync, err = r.dir.Syncer(r.store, cfg.RunID, cfg.Shard); err != nil {
+			return nil, err
+		}
+	} else if err := r.dir.CheckLayout(cfg.Shard, cfg.Shards); err != nil {
+		return nil, err
 	}
 
 	policy := r.browserPolicy()
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
-		Browser: &policy}
+		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption}}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}
@@ -108,6 +114,33 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// lock takes the run directory's lock, creating it if needed. A run
+// directory this Open created is removed again at Close unless the smoke
+// gate passed in it: a bench that stops before leaves nothing behind.
+func (r *Run) lock() error {
+	_, statErr := os.Stat(r.dir.Path)
+	_, runsErr := os.Stat(r.cfg.RunsDir)
+	lock, err := r.dir.Lock()
+	if err != nil {
+		return err
+	}
+	r.onClose(lock.Unlock)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// Runs before the unlock: the directory goes while it is held.
+		r.onClose(func() error {
+			if r.smoked {
+				return nil
+			}
+			err := os.RemoveAll(r.dir.Path)
+			if errors.Is(runsErr, fs.ErrNotExist) {
+				_ = os.Remove(r.cfg.RunsDir) // only when empty
+			}
+			return err
+		})
+	}
+	return nil
 }
 
 // readRegistry loads the registry from its directory, or from git at the
@@ -152,7 +185,17 @@ func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Sourc
 func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*runner.Plan, bool, error) {
 	stored, err := r.dir.ReadPlan()
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && r.cfg.Shards > 0:
+		where := "this directory"
+		if r.store != nil {
+			where = "the store"
+		}
+		return nil, false, fmt.Errorf("shard %d/%d of run %s: %s holds no plan; plan the run once with `pairbench run --plan-only --store ...` and start every shard with the same --store and --run-id, so every shard runs the same plan",
+			r.cfg.Shard, r.cfg.Shards, r.cfg.RunID, where)
 	case errors.Is(err, fs.ErrNotExist):
+		if opts.Seed == 0 {
+			opts.Seed = uint64(time.Now().UnixNano())
+		}
 		plan, skipped, err := runner.NewPlan(reg, opts)
 		for _, s := range skipped {
 			r.problem(runner.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
@@ -167,6 +210,9 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			stored.RunID, was, r.agentName, was, r.agentName)
 	}
 	opts.Now = stored.CreatedAt
+	if opts.Seed == 0 { // not given: the run's own
+		opts.Seed = stored.Seed
+	}
 	if len(opts.Intents) == 0 {
 		for _, in := range stored.Intents {
 			opts.Intents = append(opts.Intents, in.ID)
@@ -180,6 +226,10 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		if !r.cfg.Force {
 			return nil, false, fmt.Errorf("run %s was planned differently (%s); use another --run-id, or --force to resume it as planned",
 				stored.RunID, strings.Join(changes, "; "))
+		}
+		// Resumed as planned, and the report names what was forced past.
+		if err := r.dir.RecordForced(runner.ForcedResume{At: time.Now().UTC(), Changes: changes}); err != nil {
+			return nil, false, err
 		}
 		r.problem(runner.Problem{Msg: "resuming a run whose plan changed", Attrs: []any{"changes", changes}})
 	}

@@ -126,8 +126,9 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	if err != nil {
 		return err
 	}
+	settle, delay := r.trialTimes()
 	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
-		BrowserMCP: t.BrowserMCP(r.cfg.Settle), StartDelay: r.cfg.StartDelay, Log: r.log}
+		BrowserMCP: t.BrowserMCP(settle), StartDelay: delay, Log: r.log}
 	return nil
 }
 
@@ -189,4 +190,14 @@ func ServeLoopback(h http.Handler) (addr string, stop func(), err error) {
 		srv.Close()
 		<-done
 	}, nil
+}
+
+// trialTimes are the settle wait and start delay the run's trials use: the
+// plan's (a run resumed with --force keeps its own), or the configured ones
+// for a plan from before runs froze them.
+func (r *Run) trialTimes() (settle, delay time.Duration) {
+	if t := r.plan.Trial; t != nil {
+		return time.Duration(t.SettleMS) * time.Millisecond, time.Duration(t.StartDelayMS) * time.Millisecond
+	}
+	return r.cfg.Settle, r.cfg.StartDelay
 }

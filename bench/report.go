@@ -13,47 +13,83 @@ import (
 )
 
 // Report writes the run's report (report.json, report.md, report.html) into
-// its directory and publishes it to the store, report.json last (an upload
-// that fails is a problem, retried by a later upload); it returns the paths
-// written. A shard holds part of a run: it has no report
-// of its own (merge the shards to report the run).
+// its directory and uploads the run to the store, the report last and only
+// when it is final; it returns the paths written. A report of a run with
+// pairs still to run (trials kept aborting) says so in its first line and
+// is not published. An upload that fails is an *UploadError: the run is
+// whole on disk, and the same command run again uploads it. A shard holds
+// part of a run: it has no report of its own (merge the shards to report
+// the run).
 func (r *Run) Report(ctx context.Context) ([]string, error) {
 	if r.cfg.Shards > 0 {
 		return nil, fmt.Errorf("run %s: shard %d/%d holds part of the run; merge the shards to report it", r.cfg.RunID, r.cfg.Shard, r.cfg.Shards)
 	}
-	paths, err := WriteReport(r.dir, r.dir, r.cfg.Link, r.problem)
+	rep, err := WriteReport(r.dir, r.dir, r.cfg.Link, r.problem)
 	if err != nil {
-		return paths, err
+		return rep.Paths, err
 	}
-	r.upload(ctx)
-	return paths, nil
+	r.status = &rep.Status
+	return rep.Paths, r.finalUpload(ctx)
+}
+
+// Reported is what WriteReport wrote, and the run's status it found.
+type Reported struct {
+	// Paths are the files written, in the order written.
+	Paths  []string
+	Status runner.Status
 }
 
 // WriteReport builds the report of the run in dir from its plan and every
-// rows file (streamed, never held whole), and writes its three renderings into out (which may be dir),
-// each replaced whole; report.md links to link. Before them it writes the
-// rest of the report site (package viewer): a page per intent and, when dir
-// holds trial directories, a page per pair. It returns the paths of the
-// three renderings, in the order written. What the rows reader skips is told to
-// problem.
-func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) ([]string, error) {
+// rows file (streamed, never held whole), and writes its three renderings
+// into out (which may be dir), each replaced whole; report.md links to
+// link. Before them it writes the rest of the report site (package viewer):
+// a page per intent and, when dir holds trial directories, a page per pair.
+// A run with pairs still to run (interrupted, a shard missing) gets a report
+// that says so first (stats.Report.Incomplete) and is not final. Resumes
+// forced past a changed plan are named in it. It returns the paths of the
+// three renderings, in the order written. What the rows reader skips is told
+// to problem.
+func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) (Reported, error) {
 	plan, err := dir.ReadPlan()
 	if err != nil {
-		return nil, err
+		return Reported{}, err
+	}
+	forced, err := dir.ReadForced()
+	if err != nil {
+		return Reported{}, err
 	}
 	// The rows stream through the statistics, which keep a few numbers of
-	// each: a run of any size is reported in little memory.
+	// each, and the status count: a run of any size is reported in little
+	// memory.
 	b := stats.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
-	add := func(r *pairbench.Row) { b.Add(r); site.Add(r) }
-	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread()&site.Unread(), problem, add); err != nil {
-		return nil, err
+	status := runner.NewStatusCounter(plan)
+	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
+		b.Add(row)
+		site.Add(row)
+		status.Add(row)
+	}); err != nil {
+		return Reported{}, err
 	}
+	res := Reported{Status: status.Status()}
 	rep := b.Report()
-	if _, err := site.Write(out, rep); err != nil {
-		return nil, err
+	if st := res.Status; !st.Finished() {
+		rep.Incomplete = &stats.Incomplete{Pending: st.Pending, Planned: st.Planned}
 	}
-	return out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions()})
+	seen := map[string]bool{}
+	for _, f := range forced {
+		for _, c := range f.Changes {
+			if !seen[c] {
+				seen[c] = true
+				rep.Forced = append(rep.Forced, c)
+			}
+		}
+	}
+	if _, err := site.Write(out, rep); err != nil {
+		return Reported{}, err
+	}
+	res.Paths, err = out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions()})
+	return res, err
 }
 
 // Merge gathers a run split across runners from store into out, which must
@@ -65,6 +101,13 @@ func Merge(ctx context.Context, store artifacts.Store, runID string, out runner.
 // Publish uploads the report in dir to store under runID, report.json last,
 // and returns a link to report.html valid for ttl.
 func Publish(ctx context.Context, store artifacts.Store, runID string, dir runner.RunDir, ttl time.Duration) (string, error) {
+	rep, err := dir.ReadReport()
+	if err != nil {
+		return "", err
+	}
+	if in := rep.Incomplete; in != nil {
+		return "", &IncompleteError{RunID: runID, Pending: in.Pending, Planned: in.Planned}
+	}
 	if err := dir.PublishReport(ctx, store, runID); err != nil {
 		return "", err
 	}
@@ -73,4 +116,16 @@ func Publish(ctx context.Context, store artifacts.Store, runID string, dir runne
 		return "", fmt.Errorf("link to the report: %w", err)
 	}
 	return link, nil
+}
+
+// IncompleteError is the error of publishing or posting the report of a run
+// with pairs still to run: its labels are not the run's verdict.
+type IncompleteError struct {
+	RunID            string
+	Pending, Planned int
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("run %s is incomplete: %d of %d planned pairs have not run (a shard missing, or the run stopped before its end); its report is not a verdict and is not published",
+		e.RunID, e.Pending, e.Planned)
 }

@@ -174,5 +174,5 @@ func (r *Run) plannedTrials() int {
 	for _, in := range r.plan.Intents {
 		domains[in.Domain] = true
 	}
-	return 2*len(pairs) + r.cfg.Adoption*len(domains)
+	return 2*len(pairs) + r.plan.AdoptionTrials()*len(domains)
 }

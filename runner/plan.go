@@ -40,7 +40,10 @@ type Plan struct {
 	// Seed shuffled the pair orders and seeds the report's bootstrap.
 	Seed uint64 `json:"seed"`
 	// Alpha is the two-sided significance level of every label.
-	Alpha   float64         `json:"alpha"`
+	Alpha float64 `json:"alpha"`
+	// Trial holds what shapes every trial beside its caps; nil in a
+	// run.json written before runs recorded it.
+	Trial   *TrialSettings  `json:"trial,omitempty"`
 	Intents []PlannedIntent `json:"intents"`
 	// Browser is how the trials' browsers are confined (the provider's
 	// BrowserPolicy); absent in plans made before it was recorded.
@@ -78,6 +81,22 @@ type BrowserEgress struct {
 	Hosts []string `json:"hosts,omitempty"`
 	// Never names what no request reaches.
 	Never string `json:"never"`
+}
+
+// TrialSettings are the run-wide settings that shape each trial or the
+// trials a run holds, frozen like the caps: a resume that would change one
+// mixes two kinds of trial in one run.
+type TrialSettings struct {
+	// StartDelayMS is how long after the start page loaded the agent
+	// starts; SettleMS Playwright MCP's wait after each action.
+	StartDelayMS int64 `json:"start_delay_ms"`
+	SettleMS     int64 `json:"settle_ms"`
+	// Adoption is how many adoption trials each domain runs before its
+	// pairs (0: none).
+	Adoption int `json:"adoption"`
+	// PairAttempts is how many attempts of a pair may abort before it is
+	// given up.
+	PairAttempts int `json:"pair_attempts"`
 }
 
 // Versions records the version of every component a trial depends on.
@@ -121,7 +140,13 @@ type PlannedIntent struct {
 	// Fixtures are the intent's fixtures resolved to values at plan time
 	// (a days_from_start fixture becomes its date).
 	Fixtures map[string]any `json:"fixtures,omitempty"`
-	Pairs    []PlannedPair  `json:"pairs"`
+	// Files are the content hashes ("sha256:<hex>") of what the intent's
+	// trials are made of, by slash path inside the registry: its intent file
+	// (prompt, answer schema, rules, fixtures, baseline), its domain's
+	// domain.json and every tool file of the domain. A resume whose files
+	// differ is refused unless forced.
+	Files map[string]string `json:"files,omitempty"`
+	Pairs []PlannedPair     `json:"pairs"`
 }
 
 // PlannedPair is one pair and the order its trials run in.

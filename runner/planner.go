@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +34,8 @@ type PlanOptions struct {
 	Now time.Time
 	// Source is where the registry was read.
 	Source Source
+	// Trial is frozen in the plan as its TrialSettings.
+	Trial TrialSettings
 	// HarnessTools are tools the agent's CLI always declares beside the
 	// allowlist's, and that reach nothing outside its MCP servers (Codex's
 	// MCP resource readers); they join the plan's allowlist, so the check
@@ -63,7 +69,10 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	p := &Plan{
 		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
-		Prices: PricesVersion, Browser: opts.Browser,
+		Prices: PricesVersion, Browser: opts.Browser, Trial: &opts.Trial,
+	}
+	if p.Trial.PairAttempts == 0 {
+		p.Trial.PairAttempts = DefaultPairAttempts
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
@@ -71,6 +80,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 		pi := PlannedIntent{
 			ID: in.ID, Domain: in.Domain, Class: in.Class, Agreement: in.Agreement,
 			Placebo: in.Placebo, Profile: d.Profile, Fixtures: intents.FixtureValues(*in, p.CreatedAt),
+			Files: contentHashes(reg, in, d),
 		}
 		for _, t := range d.Registered() {
 			pi.Tools = append(pi.Tools, t.Name)
@@ -153,9 +163,41 @@ func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, erro
 	return out, nil
 }
 
+// contentHashes hashes what the trials of intent in are made of: the
+// intent as loaded (so an edit of a comment alone changes nothing), its
+// domain's settings and each of the domain's tool files as written.
+func contentHashes(reg *intents.Registry, in *intents.Intent, d *intents.Domain) map[string]string {
+	rel := func(file string) string {
+		if r, err := filepath.Rel(reg.Root, file); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return filepath.ToSlash(file)
+	}
+	hash := func(b []byte) string {
+		sum := sha256.Sum256(b)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	asJSON := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil { // plain data loaded from YAML and JSON: cannot happen
+			panic(fmt.Sprintf("hash %T: %v", v, err))
+		}
+		return b
+	}
+	files := map[string]string{rel(in.File): hash(asJSON(in))}
+	if d != nil {
+		files[rel(d.File)] = hash(asJSON(d))
+		for _, t := range d.Tools {
+			files[t.Path] = hash([]byte(t.Source))
+		}
+	}
+	return files
+}
+
 // Changes lists how q differs from p in what a resume must keep: the
-// intents and their tools, fixtures and pairs, the model, caps, allowlist
-// and component versions. An empty list means q can resume p's run.
+// intents and their tools, fixtures, pairs and files (their content
+// hashes), the model, caps, allowlist, component versions, the trial
+// settings, the seed and alpha. An empty list means q can resume p's run.
 func (p *Plan) Changes(q *Plan) []string {
 	var out []string
 	diff := func(what string, a, b any) {
@@ -179,6 +221,14 @@ func (p *Plan) Changes(q *Plan) []string {
 		return string(j)
 	}
 	diff("browser policy", policy(p.Browser), policy(q.Browser))
+	diff("seed", p.Seed, q.Seed)
+	diff("alpha", p.Alpha, q.Alpha)
+	if p.Trial != nil && q.Trial != nil {
+		diff("start delay", time.Duration(p.Trial.StartDelayMS)*time.Millisecond, time.Duration(q.Trial.StartDelayMS)*time.Millisecond)
+		diff("settle", time.Duration(p.Trial.SettleMS)*time.Millisecond, time.Duration(q.Trial.SettleMS)*time.Millisecond)
+		diff("adoption trials", p.Trial.Adoption, q.Trial.Adoption)
+		diff("pair attempts", p.Trial.PairAttempts, q.Trial.PairAttempts)
+	}
 	ids := func(pl *Plan) []string {
 		var s []string
 		for _, in := range pl.Intents {
@@ -195,6 +245,9 @@ func (p *Plan) Changes(q *Plan) []string {
 			diff(a.ID+" tools", a.Tools, b.Tools)
 			diff(a.ID+" fixtures", a.Fixtures, b.Fixtures)
 			diff(a.ID+" pairs", len(a.Pairs), len(b.Pairs))
+			if a.Files != nil { // a run.json from before files were frozen has none
+				out = append(out, fileChanges(a.ID, a.Files, b.Files)...)
+			}
 		}
 	}
 	return out
@@ -207,4 +260,24 @@ func (p *Plan) AgentName() string {
 		return "pi"
 	}
 	return p.Versions.AgentName
+}
+
+// fileChanges names the files of intent id whose content differs between
+// the content hashes a and b, in path order.
+func fileChanges(id string, a, b map[string]string) []string {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(a)) {
+		switch h, ok := b[f]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: %s is gone", id, f))
+		case h != a[f]:
+			out = append(out, fmt.Sprintf("%s: %s changed", id, f))
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[f]; !ok {
+			out = append(out, fmt.Sprintf("%s: %s is new", id, f))
+		}
+	}
+	return out
 }

@@ -1,6 +1,11 @@
 package runner
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +63,7 @@ func TestNewPlanFreezesEverything(t *testing.T) {
 	shuffled, _, err := NewPlan(reg, other)
 	require.NoError(t, err)
 	assert.NotEqual(t, p.Intents, shuffled.Intents, "another seed draws other orders")
-	assert.Empty(t, p.Changes(shuffled), "orders alone do not block a resume: the stored plan's are used")
+	assert.Equal(t, []string{"seed: 42 → 43"}, p.Changes(shuffled), "a seed given again must be the plan's (a resume takes the stored one when none is given)")
 
 	capped := planOpts()
 	capped.Caps.Turns = 5
@@ -147,4 +152,70 @@ func TestTrialIntentsResolveAndCompile(t *testing.T) {
 	p.Intents[0].Tools = append(p.Intents[0].Tools, "ghost_tool")
 	_, err = TrialIntents(reg, p)
 	assert.ErrorContains(t, err, "ghost_tool")
+}
+
+// TestPlanFreezesWhatIsBenched plans a run, then edits in turn each thing
+// its trials are made of: a resume of the same options must see every
+// change, named by file or setting, and a comment-only edit changes
+// nothing.
+func TestPlanFreezesWhatIsBenched(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../examples/registry")))
+	opts := planOpts("books-cheapest-by-author")
+	opts.Trial = TrialSettings{StartDelayMS: 10000, SettleMS: 300}
+	plan := func() *Plan {
+		reg, err := intents.Load(dir)
+		require.NoError(t, err)
+		p, _, err := NewPlan(reg, opts)
+		require.NoError(t, err)
+		return p
+	}
+	frozen := plan()
+	files := frozen.Intents[0].Files
+	assert.Equal(t, []string{
+		"bench/intents/books.example/books-cheapest-by-author.yaml",
+		"domains/books.example/domain.json",
+		"domains/books.example/tools/add_to_cart.js",
+		"domains/books.example/tools/find_books.js",
+		"domains/books.example/tools/list_genre.js",
+	}, slices.Sorted(maps.Keys(files)))
+	for _, h := range files {
+		assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, h)
+	}
+	assert.Equal(t, DefaultPairAttempts, frozen.Trial.PairAttempts)
+
+	edit := func(rel, old, new string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(b), old)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644))
+	}
+	const intent = "bench/intents/books.example/books-cheapest-by-author.yaml"
+	edit(intent, "id: books-cheapest-by-author", "# a comment only\nid: books-cheapest-by-author")
+	assert.Empty(t, frozen.Changes(plan()), "a comment is not what is benched")
+
+	for _, c := range []struct{ file, old, new, want string }{
+		{"domains/books.example/tools/find_books.js", "cheapest first", "dearest first", "books-cheapest-by-author: domains/books.example/tools/find_books.js changed"},
+		{intent, "Paper Boats", "Paper Planes", "books-cheapest-by-author: " + intent + " changed"},
+	} {
+		edit(c.file, c.old, c.new)
+		assert.Contains(t, frozen.Changes(plan()), c.want)
+		edit(c.file, c.new, c.old)
+	}
+	assert.Empty(t, frozen.Changes(plan()))
+
+	for name, change := range map[string]func(*PlanOptions){
+		"start delay: 10s → 0s":  func(o *PlanOptions) { o.Trial.StartDelayMS = 0 },
+		"settle: 300ms → 1s":     func(o *PlanOptions) { o.Trial.SettleMS = 1000 },
+		"adoption trials: 0 → 2": func(o *PlanOptions) { o.Trial.Adoption = 2 },
+		"alpha: 0.05 → 0.1":      func(o *PlanOptions) { o.Alpha = 0.1 },
+		"seed: 42 → 7":           func(o *PlanOptions) { o.Seed = 7 },
+	} {
+		saved := opts
+		change(&opts)
+		assert.Equal(t, []string{name}, frozen.Changes(plan()))
+		opts = saved
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/stats"
@@ -35,6 +36,10 @@ const (
 	ReportMarkdown = "report.md"
 	ReportHTML     = "report.html"
 
+	// ForcedFile lists the resumes forced past a changed plan (--force),
+	// one JSON object per line; the report names them.
+	ForcedFile = "forced.jsonl"
+
 	lockFile  = ".lock" // a dot name: never uploaded
 	shardsDir = "shards"
 )
@@ -54,6 +59,7 @@ var PublishLast = []string{ReportHTML, ReportMarkdown, ReportJSON}
 //	shards/<k>/rows.jsonl        shard k's rows, when the run is split across runners
 //	trials/<intent>/<pair>-<arm>[-<attempt>]/   one trial attempt's files
 //	report.json|md|html          the report
+//	forced.jsonl                 resumes forced past a changed plan
 //	.lock                        held by the one runner working on the run
 //
 // Every package reads and writes a run through it. A RunDir is a value; it
@@ -157,6 +163,84 @@ func (d RunDir) WriteFile(rel string, data []byte) error {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return writeFileAtomic(p, data)
+}
+
+// ForcedResume is one resume forced past a changed plan.
+type ForcedResume struct {
+	At      time.Time `json:"at"`
+	Changes []string  `json:"changes"`
+}
+
+// RecordForced appends a forced resume to the run's ForcedFile, synced.
+func (d RunDir) RecordForced(f ForcedResume) error {
+	line, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	file, err := os.OpenFile(d.File(ForcedFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("record the forced resume: %w", err)
+	}
+	defer file.Close()
+	if _, err := file.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("record the forced resume: %w", err)
+	}
+	return file.Sync()
+}
+
+// ReadForced returns every forced resume of the run, oldest first; a run
+// never forced has none. A line that does not parse (a writer killed
+// mid-line) is skipped.
+func (d RunDir) ReadForced() ([]ForcedResume, error) {
+	b, err := os.ReadFile(d.File(ForcedFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s: %w", ForcedFile, err)
+	}
+	var out []ForcedResume
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		var f ForcedResume
+		if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &f) == nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// CheckLayout refuses a run directory that this runner, shard k of n (0
+// of 0 for a run not split), must not work on: see checkLayout. It reads
+// the directory only.
+func (d RunDir) CheckLayout(k, n int) error {
+	files, err := d.RowsFiles()
+	if err != nil {
+		return err
+	}
+	_, err = os.Stat(d.File(PlanFile))
+	return checkLayout(d.Path, err == nil, files, k, n)
+}
+
+// checkLayout refuses what would mix or lose trials: rows with no plan to
+// match them to (run.json deleted, or never stored), rows of a run split
+// across runners resumed whole, rows of a run not split resumed as a
+// shard, and shards of another split. where names the directory or store.
+func checkLayout(where string, hasPlan bool, rowsFiles []string, k, n int) error {
+	if len(rowsFiles) > 0 && !hasPlan {
+		return fmt.Errorf("%s holds rows (%s) but no %s: its trials cannot be matched to a plan, and a new one would count them as its own; restore %[3]s or use another --run-id",
+			where, strings.Join(rowsFiles, ", "), PlanFile)
+	}
+	for _, rel := range rowsFiles {
+		j, _ := ShardOf(rel)
+		switch {
+		case k == 0 && j > 0:
+			return fmt.Errorf("%s holds the rows of a run split across runners (%s): resume each shard with --shard k/n, or merge them with pairbench merge", where, rel)
+		case k > 0 && j == 0:
+			return fmt.Errorf("%s holds the rows of a run that is not split (%s): it cannot be resumed as shard %d/%d", where, rel, k, n)
+		case j > n:
+			return fmt.Errorf("%s holds %s, so the run was split into more shards than %d: resume it with the split it was run with", where, rel, n)
+		}
+	}
+	return nil
 }
 
 // ErrLocked is returned when another runner holds the run's lock.

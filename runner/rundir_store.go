@@ -31,25 +31,241 @@ func StoreKey(runID, rel string) string { return runID + "/" + rel }
 const fetchConcurrency = 4
 
 // Syncer returns a Syncer that mirrors the run directory into store under
-// runID as the run produces it, the report files last (PublishLast).
-func (d RunDir) Syncer(store artifacts.Store, runID string) (*artifacts.Syncer, error) {
-	return artifacts.NewSyncer(store, d.Path, runID, PublishLast...)
+// runID as the run produces it, for the runner of shard k (0: a run not
+// split). The report files go last (PublishLast), and only once the report
+// is final (no pair left to run), so report.json in a store always means a
+// whole run. The runner's rows file and ForcedFile are guarded: a stored
+// copy another writer changed is never overwritten (artifacts.ErrChanged).
+func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.Syncer, error) {
+	s, err := artifacts.NewSyncer(store, d.Path, runID, PublishLast...)
+	if err != nil {
+		return nil, err
+	}
+	s.Guard(RowsFileOf(k), ForcedFile)
+	s.HoldLastUntil(func() (bool, error) {
+		rep, err := d.ReadReport()
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		return rep.Final() && rep.RunID == runID, nil
+	})
+	return s, nil
 }
 
-// FetchPlan copies run runID's stored plan into the run directory when the
-// directory has none yet, and reports whether it did. A run without a
-// stored plan is left to be planned here.
-func (d RunDir) FetchPlan(ctx context.Context, store artifacts.Store, runID string) (bool, error) {
-	if _, err := os.Stat(d.File(PlanFile)); err == nil {
-		return false, nil
+// Reconcile makes the run directory and run runID's copy in store one run
+// before a runner, shard k of n (0 of 0 for a run not split), works on it.
+// The caller holds the directory's lock.
+//
+//   - A plan only the store holds is fetched, and fetched is true: the run
+//     was planned by another runner (a --plan-only job, or an earlier
+//     runner on another machine).
+//   - Two different plans under one run id are refused: they are two runs.
+//   - Rows of this runner's rows file that the store holds and the
+//     directory lacks are appended to the directory's (a re-run CI job on
+//     a fresh machine resumes from them), so the next upload replaces the
+//     stored file with one holding every row it held; a row stored
+//     differently from the directory's is refused. ForcedFile likewise.
+//   - The layout of both is checked as CheckLayout does.
+//
+// What it took from the store is told to problem.
+func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID string, k, n int, problem func(Problem)) (fetched bool, err error) {
+	prefix := runID + "/"
+	listed, err := store.List(ctx, prefix)
+	if err != nil {
+		return false, fmt.Errorf("read run %s in the store %v: %w", runID, store, err)
 	}
-	data, err := getObject(ctx, store, StoreKey(runID, PlanFile))
-	if errors.Is(err, artifacts.ErrNotExist) {
-		return false, nil
-	} else if err != nil {
+	stored := map[string]bool{}
+	var storedRows []string
+	for _, info := range listed {
+		rel := strings.TrimPrefix(info.Key, prefix)
+		stored[rel] = true
+		if _, ok := ShardOf(rel); ok {
+			storedRows = append(storedRows, rel)
+		}
+	}
+	where := fmt.Sprintf("the store %v", store)
+	if err := checkLayout(where+" (run "+runID+")", stored[PlanFile], storedRows, k, n); err != nil {
 		return false, err
 	}
-	return true, d.WriteFile(PlanFile, data)
+
+	local, err := os.ReadFile(d.File(PlanFile))
+	hasLocal := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read %s: %w", d.File(PlanFile), err)
+	}
+	if stored[PlanFile] {
+		remote, err := getObject(ctx, store, StoreKey(runID, PlanFile))
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case !hasLocal:
+			if err := d.WriteFile(PlanFile, remote); err != nil {
+				return false, err
+			}
+			fetched = true
+		case !bytes.Equal(local, remote):
+			return false, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
+				runID, PlanFile, where, d.Path)
+		}
+	}
+	if err := d.CheckLayout(k, n); err != nil {
+		return fetched, err
+	}
+
+	rel := RowsFileOf(k)
+	if stored[rel] {
+		if err := d.takeStoredRows(ctx, store, runID, rel, k, problem); err != nil {
+			return fetched, err
+		}
+	}
+	if stored[ForcedFile] {
+		if err := d.takeStoredForced(ctx, store, runID); err != nil {
+			return fetched, err
+		}
+	}
+	return fetched, nil
+}
+
+// takeStoredRows appends to the rows file rel (of shard k) the stored rows
+// it lacks, refusing a row recorded differently in the two.
+func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID, rel string, k int, problem func(Problem)) error {
+	data, err := getObject(ctx, store, StoreKey(runID, rel))
+	if err != nil {
+		return err
+	}
+	remote, err := readRows(bytes.NewReader(data), StoreKey(runID, rel), problem)
+	if err != nil {
+		return err
+	}
+	local, err := d.ReadRowsFile(rel, problem)
+	if err != nil {
+		return err
+	}
+	have := map[rowID][]byte{}
+	for _, r := range local {
+		b, _ := pairbench.AppendRow(nil, r)
+		have[idOf(r)] = b
+	}
+	var missing []pairbench.Row
+	for _, r := range remote {
+		b, err := pairbench.AppendRow(nil, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", StoreKey(runID, rel), err)
+		}
+		mine, ok := have[idOf(r)]
+		switch {
+		case !ok:
+			missing = append(missing, r)
+			have[idOf(r)] = b
+		case !bytes.Equal(mine, b):
+			return fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it; keep one copy of the run",
+				runID, r.Intent, r.Pair, r.Arm, r.Attempt, d.File(rel))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	rl, err := d.OpenRowLog(k)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	for _, r := range missing {
+		if err := rl.Append(r); err != nil {
+			return err
+		}
+	}
+	tell(problem, Problem{File: d.File(rel), Msg: fmt.Sprintf("took %d rows from the store that this directory lacked", len(missing))})
+	return nil
+}
+
+// takeStoredForced appends the stored forced resumes the directory lacks.
+func (d RunDir) takeStoredForced(ctx context.Context, store artifacts.Store, runID string) error {
+	data, err := getObject(ctx, store, StoreKey(runID, ForcedFile))
+	if err != nil {
+		return err
+	}
+	mine, err := os.ReadFile(d.File(ForcedFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	for line := range bytes.SplitSeq(mine, []byte("\n")) {
+		have[string(line)] = true
+	}
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		var f ForcedResume
+		if have[string(line)] || json.Unmarshal(line, &f) != nil {
+			continue
+		}
+		if err := d.RecordForced(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowID names one trial attempt: no two rows of a run share it.
+type rowID struct {
+	stage   pairbench.Stage
+	intent  string
+	pair    int
+	arm     pairbench.Arm
+	attempt int
+}
+
+func idOf(r pairbench.Row) rowID { return rowID{r.Stage, r.Intent, r.Pair, r.Arm, r.Attempt} }
+
+// CheckStore refuses a store whose copy of run runID would be the run
+// directory itself, or inside it, or hold it, however the two are spelt
+// (a relative path, file://, ../, a symlink): every upload would then
+// replace the file a runner is appending to, and rows would be lost.
+func (d RunDir) CheckStore(store artifacts.Store, runID string) error {
+	l, ok := store.(*artifacts.Local)
+	if !ok {
+		return nil
+	}
+	mine, err := realPath(d.Path)
+	if err != nil {
+		return err
+	}
+	theirs, err := realPath(filepath.Join(l.Root(), runID))
+	if err != nil {
+		return err
+	}
+	if within(mine, theirs) || within(theirs, mine) {
+		return fmt.Errorf("--store %s holds run %s at %s, which is its run directory %s (or overlaps it): a store must be another place than --runs-dir",
+			l.Root(), runID, theirs, d.Path)
+	}
+	return nil
+}
+
+// realPath resolves p to an absolute path with every symlink of its
+// longest existing ancestor resolved.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if dir == filepath.Dir(dir) {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
+}
+
+// within reports whether path p is dir or inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // ShardsError lists why a stored run's rows files do not belong to its plan.
@@ -70,7 +286,7 @@ func (e *ShardsError) Error() string {
 // no pair has rows in two files); a mismatch fails with a *ShardsError
 // listing every problem. Partial last lines are told to problem.
 func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, trials bool, problem func(Problem)) (*Plan, error) {
-	if err := requireEmptyDir(d.Path); err != nil {
+	if err := d.startFetch(runID); err != nil {
 		return nil, err
 	}
 	prefix := runID + "/"
@@ -82,7 +298,7 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 	var trialFiles []string
 	for _, info := range stored {
 		rel := strings.TrimPrefix(info.Key, prefix)
-		if _, isRows := ShardOf(rel); isRows || rel == PlanFile {
+		if _, isRows := ShardOf(rel); isRows || rel == PlanFile || rel == ForcedFile {
 			objects[rel] = nil
 		} else if trials && IsTrialFile(rel) {
 			trialFiles = append(trialFiles, rel)
@@ -128,7 +344,13 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 			return d.WriteFile(rel, data)
 		})
 	}
-	return &plan, g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(d.File(fetchMark)); err != nil {
+		return nil, fmt.Errorf("finish the fetch: %w", err)
+	}
+	return &plan, nil
 }
 
 // checkRows checks that every rows file among objects belongs to plan:
@@ -147,7 +369,7 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 	owner := map[pairbench.Key]string{} // pair → the rows file holding it
 	// In byte order: rows.jsonl before shards/...; run.json is skipped.
 	for _, rel := range slices.Sorted(maps.Keys(objects)) {
-		if rel == PlanFile {
+		if rel == PlanFile || rel == ForcedFile {
 			continue
 		}
 		rows, err := readRows(bytes.NewReader(objects[rel]), rel, problem)
@@ -253,6 +475,30 @@ func getObject(ctx context.Context, store artifacts.Store, key string) ([]byte, 
 		return nil, fmt.Errorf("fetch %s: %w", key, err)
 	}
 	return data, nil
+}
+
+// fetchMark marks a directory Fetch is filling, holding the run id: a fetch
+// that was killed leaves it, and the next Fetch of the same run starts the
+// directory afresh instead of refusing it as not empty.
+const fetchMark = ".fetching"
+
+// startFetch makes d an empty directory marked as being fetched for runID:
+// missing, empty, or left by a fetch of runID that did not finish.
+func (d RunDir) startFetch(runID string) error {
+	if mark, err := os.ReadFile(d.File(fetchMark)); err == nil && string(mark) == runID {
+		entries, err := os.ReadDir(d.Path)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(d.Path, e.Name())); err != nil {
+				return fmt.Errorf("clear the unfinished fetch in %s: %w", d.Path, err)
+			}
+		}
+	} else if err := requireEmptyDir(d.Path); err != nil {
+		return err
+	}
+	return os.WriteFile(d.File(fetchMark), []byte(runID), 0o644)
 }
 
 // ErrNotEmpty is wrapped by Fetch's error for a directory that holds files.

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
@@ -29,7 +28,7 @@ var _ bot.Runner = (*localRunner)(nil)
 func (d *localRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
 	o := d.template
 	o.RunID = string(req.RunID)
-	o.Seed = uint64(time.Now().UnixNano())
+	o.Seed = 0 // a new run draws one; a resumed run keeps its own
 	o.Registry = "."
 	o.Git = &bench.Git{Repo: strings.NewReplacer("{owner}", req.Repo.Owner, "{repo}", req.Repo.Name).Replace(d.gitURL),
 		Ref: req.HeadSHA, PR: req.PR, Cache: filepath.Join(o.RunsDir, ".git-cache")}

@@ -220,3 +220,26 @@ func TestMergeMissingRunAndBadFlags(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
 	}
 }
+
+// TestMergeReportOfAMissingShardIsNotPublished merges a run whose shard 2
+// never uploaded: merge --report writes the report, whose first line says
+// the run is incomplete, publishes nothing, and exits 1.
+func TestMergeReportOfAMissingShardIsNotPublished(t *testing.T) {
+	stores(t, func(t *testing.T, loc string, store artifacts.Store) {
+		shardedRun(t, store)
+		require.NoError(t, store.Delete(t.Context(), "r1/shards/2/rows.jsonl"))
+		out := filepath.Join(t.TempDir(), "merged")
+
+		code, _, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out, "--report")
+		assert.Equal(t, exitFailure, code)
+		assert.Contains(t, stderr, "run r1 is incomplete: 2 of 4 planned pairs have not run")
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(md), "**pairbench: incomplete run, no verdict**: 2 of 4 planned pairs not run yet"), "%.120s", md)
+		for _, name := range []string{"report.json", "report.md", "report.html"} {
+			ok, err := artifacts.Exists(t.Context(), store, "r1/"+name)
+			require.NoError(t, err)
+			assert.False(t, ok, "%s is not published", name)
+		}
+	})
+}

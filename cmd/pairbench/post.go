@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -111,6 +112,9 @@ Examples:
 			rep, err := readReportJSON(o.Report)
 			if err != nil {
 				return err
+			}
+			if in := rep.Incomplete; in != nil {
+				return &bench.IncompleteError{RunID: rep.RunID, Pending: in.Pending, Planned: in.Planned}
 			}
 			v := bot.Verdict{RunID: bot.RunID(rep.RunID), Report: rep, Link: o.Link}
 			if err := bot.PostVerdict(ctx, client, target, v); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,4 +105,29 @@ func TestPostRefusesBadFlagsWithoutCalling(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "report.json")
 	assert.Empty(t, gh.Calls())
+}
+
+// TestReportAndPostOfAnInterruptedRun reports a run that stopped after two
+// of its four pairs, as a SIGTERM'd run does: report writes it with its
+// first line saying so and warns, and post refuses to post it as a verdict.
+func TestReportAndPostOfAnInterruptedRun(t *testing.T) {
+	dir, rows := smallRun(t)
+	lines := strings.SplitAfter(string(rows), "\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(strings.Join(lines[:4], "")), 0o644))
+
+	code, _, stderr := runCmd(t, "report", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "warning: the run is incomplete: 2 of 4 planned pairs have not run")
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(string(md), "\n")
+	assert.True(t, strings.HasPrefix(first, "**pairbench: incomplete run, no verdict**: 2 of 4 planned pairs not run yet"), first)
+	assert.False(t, readReport(t, dir).Final())
+
+	gh := fakeGitHub(t)
+	code, _, stderr = runCmd(t, "post", "--api-url", gh.URL, "--repo", postRepo, "--pr", "42", "--sha", shaOne, "--report", dir)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "run r1 is incomplete: 2 of 4 planned pairs have not run")
+	assert.Empty(t, gh.Comments(postRepo, postPR), "nothing is posted")
+	assert.Empty(t, gh.IssueLabels(postRepo, postPR))
 }

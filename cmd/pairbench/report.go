@@ -83,9 +83,12 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = dir
 	}
-	paths, err := bench.WriteReport(runner.RunDir{Path: dir}, runner.RunDir{Path: out}, link, warnTo(stderr))
-	for _, p := range paths {
+	rep, err := bench.WriteReport(runner.RunDir{Path: dir}, runner.RunDir{Path: out}, link, warnTo(stderr))
+	for _, p := range rep.Paths {
 		fmt.Fprintln(stdout, p)
+	}
+	if st := rep.Status; err == nil && !st.Finished() {
+		fmt.Fprintf(stderr, "pairbench: warning: the run is incomplete: %d of %d planned pairs have not run; the report says so first and is not a verdict\n", st.Pending, st.Planned)
 	}
 	return err
 }

@@ -60,7 +60,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.StringVar(&o.RunID, "run-id", "", "run id; rerun with the same id to resume (default: a new id, the UTC time and a random suffix)")
 	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, "directory holding run directories")
 	f.StringVar(&o.Store, "store", "", "artifact store the run is uploaded to as it runs: a directory or s3://bucket/prefix (see docs/artifacts.md)")
-	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: from the clock; recorded in run.json)")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: a new run draws one from the clock, a resume keeps its own; recorded in run.json)")
 	f.Float64Var(&o.Alpha, "alpha", o.Alpha, "two-sided significance level of the labels")
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
 	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules next to the binary's checkout)")
@@ -110,9 +110,6 @@ func (o *benchOptions) finish(shard string) error {
 	}
 	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
 		return fmt.Errorf("--run-id %q: want a plain name", o.RunID)
-	}
-	if o.Seed == 0 {
-		o.Seed = uint64(time.Now().UnixNano())
 	}
 	if o.Tools == "" {
 		o.Tools = defaultToolsDir()

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -135,4 +136,91 @@ func TestDefaultRunIDsNeverCollide(t *testing.T) {
 		assert.False(t, seen[o.RunID], "run id %s given twice", o.RunID)
 		seen[o.RunID] = true
 	}
+}
+
+// TestARunIsOneThing runs a real one-pair bench with a directory store, then
+// tries what issue 21 found accepted in silence: a fresh runner on the same
+// store resumes from it instead of rerunning and overwriting its rows; a
+// store that is the runs directory, rows whose plan is gone and a shard
+// without a stored plan are refused; a resume with another seed, alpha or
+// start delay, or an edited tool file, is refused with the change named,
+// and --force resumes it as planned with the report naming what it forced
+// past.
+func TestARunIsOneThing(t *testing.T) {
+	tools, err := filepath.Abs("../../tools/node_modules")
+	require.NoError(t, err)
+	reg := t.TempDir()
+	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
+	root := t.TempDir()
+	store := filepath.Join(root, "store")
+	runsA, runsB := filepath.Join(root, "a"), filepath.Join(root, "b")
+	args := func(runs string, more ...string) []string {
+		return append([]string{"run", reg, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "1",
+			"--start-delay", "0", "--run-id", "r1", "--runs-dir", runs, "--store", store, "--tools", tools, "--seed", "7"}, more...)
+	}
+	code, _, stderr := runCLI(t, args(runsA)...)
+	require.Equal(t, exitOK, code, stderr)
+	first := readRows(t, filepath.Join(runsA, "r1", "rows.jsonl"))
+	require.Len(t, first, 2)
+
+	// A CI job re-run on a fresh machine: same store, empty runs dir.
+	code, _, stderr = runCLI(t, args(runsB)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "took 2 rows from the store")
+	assert.Equal(t, first, readRows(t, filepath.Join(runsB, "r1", "rows.jsonl")), "nothing ran again")
+	assert.Equal(t, first, readRows(t, filepath.Join(store, "r1", "rows.jsonl")), "the stored rows are the first runner's")
+
+	// The store is the runs directory, spelt otherwise.
+	for _, loc := range []string{"file://" + runsA, runsA + "/../a"} {
+		a := args(runsA)
+		a[slices.Index(a, store)] = loc
+		code, _, stderr = runCLI(t, a...)
+		assert.Equal(t, exitFailure, code, loc)
+		assert.Contains(t, stderr, "a store must be another place than --runs-dir", loc)
+	}
+
+	// A shard of a run nobody planned.
+	code, _, stderr = runCLI(t, "run", reg, "--example-sites", "--intent", "weather-high-oslo", "--run-id", "r2",
+		"--runs-dir", runsA, "--store", store, "--tools", tools, "--shard", "1/2")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "holds no plan; plan the run once with `pairbench run --plan-only")
+	assert.NoDirExists(t, filepath.Join(runsA, "r2"), "a refused shard leaves nothing behind")
+
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--seed", "8"}, "seed: 7 → 8"},
+		{[]string{"--alpha", "0.1"}, "alpha: 0.05 → 0.1"},
+		{[]string{"--start-delay", "2s"}, "start delay: 0s → 2s"},
+		{[]string{"--settle", "1s"}, "settle: 300ms → 1s"},
+	} {
+		code, _, stderr = runCLI(t, args(runsA, c.flags...)...)
+		assert.Equal(t, exitFailure, code, "%v", c.flags)
+		assert.Contains(t, stderr, "planned differently", "%v", c.flags)
+		assert.Contains(t, stderr, c.want, "%v", c.flags)
+	}
+
+	tool := filepath.Join(reg, "domains", "weather.example", "tools", "list_cities.js")
+	b, err := os.ReadFile(tool)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tool, append(b, []byte("\n// edited after the run was planned\n")...), 0o644))
+	code, _, stderr = runCLI(t, args(runsA)...)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "weather-high-oslo: domains/weather.example/tools/list_cities.js changed")
+	code, _, stderr = runCLI(t, args(runsA, "--force")...)
+	require.Equal(t, exitOK, code, stderr)
+	md, err := os.ReadFile(filepath.Join(runsA, "r1", "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "resumed with --force past changes to its plan")
+	assert.Contains(t, string(md), `list\_cities.js changed`, "named, Markdown-escaped")
+	stored, err := os.ReadFile(filepath.Join(store, "r1", "report.md"))
+	require.NoError(t, err)
+	assert.Equal(t, md, stored, "the store holds the report naming it")
+
+	// The plan is lost, the rows are not.
+	require.NoError(t, os.Remove(filepath.Join(runsB, "r1", "run.json")))
+	code, _, stderr = runCLI(t, append(args(runsB, "--force"), "--store", filepath.Join(root, "other"))...)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "holds rows (rows.jsonl) but no run.json")
 }
