@@ -229,23 +229,32 @@ treatment setup of every intent: each domain's tools registered in one
 browser, each start page loaded, its entry tool live and no registered tool
 failed to register, the failures named with the tool file and the browser's
 message), then freezes the plan in RUNS_DIR/RUN_ID/run.json;
-any failure stops the run before a trial, and before run.json. Rows are appended to
-rows.jsonl as trials finish; a trial that aborts reruns its whole pair. The
-run stops after max(6, 2×slots) aborted trials in a row. When every pair is
-done the report is written (report.json, report.md, report.html).
+any failure stops the run before a trial, before run.json, and leaves no run
+directory. Rows are appended to rows.jsonl as trials finish; a trial that
+aborts reruns its whole pair, and a pair that aborted in both its attempts is
+given up. The run stops after max(6, 2×slots) aborted trials in a row. When
+every pair is done the report is written (report.json, report.md,
+report.html); with --store the run is uploaded as it goes, the report last.
 
 Resume: run again with the same --run-id. Exactly the pairs that lack a
-scored trial in either arm run again; one runner per run id (a lock); a
-changed plan is refused unless --force; another --agent is refused always.
+scored trial in either arm run again; one runner per run id (a lock). The
+plan freezes what is benched (each intent, domain.json and tool file by
+content hash, --start-delay, --settle, --adoption, the seed and alpha): a
+resume that differs is refused, naming the change, unless --force, which the
+report then names; another --agent is refused always. With --store, a
+runner with an empty --runs-dir resumes from what the store holds.
 
 Spread over runners: --shard k/n runs shard k's pairs only and writes
 shards/k/rows.jsonl (and no report: a shard is part of a run). Plan once
 with --plan-only and the same --store; every shard given that --store and
---run-id then takes the stored run.json. 'pairbench merge' gathers the
-shards from the store into one run directory and reports it.
+--run-id then takes the stored run.json (a shard with none refuses to
+start). 'pairbench merge' gathers the shards from the store into one run
+directory and reports it.
 
-Exit codes: 0 done, 1 failed (smoke gate, too many aborts, I/O), 2 bad flags,
-130 interrupted (SIGINT), 143 terminated (SIGTERM). A second signal exits at once.
+Exit codes: 0 done, 1 failed (registry, smoke gate, too many aborts, an
+intent that could not be benched, a refused resume, I/O, the last upload to
+the store), 2 bad flags, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+A second signal exits at once.
 
 Examples:
   # the example registry with the scripted model and the example sites
