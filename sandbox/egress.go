@@ -118,6 +118,10 @@ type EgressConfig struct {
 	// which one sandbox must not exhaust for every other. 0 means
 	// DefaultMaxConns.
 	MaxConns int
+	// Upstream, when set, wraps the transport every allowed request goes
+	// upstream through (after its placeholders are swapped): the caller may
+	// watch, meter or refuse requests (an agent's model gate does).
+	Upstream func(http.RoundTripper) http.RoundTripper
 }
 
 // minSecretLen is the shortest secret value accepted: responses are scrubbed
@@ -173,6 +177,7 @@ type Egress struct {
 	proxy      *httputil.ReverseProxy
 
 	upgradeTransport *http.Transport // upstream for protocol upgrades, HTTP/1.1 only
+	upstream         func(http.RoundTripper) http.RoundTripper
 
 	proxySrv *http.Server   // HTTP proxy on proxy.sock
 	tlsSrv   *http.Server   // requests inside TLS tunnels (terminated)
@@ -220,6 +225,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		sockets:    maps.Clone(cfg.ForwardSockets),
 		web:        cfg.Web != nil,
 		onDeny:     cfg.OnDeny,
+		upstream:   cfg.Upstream,
 		relays:     map[net.Conn]struct{}{},
 		admitted:   map[int]int{},
 	}

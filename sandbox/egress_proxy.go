@@ -355,6 +355,10 @@ func (s placeholder) headers() []string {
 // newReverseProxy returns the proxy that forwards a request whose context
 // holds its target, over the shared upstream transport.
 func (e *Egress) newReverseProxy() *httputil.ReverseProxy {
+	var transport http.RoundTripper = upstreamTransport{e.transport, e.upgradeTransport}
+	if e.upstream != nil {
+		transport = e.upstream(transport)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			t := pr.In.Context().Value(targetKey{}).(target)
@@ -362,7 +366,7 @@ func (e *Egress) newReverseProxy() *httputil.ReverseProxy {
 			pr.Out.URL.Host = t.String()
 			pr.Out.Host = pr.In.Host
 		},
-		Transport:      upstreamTransport{e.transport, e.upgradeTransport},
+		Transport:      transport,
 		FlushInterval:  -1, // stream: flush after every write (SSE)
 		ModifyResponse: e.scrubResponse,
 		ErrorHandler:   e.upstreamError,

@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -34,6 +36,11 @@ type Route struct {
 	Allow   []sandbox.AllowRule
 	Forward []int
 	Secrets []sandbox.Secret
+	// ModelPort is the model's loopback port when it runs on this host
+	// (one of Forward), else ModelHost names its host: the model gate sits
+	// in front of either.
+	ModelPort int
+	ModelHost string
 }
 
 // Network says how the egress proxy reaches a model that is not on the
@@ -86,8 +93,10 @@ func ModelRoute(m runner.Model, host string, key Key, hostEnv []string) (Route, 
 		// A model on this host is forwarded by port, like the browser;
 		// the proxy allows 127.0.0.1:PORT for it.
 		r.Forward = append(r.Forward, port)
+		r.ModelPort = port
 	} else {
 		r.Allow = append(r.Allow, sandbox.AllowRule{Host: host, Ports: []int{port}})
+		r.ModelHost = host
 	}
 	keyEnv := key.Env
 	if m.KeyEnv != "" {
@@ -182,8 +191,10 @@ type Launch struct {
 	// servers it connects to, and returns the command line.
 	Configure func(home string, servers []runner.MCPServer) (argv []string, err error)
 	// Stream parses the CLI's stdout into the result; the transcript
-	// writer it is given redacts every secret.
-	Stream func(transcript io.Writer) Stream
+	// writer it is given redacts every secret. The stream calls meter.Turn
+	// as each model turn ends, with the run's cost so far: the model gate
+	// reads it to stop the agent before a turn that would pass a cap.
+	Stream func(transcript io.Writer, meter *Meter) Stream
 	// Diagnostics, when set, reads the CLI's stderr and writes what to keep
 	// to keep (its tail, redacted, is the result's Stderr). It returns the
 	// cap what it read hit, if any: the agent is then killed.
@@ -194,19 +205,63 @@ type Launch struct {
 
 // Run runs l inside a fresh sandbox whose only ways out are the model's host
 // (through the egress proxy, the key swapped in there), the task's
-// loopback ports and its sockets (the browser's DevTools). It enforces the
-// caps from outside, killing the agent when one is hit, and writes the
-// transcript to l.Task.TranscriptPath. Every secret is redacted from what it
-// keeps: the transcript, and every text of the result (the answer, the
-// error, the diagnostics, the tool names), whatever the agent printed.
+// loopback ports and its sockets (the browser's DevTools). It enforces the caps from outside: every model request
+// passes the model gate, which kills the agent instead of sending the
+// request that would take a turn past the turn cap, or a turn as dear as
+// the dearest so far past the spend cap; the stream kills it on a cap it
+// reads. It writes the transcript to l.Task.TranscriptPath. Every secret is
+// redacted from what it keeps: the transcript, and every text of the result
+// (the answer, the error, the diagnostics, the tool names), whatever the
+// agent printed.
 func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	task := l.Task
-	forward := append(append([]int(nil), l.Route.Forward...), task.LoopbackPorts...)
-	egress, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{
-		Allow: l.Route.Allow, ForwardPorts: forward, ForwardSockets: task.Sockets, Secrets: l.Route.Secrets,
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	var capHit pairbench.Cap
+	hit := func(c pairbench.Cap) {
+		if c == "" {
+			return
+		}
+		mu.Lock()
+		if capHit == "" {
+			capHit = c
+		}
+		mu.Unlock()
+		cancel() // kill the agent; the sandbox ends every process inside
+	}
+	meter := NewMeter()
+	g := &gate{caps: task.Caps, meter: meter, stop: hit}
+
+	ecfg := sandbox.EgressConfig{Allow: l.Route.Allow, Secrets: l.Route.Secrets, ForwardSockets: maps.Clone(task.Sockets),
 		Resolver: l.Network.Resolver, UpstreamRoots: l.Network.UpstreamRoots, AllowLoopbackHosts: l.Network.LoopbackHosts,
-		TempDir: l.TempRoot, Logger: l.Log,
-	})
+		TempDir: l.TempRoot, Logger: l.Log}
+	for _, p := range append(append([]int(nil), l.Route.Forward...), task.LoopbackPorts...) {
+		if p != l.Route.ModelPort || p == 0 {
+			ecfg.ForwardPorts = append(ecfg.ForwardPorts, p)
+		}
+	}
+	if l.Route.ModelPort != 0 {
+		// The model on this host is reached through the gate: the
+		// sandbox's port relays to it, and it to the model.
+		sock, stop, err := serveGate(l.TempRoot, l.Route.ModelPort, g)
+		if err != nil {
+			return runner.AgentResult{}, fmt.Errorf("%s: model gate: %w", l.Name, err)
+		}
+		defer stop()
+		if ecfg.ForwardSockets == nil {
+			ecfg.ForwardSockets = map[int]string{}
+		}
+		ecfg.ForwardSockets[l.Route.ModelPort] = sock
+	}
+	if host := l.Route.ModelHost; host != "" {
+		ecfg.Upstream = func(rt http.RoundTripper) http.RoundTripper { return g.forHost(host, rt) }
+	}
+	forward := ecfg.ForwardPorts
+	if l.Route.ModelPort != 0 {
+		forward = append(slices.Clone(forward), l.Route.ModelPort)
+	}
+	egress, err := sandbox.NewEgress(ctx, ecfg)
 	if err != nil {
 		return runner.AgentResult{}, fmt.Errorf("%s: egress: %w", l.Name, err)
 	}
@@ -249,8 +304,6 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	defer tw.Close()
 	clock := &lineClock{w: tw}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if task.Caps.Time > 0 {
 		var stop context.CancelFunc
 		runCtx, stop = context.WithTimeout(runCtx, task.Caps.Time)
@@ -262,19 +315,6 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	cmd.Stdout, cmd.Stderr = w, stderr
 	var diag *io.PipeWriter
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var capHit pairbench.Cap
-	hit := func(c pairbench.Cap) {
-		if c == "" {
-			return
-		}
-		mu.Lock()
-		if capHit == "" {
-			capHit = c
-		}
-		mu.Unlock()
-		cancel() // kill the agent; the sandbox ends every process inside
-	}
 	if l.Diagnostics != nil {
 		var r *io.PipeReader
 		r, diag = io.Pipe()
@@ -290,7 +330,7 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	if err := cmd.Start(); err != nil {
 		return runner.AgentResult{}, fmt.Errorf("%s: start: %w", l.Name, err)
 	}
-	stream := l.Stream(clock)
+	stream := l.Stream(clock, meter)
 	wg.Go(func() {
 		c, _ := stream.Feed(stdout)
 		hit(c)
@@ -308,6 +348,8 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	res.TranscriptTimes = clock.times()
 	res.Stderr = redactor.String(stderr.String())
 	res.ExitCode = ExitCode(waitErr)
+	mu.Lock()
+	defer mu.Unlock()
 	switch {
 	case capHit != "":
 		res.CapHit = capHit

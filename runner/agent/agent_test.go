@@ -82,7 +82,7 @@ func TestRunRedactsWhatTheAgentPrints(t *testing.T) {
 		Configure: func(string, []runner.MCPServer) ([]string, error) {
 			return []string{"/bin/sh", "-c", script}, nil
 		},
-		Stream:   func(w io.Writer) agent.Stream { return &lines{w: w} },
+		Stream:   func(w io.Writer, _ *agent.Meter) agent.Stream { return &lines{w: w} },
 		TempRoot: tmp,
 	})
 	require.NoError(t, err)

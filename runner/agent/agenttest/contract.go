@@ -89,6 +89,7 @@ type recorder struct {
 	headers   []string
 	keyHeader string
 	keys      []string
+	posts     int // model calls
 	next      http.Handler
 }
 
@@ -100,9 +101,19 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.keyHeader != "" {
 		r.keys = append(r.keys, req.Header.Get(r.keyHeader))
 	}
+	if req.Method == http.MethodPost && !strings.Contains(req.URL.Path, "count_tokens") {
+		r.posts++
+	}
 	r.mu.Unlock()
 	req.Body = io.NopCloser(strings.NewReader(string(b)))
 	r.next.ServeHTTP(w, req)
+}
+
+// calls returns how many model calls the model got.
+func (r *recorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.posts
 }
 
 func (r *recorder) all() string {
@@ -181,15 +192,30 @@ func Run(t *testing.T, a Adapter) {
 		}
 	})
 	t.Run("turn cap", func(t *testing.T) {
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 1, SpendUSD: 1}, nil)
-		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
-		assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
-		assert.LessOrEqual(t, row.Turns, 2, "stopped at the turn past the cap")
+		// The caps are hard: the turn past the cap is stopped before its
+		// model call, so the model answers exactly the capped turns.
+		for _, turns := range []int{1, 2} {
+			row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: turns, SpendUSD: 1}, nil)
+			assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+			assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
+			assert.Equal(t, turns, row.Turns, "the row records the capped turns, no more")
+			assert.LessOrEqual(t, rec.calls(), turns, "no model call past the cap")
+		}
 	})
 	t.Run("spend cap", func(t *testing.T) {
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 0.000001}, nil)
+		row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: 0.000001}, nil)
 		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
+		assert.Equal(t, 1, rec.calls(), "the first turn passed the cap: no second model call")
+		// A cap two turns fit under: the third, as dear as the dearest,
+		// would pass it, so the agent is stopped before it.
+		first, _, _ := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 1, SpendUSD: 1}, nil)
+		limit := first.CostUSD * 2.5
+		row, _, rec = b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 120, Turns: 25, SpendUSD: limit}, nil)
+		if row.CapsHit != nil {
+			assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
+			assert.LessOrEqual(t, row.CostUSD, limit, "stopped before the turn that would pass the cap")
+		}
 	})
 	t.Run("stalled model", func(t *testing.T) {
 		// The model answers the first request and stalls on every later
@@ -259,12 +285,19 @@ func (b *bench) scriptedModel(fault func(int) *model.Fault) http.Handler {
 // its directory.
 func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault, edit ...func(*runner.Plan)) (pairbench.Row, string) {
 	t.Helper()
+	row, dir, _ := b.trialRec(t, intent, arm, caps, fault, edit...)
+	return row, dir
+}
+
+// trialRec is trial, returning what the model got too.
+func (b *bench) trialRec(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault, edit ...func(*runner.Plan)) (pairbench.Row, string, *recorder) {
+	t.Helper()
 	url, rec := b.model(fault)
 	m := scripted()
 	m.BaseURL = url + "/v1"
 	row, dir := b.trialOf(t, b.agent, m, intent, arm, caps, edit...)
 	assert.NotContains(t, rec.all(), canary, "the host's key never reaches the model")
-	return row, dir
+	return row, dir, rec
 }
 
 // trialOf runs one trial of intent in arm with caps, ag talking to m, the

@@ -176,9 +176,9 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 			}
 			return append([]string{a.cfg.Binary}, Args(task)...), nil
 		},
-		Stream: func(transcript io.Writer) agent.Stream {
+		Stream: func(transcript io.Writer, meter *agent.Meter) agent.Stream {
 			s := NewStream(task.Caps, task.Model, transcript)
-			s.Started = task.Started
+			s.Started, s.Meter = task.Started, meter
 			return s
 		},
 		TempRoot: a.cfg.TempRoot, Log: a.cfg.Log,

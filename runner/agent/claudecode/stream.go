@@ -11,6 +11,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // event is the part of a Claude Code stream-json record pairbench reads.
@@ -78,6 +79,9 @@ type Stream struct {
 	// Started, when set, is called at the init record: Claude Code is up
 	// and its MCP servers connected.
 	Started func()
+	// Meter, when set, hears each model turn's end (the model gate): when
+	// its tool results go back, before the next model call.
+	Meter *agent.Meter
 }
 
 // NewStream returns a Stream enforcing caps (zero fields are unlimited),
@@ -152,6 +156,9 @@ func (s *Stream) record(line []byte) pairbench.Cap {
 				results = true
 				s.result.Calls = append(s.result.Calls, runner.ToolCall{Name: s.names[b.ToolUseID], IsError: b.IsError})
 			}
+		}
+		if results {
+			s.Meter.Turn(s.result.Cost)
 		}
 		// The results go back to the model at once: a turn past the cap.
 		if results && s.caps.Turns > 0 && s.result.Turns >= s.caps.Turns {

@@ -190,9 +190,9 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 			}
 			return append([]string{a.cfg.Binary}, Args(task)...), nil
 		},
-		Stream: func(transcript io.Writer) agent.Stream {
+		Stream: func(transcript io.Writer, meter *agent.Meter) agent.Stream {
 			st.mu.Lock()
-			st.transcript = transcript
+			st.transcript, st.meter = transcript, meter
 			st.mu.Unlock()
 			return st
 		},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // Codex's `exec --json` events say what the agent did (messages, MCP tool
@@ -49,6 +50,8 @@ type Stream struct {
 	totals     *runner.Usage
 	declared   map[string]bool
 	transcript io.Writer
+	// meter hears each model turn's end (the model gate).
+	meter *agent.Meter
 	// Started, when set, is called at the first model request: Codex is up
 	// and its MCP servers listed.
 	Started func()
@@ -220,7 +223,12 @@ func (s *Stream) request(body []byte) pairbench.Cap {
 	}
 	parsed := json.Unmarshal(body, &req) == nil
 	s.mu.Lock()
-	s.result.Turns++
+	// A request past the turn cap is refused by the model gate: it is not
+	// a turn taken.
+	over := s.caps.Turns > 0 && s.result.Turns >= s.caps.Turns
+	if !over {
+		s.result.Turns++
+	}
 	first := s.result.Turns == 1
 	if parsed {
 		for _, t := range req.Tools {
@@ -236,7 +244,6 @@ func (s *Stream) request(body []byte) pairbench.Cap {
 			}
 		}
 	}
-	over := s.caps.Turns > 0 && s.result.Turns > s.caps.Turns
 	s.mu.Unlock()
 	if first && s.Started != nil {
 		s.Started()
@@ -269,7 +276,9 @@ func (s *Stream) sse(data []byte) pairbench.Cap {
 	s.usage = s.usage.Add(runner.Usage{Input: u.Input - u.Details.Cached, CacheRead: u.Details.Cached, Output: u.Output})
 	s.result.Cost = s.price.Cost(s.usage)
 	over := s.caps.SpendUSD > 0 && s.result.Cost > s.caps.SpendUSD
+	meter, cost := s.meter, s.result.Cost
 	s.mu.Unlock()
+	meter.Turn(cost)
 	if over {
 		return s.hit(pairbench.CapSpend)
 	}

@@ -213,9 +213,9 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 			}
 			return append([]string{a.cfg.Node, a.cli}, args(t)...), nil
 		},
-		Stream: func(transcript io.Writer) agent.Stream {
+		Stream: func(transcript io.Writer, meter *agent.Meter) agent.Stream {
 			s := NewStream(task.Caps, transcript)
-			s.Started = task.Started
+			s.Started, s.Meter = task.Started, meter
 			return s
 		},
 		TempRoot: a.cfg.TempRoot, Log: a.cfg.Log,

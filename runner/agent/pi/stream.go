@@ -14,6 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // event is the part of a pi JSON-mode record pairbench reads.
@@ -63,6 +64,8 @@ type Stream struct {
 	transcript io.Writer
 	// Started, when set, is called at the first turn_start.
 	Started func()
+	// Meter, when set, hears each model turn's end (the model gate).
+	Meter *agent.Meter
 }
 
 // NewStream returns a Stream enforcing caps (zero fields are unlimited) and
@@ -108,10 +111,12 @@ func (s *Stream) record(line []byte) pairbench.Cap {
 		if s.result.Turns == 0 && s.Started != nil {
 			s.Started()
 		}
-		s.result.Turns++
-		if s.caps.Turns > 0 && s.result.Turns > s.caps.Turns {
+		// A turn past the cap is stopped before its model call (the gate
+		// refuses it): it is not a turn taken.
+		if s.caps.Turns > 0 && s.result.Turns >= s.caps.Turns {
 			return pairbench.CapTurns
 		}
+		s.result.Turns++
 	case "tool_execution_end":
 		s.result.Calls = append(s.result.Calls, runner.ToolCall{Name: ev.ToolName, IsError: ev.IsError})
 	case "auto_retry_end":
@@ -147,6 +152,7 @@ func (s *Stream) message(m *message) pairbench.Cap {
 			s.result.ErrorMessage = m.ErrorMessage
 		}
 		s.result.Final = text(m.Content)
+		defer func() { s.Meter.Turn(s.result.Cost) }()
 		if m.Usage == nil || m.Usage.Cost == nil {
 			s.result.CostMissing = true
 			return ""

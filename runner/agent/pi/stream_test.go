@@ -88,7 +88,7 @@ func TestStreamOutcomes(t *testing.T) {
 		{"turn cap", turn + assistant("a", 0.01, "toolUse", "") + turn + assistant("b", 0.01, "toolUse", "") + turn + assistant("c", 0.01, "stop", ""),
 			runner.Caps{Turns: 2}, func(t *testing.T, r runner.AgentResult, c pairbench.Cap) {
 				assert.Equal(t, pairbench.CapTurns, c)
-				assert.Equal(t, 3, r.Turns)
+				assert.Equal(t, 2, r.Turns, "the turn past the cap is stopped before its model call: not a turn taken")
 				assert.Equal(t, "b", r.Final, "stops reading at the third turn")
 			}},
 		{"spend cap", turn + assistant("a", 0.6, "toolUse", "") + turn + assistant("b", 0.6, "stop", ""),
