@@ -199,6 +199,8 @@ type Run struct {
 	smoked         bool
 	// status is the run's status as its last report found it.
 	status *runner.Status
+	// smokeCost is what this runner's smoke gate cost.
+	smokeCost float64
 
 	hosts  map[string]string // the browser's host mappings
 	store  artifacts.Store   // nil without one

@@ -28,6 +28,11 @@ func (r *Run) Execute(ctx context.Context) error {
 	}
 	up := r.startUploads(ctx)
 	ex := r.execution()
+	var err error
+	if ex.OtherSpend, err = r.dir.ReadSpend(r.cfg.Shard); err != nil {
+		up.stop()
+		return err
+	}
 	ex.OnRow = func(row pairbench.Row) {
 		r.log.Info("trial", "intent", row.Intent, "pair", row.Pair, "arm", row.Arm, "attempt", row.Attempt,
 			"outcome", row.Outcome, "reason", row.Reason, "seconds", fmt.Sprintf("%.1f", row.WallSeconds), "turns", row.Turns)
@@ -36,7 +41,7 @@ func (r *Run) Execute(ctx context.Context) error {
 		}
 		up.kick()
 	}
-	err := ex.Run(ctx)
+	err = ex.Run(ctx)
 	up.stop()
 	return err
 }
@@ -48,7 +53,8 @@ func (r *Run) execution() *runner.Execution {
 		adoption = r.plan.Trial.Adoption
 	}
 	return &runner.Execution{Dir: r.dir, Plan: r.plan, Slots: r.cfg.Slots, Shard: r.cfg.Shard, Shards: r.cfg.Shards,
-		Adoption: adoption, PairAttempts: r.plan.PairAttempts(), Trial: r.trialFunc(), Log: r.log, OnProblem: r.problem,
+		Adoption: adoption, PairAttempts: r.plan.PairAttempts(), Budget: r.cfg.Budget,
+		Trial: r.trialFunc(), Log: r.log, OnProblem: r.problem,
 		OnStart: r.cfg.Hooks.Start, OnProgress: r.cfg.Hooks.Progress}
 }
 

@@ -165,11 +165,13 @@ func (r *Run) cleanLeftovers() {
 	dir, cutoff := r.cfg.TempDir, time.Now().Add(-leftoverGrace)
 	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
 	caches, err2 := pi.CleanStale(dir, cutoff)
-	if n := len(sandboxes) + len(caches); n > 0 {
+	gates, err3 := agent.CleanStale(dir, cutoff)
+	smokes, err4 := runner.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(caches) + len(gates) + len(smokes); n > 0 {
 		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes),
-			"compile-cache", len(caches), "dir", dir)
+			"compile-cache", len(caches), "model-gate", len(gates), "smoke", len(smokes), "dir", dir)
 	}
-	if err := errors.Join(err1, err2); err != nil {
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
@@ -35,6 +36,12 @@ func (r *Run) Smoke(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.smokeCost > 0 {
+		// Its cost counts in the run's budget, on every resume.
+		if err := r.dir.RecordSpend(r.cfg.Shard, runner.Spend{At: time.Now().UTC(), What: "smoke gate", CostUSD: r.smokeCost}); err != nil {
+			return err
+		}
+	}
 	r.smoked = true
 	return nil
 }
@@ -60,10 +67,18 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	if err := r.checkProfiles(ctx); err != nil {
 		return err
 	}
-	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps()); err != nil {
+	spent, err := r.dir.ReadSpend(r.cfg.Shard) // an earlier smoke gate of this runner's share
+	if err != nil {
 		return err
 	}
-	if err := runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps(), spent); err != nil {
+		return err
+	}
+	if r.smokeCost, err = runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
+		return err
+	}
+	// The smoke run's own cost counts too: the trials must still fit.
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps(), spent+r.smokeCost); err != nil {
 		return err
 	}
 	// Every domain and entry tool of the plan, not only the first intent's:

@@ -49,7 +49,16 @@ type Execution struct {
 	// means DefaultPairAttempts (the first run and one rerun).
 	PairAttempts int
 	Trial        TrialFunc
-	Log          *slog.Logger
+	// Budget is what this runner's share of the run may use in all,
+	// enforced while it runs: spend over every row of its rows file (every
+	// attempt, reruns and earlier runners' included) plus OtherSpend (the
+	// smoke gates'), and wall time from the start of this execution. A
+	// pair's attempt starts only if its trials fit at their caps, so the
+	// budget is never passed (the caps are hard); when the next does not
+	// fit, the run stops with a *BudgetError.
+	Budget     Budget
+	OtherSpend float64
+	Log        *slog.Logger
 	// OnProblem, if set, sees what goes wrong without stopping the run;
 	// without it, problems are logged as warnings.
 	OnProblem func(Problem)
@@ -62,6 +71,75 @@ type Execution struct {
 	// from the slot's goroutine that ran the trial: calls from different
 	// slots may overlap, and the slot waits for it.
 	OnRow func(pairbench.Row)
+
+	spend *spending
+}
+
+// spending follows an execution's budget: what was spent, and what the
+// trials under way may still spend at their caps.
+type spending struct {
+	budget  Budget
+	caps    Caps
+	started time.Time
+
+	mu          sync.Mutex
+	spent, held float64
+	heldTime    time.Duration // the attempts under way, at their caps
+}
+
+// hold holds n trials at their caps against the budget, or fails with a
+// *BudgetError when they do not fit.
+func (s *spending) hold(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	need := float64(n) * s.caps.SpendUSD
+	if b := s.budget.SpendUSD; b > 0 && s.caps.SpendUSD > 0 && s.spent+s.held+need > b+1e-12 {
+		return &BudgetError{Budget: b, Spent: s.spent, Held: s.held, Need: need}
+	}
+	needTime := time.Duration(n) * (s.caps.Time + SetupAllowance)
+	if b := s.budget.Time; b > 0 && s.caps.Time > 0 && time.Since(s.started)+needTime > b {
+		return &BudgetError{Time: b, Elapsed: time.Since(s.started), NeedTime: needTime}
+	}
+	s.held += need
+	return nil
+}
+
+// spend records one held trial's cost.
+func (s *spending) spend(cost float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spent += cost
+	s.held = max(0, s.held-s.caps.SpendUSD)
+}
+
+// release lets go of n held trials that did not run.
+func (s *spending) release(n int) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = max(0, s.held-float64(n)*s.caps.SpendUSD)
+}
+
+// BudgetError stops a run whose next attempt does not fit in its budget at
+// its caps. Raising the budget and running the same command resumes it.
+type BudgetError struct {
+	// Budget, Spent, Held and Need are in USD: the budget, what the run
+	// spent (every attempt, the smoke gates'), what the trials under way
+	// may still spend, and what the next attempt may.
+	Budget, Spent, Held, Need float64
+	// Time, Elapsed and NeedTime are the same for wall time.
+	Time, Elapsed, NeedTime time.Duration
+}
+
+func (e *BudgetError) Error() string {
+	if e.Time > 0 {
+		return fmt.Sprintf("budget: %s of the %s --budget-time is gone, and the next pair may take %s at its caps; raise --budget-time and run the same command to resume",
+			e.Elapsed.Round(time.Second), e.Time, e.NeedTime)
+	}
+	return fmt.Sprintf("budget: $%.4f of the $%.4f --budget-usd is spent and $%.4f held by trials under way, and the next pair may spend $%.4f at its caps; raise --budget-usd and run the same command to resume",
+		e.Spent, e.Budget, e.Held, e.Need)
 }
 
 // Progress is how far an execution is.
@@ -156,9 +234,20 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if problem == nil {
 		problem = func(p Problem) { log.Warn(p.Msg, p.LogArgs()...) }
 	}
-	rows, err := ex.Dir.ReadRowsFile(ex.RowsFile(), problem)
+	all, err := ex.Dir.ReadRowsFile(ex.RowsFile(), problem)
 	if err != nil {
 		return err
+	}
+	// A row of another run would count as this run's: it is left out, and
+	// counted.
+	rows := all[:0:0]
+	for _, r := range all {
+		if r.RunID == "" || r.RunID == ex.Plan.RunID {
+			rows = append(rows, r)
+		}
+	}
+	if n := len(all) - len(rows); n > 0 {
+		problem(Problem{File: ex.Dir.File(ex.RowsFile()), Msg: fmt.Sprintf("left out %d rows whose run_id is not %q", n, ex.Plan.RunID)})
 	}
 	rl, err := ex.Dir.OpenRowLog(ex.Shard)
 	if err != nil {
@@ -171,6 +260,10 @@ func (ex *Execution) Run(ctx context.Context) error {
 		return err
 	}
 	f := &follower{ex: ex, tally: NewTallyLimit(pairs, rows, ex.PairAttempts)}
+	ex.spend = &spending{budget: ex.Budget, caps: ex.Plan.Caps.Caps(), spent: ex.OtherSpend, started: time.Now()}
+	for _, r := range rows {
+		ex.spend.spent += r.CostUSD
+	}
 	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs()}
 	f.mu.Lock()
 	f.report()
@@ -221,9 +314,21 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 		if job.Stage == pairbench.StageAdoption {
 			arms = [2]pairbench.Arm{pairbench.Treatment}
 		}
+		trials := 0
+		for _, arm := range arms {
+			if arm != "" {
+				trials++
+			}
+		}
 		for try := range max(job.Tries, 1) {
 			job := job
 			job.Attempt += try
+			// The attempt's trials are held against the budget at their
+			// caps before the first starts.
+			if err := ex.spend.hold(trials); err != nil {
+				return aborted, err
+			}
+			ran := 0
 			complete := true
 			for _, arm := range arms {
 				if arm == "" {
@@ -232,10 +337,14 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 				spec := TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)}
 				f.started(spec)
 				row, err := ex.Trial(ctx, spec)
+				ran++
 				if err != nil {
+					ex.spend.release(trials - ran + 1)
 					return aborted, err
 				}
+				ex.spend.spend(row.CostUSD)
 				if err := record(row); err != nil {
+					ex.spend.release(trials - ran)
 					return aborted, err
 				}
 				aborted = append(aborted, row.Outcome == pairbench.Aborted)
@@ -246,6 +355,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 					break
 				}
 			}
+			ex.spend.release(trials - ran)
 			if complete {
 				break
 			}

@@ -320,3 +320,46 @@ func TestTrialOfAnUnknownIntentIsAFault(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrInterrupted)
 	assert.Empty(t, row.Outcome, "no outcome is recorded for it")
 }
+
+// TestExecuteKeepsToItsBudget runs pairs whose trials cost $0.01 each at a
+// $0.01 spend cap, under a $0.07 budget of which the smoke gate spent
+// $0.005, with one pair aborting once (its rerun counts): the run stops
+// before the attempt that could pass the budget, having spent no more than
+// it, and a resume with the same budget starts nothing.
+func TestExecuteKeepsToItsBudget(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 6}, map[string]string{"a": "d"})
+	plan.Caps = PlanCaps{TimeS: 60, Turns: 10, SpendUSD: 0.01}
+	dir := RunDir{Path: t.TempDir()}
+	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
+		if s.Job.Pair == 0 && s.Job.Attempt == 1 && s.Arm == pairbench.Treatment {
+			return pairbench.Aborted, false, nil
+		}
+		return pairbench.Correct, true, nil
+	}}
+	costly := func(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+		row, err := f.trial(ctx, spec)
+		row.CostUSD = 0.01
+		return row, err
+	}
+	budget := Budget{SpendUSD: 0.07}
+	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: costly, Budget: budget, OtherSpend: 0.005}
+	err := ex.Run(context.Background())
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Contains(t, err.Error(), "raise --budget-usd and run the same command to resume")
+	spent := 0.005
+	for _, r := range rowsOf(t, dir, RowsFile) {
+		spent += r.CostUSD
+	}
+	assert.LessOrEqual(t, spent, 0.07+1e-9, "never past the budget")
+	assert.Greater(t, spent, 0.04, "it ran what fitted")
+
+	ran := len(f.ran)
+	ex = &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: costly, Budget: budget, OtherSpend: 0.005}
+	require.ErrorAs(t, ex.Run(context.Background()), &be)
+	assert.Len(t, f.ran, ran, "a resume counts what was spent: nothing starts")
+
+	ex = &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: costly, Budget: Budget{SpendUSD: 1}, OtherSpend: 0.005}
+	require.NoError(t, ex.Run(context.Background()), "a larger budget resumes the run")
+	scoredOnce(t, plan, rowsOf(t, dir, RowsFile))
+}

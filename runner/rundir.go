@@ -208,6 +208,65 @@ func (d RunDir) ReadForced() ([]ForcedResume, error) {
 	return out, nil
 }
 
+// SpendFileOf returns the run-relative file that records what runner k (0:
+// a run not split) spent outside its rows: its smoke gates. One JSON object
+// per line.
+func SpendFileOf(k int) string {
+	if k == 0 {
+		return spendFile
+	}
+	return path.Join(shardsDir, strconv.Itoa(k), spendFile)
+}
+
+const spendFile = "spend.jsonl"
+
+// Spend is one cost outside the rows.
+type Spend struct {
+	At      time.Time `json:"at"`
+	What    string    `json:"what"`
+	CostUSD float64   `json:"cost_usd"`
+}
+
+// RecordSpend appends a cost of runner k to its SpendFileOf(k), synced.
+func (d RunDir) RecordSpend(k int, sp Spend) error {
+	line, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	p := d.File(SpendFileOf(k))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("record spend: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("record spend: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("record spend: %w", err)
+	}
+	return f.Sync()
+}
+
+// ReadSpend returns what runner k spent outside its rows, in USD; a line
+// that does not parse (a writer killed mid-line) is skipped.
+func (d RunDir) ReadSpend(k int) (float64, error) {
+	b, err := os.ReadFile(d.File(SpendFileOf(k)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("read %s: %w", SpendFileOf(k), err)
+	}
+	total := 0.0
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		var sp Spend
+		if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &sp) == nil {
+			total += sp.CostUSD
+		}
+	}
+	return total, nil
+}
+
 // CheckLayout refuses a run directory that this runner, shard k of n (0
 // of 0 for a run not split), must not work on: see checkLayout. It reads
 // the directory only.

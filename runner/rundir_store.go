@@ -34,14 +34,14 @@ const fetchConcurrency = 4
 // runID as the run produces it, for the runner of shard k (0: a run not
 // split). The report files go last (PublishLast), and only once the report
 // is final (no pair left to run), so report.json in a store always means a
-// whole run. The runner's rows file and ForcedFile are guarded: a stored
-// copy another writer changed is never overwritten (artifacts.ErrChanged).
+// whole run. The runner's rows and spend files are guarded: a stored copy
+// another writer changed is never overwritten (artifacts.ErrChanged).
 func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.Syncer, error) {
 	s, err := artifacts.NewSyncer(store, d.Path, runID, PublishLast...)
 	if err != nil {
 		return nil, err
 	}
-	s.Guard(RowsFileOf(k), ForcedFile)
+	s.Guard(RowsFileOf(k), SpendFileOf(k))
 	s.HoldLastUntil(func() (bool, error) {
 		rep, err := d.ReadReport()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -121,9 +121,11 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 			return fetched, err
 		}
 	}
-	if stored[ForcedFile] {
-		if err := d.takeStoredForced(ctx, store, runID); err != nil {
-			return fetched, err
+	for _, rel := range []string{ForcedFile, SpendFileOf(k)} {
+		if stored[rel] {
+			if err := d.takeStoredLines(ctx, store, runID, rel); err != nil {
+				return fetched, err
+			}
 		}
 	}
 	return fetched, nil
@@ -182,13 +184,14 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 	return nil
 }
 
-// takeStoredForced appends the stored forced resumes the directory lacks.
-func (d RunDir) takeStoredForced(ctx context.Context, store artifacts.Store, runID string) error {
-	data, err := getObject(ctx, store, StoreKey(runID, ForcedFile))
+// takeStoredLines appends to the JSON-lines file rel (ForcedFile, a spend
+// file) the whole stored lines it lacks, synced.
+func (d RunDir) takeStoredLines(ctx context.Context, store artifacts.Store, runID, rel string) error {
+	data, err := getObject(ctx, store, StoreKey(runID, rel))
 	if err != nil {
 		return err
 	}
-	mine, err := os.ReadFile(d.File(ForcedFile))
+	mine, err := os.ReadFile(d.File(rel))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -196,16 +199,27 @@ func (d RunDir) takeStoredForced(ctx context.Context, store artifacts.Store, run
 	for line := range bytes.SplitSeq(mine, []byte("\n")) {
 		have[string(line)] = true
 	}
+	var add []byte
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		var f ForcedResume
-		if have[string(line)] || json.Unmarshal(line, &f) != nil {
-			continue
-		}
-		if err := d.RecordForced(f); err != nil {
-			return err
+		if !have[string(line)] && json.Valid(line) {
+			add = append(append(add, line...), '\n')
 		}
 	}
-	return nil
+	if len(add) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(d.File(rel)), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(d.File(rel), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(add); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // rowID names one trial attempt: no two rows of a run share it.

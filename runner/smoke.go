@@ -9,23 +9,33 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/heldir"
 )
 
 // SmokePrompt is the task of the smoke gate's zero-tool agent run. Any model
 // can answer it; the scripted model knows it too.
 const SmokePrompt = "pairbench smoke check: reply with the single word ready."
 
+// smokePrefix names the smoke run's temporary directories.
+const smokePrefix = "pairbench-smoke-"
+
 // SmokeAgent runs the agent once with no tools on SmokePrompt, before any
 // trial, and fails unless it answers, declares no tool but the harness tools
 // its CLI always declares (PlanOptions.HarnessTools), and reports a cost
 // above zero. That proves the model and its key, and that the spend cap can
-// work: an agent prices a model it has no prices for at 0.
-func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string, harness ...string) error {
-	work, err := os.MkdirTemp(dir, "smoke-")
+// work: an agent prices a model it has no prices for at 0. It returns what
+// the run cost, which counts in the run's budget. Its directory in dir is
+// held while it runs (CleanStale removes a killed runner's).
+func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string, harness ...string) (float64, error) {
+	work, hold, err := heldir.Make(dir, smokePrefix)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer os.RemoveAll(work)
+	defer func() {
+		os.RemoveAll(work)
+		hold.Close()
+	}()
 	res, err := agent.Run(ctx, AgentTask{
 		Prompt: SmokePrompt, Model: m,
 		Caps: Caps{Time: 2 * time.Minute, Turns: 3, SpendUSD: 0.5},
@@ -33,19 +43,25 @@ func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string, harness .
 	})
 	switch {
 	case err != nil:
-		return fmt.Errorf("zero-tool agent run: %w", err)
+		return res.Cost, fmt.Errorf("zero-tool agent run: %w", err)
 	case res.StopReason == "error" || res.ErrorMessage != "":
-		return fmt.Errorf("zero-tool agent run: the model failed: %s", orNone(res.ErrorMessage))
+		return res.Cost, fmt.Errorf("zero-tool agent run: the model failed: %s", orNone(res.ErrorMessage))
 	case res.CapHit != "":
-		return fmt.Errorf("zero-tool agent run hit its %s cap", res.CapHit)
+		return res.Cost, fmt.Errorf("zero-tool agent run hit its %s cap", res.CapHit)
 	case strings.TrimSpace(res.Final) == "":
-		return fmt.Errorf("zero-tool agent run gave no answer (stop reason %q)", res.StopReason)
+		return res.Cost, fmt.Errorf("zero-tool agent run gave no answer (stop reason %q)", res.StopReason)
 	case len(beyond(res.Declared, harness)) > 0:
-		return fmt.Errorf("zero-tool agent run declared tools %s; want none", strings.Join(beyond(res.Declared, harness), ", "))
+		return res.Cost, fmt.Errorf("zero-tool agent run declared tools %s; want none", strings.Join(beyond(res.Declared, harness), ", "))
 	case res.CostMissing || !(res.Cost > 0):
-		return fmt.Errorf("model %s reports no cost (%v), so the spend cap cannot work; give it prices", m, res.Cost)
+		return res.Cost, fmt.Errorf("model %s reports no cost (%v), so the spend cap cannot work; give it prices", m, res.Cost)
 	}
-	return nil
+	return res.Cost, nil
+}
+
+// CleanStale removes the smoke runs' directories under root that no live
+// runner holds.
+func CleanStale(root string, cutoff time.Time) ([]string, error) {
+	return heldir.Clean(root, cutoff, nil, smokePrefix+"*")
 }
 
 func orNone(s string) string {
@@ -68,13 +84,18 @@ type Budget struct {
 const SetupAllowance = 3 * time.Minute
 
 // CheckBudget fails when the worst case of trials trials over slots slots,
-// every one running to its caps, does not fit in b.
-func CheckBudget(b Budget, trials, slots int, caps Caps) error {
+// every one running to its caps, does not fit in b with spent (USD already
+// spent: the smoke gate's, earlier runners') counted.
+func CheckBudget(b Budget, trials, slots int, caps Caps, spent float64) error {
 	if trials == 0 {
 		return nil
 	}
 	if b.SpendUSD > 0 && caps.SpendUSD > 0 {
-		if worst := float64(trials) * caps.SpendUSD; worst > b.SpendUSD {
+		if worst := float64(trials) * caps.SpendUSD; spent+worst > b.SpendUSD+1e-12 {
+			if spent > 0 {
+				return fmt.Errorf("budget: %d trials at up to $%.4f each may spend $%.4f, and $%.4f is spent already (the smoke gate, earlier runners): over the $%.4f budget",
+					trials, caps.SpendUSD, worst, spent, b.SpendUSD)
+			}
 			return fmt.Errorf("budget: %d trials at up to $%.2f each may spend $%.2f, over the $%.2f budget", trials, caps.SpendUSD, worst, b.SpendUSD)
 		}
 	}

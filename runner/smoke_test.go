@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -12,13 +13,14 @@ import (
 
 func TestCheckBudget(t *testing.T) {
 	caps := Caps{Time: 5 * time.Minute, SpendUSD: 0.5}
-	assert.NoError(t, CheckBudget(Budget{}, 100, 2, caps), "no budget, no limit")
-	assert.NoError(t, CheckBudget(Budget{SpendUSD: 10}, 20, 2, caps))
-	assert.ErrorContains(t, CheckBudget(Budget{SpendUSD: 10}, 21, 2, caps), "$10.50")
+	assert.NoError(t, CheckBudget(Budget{}, 100, 2, caps, 0), "no budget, no limit")
+	assert.NoError(t, CheckBudget(Budget{SpendUSD: 10}, 20, 2, caps, 0))
+	assert.ErrorContains(t, CheckBudget(Budget{SpendUSD: 10}, 21, 2, caps, 0), "$10.50")
 	// 20 trials over 4 slots = 5 rounds of (5 + 3) minutes = 40 minutes.
-	assert.NoError(t, CheckBudget(Budget{Time: 40 * time.Minute}, 20, 4, caps))
-	assert.ErrorContains(t, CheckBudget(Budget{Time: 39 * time.Minute}, 20, 4, caps), "40m0s")
-	assert.NoError(t, CheckBudget(Budget{Time: time.Minute, SpendUSD: 0.01}, 0, 1, caps), "nothing left to run")
+	assert.NoError(t, CheckBudget(Budget{Time: 40 * time.Minute}, 20, 4, caps, 0))
+	assert.ErrorContains(t, CheckBudget(Budget{Time: 39 * time.Minute}, 20, 4, caps, 0), "40m0s")
+	assert.NoError(t, CheckBudget(Budget{Time: time.Minute, SpendUSD: 0.01}, 0, 1, caps, 0), "nothing left to run")
+	assert.ErrorContains(t, CheckBudget(Budget{SpendUSD: 10}, 20, 2, caps, 0.01), "$0.0100 is spent already", "the smoke gate's cost counts")
 }
 
 // fakeAgent answers with a fixed result.
@@ -37,7 +39,12 @@ func (f *fakeAgent) Version(context.Context) (string, error) { return "fake", ni
 func TestSmokeAgent(t *testing.T) {
 	ok := AgentResult{Final: "ready", StopReason: "stop", Cost: 0.0001, Turns: 1}
 	a := &fakeAgent{res: ok}
-	require.NoError(t, SmokeAgent(context.Background(), a, Model{Provider: "p", ID: "m"}, t.TempDir()))
+	dir := t.TempDir()
+	cost, err := SmokeAgent(context.Background(), a, Model{Provider: "p", ID: "m"}, dir)
+	require.NoError(t, err)
+	assert.Equal(t, 0.0001, cost, "what it cost counts in the budget")
+	left, _ := os.ReadDir(dir)
+	assert.Empty(t, left, "its directory is gone")
 	assert.Equal(t, SmokePrompt, a.task.Prompt)
 	assert.Empty(t, a.task.MCPServers, "zero tools")
 	assert.Empty(t, a.task.Allowlist)
@@ -59,7 +66,7 @@ func TestSmokeAgent(t *testing.T) {
 		if tc.edit != nil {
 			tc.edit(&res)
 		}
-		err := SmokeAgent(context.Background(), &fakeAgent{res: res, err: tc.err}, Model{Provider: "p", ID: "m"}, t.TempDir())
+		_, err := SmokeAgent(context.Background(), &fakeAgent{res: res, err: tc.err}, Model{Provider: "p", ID: "m"}, t.TempDir())
 		assert.ErrorContains(t, err, tc.want, name)
 	}
 }

@@ -122,6 +122,7 @@ func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "smoke gate: budget: 8 trials at up to $0.50 each may spend $4.00, over the $1.00 budget")
 	assert.NoFileExists(t, filepath.Join(runs, "b1", "run.json"), "a run stopped by the smoke gate freezes no plan")
+	assert.NoDirExists(t, filepath.Join(runs, "b1"), "and leaves no run directory (it left one holding .lock)")
 }
 
 // TestDefaultRunIDsNeverCollide finishes the flags of two runs started in
@@ -223,4 +224,18 @@ func TestARunIsOneThing(t *testing.T) {
 	code, _, stderr = runCLI(t, append(args(runsB, "--force"), "--store", filepath.Join(root, "other"))...)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "holds rows (rows.jsonl) but no run.json")
+}
+
+// TestRunBudgetCountsTheSmokeGate plans one pair whose two trials fit the
+// budget exactly at their caps: the smoke gate's own zero-tool run spends
+// some of it, so the gate refuses the plan (no trial may pass the budget).
+func TestRunBudgetCountsTheSmokeGate(t *testing.T) {
+	runs := t.TempDir()
+	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
+		"--pairs", "1", "--spend-cap", "0.004", "--budget-usd", "0.008", "--run-id", "b2", "--runs-dir", runs,
+		"--tools", "../../tools/node_modules")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "smoke gate: budget: 2 trials at up to $0.0040 each may spend $0.0080, and $")
+	assert.Contains(t, stderr, "is spent already (the smoke gate, earlier runners): over the $0.0080 budget")
+	assert.NoDirExists(t, filepath.Join(runs, "b2"), "a run stopped by the smoke gate leaves nothing behind")
 }

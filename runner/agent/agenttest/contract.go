@@ -176,7 +176,8 @@ func Run(t *testing.T, a Adapter) {
 		srv, rec := b.model(nil)
 		m := scripted()
 		m.BaseURL = srv + "/v1"
-		require.NoError(t, runner.SmokeAgent(t.Context(), b.agent, m, b.tmp, a.HarnessTools...), "answers, declares no tool, costs more than 0")
+		_, err := runner.SmokeAgent(t.Context(), b.agent, m, b.tmp, a.HarnessTools...)
+		require.NoError(t, err, "answers, declares no tool, costs more than 0")
 		assert.NotContains(t, rec.all(), canary)
 	})
 	t.Run("trial", func(t *testing.T) {
