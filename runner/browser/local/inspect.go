@@ -130,9 +130,30 @@ func inspect(root int, self map[string]string) []string {
 
 // processTree returns root, when it lives, and every live process below it.
 func processTree(root int) []int {
-	entries, _ := os.ReadDir("/proc")
+	parents, _ := liveParents()
 	children := map[int][]int{}
-	alive := map[int]bool{}
+	for pid, ppid := range parents {
+		children[ppid] = append(children[ppid], pid)
+	}
+	var pids []int
+	if _, alive := parents[root]; alive {
+		pids = append(pids, root)
+	}
+	for i := 0; i < len(pids); i++ {
+		slices.Sort(children[pids[i]])
+		pids = append(pids, children[pids[i]]...)
+	}
+	return pids
+}
+
+// liveParents maps every live (not zombie) process on the host to its
+// parent. A process that ends while /proc is read is left out.
+func liveParents() (map[int]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	parents := map[int]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -152,18 +173,9 @@ func processTree(root int) []int {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-		alive[pid] = true
+		parents[pid] = ppid
 	}
-	var pids []int
-	if alive[root] {
-		pids = append(pids, root)
-	}
-	for i := 0; i < len(pids); i++ {
-		slices.Sort(children[pids[i]])
-		pids = append(pids, children[pids[i]]...)
-	}
-	return pids
+	return parents, nil
 }
 
 // procStatus returns /proc/PID/status as name -> value.

@@ -22,30 +22,8 @@ import (
 // parent.
 func liveProcesses(t testing.TB) map[int]int {
 	t.Helper()
-	parents := map[int]int{}
-	entries, err := os.ReadDir("/proc")
+	parents, err := liveParents()
 	require.NoError(t, err)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state, ppid, ...
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		parents[pid] = ppid
-	}
 	return parents
 }
 
