@@ -167,6 +167,24 @@ const (
 	CapSpend Cap = "spend"
 )
 
+// WebMCPImpl names whose WebMCP a trial's page had: the browser's own, or
+// the polyfill pairbench injects where the browser has none.
+type WebMCPImpl string
+
+const (
+	// WebMCPNative: the browser offers WebMCP itself (Kernel's browsers,
+	// Chromium with WebMCPTesting); registered tools go through it.
+	WebMCPNative WebMCPImpl = "native"
+	// WebMCPPolyfill: the browser has no WebMCP; pairbench's polyfill
+	// provides document.modelContext.
+	WebMCPPolyfill WebMCPImpl = "polyfill"
+)
+
+// Valid reports whether w is a known WebMCP implementation, or "" (not
+// recorded: a row from before the field, a trial that never got a page, or a
+// browser that cannot tell).
+func (w WebMCPImpl) Valid() bool { return w == "" || w == WebMCPNative || w == WebMCPPolyfill }
+
 // RowVersion is the schema version written in every Row's "v" field.
 const RowVersion = 1
 
@@ -208,6 +226,9 @@ type Row struct {
 	// egress refused (the trial directory's browser-refusals.jsonl lists
 	// them): a site that needs a refused destination shows here.
 	BrowserRefusals int `json:"browser_refusals,omitempty"`
+	// WebMCPImpl is whose WebMCP the start page had, in either arm; ""
+	// when not recorded.
+	WebMCPImpl WebMCPImpl `json:"webmcp_impl,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	StartedAt string `json:"started_at,omitempty"` // RFC 3339, UTC
@@ -294,6 +315,8 @@ func (r Row) Validate() error {
 		return fmt.Errorf("pair %d attempt %d out of range", r.Pair, r.Attempt)
 	case r.WallSeconds < 0 || r.CostUSD < 0:
 		return fmt.Errorf("negative wall time or cost")
+	case !r.WebMCPImpl.Valid():
+		return fmt.Errorf("unknown webmcp_impl %q", r.WebMCPImpl)
 	}
 	return nil
 }

@@ -134,6 +134,10 @@ func (s *rowScan) row(r *Row) bool {
 			return 1 << 25, s.text(kept(s, FieldError, &r.Error))
 		case "started_at":
 			return 1 << 26, s.text(kept(s, FieldStartedAt, &r.StartedAt))
+		case "browser_refusals":
+			return 1 << 27, s.int(&r.BrowserRefusals)
+		case "webmcp_impl":
+			return 1 << 28, s.name((*string)(&r.WebMCPImpl))
 		}
 		return 0, false
 	})

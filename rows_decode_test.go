@@ -29,7 +29,7 @@ func demoLines(t testing.TB) [][]byte {
 
 // trialLine is a row as a real trial writes it: the agent's declared tools,
 // unrounded times, a pretty-printed answer.
-const trialLine = `{"v":1,"run_id":"gh-4242","intent":"books-count-by-author","domain":"books.example","stage":"pair","pair":0,"order":"BA","arm":"treatment","attempt":1,"trial_dir":"trials/books-count-by-author/0-treatment","outcome":"correct","answer":{"raw":"I found the answer using the page's find_books tool.\n\n` + "```" + `json\n{\n  \"count\": 7,\n  \"titles\": [\n    \"Dust Choir\",\n    \"Iron Psalms\"\n  ]\n}\n` + "```" + `","extracted":{"count":7,"titles":["Dust Choir","Iron Psalms"]}},"wall_seconds":7.35584622,"start_delay_ms":9,"turns":3,"input_tokens":2608,"output_tokens":63,"cost_usd":0.008769,"tools_declared":["mcp__browser__browser_handle_dialog","mcp__browser__browser_find","mcp__pairbench__webmcp"],"webmcp":[{"tool":"find_books","status":"ok","ms":766,"registered":true}],"unregistered":[{"tool":"list_genre","file":"domains/books.example/tools/list_genre.js","line":3,"url":"http://books.example/","error":"SyntaxError: Unexpected token"}],"adopted":true,"started_at":"2026-12-01T12:22:06Z"}`
+const trialLine = `{"v":1,"run_id":"gh-4242","intent":"books-count-by-author","domain":"books.example","stage":"pair","pair":0,"order":"BA","arm":"treatment","attempt":1,"trial_dir":"trials/books-count-by-author/0-treatment","outcome":"correct","answer":{"raw":"I found the answer using the page's find_books tool.\n\n` + "```" + `json\n{\n  \"count\": 7,\n  \"titles\": [\n    \"Dust Choir\",\n    \"Iron Psalms\"\n  ]\n}\n` + "```" + `","extracted":{"count":7,"titles":["Dust Choir","Iron Psalms"]}},"wall_seconds":7.35584622,"start_delay_ms":9,"turns":3,"input_tokens":2608,"output_tokens":63,"cost_usd":0.008769,"tools_declared":["mcp__browser__browser_handle_dialog","mcp__browser__browser_find","mcp__pairbench__webmcp"],"webmcp":[{"tool":"find_books","status":"ok","ms":766,"registered":true}],"unregistered":[{"tool":"list_genre","file":"domains/books.example/tools/list_genre.js","line":3,"url":"http://books.example/","error":"SyntaxError: Unexpected token"}],"adopted":true,"browser_refusals":1,"webmcp_impl":"polyfill","started_at":"2026-12-01T12:22:06Z"}`
 
 // oddLines are lines the fast path must hand to encoding/json, or decode
 // exactly as it does: every quirk of encoding/json a row can meet.
@@ -52,6 +52,7 @@ var oddLines = []string{
 	`{"v":1,"caps_hit":["time","magic"],"webmcp":[{"tool":"t","status":"error","error":"e","ms":3,"registered":false},{}]}`,
 	`{"v":1,"webmcp":[{"tool":"t","tool":"u"}]}`, `{"v":1,"webmcp":[{"Tool":"t"}]}`, `{"v":1,"webmcp":[null]}`,
 	`{"v":1,"tools_declared":[1]}`, `{"v":1,"tools_declared":"a"}`, `{"v":1,"adopted":1}`, `{"v":1,"adopted":tru}`,
+	`{"v":1,"webmcp_impl":"remote"}`, `{"v":1,"webmcp_impl":null}`, `{"v":1,"webmcp_impl":true}`, `{"v":1,"browser_refusals":-1}`,
 	`{"v":1,"pair":-3,"attempt":0}`, `{"v" : 1 , "intent" : "i" }`, "{\"v\":1,\r\"intent\":\"i\"}",
 	`{"v":1,"intent":"i",}`, `{"v":1,"intent":"i"`, `{"v":1,,"intent":"i"}`, `{"v":1 "intent":"i"}`, `{}`, `[]`, `"x"`, `{`,
 	`{"v":1,"answer":{"extracted":{"a":[1,2,]}}}`, `{"v":1,"answer":{"extracted":{"a":01}}}`, `{"v":1,"answer":{"extracted":{"a":1.}}}`,

@@ -30,10 +30,12 @@ func fuzzSeedRow() pairbench.Row {
 			{Tool: "find_books", Status: "ok", MS: 120, Registered: true},
 			{Tool: "search", Status: "error", Error: "boom \u2028 <script>", MS: 3},
 		},
-		NativeTools: []string{"search"},
-		Adopted:     true,
-		Error:       "exit status 1",
-		StartedAt:   "2026-11-29T21:00:00Z",
+		NativeTools:     []string{"search"},
+		Adopted:         true,
+		BrowserRefusals: 2,
+		WebMCPImpl:      pairbench.WebMCPNative,
+		Error:           "exit status 1",
+		StartedAt:       "2026-11-29T21:00:00Z",
 	}
 }
 
@@ -135,4 +137,28 @@ func TestRowRoundTripSeed(t *testing.T) {
 	var rowErr *pairbench.RowError
 	require.True(t, errors.As(err, &rowErr), "a cut line that ends in a newline is an error, got %v", err)
 	assert.Equal(t, 1, rowErr.Line)
+}
+
+// TestRowWebMCPImpl: webmcp_impl is additive. A row from before it (the
+// committed demo's) still parses, with the field empty; each known value
+// survives a round trip; an unknown value is refused by name.
+func TestRowWebMCPImpl(t *testing.T) {
+	old := []byte(`{"v":1,"intent":"i","arm":"control","outcome":"correct","stage":"pair","order":"AB","attempt":1}`)
+	row, err := pairbench.ParseRow(old)
+	require.NoError(t, err, "a row without webmcp_impl")
+	assert.Equal(t, pairbench.WebMCPImpl(""), row.WebMCPImpl)
+	enc, err := pairbench.AppendRow(nil, row)
+	require.NoError(t, err)
+	assert.NotContains(t, string(enc), "webmcp_impl", "an unrecorded implementation is omitted, as old rows have it")
+
+	for _, impl := range []pairbench.WebMCPImpl{pairbench.WebMCPNative, pairbench.WebMCPPolyfill} {
+		row.WebMCPImpl = impl
+		assertRoundTrip(t, row)
+		enc, err := pairbench.AppendRow(nil, row)
+		require.NoError(t, err)
+		assert.Contains(t, string(enc), `"webmcp_impl":"`+string(impl)+`"`)
+	}
+
+	_, err = pairbench.ParseRow([]byte(`{"v":1,"intent":"i","arm":"control","outcome":"correct","stage":"pair","order":"AB","attempt":1,"webmcp_impl":"remote"}`))
+	assert.EqualError(t, err, `unknown webmcp_impl "remote"`)
 }

@@ -214,6 +214,9 @@ type Setup struct {
 	// WebMCP (then the tools registered through it, not through the
 	// polyfill); recorded in both arms.
 	NativeWebMCP bool `json:"native_webmcp"`
+	// WebMCP is NativeWebMCP as the row records it: native or polyfill, ""
+	// when the browser cannot tell (it is no WebMCPProber).
+	WebMCP pairbench.WebMCPImpl `json:"webmcp_impl,omitempty"`
 	// SignedIn names the signed_in_check tool that passed on the start
 	// page, when the domain has one.
 	SignedIn string `json:"signed_in_check,omitempty"`
@@ -459,9 +462,14 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 		}
 	}
 	var nativeWebMCP bool
+	var impl pairbench.WebMCPImpl
 	if p, ok := b.(WebMCPProber); ok {
 		if nativeWebMCP, err = p.NativeWebMCP(ctx); err != nil {
 			return nil, err
+		}
+		impl = pairbench.WebMCPPolyfill
+		if nativeWebMCP {
+			impl = pairbench.WebMCPNative
 		}
 	}
 	var signedIn string
@@ -472,7 +480,7 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 		signedIn = c.Name
 	}
 	timing.Check = time.Since(start)
-	return &Setup{Browser: b, Load: load, Native: native, NativeWebMCP: nativeWebMCP, SignedIn: signedIn, Timing: timing}, nil
+	return &Setup{Browser: b, Load: load, Native: native, NativeWebMCP: nativeWebMCP, WebMCP: impl, SignedIn: signedIn, Timing: timing}, nil
 }
 
 func listOrNone(names []string) string {

@@ -182,6 +182,7 @@ func TestTrialBothArmsForReal(t *testing.T) {
 		assert.ElementsMatch(t, runner.Allowlist(), row.ToolsDeclared, "%s declared exactly the allowlist", row.Arm)
 		assert.Greater(t, row.CostUSD, 0.0)
 		assert.Greater(t, row.Turns, 0)
+		assert.Equal(t, pairbench.WebMCPPolyfill, row.WebMCPImpl, "%s: Chromium without WebMCPTesting runs the polyfill", row.Arm)
 
 		b, err := os.ReadFile(filepath.Join(s.trials.RunDir.File(row.TrialDir), "transcript.jsonl"))
 		require.NoError(t, err)

@@ -24,8 +24,10 @@ func TestNativeWebMCPIsUsedAndRecorded(t *testing.T) {
 
 	for _, native := range []bool{true, false} {
 		var flags []string
+		impl := pairbench.WebMCPPolyfill
 		if native {
 			flags = []string{"--enable-features=WebMCPTesting"}
+			impl = pairbench.WebMCPNative
 		}
 		p := newProvider(t, kerneltest.Start(t, hosts, flags))
 
@@ -33,6 +35,7 @@ func TestNativeWebMCPIsUsedAndRecorded(t *testing.T) {
 			StartURL: "http://books.example/", Tools: tools, EntryTool: "find_books"})
 		require.NoError(t, err, "native=%v", native)
 		assert.Equal(t, native, treat.NativeWebMCP)
+		assert.Equal(t, impl, treat.WebMCP, "what the trial's row records")
 		res, err := treat.Browser.InvokeTool(t.Context(), "find_books", []byte(`{"query":"poetry"}`))
 		require.NoError(t, err)
 		assert.Empty(t, res.Exception, "native=%v", native)
@@ -42,6 +45,7 @@ func TestNativeWebMCPIsUsedAndRecorded(t *testing.T) {
 		ctl, err := runner.SetUpBrowser(t.Context(), quiet, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/"})
 		require.NoError(t, err)
 		assert.Equal(t, native, ctl.NativeWebMCP)
+		assert.Equal(t, impl, ctl.WebMCP)
 		live, err := ctl.Browser.LiveTools(t.Context())
 		require.NoError(t, err)
 		assert.Empty(t, live, "control is tool-free, native=%v", native)
