@@ -20,9 +20,10 @@ const (
 // CleanStale removes the per-agent and egress socket directories under root
 // that no live process holds: those left behind by a runner that was
 // killed. An empty root means where New and NewEgress put them by default
-// (/tmp, and os.TempDir() for egress). A directory last changed after
-// cutoff is left alone even when unheld, because its creator may not have
-// locked it yet; pass a cutoff a few seconds in the past. It returns the
+// (/tmp, and os.TempDir() for egress). A directory is held from the moment
+// it has its name (heldir.Make), so an unheld one is removed however young;
+// only one still being made, changed after cutoff, is left alone: pass a
+// cutoff a few seconds in the past. It returns the
 // directories it removed; directories it could not remove are reported in
 // the error and the rest are still cleaned.
 func CleanStale(root string, cutoff time.Time) ([]string, error) {

@@ -11,9 +11,9 @@ import (
 )
 
 // TestCleanStaleRemovesOnlyUnheldDirectories: a sandbox and an egress proxy
-// in use survive, directories their killed owners left are removed, and an
-// unheld directory younger than the cutoff (its creator may be about to lock
-// it) is kept.
+// in use survive, directories their killed owners left are removed however
+// young, and one still being made (heldir's hidden name, not locked yet)
+// is kept until the cutoff.
 func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 	needBwrap(t)
 	root := sharedDir(t)
@@ -34,7 +34,12 @@ func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 		require.NoError(t, os.Chtimes(dir, old, old))
 		stale = append(stale, dir)
 	}
+	// Killed a moment after making it: abandoned, however young.
 	young, err := os.MkdirTemp(root, agentDirPrefix)
+	require.NoError(t, err)
+	stale = append(stale, young)
+	// Still being made: heldir.Make locks it under a hidden name first.
+	making, err := os.MkdirTemp(root, ".making-"+agentDirPrefix)
 	require.NoError(t, err)
 	other := filepath.Join(root, "unrelated")
 	require.NoError(t, os.Mkdir(other, 0o700))
@@ -53,7 +58,7 @@ func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 	for _, d := range stale {
 		assert.NoDirExists(t, d)
 	}
-	for _, d := range append(live, young, other) {
+	for _, d := range append(live, making, other) {
 		assert.DirExists(t, d)
 	}
 
@@ -65,7 +70,7 @@ func TestCleanStaleRemovesOnlyUnheldDirectories(t *testing.T) {
 	}
 	removed, err = CleanStale(root, time.Now().Add(time.Second))
 	require.NoError(t, err)
-	assert.Equal(t, []string{young}, removed, "the young directory, once past the cutoff")
+	assert.Equal(t, []string{making}, removed, "the one still being made, once past the cutoff")
 }
 
 // lockedOut is what an agent leaves to make its directories hard to

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,18 +18,31 @@ import (
 
 // Make creates a fresh directory under parent (os.MkdirTemp's pattern rules)
 // and locks it. The directory is held until the returned file is closed.
+//
+// It is held from the first moment it has its name: Make creates it under a
+// hidden name, locks it, and only then renames it, so a directory matching
+// the pattern that nobody holds is always abandoned, however young.
 func Make(parent, pattern string) (dir string, hold *os.File, err error) {
-	dir, err = os.MkdirTemp(parent, pattern)
+	tmp, err := os.MkdirTemp(parent, hiddenPrefix+pattern)
 	if err != nil {
 		return "", nil, err
 	}
-	hold, err = lock(dir, unix.LOCK_EX)
+	hold, err = lock(tmp, unix.LOCK_EX)
 	if err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	dir = filepath.Join(filepath.Dir(tmp), strings.TrimPrefix(filepath.Base(tmp), hiddenPrefix))
+	if err := os.Rename(tmp, dir); err != nil {
+		hold.Close()
+		os.RemoveAll(tmp)
 		return "", nil, err
 	}
 	return dir, hold, nil
 }
+
+// hiddenPrefix names a directory Make is still making.
+const hiddenPrefix = ".making-"
 
 func lock(dir string, how int) (*os.File, error) {
 	f, err := os.Open(dir)
@@ -43,11 +57,12 @@ func lock(dir string, how int) (*os.File, error) {
 }
 
 // Clean removes the directories under root matching any of patterns
-// (filepath.Glob) that nobody holds, with remove (os.RemoveAll when nil). A
-// directory changed after cutoff is left alone even when unheld, since its
-// creator may not have locked it yet: pass a cutoff a few seconds in the
-// past. It returns the directories removed; failures are joined in the
-// error and the rest are still cleaned.
+// (filepath.Glob) that nobody holds, with remove (os.RemoveAll when nil),
+// whatever their age: Make holds a directory from its first moment under
+// its name. A hidden directory Make was still making is removed only when
+// unheld and changed before cutoff (pass a few seconds in the past): its
+// creator may be about to lock it. It returns the directories removed;
+// failures are joined in the error and the rest are still cleaned.
 func Clean(root string, cutoff time.Time, remove func(string) error, patterns ...string) ([]string, error) {
 	if remove == nil {
 		remove = os.RemoveAll
@@ -59,8 +74,16 @@ func Clean(root string, cutoff time.Time, remove func(string) error, patterns ..
 		if err != nil {
 			return removed, err
 		}
-		for _, dir := range dirs {
-			ok, err := removeIfStale(dir, cutoff, remove)
+		making, err := filepath.Glob(filepath.Join(root, hiddenPrefix+pat))
+		if err != nil {
+			return removed, err
+		}
+		for _, dir := range append(dirs, making...) {
+			until := time.Now()
+			if strings.HasPrefix(filepath.Base(dir), hiddenPrefix) {
+				until = cutoff
+			}
+			ok, err := removeIfStale(dir, until, remove)
 			if err != nil {
 				errs = append(errs, err)
 			}

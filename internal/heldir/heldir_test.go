@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,18 +13,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestCleanRemovesOnlyUnheldOldDirectories(t *testing.T) {
+func TestCleanRemovesOnlyUnheldDirectories(t *testing.T) {
 	root := t.TempDir()
 	held, hold, err := Make(root, "x-")
 	require.NoError(t, err)
 	defer hold.Close()
+	assert.True(t, strings.HasPrefix(filepath.Base(held), "x-"), "made under its pattern: %s", held)
 	abandoned, h2, err := Make(root, "x-")
 	require.NoError(t, err)
 	require.NoError(t, h2.Close()) // its holder "died"
 	young, h3, err := Make(root, "x-")
 	require.NoError(t, err)
-	require.NoError(t, h3.Close())
+	require.NoError(t, h3.Close()) // died a moment after making it
 	other, err := os.MkdirTemp(root, "y-")
+	require.NoError(t, err)
+	// One still being made: hidden, not locked yet.
+	making, err := os.MkdirTemp(root, hiddenPrefix+"x-")
 	require.NoError(t, err)
 
 	past := time.Now().Add(-time.Minute)
@@ -32,11 +37,15 @@ func TestCleanRemovesOnlyUnheldOldDirectories(t *testing.T) {
 	}
 	removed, err := Clean(root, time.Now().Add(-10*time.Second), nil, "x-*")
 	require.NoError(t, err)
-	assert.Equal(t, []string{abandoned}, removed)
+	assert.ElementsMatch(t, []string{abandoned, young}, removed, "an unheld directory of Make's is abandoned, however young")
 	assert.DirExists(t, held, "a held directory stays")
-	assert.DirExists(t, young, "a directory too young to judge stays")
+	assert.DirExists(t, making, "one still being made stays until the cutoff")
 	assert.DirExists(t, other, "only matching names are considered")
-	assert.NoDirExists(t, abandoned)
+
+	require.NoError(t, os.Chtimes(making, past, past))
+	removed, err = Clean(root, time.Now().Add(-10*time.Second), nil, "x-*")
+	require.NoError(t, err)
+	assert.Equal(t, []string{making}, removed, "a hidden one its maker never finished, once old")
 }
 
 // TestHoldEndsWithItsProcess shows that a killed holder releases its

@@ -137,8 +137,8 @@ func (a *Agent) Close() error {
 
 // CleanStale removes the compile-cache directories under root
 // (/tmp when empty) that no live pairbench holds: those of killed
-// runners. A directory changed after cutoff is left alone, since its
-// creator may not have locked it yet. It returns the directories removed.
+// runners, however young (heldir.Make holds one from the moment it has its
+// name). It returns the directories removed.
 func CleanStale(root string, cutoff time.Time) ([]string, error) {
 	return heldir.Clean(orTemp(root), cutoff, nil, cachePrefix+"*")
 }
