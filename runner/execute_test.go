@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,4 +363,63 @@ func TestExecuteKeepsToItsBudget(t *testing.T) {
 	ex = &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: costly, Budget: Budget{SpendUSD: 1}, OtherSpend: 0.005}
 	require.NoError(t, ex.Run(context.Background()), "a larger budget resumes the run")
 	scoredOnce(t, plan, rowsOf(t, dir, RowsFile))
+}
+
+// TestResumeOnBadInput resumes runs whose directory holds what no runner
+// wrote: each gives a clear error naming the file and line, or is left out
+// and counted, never a run that counts it as its own.
+func TestResumeOnBadInput(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2}, map[string]string{"a": "d"})
+	good := func(pair int, arm pairbench.Arm) pairbench.Row {
+		return pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: "a", Domain: "d", Stage: pairbench.StagePair, Pair: pair,
+			Order: plan.Intents[0].Pairs[pair].Order, Arm: arm, Attempt: 1, Outcome: pairbench.Correct, TrialDir: fmt.Sprintf("trials/a/%d-%s", pair, arm)}
+	}
+	line := func(r pairbench.Row) string {
+		b, err := pairbench.AppendRow(nil, r)
+		require.NoError(t, err)
+		return string(b)
+	}
+	future := strings.Replace(line(good(1, pairbench.Control)), `"v":1`, `"v":2`, 1)
+	torn := line(good(1, pairbench.Control))[:40] + "\n"
+	foreign := good(1, pairbench.Control)
+	foreign.RunID = "r9"
+	for name, c := range map[string]struct {
+		rows string
+		want string // the error; "" for none
+	}{
+		"a row of a future schema version": {rows: line(good(0, pairbench.Control)) + future, want: "rows.jsonl:2: unsupported row version 2"},
+		"a torn middle line":               {rows: line(good(0, pairbench.Control)) + torn + line(good(0, pairbench.Treatment)), want: "rows.jsonl:2:"},
+		"a row of another run":             {rows: line(good(0, pairbench.Control)) + line(good(0, pairbench.Treatment)) + line(foreign)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := RunDir{Path: t.TempDir()}
+			require.NoError(t, os.WriteFile(dir.File(RowsFile), []byte(c.rows), 0o644))
+			f := &fakeTrials{}
+			var problems []string
+			ex := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: f.trial, OnProblem: func(p Problem) { problems = append(problems, p.String()) }}
+			err := ex.Run(context.Background())
+			if c.want != "" {
+				assert.ErrorContains(t, err, c.want)
+				assert.Empty(t, f.ran, "no trial runs on a rows file that does not read")
+				return
+			}
+			require.NoError(t, err)
+			assert.Contains(t, problems, dir.File(RowsFile)+`: left out 1 rows whose run_id is not "r1"`)
+			var ran []string
+			for _, s := range f.ran {
+				ran = append(ran, s.Dir)
+			}
+			assert.ElementsMatch(t, []string{"trials/a/1-control", "trials/a/1-treatment"}, ran, "pair 1 runs: the other run's row is not its")
+		})
+	}
+
+	// A truncated run.json names where it ends.
+	dir := RunDir{Path: t.TempDir()}
+	require.NoError(t, dir.WritePlan(plan))
+	b, err := os.ReadFile(dir.File(PlanFile))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dir.File(PlanFile), b[:len(b)/2], 0o644))
+	_, err = dir.ReadPlan()
+	assert.ErrorContains(t, err, "run.json:")
+	assert.ErrorContains(t, err, "unexpected end of JSON input")
 }

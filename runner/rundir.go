@@ -582,7 +582,9 @@ func truncatePartial(f *os.File) error {
 	return err
 }
 
-// Append writes row as one line and syncs it to disk before returning.
+// Append writes row as one line and syncs it to disk before returning. A
+// row that cannot be written whole (a full disk) is cut off again, so the
+// file always ends with a whole row.
 func (l *RowLog) Append(row pairbench.Row) error {
 	b, err := pairbench.AppendRow(nil, row)
 	if err != nil {
@@ -590,11 +592,21 @@ func (l *RowLog) Append(row pairbench.Row) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, err := l.f.Write(b); err != nil {
+	end, err := l.f.Seek(0, io.SeekCurrent)
+	if err != nil {
 		return fmt.Errorf("append row: %w", err)
 	}
+	undo := func(err error) error {
+		if terr := l.f.Truncate(end); terr == nil {
+			_, _ = l.f.Seek(end, io.SeekStart)
+		}
+		return err
+	}
+	if _, err := l.f.Write(b); err != nil {
+		return undo(fmt.Errorf("append row to %s: %w", l.path, err))
+	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("sync rows: %w", err)
+		return undo(fmt.Errorf("sync rows of %s: %w", l.path, err))
 	}
 	return nil
 }

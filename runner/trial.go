@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -98,6 +100,11 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	abort := func(reason string) (pairbench.Row, error) {
 		if ctx.Err() != nil {
 			return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
+		}
+		if strings.Contains(reason, syscall.ENOSPC.Error()) || strings.Contains(reason, syscall.EDQUOT.Error()) {
+			// The runs directory is full: no trial can be recorded, and
+			// every one would abort. A fault, not the trial's outcome.
+			return row, fmt.Errorf("%s: %w: %s", spec.Dir, ErrDiskFull, reason)
 		}
 		row.Outcome, row.Reason = pairbench.Aborted, reason
 		row.WallSeconds = time.Since(started).Seconds()
@@ -258,6 +265,11 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}
 	return row, nil
 }
+
+// ErrDiskFull stops a run whose disk is full: its trials can be neither
+// kept nor recorded. The rows file keeps its last whole row; a resume once
+// there is space again runs the rest.
+var ErrDiskFull = errors.New("no space left for the run")
 
 // maxUnregistered bounds the registration failures a row keeps.
 const maxUnregistered = 20

@@ -100,6 +100,10 @@ func StartT(t testing.TB, bin, access, secret string, buckets ...string) *Server
 	return s
 }
 
+// PID is the server's process id (a test that checks what its processes
+// left running knows this one is its own).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Close stops the server and removes its data.
 func (s *Server) Close() {
 	_ = s.cmd.Process.Kill()

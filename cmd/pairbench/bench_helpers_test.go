@@ -157,11 +157,11 @@ func liveOrphans(keep ...int) []string {
 
 // waitNoOrphans waits until no descendant of a killed runner is alive: the
 // browsers and sandboxes must die with their runner on their own.
-func waitNoOrphans(t *testing.T, within time.Duration) {
+func waitNoOrphans(t *testing.T, within time.Duration, keep ...int) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		left := liveOrphans()
+		left := liveOrphans(keep...)
 		if len(left) == 0 {
 			return
 		}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
+)
+
+// faultyS3 starts a real S3 server (versitygw) behind a fault-injecting
+// proxy; it returns the proxy, the store location through it for a run's
+// --store, the store itself reached directly, for checking, and the
+// server's process id.
+func faultyS3(t *testing.T, prefix string) (*faultProxy, string, artifacts.Store, int) {
+	t.Helper()
+	bin, err := filepath.Abs("../../tools/bin/versitygw")
+	require.NoError(t, err)
+	s3 := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	t.Setenv("AWS_REGION", s3test.Region)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	proxy := newFaultProxy(t, s3.Endpoint)
+	loc := fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, proxy.URL, s3test.Region)
+	direct, err := artifacts.Open(t.Context(), fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, s3.Endpoint, s3test.Region))
+	require.NoError(t, err)
+	return proxy, loc, direct, s3.PID()
+}
+
+// TestStoreFaults runs benches whose S3 store fails the ways stores fail.
+// A flaky store (503s, reset connections, slow answers) costs the run
+// nothing: every upload is retried until it lands, the report is put only
+// after every row, and the store ends holding the run as the directory
+// does. A store that goes down mid-run and stays down leaves the trials
+// alone and ends the run with a clear error (exit 1) and nothing published;
+// the same command once the store is back publishes the whole run.
+func TestStoreFaults(t *testing.T) {
+	tools := needRealStack(t)
+	becomeSubreaper(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	proxy, loc, direct, s3 := faultyS3(t, "faults")
+	bin := buildPairbench(t)
+
+	t.Run("flaky", func(t *testing.T) {
+		var n atomic.Int64
+		proxy.set(func(r *http.Request) *fault {
+			switch i := n.Add(1); {
+			case i%3 == 0:
+				return &fault{Status: http.StatusServiceUnavailable}
+			case i%5 == 0:
+				return &fault{Reset: true}
+			case i%7 == 0:
+				return &fault{Delay: 1500 * time.Millisecond}
+			}
+			return nil
+		})
+		defer proxy.set(nil)
+		e := newBenchEnv(t, bin, tools, "flaky", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "2", "--store", loc)
+		cmd, log := e.start(t, ctx)
+		code, sig := exitStatus(cmd.Wait())
+		require.Zero(t, code, "a flaky store costs the run nothing (signal %v): %s", sig, tail(log))
+		checkCompleteRun(t, e.runDir())
+		storeHoldsTheRun(t, direct, e.runID, e.runDir())
+
+		injected, stored := proxy.counts()
+		t.Logf("faults injected: %v; objects stored: %d", injected, len(stored))
+		for _, kind := range []string{"503", "reset", "slow"} {
+			assert.Positive(t, injected[kind], "the store failed with %s", kind)
+		}
+		report := slices.IndexFunc(stored, func(key string) bool { return strings.HasSuffix(key, "/faults/flaky/report.json") })
+		require.GreaterOrEqual(t, report, 0, "the report is stored: %v", stored)
+		for i, key := range stored {
+			if strings.HasSuffix(key, "/rows.jsonl") {
+				assert.Less(t, i, report, "every upload of the rows comes before the report's")
+			}
+		}
+	})
+
+	t.Run("down", func(t *testing.T) {
+		e := newBenchEnv(t, bin, tools, "down", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1", "--store", loc)
+		cmd, log := e.start(t, ctx)
+		// The store goes down after the first row and stays down.
+		require.Eventually(t, func() bool { return countLines(filepath.Join(e.runDir(), "rows.jsonl")) > 0 },
+			5*time.Minute, 50*time.Millisecond, "no row: %s", tail(log))
+		proxy.set(func(*http.Request) *fault { return &fault{Status: http.StatusServiceUnavailable} })
+		began := time.Now()
+		code, sig := exitStatus(cmd.Wait())
+		proxy.set(nil)
+		assert.Equal(t, exitFailure, code, "a store that stays down fails the run (signal %v): %s", sig, tail(log))
+		assert.Contains(t, tail(log), "the upload to the store")
+		assert.Contains(t, tail(log), "run the same command again to upload it")
+		t.Logf("the run ended %s after the store went down", time.Since(began).Round(time.Second))
+		checkCompleteRun(t, e.runDir()) // the trials did not care
+		assert.Nil(t, storeBytes(t, direct, "down/report.json"), "nothing is published while the store is down")
+
+		cmd, log = e.start(t, ctx)
+		code, sig = exitStatus(cmd.Wait())
+		require.Zero(t, code, "the same command, the store back (signal %v): %s", sig, tail(log))
+		checkCompleteRun(t, e.runDir())
+		storeHoldsTheRun(t, direct, e.runID, e.runDir())
+	})
+	waitNoOrphans(t, 15*time.Second, s3)
+}
+
+// TestFullDisk runs a bench whose runs directory is on a small filesystem
+// the test makes (a tmpfs with a size) and fills it once the run has a row:
+// the run stops with an error that says the disk is full, its rows file
+// still ends with its last whole row, and once there is space again the
+// same command finishes the run, every pair scored once.
+func TestFullDisk(t *testing.T) {
+	tools := needRealStack(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs of a given size needs root (CI runs the suite as root)")
+	}
+	becomeSubreaper(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+
+	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "3", "--slots", "1")
+	require.NoError(t, os.MkdirAll(e.runs, 0o755))
+	require.NoError(t, unix.Mount("tmpfs", e.runs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m"))
+	t.Cleanup(func() { _ = unix.Unmount(e.runs, unix.MNT_DETACH) })
+
+	cmd, log := e.start(t, ctx)
+	rows := filepath.Join(e.runDir(), "rows.jsonl")
+	require.Eventually(t, func() bool { return countLines(rows) > 0 }, 5*time.Minute, 20*time.Millisecond, "no row: %s", tail(log))
+	filler := filepath.Join(e.runs, "filler")
+	fill(t, filler)
+	code, sig := exitStatus(cmd.Wait())
+	assert.Equal(t, exitFailure, code, "a full disk stops the run (signal %v): %s", sig, tail(log))
+	assert.Contains(t, tail(log), "no space left", "the error says why")
+
+	b, err := os.ReadFile(rows)
+	require.NoError(t, err)
+	got, partial, err := pairbench.ReadRows(bytes.NewReader(b))
+	require.NoError(t, err, "the rows file parses")
+	assert.Zero(t, partial, "no torn row: the file ends with its last whole row")
+	assert.NotEmpty(t, got)
+	for _, r := range got {
+		assert.NotContains(t, r.Reason, "no space left", "a full disk is no trial's outcome: %s", r.TrialDir)
+	}
+	waitNoOrphans(t, 15*time.Second)
+
+	require.NoError(t, os.Remove(filler))
+	cmd, log = e.start(t, ctx)
+	code, sig = exitStatus(cmd.Wait())
+	require.Zero(t, code, "resume once there is space (signal %v): %s", sig, tail(log))
+	checkCompleteRun(t, e.runDir())
+	assert.Empty(t, e.leftDirs(t))
+}
+
+// fill writes path until its filesystem is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			require.True(t, errors.Is(err, syscall.ENOSPC), "filling the disk: %v", err)
+			return
+		}
+	}
+}
