@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench/progress"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -57,7 +58,7 @@ Examples:
 				return usageError{err}
 			}
 			var logOut io.Writer
-			logOut, o.Live = liveOutput(cmd.ErrOrStderr(), logFormat)
+			logOut, o.Live = progress.Output(cmd.ErrOrStderr(), logFormat)
 			log, err := newLogger(logOut, logFormat)
 			if err != nil {
 				return usageError{err}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/bench/progress"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
@@ -30,7 +31,7 @@ type benchOptions struct {
 	PR                        int
 	// Live, when set, is the terminal's live progress display; log
 	// records already go through it.
-	Live *liveView
+	Live *progress.Terminal
 	// CDPConfig is the --cdp-config file.
 	CDPConfig string
 }
@@ -193,9 +194,9 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 // bench, else the reports) to stdout. A registry's problems are in the
 // error.
 func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (runner.RunDir, error) {
-	display := newProgress(o.Live, log, time.Now, o.Slots)
-	o.Log, o.Hooks = log, display.hooks()
-	stop := display.animate(ctx)
+	display := progress.New(o.Live, log, time.Now, o.Slots)
+	o.Log, o.Hooks = log, display.Hooks()
+	stop := display.Animate(ctx)
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
 	if o.PlanOnly && err == nil {
@@ -292,7 +293,7 @@ Examples:
 				}
 			}
 			var logOut io.Writer
-			logOut, o.Live = liveOutput(cmd.ErrOrStderr(), logFormat)
+			logOut, o.Live = progress.Output(cmd.ErrOrStderr(), logFormat)
 			log, err := newLogger(logOut, logFormat)
 			if err != nil {
 				return usageError{err}

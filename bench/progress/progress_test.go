@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -22,9 +22,9 @@ func trialSpec(intent string, pair int, arm pairbench.Arm, attempt int) runner.T
 func TestRenderProgress(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := start.Add(2 * time.Minute)
-	s := progressState{
+	s := State{
 		Progress: runner.Progress{Started: start, Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642},
-		Slots: []*slotTrial{
+		Slots: []*Slot{
 			{Spec: trialSpec("books-count-by-author", 3, pairbench.Treatment, 2), Started: now.Add(-75 * time.Second)},
 			nil,
 		},
@@ -34,18 +34,18 @@ func TestRenderProgress(t *testing.T) {
 		"slot 1  books-count-by-author pair 3 treatment (attempt 2)  1m15s",
 		"slot 2  idle",
 		"[############............] 6/12 pairs  1 aborted  $0.064  ETA 2m45s",
-	}, renderProgress(s, now, 0))
+	}, Render(s, now, 0))
 
-	lines := renderProgress(s, now, 20)
+	lines := Render(s, now, 20)
 	for _, l := range lines {
 		assert.LessOrEqual(t, len([]rune(l)), 20, l)
 	}
 	assert.Equal(t, "slot 1  books-count-", lines[0])
 
 	s.Trials = 0
-	assert.Contains(t, renderProgress(s, now, 0)[2], "ETA ?", "no pace before the first trial")
+	assert.Contains(t, Render(s, now, 0)[2], "ETA ?", "no pace before the first trial")
 	s.Done, s.Pairs = 0, 0
-	assert.Contains(t, renderProgress(s, now, 0)[2], "[........................] 0/0 pairs")
+	assert.Contains(t, Render(s, now, 0)[2], "[........................] 0/0 pairs")
 }
 
 // TestProgressFollowsTheHooks feeds the display the hooks of a bench: it
@@ -55,8 +55,8 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var logs bytes.Buffer
-	p := newProgress(nil, slog.New(slog.NewTextHandler(&logs, nil)), now, 2)
-	h := p.hooks()
+	p := New(nil, slog.New(slog.NewTextHandler(&logs, nil)), now, 2)
+	h := p.Hooks()
 
 	a := trialSpec("weather-high-oslo", 1, pairbench.Control, 1)
 	b := trialSpec("weather-high-oslo", 2, pairbench.Treatment, 1)
@@ -81,14 +81,14 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 	assert.Contains(t, logs.String(), `level=WARN msg="skipped a partial last line" file=rows.jsonl line=3`)
 }
 
-func TestLiveViewKeepsTheBlockBelowLogs(t *testing.T) {
+func TestTerminalKeepsTheBlockBelowLogs(t *testing.T) {
 	var out bytes.Buffer
-	v := &liveView{w: &out}
-	v.set([]string{"slot 1  idle", "[...] 0/1 pairs"})
+	v := &Terminal{w: &out}
+	v.Set([]string{"slot 1  idle", "[...] 0/1 pairs"})
 	v.Write([]byte("time=... msg=trial\n"))
-	v.set([]string{"slot 1  idle", "[###] 1/1 pairs"})
-	v.stop()
-	v.set([]string{"after stop"})
+	v.Set([]string{"slot 1  idle", "[###] 1/1 pairs"})
+	v.Stop()
+	v.Set([]string{"after stop"})
 	v.Write([]byte("report.md\n"))
 
 	const up = "\r\x1b[1A\x1b[2K\x1b[1A\x1b[2K" // erase two lines
@@ -99,7 +99,7 @@ func TestLiveViewKeepsTheBlockBelowLogs(t *testing.T) {
 			"report.md\n",
 		out.String())
 
-	w, view := liveOutput(&out, "text")
+	w, view := Output(&out, "text")
 	assert.Nil(t, view, "a buffer is not a terminal")
 	assert.Same(t, &out, w)
 }

@@ -1,0 +1,201 @@
+// Package progress shows a bench as it runs, fed by its hooks
+// (bench.Hooks): one line per slot with the trial it runs and for how long,
+// and a bar with the pairs done, the aborted trials, the spend and an
+// estimate of the time left. On a terminal the display stays at the bottom
+// of the screen, log records scrolling above it (Terminal); elsewhere a
+// progress record is logged after every trial.
+package progress
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// State is what the display shows.
+type State struct {
+	runner.Progress
+	// Slots holds the trial each slot runs; nil when idle.
+	Slots []*Slot
+}
+
+// Slot is a trial running in a slot.
+type Slot struct {
+	Spec    runner.TrialSpec
+	Started time.Time
+}
+
+// ETA estimates the time left from this runner's pace so far; ok is false
+// until a trial has been recorded.
+func (s State) ETA(now time.Time) (left time.Duration, ok bool) {
+	if s.Trials == 0 {
+		return 0, false
+	}
+	trials := 2*(s.Pairs-s.Done) - s.Half
+	perTrial := now.Sub(s.Started) / time.Duration(s.Trials)
+	return time.Duration(max(trials, 0)) * perTrial, true
+}
+
+// Render returns the display of s at now: one line per slot and a bar
+// with pairs done, aborts, spend and ETA, each line at most width runes
+// (0: no limit).
+func Render(s State, now time.Time, width int) []string {
+	var lines []string
+	for i, t := range s.Slots {
+		line := fmt.Sprintf("slot %d  idle", i+1)
+		if t != nil {
+			line = fmt.Sprintf("slot %d  %s pair %d %s", i+1, t.Spec.Job.Intent, t.Spec.Job.Pair, t.Spec.Arm)
+			if t.Spec.Job.Stage == pairbench.StageAdoption {
+				line = fmt.Sprintf("slot %d  %s adoption %d", i+1, t.Spec.Job.Intent, t.Spec.Job.Pair)
+			}
+			if t.Spec.Job.Attempt > 1 {
+				line += fmt.Sprintf(" (attempt %d)", t.Spec.Job.Attempt)
+			}
+			line += "  " + shortDuration(now.Sub(t.Started))
+		}
+		lines = append(lines, line)
+	}
+	const barWidth = 24
+	filled := 0
+	if s.Pairs > 0 {
+		filled = barWidth * s.Done / s.Pairs
+	}
+	eta := "ETA ?"
+	if d, ok := s.ETA(now); ok {
+		eta = "ETA " + shortDuration(d)
+	}
+	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs  %d aborted  $%.3f  %s",
+		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, s.Aborts, s.Spend, eta))
+	if width > 0 {
+		for i, l := range lines {
+			if r := []rune(l); len(r) > width {
+				lines[i] = string(r[:width])
+			}
+		}
+	}
+	return lines
+}
+
+// shortDuration prints d to the second: 45s, 3m05s, 1h02m.
+func shortDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// Display shows a bench as it goes, from its hooks. On a Terminal it keeps
+// the live display there; without one it logs a progress record after
+// every trial. Its methods are safe to call from the bench's goroutines.
+type Display struct {
+	mu    sync.Mutex
+	state State
+	term  *Terminal // nil when not on a terminal
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns the display of a bench of slots slots, drawn on term (nil:
+// logged to log), its clocks read from now.
+func New(term *Terminal, log *slog.Logger, now func() time.Time, slots int) *Display {
+	return &Display{state: State{Slots: make([]*Slot, slots)}, term: term, log: log, now: now}
+}
+
+// Hooks returns the bench hooks that feed the display; problems are
+// logged as warnings.
+func (d *Display) Hooks() bench.Hooks {
+	return bench.Hooks{Start: d.started, Row: d.recorded, Progress: d.progressed,
+		Problem: func(pr runner.Problem) { d.log.Warn(pr.Msg, pr.LogArgs()...) }}
+}
+
+// started puts a trial in the first idle slot.
+func (d *Display) started(spec runner.TrialSpec) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, t := range d.state.Slots {
+		if t == nil {
+			d.state.Slots[i] = &Slot{Spec: spec, Started: d.now()}
+			break
+		}
+	}
+	d.drawLocked()
+}
+
+// progressed takes the run's counts.
+func (d *Display) progressed(pr runner.Progress) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.state.Progress = pr
+	d.drawLocked()
+}
+
+// recorded frees a trial's slot and, without a terminal, logs the progress.
+func (d *Display) recorded(row pairbench.Row) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, t := range d.state.Slots {
+		if t != nil && t.Spec.Dir == row.TrialDir {
+			d.state.Slots[i] = nil
+		}
+	}
+	if d.term == nil {
+		s := d.state
+		eta := "?"
+		if left, ok := s.ETA(d.now()); ok {
+			eta = shortDuration(left)
+		}
+		d.log.Info("progress", "pairs_done", s.Done, "pairs", s.Pairs, "aborted", s.Aborts,
+			"spend_usd", fmt.Sprintf("%.4f", s.Spend), "eta", eta)
+	}
+	d.drawLocked()
+}
+
+// drawLocked draws the display, once the run's trials have started.
+func (d *Display) drawLocked() {
+	if d.term != nil && !d.state.Started.IsZero() {
+		d.term.Set(Render(d.state, d.now(), d.term.Width()))
+	}
+}
+
+// Animate redraws the display every half second (so slot clocks and the
+// ETA move) until the returned stop is called, which leaves the last
+// display on screen as ordinary output. Without a terminal it does
+// nothing.
+func (d *Display) Animate(ctx context.Context) (stop func()) {
+	if d.term == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				d.mu.Lock()
+				d.drawLocked()
+				d.mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		d.term.Stop()
+	}
+}
