@@ -4,17 +4,22 @@ import (
 	"os"
 	"testing"
 
+	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/sandbox"
 	"github.com/pairbench/pairbench/state/statetest"
 )
 
 // TestMain lets the test binary serve as the sandbox's init, exactly as
-// main does, since the sandbox re-executes the running binary.
+// main does, since the sandbox re-executes the running binary. The tests
+// run in a network namespace with loopback only (offline.Run): the
+// browsers, servers and pairbench binaries they start, and the egress
+// proxies those browsers reach the web through, reach nothing beyond this
+// machine.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
-	code := m.Run()
+	code := offline.Run(m)
 	statetest.Stop() // the PostgreSQL a test started, if any
 	os.Exit(code)
 }

@@ -47,14 +47,21 @@ const capNetAdmin = 12
 
 // Main runs the test binary's tests inside a namespace made by Command.
 // Call it from TestMain in place of m.Run.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own after the tests (a
+// database to stop): inside the namespace it runs the tests and returns
+// m.Run's code; outside it re-executes the test binary in a namespace made
+// by Command and returns that run's exit code, having run no test itself.
+// The caller passes the code to os.Exit.
+func Run(m *testing.M) int {
 	if os.Getenv(insideEnv) != "" {
-		os.Exit(m.Run())
+		return m.Run()
 	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "offline: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
 	cmd := Command(self, os.Args[1:]...)
 	cmd.Env = append(os.Environ(), insideEnv+"=1")
@@ -63,10 +70,10 @@ func Main(m *testing.M) {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		os.Exit(0)
+		return 0
 	case errors.As(err, &exit) && exit.ExitCode() > 0:
-		os.Exit(exit.ExitCode())
+		return exit.ExitCode()
 	}
 	fmt.Fprintf(os.Stderr, "offline: cannot run the tests in a network namespace of their own: %v\n", err)
-	os.Exit(1)
+	return 1
 }
