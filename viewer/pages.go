@@ -124,8 +124,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 </form>
 <table class="summary">
 <tr><th>pair</th><th>order</th><th>control</th><th>treatment</th><th>arms</th></tr>
-{{range .Pairs}}<tr class="p-row pc-{{.Class}}{{if .Disagree}} pd{{end}}"><td class="num">{{if .Page}}<a href="{{.Page}}">pair {{.Pair}}</a>{{else}}{{.Pair}}{{end}}</td><td>{{.Order}}</td>{{range .Arms}}<td>{{if .Outcome}}<span class="outcome o-{{.Outcome}}">{{.Outcome}}</span> {{.Wall}}<small>{{.Turns}} turns{{if .Adopted}} · used a registered tool{{end}}{{if gt .Attempts 1}} · {{.Attempts}} attempts{{end}}</small>{{else}}no row{{end}}</td>{{end}}<td><span class="swatch k-{{.Class}}"></span>{{.Class}}</td></tr>
-{{end}}</table>
+{{.PairRows}}</table>
 {{if not .Linked}}<p class="note">This run directory has no trial directories, so its pairs have no pages: run the bench with its trials kept (or fetch them with merge --trials) to step through them.</p>{{end}}
 {{else}}<p>No pair of this intent has a row yet.</p>{{end}}
 </body>
@@ -136,8 +135,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 {{range .Ticks}}<line class="grid" x1="{{$.ControlX}}" x2="{{$.TreatX}}" y1="{{.Y}}" y2="{{.Y}}"/><text x="{{add $.ControlX -8.0}}" y="{{add .Y 4.0}}" text-anchor="end">{{.Label}}</text>
 {{end}}<line class="axis" x1="{{.ControlX}}" x2="{{.ControlX}}" y1="{{.Top}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.TreatX}}" x2="{{.TreatX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>
 <text x="{{.ControlX}}" y="{{add .Bottom 18.0}}" text-anchor="middle">control</text><text x="{{.TreatX}}" y="{{add .Bottom 18.0}}" text-anchor="middle">treatment</text>
-{{range .Lines}}{{if .Href}}<a href="{{.Href}}" class="p-row pc-{{.Class}}{{if .Disagree}} pd{{end}}">{{else}}<g class="p-row pc-{{.Class}}{{if .Disagree}} pd{{end}}">{{end}}<title>{{.Title}}</title><line class="c-{{.Class}}" x1="{{$.ControlX}}" x2="{{$.TreatX}}" y1="{{.Y1}}" y2="{{.Y2}}" stroke-width="1.5"/>{{if .Href}}</a>{{else}}</g>{{end}}
-{{end}}</svg>
+{{.LinesHTML}}</svg>
 <p class="note">{{.Shown}} complete {{if eq .Shown 1}}pair{{else}}pairs{{end}}, one line each from control's wall time to treatment's: {{.TreatFaster}} down (treatment faster), {{.Slower}} up.{{if .Incomplete}} {{.Incomplete}} incomplete left out.{{end}}<br><span class="swatch k-control-only"></span>only control correct <span class="swatch k-treatment-only"></span>only treatment correct <span class="swatch k-both"></span>both <span class="swatch k-neither"></span>neither</p>{{end}}{{end}}
 
 {{define "pair"}}{{template "head" .Head}}<nav class="crumbs"><a href="{{.Root}}/report.html">run {{.Run}}</a> › <a href="{{.IntentPage}}">intent <code>{{.Intent}}</code></a> › pair {{.Pair}}{{if .Prev}} · <a href="{{.Prev}}">← previous pair</a>{{end}}{{if .Next}} · <a href="{{.Next}}">next pair →</a>{{end}}</nav>

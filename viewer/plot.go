@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 
 	"github.com/pairbench/pairbench"
@@ -13,11 +14,13 @@ import (
 // from its control trial's time to its treatment trial's, coloured by how
 // the arms' outcomes compare. A line links to its pair's page.
 type pairedPlot struct {
-	Width, Height       int
-	ControlX, TreatX    float64
-	Top, Bottom         float64
-	Ticks               []plotTick
-	Lines               []plotLine
+	Width, Height    int
+	ControlX, TreatX float64
+	Top, Bottom      float64
+	Ticks            []plotTick
+	Lines            []plotLine
+	// LinesHTML is Lines drawn (markup.go).
+	LinesHTML           template.HTML
 	Shown, Incomplete   int
 	TreatFaster, Slower int
 }
@@ -82,6 +85,7 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 		p.Lines = append(p.Lines, l)
 	}
 	p.Shown = len(p.Lines)
+	p.LinesHTML = p.linesHTML()
 	return p
 }
 

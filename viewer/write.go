@@ -10,8 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
@@ -22,58 +26,68 @@ import (
 // itself): a page per intent of rep and, when the run has trial
 // directories, a page per pair. Links to a trial's files (its screenshot,
 // transcript) are relative to the run directory, so out should be it, or a
-// copy that keeps trials/ beside the pages. It returns how many pages it
-// wrote.
+// copy that keeps trials/ beside the pages. The intents are written on
+// every core. It returns how many pages it wrote.
 func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
 	s.figures = stats.NewIntentHTML(rep)
-	written := 0
-	put := func(rel string, page []byte) error {
-		if err := writePage(out.File(rel), page); err != nil {
-			return err
-		}
-		written++
-		return nil
+	if err := os.MkdirAll(out.File(IntentsDir), 0o755); err != nil {
+		return 0, fmt.Errorf("write the site: %w", err)
 	}
+	var written atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range rep.Intents {
-		in := &rep.Intents[i]
-		pairs := s.intentPairs(in.ID)
-		page, err := s.intentPage(rep, in, pairs)
+		g.Go(func() error {
+			n, err := s.writeIntent(out, rep, &rep.Intents[i])
+			written.Add(int64(n))
+			return err
+		})
+	}
+	err := g.Wait()
+	return int(written.Load()), err
+}
+
+// writeIntent writes intent in's page and, with trial directories, its
+// pairs' pages, and returns how many it wrote.
+func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, in *stats.Intent) (int, error) {
+	pairs := s.intentPairs(in.ID)
+	page, err := s.intentPage(rep, in, pairs)
+	if err != nil {
+		return 0, err
+	}
+	if err := writePage(out.File(IntentPage(in.ID)), page); err != nil {
+		return 0, err
+	}
+	if !s.trials {
+		return 1, nil
+	}
+	if err := os.MkdirAll(out.File(path.Join(IntentsDir, slug(in.ID))), 0o755); err != nil {
+		return 1, fmt.Errorf("write the pages of %s: %w", in.ID, err)
+	}
+	for j, p := range pairs {
+		var prev, next *pairSlot
+		if j > 0 {
+			prev = pairs[j-1]
+		}
+		if j+1 < len(pairs) {
+			next = pairs[j+1]
+		}
+		page, err := s.pairPage(rep, in, p, prev, next)
 		if err != nil {
-			return written, err
+			return 1 + j, err
 		}
-		if err := put(IntentPage(in.ID), page); err != nil {
-			return written, err
-		}
-		if !s.trials {
-			continue
-		}
-		for j, p := range pairs {
-			var prev, next *pairSlot
-			if j > 0 {
-				prev = pairs[j-1]
-			}
-			if j+1 < len(pairs) {
-				next = pairs[j+1]
-			}
-			page, err := s.pairPage(rep, in, p, prev, next)
-			if err != nil {
-				return written, err
-			}
-			if err := put(PairPage(in.ID, p.Pair), page); err != nil {
-				return written, err
-			}
+		if err := writePage(out.File(PairPage(in.ID, p.Pair)), page); err != nil {
+			return 1 + j, err
 		}
 	}
-	return written, nil
+	return 1 + len(pairs), nil
 }
 
 // writePage replaces the file at p whole (a reader sees the old page or
-// the new), through a dot-name the store's syncer never uploads. Pages are
-// rebuilt from the rows by each report, so it does not wait for the disk.
+// the new), through a dot-name the store's syncer never uploads; p's
+// directory must exist. Pages are rebuilt from the rows by each report, so
+// it does not wait for the disk.
 func writePage(p string, page []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
 	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
 	if err := os.WriteFile(tmp, page, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
@@ -107,8 +121,10 @@ type intentView struct {
 	Figures                    template.HTML
 	Plot                       *pairedPlot
 	Pairs                      []pairRow
-	Classes                    []classChoice
-	Disagree                   int
+	// PairRows is Pairs' rows of the table (markup.go).
+	PairRows template.HTML
+	Classes  []classChoice
+	Disagree int
 	// Planned counts the planned pairs; Missing, those without a row.
 	Planned, Missing int
 	// Linked is set when the pairs have pages.
@@ -171,6 +187,7 @@ func (s *Site) intentPage(rep *stats.Report, in *stats.Intent, pairs []*pairSlot
 		}
 		v.Pairs = append(v.Pairs, row)
 	}
+	v.PairRows = pairRowsHTML(v.Pairs)
 	v.Missing = max(0, in.Pairs.Planned-len(pairs))
 	for _, c := range pairClasses {
 		if counts[c.Class] > 0 {
