@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -90,6 +91,23 @@ func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Proble
 	}
 	res.Paths, err = out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions()})
 	return res, err
+}
+
+// ReportForViewing readies the run in dir to be viewed (viewer.Serve): dir
+// must hold a plan; its report and report site are written into dir, as
+// WriteReport does, when either is missing, or always with rewrite (a run
+// just fetched from a store, whose stored report may lag its rows).
+func ReportForViewing(dir runner.RunDir, rewrite bool, problem func(runner.Problem)) error {
+	if _, err := dir.ReadPlan(); err != nil {
+		return err
+	}
+	_, noReport := os.Stat(dir.File(runner.ReportHTML))
+	_, noSite := os.Stat(dir.File(viewer.IntentsDir))
+	if noReport == nil && noSite == nil && !rewrite {
+		return nil
+	}
+	_, err := WriteReport(dir, dir, "", problem)
+	return err
 }
 
 // Merge gathers a run split across runners from store into out, which must

@@ -2,13 +2,17 @@ package bench_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/viewer"
 )
 
 // TestReportSkipsOnlyUnreadFields: the report reads the rows skipping what
@@ -41,4 +45,33 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 	require.NotZero(t, b.Unread()&pairbench.FieldExtracted, "without agreement checks the answers are skipped")
 	b = stats.NewBuilder(plan.StatsPlan())
 	require.Zero(t, b.Unread()&pairbench.FieldExtracted, "agreement checks read the answers")
+}
+
+// TestReportForViewing writes the report and site of a run that has none,
+// leaves a reported run as it is, rewrites it when told, and refuses a
+// directory without a plan.
+func TestReportForViewing(t *testing.T) {
+	require.ErrorContains(t, bench.ReportForViewing(runner.RunDir{Path: t.TempDir()}, false, nil), "not a run")
+
+	run := runner.RunDir{Path: t.TempDir()}
+	for _, f := range []string{runner.PlanFile, runner.RowsFile} {
+		b, err := os.ReadFile(filepath.Join("../examples/runs/demo", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(run.File(f), b, 0o644))
+	}
+	require.NoError(t, bench.ReportForViewing(run, false, nil))
+	require.FileExists(t, run.File(runner.ReportHTML))
+	require.DirExists(t, run.File(viewer.IntentsDir))
+
+	mark := []byte("left as it was")
+	require.NoError(t, os.WriteFile(run.File(runner.ReportHTML), mark, 0o644))
+	require.NoError(t, bench.ReportForViewing(run, false, nil))
+	html, err := os.ReadFile(run.File(runner.ReportHTML))
+	require.NoError(t, err)
+	require.Equal(t, mark, html, "a reported run is served as it is")
+
+	require.NoError(t, bench.ReportForViewing(run, true, nil))
+	html, err = os.ReadFile(run.File(runner.ReportHTML))
+	require.NoError(t, err)
+	require.NotEqual(t, mark, html, "rewrite writes the report again")
 }

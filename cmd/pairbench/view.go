@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,12 +76,8 @@ Examples:
 // runView serves the report site of dir, or of run o.runID fetched from
 // o.store, until ctx ends.
 func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.Writer) error {
-	host, _, err := net.SplitHostPort(o.addr)
-	if err != nil {
-		return usageError{fmt.Errorf("--addr %q: %w", o.addr, err)}
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return usageError{fmt.Errorf("--addr %q: view serves on a loopback address only (127.0.0.1 or ::1)", o.addr)}
+	if err := viewer.CheckLoopback(o.addr); err != nil {
+		return usageError{err}
 	}
 	if o.store != "" {
 		tmp, err := os.MkdirTemp("", "pairbench-view-")
@@ -101,41 +94,15 @@ func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.W
 			return err
 		}
 	}
-	run := runner.RunDir{Path: dir}
-	if _, err := run.ReadPlan(); err != nil {
+	if err := bench.ReportForViewing(runner.RunDir{Path: dir}, o.store != "", warnTo(stderr)); err != nil {
 		return err
 	}
-	_, noReport := os.Stat(run.File(runner.ReportHTML))
-	_, noSite := os.Stat(run.File(viewer.IntentsDir))
-	if noReport != nil || noSite != nil || o.store != "" {
-		if _, err := bench.WriteReport(run, run, "", warnTo(stderr)); err != nil {
-			return err
+	return viewer.Serve(ctx, dir, o.addr, func(url string) {
+		fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", dir, url)
+		if o.open {
+			openBrowser(url, stderr)
 		}
-	}
-	h, err := viewer.Handler(dir)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + "/" + runner.ReportHTML
-	fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", dir, url)
-	if o.open {
-		openBrowser(url, stderr)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("view: %w", err)
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shut)
+	})
 }
 
 // openBrowser asks the desktop to open url, saying so when it cannot.

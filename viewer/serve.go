@@ -1,0 +1,55 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/pairbench/pairbench/runner"
+)
+
+// CheckLoopback refuses an address the site may not be served on: it is
+// for this machine only, a loopback address (127.0.0.1 or ::1) and a port
+// (0 picks a free one).
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr %q: view serves on a loopback address only (127.0.0.1 or ::1)", addr)
+	}
+	return nil
+}
+
+// Serve serves the report site of the run directory dir (Handler) on the
+// loopback address addr until ctx ends, then stops, giving the requests
+// under way 5 seconds. Once it listens it calls ready with the URL of the
+// run page. It returns nil when ctx ended it.
+func Serve(ctx context.Context, dir, addr string, ready func(url string)) error {
+	if err := CheckLoopback(addr); err != nil {
+		return err
+	}
+	h, err := Handler(dir)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	ready("http://" + ln.Addr().String() + "/" + runner.ReportHTML)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("view: %w", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shut)
+}
