@@ -31,18 +31,8 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Bad input is refused before anything is read or written.
-	name := cfg.Agent
-	if name == "" {
-		name = agents.Default
-	}
-	m, err := ParseModel(cfg.Model, cfg.ModelURL)
+	name, m, err := cfg.checkParts()
 	if err != nil {
-		return nil, err
-	}
-	if err := agents.Check(name, m, os.Environ()); err != nil {
-		return nil, err
-	}
-	if err := cfg.Browser.Check(cfg); err != nil {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -75,50 +73,20 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.StringVar(&o.CDPConfig, "cdp-config", "", "JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
 }
 
-// finish fills defaults that depend on the clock or the checkout, and
-// checks the flags together.
+// finish fills defaults that depend on the clock or the host, and checks
+// the flags together (bench.Config.Complete).
 func (o *benchOptions) finish(shard string) error {
 	var err error
-	if o.Shard, o.Shards, err = parseShard(shard); err != nil {
+	if o.Shard, o.Shards, err = bench.ParseShard(shard); err != nil {
 		return err
-	}
-	if o.Pairs < 1 || o.Slots < 1 || o.Adoption < 0 {
-		return fmt.Errorf("--pairs and --slots must be at least 1, --adoption at least 0")
-	}
-	if o.Caps.TimeS <= 0 || o.Caps.Turns <= 0 || o.Caps.SpendUSD <= 0 {
-		return fmt.Errorf("every cap must be above zero")
-	}
-	if !(o.Alpha > 0 && o.Alpha < 1) {
-		return fmt.Errorf("--alpha %v: want a level between 0 and 1", o.Alpha)
 	}
 	if err := o.Browser.FromHost(os.Getenv, o.CDPConfig); err != nil {
 		return err
 	}
-	if err := o.Browser.Check(o.Config); err != nil {
-		return err
-	}
-	m, err := bench.ParseModel(o.Model, o.ModelURL)
-	if err != nil {
-		return err
-	}
-	// An unknown agent, a model it cannot take or a missing key is one
-	// line before anything is planned (bench.Open checks the same).
-	if err := agents.Check(o.Agent, m, os.Environ()); err != nil {
-		return err
-	}
 	if o.RunID == "" {
-		o.RunID = newRunID(time.Now())
+		o.RunID = bench.NewRunID(time.Now())
 	}
-	if strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == ".." {
-		return fmt.Errorf("--run-id %q: want a plain name", o.RunID)
-	}
-	if o.Tools == "" {
-		o.Tools = defaultToolsDir()
-	}
-	if o.TempDir == "" {
-		o.TempDir = os.TempDir()
-	}
-	if o.Tools, err = filepath.Abs(o.Tools); err != nil {
+	if err := o.Complete(); err != nil {
 		return err
 	}
 	o.Git = nil
@@ -126,46 +94,6 @@ func (o *benchOptions) finish(shard string) error {
 		o.Git = &bench.Git{Repo: o.GitRepo, Ref: o.GitRef, PR: o.PR, Cache: o.GitCache}
 	}
 	return nil
-}
-
-// newRunID names a run started at now when --run-id is not given: a UTC
-// time stamp and a random suffix, so two runs started in the same second
-// never share a directory (the second would resume the first).
-func newRunID(now time.Time) string {
-	return now.UTC().Format("20060102-150405") + "-" + rand.Text()[:6]
-}
-
-// parseShard reads --shard k/n.
-func parseShard(s string) (k, n int, err error) {
-	if s == "" {
-		return 0, 0, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	if ok {
-		k, err = strconv.Atoi(a)
-		if err == nil {
-			n, err = strconv.Atoi(b)
-		}
-	}
-	if !ok || err != nil || n < 1 || k < 1 || k > n {
-		return 0, 0, fmt.Errorf("--shard %q: want k/n with 1 <= k <= n, e.g. 2/3", s)
-	}
-	return k, n, nil
-}
-
-// defaultToolsDir finds tools/node_modules in the working directory or
-// beside the binary (bin/pairbench in a checkout).
-func defaultToolsDir() string {
-	candidates := []string{"tools/node_modules"}
-	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "..", "tools", "node_modules"))
-	}
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-	}
-	return candidates[0]
 }
 
 func newLogger(w io.Writer, format string) (*slog.Logger, error) {

@@ -125,20 +125,6 @@ func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(runs, "b1"), "and leaves no run directory (it left one holding .lock)")
 }
 
-// TestDefaultRunIDsNeverCollide finishes the flags of two runs started in
-// the same second: each gets a run id of its own, so the second never
-// resumes the first.
-func TestDefaultRunIDsNeverCollide(t *testing.T) {
-	seen := map[string]bool{}
-	for range 50 {
-		o := defaultBenchOptions()
-		require.NoError(t, o.finish(""))
-		assert.Regexp(t, `^\d{8}-\d{6}-[A-Za-z0-9]{6}$`, o.RunID)
-		assert.False(t, seen[o.RunID], "run id %s given twice", o.RunID)
-		seen[o.RunID] = true
-	}
-}
-
 // TestARunIsOneThing runs a real one-pair bench with a directory store, then
 // tries what issue 21 found accepted in silence: a fresh runner on the same
 // store resumes from it instead of rerunning and overwriting its rows; a

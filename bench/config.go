@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
+)
+
+// Complete fills what c leaves to the host, Tools (DefaultToolsDir, made
+// absolute) and TempDir (the system's), and checks the whole (Check). The
+// errors name the command line's flags.
+func (c *Config) Complete() error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if c.Tools == "" {
+		c.Tools = DefaultToolsDir()
+	}
+	if c.TempDir == "" {
+		c.TempDir = os.TempDir()
+	}
+	var err error
+	c.Tools, err = filepath.Abs(c.Tools)
+	return err
+}
+
+// Check refuses, in one line that names the flag at fault, a configuration
+// no bench can run: fewer than one pair or slot, a cap at zero, a
+// significance level outside (0, 1), a browser no provider can run (see
+// Browsers.Check), an unknown agent, a model it cannot take or a missing
+// key, or a run id that is not a plain name. Open checks the agent, the
+// model and the browser again; Check reads nothing and writes nothing.
+func (c Config) Check() error {
+	if c.Pairs < 1 || c.Slots < 1 || c.Adoption < 0 {
+		return fmt.Errorf("--pairs and --slots must be at least 1, --adoption at least 0")
+	}
+	if c.Caps.TimeS <= 0 || c.Caps.Turns <= 0 || c.Caps.SpendUSD <= 0 {
+		return fmt.Errorf("every cap must be above zero")
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return fmt.Errorf("--alpha %v: want a level between 0 and 1", c.Alpha)
+	}
+	if _, _, err := c.checkParts(); err != nil {
+		return err
+	}
+	if strings.ContainsAny(c.RunID, `/\`) || c.RunID == "." || c.RunID == ".." {
+		return fmt.Errorf("--run-id %q: want a plain name", c.RunID)
+	}
+	return nil
+}
+
+// checkParts refuses a browser configuration no provider can run, an
+// unknown agent, a model the agent cannot take, or a missing key; it
+// returns the agent's name (agents.Default for none) and the model.
+func (c Config) checkParts() (agent string, _ runner.Model, _ error) {
+	if err := c.Browser.Check(c); err != nil {
+		return "", runner.Model{}, err
+	}
+	agent = c.Agent
+	if agent == "" {
+		agent = agents.Default
+	}
+	m, err := ParseModel(c.Model, c.ModelURL)
+	if err != nil {
+		return "", runner.Model{}, err
+	}
+	if err := agents.Check(agent, m, os.Environ()); err != nil {
+		return "", runner.Model{}, err
+	}
+	return agent, m, nil
+}
+
+// NewRunID names a run started at now that was given no id: a UTC time
+// stamp and a random suffix, so two runs started in the same second never
+// share a directory (the second would resume the first).
+func NewRunID(now time.Time) string {
+	return now.UTC().Format("20060102-150405") + "-" + rand.Text()[:6]
+}
+
+// ParseShard reads a shard of a run split across runners, "k/n" with
+// 1 <= k <= n; "" is the whole run (0, 0).
+func ParseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		k, err = strconv.Atoi(a)
+		if err == nil {
+			n, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || n < 1 || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("--shard %q: want k/n with 1 <= k <= n, e.g. 2/3", s)
+	}
+	return k, n, nil
+}
+
+// DefaultToolsDir finds the pinned Node tools, tools/node_modules, in the
+// working directory or beside the binary (bin/pairbench in a checkout); it
+// returns the first when neither is there.
+func DefaultToolsDir() string {
+	candidates := []string{"tools/node_modules"}
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "..", "tools", "node_modules"))
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			return c
+		}
+	}
+	return candidates[0]
+}

@@ -1,0 +1,69 @@
+package bench_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// TestNewRunIDsNeverCollide names many runs started in the same second:
+// each gets an id of its own, so a second run never resumes the first.
+func TestNewRunIDsNeverCollide(t *testing.T) {
+	now := time.Date(2026, 12, 1, 18, 30, 5, 0, time.UTC)
+	seen := map[string]bool{}
+	for range 50 {
+		id := bench.NewRunID(now)
+		assert.Regexp(t, `^20261201-183005-[A-Za-z0-9]{6}$`, id)
+		assert.False(t, seen[id], "run id %s given twice", id)
+		seen[id] = true
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for in, want := range map[string][2]int{"": {0, 0}, "1/1": {1, 1}, "2/3": {2, 3}} {
+		k, n, err := bench.ParseShard(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, [2]int{k, n}, in)
+	}
+	for _, in := range []string{"4/3", "0/3", "1/0", "x", "1/", "/2", "1-2", "a/b"} {
+		_, _, err := bench.ParseShard(in)
+		assert.ErrorContains(t, err, "--shard", in)
+	}
+}
+
+// TestConfigCheckNamesTheFlag refuses each bad setting alone, in a line
+// naming its flag, and Complete fills the host's defaults of a good one.
+func TestConfigCheckNamesTheFlag(t *testing.T) {
+	good := bench.Config{Agent: "pi", Model: bench.ScriptedModel, Pairs: 1, Slots: 1, Alpha: 0.05,
+		Caps: runner.PlanCaps{TimeS: 10, Turns: 5, SpendUSD: 1}, RunID: "r1"}
+	require.NoError(t, good.Check())
+	for want, bad := range map[string]func(*bench.Config){
+		"--pairs":    func(c *bench.Config) { c.Pairs = 0 },
+		"--slots":    func(c *bench.Config) { c.Slots = 0 },
+		"--adoption": func(c *bench.Config) { c.Adoption = -1 },
+		"every cap":  func(c *bench.Config) { c.Caps.Turns = 0 },
+		"--alpha":    func(c *bench.Config) { c.Alpha = 1 },
+		"--run-id":   func(c *bench.Config) { c.RunID = "../escape" },
+		"nonsense":   func(c *bench.Config) { c.Model = "nonsense" },
+		"no-agent":   func(c *bench.Config) { c.Agent = "no-agent" },
+		"--browser":  func(c *bench.Config) { c.Browser.Provider = "elsewhere" },
+		"--stealth":  func(c *bench.Config) { c.Browser.Stealth = true },
+	} {
+		c := good
+		bad(&c)
+		assert.ErrorContains(t, c.Check(), want)
+		assert.ErrorContains(t, c.Complete(), want, "Complete checks too")
+	}
+
+	c := good
+	c.Tools = "tools/node_modules"
+	require.NoError(t, c.Complete())
+	assert.True(t, filepath.IsAbs(c.Tools), c.Tools)
+	assert.NotEmpty(t, c.TempDir)
+}
