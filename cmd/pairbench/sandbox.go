@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -94,21 +93,9 @@ Examples:
 	return cmd
 }
 
-// sandboxRunOptions are the flags of pairbench sandbox run.
-type sandboxRunOptions struct {
-	allowHosts []string
-	allowPorts []int
-	secrets    []string
-	env        []string
-	workspace  string
-	hide       []string
-	readOnly   []string
-	limits     sandbox.Limits
-	verbose    bool
-}
-
 func newSandboxRunCmd() *cobra.Command {
-	var o sandboxRunOptions
+	var o sandbox.Manual
+	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command in the sandbox, deny-by-default",
@@ -143,86 +130,40 @@ Examples:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSandboxed(cmd, o, args)
+			return runSandboxed(cmd, o, verbose, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "let the command reach `HOST[:PORT,...]` through the proxy (repeatable)")
-	f.IntSliceVar(&o.allowPorts, "allow-port", nil, "forward host loopback `PORT` to the same port inside (repeatable)")
-	f.StringArrayVar(&o.secrets, "secret", nil, "`NAME=HOSTVAR@HOST[,HOST]`: a placeholder in NAME, swapped for $HOSTVAR on requests to HOST (repeatable)")
-	f.StringArrayVar(&o.env, "env", nil, "pass the host variable `NAME` (repeatable)")
-	f.StringVar(&o.workspace, "workspace", "", "host `DIR` mounted read-write at /workspace (default: a fresh empty one)")
-	f.StringArrayVar(&o.hide, "hide", nil, "`PATTERN` of workspace files that must read as absent, e.g. .env (repeatable; the workspace is then a private copy)")
-	f.StringArrayVar(&o.readOnly, "ro", nil, "mount a program's binary or package `PATH` read-only at the same path (repeatable)")
-	f.Int64Var(&o.limits.Memory, "memory", 0, "memory cap in `BYTES` (the whole sandbox's with a delegated cgroup v2, else each process's; default 4 GiB)")
-	f.IntVar(&o.limits.Pids, "pids", 0, "cap on processes and threads (default 512)")
-	f.Float64Var(&o.limits.CPU, "cpus", 0, "CPU cap in CPUs (needs a delegated cgroup v2)")
-	f.StringVar(&o.limits.Parent, "cgroup-parent", "", "delegated cgroup v2 `DIR` to create the sandbox's cgroup in (default: pairbench's own)")
-	f.Int64Var(&o.limits.TmpSize, "tmp-size", 0, "size cap of /tmp in `BYTES`")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request the proxy allows, not only refusals")
+	f.StringArrayVar(&o.Allow, "allow-host", nil, "let the command reach `HOST[:PORT,...]` through the proxy (repeatable)")
+	f.IntSliceVar(&o.ForwardPorts, "allow-port", nil, "forward host loopback `PORT` to the same port inside (repeatable)")
+	f.StringArrayVar(&o.Secrets, "secret", nil, "`NAME=HOSTVAR@HOST[,HOST]`: a placeholder in NAME, swapped for $HOSTVAR on requests to HOST (repeatable)")
+	f.StringArrayVar(&o.Env, "env", nil, "pass the host variable `NAME` (repeatable)")
+	f.StringVar(&o.Workspace, "workspace", "", "host `DIR` mounted read-write at /workspace (default: a fresh empty one)")
+	f.StringArrayVar(&o.Hide, "hide", nil, "`PATTERN` of workspace files that must read as absent, e.g. .env (repeatable; the workspace is then a private copy)")
+	f.StringArrayVar(&o.ReadOnly, "ro", nil, "mount a program's binary or package `PATH` read-only at the same path (repeatable)")
+	f.Int64Var(&o.Limits.Memory, "memory", 0, "memory cap in `BYTES` (the whole sandbox's with a delegated cgroup v2, else each process's; default 4 GiB)")
+	f.IntVar(&o.Limits.Pids, "pids", 0, "cap on processes and threads (default 512)")
+	f.Float64Var(&o.Limits.CPU, "cpus", 0, "CPU cap in CPUs (needs a delegated cgroup v2)")
+	f.StringVar(&o.Limits.Parent, "cgroup-parent", "", "delegated cgroup v2 `DIR` to create the sandbox's cgroup in (default: pairbench's own)")
+	f.Int64Var(&o.Limits.TmpSize, "tmp-size", 0, "size cap of /tmp in `BYTES`")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log every request the proxy allows, not only refusals")
 	return cmd
 }
 
-// runSandboxed starts the egress proxy and runs args in a sandbox.
-func runSandboxed(cmd *cobra.Command, o sandboxRunOptions, args []string) error {
+// runSandboxed starts the egress proxy o allows and runs args in a sandbox.
+func runSandboxed(cmd *cobra.Command, o sandbox.Manual, verbose bool, args []string) error {
 	ctx := cmd.Context()
 	level := slog.LevelWarn
-	if o.verbose {
+	if verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-
-	var cfg sandbox.EgressConfig
-	for _, h := range o.allowHosts {
-		r, err := sandbox.ParseAllowRule(h)
-		if err != nil {
-			return usageError{fmt.Errorf("--allow-host: %w", err)}
-		}
-		cfg.Allow = append(cfg.Allow, r)
-	}
-	for _, s := range o.secrets {
-		sec, err := sandbox.ParseSecret(s, os.Getenv)
-		if err != nil {
-			return usageError{fmt.Errorf("--secret: %w", err)}
-		}
-		cfg.Secrets = append(cfg.Secrets, sec)
-	}
-	cfg.ForwardPorts = o.allowPorts
-	cfg.Logger = log
-	egress, err := sandbox.NewEgress(ctx, cfg)
+	o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	egress, err := o.Egress(ctx, os.Getenv)
 	if err != nil {
-		return usageError{fmt.Errorf("sandbox run: %w", err)}
+		return usageError{err}
 	}
 	defer egress.Close()
-
-	env := map[string]string{}
-	for _, name := range o.env {
-		if v, ok := os.LookupEnv(name); ok {
-			env[name] = v
-		}
-	}
-	workspace := o.workspace
-	if workspace != "" {
-		if workspace, err = filepath.Abs(workspace); err != nil {
-			return usageError{fmt.Errorf("--workspace: %w", err)}
-		}
-	}
-	sb, err := sandbox.New(ctx, sandbox.Policy{
-		Workspace: workspace,
-		Hide:      o.hide,
-		ReadOnly:  o.readOnly,
-		Env:       env,
-		Egress:    egress,
-		Limits:    o.limits,
-	})
-	if err != nil {
-		return fmt.Errorf("sandbox run: %w", err)
-	}
-	defer sb.Close()
-
-	c := sb.Command(ctx, args[0], args[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	err = c.Run()
+	err = o.Run(ctx, egress, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1:]...)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "pairbench: %s exited with status %d\n", args[0], ee.ExitCode())
