@@ -86,10 +86,14 @@ func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Proble
 			}
 		}
 	}
-	if _, err := site.Write(out, rep); err != nil {
+	figures, err := stats.NewIntentHTML(rep)
+	if err != nil {
 		return Reported{}, err
 	}
-	res.Paths, err = out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions()})
+	if _, err := site.Write(out, rep, figures); err != nil {
+		return Reported{}, err
+	}
+	res.Paths, err = out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions(figures)})
 	return res, err
 }
 

@@ -1,15 +1,19 @@
 package stats
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pairbench/pairbench"
 )
@@ -20,6 +24,10 @@ type HTMLOptions struct {
 	// site (its pairs and trials), "" for none. Nil: the report stands
 	// alone, and each intent links its details on the page.
 	IntentPage func(id string) string
+	// Figures are the report's intent fragments when the caller has them
+	// rendered already: NewIntentHTML of the same report, whose view
+	// WriteHTML then uses too. Nil: WriteHTML renders them.
+	Figures *IntentHTML
 }
 
 // WriteHTML writes r as one self-contained HTML page, the report site's run
@@ -32,7 +40,14 @@ type HTMLOptions struct {
 // Content-Security-Policy (HTMLPolicy) by hash. Every string from the
 // report is escaped by html/template.
 func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
-	v := newView(r)
+	figures := opts.Figures
+	if figures == nil {
+		var err error
+		if figures, err = NewIntentHTML(r); err != nil {
+			return err
+		}
+	}
+	v := figures.view
 	page := htmlPage{
 		reportView:     v,
 		SpeedNote:      speedNote,
@@ -52,41 +67,59 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 			page.Page[in.Anchor] = opts.IntentPage(in.ID)
 		}
 	}
+	page.Figures = figures.frags
 	if err := htmlTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
 	return nil
 }
 
-// IntentHTML writes the details of a report's intents as HTML fragments:
-// each intent's facts and its per-arm table, styled by HTMLStyle. The
-// report site's intent pages show them beside their own plots. The view is
-// built once, so writing every intent's fragment stays linear in the
-// intents.
+// IntentHTML is the details of a report's intents as HTML fragments: each
+// intent's facts and its per-arm table, styled by HTMLStyle. Each is
+// rendered once and shown twice, on the run page (WriteHTML, given them in
+// HTMLOptions.Figures) and on the report site's intent pages.
 type IntentHTML struct {
-	byID map[string]*intentView
+	view  reportView
+	frags []template.HTML // in the report's order
+	byID  map[string]int
 }
 
-// NewIntentHTML returns the fragments of r's intents.
-func NewIntentHTML(r *Report) *IntentHTML {
+// NewIntentHTML renders the fragments of r's intents, on every core.
+func NewIntentHTML(r *Report) (*IntentHTML, error) {
 	v := newView(r)
-	h := &IntentHTML{byID: make(map[string]*intentView, len(v.Intents))}
+	h := &IntentHTML{view: v, frags: make([]template.HTML, len(v.Intents)), byID: make(map[string]int, len(v.Intents))}
 	for i := range v.Intents {
-		h.byID[v.Intents[i].ID] = &v.Intents[i]
+		h.byID[v.Intents[i].ID] = i
 	}
-	return h
+	workers := runtime.GOMAXPROCS(0)
+	var eg errgroup.Group
+	for w := range workers {
+		eg.Go(func() error {
+			var b bytes.Buffer
+			for i := w; i < len(v.Intents); i += workers {
+				in := &v.Intents[i]
+				b.Reset()
+				if err := htmlTemplate.ExecuteTemplate(&b, "figures", in); err != nil {
+					return fmt.Errorf("write the details of %s: %w", in.ID, err)
+				}
+				h.frags[i] = template.HTML(b.String()) // html/template's own output
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
-// Write writes the fragment of intent id.
-func (h *IntentHTML) Write(w io.Writer, id string) error {
-	in, ok := h.byID[id]
+// Fragment returns the fragment of intent id.
+func (h *IntentHTML) Fragment(id string) (template.HTML, error) {
+	i, ok := h.byID[id]
 	if !ok {
-		return fmt.Errorf("the report has no intent %q", id)
+		return "", fmt.Errorf("the report has no intent %q", id)
 	}
-	if err := htmlTemplate.ExecuteTemplate(w, "figures", in); err != nil {
-		return fmt.Errorf("write the details of %s: %w", id, err)
-	}
-	return nil
+	return h.frags[i], nil
 }
 
 // HTMLPolicy is the Content-Security-Policy of every page of the report:
@@ -117,6 +150,8 @@ type htmlPage struct {
 	Filters                    filters
 	// Page holds each intent's page by anchor, when the site has one.
 	Page map[string]string
+	// Figures are the intents' fragments, in the report's order.
+	Figures []template.HTML
 }
 
 // filters are the run page's choices: one per label present and one per
@@ -463,9 +498,9 @@ const htmlSource = `<!DOCTYPE html>
 {{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
 
 {{if .Intents}}<h2>Details</h2>
-{{range $in := .Intents}}<details id="{{$in.Anchor}}" class="{{template "fclass" $in}}">
+{{range $i, $in := .Intents}}<details id="{{$in.Anchor}}" class="{{template "fclass" $in}}">
 <summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{with index $.Page $in.Anchor}} · <a href="{{.}}">pairs and trials</a>{{end}}</summary>
-{{template "figures" $in}}
+{{index $.Figures $i}}
 </details>
 {{end}}{{end}}
 {{if .Tools}}<h2>WebMCP tool calls and failures</h2>

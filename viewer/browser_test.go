@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,9 +180,10 @@ func TestHostileTrialRunsNothing(t *testing.T) {
 
 // TestCommentThroughGFM renders the PR comment (report.md) of runs of 3,
 // 40 and 300 intents through cmark-gfm, GitHub's own Markdown renderer,
-// and lays it out in Chromium at a pull request's width: the verdict line
-// comes first, its one table has at most five columns and fits, and no
-// commit SHA sits in a code span (which would keep GitHub from linking it).
+// and lays it out in Chromium at a pull request's width: it is within
+// GitHub's 65,536 characters, the verdict line comes first, its one table
+// has at most five columns and fits, and no commit SHA sits in a code
+// span (which would keep GitHub from linking it).
 func TestCommentThroughGFM(t *testing.T) {
 	gfm, err := exec.LookPath("cmark-gfm")
 	require.NoError(t, err, "cmark-gfm is not installed (scripts/setup.sh installs it)")
@@ -191,6 +193,7 @@ func TestCommentThroughGFM(t *testing.T) {
 		t.Run(fmt.Sprintf("%d intents", n), func(t *testing.T) {
 			run := fakeRun{intents: n, pairs: 6}.write(t, t.TempDir())
 			md := readFile(t, run.File(runner.ReportMarkdown))
+			assert.LessOrEqual(t, utf8.RuneCountInString(md), maxCommentChars, "GitHub refuses a comment longer than this")
 			// GitHub keeps <details> and <summary> (the folds); cmark-gfm
 			// does with --unsafe, its tag filter removing what GitHub does.
 			rendered, err := exec.Command(gfm, "--extension", "table", "--extension", "autolink", "--extension", "strikethrough",
@@ -216,6 +219,10 @@ func TestCommentThroughGFM(t *testing.T) {
 		})
 	}
 }
+
+// maxCommentChars is the longest comment body GitHub takes, in
+// characters.
+const maxCommentChars = 65536
 
 // commentPage wraps rendered comment HTML the way GitHub lays a comment
 // out: its body font and table style, in a column as wide as the window

@@ -94,7 +94,6 @@ var pages = template.Must(template.New("site").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f s", float64(ms)/1000)
 	},
-	"add": func(a, b float64) float64 { return a + b },
 }).Parse(pagesSource))
 
 const pagesSource = `{{define "head"}}<!DOCTYPE html>
@@ -114,7 +113,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 <h1><code>{{.ID}}</code> · <span class="label {{.LabelClass}}">{{.Label}}</span></h1>
 <p>{{if .Domain}}Domain <code>{{.Domain}}</code> · {{end}}{{len .Pairs}} of {{.Planned}} planned pairs have rows{{if .Missing}} ({{.Missing}} missing){{end}}.</p>
 <div class="side">
-<div class="plot">{{template "paired" .Plot}}</div>
+<div class="plot">{{.Plot}}</div>
 <div class="figures">{{.Figures}}</div>
 </div>
 <h2>Pairs</h2>
@@ -130,13 +129,6 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 </body>
 </html>
 {{end}}
-
-{{define "paired"}}{{if not .Lines}}<p class="note">No complete pair yet, so nothing to plot{{if .Incomplete}} ({{.Incomplete}} incomplete){{end}}.</p>{{else}}<svg role="img" aria-label="Paired wall times, control to treatment" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
-{{range .Ticks}}<line class="grid" x1="{{$.ControlX}}" x2="{{$.TreatX}}" y1="{{.Y}}" y2="{{.Y}}"/><text x="{{add $.ControlX -8.0}}" y="{{add .Y 4.0}}" text-anchor="end">{{.Label}}</text>
-{{end}}<line class="axis" x1="{{.ControlX}}" x2="{{.ControlX}}" y1="{{.Top}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.TreatX}}" x2="{{.TreatX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>
-<text x="{{.ControlX}}" y="{{add .Bottom 18.0}}" text-anchor="middle">control</text><text x="{{.TreatX}}" y="{{add .Bottom 18.0}}" text-anchor="middle">treatment</text>
-{{.LinesHTML}}</svg>
-<p class="note">{{.Shown}} complete {{if eq .Shown 1}}pair{{else}}pairs{{end}}, one line each from control's wall time to treatment's: {{.TreatFaster}} down (treatment faster), {{.Slower}} up.{{if .Incomplete}} {{.Incomplete}} incomplete left out.{{end}}<br><span class="swatch k-control-only"></span>only control correct <span class="swatch k-treatment-only"></span>only treatment correct <span class="swatch k-both"></span>both <span class="swatch k-neither"></span>neither</p>{{end}}{{end}}
 
 {{define "pair"}}{{template "head" .Head}}<nav class="crumbs"><a href="{{.Root}}/report.html">run {{.Run}}</a> › <a href="{{.IntentPage}}">intent <code>{{.Intent}}</code></a> › pair {{.Pair}}{{if .Prev}} · <a href="{{.Prev}}">← previous pair</a>{{end}}{{if .Next}} · <a href="{{.Next}}">next pair →</a>{{end}}</nav>
 <h1><code>{{.Intent}}</code> · pair {{.Pair}} <span class="swatch k-{{.Class}}"></span><small>{{.ClassName}}</small></h1>

@@ -2,8 +2,8 @@ package viewer
 
 import (
 	"fmt"
-	"html/template"
 	"math"
+	"strconv"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
@@ -14,13 +14,11 @@ import (
 // from its control trial's time to its treatment trial's, coloured by how
 // the arms' outcomes compare. A line links to its pair's page.
 type pairedPlot struct {
-	Width, Height    int
-	ControlX, TreatX float64
-	Top, Bottom      float64
-	Ticks            []plotTick
-	Lines            []plotLine
-	// LinesHTML is Lines drawn (markup.go).
-	LinesHTML           template.HTML
+	Width, Height       int
+	ControlX, TreatX    float64
+	Top, Bottom         float64
+	Ticks               []plotTick
+	Lines               []plotLine
 	Shown, Incomplete   int
 	TreatFaster, Slower int
 }
@@ -64,7 +62,7 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 	top = math.Max(step, math.Ceil(top/step)*step)
 	y := func(s float64) float64 { return round1(plotBottom - (plotBottom-plotTop)*s/top) }
 	for v := 0.0; v <= top+step/2; v += step {
-		p.Ticks = append(p.Ticks, plotTick{y(v), fmt.Sprintf("%g s", v)})
+		p.Ticks = append(p.Ticks, plotTick{y(v), strconv.FormatFloat(v, 'g', -1, 64) + " s"})
 	}
 	for _, s := range pairs {
 		if !s.complete() {
@@ -72,7 +70,8 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 		}
 		c, t := last(s.Arms[0]), last(s.Arms[1])
 		l := plotLine{Y1: y(c.Wall), Y2: y(t.Wall), Class: s.class(), Disagree: s.disagree(),
-			Title: fmt.Sprintf("pair %d: control %s %s → treatment %s %s", s.Pair, c.Outcome, seconds(c.Wall), t.Outcome, seconds(t.Wall))}
+			Title: "pair " + strconv.Itoa(s.Pair) + ": control " + string(c.Outcome) + " " + seconds(c.Wall) +
+				" → treatment " + string(t.Outcome) + " " + seconds(t.Wall)}
 		if linked {
 			l.Href = fmt.Sprintf("%s/%d.html", dir, s.Pair)
 		}
@@ -85,7 +84,6 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 		p.Lines = append(p.Lines, l)
 	}
 	p.Shown = len(p.Lines)
-	p.LinesHTML = p.linesHTML()
 	return p
 }
 

@@ -41,9 +41,10 @@ func PairPage(id string, p int) string {
 	return path.Join(IntentsDir, slug(id), strconv.Itoa(p)+".html")
 }
 
-// HTMLOptions are report.html's links into the site.
-func HTMLOptions() stats.HTMLOptions {
-	return stats.HTMLOptions{IntentPage: IntentPage}
+// HTMLOptions are report.html's links into the site, and the intents'
+// fragments the site's pages show too (figures, of the same report).
+func HTMLOptions(figures *stats.IntentHTML) stats.HTMLOptions {
+	return stats.HTMLOptions{IntentPage: IntentPage, Figures: figures}
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -71,8 +72,6 @@ type Site struct {
 	trials bool
 	// pairs holds each intent's pairs by pair number.
 	pairs map[string]map[int]*pairSlot
-	// figures are the report's intent fragments, while Write runs.
-	figures *stats.IntentHTML
 }
 
 // pairSlot is one pair's attempts, per arm (control first), in the order

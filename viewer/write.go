@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -26,10 +27,10 @@ import (
 // itself): a page per intent of rep and, when the run has trial
 // directories, a page per pair. Links to a trial's files (its screenshot,
 // transcript) are relative to the run directory, so out should be it, or a
-// copy that keeps trials/ beside the pages. The intents are written on
-// every core. It returns how many pages it wrote.
-func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
-	s.figures = stats.NewIntentHTML(rep)
+// copy that keeps trials/ beside the pages. figures are rep's intent
+// fragments (stats.NewIntentHTML), which report.html shows too. The intents
+// are written on every core. It returns how many pages it wrote.
+func (s *Site) Write(out runner.RunDir, rep *stats.Report, figures *stats.IntentHTML) (int, error) {
 	if err := os.MkdirAll(out.File(IntentsDir), 0o755); err != nil {
 		return 0, fmt.Errorf("write the site: %w", err)
 	}
@@ -38,7 +39,7 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range rep.Intents {
 		g.Go(func() error {
-			n, err := s.writeIntent(out, rep, &rep.Intents[i])
+			n, err := s.writeIntent(out, rep, figures, &rep.Intents[i])
 			written.Add(int64(n))
 			return err
 		})
@@ -49,9 +50,9 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report) (int, error) {
 
 // writeIntent writes intent in's page and, with trial directories, its
 // pairs' pages, and returns how many it wrote.
-func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, in *stats.Intent) (int, error) {
+func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
 	pairs := s.intentPairs(in.ID)
-	page, err := s.intentPage(rep, in, pairs)
+	page, err := s.intentPage(rep, figures, in, pairs)
 	if err != nil {
 		return 0, err
 	}
@@ -119,7 +120,7 @@ type intentView struct {
 	ID, Label, LabelClass, Why string
 	Domain                     string
 	Figures                    template.HTML
-	Plot                       *pairedPlot
+	Plot                       template.HTML
 	Pairs                      []pairRow
 	// PairRows is Pairs' rows of the table (markup.go).
 	PairRows template.HTML
@@ -155,17 +156,17 @@ type armCell struct {
 	Attempts int
 }
 
-func (s *Site) intentPage(rep *stats.Report, in *stats.Intent, pairs []*pairSlot) ([]byte, error) {
-	var figures bytes.Buffer
-	if err := s.figures.Write(&figures, in.ID); err != nil {
+func (s *Site) intentPage(rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent, pairs []*pairSlot) ([]byte, error) {
+	fragment, err := figures.Fragment(in.ID)
+	if err != nil {
 		return nil, err
 	}
 	v := intentView{
 		Head: newPage(rep, in.ID, ".."),
 		ID:   in.ID, Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label), Why: in.Why,
 		Domain:  in.Domain,
-		Figures: template.HTML(figures.String()), // html/template's own output
-		Plot:    newPairedPlot(pairs, slug(in.ID), s.trials),
+		Figures: fragment,
+		Plot:    newPairedPlot(pairs, slug(in.ID), s.trials).html(),
 		Planned: in.Pairs.Planned,
 		Linked:  s.trials,
 	}
@@ -205,7 +206,7 @@ func labelText(l pairbench.Label) string {
 }
 
 // seconds shows a wall time.
-func seconds(s float64) string { return fmt.Sprintf("%.1f s", s) }
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
 
 // pairView is a pair page.
 type pairView struct {
@@ -364,6 +365,7 @@ func readJSON(p string, v any) error {
 
 func render(name string, v any) ([]byte, error) {
 	var b bytes.Buffer
+	b.Grow(32 << 10) // an intent page of tens of pairs
 	if err := pages.ExecuteTemplate(&b, name, v); err != nil {
 		return nil, fmt.Errorf("render the %s page: %w", name, err)
 	}
