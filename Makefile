@@ -11,8 +11,12 @@ all: build
 setup:
 	@bash scripts/setup.sh
 
+# pairbench and, beside it, the sandbox's init (sandbox.InitProgram), a small
+# program without cgo that starts inside every sandbox in about a
+# millisecond (pairbench itself would serve, starting far slower).
 build:
 	$(GO) build -o $(BIN) ./cmd/pairbench
+	CGO_ENABLED=0 $(GO) build -o $(dir $(BIN))pairbench-sandbox-init ./cmd/pairbench-sandbox-init
 
 ## demo: a real bench of the example registry on embedded defaults
 ## (AGENT=claude-code or AGENT=codex benches that agent instead of pi)

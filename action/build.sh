@@ -5,4 +5,7 @@ drop_secrets
 : "${PB_BIN:?PB_BIN is not set}"
 mkdir -p "$(dirname "$PB_BIN")"
 (cd "$GITHUB_ACTION_PATH" && go build -o "$PB_BIN" ./cmd/pairbench) || fail "could not build pairbench from $GITHUB_ACTION_PATH"
+# The sandbox's init, beside pairbench, where pairbench looks for it.
+(cd "$GITHUB_ACTION_PATH" && CGO_ENABLED=0 go build -o "$(dirname "$PB_BIN")/pairbench-sandbox-init" ./cmd/pairbench-sandbox-init) ||
+	fail "could not build pairbench-sandbox-init from $GITHUB_ACTION_PATH"
 "$PB_BIN" version

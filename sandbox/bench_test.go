@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
 // BenchmarkLaunch measures launch-to-exit of /bin/true four ways, side by
@@ -19,9 +21,11 @@ import (
 //
 //   - full-ms: a per-agent sandbox (New, Run, Close) with the whole
 //     filesystem policy and an egress proxy already running, so /bin/true
-//     starts under pairbench's init relay;
-//   - conf-ms: the same without egress, so without the init relay: the
-//     confinement alone;
+//     starts under pairbench's init relaying the egress; the init is
+//     InitProgram, built as make build builds it, as an installed
+//     pairbench starts it;
+//   - conf-ms: the same without egress: the confinement alone, under the
+//     same init;
 //   - policy-ms: bwrap started directly with the options pairbench
 //     generates for that confinement (argument file, seccomp filter, /etc
 //     copies), without New, Close or pairbench's process handling: what
@@ -52,8 +56,9 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	defer e.Close()
 	var fullCPU, bareCPU []time.Duration
+	initProgram := sandboxtest.InitProgram(b)
 	launch := func(e *Egress) {
-		sb, err := New(b.Context(), Policy{Egress: e, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
+		sb, err := New(b.Context(), Policy{Egress: e, Executable: initProgram, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,6 +41,9 @@ type CheckReport struct {
 	Limits string
 	// Devices says how the host's device nodes in /dev are bound.
 	Devices string
+	// Init names the binary every sandboxed command starts under
+	// (InitProgram, or the running binary and why).
+	Init string
 }
 
 // Check is the start-up probe: it fails closed, with a *CheckError whose
@@ -151,7 +154,7 @@ echo probe-ran
 	if problems != "" {
 		return CheckReport{}, &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
 	}
-	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir}
+	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir, Init: describeInit("")}
 	if sb.devNote != "" {
 		rep.Devices = "writable binds of the host's (" + sb.devNote + "); the sandbox, not their owner, can change only their times"
 	}

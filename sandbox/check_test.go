@@ -16,8 +16,9 @@ func TestCheckPassesOnThisHost(t *testing.T) {
 		require.NoError(t, err)
 		rep, err := Check(t.Context(), CheckOptions{Hidden: []string{filepath.Dir(wd)}, TempRoot: sharedDir(t)})
 		require.NoError(t, err)
-		t.Logf("limits: %s; devices: %s", rep.Limits, rep.Devices)
+		t.Logf("limits: %s; devices: %s; init: %s", rep.Limits, rep.Devices, rep.Init)
 		assert.Contains(t, rep.Limits, "512 processes and threads", "the default limits are in force")
+		assert.Contains(t, rep.Init, "the running binary, slower to start than "+InitProgram, "no init program beside a test binary")
 		if os.Geteuid() == 0 {
 			assert.Equal(t, "read-only binds from /run/pairbench/dev", rep.Devices)
 		} else {

@@ -56,7 +56,7 @@ func ParseSecret(spec string, getenv func(string) string) (Secret, error) {
 	if !ok {
 		hostVar = name
 	}
-	if !envName.MatchString(name) || !envName.MatchString(hostVar) {
+	if !envName().MatchString(name) || !envName().MatchString(hostVar) {
 		return Secret{}, fmt.Errorf("secret %q: NAME and HOSTVAR must be environment variable names", spec)
 	}
 	s := Secret{Name: name, Value: getenv(hostVar)}
@@ -147,7 +147,11 @@ const (
 
 func portSocket(port int) string { return "port-" + strconv.Itoa(port) + ".sock" }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName matches an environment variable's name. This package's regular
+// expressions are compiled at first use, not at start-up: the sandbox's
+// init (InitProgram) links this package and uses none of them, and every
+// launch waits for its start-up.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // placeholder is a secret as the sandbox knows it.
 type placeholder struct {
@@ -349,7 +353,7 @@ func (cfg *EgressConfig) validate() error {
 	names := map[string]bool{}
 	for _, s := range cfg.Secrets {
 		switch {
-		case !envName.MatchString(s.Name):
+		case !envName().MatchString(s.Name):
 			return fmt.Errorf("secret name %q is not an environment variable name", s.Name)
 		case names[s.Name]:
 			return fmt.Errorf("secret %s listed twice", s.Name)

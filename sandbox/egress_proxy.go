@@ -215,7 +215,7 @@ var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-
 // authScheme is the one word that may precede a placeholder in its header
 // ("Bearer", "Token"): the value is the placeholder alone or that word, a
 // space and the placeholder, nothing more.
-var authScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._~+/-]* $`)
+var authScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._~+/-]* $`) })
 
 // forwardRequest applies the placeholder rules to r and proxies it to t.
 func (e *Egress) forwardRequest(w http.ResponseWriter, r *http.Request, t target) {
@@ -303,7 +303,7 @@ func (e *Egress) checkPlaceholders(r *http.Request, t target) ([]placeholder, er
 				if !slices.Contains(s.headers(), name) {
 					return nil, deny(s, fmt.Sprintf("appears in %s; it is swapped only in %s", name, strings.Join(s.headers(), ", ")))
 				}
-				if rest, ok := strings.CutSuffix(v, s.token); !ok || (rest != "" && !authScheme.MatchString(rest)) {
+				if rest, ok := strings.CutSuffix(v, s.token); !ok || (rest != "" && !authScheme().MatchString(rest)) {
 					return nil, deny(s, fmt.Sprintf("in %s must be the whole value, or follow one scheme word (Bearer)", name))
 				}
 				carried = true

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // WebAccess is a browser's way out through the egress proxy: the public
@@ -99,14 +100,14 @@ func (p *webPolicy) check(host string, port int) error {
 }
 
 // numericLabel is a host-name label that inet_aton would read as a number.
-var numericLabel = regexp.MustCompile(`^(0x[0-9a-f]*|[0-9]+)$`)
+var numericLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0x[0-9a-f]*|[0-9]+)$`) })
 
 // notPublicName says why a host name (not an IP literal) can only lead off
 // the public web, or returns "".
 func notPublicName(host string) string {
 	numeric := true
 	for _, label := range strings.Split(host, ".") {
-		numeric = numeric && numericLabel.MatchString(label)
+		numeric = numeric && numericLabel().MatchString(label)
 	}
 	switch {
 	case numeric:

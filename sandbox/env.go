@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // providerPrefixes maps a model provider (the part of a model name before
@@ -72,7 +73,7 @@ func AgentEnv(host []string, model string, extra ...string) map[string]string {
 	env := map[string]string{}
 	for _, kv := range host {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !envName.MatchString(name) || !allowed(name) {
+		if !ok || !envName().MatchString(name) || !allowed(name) {
 			continue
 		}
 		if SecretBearing(name, value) {
@@ -91,13 +92,17 @@ var secretNameParts = []string{
 }
 
 // secretQuery are URL query parameters that carry a credential.
-var secretQuery = regexp.MustCompile(`(?i)^(.*[-_])?(key|apikey|token|secret|sig|signature|password|passwd|pass|auth|code|credential|session)$`)
+var secretQuery = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(.*[-_])?(key|apikey|token|secret|sig|signature|password|passwd|pass|auth|code|credential|session)$`)
+})
 
 // keyShapes are the prefixes of well-known credential formats (OpenAI and
 // Anthropic sk-, Google AIza, AWS access key ids, GitHub, GitLab, Slack,
 // Hugging Face, Groq, xAI, Replicate, Perplexity tokens, JWTs, HTTP
 // authorization schemes), matched at the start of a word.
-var keyShapes = regexp.MustCompile(`(^|[^A-Za-z0-9])(sk-|sk_|rk_|AIza|AKIA|ASIA|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|xapp-|hf_|gsk_|xai-|r8_|pplx-|eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
+var keyShapes = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9])(sk-|sk_|rk_|AIza|AKIA|ASIA|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|xapp-|hf_|gsk_|xai-|r8_|pplx-|eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
+})
 
 // SecretBearing reports whether a variable bears a secret, by its name
 // (KEY, TOKEN, SECRET, PASS, CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE,
@@ -112,7 +117,7 @@ func SecretBearing(name, value string) bool {
 			return true
 		}
 	}
-	if keyShapes.MatchString(value) {
+	if keyShapes().MatchString(value) {
 		return true
 	}
 	for _, word := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\t' }) {
@@ -127,7 +132,7 @@ func SecretBearing(name, value string) bool {
 			return true
 		}
 		for k := range u.Query() {
-			if secretQuery.MatchString(k) {
+			if secretQuery().MatchString(k) {
 				return true
 			}
 		}

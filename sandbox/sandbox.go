@@ -100,11 +100,12 @@ type Policy struct {
 	// Bwrap is the bubblewrap binary. Empty means "bwrap" from PATH.
 	Bwrap string
 
-	// Executable is pairbench's own binary, run inside as the init when
-	// Egress is set or a command has Services, Expose or ExtraFiles. Empty
-	// means the running binary. It is started from a descriptor, never
-	// mounted, so the sandbox's user need not be able to reach its
-	// directory.
+	// Executable is the binary every command starts under as the
+	// sandbox's init: one whose main runs RunInit for InitArg (pairbench,
+	// InitProgram). Empty means InitProgram beside the running binary when
+	// it is there and from the same build, else the running binary. It is
+	// started from a descriptor, never mounted, so the sandbox's user need
+	// not be able to reach its directory.
 	Executable string
 
 	// NoWorkspace leaves /workspace out: the command's only writable
@@ -877,7 +878,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	// /workspace.
 	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			return nil, nil, files, fmt.Errorf("sandbox: bad environment variable name %q", k)
 		}
 		a = append(a, "--setenv", k, env[k])
@@ -1071,7 +1072,7 @@ func validatePolicy(p Policy) error {
 		}
 	}
 	for k, v := range p.Env {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			return fmt.Errorf("sandbox: bad environment variable name %q", k)
 		}
 		if strings.ContainsRune(v, 0) {
@@ -1185,19 +1186,6 @@ func sameAncestor(path, dir string) bool {
 			return false
 		}
 	}
-}
-
-// executable opens path, or the running binary when path is empty (by
-// /proc/self/exe, which reaches it whatever its directory's permissions).
-func executable(path string) (*os.File, error) {
-	if path == "" {
-		path = "/proc/self/exe"
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: init binary: %w", err)
-	}
-	return f, nil
 }
 
 // orDefault returns s, or def when s is empty.

@@ -85,6 +85,7 @@ Examples:
 			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			fmt.Fprintln(cmd.OutOrStdout(), "limits:", rep.Limits)
 			fmt.Fprintln(cmd.OutOrStdout(), "device nodes:", rep.Devices)
+			fmt.Fprintln(cmd.OutOrStdout(), "init:", rep.Init)
 			return nil
 		},
 	}

@@ -6,6 +6,8 @@ package sandboxtest
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -23,4 +25,19 @@ func TempDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// InitProgram builds pairbench-sandbox-init as make build and the Action
+// build it (without cgo) into a directory removed when the test ends, for
+// tests and benchmarks that start their sandboxes as an installed pairbench
+// does (sandbox.Policy.Executable).
+func InitProgram(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "pairbench-sandbox-init")
+	cmd := exec.Command("go", "build", "-o", path, "github.com/pairbench/pairbench/cmd/pairbench-sandbox-init")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go build pairbench-sandbox-init: %v: %s", err, out)
+	}
+	return path
 }

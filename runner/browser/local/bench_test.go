@@ -6,15 +6,19 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 )
 
 // BenchmarkSetup measures a treatment trial's browser setup with real
 // Chromium: start, tool registration, start-page load and the entry-tool
-// check, then the close. It reports each step's mean in milliseconds.
+// check, then the close. It reports each step's mean in milliseconds. The
+// browser's sandbox starts under the init an installed pairbench uses
+// (sandbox.InitProgram), not under this test binary.
 func BenchmarkSetup(b *testing.B) {
 	site := newTestSite(b)
-	p := newProvider(b, site)
+	initProgram := sandboxtest.InitProgram(b)
+	p := newProvider(b, site, func(c *Config) { c.Executable = initProgram })
 	spec := runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/",
 		Tools: bookTools(b), EntryTool: "find_books", Attempts: 1,
