@@ -297,9 +297,8 @@ func mdVerdictLine(v reportView) string {
 	return s + "\n\n"
 }
 
-// mdRunLine names the run, its agent, model and registry, links the full
-// report, and warns about a scripted model.
-func mdRunLine(v reportView, link string) string {
+// mdRunNames names the run, the agent and model benched, and the registry.
+func mdRunNames(v reportView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s", mdCode(clipText(v.RunID, 200), false))
 	if v.Agent != "" {
@@ -309,6 +308,14 @@ func mdRunLine(v reportView, link string) string {
 	if v.Source != "" {
 		fmt.Fprintf(&b, " · registry %s", mdText(clipText(v.Source, 300)))
 	}
+	return b.String()
+}
+
+// mdRunLine is mdRunNames with a link to the full report, and warns about
+// an incomplete run, a forced resume and a scripted model.
+func mdRunLine(v reportView, link string) string {
+	var b strings.Builder
+	b.WriteString(mdRunNames(v))
 	if link != "" {
 		b.WriteString(" · " + link)
 	}
@@ -467,6 +474,7 @@ func CheckSummary(r *Report, opts MarkdownOptions) string {
 	intents := worstFirst(v.Intents)
 	var b strings.Builder
 	b.WriteString(mdVerdictLine(v))
+	b.WriteString(mdRunNames(v) + "\n\n")
 	if len(intents) > 0 {
 		shown := intents[:min(len(intents), checkSummaryIntents)]
 		b.WriteString(narrowHead)

@@ -281,11 +281,17 @@ func TestManyIntentsWorstFirst(t *testing.T) {
 	}
 }
 
-// TestCheckSummaryIsShort: the check run's summary is the verdict line and
-// the worst few intents, with a link to the report.
+// TestCheckSummaryIsShort: the check run's summary is the verdict line,
+// the agent and model benched (as the comment names them), and the worst
+// few intents, with a link to the report.
 func TestCheckSummaryIsShort(t *testing.T) {
-	s := CheckSummary(bigReport(300), MarkdownOptions{FullReportURL: fixtureURL})
+	r := bigReport(300)
+	r.Model.Agent = "claude-code 2.0.14"
+	s := CheckSummary(r, MarkdownOptions{FullReportURL: fixtureURL})
 	assert.True(t, strings.HasPrefix(s, "**pairbench verdict: less accurate** (worst of 300 intents"))
+	names := "Run `demo-2026-11-29` · agent `claude-code 2.0.14` · model `scripted/pairbench-scripted`"
+	assert.Contains(t, s, "\n\n"+names+"\n\n", "the second line names the agent and model")
+	assert.Contains(t, Markdown(r, MarkdownOptions{}), names, "as the comment does")
 	assert.Equal(t, checkSummaryIntents, strings.Count(s, "| `intent-"))
 	assert.Contains(t, s, "_295 more intents (")
 	assert.Contains(t, s, "[full report](<"+fixtureURL+">)")
