@@ -19,6 +19,9 @@ type database interface {
 	dialect() string
 	// inTx runs fn in a transaction, committing it when fn returns nil.
 	inTx(ctx context.Context, fn func(tx *Tx) error) error
+	// acceptTx is inTx for the acknowledgement path, which commits the
+	// deliveries GitHub is waiting on: first in line for the database.
+	acceptTx(ctx context.Context, fn func(tx *Tx) error) error
 	// rescueOwn makes the jobs that replica left running available again,
 	// and returns how many there were.
 	rescueOwn(ctx context.Context, replica string) (int, error)

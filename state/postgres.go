@@ -55,6 +55,10 @@ func openPostgres(ctx context.Context, cfg Config) (*Store, error) {
 
 func (d *postgresDB) dialect() string { return "postgres" }
 
+func (d *postgresDB) acceptTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return d.inTx(ctx, fn)
+}
+
 func (d *postgresDB) rescueOwn(ctx context.Context, replica string) (int, error) {
 	return rescueOwn(ctx, riverpgxv5.New(d.pool), "", replica)
 }

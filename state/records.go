@@ -120,7 +120,7 @@ func (s *Store) acceptBatch(batch []acceptReq) ([]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	accepted := make([]bool, len(batch))
-	err := s.Update(ctx, func(tx *Tx) error {
+	err := s.db.acceptTx(ctx, func(tx *Tx) error {
 		var q strings.Builder
 		q.WriteString(`INSERT INTO pb_deliveries (installation, id, event, payload, received_at) VALUES `)
 		args := make([]any, 0, 5*len(batch))

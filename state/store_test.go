@@ -1,11 +1,14 @@
 package state_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -285,6 +288,10 @@ func (b *blocker) Work(ctx context.Context, j *river.Job[state.DeliveryJob]) err
 }
 
 func helperProcess() {
+	if os.Getenv("HELPER_MODE") == "accept" {
+		acceptUntilKilled()
+		return
+	}
 	cfg := state.Config{Dir: os.Getenv("HELPER_DIR"), PostgresURL: os.Getenv("HELPER_URL"), ReplicaID: os.Getenv("HELPER_REPLICA")}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &blocker{started: os.Getenv("HELPER_STARTED")})
@@ -340,5 +347,77 @@ func TestJobsOfAKilledReplicaAreTakenBackAtItsRestart(t *testing.T) {
 		defer stop(t, s)
 		require.Eventually(t, func() bool { return w.count("killed") == 1 }, 10*time.Second, 20*time.Millisecond,
 			"the restarted replica ran its orphaned job again")
+	})
+}
+
+// acceptUntilKilled accepts deliveries from 16 goroutines at once and
+// prints each one's id once Accept has returned, until it is killed.
+func acceptUntilKilled() {
+	cfg := state.Config{Dir: os.Getenv("HELPER_DIR"), PostgresURL: os.Getenv("HELPER_URL"), ReplicaID: "acceptor"}
+	ctx := context.Background()
+	s, err := state.Open(ctx, cfg)
+	if err != nil {
+		panic(err)
+	}
+	var mu sync.Mutex
+	payload := []byte(`{"pull_request":{"body":"` + strings.Repeat("x", 8<<10) + `"}}`)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				id := fmt.Sprintf("g%d-%d", g, n)
+				ok, err := s.Accept(ctx, state.Delivery{Installation: 1, ID: id, Event: "pull_request", Payload: payload})
+				if err != nil || !ok {
+					panic(fmt.Sprint(id, ok, err))
+				}
+				mu.Lock()
+				fmt.Println(id)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestAcknowledgedDeliveriesSurviveSIGKILL kills a process with SIGKILL
+// while it accepts deliveries from 16 goroutines at once (the commits that
+// share a transaction, the write gate, the checkpoints beside them): every
+// delivery whose Accept had returned is stored after the restart, with its
+// job.
+func TestAcknowledgedDeliveriesSurviveSIGKILL(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_MODE=accept", "HELPER_DIR="+cfg.Dir, "HELPER_URL="+cfg.PostgresURL)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		var acked []string
+		lines := bufio.NewScanner(out)
+		for len(acked) < 1500 && lines.Scan() {
+			acked = append(acked, lines.Text())
+		}
+		require.NoError(t, cmd.Process.Kill())
+		for lines.Scan() { // printed before the kill landed
+			acked = append(acked, lines.Text())
+		}
+		_ = cmd.Wait()
+		require.GreaterOrEqual(t, len(acked), 1500, "the helper accepted deliveries")
+
+		s := open(t, cfg)
+		defer s.Close()
+		require.NoError(t, s.View(t.Context(), func(tx *state.Tx) error {
+			for _, id := range acked {
+				d, err := tx.Delivery(t.Context(), 1, id)
+				if !assert.NoError(t, err, "acknowledged delivery %s", id) {
+					continue
+				}
+				assert.Equal(t, len(`{"pull_request":{"body":""}}`)+8192, len(d.Payload), "delivery %s's payload", id)
+			}
+			return nil
+		}))
+		jobs, err := s.JobsNotFinished(t.Context())
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, jobs["delivery"], len(acked), "every acknowledged delivery's job is stored")
 	})
 }
