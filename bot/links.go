@@ -30,6 +30,14 @@ import (
 // Config.LinkKey, is the access check: a link works for the runs the
 // service made and linked, not for a run id someone guessed.
 
+// LinkKey derives the key that signs report links (Config.LinkKey) from
+// the webhook secret, so rotating the secret revokes every link.
+func LinkKey(webhookSecret []byte) []byte {
+	mac := hmac.New(sha256.New, webhookSecret)
+	mac.Write([]byte("pairbench report links"))
+	return mac.Sum(nil)
+}
+
 // linkTTL is how long the presigned URL a followed link redirects to works.
 const linkTTL = 5 * time.Minute
 

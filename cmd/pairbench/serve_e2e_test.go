@@ -21,6 +21,7 @@ import (
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/service"
 )
 
 // TestServeEndToEnd drives the whole service: a signed pull_request delivery
@@ -70,7 +71,7 @@ func TestServeEndToEnd(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, privateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	body := pullRequestOpened(t, sha)

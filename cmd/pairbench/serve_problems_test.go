@@ -19,6 +19,7 @@ import (
 
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/service"
 )
 
 // TestServeQuotesRegistryProblems opens a pull request whose registry has
@@ -67,7 +68,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, privateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	body := pullRequestOpened(t, sha)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/service"
 )
 
 // TestServeShutsDownInTimeWhateverGitDoes: a local bench is fetching its
@@ -68,7 +69,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, privateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	body := pullRequestOpened(t, sha)

@@ -25,15 +25,16 @@ import (
 
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
+	"github.com/pairbench/pairbench/service"
 )
 
-// validServeOptions are options check accepts, with the state in a
+// validServeOptions are options service.Options.Check accepts, with the state in a
 // directory of the test's own.
 func validServeOptions(t *testing.T) serveOptions {
-	return serveOptions{
+	return serveOptions{Options: service.Options{
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
 		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour,
-	}
+	}}
 }
 
 // testApp registers a GitHub App with the fake and returns its id and
@@ -44,52 +45,6 @@ func testApp(t *testing.T, gh *githubtest.Server) (int64, []byte) {
 	require.NoError(t, err)
 	gh.AddApp(4242, &key.PublicKey)
 	return 4242, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-}
-
-func TestServeOptionsCheck(t *testing.T) {
-	env := map[string]string{"SECRET": "s3cret", "TOKEN": "ghs_x"}
-	getenv := func(k string) string { return env[k] }
-	readFile := func(p string) ([]byte, error) {
-		if p == "app.pem" {
-			return []byte("PEM"), nil
-		}
-		return nil, os.ErrNotExist
-	}
-
-	o := validServeOptions(t)
-	s, err := o.check(getenv, readFile)
-	require.NoError(t, err)
-	assert.Equal(t, []byte("s3cret"), s.webhook)
-	assert.Equal(t, "ghs_x", s.token)
-
-	o = validServeOptions(t)
-	o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "app.pem"
-	s, err = o.check(getenv, readFile)
-	require.NoError(t, err)
-	assert.Equal(t, []byte("PEM"), s.privateKey)
-
-	for name, edit := range map[string]func(*serveOptions){
-		"empty secret":       func(o *serveOptions) { o.SecretEnv = "UNSET" },
-		"no secret variable": func(o *serveOptions) { o.SecretEnv = "" },
-		"no store":           func(o *serveOptions) { o.Store = "" },
-		"unknown dispatch":   func(o *serveOptions) { o.Dispatch = "elsewhere" },
-		"app and token":      func(o *serveOptions) { o.AppID, o.PrivateKeyFile = 7, "app.pem" },
-		"app without key":    func(o *serveOptions) { o.TokenEnv, o.AppID = "", 7 },
-		"missing key file":   func(o *serveOptions) { o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "nope.pem" },
-		"no credentials":     func(o *serveOptions) { o.TokenEnv = "" },
-		"empty token":        func(o *serveOptions) { o.TokenEnv = "UNSET" },
-		"no workers":         func(o *serveOptions) { o.Workers = 0 },
-		"no shutdown time":   func(o *serveOptions) { o.ShutdownTimeout = 0 },
-		"no state":           func(o *serveOptions) { o.StateDir = "" },
-		"empty postgres env": func(o *serveOptions) { o.PostgresEnv = "UNSET" },
-		"no replica id":      func(o *serveOptions) { o.ReplicaID = "" },
-		"bad public url":     func(o *serveOptions) { o.PublicURL = "bench.example.com" },
-	} {
-		o := validServeOptions(t)
-		edit(&o)
-		_, err := o.check(getenv, readFile)
-		assert.Error(t, err, name)
-	}
 }
 
 func TestServeRefusesToStartWithoutASecret(t *testing.T) {
@@ -126,7 +81,7 @@ func TestServeWiresServerAndBot(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, o, serveSecrets{webhook: secret, token: "ghs_test"}, l, slog.New(slog.DiscardHandler))
+		done <- runServe(ctx, o, service.Secrets{Webhook: secret, Token: "ghs_test"}, l, slog.New(slog.DiscardHandler))
 	}()
 
 	post := func(event, id string, body []byte, key []byte) int {
@@ -189,7 +144,7 @@ func TestServeFailsOnAMissingBucketBeforeListening(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	err = runServe(t.Context(), o, serveSecrets{webhook: []byte("s"), token: "t"}, l, slog.New(slog.DiscardHandler))
+	err = runServe(t.Context(), o, service.Secrets{Webhook: []byte("s"), Token: "t"}, l, slog.New(slog.DiscardHandler))
 	require.Error(t, err)
 	var ue usageError
 	assert.False(t, errors.As(err, &ue), "an unreachable store is not a usage error")

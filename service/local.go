@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -11,21 +11,42 @@ import (
 	"github.com/pairbench/pairbench/runner"
 )
 
-// localRunner is the local backend: it runs the bot's benches on this
+// LocalRunner is the local backend: it runs the bot's benches on this
 // host through the bench library, as `pairbench run` does. The bot's job
 // queue runs them one at a time, and runs again with the same run id (which
 // resumes it) a bench cut short by a shutdown or a crash.
-type localRunner struct {
+type LocalRunner struct {
 	template bench.Config
 	gitURL   string
 	log      *slog.Logger
 }
 
-var _ bot.Runner = (*localRunner)(nil)
+var _ bot.Runner = (*LocalRunner)(nil)
+
+// NewLocalRunner returns the local backend of o: benches like
+// o.LocalBench, uploaded to o.Store, with o's pairs and model unless a
+// bench asks for others, of the registry cloned from o.GitURL.
+func NewLocalRunner(o Options, log *slog.Logger) *LocalRunner {
+	t := o.LocalBench
+	t.Store = o.Store
+	if o.Pairs > 0 {
+		t.Pairs = o.Pairs
+	}
+	if o.Model != "" {
+		t.Model = o.Model
+	}
+	return &LocalRunner{template: t, gitURL: o.GitURL, log: log}
+}
 
 // Run runs the bench until it ends, telling progress how many pairs are
 // done whenever that number moves.
-func (d *localRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
+func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
+	_, err := bench.Bench(ctx, d.config(req, progress))
+	return err
+}
+
+// config is the bench of req.
+func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) bench.Config {
 	o := d.template
 	o.RunID = string(req.RunID)
 	o.Seed = 0 // a new run draws one; a resumed run keeps its own
@@ -53,6 +74,5 @@ func (d *localRunner) Run(ctx context.Context, req bot.Request, progress func(do
 			progress(p.Done, p.Pairs)
 		}
 	}
-	_, err := bench.Bench(ctx, o)
-	return err
+	return o
 }

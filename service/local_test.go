@@ -1,0 +1,45 @@
+package service
+
+import (
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/runner"
+)
+
+func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
+	o := validOptions(t)
+	o.Store, o.GitURL, o.Pairs, o.Model = "s3://bucket/runs", "https://git.example/{owner}/{repo}.git", 4, "openai/gpt-5.4-mini"
+	o.LocalBench = bench.Config{Agent: "pi", Pairs: 10, Slots: 2, Model: bench.ScriptedModel, RunsDir: "/var/runs", Seed: 99}
+	r := NewLocalRunner(o, slog.New(slog.DiscardHandler))
+
+	req := bot.Request{RunID: "pr-7-abc", Repo: bot.Repo{Owner: "octo", Name: "registry"}, PR: 7, HeadSHA: "abc123",
+		Domains: []string{"books.example", "weather.example"}}
+	var seen [][2]int
+	c := r.config(req, func(done, total int) { seen = append(seen, [2]int{done, total}) })
+	assert.Equal(t, "pr-7-abc", c.RunID, "the run id is the bench's, so a rerun resumes it")
+	assert.Zero(t, c.Seed, "a new run draws its seed")
+	assert.Equal(t, &bench.Git{Repo: "https://git.example/octo/registry.git", Ref: "abc123", PR: 7, Cache: filepath.Join("/var/runs", ".git-cache")}, c.Git)
+	assert.Equal(t, []string{"books.example", "weather.example"}, c.Intents, "no intents asked: every intent of the domains")
+	assert.Equal(t, "s3://bucket/runs", c.Store)
+	assert.Equal(t, 4, c.Pairs, "--pairs over the template")
+	assert.Equal(t, "openai/gpt-5.4-mini", c.Model, "--model over the template")
+	assert.Equal(t, "pi", c.Agent)
+
+	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8})
+	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8})
+	c.Hooks.Progress(runner.Progress{Done: 3, Pairs: 8})
+	assert.Equal(t, [][2]int{{0, 8}, {3, 8}}, seen, "progress is told when the count moves")
+
+	req.Intents, req.Pairs, req.Model, req.Agent = []string{"books.example/find"}, 2, bench.ScriptedModel, "claude-code"
+	c = r.config(req, func(int, int) {})
+	assert.Equal(t, []string{"books.example/find"}, c.Intents)
+	assert.Equal(t, 2, c.Pairs, "what the bench asks for wins")
+	assert.Equal(t, bench.ScriptedModel, c.Model)
+	assert.Equal(t, "claude-code", c.Agent)
+}

@@ -1,0 +1,65 @@
+package service
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// validOptions are options Check accepts, with the state in a directory of
+// the test's own.
+func validOptions(t *testing.T) Options {
+	return Options{
+		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
+		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour,
+	}
+}
+
+func TestOptionsCheck(t *testing.T) {
+	env := map[string]string{"SECRET": "s3cret", "TOKEN": "ghs_x"}
+	getenv := func(k string) string { return env[k] }
+	readFile := func(p string) ([]byte, error) {
+		if p == "app.pem" {
+			return []byte("PEM"), nil
+		}
+		return nil, os.ErrNotExist
+	}
+
+	o := validOptions(t)
+	s, err := o.Check(getenv, readFile)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("s3cret"), s.Webhook)
+	assert.Equal(t, "ghs_x", s.Token)
+
+	o = validOptions(t)
+	o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "app.pem"
+	s, err = o.Check(getenv, readFile)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("PEM"), s.PrivateKey)
+
+	for name, edit := range map[string]func(*Options){
+		"empty secret":       func(o *Options) { o.SecretEnv = "UNSET" },
+		"no secret variable": func(o *Options) { o.SecretEnv = "" },
+		"no store":           func(o *Options) { o.Store = "" },
+		"unknown dispatch":   func(o *Options) { o.Dispatch = "elsewhere" },
+		"app and token":      func(o *Options) { o.AppID, o.PrivateKeyFile = 7, "app.pem" },
+		"app without key":    func(o *Options) { o.TokenEnv, o.AppID = "", 7 },
+		"missing key file":   func(o *Options) { o.TokenEnv, o.AppID, o.PrivateKeyFile = "", 7, "nope.pem" },
+		"no credentials":     func(o *Options) { o.TokenEnv = "" },
+		"empty token":        func(o *Options) { o.TokenEnv = "UNSET" },
+		"no workers":         func(o *Options) { o.Workers = 0 },
+		"no shutdown time":   func(o *Options) { o.ShutdownTimeout = 0 },
+		"no state":           func(o *Options) { o.StateDir = "" },
+		"empty postgres env": func(o *Options) { o.PostgresEnv = "UNSET" },
+		"no replica id":      func(o *Options) { o.ReplicaID = "" },
+		"bad public url":     func(o *Options) { o.PublicURL = "bench.example.com" },
+	} {
+		o := validOptions(t)
+		edit(&o)
+		_, err := o.Check(getenv, readFile)
+		assert.Error(t, err, name)
+	}
+}
