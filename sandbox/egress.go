@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench/internal/heldir"
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 // Secret is a credential the sandbox may use but never see. The sandbox's
@@ -636,7 +637,7 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 				return
 			}
 			defer e.untrack(u)
-			pipe(c, u)
+			sandboxinit.Pipe(c, u)
 		})
 	}
 }

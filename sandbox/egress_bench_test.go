@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 // BenchmarkProxyHTTPS measures what the egress proxy adds to one HTTPS
@@ -54,7 +56,7 @@ func BenchmarkProxyHTTPS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer relay.Close()
-	go acceptRelays(relay, dialUnix(e.socket()))
+	go sandboxinit.AcceptRelays(relay, sandboxinit.DialUnix(e.socket()))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(e.CACertPEM())
 	proxied := &http.Client{Transport: &http.Transport{

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 // WebAccess is a browser's way out through the egress proxy: the public
@@ -159,7 +161,7 @@ func (e *Egress) relayTunnel(w http.ResponseWriter, r *http.Request, host string
 		return
 	}
 	e.log.Debug("egress allowed", "method", r.Method, "target", t.String(), "tunnel", "relayed")
-	pipe(&tunnelConn{Conn: conn, r: rw.Reader, target: t}, up)
+	sandboxinit.Pipe(&tunnelConn{Conn: conn, r: rw.Reader, target: t}, up)
 }
 
 // article returns word with "a" or "an" before it.

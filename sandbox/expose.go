@@ -3,11 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"path"
 	"strings"
-	"time"
 )
 
 // Expose makes a TCP server that the command starts inside the sandbox
@@ -46,65 +43,4 @@ func (s *Sandbox) exposeArgs(c *Cmd, initArgs []string) ([]string, error) {
 		initArgs = append(initArgs, "-expose", path.Join(HomeDir, e.Name)+"="+loopback(e.Port))
 	}
 	return initArgs, nil
-}
-
-// listenExposed is the init's half of Expose: it listens on each socket
-// of exposed (-expose SOCKET=ADDR, the same form as -forward) and relays
-// its connections to ADDR, retrying the dial until something listens there
-// or done is closed.
-func listenExposed(exposed forwardFlag, done <-chan struct{}) ([]net.Listener, error) {
-	var ls []net.Listener
-	for _, e := range exposed {
-		os.Remove(e.socket) // a socket left by an earlier command of this sandbox
-		l, err := net.Listen("unix", e.socket)
-		if err == nil {
-			err = os.Chmod(e.socket, 0o600)
-		}
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return nil, fmt.Errorf("expose %s: %w", e.socket, err)
-		}
-		ls = append(ls, l)
-		go acceptRelays(l, dialUntil(e.addr, done))
-	}
-	return ls, nil
-}
-
-// dialUntil dials a TCP address inside the sandbox, retrying while nothing
-// listens there yet; it gives up once done is closed.
-func dialUntil(addr string, done <-chan struct{}) func() (net.Conn, error) {
-	return func() (net.Conn, error) {
-		for {
-			c, err := net.Dial("tcp", addr)
-			if err == nil {
-				return c, nil
-			}
-			select {
-			case <-done:
-				return nil, fmt.Errorf("%s: the command has exited", addr)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// exposeFlag parses -expose SOCKET=ADDR into a forwardFlag (the reverse
-// direction of -forward ADDR=SOCKET).
-type exposeFlag struct{ f *forwardFlag }
-
-func (e exposeFlag) String() string {
-	if e.f == nil {
-		return ""
-	}
-	return e.f.String()
-}
-
-func (e exposeFlag) Set(s string) error {
-	socket, addr, ok := strings.Cut(s, "=")
-	if !ok || socket == "" || addr == "" {
-		return fmt.Errorf("want SOCKET=ADDR, got %q", s)
-	}
-	return e.f.Set(addr + "=" + socket)
 }

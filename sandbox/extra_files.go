@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,29 +22,4 @@ func extraFileArgs(extra []*os.File, initArgs []string, files []*os.File) ([]str
 		initArgs = append(initArgs, "-fd", strconv.Itoa(firstFileFD+len(files)-1))
 	}
 	return initArgs, files, nil
-}
-
-// fdFlag collects the init's repeated -fd N arguments.
-type fdFlag []int
-
-func (f *fdFlag) String() string { return fmt.Sprint(*f) }
-
-func (f *fdFlag) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 3 {
-		return fmt.Errorf("-fd %q: want a descriptor number of 3 or more", s)
-	}
-	*f = append(*f, n)
-	return nil
-}
-
-// inheritedFiles takes the init's -fd descriptors for the command: none of
-// them reaches anything else the init starts.
-func inheritedFiles(fds fdFlag) []*os.File {
-	files := make([]*os.File, len(fds))
-	for i, fd := range fds {
-		syscall.CloseOnExec(fd)
-		files[i] = os.NewFile(uintptr(fd), "fd-"+strconv.Itoa(fd))
-	}
-	return files
 }

@@ -2,9 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"embed"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 // InitProgram is the sandbox's init as a program of its own
@@ -23,7 +22,7 @@ import (
 // every launch: a small static program starts in about a millisecond, where
 // the launcher's own binary first initialises every package it links (some
 // 15 ms of CPU for pairbench). make build and the Action install both.
-const InitProgram = "pairbench-sandbox-init"
+const InitProgram = sandboxinit.Program
 
 // executable opens the init's binary: path, or with path empty the default
 // init (see defaultInit). The sandbox starts it from the descriptor.
@@ -82,28 +81,12 @@ func openInitProgram(self string) (*os.File, error) {
 }
 
 // ProtocolArg makes InitProgram print its InitProtocol and exit.
-const ProtocolArg = "__sandbox-init-protocol"
+const ProtocolArg = sandboxinit.ProtocolArg
 
-// initSource is the source of RunInit and of what it runs.
-//
-//go:embed init.go expose.go extra_files.go
-var initSource embed.FS
-
-// InitProtocol identifies the init's arguments and behaviour: a digest of
-// the source of RunInit and what it runs. Two binaries whose inits could
-// differ never have the same one.
-func InitProtocol() string {
-	h := sha256.New()
-	for _, name := range []string{"init.go", "expose.go", "extra_files.go"} {
-		b, err := initSource.ReadFile(name)
-		if err != nil {
-			panic(err) // embedded above: cannot happen
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
+// InitProtocol identifies the init's arguments and behaviour (a digest of
+// its source): two binaries whose inits could differ never have the same
+// one.
+func InitProtocol() string { return sandboxinit.Protocol() }
 
 // initProgramTrusted checks that the opened init program f may stand in
 // for the running binary self: an executable regular file of self's owner

@@ -468,28 +468,6 @@ type Cmd struct {
 	err      error
 }
 
-// Service is a server a Cmd talks to over the sandbox's loopback. The init
-// listens on 127.0.0.1:Port before anything starts and relays each
-// connection to 127.0.0.1:Backend, where the service listens once it is
-// up: a client connecting early waits instead of being refused.
-type Service struct {
-	Args    []string `json:"args"`
-	Port    int      `json:"port"`
-	Backend int      `json:"backend"`
-}
-
-func (s Service) check() error {
-	switch {
-	case len(s.Args) == 0 || s.Args[0] == "":
-		return errors.New("sandbox: service without a command")
-	case s.Port < 1 || s.Port > 65535 || s.Backend < 1 || s.Backend > 65535:
-		return fmt.Errorf("sandbox: service %s: ports %d and %d: want 1-65535", s.Args[0], s.Port, s.Backend)
-	case s.Port == s.Backend:
-		return fmt.Errorf("sandbox: service %s: Port and Backend are both %d", s.Args[0], s.Port)
-	}
-	return nil
-}
-
 // loopback returns 127.0.0.1:port.
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
@@ -907,8 +885,8 @@ func (s *Sandbox) serviceArgs(c *Cmd, initArgs []string) ([]string, error) {
 		}
 	}
 	for _, svc := range c.Services {
-		if err := svc.check(); err != nil {
-			return nil, err
+		if err := svc.Check(); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		for _, port := range []int{svc.Port, svc.Backend} {
 			if taken[port] {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 // serviceArg makes the test binary a slow-starting service: it prints
@@ -151,6 +153,6 @@ func TestServiceStopsGracefully(t *testing.T) {
 	start := time.Now()
 	_, errOut, err = runWithServices(t, sb, "sleep 0.2", stubborn)
 	require.NoError(t, err, errOut)
-	assert.GreaterOrEqual(t, time.Since(start), serviceGrace, "killed only after the grace period")
-	assert.Less(t, time.Since(start), serviceGrace+10*time.Second)
+	assert.GreaterOrEqual(t, time.Since(start), sandboxinit.ServiceGrace, "killed only after the grace period")
+	assert.Less(t, time.Since(start), sandboxinit.ServiceGrace+10*time.Second)
 }

@@ -1,5 +1,5 @@
 // Command pairbench-sandbox-init is the init of pairbench's sandboxes
-// (sandbox.RunInit) as a small program of its own. pairbench starts it
+// (internal/sandboxinit) as a small program of its own. pairbench starts it
 // inside every sandbox, ahead of the sandboxed command, when it is
 // installed beside pairbench from the same build (make build and the
 // Action do that); without it pairbench's own binary serves, with the
@@ -12,17 +12,17 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pairbench/pairbench/sandbox"
+	"github.com/pairbench/pairbench/internal/sandboxinit"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == sandbox.ProtocolArg {
-		fmt.Println(sandbox.InitProtocol())
+	if len(os.Args) == 2 && os.Args[1] == sandboxinit.ProtocolArg {
+		fmt.Println(sandboxinit.Protocol())
 		return
 	}
-	if len(os.Args) < 2 || os.Args[1] != sandbox.InitArg {
-		fmt.Fprintf(os.Stderr, "%s is the init pairbench starts inside its sandboxes; it is not run by hand\n", sandbox.InitProgram)
+	if len(os.Args) < 2 || os.Args[1] != sandboxinit.Arg {
+		fmt.Fprintf(os.Stderr, "%s is the init pairbench starts inside its sandboxes; it is not run by hand\n", sandboxinit.Program)
 		os.Exit(2)
 	}
-	os.Exit(sandbox.RunInit(os.Args[2:]))
+	os.Exit(sandboxinit.Run(os.Args[2:]))
 }
