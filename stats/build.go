@@ -266,6 +266,7 @@ func (a *analysis) arm(pairs []pairRef, treatment bool) ArmStats {
 		if r.is(flagRefused) {
 			st.BrowserRefused = append(st.BrowserRefused, int(r.pair))
 		}
+		st.WebMCP.add(r)
 		if tools := p.x[side].native(); len(tools) > 0 {
 			st.NativeStarts = append(st.NativeStarts, int(r.pair))
 			for _, t := range tools {

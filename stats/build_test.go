@@ -302,6 +302,60 @@ func TestBuildToolsThatDidNotRegister(t *testing.T) {
 	assert.Contains(t, html.String(), "yes, but did not register in 3 trial(s)")
 }
 
+// TestBuildCountsWebMCPImpl: each arm counts its trials by whose WebMCP
+// their start page had; an intent and a run whose trials had both the
+// browser's own and the polyfill are flagged in every rendering, and a run
+// of one kind, or of rows from before the field, is not.
+func TestBuildCountsWebMCPImpl(t *testing.T) {
+	withImpl := func(intent string, impl func(i int) pairbench.WebMCPImpl) []pairbench.Row {
+		rows := workedExample(intent)
+		for i := range rows {
+			rows[i].WebMCPImpl = impl(i)
+		}
+		return rows
+	}
+	polyfill := func(int) pairbench.WebMCPImpl { return pairbench.WebMCPPolyfill }
+	// 20 rows, 10 pairs: the first three pairs' rows ran on native WebMCP.
+	someNative := func(i int) pairbench.WebMCPImpl {
+		if i < 6 {
+			return pairbench.WebMCPNative
+		}
+		return pairbench.WebMCPPolyfill
+	}
+	rows := append(withImpl("books", polyfill), withImpl("mixed", someNative)...)
+	rep := Build(planFor("books", "mixed"), rows)
+	books, mixed := rep.Intents[0], rep.Intents[1]
+	assert.Equal(t, WebMCPCount{Polyfill: 10}, books.Control.WebMCP)
+	assert.Equal(t, WebMCPCount{Native: 3, Polyfill: 7}, mixed.Control.WebMCP)
+	assert.Equal(t, WebMCPCount{Native: 3, Polyfill: 7}, mixed.Treatment.WebMCP)
+	assert.Equal(t, WebMCPCount{Native: 6, Polyfill: 34}, rep.Run.WebMCP)
+	assert.Equal(t, []string{"mixed"}, rep.Run.MixedIntents)
+
+	md := Markdown(rep, MarkdownOptions{})
+	assert.Contains(t, md, "| WebMCP of the start page | polyfill 10 | polyfill 10 |")
+	assert.Contains(t, md, "| WebMCP of the start page | native 3 · polyfill 7 | native 3 · polyfill 7 |")
+	flag := "> [!WARNING]\n> **Mixed WebMCP.** 6 trials ran on the browser's own WebMCP and 34 on pairbench's polyfill (both within intent mixed)."
+	assert.Contains(t, md, flag, "the comment flags the mixed run")
+	assert.Contains(t, CheckSummary(rep, MarkdownOptions{}), flag, "so does the check run")
+	var html strings.Builder
+	require.NoError(t, WriteHTML(&html, rep, HTMLOptions{}))
+	assert.Contains(t, html.String(), `<p class="warning"><strong>Mixed WebMCP.</strong> 6 trials ran on the browser&#39;s own WebMCP`)
+	assert.Contains(t, html.String(), "<dt>Mixed WebMCP</dt><dd>6 trials on the browser&#39;s own WebMCP, 14 on the polyfill")
+	assert.Contains(t, html.String(), "<dt>WebMCP</dt><dd>mixed: trials of complete pairs, both arms, by whose WebMCP the start page had: native 6 · polyfill 34; intents with both: mixed</dd>")
+
+	one := Build(planFor("books"), withImpl("books", polyfill))
+	assert.False(t, one.Run.WebMCP.Mixed())
+	assert.NotContains(t, Markdown(one, MarkdownOptions{}), "Mixed WebMCP")
+	assert.Contains(t, Markdown(one, MarkdownOptions{}), "- **WebMCP:** trials of complete pairs, both arms, by whose WebMCP the start page had: polyfill 20\n")
+
+	old := Build(planFor("books"), workedExample("books"))
+	assert.Zero(t, old.Run.WebMCP)
+	assert.NotContains(t, Markdown(old, MarkdownOptions{}), "WebMCP of the start page", "rows from before the field: no row")
+	b, err := json.Marshal(old)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"webmcp"`, "nor anything in report.json")
+}
+
 // TestBuildNamesPairsWithBrowserRefusals: a trial whose browser had a
 // request refused is named with its pair and arm, and the report shows it.
 func TestBuildNamesPairsWithBrowserRefusals(t *testing.T) {

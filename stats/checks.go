@@ -157,6 +157,12 @@ func (a *analysis) runChecks(intents []Intent, work []intentWork) RunChecks {
 		if in.Class == pairbench.AnswerShapeOnly && isSignal(in.Label) {
 			rc.ShapeOnly = append(rc.ShapeOnly, in.ID)
 		}
+		w := in.Control.WebMCP
+		w.plus(in.Treatment.WebMCP)
+		rc.WebMCP.plus(w)
+		if w.Mixed() {
+			rc.MixedIntents = append(rc.MixedIntents, in.ID)
+		}
 	}
 	for _, l := range pairbench.Labels {
 		if hist[l] > 0 {

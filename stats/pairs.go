@@ -23,7 +23,7 @@ type record struct {
 	flags       recordFlags
 }
 
-type recordFlags uint8
+type recordFlags uint16
 
 const (
 	flagAdopted recordFlags = 1 << iota
@@ -35,6 +35,10 @@ const (
 	flagCapSpend
 	// flagRefused: the trial's browser egress refused a request.
 	flagRefused
+	// flagNative and flagPolyfill: the start page had the browser's own
+	// WebMCP, or the polyfill (neither: not recorded).
+	flagNative
+	flagPolyfill
 )
 
 // recordExtra holds the rare parts of an attempt: native tools, caps other
@@ -113,6 +117,12 @@ func newRecord(r *pairbench.Row, agreement *Agreement) (record, *recordExtra) {
 	}
 	if r.BrowserRefusals > 0 {
 		t.flags |= flagRefused
+	}
+	switch r.WebMCPImpl {
+	case pairbench.WebMCPNative:
+		t.flags |= flagNative
+	case pairbench.WebMCPPolyfill:
+		t.flags |= flagPolyfill
 	}
 	var extra recordExtra
 	for _, c := range r.CapsHit {

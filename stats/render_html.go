@@ -479,7 +479,8 @@ const htmlSource = `<!DOCTYPE html>
 <p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
 <div class="warning"><p><strong>Forced resume.</strong> {{.ForcedNote}}</p><ul>{{range .Forced}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
-<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
+{{if .MixedWebMCP}}<p class="warning"><strong>Mixed WebMCP.</strong> {{.MixedWebMCP}}</p>
+{{end}}<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
 </header>
 
 <h2>Intents</h2>

@@ -333,7 +333,17 @@ func mdRunLine(v reportView, link string) string {
 	if v.Scripted {
 		b.WriteString("> [!WARNING]\n> " + mdText(scriptedNote) + "\n\n")
 	}
+	b.WriteString(mdMixedWebMCP(v))
 	return b.String()
+}
+
+// mdMixedWebMCP flags a run whose trials ran on both the browser's own
+// WebMCP and the polyfill; "" for any other.
+func mdMixedWebMCP(v reportView) string {
+	if v.MixedWebMCP == "" {
+		return ""
+	}
+	return "> [!WARNING]\n> **Mixed WebMCP.** " + mdText(v.MixedWebMCP) + "\n\n"
 }
 
 func mdDetails(in *intentView) string {
@@ -475,6 +485,7 @@ func CheckSummary(r *Report, opts MarkdownOptions) string {
 	var b strings.Builder
 	b.WriteString(mdVerdictLine(v))
 	b.WriteString(mdRunNames(v) + "\n\n")
+	b.WriteString(mdMixedWebMCP(v))
 	if len(intents) > 0 {
 		shown := intents[:min(len(intents), checkSummaryIntents)]
 		b.WriteString(narrowHead)

@@ -43,6 +43,9 @@ type reportView struct {
 	// resume was forced past.
 	Incomplete string
 	Forced     []string
+	// MixedWebMCP says, when set, that some trials ran on the browser's own
+	// WebMCP and others on the polyfill: every rendering flags it.
+	MixedWebMCP string
 }
 
 // viewFact is one named statement in a list.
@@ -176,6 +179,15 @@ func newView(r *Report) reportView {
 		}
 	}
 	v.Forced = r.Forced
+	if w := r.Run.WebMCP; w.Mixed() {
+		where := " (each intent's trials all on one)"
+		if mixed := r.Run.MixedIntents; len(mixed) > 0 {
+			where = fmt.Sprintf(" (both within %s %s)", pluralize(len(mixed), "intent"), showList(mixed, 10))
+		}
+		v.MixedWebMCP = fmt.Sprintf("%d %s ran on the browser's own WebMCP and %d on pairbench's polyfill%s. "+
+			"The registered tools went through different implementations, which may behave differently: compare intents run on the same one.",
+			w.Native, pluralize(w.Native, "trial"), w.Polyfill, where)
+	}
 	return v
 }
 
@@ -321,6 +333,12 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 	}
 	add("Attainable", "smallest Holm-adjusted p these pairs could reach: speed %s, accuracy %s (α = %s); chance of a label from noise alone: %s",
 		showP(in.MinP.Speed), showP(in.MinP.Accuracy), showNum(r.Alpha), showP(in.NoiseProb))
+	w := in.Control.WebMCP
+	w.plus(in.Treatment.WebMCP)
+	if w.Mixed() {
+		add("Mixed WebMCP", "%d %s on the browser's own WebMCP, %d on the polyfill: the registered tools went through different implementations",
+			w.Native, pluralize(w.Native, "trial"), w.Polyfill)
+	}
 	return f
 }
 
@@ -405,7 +423,24 @@ func viewArmRows(c, t *ArmStats) []armRow {
 	if len(c.BrowserRefused)+len(t.BrowserRefused) > 0 {
 		rows = append(rows, armRow{"browser requests refused (browser-refusals.jsonl)", viewPairs(c.BrowserRefused), viewPairs(t.BrowserRefused)})
 	}
+	if c.WebMCP != (WebMCPCount{}) || t.WebMCP != (WebMCPCount{}) {
+		rows = append(rows, armRow{"WebMCP of the start page", viewWebMCP(c.WebMCP, c.N), viewWebMCP(t.WebMCP, t.N)})
+	}
 	return rows
+}
+
+// viewWebMCP counts n trials by whose WebMCP their start page had.
+func viewWebMCP(w WebMCPCount, n int) string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		n    int
+	}{{"native", w.Native}, {"polyfill", w.Polyfill}, {"not recorded", n - w.Native - w.Polyfill}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.n))
+		}
+	}
+	return orDash(strings.Join(parts, " · "))
 }
 
 func viewPairs(pairs []int) string {
@@ -514,6 +549,13 @@ func viewRunFacts(r *Report) []viewFact {
 			text += fmt.Sprintf(", typical speedup %s, signed-rank p %s", showExactSpeedup(pl.Speed.Speedup), showP(pl.Speed.P))
 		}
 		add("Placebo", "%s (an effect here points at the harness, not the tools)", text)
+	}
+	if w := rc.WebMCP; w != (WebMCPCount{}) {
+		text := fmt.Sprintf("trials of complete pairs, both arms, by whose WebMCP the start page had: %s", viewWebMCP(w, 2*rc.StartDelay.Checked))
+		if w.Mixed() {
+			text = "mixed: " + text + "; intents with both: " + showList(rc.MixedIntents, 10)
+		}
+		add("WebMCP", "%s", text)
 	}
 	add("Noise", "%.2f labels expected from noise alone; %d observed", rc.Noise.Expected, rc.Noise.Observed)
 	if len(rc.ShapeOnly) > 0 {

@@ -239,6 +239,36 @@ type ArmStats struct {
 	// browser_refusals): a site that needs a destination the browser policy
 	// refuses.
 	BrowserRefused []int `json:"browser_refused,omitempty"`
+	// WebMCP counts this arm's trials by whose WebMCP their start page had
+	// (the rows' webmcp_impl); the other N - Native - Polyfill did not
+	// record it.
+	WebMCP WebMCPCount `json:"webmcp,omitzero"`
+}
+
+// WebMCPCount counts trials by whose WebMCP their start page had: the
+// browser's own (native) or pairbench's polyfill. Rows from before the
+// field record neither.
+type WebMCPCount struct {
+	Native   int `json:"native,omitempty"`
+	Polyfill int `json:"polyfill,omitempty"`
+}
+
+// Mixed reports whether some trials had native WebMCP and others the
+// polyfill: their registered tools ran through different implementations.
+func (w WebMCPCount) Mixed() bool { return w.Native > 0 && w.Polyfill > 0 }
+
+func (w *WebMCPCount) add(r *record) {
+	switch {
+	case r.is(flagNative):
+		w.Native++
+	case r.is(flagPolyfill):
+		w.Polyfill++
+	}
+}
+
+func (w *WebMCPCount) plus(o WebMCPCount) {
+	w.Native += o.Native
+	w.Polyfill += o.Polyfill
 }
 
 // Proportion is x of n with its Wilson interval.
@@ -453,6 +483,11 @@ type RunChecks struct {
 	// ShapeOnly names intents whose answers are checked by shape only but
 	// got a speed or accuracy label.
 	ShapeOnly []string `json:"shape_only,omitempty"`
+	// WebMCP counts the trials of complete pairs, both arms, by whose
+	// WebMCP their start page had; MixedIntents names the intents whose
+	// trials had both. The renderings flag a run that has both.
+	WebMCP       WebMCPCount `json:"webmcp,omitzero"`
+	MixedIntents []string    `json:"webmcp_mixed_intents,omitempty"`
 }
 
 // ArmTotals sums an arm over complete pairs.

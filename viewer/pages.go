@@ -65,6 +65,14 @@ svg .axis { stroke: #57606a; }
 @media (max-width: 700px) { .pair { grid-template-columns: minmax(0, 1fr); } }
 `
 
+// webMCPNames say whose WebMCP a trial's start page had, by the row's
+// webmcp_impl (valid rows have no other).
+var webMCPNames = map[pairbench.WebMCPImpl]string{
+	pairbench.WebMCPNative:   "the browser's own (native)",
+	pairbench.WebMCPPolyfill: "pairbench's polyfill (the browser has none)",
+	"":                       "not recorded",
+}
+
 // filterCSS hides the pairs the intent page's filters leave out. It is
 // fixed (one rule per class there is), so the style sheet's hash is too.
 func filterCSS() string {
@@ -81,6 +89,7 @@ var pages = template.Must(template.New("site").Funcs(template.FuncMap{
 	"millis":       millis,
 	"seconds":      seconds,
 	"join":         strings.Join,
+	"webmcp":       func(w pairbench.WebMCPImpl) string { return webMCPNames[w] },
 	"caps": func(cs []pairbench.Cap) string {
 		s := make([]string, len(cs))
 		for i, c := range cs {
@@ -149,6 +158,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 <dt>tokens</dt><dd>{{.InputTokens}} in · {{.OutputTokens}} out · ${{printf "%.4f" .CostUSD}}</dd>
 {{if .CapsHit}}<dt>caps hit</dt><dd>{{caps .CapsHit}}</dd>{{end}}
 <dt>registered tool used</dt><dd>{{if .Adopted}}yes{{else}}no{{end}}</dd>
+<dt>WebMCP</dt><dd>{{webmcp .WebMCPImpl}}</dd>
 {{if .Unregistered}}<dt>did not register</dt><dd>{{range .Unregistered}}{{.}}<br>{{end}}</dd>{{end}}
 <dt>attempt</dt><dd>{{.Attempt}}{{if .StartedAt}} · started {{.StartedAt}}{{end}}</dd>
 </dl>

@@ -36,6 +36,9 @@ type fakeRun struct {
 	// trials writes trial directories (transcripts, timelines,
 	// screenshots).
 	trials bool
+	// mixed runs the first intent's trials on the browser's own WebMCP,
+	// the others' on the polyfill (as all do without it).
+	mixed bool
 }
 
 // write writes the run's plan, rows and trial directories into dir and
@@ -81,7 +84,11 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 					V: pairbench.RowVersion, RunID: plan.RunID, Intent: id, Domain: in.Domain, Stage: pairbench.StagePair,
 					Pair: p, Order: order, Arm: arm, Attempt: 1, Outcome: pairbench.Correct,
 					WallSeconds: walls[arm], StartDelayMS: 12, Turns: 3 + rng.IntN(9), InputTokens: 12000, OutputTokens: 90, CostUSD: 0.004,
-					Answer: pairbench.Answer{Raw: "I found it.\n```json\n{\"title\": \"Paper Boats\"}\n```", Extracted: map[string]any{"title": "Paper Boats"}},
+					Answer:     pairbench.Answer{Raw: "I found it.\n```json\n{\"title\": \"Paper Boats\"}\n```", Extracted: map[string]any{"title": "Paper Boats"}},
+					WebMCPImpl: pairbench.WebMCPPolyfill,
+				}
+				if f.mixed && i == 0 {
+					r.WebMCPImpl = pairbench.WebMCPNative
 				}
 				if !correct[arm] {
 					r.Outcome, r.Reason = pairbench.Wrong, `rule "title" failed: want "Paper Boats", got "Salt Lanterns"`

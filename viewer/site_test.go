@@ -69,6 +69,24 @@ func TestSiteHasAPagePerIntentAndPair(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(page, `<section class="arm">`))
 }
 
+// TestSiteShowsWebMCPImpl: each trial's page says whose WebMCP its start
+// page had, each intent's figures count them per arm, and a run that mixed
+// the browser's own WebMCP with the polyfill is flagged on the run page.
+func TestSiteShowsWebMCPImpl(t *testing.T) {
+	run := fakeRun{intents: 2, pairs: 2, trials: true, mixed: true}.write(t, t.TempDir())
+	native, polyfill := "books-intent-000-with-a-long-descriptive-name", "books-intent-001-with-a-long-descriptive-name"
+	assert.Equal(t, 2, strings.Count(readFile(t, run.File(viewer.PairPage(native, 1))), "<dt>WebMCP</dt><dd>the browser&#39;s own (native)</dd>"), "both arms")
+	assert.Equal(t, 2, strings.Count(readFile(t, run.File(viewer.PairPage(polyfill, 0))), "<dt>WebMCP</dt><dd>pairbench&#39;s polyfill (the browser has none)</dd>"))
+	assert.Contains(t, readFile(t, run.File(viewer.IntentPage(native))), "<tr><th>WebMCP of the start page</th><td>native 2</td><td>native 2</td></tr>")
+	assert.Contains(t, readFile(t, run.File(viewer.IntentPage(polyfill))), "<tr><th>WebMCP of the start page</th><td>polyfill 2</td><td>polyfill 2</td></tr>")
+	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)),
+		`<p class="warning"><strong>Mixed WebMCP.</strong> 4 trials ran on the browser&#39;s own WebMCP and 4 on pairbench&#39;s polyfill (each intent&#39;s trials all on one).`)
+	assert.Contains(t, readFile(t, run.File(runner.ReportMarkdown)), "**Mixed WebMCP.**", "the PR comment flags it too")
+
+	one := fakeRun{intents: 2, pairs: 2, trials: true}.write(t, t.TempDir())
+	assert.NotContains(t, readFile(t, one.File(runner.ReportHTML)), "Mixed WebMCP")
+}
+
 func TestSiteWithoutTrialsHasIntentPagesOnly(t *testing.T) {
 	run := fakeRun{intents: 2, pairs: 3}.write(t, t.TempDir())
 	assert.Len(t, sitePages(t, run), 1+2, "no trial directories, so no pair pages")
