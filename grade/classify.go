@@ -43,7 +43,9 @@ type Facts struct {
 // Classify decides a trial's outcome and the reason for it, in this order of
 // precedence (the first that applies wins):
 //
-//  1. aborted: the declared tools are not exactly the allowlist (as sets);
+//  1. aborted: the declared tools are not exactly the allowlist (as sets),
+//     which includes a cap hit before the agent declared any (its first
+//     model request): the reason then says so, since nothing was compared;
 //  2. aborted: the runner erred, or the provider failed and the agent gave up
 //     retrying;
 //  3. timeout: a cap was hit (the reason names it);
@@ -54,6 +56,9 @@ type Facts struct {
 //
 // Aborted trials say nothing about the agent and their pair runs again.
 func Classify(f Facts) (pairbench.Outcome, string) {
+	if f.ToolsDeclared == nil && len(f.Allowlist) > 0 && f.CapHit != "" {
+		return pairbench.Aborted, fmt.Sprintf("%s cap hit before the agent declared its tools", f.CapHit)
+	}
 	if missing, extra := setDiff(f.Allowlist, f.ToolsDeclared); len(missing)+len(extra) > 0 {
 		var parts []string
 		if len(missing) > 0 {

@@ -53,6 +53,8 @@ func TestClassify(t *testing.T) {
 		{"negative cost crashes", ok(func(f *Facts) { f.Costs = []any{-1.0} }), pairbench.Crashed, "negative"},
 
 		// Precedence: each case sets two conditions; the earlier one wins.
+		{"cap before any tools declared aborts, saying so", ok(func(f *Facts) { f.ToolsDeclared = nil; f.CapHit = pairbench.CapTime }), pairbench.Aborted, "time cap hit before the agent declared its tools"},
+		{"cap after a wrong tool set is still the tool set", ok(func(f *Facts) { f.ToolsDeclared = allow[:1]; f.CapHit = pairbench.CapTime }), pairbench.Aborted, "missing mcp__pairbench__webmcp"},
 		{"tool set beats runner error", ok(func(f *Facts) { f.ToolsDeclared = nil; f.RunnerErr = errors.New("x") }), pairbench.Aborted, "declared tools differ"},
 		{"runner error beats cap", ok(func(f *Facts) { f.RunnerErr = errors.New("disk full"); f.CapHit = pairbench.CapTime }), pairbench.Aborted, "disk full"},
 		{"provider gave up beats agent error", ok(func(f *Facts) {

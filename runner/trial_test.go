@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,15 +263,27 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 	})
 	t.Run("time cap", func(t *testing.T) {
 		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
-		// A model that accepts the connection and never answers.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer ln.Close()
-		s.trials.Plan.Model.BaseURL = "http://" + ln.Addr().String() + "/v1"
+		// A model that takes each request and never answers.
+		var asked atomic.Bool
+		stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked.Store(true)
+			_, _ = io.Copy(io.Discard, r.Body) // then the server notices the hang-up
+			<-r.Context().Done()
+		}))
+		defer stalled.Close()
+		s.trials.Plan.Model.BaseURL = stalled.URL + "/v1"
 		s.trials.Plan.Caps.TimeS = 15
 		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
-		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
+		if asked.Load() {
+			assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
+			return
+		}
+		// A machine so loaded that the agent never reached its first model
+		// request within the cap: nothing was compared, so the trial is
+		// aborted (and its pair reruns), and the reason says why.
+		assert.Equal(t, pairbench.Aborted, row.Outcome, row.Reason)
+		assert.Equal(t, "time cap hit before the agent declared its tools", row.Reason)
 	})
 	t.Run("spend cap", func(t *testing.T) {
 		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
