@@ -36,8 +36,8 @@ type Validation struct {
 	// Stale are the intents a run skips: their fixed-date fixture passed.
 	Stale []StaleIntent
 	// BrowserSkipped is true when the browser check was asked for but not
-	// run, because of problems found before it.
-	BrowserSkipped bool
+	// run, because of problems found before it; BrowserChecked when it ran.
+	BrowserSkipped, BrowserChecked bool
 	// Pages and Browsers count what the browser check loaded and opened.
 	Pages, Browsers int
 }
@@ -99,7 +99,7 @@ func Validate(ctx context.Context, dir string, o ValidateOptions) (*Validation, 
 		for _, p := range res.Problems {
 			probs = append(probs, p.Registry())
 		}
-		v.Pages, v.Browsers = res.Pages, res.Browsers
+		v.Pages, v.Browsers, v.BrowserChecked = res.Pages, res.Browsers, true
 	} else if o.Browser {
 		v.BrowserSkipped = true
 	}
@@ -113,4 +113,37 @@ func Validate(ctx context.Context, dir string, o ValidateOptions) (*Validation, 
 		}
 	}
 	return v, nil
+}
+
+// Summary is validate's line for the registry in dir when it has no
+// problem: what it holds, that every baseline grades correct and, when the
+// browser check ran, what it loaded.
+func (v *Validation) Summary(dir string) string {
+	reg := v.Registry
+	tools, registered := 0, 0
+	for _, d := range reg.Domains {
+		tools += len(d.Tools)
+		registered += len(d.Registered())
+	}
+	s := fmt.Sprintf("%s: ok: %d %s, %d tools (%d registered), %d %s; every baseline answer grades correct",
+		dir, len(reg.Domains), plural(len(reg.Domains), "domain", "domains"), tools, registered,
+		len(reg.Intents), plural(len(reg.Intents), "intent", "intents"))
+	if v.BrowserChecked {
+		s += fmt.Sprintf("; in Chromium every tool file is live where its URL patterns match and nowhere else (%d %s, %d %s)",
+			v.Pages, plural(v.Pages, "page", "pages"), v.Browsers, plural(v.Browsers, "browser", "browsers"))
+	}
+	return s
+}
+
+// ProblemCount says how many problems v found: "1 problem", "3 problems".
+func (v *Validation) ProblemCount() string {
+	n := len(v.Problems)
+	return fmt.Sprintf("%d %s", n, plural(n, "problem", "problems"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

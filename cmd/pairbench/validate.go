@@ -103,30 +103,10 @@ func runValidate(ctx context.Context, dir string, o bench.ValidateOptions, stdou
 	for _, p := range v.Problems {
 		fmt.Fprintln(stdout, p)
 	}
-	if n := len(v.Problems); n > 0 {
-		fmt.Fprintf(stderr, "pairbench: %s: %d %s\n", dir, n, plural(n, "problem", "problems"))
+	if len(v.Problems) > 0 {
+		fmt.Fprintf(stderr, "pairbench: %s: %s\n", dir, v.ProblemCount())
 		return errFailure
 	}
-	reg := v.Registry
-	tools, registered := 0, 0
-	for _, d := range reg.Domains {
-		tools += len(d.Tools)
-		registered += len(d.Registered())
-	}
-	fmt.Fprintf(stdout, "%s: ok: %d %s, %d tools (%d registered), %d %s; every baseline answer grades correct",
-		dir, len(reg.Domains), plural(len(reg.Domains), "domain", "domains"), tools, registered,
-		len(reg.Intents), plural(len(reg.Intents), "intent", "intents"))
-	if o.Browser {
-		fmt.Fprintf(stdout, "; in Chromium every tool file is live where its URL patterns match and nowhere else (%d %s, %d %s)",
-			v.Pages, plural(v.Pages, "page", "pages"), v.Browsers, plural(v.Browsers, "browser", "browsers"))
-	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, v.Summary(dir))
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -120,7 +120,11 @@ func TestValidateProblems(t *testing.T) {
 			assert.Equal(t, exitFailure, code)
 			want := strings.ReplaceAll(strings.Join(tc.want, "\n")+"\n", "DIR", dir)
 			assert.Equal(t, want, out)
-			assert.Equal(t, fmt.Sprintf("pairbench: %s: %d %s\n", dir, len(tc.want), plural(len(tc.want), "problem", "problems")), errOut)
+			count := fmt.Sprintf("%d problems", len(tc.want))
+			if len(tc.want) == 1 {
+				count = "1 problem"
+			}
+			assert.Equal(t, "pairbench: "+dir+": "+count+"\n", errOut)
 		})
 	}
 }
