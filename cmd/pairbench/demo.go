@@ -82,7 +82,6 @@ Examples:
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	benchFlags(cmd, &o, &logFormat)
 	cmd.Flags().StringVar(&o.Registry, "registry", "examples/registry", "registry to bench")
 	return cmd

@@ -71,6 +71,8 @@ answer by rules, and labels each intent with exact statistics.`,
 			return cmd.Help()
 		},
 	}
+	// A bad flag is a usage error (exit 2), for every subcommand: cobra
+	// asks the nearest command that has a flag error function.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -25,6 +25,18 @@ func TestRootCommandExitCodes(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "unknown flag")
 
+	// Every subcommand's bad flag is a usage error too: they share the
+	// root's flag error function.
+	for _, sub := range commands() {
+		args := []string{sub.Name(), "--no-such-flag"}
+		if sub.HasSubCommands() {
+			args = []string{sub.Name(), sub.Commands()[0].Name(), "--no-such-flag"}
+		}
+		code, _, stderr = runCLI(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "unknown flag: --no-such-flag", "%v", args)
+	}
+
 	code, out, _ = runCLI(t, "--help")
 	assert.Equal(t, exitOK, code)
 	for _, sub := range []string{"run", "report", "validate", "sandbox", "demo", "merge", "serve"} {

@@ -78,7 +78,6 @@ Examples:
 			return runMerge(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
 	f.StringVar(&o.Store, "store", "", "artifact store holding the run: a directory or s3://bucket/prefix (see docs/artifacts.md)")
 	f.StringVar(&o.RunID, "run-id", "", "id of the run to merge")

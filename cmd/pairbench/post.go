@@ -128,7 +128,6 @@ Examples:
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
 	f.StringVar(&o.Repo, "repo", "", "repository of the pull request, OWNER/NAME")
 	f.IntVar(&o.PR, "pr", 0, "pull request number")

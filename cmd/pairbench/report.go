@@ -50,7 +50,6 @@ Examples:
 			return runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the reports to (default RUN_DIR)")
 	cmd.Flags().StringVar(&link, "link", "", "URL of the full report, linked from report.md")
 	return cmd

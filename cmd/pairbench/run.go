@@ -230,7 +230,6 @@ Examples:
 			return err
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	benchFlags(cmd, &o, &logFormat)
 	cmd.Flags().StringVar(&shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")

@@ -77,7 +77,6 @@ Examples:
 			return runValidate(cmd.Context(), dir, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().BoolVar(&inBrowser, "browser", false, "also register every tool file in headless Chromium on its URL patterns and report what is not live")
 	cmd.Flags().StringVar(&tempDir, "temp-dir", "", "with --browser: where the browser's profile directory goes (default: the system's)")
 	return cmd

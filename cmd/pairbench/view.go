@@ -65,7 +65,6 @@ Examples:
 			return runView(cmd.Context(), o, dir, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVar(&o.store, "store", "", "artifact store to fetch the run from (a directory, file:// or s3:// URL)")
 	cmd.Flags().StringVar(&o.runID, "run-id", "", "with --store, the run to view")
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:0", "loopback address to serve on (port 0 picks a free one)")
