@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,11 +18,6 @@ import (
 // token never goes on the command line, where other users can read it.
 const postTokenEnv = "GITHUB_TOKEN"
 
-var (
-	repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	shaPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-)
-
 // postOptions are the flags of pairbench post.
 type postOptions struct {
 	Repo    string
@@ -36,21 +30,18 @@ type postOptions struct {
 	APIURL  string
 }
 
-// check validates the flags together.
-func (o *postOptions) check() error {
+// check validates the flags together and returns the pull request.
+func (o *postOptions) check() (bot.Target, error) {
+	t, err := bot.ParseTarget(o.Repo, o.PR, o.SHA)
 	switch {
-	case !repoPattern.MatchString(o.Repo):
-		return fmt.Errorf("--repo %q: want OWNER/NAME", o.Repo)
-	case o.PR < 1:
-		return fmt.Errorf("--pr %d: want a pull request number", o.PR)
-	case !shaPattern.MatchString(o.SHA):
-		return fmt.Errorf("--sha %q: want the full lowercase hex commit id", o.SHA)
+	case err != nil:
+		return t, err
 	case (o.Report == "") == (o.Failure == ""):
-		return errors.New("give exactly one of --report DIR (post a verdict) and --failure REASON (post that the bench failed)")
+		return t, errors.New("give exactly one of --report DIR (post a verdict) and --failure REASON (post that the bench failed)")
 	case o.Link != "" && !strings.HasPrefix(o.Link, "https://") && !strings.HasPrefix(o.Link, "http://"):
-		return fmt.Errorf("--link %q: want an http(s) URL", o.Link)
+		return t, fmt.Errorf("--link %q: want an http(s) URL", o.Link)
 	}
-	return nil
+	return t, nil
 }
 
 func newPostCmd() *cobra.Command {
@@ -87,7 +78,8 @@ Examples:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.check(); err != nil {
+			target, err := o.check()
+			if err != nil {
 				return usageError{err}
 			}
 			token := os.Getenv(postTokenEnv)
@@ -98,8 +90,6 @@ Examples:
 			if err != nil {
 				return usageError{err}
 			}
-			owner, name, _ := strings.Cut(o.Repo, "/")
-			target := bot.Target{Owner: owner, Repo: name, PR: o.PR, SHA: o.SHA}
 			ctx := cmd.Context()
 
 			if o.Failure != "" {
