@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pairbench/pairbench/bench/progress"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -57,9 +55,7 @@ Examples:
 			if err := o.finish(""); err != nil {
 				return usageError{err}
 			}
-			var logOut io.Writer
-			logOut, o.Live = progress.Output(cmd.ErrOrStderr(), logFormat)
-			log, err := newLogger(logOut, logFormat)
+			log, err := o.liveLogger(cmd.ErrOrStderr(), logFormat)
 			if err != nil {
 				return usageError{err}
 			}

@@ -117,6 +117,15 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// liveLogger returns the bench's logger, records in format on stderr, and
+// sets o.Live to the live display when stderr is a terminal (the records
+// then scroll above it).
+func (o *benchOptions) liveLogger(stderr io.Writer, format string) (*slog.Logger, error) {
+	var out io.Writer
+	out, o.Live = progress.Output(stderr, format)
+	return newLogger(out, format)
+}
+
 // runBench runs a bench as `pairbench run` does: records to log, the live
 // display on o.Live, and the paths it wrote (run.json for a plan-only
 // bench, else the reports) to stdout. A registry's problems are in the
@@ -220,9 +229,7 @@ Examples:
 					o.Hosts[name] = addr
 				}
 			}
-			var logOut io.Writer
-			logOut, o.Live = progress.Output(cmd.ErrOrStderr(), logFormat)
-			log, err := newLogger(logOut, logFormat)
+			log, err := o.liveLogger(cmd.ErrOrStderr(), logFormat)
 			if err != nil {
 				return usageError{err}
 			}
