@@ -61,15 +61,8 @@ without the tools, treatment with them), in balanced order, grades every
 answer by rules, and labels each intent with exact statistics.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Without a subcommand, print the help; with an unknown one, say so
-		// as a usage error (exit 2).
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q; `pairbench --help` lists the commands", args[0])}
-			}
-			return cmd.Help()
-		},
+		Args:          cobra.ArbitraryArgs,
+		RunE:          helpOrUnknown,
 	}
 	// A bad flag is a usage error (exit 2), for every subcommand: cobra
 	// asks the nearest command that has a flag error function.
@@ -77,7 +70,34 @@ answer by rules, and labels each intent with exact statistics.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(commands()...)
+	argsAreUsage(root)
 	return root
+}
+
+// helpOrUnknown is the RunE of a command that groups others: without a
+// subcommand it prints the help; with an unknown one it is a usage error.
+func helpOrUnknown(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("unknown command %q; `%s --help` lists the commands", args[0], cmd.CommandPath())}
+	}
+	return cmd.Help()
+}
+
+// argsAreUsage makes the argument check of cmd and of every command below
+// it fail as a usage error (exit 2), cobra's own checks (NoArgs) too.
+func argsAreUsage(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			if err != nil && !errors.As(err, new(usageError)) {
+				err = usageError{err}
+			}
+			return err
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		argsAreUsage(sub)
+	}
 }
 
 // usageError marks an error in how pairbench was called (exit 2).

@@ -37,6 +37,17 @@ func TestRootCommandExitCodes(t *testing.T) {
 		assert.Contains(t, stderr, "unknown flag: --no-such-flag", "%v", args)
 	}
 
+	// A stray argument is a usage error too, cobra's own checks included;
+	// a group without a subcommand prints its help.
+	for _, args := range [][]string{{"version", "x"}, {"demo", "x"}, {"serve", "x"}, {"sandbox", "check", "x"}, {"sandbox", "x"}} {
+		code, _, stderr = runCLI(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, `unknown command "x"`, "%v", args)
+	}
+	code, out, _ = runCLI(t, "sandbox")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "pairbench sandbox check")
+
 	code, out, _ = runCLI(t, "--help")
 	assert.Equal(t, exitOK, code)
 	for _, sub := range []string{"run", "report", "validate", "sandbox", "demo", "merge", "serve"} {

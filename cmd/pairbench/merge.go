@@ -61,7 +61,7 @@ Examples:
   pairbench report /tmp/r7`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("merge takes no arguments, got %q", args)}
+				return fmt.Errorf("merge takes no arguments, got %q", args)
 			}
 			return nil
 		},

@@ -73,7 +73,7 @@ Examples:
       --failure "sandbox check failed: user namespaces are disabled"`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("post takes no arguments, got %q", args)}
+				return fmt.Errorf("post takes no arguments, got %q", args)
 			}
 			return nil
 		},

@@ -41,7 +41,7 @@ Examples:
   pairbench report runs/r42 --out /tmp/r42 --link https://ci.example/r42/report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("report takes one RUN_DIR, got %d arguments", len(args))}
+				return fmt.Errorf("report takes one RUN_DIR, got %d arguments", len(args))
 			}
 			return nil
 		},

@@ -210,7 +210,7 @@ Examples:
       --model anthropic/claude-sonnet-4-5 --pairs 30`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("run takes one REGISTRY directory, got %d arguments", len(args))}
+				return fmt.Errorf("run takes one REGISTRY directory, got %d arguments", len(args))
 			}
 			return nil
 		},

@@ -25,6 +25,8 @@ docs/sandbox.md describes what the sandbox sees and why.
   pairbench sandbox check    fails closed with a one-line reason when the
                              sandbox cannot be trusted on this host
   pairbench sandbox run      runs any command under the policy`,
+		Args: cobra.ArbitraryArgs,
+		RunE: helpOrUnknown,
 	}
 	cmd.AddCommand(newSandboxCheckCmd(), newSandboxRunCmd())
 	return cmd
@@ -126,7 +128,7 @@ Examples:
   pairbench sandbox run --allow-port 9222 --workspace . --hide .env --hide .git/config -- ls -A`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
-				return usageError{errors.New("sandbox run: put the command after --, as in: pairbench sandbox run -- CMD ARGS")}
+				return errors.New("sandbox run: put the command after --, as in: pairbench sandbox run -- CMD ARGS")
 			}
 			return nil
 		},

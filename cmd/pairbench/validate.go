@@ -61,7 +61,7 @@ Examples:
   pairbench validate`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usageError{fmt.Errorf("validate takes at most one DIR, got %d arguments", len(args))}
+				return fmt.Errorf("validate takes at most one DIR, got %d arguments", len(args))
 			}
 			return nil
 		},

@@ -53,7 +53,7 @@ Examples:
 			case o.store != "" && len(args) == 0 && o.runID != "":
 			case o.store == "" && o.runID == "" && len(args) == 1:
 			default:
-				return usageError{errors.New("view takes one RUN_DIR, or --store and --run-id")}
+				return errors.New("view takes one RUN_DIR, or --store and --run-id")
 			}
 			return nil
 		},
