@@ -96,9 +96,10 @@ func (o *benchOptions) finish(shard string) error {
 	return nil
 }
 
+// newLogger returns the logger of records in format (text or json) on w.
+// No log line carries a credential: URLs' user info, tokens and presigned
+// signatures are redacted from every string and error.
 func newLogger(w io.Writer, format string) (*slog.Logger, error) {
-	// No log line carries a credential: URLs' user info, tokens and
-	// presigned signatures are redacted from every string and error.
 	opts := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		switch v := a.Value.Any().(type) {
 		case string:
