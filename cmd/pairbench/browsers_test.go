@@ -19,14 +19,7 @@ import (
 // against a fake Kernel (real Chromium behind Kernel's API) with the key in
 // KERNEL_API_KEY, as an operator would.
 func TestRunOnKernelBrowsers(t *testing.T) {
-	srv := httptest.NewServer(site.New())
-	t.Cleanup(srv.Close)
-	hosts := map[string]string{}
-	for _, h := range site.Hosts() {
-		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
-	fake := kerneltest.Start(t, hosts, nil)
-	t.Setenv("KERNEL_API_KEY", fake.Key)
+	fake := kernelForExampleSites(t)
 
 	runs := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", "../../examples/registry", "--browser", "kernel", "--stealth",
@@ -45,17 +38,36 @@ func TestRunOnKernelBrowsers(t *testing.T) {
 	assert.Empty(t, fake.Live())
 }
 
+// kernelForExampleSites starts a fake Kernel whose browsers reach the
+// example sites, served on loopback, by their host names, with its key in
+// KERNEL_API_KEY.
+func kernelForExampleSites(t *testing.T) *kerneltest.Server {
+	srv := httptest.NewServer(site.New())
+	t.Cleanup(srv.Close)
+	hosts := map[string]string{}
+	for _, h := range site.Hosts() {
+		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
+	}
+	fake := kerneltest.Start(t, hosts, nil)
+	t.Setenv("KERNEL_API_KEY", fake.Key)
+	return fake
+}
+
+// browserFlagMistakes are --browser settings run and serve refuse (with
+// KERNEL_API_KEY unset), and what they say.
+var browserFlagMistakes = map[string]string{
+	"--browser firefox":                `--browser "firefox": want one of [local kernel cdp]`,
+	"--stealth":                        "--stealth needs a cloud browser",
+	"--browser kernel":                 "set KERNEL_API_KEY",
+	"--browser cdp":                    "--browser cdp needs --cdp-config FILE",
+	"--browser cdp --cdp-config /nope": "--cdp-config: open /nope",
+	"--cdp-config x.json":              "--cdp-config is for --browser cdp",
+	"--browser kernel --example-sites": "a cloud browser cannot reach sites served on this machine's loopback",
+}
+
 func TestBrowserFlagErrorsExitTwo(t *testing.T) {
 	t.Setenv("KERNEL_API_KEY", "")
-	for args, want := range map[string]string{
-		"--browser firefox":                `--browser "firefox": want one of [local kernel cdp]`,
-		"--stealth":                        "--stealth needs a cloud browser",
-		"--browser kernel":                 "set KERNEL_API_KEY",
-		"--browser cdp":                    "--browser cdp needs --cdp-config FILE",
-		"--browser cdp --cdp-config /nope": "--cdp-config: open /nope",
-		"--cdp-config x.json":              "--cdp-config is for --browser cdp",
-		"--browser kernel --example-sites": "a cloud browser cannot reach sites served on this machine's loopback",
-	} {
+	for args, want := range browserFlagMistakes {
 		code, _, stderr := runCLI(t, append([]string{"run", "../../examples/registry", "--runs-dir", t.TempDir()}, strings.Fields(args)...)...)
 		assert.Equal(t, exitUsage, code, "%s: %s", args, stderr)
 		assert.Contains(t, stderr, want, args)

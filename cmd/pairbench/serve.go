@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/service"
 )
@@ -55,7 +56,10 @@ and a plain token, if used instead of an App, from the variable named by
 
 Benches run on this host by default (--dispatch local): one at a time, with
 the registry read at the pull request's head commit from --git-url through a
-bare cache, and the bench flags below. With --dispatch actions they run on
+bare cache, and the bench flags below; their browsers run here (--browser
+local) or in a cloud service (--browser kernel with KERNEL_API_KEY set, or
+--browser cdp --cdp-config FILE), whose keys stay in this process, never in
+a sandbox (docs/browsers.md). With --dispatch actions they run on
 GitHub Actions instead: a workflow_dispatch of --workflow on the registry's
 default branch. Either way the runs upload to --store (see docs/artifacts.md),
 where the service reads each report.json when the bench ends; S3 credentials
@@ -124,6 +128,10 @@ Examples:
 	f.DurationVar(&o.Bench.StartDelay, "start-delay", o.Bench.StartDelay, "local backend: start delay after page load, in both arms")
 	f.StringVar(&o.Bench.TempDir, "temp-dir", "", "local backend: directory for per-trial sandbox, egress and browser profile directories (default: $TMPDIR or /tmp)")
 	f.BoolVar(&o.Bench.ExampleSites, "example-sites", false, "local backend: serve pairbench's example sites on loopback (for the example registry)")
+	f.StringVar(&o.Bench.Browser.Provider, "browser", bench.BrowserLocal, "local backend: where the trials' browsers run: local, kernel (KERNEL_API_KEY) or cdp (--cdp-config); docs/browsers.md")
+	f.BoolVar(&o.Bench.Browser.Stealth, "stealth", false, "local backend: ask every cloud browser, in both arms, for the provider's anti-bot measures")
+	f.StringVar(&o.Bench.Browser.Kernel.BaseURL, "kernel-url", "", "local backend: Kernel's API base URL (default "+bench.KernelAPI+")")
+	f.StringVar(&o.Bench.CDPConfig, "cdp-config", "", "local backend: JSON file configuring --browser cdp (docs/browsers.md)")
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the backend's default, 10 for local)")
 	f.StringVar(&o.Model, "model", "", "model for a bench that does not ask: scripted or provider/id (empty: the backend's default, scripted for local)")

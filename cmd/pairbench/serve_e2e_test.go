@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/server"
@@ -32,7 +33,53 @@ import (
 // label and the completed check run on the fake GitHub, which validates
 // every request against GitHub's REST description.
 func TestServeEndToEnd(t *testing.T) {
-	const repoName = "Codertocat/Hello-World"
+	o, run, gh := serveOnePullRequest(t, func(o *serveOptions) { o.Bench.ExampleSites = true })
+	comments := gh.Comments(e2eRepo, 2)
+	require.Len(t, comments, 1, "one sticky rollup comment")
+	assert.Contains(t, comments[0].Body, "weather-high-oslo")
+	assert.Contains(t, comments[0].Body, "scripted model")
+	labels := gh.IssueLabels(e2eRepo, 2)
+	require.Len(t, labels, 1)
+	assert.True(t, strings.HasPrefix(labels[0], "bench: "), labels[0])
+	_, err := os.Stat(filepath.Join(o.Store, run.ExternalID, "report.json"))
+	assert.NoError(t, err, "the report is in the artifact store")
+}
+
+// TestServeEndToEndOnKernelBrowsers is TestServeEndToEnd with the local
+// backend's browsers in a fake Kernel (real Chromium behind Kernel's API),
+// as `serve --browser kernel --stealth --kernel-url URL` with
+// KERNEL_API_KEY set configures it: every trial, in both arms, ran in a
+// stealth browser of the service's, each deleted at the end, and the run
+// records the provider.
+func TestServeEndToEndOnKernelBrowsers(t *testing.T) {
+	fake := kernelForExampleSites(t)
+	o, run, _ := serveOnePullRequest(t, func(o *serveOptions) {
+		o.Bench.Browser.Provider, o.Bench.Browser.Stealth, o.Bench.Browser.Kernel.BaseURL = "kernel", true, fake.URL
+	})
+	rows := readRows(t, filepath.Join(o.Store, run.ExternalID, "rows.jsonl"))
+	require.Len(t, rows, 4, "2 pairs, both arms")
+	for _, r := range rows {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
+	}
+	creates := fake.Creates()
+	assert.GreaterOrEqual(t, len(creates), 4, "a browser per trial: 2 pairs, both arms")
+	for _, c := range creates {
+		assert.True(t, c.Stealth, "--stealth reaches every browser")
+	}
+	assert.Empty(t, fake.Live(), "every browser deleted")
+	plan, err := os.ReadFile(filepath.Join(o.Store, run.ExternalID, "run.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(plan), `"provider": "kernel"`, "the run records where its browsers ran")
+	assert.NotContains(t, string(plan), fake.Key, "the key is not in the run")
+}
+
+const e2eRepo = "Codertocat/Hello-World"
+
+// serveOnePullRequest runs the service with the local backend, configured
+// by edit, sends it a pull request that changes a domain's tools, waits for
+// the bench to end (its check run completed, the rollup and the label
+// posted) and returns the options, the check run and the fake GitHub.
+func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions, githubtest.CheckRun, *githubtest.Server) {
 	repo, sha := registryRepo(t)
 
 	gh := githubtest.New(t)
@@ -46,7 +93,7 @@ func TestServeEndToEnd(t *testing.T) {
 		files[p] = string(b)
 		return err
 	}))
-	gh.Repo(repoName, func(r *githubtest.Repo) {
+	gh.Repo(e2eRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "master"
 		r.Files[sha] = files
 		r.Files["master"] = files
@@ -61,18 +108,27 @@ func TestServeEndToEnd(t *testing.T) {
 	o.TokenEnv, o.AppID = "", appID
 	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs = "local", t.TempDir(), gh.URL, repo, 2
 	o.Bench = defaultBenchOptions()
-	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay, o.Bench.ExampleSites = tools, t.TempDir(), 0, true
+	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay = tools, t.TempDir(), 0
 	o.Bench.TempDir = sandboxtest.TempDir(t)
+	edit(&o)
 	require.NoError(t, o.Bench.finish(""))
 	secret := []byte("e2e-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
 
 	body := pullRequestOpened(t, sha)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+l.Addr().String()+"/webhook", bytes.NewReader(body))
@@ -87,32 +143,16 @@ func TestServeEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
 
 	require.Eventually(t, func() bool {
-		runs := gh.CheckRuns(repoName)
+		runs := gh.CheckRuns(e2eRepo)
 		// The check run, the comment and the label are jobs of their own.
-		return len(runs) == 1 && runs[0].Status == "completed" && len(gh.Comments(repoName, 2)) > 0 && len(gh.IssueLabels(repoName, 2)) > 0
+		return len(runs) == 1 && runs[0].Status == "completed" && len(gh.Comments(e2eRepo, 2)) > 0 && len(gh.IssueLabels(e2eRepo, 2)) > 0
 	}, 4*time.Minute, time.Second, "the bench ends: its check run completes, the rollup and the label are posted")
 
-	run := gh.CheckRuns(repoName)[0]
+	run := gh.CheckRuns(e2eRepo)[0]
 	assert.Equal(t, sha, run.HeadSHA)
 	assert.NotEqual(t, "failure", run.Conclusion, "the bench succeeded: %s", run.Summary)
 	assert.Contains(t, run.Title, "bench:")
-	comments := gh.Comments(repoName, 2)
-	require.Len(t, comments, 1, "one sticky rollup comment")
-	assert.Contains(t, comments[0].Body, "weather-high-oslo")
-	assert.Contains(t, comments[0].Body, "scripted model")
-	labels := gh.IssueLabels(repoName, 2)
-	require.Len(t, labels, 1)
-	assert.True(t, strings.HasPrefix(labels[0], "bench: "), labels[0])
-	_, err = os.Stat(filepath.Join(o.Store, strings.TrimPrefix(run.ExternalID, ""), "report.json"))
-	assert.NoError(t, err, "the report is in the artifact store")
-
-	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	return o, run, gh
 }
 
 // registryRepo commits the example registry (at the repository's root, as

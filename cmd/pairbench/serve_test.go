@@ -165,3 +165,17 @@ func TestLogsCarryNoCredentials(t *testing.T) {
 		assert.Contains(t, out, "github.com/o/r.git", format)
 	}
 }
+
+// TestServeBrowserFlagErrorsExitTwo: serve takes the local backend's
+// browser provider as run does, and refuses the same mistakes before it
+// listens.
+func TestServeBrowserFlagErrorsExitTwo(t *testing.T) {
+	t.Setenv("PAIRBENCH_WEBHOOK_SECRET", "s3cret")
+	t.Setenv("KERNEL_API_KEY", "")
+	for args, want := range browserFlagMistakes {
+		code, _, stderr := runCLI(t, append([]string{"serve", "--token-env", "HOME", "--store", t.TempDir(),
+			"--state-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, strings.Fields(args)...)...)
+		assert.Equal(t, exitUsage, code, "%s: %s", args, stderr)
+		assert.Contains(t, stderr, want, args)
+	}
+}
