@@ -1,12 +1,9 @@
 package bot_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
@@ -60,11 +55,11 @@ func TestABenchFromPullRequestToVerdict(t *testing.T) {
 			assert.NotContains(t, runs[0].Summary, "<details>")
 			assert.Contains(t, runs[0].Text, "<details><summary>Every figure")
 			assert.Contains(t, runs[0].Text, "| intent | label | Δ accuracy | speedup | pairs |")
-			assert.Contains(t, runs[0].DetailsURL, "https://bench.example.test/runs/"+bn.Run+"/report?sig=")
+			assert.Regexp(t, `^https://bench\.example\.test/runs/`+bn.Run+`/[0-9a-f]{32}/report\.html$`, runs[0].DetailsURL)
 			comments := f.gh.Comments(repoName, prNumber)
 			require.Len(t, comments, 1)
 			assert.True(t, strings.HasPrefix(comments[0].Body, "<!-- pairbench:rollup -->"))
-			assert.Contains(t, comments[0].Body, "https://bench.example.test/runs/"+bn.Run+"/report?sig=")
+			assert.Contains(t, comments[0].Body, runs[0].DetailsURL)
 			assert.NotContains(t, comments[0].Body, "file://")
 			assert.NotContains(t, comments[0].Body, f.store.Root())
 			assert.Equal(t, []string{"bench: faster"}, f.gh.IssueLabels(repoName, prNumber))
@@ -384,11 +379,20 @@ func TestReportLinksCheckAndServe(t *testing.T) {
 	}
 	w := get(link)
 	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	assert.Equal(t, "<html></html>", w.Body.String(), "a directory store is served by the service")
-	assert.Contains(t, w.Header().Get("Content-Security-Policy"), "sandbox")
-	assert.Equal(t, http.StatusForbidden, get(strings.Replace(link, "sig=", "sig=00", 1)).Code)
+	assert.Equal(t, "<html></html>", w.Body.String(), "the service serves the report from the store")
+	assert.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none'")
+	sig := strings.Split(strings.TrimPrefix(link, "https://bench.example.test/runs/"+run+"/"), "/")[0]
+	assert.Equal(t, http.StatusForbidden, get(strings.Replace(link, sig, "00"+sig[2:], 1)).Code)
 	other := strings.Replace(link, run, "pr2-"+headSHA+"-00000000", 1)
 	assert.Equal(t, http.StatusForbidden, get(other).Code, "a signature is good for its run only")
+
+	// A store with only the Markdown report: report.md, as plain text.
+	require.NoError(t, f.store.Delete(t.Context(), run+"/report.html"))
+	require.NoError(t, f.store.Put(t.Context(), run+"/report.md", strings.NewReader("# the report")))
+	w = get(link)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "# the report", w.Body.String())
+	assert.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"))
 }
 
 func TestActionsBenchAcceptsOnlyTheRunItDispatched(t *testing.T) {
@@ -475,51 +479,3 @@ func TestRunWithAnAgent(t *testing.T) {
 	assert.Equal(t, "codex", ds[1].Inputs["agent"])
 }
 
-// TestReportLinksOnS3PresignAtClickTime: with an S3 store (a real S3
-// server), the comment links the report through the service, never a
-// presigned URL; each click is checked and redirected to a URL presigned
-// then, for minutes, so the link in the comment outlives every presigned
-// one.
-func TestReportLinksOnS3PresignAtClickTime(t *testing.T) {
-	bin, err := filepath.Abs("../tools/bin/versitygw")
-	require.NoError(t, err)
-	const access, secret = "pairbench-test", "pairbench-test-secret-0123456789"
-	srv := s3test.StartT(t, bin, access, secret, "runs")
-	s3, err := artifacts.NewS3(t.Context(), artifacts.S3Config{Endpoint: srv.Endpoint, Bucket: "runs", Region: s3test.Region,
-		PathStyle: true, AccessKeyID: access, SecretAccessKey: secret})
-	require.NoError(t, err)
-	f := newFixture(t, func(c *bot.Config) { c.Store = s3 })
-	f.opened(t, nil)
-	run := f.benches(t)[0].Run
-	rep := readReport(t)
-	rep.Verdict, rep.RunID = pairbench.Better, run
-	require.NoError(t, s3.Put(t.Context(), run+"/report.json", bytes.NewReader(mustJSON(t, rep))))
-	require.NoError(t, s3.Put(t.Context(), run+"/report.html", strings.NewReader("<html>the report</html>")))
-	f.runner.finish(bot.RunID(run), nil)
-	f.waitBench(t, run, state.BenchDone)
-
-	body := f.gh.Comments(repoName, prNumber)[0].Body
-	assert.NotContains(t, body, srv.Endpoint, "no presigned URL in a public comment")
-	assert.NotContains(t, body, "X-Amz-")
-	i := strings.Index(body, "https://bench.example.test/runs/")
-	require.Positive(t, i)
-	link := body[i:]
-	link = strings.TrimPrefix(link[:strings.IndexAny(link, ")> \n")], "https://bench.example.test")
-	click := func() string {
-		w := httptest.NewRecorder()
-		f.bot.ReportHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, link, nil))
-		require.Equal(t, http.StatusFound, w.Code, w.Body.String())
-		loc := w.Header().Get("Location")
-		require.True(t, strings.HasPrefix(loc, srv.Endpoint+"/runs/"+run+"/report.html?"), loc)
-		assert.Contains(t, loc, "X-Amz-Expires=300", "presigned for 5 minutes")
-		resp, err := http.Get(loc)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		got, _ := io.ReadAll(resp.Body)
-		assert.Equal(t, "<html>the report</html>", string(got))
-		return loc
-	}
-	first := click()
-	time.Sleep(1100 * time.Millisecond) // X-Amz-Date has second precision
-	assert.NotEqual(t, first, click(), "each click presigns anew")
-}

@@ -8,27 +8,53 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
-	"time"
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/viewer"
 )
 
-// Report links. A comment links a run's report as
+// Report links. A comment links a run's report site as
 //
-//	<PublicURL>/runs/<run id>/report?sig=<signature>
+//	<PublicURL>/runs/<run id>/<signature>/report.html
 //
-// a link that lasts: it is checked and presigned when it is followed (a
-// presigned URL in a comment would die within 7 days, sooner with role
-// credentials, and be ~700 characters long), and a store that cannot
-// presign (a directory) is served by the service itself; no path of the
-// server ever reaches a comment. The signature, an HMAC of the run id under
-// Config.LinkKey, is the access check: a link works for the runs the
-// service made and linked, not for a run id someone guessed.
+// a link that lasts: the service streams each page of the site (the run
+// page, its intent and pair pages, the trial files they show) from the
+// store when it is asked for, so the link works as long as the run is in
+// the store (a presigned URL in a comment would die within 7 days, sooner
+// with role credentials, be ~700 characters long, and reach one object: a
+// presigned report.html's relative links to its intent pages lead
+// nowhere). The signature, an HMAC of the run id under Config.LinkKey, is
+// the access check, and sits in the path so that the site's relative links
+// carry it: a link works for the runs the service made and linked, not for
+// a run id someone guessed, and for the files of the run's site only. No
+// path of the server ever reaches a comment. Links of the earlier form,
+// /runs/<run id>/report?sig=<signature>, lead to the same pages.
+
+// reportLink returns run's stable report link, "" without a PublicURL.
+func (b *Bot) reportLink(run string) string {
+	if b.cfg.PublicURL == "" {
+		return ""
+	}
+	return strings.TrimSuffix(b.cfg.PublicURL, "/") + sitePath(run, b.linkSig(run)) + runner.ReportHTML
+}
+
+// sitePath is where run's site is served: /runs/<run id>/<signature>/.
+func sitePath(run, sig string) string {
+	return "/runs/" + url.PathEscape(run) + "/" + sig + "/"
+}
+
+func (b *Bot) linkSig(run string) string {
+	mac := hmac.New(sha256.New, b.cfg.LinkKey)
+	mac.Write([]byte("report:" + run))
+	return hex.EncodeToString(mac.Sum(nil))[:32]
+}
 
 // LinkKey derives the key that signs report links (Config.LinkKey) from
 // the webhook secret, so rotating the secret revokes every link.
@@ -38,38 +64,44 @@ func LinkKey(webhookSecret []byte) []byte {
 	return mac.Sum(nil)
 }
 
-// linkTTL is how long the presigned URL a followed link redirects to works.
-const linkTTL = 5 * time.Minute
-
-// reportLink returns run's stable report link, "" without a PublicURL.
-func (b *Bot) reportLink(run string) string {
-	if b.cfg.PublicURL == "" {
-		return ""
-	}
-	return strings.TrimSuffix(b.cfg.PublicURL, "/") + "/runs/" + url.PathEscape(run) + "/report?sig=" + b.linkSig(run)
-}
-
-func (b *Bot) linkSig(run string) string {
-	mac := hmac.New(sha256.New, b.cfg.LinkKey)
-	mac.Write([]byte("report:" + run))
-	return hex.EncodeToString(mac.Sum(nil))[:32]
-}
-
-// ReportHandler serves GET /runs/<run id>/report: for a valid signature of
-// a run the service knows, a redirect to a short-lived presigned URL of its
-// report.html (or report.md), or, from a store that cannot presign, the
-// report itself, in a sandbox (no scripts, no same-origin access).
+// ReportHandler serves the report sites under /runs/: for a valid
+// signature of a run the service knows, GET /runs/<run id>/<signature>/<file>
+// streams the file of the run's site from the store with the headers the
+// site's own server sends (viewer.Headers: each page's
+// Content-Security-Policy; trial files inert, never run, framed or
+// sniffed), and refuses every other path, in the run or out of it. A run
+// without report.html (a store that has only the Markdown report) gets
+// report.md as plain text. GET /runs/<run id>/report?sig=<signature>, the
+// earlier links, redirects to the site.
 func (b *Bot) ReportHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "report links are read only", http.StatusMethodNotAllowed)
+			return
+		}
 		rest, ok := strings.CutPrefix(r.URL.Path, "/runs/")
 		run, tail, _ := strings.Cut(rest, "/")
-		if !ok || tail != "report" || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		sig, rel, inSite := strings.Cut(tail, "/")
+		if !ok || run == "" || (!inSite && tail != "report") {
 			http.NotFound(w, r)
 			return
 		}
-		sig := r.URL.Query().Get("sig")
+		if !inSite {
+			sig = r.URL.Query().Get("sig")
+		}
 		if len(b.cfg.LinkKey) == 0 || subtle.ConstantTimeCompare([]byte(sig), []byte(b.linkSig(run))) != 1 {
 			http.Error(w, "this report link is not valid", http.StatusForbidden)
+			return
+		}
+		if !inSite || rel == "" {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, sitePath(run, sig)+runner.ReportHTML, http.StatusFound)
+			return
+		}
+		headers, ok := siteFile(rel)
+		if !ok {
+			http.NotFound(w, r)
 			return
 		}
 		ctx := r.Context()
@@ -87,50 +119,61 @@ func (b *Bot) ReportHandler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if err := b.serveReport(ctx, w, r, bn.Run); err != nil {
+		if err := b.serveSiteFile(ctx, w, r, bn.Run, rel, headers); err != nil {
 			if errors.Is(err, artifacts.ErrNotExist) {
-				http.Error(w, "this run has no report (yet)", http.StatusNotFound)
+				http.Error(w, "this run has no such page (yet)", http.StatusNotFound)
 				return
 			}
-			b.log.Error("report link", "run", run, "err", redact(err.Error()))
+			b.log.Error("report link", "run", run, "file", rel, "err", redact(err.Error()))
 			http.Error(w, "the report cannot be read now; try again later", http.StatusBadGateway)
 		}
 	})
 }
 
-func (b *Bot) serveReport(ctx context.Context, w http.ResponseWriter, r *http.Request, run string) error {
-	var last error
-	for _, name := range []string{runner.ReportHTML, runner.ReportMarkdown} {
-		key := runner.StoreKey(run, name)
-		u, err := b.cfg.Store.Presign(ctx, key, linkTTL)
-		if errors.Is(err, artifacts.ErrNotExist) {
-			last = err
-			continue
-		}
-		if err == nil && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
-			w.Header().Set("Cache-Control", "no-store")
-			http.Redirect(w, r, u, http.StatusFound)
-			return nil
-		}
-		rc, err := b.cfg.Store.Get(ctx, key)
-		if errors.Is(err, artifacts.ErrNotExist) {
-			last = err
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		defer rc.Close()
-		ct := "text/html; charset=utf-8"
-		if name == runner.ReportMarkdown {
-			ct = "text/plain; charset=utf-8"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "private, max-age=300")
-		_, err = io.Copy(w, rc)
+// siteFile returns the headers of rel if it is a file of a run's site: a
+// clean relative path (no "..", no empty or dot element) that the viewer
+// serves, or report.md.
+func siteFile(rel string) (http.Header, bool) {
+	if rel != path.Clean(rel) || strings.HasPrefix(rel, "/") || rel == "." || strings.Contains("/"+rel+"/", "/../") {
+		return nil, false
+	}
+	if rel == runner.ReportMarkdown {
+		return markdownHeaders(), true
+	}
+	return viewer.Headers(rel)
+}
+
+// markdownHeaders are report.md's: plain text that nothing runs.
+func markdownHeaders() http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	return h
+}
+
+// serveSiteFile streams run's file rel from the store with headers;
+// report.html falls back to report.md.
+func (b *Bot) serveSiteFile(ctx context.Context, w http.ResponseWriter, r *http.Request, run, rel string, headers http.Header) error {
+	rc, err := b.cfg.Store.Get(ctx, runner.StoreKey(run, rel))
+	if errors.Is(err, artifacts.ErrNotExist) && rel == runner.ReportHTML {
+		rc, err = b.cfg.Store.Get(ctx, runner.StoreKey(run, runner.ReportMarkdown))
+		headers = markdownHeaders()
+	}
+	if err != nil {
 		return err
 	}
-	return last
+	defer rc.Close()
+	maps.Copy(w.Header(), headers)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		// The answer has begun: all that is left is to stop it short.
+		b.log.Warn("report link: the store stopped mid-file", "run", run, "file", rel, "err", redact(err.Error()))
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package viewer
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path"
@@ -39,6 +40,39 @@ type handler struct {
 	files http.Handler
 }
 
+// Headers returns the headers the report site sends with the file at rel,
+// a clean slash-separated path in the run directory (report.html,
+// intents/..., a trial's screenshot, transcript or timeline), and false
+// for a path that is not part of the site. Whoever serves a run's site
+// from elsewhere (pairbench serve, from the artifact store) sends these.
+func Headers(rel string) (http.Header, bool) {
+	hdr := http.Header{}
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-cache")
+	switch ext := path.Ext(rel); {
+	case rel == runner.ReportHTML:
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		hdr.Set("Content-Security-Policy", stats.HTMLPolicy+"; frame-ancestors 'none'")
+	case ext == ".html" && strings.HasPrefix(rel, IntentsDir+"/"):
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		hdr.Set("Content-Security-Policy", Policy+"; frame-ancestors 'none'")
+	case runner.IsTrialFile(rel) && (ext == ".png" || ext == ".json" || ext == ".jsonl"):
+		hdr.Set("Content-Security-Policy", inert)
+		switch ext {
+		case ".png":
+			hdr.Set("Content-Type", "image/png")
+		case ".json":
+			hdr.Set("Content-Type", "application/json")
+		default:
+			hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	default:
+		return nil, false
+	}
+	return hdr, true
+}
+
 // inert is the policy of everything that is not one of the site's pages.
 const inert = "default-src 'none'; sandbox; frame-ancestors 'none'"
 
@@ -53,29 +87,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/"+runner.ReportHTML, http.StatusFound)
 		return
 	}
-	hdr := w.Header()
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Referrer-Policy", "no-referrer")
-	hdr.Set("Cache-Control", "no-cache")
-	switch ext := path.Ext(rel); {
-	case rel == runner.ReportHTML:
-		hdr.Set("Content-Security-Policy", stats.HTMLPolicy+"; frame-ancestors 'none'")
-	case ext == ".html" && strings.HasPrefix(rel, IntentsDir+"/"):
-		hdr.Set("Content-Security-Policy", Policy+"; frame-ancestors 'none'")
-	case runner.IsTrialFile(rel) && (ext == ".png" || ext == ".json" || ext == ".jsonl"):
-		hdr.Set("Content-Security-Policy", inert)
-		switch ext {
-		case ".png":
-			hdr.Set("Content-Type", "image/png")
-		case ".json":
-			hdr.Set("Content-Type", "application/json")
-		default:
-			hdr.Set("Content-Type", "text/plain; charset=utf-8")
-		}
-	default:
+	site, ok := Headers(rel)
+	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	maps.Copy(w.Header(), site)
 	info, err := h.root.Stat(rel)
 	if err != nil || info.IsDir() {
 		http.NotFound(w, r) // also what os.Root says of a link out of the directory
