@@ -8,6 +8,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -43,6 +44,16 @@ type Options struct {
 	// LocalBench is the template of a local bench, checked and completed
 	// (bench.Config's own checks).
 	LocalBench bench.Config
+}
+
+// DefaultReplicaID is the host name, the replica id of a service that is
+// given none.
+func DefaultReplicaID() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "pairbench"
+	}
+	return h
 }
 
 // Secrets are what the service reads from the environment and files.

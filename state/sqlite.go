@@ -51,11 +51,9 @@ func openSQLite(ctx context.Context, cfg Config) (*Store, error) {
 	// Every commit is synced to the disk (synchronous FULL in WAL mode): an
 	// acknowledged delivery survives a power cut, not just a crash. The
 	// sync is fdatasync(2), as in SQLite's own Linux builds (this library
-	// defaults to fsync): as durable, without the timestamp update that an
-	// fsync pushes through the file system's journal, where it waits behind
-	// every other writer on the disk. Where fdatasync is unavailable SQLite
-	// keeps fsync. Checkpoints run beside the commits (checkpointLoop), not
-	// in them.
+	// defaults to fsync): as durable, and it leaves the file's timestamps
+	// out of the sync. Where fdatasync is unavailable SQLite keeps fsync.
+	// Checkpoints run beside the commits (checkpointLoop), not in them.
 	_, _ = sqlite.Fdatasync(true)
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)", "wal_autocheckpoint(0)"} {

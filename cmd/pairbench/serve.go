@@ -34,7 +34,7 @@ func newServeCmd() *cobra.Command {
 		Workers:         8,
 		ShutdownTimeout: 30 * time.Second,
 		StateDir:        "pairbench-state",
-		ReplicaID:       hostname(),
+		ReplicaID:       service.DefaultReplicaID(),
 		RunTimeout:      6 * time.Hour,
 	}, Bench: defaultBenchOptions()}
 	addr, logFormat := "127.0.0.1:8080", "text"
@@ -144,15 +144,6 @@ Examples:
 	f.DurationVar(&o.RunTimeout, "run-timeout", o.RunTimeout, "a bench not finished this long after it was started is failed as vanished")
 	f.StringVar(&logFormat, "log-format", logFormat, "log format: text or json")
 	return cmd
-}
-
-// hostname is the default replica id.
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "pairbench"
-	}
-	return h
 }
 
 // runServe runs the service of o on l until ctx ends (service.Run), its
