@@ -87,7 +87,7 @@ func openSQLite(ctx context.Context, cfg Config) (*Store, error) {
 	stopCkpt, ckptDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ckptDone)
-		checkpointLoop(ckpt, cfg.Logger, stopCkpt)
+		checkpointLoop(ckpt, gate, cfg.Logger, stopCkpt)
 	}()
 	closeAll := func() error {
 		close(stopCkpt)
@@ -196,20 +196,38 @@ func (s sqlQuerier) query(ctx context.Context, q string, args []any, each func(s
 // checkpointLoop copies the WAL's committed pages into the database file
 // every checkpointEvery, on its own connection: a passive checkpoint takes
 // no write lock, so commits never wait for one (which they would with
-// SQLite's automatic checkpoint, run by the committing connection).
-// A failure is logged once until a checkpoint succeeds again.
-func checkpointLoop(db *sql.DB, log *slog.Logger, stop <-chan struct{}) {
+// SQLite's automatic checkpoint, run by the committing connection). But the
+// WAL starts again from its beginning only when a transaction begins with
+// every frame copied, which under a steady stream of commits a passive
+// checkpoint beside them never achieves: once the WAL holds restartFrames,
+// the loop takes the write gate for one more passive pass (the frames
+// committed since the last one: a millisecond or two), so that the next
+// transaction finds it all copied and restarts the WAL. A failure is logged
+// once until a checkpoint succeeds again.
+func checkpointLoop(db *sql.DB, gate *writeGate, log *slog.Logger, stop <-chan struct{}) {
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	failing := false
+	checkpoint := func() (frames int, err error) {
+		var busy, copied int
+		err = db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+		return frames, err
+	}
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		var busy, frames, done int
-		err := db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done)
+		frames, err := checkpoint()
+		if err == nil && frames >= restartFrames {
+			ctx, cancel := context.WithTimeout(context.Background(), checkpointEvery)
+			if err = gate.acquire(ctx, false); err == nil {
+				_, err = checkpoint()
+				gate.release()
+			}
+			cancel()
+		}
 		switch {
 		case err != nil && !failing:
 			log.Warn("state: checkpoint of the SQLite WAL failed; the WAL grows until one succeeds", "err", err)
@@ -220,7 +238,12 @@ func checkpointLoop(db *sql.DB, log *slog.Logger, stop <-chan struct{}) {
 	}
 }
 
-const checkpointEvery = 100 * time.Millisecond
+const (
+	checkpointEvery = 100 * time.Millisecond
+	// restartFrames is the WAL's length, in pages, from which it is made to
+	// start again: SQLite's own threshold for its automatic checkpoint.
+	restartFrames = 1000
+)
 
 // riverSQLite is River's SQLite driver with its job completions committed
 // a few at a time: River completes the jobs that ended in the last 50 ms

@@ -421,3 +421,34 @@ func TestAcknowledgedDeliveriesSurviveSIGKILL(t *testing.T) {
 		assert.GreaterOrEqual(t, jobs["delivery"], len(acked), "every acknowledged delivery's job is stored")
 	})
 }
+
+// TestTheSQLiteWALIsCheckpointedBesideTheCommits: with SQLite's own
+// checkpoints off (they ran inside whichever commit crossed the
+// threshold), the service's checkpoints keep the WAL from growing with
+// everything written: 40 MB of deliveries leave a WAL a fraction of that
+// (it starts again from its beginning; without the restart it grew to
+// 75 MB).
+func TestTheSQLiteWALIsCheckpointedBesideTheCommits(t *testing.T) {
+	cfg := statetest.Config(t, "sqlite")
+	s := open(t, cfg)
+	defer s.Close()
+	payload := []byte(`{"body":"` + strings.Repeat("x", 16<<10) + `"}`)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 320 {
+				_, err := s.Accept(t.Context(), state.Delivery{Installation: 1, ID: fmt.Sprintf("%d-%d", g, n), Event: "x", Payload: payload})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(300 * time.Millisecond) // a checkpoint or two after the last commit
+	wal, err := os.Stat(filepath.Join(cfg.Dir, state.SQLiteFile+"-wal"))
+	require.NoError(t, err)
+	written := int64(8 * 320 * len(payload))
+	assert.Less(t, wal.Size(), written/2, "the WAL (%d bytes) is reused, not grown with the %d bytes written", wal.Size(), written)
+	db, err := os.Stat(filepath.Join(cfg.Dir, state.SQLiteFile))
+	require.NoError(t, err)
+	assert.Greater(t, db.Size(), written/2, "the deliveries reached the database file")
+}
