@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
 )
@@ -35,8 +36,9 @@ func (c *Config) Complete() error {
 // no bench can run: fewer than one pair or slot, a cap at zero, a
 // significance level outside (0, 1), a browser no provider can run (see
 // Browsers.Check), an unknown agent, a model it cannot take or a missing
-// key, or a run id that is not a plain name. Open checks the agent, the
-// model and the browser again; Check reads nothing and writes nothing.
+// key, or a run id that is not a plain name (CheckRunID). Open checks the
+// agent, the model and the browser again; Check reads nothing and writes
+// nothing.
 func (c Config) Check() error {
 	if c.Pairs < 1 || c.Slots < 1 || c.Adoption < 0 {
 		return fmt.Errorf("--pairs and --slots must be at least 1, --adoption at least 0")
@@ -50,8 +52,16 @@ func (c Config) Check() error {
 	if _, _, err := c.checkParts(); err != nil {
 		return err
 	}
-	if strings.ContainsAny(c.RunID, `/\`) || c.RunID == "." || c.RunID == ".." {
-		return fmt.Errorf("--run-id %q: want a plain name", c.RunID)
+	return CheckRunID(c.RunID)
+}
+
+// CheckRunID refuses a run id that is not a plain name, one that both the
+// runs directory and an artifact store take as the name of one run: a
+// single store key segment (artifacts.ValidKey), so no slash or backslash,
+// no leading dot, no control character.
+func CheckRunID(id string) error {
+	if strings.Contains(id, "/") || artifacts.ValidKey(id) != nil {
+		return fmt.Errorf("--run-id %q: want a plain name", id)
 	}
 	return nil
 }

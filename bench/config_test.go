@@ -25,6 +25,17 @@ func TestNewRunIDsNeverCollide(t *testing.T) {
 	}
 }
 
+// TestCheckRunID takes the ids a run, a store and a merge can all name,
+// and refuses the rest: what run, merge and view accept is one rule.
+func TestCheckRunID(t *testing.T) {
+	for _, id := range []string{"r1", "20261201-183005-Ab3dEf", "pr42-0123abc-deadbeef", "a.b_c-d"} {
+		assert.NoError(t, bench.CheckRunID(id), id)
+	}
+	for _, id := range []string{"", ".", "..", ".hidden", "a/b", "../escape", `a\b`, "a\x01b", "\xff"} {
+		assert.ErrorContains(t, bench.CheckRunID(id), "--run-id", "%q", id)
+	}
+}
+
 func TestParseShard(t *testing.T) {
 	for in, want := range map[string][2]int{"": {0, 0}, "1/1": {1, 1}, "2/3": {2, 3}} {
 		k, n, err := bench.ParseShard(in)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,8 +68,8 @@ Examples:
 			if o.Store == "" || o.RunID == "" || o.Out == "" {
 				return usageError{errors.New("merge needs --store, --run-id and --out")}
 			}
-			if err := artifacts.ValidKey(o.RunID); err != nil || strings.Contains(o.RunID, "/") {
-				return usageError{fmt.Errorf("--run-id %q: want a plain name", o.RunID)}
+			if err := bench.CheckRunID(o.RunID); err != nil {
+				return usageError{err}
 			}
 			if o.LinkTTL <= 0 || o.LinkTTL > artifacts.MaxPresignTTL {
 				return usageError{fmt.Errorf("--link-ttl %v: want more than 0 and at most %v", o.LinkTTL, artifacts.MaxPresignTTL)}

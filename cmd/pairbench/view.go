@@ -79,6 +79,9 @@ func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.W
 		return usageError{err}
 	}
 	if o.store != "" {
+		if err := bench.CheckRunID(o.runID); err != nil {
+			return usageError{err}
+		}
 		tmp, err := os.MkdirTemp("", "pairbench-view-")
 		if err != nil {
 			return err

@@ -155,6 +155,7 @@ func TestViewRefusesToServeBeyondLoopback(t *testing.T) {
 		{"view"},
 		{"view", dir, "--store", dir},
 		{"view", "--store", dir},
+		{"view", "--store", dir, "--run-id", "../escape"},
 	} {
 		code, _, stderr := runCLI(t, args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
