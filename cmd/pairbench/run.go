@@ -62,7 +62,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: a new run draws one from the clock, a resume keeps its own; recorded in run.json)")
 	f.Float64Var(&o.Alpha, "alpha", o.Alpha, "two-sided significance level of the labels")
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
-	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules next to the binary's checkout)")
+	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules in the current directory, else in the binary's checkout)")
 	f.DurationVar(&o.Budget.Time, "budget-time", 0, "wall time the run may take; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.Float64Var(&o.Budget.SpendUSD, "budget-usd", 0, "USD the run may spend; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
