@@ -153,15 +153,20 @@ func (r *Run) serveExampleSites() error {
 	return nil
 }
 
-// leftoverGrace is how old an unheld directory must be before it counts as
-// a killed runner's: a live runner locks each directory right after
-// creating it.
+// leftoverGrace is how old a directory still being made (heldir's hidden
+// name, not locked yet) must be before it counts as a killed runner's; an
+// unheld directory under its own name is one already.
 const leftoverGrace = 5 * time.Second
 
-// cleanLeftovers removes the sandbox (agents' and browsers'), egress and
+// cleanLeftovers kills the sandboxes a killed runner stranded in their
+// setup and removes the sandbox (agents' and browsers'), egress and
 // compile cache directories in the temporary directory that no live runner
 // holds.
 func (r *Run) cleanLeftovers() {
+	stranded, err0 := sandbox.KillStranded()
+	if len(stranded) > 0 {
+		r.log.Info("killed sandboxes a killed runner left in their setup", "pids", stranded)
+	}
 	dir, cutoff := r.cfg.TempDir, time.Now().Add(-leftoverGrace)
 	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
 	caches, err2 := pi.CleanStale(dir, cutoff)
@@ -171,7 +176,7 @@ func (r *Run) cleanLeftovers() {
 		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes),
 			"compile-cache", len(caches), "model-gate", len(gates), "smoke", len(smokes), "dir", dir)
 	}
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	if err := errors.Join(err0, err1, err2, err3, err4); err != nil {
 		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
 	}
 }

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,4 +117,44 @@ func TestCloseRemovesWhatTheAgentLockedOut(t *testing.T) {
 		assert.NoDirExists(t, dir)
 		sb.Close()
 	})
+}
+
+// TestKillStrandedKillsOnlyStrandedSetups: what a runner killed during a
+// sandbox's setup leaves (bubblewrap's child, PID 1 of its own PID
+// namespace, its bubblewrap gone) is killed; a process like it that is not
+// PID 1 of a namespace of its own is left alone.
+func TestKillStrandedKillsOnlyStrandedSetups(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("unshare(1) is not installed (util-linux)")
+	}
+	// A shell under bubblewrap's name, started as a sandbox's init is.
+	fake := filepath.Join(t.TempDir(), "bwrap")
+	sh, err := os.ReadFile("/bin/sh")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(fake, sh, 0o755))
+	script := "sleep 30; :" // not the shell's last command: it stays the shell
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	// unshare --fork: the fake is PID 1 of a new namespace, its parent is
+	// unshare, not bubblewrap.
+	start("unshare", "--user", "--map-root-user", "--pid", "--fork", fake, "-c", script, InitArg)
+	plain := start(fake, "-c", script, InitArg)
+
+	var stranded []int
+	require.Eventually(t, func() bool {
+		var err error
+		stranded, err = Stranded()
+		return err == nil && len(stranded) == 1
+	}, 5*time.Second, 20*time.Millisecond, "the stranded setup is found")
+	assert.NotEqual(t, plain.Process.Pid, stranded[0], "a process that is no namespace's PID 1 is not stranded")
+
+	killed, err := KillStranded()
+	require.NoError(t, err)
+	assert.Equal(t, stranded, killed)
+	require.Eventually(t, func() bool { s, _ := Stranded(); return len(s) == 0 }, 5*time.Second, 20*time.Millisecond)
+	assert.NoError(t, plain.Process.Signal(syscall.Signal(0)), "the other process lives")
 }
