@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -41,6 +42,8 @@ type Syncer struct {
 
 	// ready, when set, says whether the last files may go up now.
 	ready func() (bool, error)
+	// onUpload sees each key while its upload is under way.
+	onUpload func(key string)
 	// guarded files are never replaced in the store unless the stored copy
 	// is the one this Syncer saw there or put there.
 	guarded []string
@@ -70,6 +73,12 @@ func (s *Syncer) Guard(rels ...string) { s.guarded = append(s.guarded, rels...) 
 // says so (for a run: once its report is final), so their presence in the
 // store keeps its meaning. Call it before the first Sync.
 func (s *Syncer) HoldLastUntil(ready func() (bool, error)) { s.ready = ready }
+
+// OnUpload, when set, sees each store key while its upload is under way:
+// once the store has read half the file's bytes (all of an empty file's),
+// before it reads on, from the goroutine reading them. A runner killed
+// there leaves the upload unfinished. Call it before the first Sync.
+func (s *Syncer) OnUpload(f func(key string)) { s.onUpload = f }
 
 // Retry sets how many times one file's upload is tried (at least 1) and the
 // first wait between tries, doubled after each; the default is 3 tries from
@@ -311,7 +320,12 @@ func (s *Syncer) put(ctx context.Context, rel string) (st stamp, ok bool, err er
 		}
 	}
 	// Upload exactly the bytes present now, even if the file grows meanwhile.
-	if err := s.store.Put(ctx, s.key(rel), io.NewSectionReader(f, 0, fi.Size())); err != nil {
+	var body io.Reader = io.NewSectionReader(f, 0, fi.Size())
+	if s.onUpload != nil {
+		key := s.key(rel)
+		body = &halfway{SectionReader: io.NewSectionReader(f, 0, fi.Size()), at: func() { s.onUpload(key) }}
+	}
+	if err := s.store.Put(ctx, s.key(rel), body); err != nil {
 		return stamp{}, false, fmt.Errorf("artifacts: upload %s: %w", s.key(rel), err)
 	}
 	if guarded {
@@ -320,4 +334,34 @@ func (s *Syncer) put(ctx context.Context, rel string) (st stamp, ok bool, err er
 		s.storedMu.Unlock()
 	}
 	return stamp{size: fi.Size(), modTime: fi.ModTime()}, true, nil
+}
+
+// halfway is an upload's body that calls at once, the first time it is
+// read from with half its bytes read already (by Read or ReadAt, which a
+// store may call from several goroutines).
+type halfway struct {
+	*io.SectionReader
+	at   func()
+	read atomic.Int64
+	once sync.Once
+}
+
+func (h *halfway) Read(p []byte) (int, error) {
+	h.check()
+	n, err := h.SectionReader.Read(p)
+	h.read.Add(int64(n))
+	return n, err
+}
+
+func (h *halfway) ReadAt(p []byte, off int64) (int, error) {
+	h.check()
+	n, err := h.SectionReader.ReadAt(p, off)
+	h.read.Add(int64(n))
+	return n, err
+}
+
+func (h *halfway) check() {
+	if 2*h.read.Load() >= h.Size() {
+		h.once.Do(h.at)
+	}
 }

@@ -385,3 +385,33 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// TestSyncOnUploadSeesEachUploadUnderWay: the hook sees every key once,
+// while the store is taking it (a directory store's temporary file is
+// there, the key is not yet), and every upload then completes.
+func TestSyncOnUploadSeesEachUploadUnderWay(t *testing.T) {
+	dir := runDir(t)
+	root := t.TempDir()
+	store := newLocal(t, root)
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s.OnUpload(func(key string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[key]++
+		_, err := store.Stat(t.Context(), key)
+		assert.ErrorIs(t, err, artifacts.ErrNotExist, "%s: not stored yet", key)
+		tmp, _ := filepath.Glob(filepath.Join(root, filepath.Dir(filepath.FromSlash(key)), ".tmp-*"))
+		assert.NotEmpty(t, tmp, "%s: its upload is under way", key)
+	})
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	require.Len(t, res.Uploaded, 8)
+	for _, key := range res.Uploaded {
+		assert.Equal(t, 1, seen[key], "%s seen once", key)
+		_, err := store.Stat(t.Context(), key)
+		assert.NoError(t, err, "%s stored", key)
+	}
+}

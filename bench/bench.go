@@ -145,6 +145,54 @@ type Hooks struct {
 	// Problem sees each thing that goes wrong without stopping the bench;
 	// without it, problems are logged as warnings.
 	Problem func(runner.Problem)
+	// Step sees the bench pass each point of its way (see StepName), from
+	// the goroutine at that point, as it passes it: what a bench killed at
+	// that moment leaves is what a resume must cope with.
+	Step func(Step)
+}
+
+// Step is a point a bench passes: what it is about to do or has just done.
+type Step struct {
+	Name StepName
+	// Trial is the trial the step is of (StepAgent, StepTrialEnd, StepRow).
+	Trial *runner.TrialSpec
+	// File names the file the step is about: a report file written (its
+	// path), a store key about to be uploaded.
+	File string
+}
+
+// StepName names a point of a bench's way, in the order a bench passes them.
+type StepName string
+
+const (
+	// StepSmokeGate: the smoke gate starts (a new run, or one planned
+	// elsewhere); its checks run after it.
+	StepSmokeGate StepName = "smoke-gate"
+	// StepFreezing: the gate passed, run.json is about to be written;
+	// StepFrozen: it is on disk.
+	StepFreezing StepName = "freezing"
+	StepFrozen   StepName = "frozen"
+	// StepWarmUp: the agent's warm-up starts; it runs after it.
+	StepWarmUp StepName = "warm-up"
+	// StepAgent: a trial's agent began its first turn; it runs on, its
+	// browser open.
+	StepAgent StepName = "agent"
+	// StepTrialEnd: a trial ended and its row is about to be written;
+	// StepRow: the row is on disk (fsynced).
+	StepTrialEnd StepName = "trial-end"
+	StepRow      StepName = "row"
+	// StepReportFile: one of the report's files was written.
+	StepReportFile StepName = "report-file"
+	// StepUpload: a file's upload to the store is under way, half its
+	// bytes read by the store (artifacts.Syncer.OnUpload).
+	StepUpload StepName = "upload"
+)
+
+// step tells the Step hook, if any.
+func (r *Run) step(s Step) {
+	if r.cfg.Hooks.Step != nil {
+		r.cfg.Hooks.Step(s)
+	}
 }
 
 // RegistryError is the error of a bench whose registry has problems. It

@@ -23,6 +23,7 @@ func (r *Run) Execute(ctx context.Context) error {
 	// The warm-up fills the Node compile cache every trial's agent reads;
 	// without it trials still run, each compiling pi and Playwright MCP
 	// afresh.
+	r.step(Step{Name: StepWarmUp})
 	if err := r.agent.Warm(ctx, r.trials.BrowserMCP("ws://127.0.0.1:9/warm-up")); err != nil {
 		r.problem(runner.Problem{Msg: "agent warm-up failed; trials run without a compile cache", Attrs: []any{"err", err}})
 	}
@@ -39,11 +40,21 @@ func (r *Run) Execute(ctx context.Context) error {
 		if r.cfg.Hooks.Row != nil {
 			r.cfg.Hooks.Row(row)
 		}
+		r.step(Step{Name: StepRow, Trial: &runner.TrialSpec{Job: jobOf(row), Arm: row.Arm, Dir: row.TrialDir}})
 		up.kick()
+	}
+	ex.OnTrialEnd = func(spec runner.TrialSpec, _ pairbench.Row) { r.step(Step{Name: StepTrialEnd, Trial: &spec}) }
+	if r.trials != nil {
+		r.trials.OnAgent = func(spec runner.TrialSpec) { r.step(Step{Name: StepAgent, Trial: &spec}) }
 	}
 	err = ex.Run(ctx)
 	up.stop()
 	return err
+}
+
+// jobOf is the job a row records an attempt of.
+func jobOf(row pairbench.Row) runner.Job {
+	return runner.Job{Intent: row.Intent, Domain: row.Domain, Stage: row.Stage, Pair: row.Pair, Order: row.Order, Attempt: row.Attempt}
 }
 
 // execution is this runner's share of the run.

@@ -85,6 +85,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		if r.sync, err = r.dir.Syncer(r.store, cfg.RunID, cfg.Shard); err != nil {
 			return nil, err
 		}
+		r.sync.OnUpload(func(key string) { r.step(Step{Name: StepUpload, File: key}) })
 	} else if err := r.dir.CheckLayout(cfg.Shard, cfg.Shards); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 	if r.cfg.Shards > 0 {
 		return nil, fmt.Errorf("run %s: shard %d/%d holds part of the run; merge the shards to report it", r.cfg.RunID, r.cfg.Shard, r.cfg.Shards)
 	}
-	rep, err := WriteReport(r.dir, r.dir, r.cfg.Link, r.problem)
+	rep, err := writeReport(r.dir, r.dir, runner.ReportOptions{Link: r.cfg.Link,
+		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }}, r.problem)
 	if err != nil {
 		return rep.Paths, err
 	}
@@ -51,6 +52,10 @@ type Reported struct {
 // three renderings, in the order written. What the rows reader skips is told
 // to problem.
 func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) (Reported, error) {
+	return writeReport(dir, out, runner.ReportOptions{Link: link}, problem)
+}
+
+func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(runner.Problem)) (Reported, error) {
 	plan, err := dir.ReadPlan()
 	if err != nil {
 		return Reported{}, err
@@ -93,7 +98,8 @@ func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Proble
 	if _, err := site.Write(out, rep, figures); err != nil {
 		return Reported{}, err
 	}
-	res.Paths, err = out.WriteReport(rep, runner.ReportOptions{Link: link, HTML: viewer.HTMLOptions(figures)})
+	o.HTML = viewer.HTMLOptions(figures)
+	res.Paths, err = out.WriteReport(rep, o)
 	return res, err
 }
 

@@ -27,14 +27,17 @@ import (
 // which check failed.
 func (r *Run) Smoke(ctx context.Context) error {
 	if r.fresh || r.adopted {
+		r.step(Step{Name: StepSmokeGate})
 		if err := r.smokeGate(ctx); err != nil {
 			return fmt.Errorf("smoke gate: %w", err)
 		}
 	}
 	if r.fresh {
+		r.step(Step{Name: StepFreezing})
 		if err := r.dir.WritePlan(r.plan); err != nil {
 			return err
 		}
+		r.step(Step{Name: StepFrozen})
 	}
 	if r.smokeCost > 0 {
 		// Its cost counts in the run's budget, on every resume.

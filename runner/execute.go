@@ -71,6 +71,9 @@ type Execution struct {
 	// from the slot's goroutine that ran the trial: calls from different
 	// slots may overlap, and the slot waits for it.
 	OnRow func(pairbench.Row)
+	// OnTrialEnd, if set, sees each trial that ended, with its row, just
+	// before the row is written (from the slot's goroutine).
+	OnTrialEnd func(TrialSpec, pairbench.Row)
 
 	spend *spending
 }
@@ -343,6 +346,9 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 					return aborted, err
 				}
 				ex.spend.spend(row.CostUSD)
+				if ex.OnTrialEnd != nil {
+					ex.OnTrialEnd(spec, row)
+				}
 				if err := record(row); err != nil {
 					ex.spend.release(trials - ran)
 					return aborted, err

@@ -489,6 +489,8 @@ type ReportOptions struct {
 	Link string
 	// HTML says how report.html links the rest of the report site.
 	HTML stats.HTMLOptions
+	// Wrote, if set, sees the path of each file once it is written.
+	Wrote func(path string)
 }
 
 // WriteReport writes rep's three renderings into the run directory, each
@@ -512,6 +514,9 @@ func (d RunDir) WriteReport(rep *stats.Report, o ReportOptions) ([]string, error
 			return written, err
 		}
 		written = append(written, d.File(name))
+		if o.Wrote != nil {
+			o.Wrote(d.File(name))
+		}
 	}
 	return written, nil
 }

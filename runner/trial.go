@@ -82,6 +82,9 @@ type Trials struct {
 	StartDelay    time.Duration
 	SetupAttempts int
 	Log           *slog.Logger
+	// OnAgent, if set, sees each trial once its agent began its first
+	// turn (from the agent adapter's goroutine).
+	OnAgent func(TrialSpec)
 }
 
 // Run runs one trial and returns its row. Every failure of the trial
@@ -205,6 +208,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		}
 		if prestarter != nil {
 			prestarter.AgentRunning()
+		}
+		if t.OnAgent != nil {
+			t.OnAgent(spec)
 		}
 	}
 	res, err := t.Agent.Run(ctx, task)

@@ -94,6 +94,11 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	return mergeFrom(ctx, store, o, stdout, stderr)
+}
+
+// mergeFrom is runMerge on an open store.
+func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
 	out := runner.RunDir{Path: o.Out}
 	if _, err := bench.Merge(ctx, store, o.RunID, out, o.Trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}

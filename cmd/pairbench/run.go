@@ -133,7 +133,9 @@ func (o *benchOptions) liveLogger(stderr io.Writer, format string) (*slog.Logger
 // error.
 func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (runner.RunDir, error) {
 	display := progress.New(o.Live, log, time.Now, o.Slots)
-	o.Log, o.Hooks = log, display.Hooks()
+	hooks := display.Hooks()
+	hooks.Step = o.Hooks.Step // a caller's own watch on the bench's steps
+	o.Log, o.Hooks = log, hooks
 	stop := display.Animate(ctx)
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
