@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
-	"math/rand/v2"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,65 +18,438 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/artifacts/s3test"
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
-var (
-	crashKills = flag.Int("crash.kills", 3, "SIGKILL points TestCrashResume tries before letting the run finish")
-	crashSeed  = flag.Uint64("crash.seed", 1, "seed of TestCrashResume's kill points")
-)
+var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills)")
 
-// TestCrashResume kills the real runner with SIGKILL at random points of a
-// small bench (2 intents × 3 pairs over 2 slots), resuming with the same run
-// id each time, then lets it finish. Nothing a killed runner started may
-// outlive it; in the end every pair is scored exactly once, no row is lost
-// or duplicated, the report is built and no per-trial directory is left.
+// crashPhase is one kill point of TestCrashResume: where the kill is aimed
+// and how the test tells, afterwards, that it landed there.
+type crashPhase struct {
+	name string
+	kill *killPoint
+	// holdS3, instead of kill, holds the next S3 upload of a key ending in
+	// it and kills the runner while the upload is in flight.
+	holdS3 string
+	// landed checks what the kill left: hit is the step the runner stopped
+	// at (for holdS3, the held key in File), after the steps it reported
+	// after it, before it died.
+	landed func(t *testing.T, c *crashRun, hit reported, after []reported)
+}
+
+// crashRun is the state of one TestCrashResume.
+type crashRun struct {
+	e      *benchEnv
+	bench  helperBench
+	store  artifacts.Store // the bucket itself, not through the proxy
+	proxy  *faultProxy
+	keep   []int // processes of the test's own (the S3 server)
+	counts map[string]int
+	order  []string
+	left   []string // per-trial directories a killed runner left
+	// kept is every row a killed runner left on disk, by trial directory:
+	// each must be in the final rows as it was.
+	kept map[string]pairbench.Row
+	// stranded are the sandboxes the last kill stranded in their setup;
+	// strandedN counts them over the test.
+	stranded  []int
+	strandedN int
+	started   time.Time
+}
+
+// TestCrashResume kills the runner with SIGKILL at points chosen by its
+// own progress (the steps bench.Hooks.Step reports), each kill landing
+// where it was aimed (the test checks what it left): while the smoke gate
+// runs, before and after run.json is frozen, during an adoption trial,
+// during the agent's warm-up, mid-trial in each arm, between a trial's end
+// and its row's fsync, right after a row, during an upload to S3 (its bytes
+// being read, and in flight, held by a proxy) and to a directory store (its
+// temporary file written), while the report is written and while merge
+// fetches the run. A resume follows every kill. After every kill nothing
+// the runner started is alive and its run lock is free; the per-trial
+// directories it left are gone once the next runner started. In the end
+// every pair is scored exactly once, every row a killed runner left is
+// kept as it was and none is duplicated, the report is whole and
+// published, the store holds the same run as the directory, and a merge of
+// the store gives the same report. The output lists each phase and the
+// kills that landed in it.
 //
-//	go test ./cmd/pairbench -run TestCrashResume -crash.kills 12 -v
+//	go test ./cmd/pairbench -run TestCrashResume -v                   # each phase once: 16 kills
+//	go test ./cmd/pairbench -run TestCrashResume -crash.rounds 5 -v   # the long form
 func TestCrashResume(t *testing.T) {
 	tools := needRealStack(t)
-	bin := buildPairbench(t)
 	becomeSubreaper(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Minute)
+	rounds := max(*crashRounds, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(8+6*rounds)*time.Minute)
 	defer cancel()
 
-	e := newBenchEnv(t, bin, tools, "crash",
-		"--intent", "weather-high-oslo", "--intent", "books-count-by-author", "--pairs", "3", "--slots", "2")
-	rng := rand.New(rand.NewPCG(*crashSeed, 0))
-	killed := 0
-	for range *crashKills {
-		// Kill points spread over start-up (the agent's warm-up), the smoke
-		// gate and the trials (a run takes about 15 s here, a trial 2-5 s).
-		after := 300*time.Millisecond + time.Duration(rng.Int64N(int64(10*time.Second)))
-		cmd, log := e.start(t, ctx)
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			code, _ := exitStatus(err)
-			require.Zero(t, code, "run %d ended on its own before its kill point: %s", e.n, tail(log))
-			t.Logf("run %d finished before its kill point (%v); no more kills", e.n, after)
-		case <-time.After(after):
-			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-			<-exited
-			killed++
-			rows := countLines(filepath.Join(e.runDir(), "rows.jsonl"))
-			t.Logf("run %d killed after %v (%d rows on disk, %d per-trial directories left)", e.n, after, rows, len(e.leftDirs(t)))
-			waitNoOrphans(t, 15*time.Second)
-			continue
-		}
-		break
+	bin, err := filepath.Abs("../../tools/bin/versitygw")
+	require.NoError(t, err)
+	s3 := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	t.Setenv("AWS_REGION", s3test.Region)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	proxy := newFaultProxy(t, s3.Endpoint)
+	loc := fmt.Sprintf("s3://%s/crash?endpoint=%s&path_style=true&region=%s", s3Bucket, proxy.URL, s3test.Region)
+	direct, err := artifacts.Open(t.Context(), fmt.Sprintf("s3://%s/crash?endpoint=%s&path_style=true&region=%s", s3Bucket, s3.Endpoint, s3test.Region))
+	require.NoError(t, err)
+
+	// Enough pairs that every kill finds a trial to land in: each round
+	// of trial kills takes a few trials, and the rest run at the end.
+	pairs := 2 + 2*rounds
+	reg, err := filepath.Abs(filepath.Join(repoRoot, "examples", "registry"))
+	require.NoError(t, err)
+	e := newBenchEnv(t, buildPairbench(t), tools, "crash")
+	c := &crashRun{e: e, store: direct, proxy: proxy, keep: []int{s3.PID()}, counts: map[string]int{}, started: time.Now(),
+		bench: helperBench{Registry: reg, RunID: "crash", RunsDir: e.runs, TempDir: e.temp, Tools: tools, Store: loc,
+			Intents: []string{"weather-high-oslo", "books-count-by-author"}, Pairs: pairs, Slots: 2, Adoption: 1, Seed: 7}}
+
+	var schedule []crashPhase
+	for range rounds {
+		schedule = append(schedule, phaseSmokeGate, phaseFreezing)
+	}
+	schedule = append(schedule, phaseFrozen)
+	for range rounds {
+		schedule = append(schedule, phaseAdoption)
+	}
+	for range rounds {
+		schedule = append(schedule, phaseWarmUp, phaseAgent("control"), phaseAgent("treatment"), phaseTrialEnd, phaseRow,
+			phaseUploadS3, phaseUploadHeld)
+	}
+	for range rounds {
+		schedule = append(schedule, phaseReport)
+	}
+	for _, p := range schedule {
+		c.kill(t, ctx, p)
 	}
 
-	cmd, log := e.start(t, ctx)
-	err := cmd.Wait()
-	code, sig := exitStatus(err)
-	require.Zero(t, code, "final run (signal %v): %s", sig, tail(log))
-	t.Logf("SIGKILL points tried: %d (seed %d); runs: %d", killed, *crashSeed, e.n)
-
+	// The last runner, the real binary, finishes the run.
+	final := e.startArgs(t, ctx, "run", reg, "--example-sites", "--start-delay", "0", "--seed", "7", "--run-id", "crash",
+		"--runs-dir", e.runs, "--temp-dir", e.temp, "--tools", tools, "--store", loc, "--adoption", "1", "--slots", "2",
+		"--pairs", fmt.Sprint(pairs), "--intent", "weather-high-oslo", "--intent", "books-count-by-author")
+	code, sig := exitStatus(final.Wait())
+	require.Zero(t, code, "final run (signal %v): %s", sig, tail(e.lastLog))
+	c.noneLeft(t)
 	rows := checkCompleteRun(t, e.runDir())
-	t.Logf("rows: %d for 12 planned trials", len(rows))
-	waitNoOrphans(t, 15*time.Second)
-	assert.Empty(t, e.leftDirs(t), "per-trial directories left in --temp-dir")
+	c.keptRows(t)
+	c.storeIsTheDirectory(t)
+
+	// Merge the stored run with its trials (a few hundred objects), killed
+	// while it fetches: first the plan and rows, then ever later among the
+	// trial files. Then to its end.
+	out := filepath.Join(t.TempDir(), "merged")
+	merge := mergeOptions{Store: loc, RunID: "crash", Out: out, Trials: true, Report: true, LinkTTL: time.Hour}
+	for i := range rounds + 1 {
+		c.killMerge(t, ctx, merge, 1+7*i)
+	}
+	h := startHelper(t, ctx, e.logs, c.next(), helperSpec{Merge: &merge})
+	for range h.steps {
+	}
+	code, _ = exitStatus(<-h.exited)
+	require.Zero(t, code, "the merge after its kills: %s", tail(h.log))
+	want, err := os.ReadFile(filepath.Join(e.runDir(), "report.json"))
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got), "the merged run reports as the run does")
+
+	// The same with a store that is a directory: killed while it takes
+	// an upload (its temporary file written, not yet renamed into place)
+	// and while the report is written.
+	localStore := filepath.Join(t.TempDir(), "store")
+	ls, err := artifacts.Open(t.Context(), localStore)
+	require.NoError(t, err)
+	le := newBenchEnv(t, e.bin, tools, "crash-local")
+	le.n = e.n
+	lc := &crashRun{e: le, store: ls, proxy: proxy, keep: c.keep, counts: c.counts, order: c.order, started: c.started,
+		bench: helperBench{Registry: reg, RunID: "crash-local", RunsDir: le.runs, TempDir: le.temp, Tools: tools, Store: localStore,
+			Intents: []string{"weather-high-oslo"}, Pairs: 1, Slots: 1, Seed: 7}}
+	for range rounds {
+		lc.kill(t, ctx, phaseUploadLocal)
+	}
+	lc.kill(t, ctx, phaseReport)
+	final = le.startArgs(t, ctx, "run", reg, "--example-sites", "--start-delay", "0", "--seed", "7", "--run-id", "crash-local",
+		"--runs-dir", le.runs, "--temp-dir", le.temp, "--tools", tools, "--store", localStore, "--slots", "1",
+		"--pairs", "1", "--intent", "weather-high-oslo")
+	code, sig = exitStatus(final.Wait())
+	require.Zero(t, code, "final run with a directory store (signal %v): %s", sig, tail(le.lastLog))
+	lc.noneLeft(t)
+	checkCompleteRun(t, le.runDir())
+	lc.keptRows(t)
+	lc.storeIsTheDirectory(t)
+	c.counts, c.order = lc.counts, lc.order
+
+	total := 0
+	for _, name := range c.order {
+		t.Logf("kills %-34s %d", name, c.counts[name])
+		total += c.counts[name]
+	}
+	t.Logf("kills in all: %d in %d phases (rounds %d, %d pairs × 2 intents, %d rows); %d sandboxes stranded in their setup, each killed by the next start; %s",
+		total, len(c.order), rounds, pairs, len(rows), c.strandedN+lc.strandedN, time.Since(c.started).Round(time.Second))
+}
+
+// next numbers the next runner started.
+func (c *crashRun) next() int { c.e.n++; return c.e.n }
+
+// kill starts a runner aimed at p, kills it where p says, and checks that
+// the kill landed there and that nothing of the runner is left.
+func (c *crashRun) kill(t *testing.T, ctx context.Context, p crashPhase) {
+	t.Helper()
+	if p.holdS3 != "" {
+		c.proxy.holdNext(p.holdS3)
+	}
+	h := startHelper(t, ctx, c.e.logs, c.next(), helperSpec{Bench: &c.bench, Kill: p.kill})
+	hit, ok := c.await(t, h, p)
+	if !ok {
+		return
+	}
+	require.NoError(t, h.cmd.Process.Signal(syscall.SIGKILL))
+	<-h.exited
+	var after []reported
+	for r := range h.steps {
+		after = append(after, r)
+	}
+	p.landed(t, c, hit, after)
+	c.record(t, p.name)
+	c.afterKill(t)
+}
+
+// await reads the runner's steps until it reaches p's kill point; on the
+// way, at its first step, the directories the last killed runner left must
+// be gone (the runner removed them when it started).
+func (c *crashRun) await(t *testing.T, h *helperRun, p crashPhase) (reported, bool) {
+	t.Helper()
+	first := true
+	timeout := time.After(5 * time.Minute)
+	for {
+		select {
+		case r, open := <-h.steps:
+			if !open {
+				code, _ := exitStatus(<-h.exited)
+				t.Fatalf("runner %d ended (exit %d) before it reached its kill point %s: %s", c.e.n, code, p.name, tail(h.log))
+				return reported{}, false
+			}
+			if first {
+				first = false
+				c.noneLeft(t)
+			}
+			if r.Kill {
+				return r, true
+			}
+		case key := <-c.proxy.held:
+			return reported{Step: "upload-s3", File: key}, true
+		case <-timeout:
+			h.cmd.Process.Kill()
+			t.Fatalf("runner %d never reached %s in 5 minutes: %s", c.e.n, p.name, tail(h.log))
+			return reported{}, false
+		}
+	}
+}
+
+func (c *crashRun) record(t *testing.T, name string) {
+	t.Logf("runner %d killed: %s (at %s)", c.e.n, name, time.Since(c.started).Round(100*time.Millisecond))
+	if c.counts[name] == 0 {
+		c.order = append(c.order, name)
+	}
+	c.counts[name]++
+}
+
+// afterKill checks what a killed runner leaves: no process of it alive,
+// its run lock free; and remembers its per-trial directories, which the
+// next runner must remove.
+func (c *crashRun) afterKill(t *testing.T) {
+	t.Helper()
+	// A kill while a sandbox was being set up strands its PID 1 to be
+	// (sandbox.KillStranded): the next runner kills it as it starts.
+	c.stranded = strandedOrphans(t)
+	c.strandedN += len(c.stranded)
+	waitNoOrphans(t, 15*time.Second, append(slices.Clone(c.keep), c.stranded...)...)
+	if f, err := os.OpenFile(filepath.Join(c.e.runDir(), ".lock"), os.O_RDWR, 0); err == nil {
+		assert.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), "the run's lock died with its runner")
+		f.Close()
+	}
+	c.left = c.e.leftDirs(t)
+	if c.kept == nil {
+		c.kept = map[string]pairbench.Row{}
+	}
+	maps.Copy(c.kept, c.rowsByDir(t))
+}
+
+// keptRows checks that every row a killed runner left is in the run's rows
+// as it was: a kill loses only what was not on disk yet.
+func (c *crashRun) keptRows(t *testing.T) {
+	t.Helper()
+	final := c.rowsByDir(t)
+	for dir, r := range c.kept {
+		assert.Equal(t, r, final[dir], "the row of %s, on disk after a kill, is kept", dir)
+	}
+}
+
+// noneLeft checks that none of the directories the last killed runner left
+// is there any more.
+func (c *crashRun) noneLeft(t *testing.T) {
+	t.Helper()
+	for _, d := range c.left {
+		assert.NoDirExists(t, filepath.Join(c.e.temp, d), "left by runner %d and not removed when the next started", c.e.n-1)
+	}
+	c.left = nil
+	if len(c.stranded) > 0 {
+		assert.Eventually(t, func() bool { return len(strandedOrphans(t)) == 0 }, 5*time.Second, 20*time.Millisecond,
+			"sandboxes stranded in their setup by runner %d are killed when the next starts: %v", c.e.n-1, c.stranded)
+		c.stranded = nil
+	}
+}
+
+// strandedOrphans lists the sandboxes stranded in their setup that are the
+// test's (orphans it reaps), not another process's.
+func strandedOrphans(t *testing.T) []int {
+	t.Helper()
+	all, err := sandbox.Stranded()
+	require.NoError(t, err)
+	self := strconv.Itoa(os.Getpid())
+	var out []int
+	for _, pid := range all {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); err == nil && len(f) > 1 && f[1] == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killMerge kills a merge of the stored run as it fetches its nth object.
+func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o mergeOptions, nth int) {
+	t.Helper()
+	p := crashPhase{name: "merge, fetching from the store", kill: &killPoint{Step: stepFetch, Nth: nth}}
+	h := startHelper(t, ctx, c.e.logs, c.next(), helperSpec{Merge: &o, Kill: p.kill})
+	hit, ok := c.await(t, h, p)
+	if !ok {
+		return
+	}
+	require.NoError(t, h.cmd.Process.Signal(syscall.SIGKILL))
+	<-h.exited
+	assert.FileExists(t, filepath.Join(o.Out, ".fetching"), "killed fetching %s: the merge is marked unfinished", hit.File)
+	assert.NoFileExists(t, filepath.Join(o.Out, "report.json"))
+	c.record(t, p.name)
+	waitNoOrphans(t, 15*time.Second, c.keep...)
+}
+
+// rowsByDir reads the run's rows, by trial directory.
+func (c *crashRun) rowsByDir(t *testing.T) map[string]pairbench.Row {
+	t.Helper()
+	out := map[string]pairbench.Row{}
+	f, err := os.Open(filepath.Join(c.e.runDir(), "rows.jsonl"))
+	if os.IsNotExist(err) {
+		return out
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	rows, partial, err := pairbench.ReadRows(f)
+	require.NoError(t, err, "the rows file parses after every kill")
+	assert.Zero(t, partial, "no torn row")
+	for _, r := range rows {
+		out[r.TrialDir] = r
+	}
+	return out
+}
+
+// storeIsTheDirectory checks that the store holds exactly the run's files,
+// each as it is on disk.
+func (c *crashRun) storeIsTheDirectory(t *testing.T) {
+	t.Helper()
+	storeHoldsTheRun(t, c.store, c.e.runID, c.e.runDir())
+}
+
+var (
+	phaseSmokeGate = crashPhase{name: "smoke gate", kill: &killPoint{Step: bench.StepSmokeGate, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, _ reported, after []reported) {
+			assert.NoFileExists(t, filepath.Join(c.e.runDir(), "run.json"), "killed during the smoke gate")
+			assert.Empty(t, after, "the gate was still running")
+		}}
+	phaseFreezing = crashPhase{name: "before run.json is frozen", kill: &killPoint{Step: bench.StepFreezing, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, _ reported, _ []reported) {
+			assert.NoFileExists(t, filepath.Join(c.e.runDir(), "run.json"))
+		}}
+	phaseFrozen = crashPhase{name: "after run.json is frozen", kill: &killPoint{Step: bench.StepFrozen, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, _ reported, _ []reported) {
+			assert.FileExists(t, filepath.Join(c.e.runDir(), "run.json"))
+			assert.Empty(t, c.rowsByDir(t), "no trial ran")
+		}}
+	phaseAdoption = crashPhase{name: "mid-trial, adoption", kill: &killPoint{Step: bench.StepAgent, Nth: 1, Stage: "adoption"},
+		landed: noRowOf}
+	phaseWarmUp = crashPhase{name: "agent warm-up", kill: &killPoint{Step: bench.StepWarmUp, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, _ reported, after []reported) {
+			for _, r := range after {
+				assert.NotEqual(t, bench.StepAgent, r.Step, "killed during the warm-up, not after it: %v", after)
+			}
+		}}
+	phaseTrialEnd = crashPhase{name: "between a trial's end and its row", kill: &killPoint{Step: bench.StepTrialEnd, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, hit reported, _ []reported) {
+			noRowOf(t, c, hit, nil)
+			assert.DirExists(t, filepath.Join(c.e.runDir(), hit.Trial), "the trial ran and kept its directory")
+		}}
+	phaseRow = crashPhase{name: "right after a row", kill: &killPoint{Step: bench.StepRow, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, hit reported, _ []reported) {
+			_, ok := c.rowsByDir(t)[hit.Trial]
+			assert.True(t, ok, "%s: its row is on disk", hit.Trial)
+		}}
+	phaseUploadS3 = crashPhase{name: "upload to S3, its bytes being read", kill: &killPoint{Step: bench.StepUpload, Nth: 1, FileSuffix: "rows.jsonl"},
+		landed: func(t *testing.T, c *crashRun, hit reported, _ []reported) {
+			assert.False(t, sameBytes(t, c.store, hit.File, filepath.Join(c.e.runDir(), "rows.jsonl")), "%s is not uploaded yet", hit.File)
+			c.storedRowsWhole(t)
+		}}
+	phaseUploadHeld = crashPhase{name: "upload to S3, in flight", holdS3: "rows.jsonl",
+		landed: func(t *testing.T, c *crashRun, hit reported, _ []reported) {
+			assert.False(t, sameBytes(t, c.store, c.e.runID+"/rows.jsonl", filepath.Join(c.e.runDir(), "rows.jsonl")),
+				"the upload of %s in flight did not complete", hit.File)
+			c.storedRowsWhole(t)
+		}}
+	phaseUploadLocal = crashPhase{name: "upload to a directory store", kill: &killPoint{Step: bench.StepUpload, Nth: 1, FileSuffix: "rows.jsonl"},
+		landed: func(t *testing.T, c *crashRun, hit reported, after []reported) {
+			phaseUploadS3.landed(t, c, hit, after)
+			tmp, err := filepath.Glob(filepath.Join(c.bench.Store, filepath.Dir(filepath.FromSlash(hit.File)), ".tmp-*"))
+			require.NoError(t, err)
+			assert.NotEmpty(t, tmp, "killed while the store took %s: its temporary file is there", hit.File)
+		}}
+	phaseReport = crashPhase{name: "while the report is written", kill: &killPoint{Step: bench.StepReportFile, Nth: 1},
+		landed: func(t *testing.T, c *crashRun, hit reported, _ []reported) {
+			assert.FileExists(t, hit.File, "one report file is written")
+			assert.Nil(t, storeBytes(t, c.store, c.e.runID+"/report.json"), "no report is published before it is whole")
+		}}
+)
+
+// phaseAgent kills mid-trial in arm, its agent running.
+func phaseAgent(arm string) crashPhase {
+	return crashPhase{name: "mid-trial, " + arm, kill: &killPoint{Step: bench.StepAgent, Nth: 1, Arm: arm, Stage: "pair"}, landed: noRowOf}
+}
+
+// noRowOf checks that the trial the kill hit has no row.
+func noRowOf(t *testing.T, c *crashRun, hit reported, _ []reported) {
+	t.Helper()
+	_, ok := c.rowsByDir(t)[hit.Trial]
+	assert.False(t, ok, "%s was killed before its row", hit.Trial)
+}
+
+// storedRowsWhole checks that the stored rows are whole rows the directory
+// holds too.
+func (c *crashRun) storedRowsWhole(t *testing.T) {
+	t.Helper()
+	b := storeBytes(t, c.store, c.e.runID+"/rows.jsonl")
+	rows, partial, err := pairbench.ReadRows(bytes.NewReader(b))
+	require.NoError(t, err)
+	assert.Zero(t, partial, "the stored rows end with a whole row")
+	local := c.rowsByDir(t)
+	for _, r := range rows {
+		_, ok := local[r.TrialDir]
+		assert.True(t, ok, "stored row %s is the directory's", r.TrialDir)
+	}
 }
 
 // TestSIGTERMShutsDownCleanly sends SIGTERM while trials run: the runner

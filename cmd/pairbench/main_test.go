@@ -19,6 +19,11 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		os.Exit(sandbox.RunInit(os.Args[2:]))
 	}
+	// The crash tests' runner (crash_helper_test.go), started by a test
+	// already offline.
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(runHelper())
+	}
 	code := offline.Run(m)
 	statetest.Stop() // the PostgreSQL a test started, if any
 	os.Exit(code)
