@@ -119,6 +119,7 @@ func TestSmokeGateChecksEveryDomain(t *testing.T) {
 		"did not register: TypeError: Cannot read properties of null (reading 'x')")
 	assert.NoFileExists(t, filepath.Join(runs, "gate", "run.json"), "a run stopped by the smoke gate freezes no plan")
 	assert.NoFileExists(t, filepath.Join(runs, "gate", "rows.jsonl"), "no pair was spent")
+	assert.NoDirExists(t, filepath.Join(runs, "gate"), "a failed smoke gate leaves nothing behind, not even the run's lock")
 }
 
 // TestDemoSmokeGateCoversEveryExampleIntent: the demo benches three of the
