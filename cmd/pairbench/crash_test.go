@@ -27,7 +27,7 @@ import (
 	"github.com/pairbench/pairbench/sandbox"
 )
 
-var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills)")
+var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills; 5: 68 kills, give go test -timeout 60m)")
 
 // crashPhase is one kill point of TestCrashResume: where the kill is aimed
 // and how the test tells, afterwards, that it landed there.
@@ -81,7 +81,7 @@ type crashRun struct {
 // kills that landed in it.
 //
 //	go test ./cmd/pairbench -run TestCrashResume -v                   # each phase once: 16 kills
-//	go test ./cmd/pairbench -run TestCrashResume -crash.rounds 5 -v   # the long form
+//	go test ./cmd/pairbench -timeout 60m -run TestCrashResume -crash.rounds 5 -v   # the long form: 68 kills
 func TestCrashResume(t *testing.T) {
 	tools := needRealStack(t)
 	becomeSubreaper(t)
