@@ -65,8 +65,9 @@ default branch. Either way the runs upload to --store (see docs/artifacts.md),
 where the service reads each report.json when the bench ends; S3 credentials
 come from the usual AWS environment variables.
 
-With --public-url, comments link each report through the service (GET
-/runs/<run id>/report), which checks the link and presigns at click time.
+With --public-url, comments link each run's report site through the service
+(GET /runs/<run id>/<signature>/report.html), which checks the link and
+streams the site's pages and trial files from the store.
 With a plain token (--token-env) the service posts commit statuses instead of
 check runs (only GitHub Apps may write check runs).
 
