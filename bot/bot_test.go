@@ -478,4 +478,3 @@ func TestRunWithAnAgent(t *testing.T) {
 	assert.Nil(t, ds[0].Inputs["agent"], "no agent input unless one is asked for")
 	assert.Equal(t, "codex", ds[1].Inputs["agent"])
 }
-

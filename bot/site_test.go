@@ -54,7 +54,7 @@ func writeSite(t *testing.T, store artifacts.Store, runID string) {
 		job := runner.Job{Intent: in.ID, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
 		r := pairbench.Row{V: pairbench.RowVersion, RunID: runID, Intent: in.ID, Domain: in.Domain, Stage: pairbench.StagePair,
 			Order: pairbench.AB, Arm: arm, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 30, Turns: 4,
-			Answer: pairbench.Answer{Raw: `{"title": "Paper Boats"}`, Extracted: map[string]any{"title": "Paper Boats"}},
+			Answer:   pairbench.Answer{Raw: `{"title": "Paper Boats"}`, Extracted: map[string]any{"title": "Paper Boats"}},
 			TrialDir: runner.TrialDir(job, arm)}
 		require.NoError(t, os.MkdirAll(run.File(r.TrialDir), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(run.File(r.TrialDir), "screenshot.png"), shot.Bytes(), 0o644))
