@@ -22,7 +22,6 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -89,17 +88,7 @@ func TestCrashResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(8+6*rounds)*time.Minute)
 	defer cancel()
 
-	bin, err := filepath.Abs("../../tools/bin/versitygw")
-	require.NoError(t, err)
-	s3 := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
-	t.Setenv("AWS_REGION", s3test.Region)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	proxy := newFaultProxy(t, s3.Endpoint)
-	loc := fmt.Sprintf("s3://%s/crash?endpoint=%s&path_style=true&region=%s", s3Bucket, proxy.URL, s3test.Region)
-	direct, err := artifacts.Open(t.Context(), fmt.Sprintf("s3://%s/crash?endpoint=%s&path_style=true&region=%s", s3Bucket, s3.Endpoint, s3test.Region))
-	require.NoError(t, err)
+	proxy, loc, direct, s3 := faultyS3(t, "crash")
 
 	// Enough pairs that every kill finds a trial to land in: each round
 	// of trial kills takes a few trials, and the rest run at the end.
@@ -107,7 +96,7 @@ func TestCrashResume(t *testing.T) {
 	reg, err := filepath.Abs(filepath.Join(repoRoot, "examples", "registry"))
 	require.NoError(t, err)
 	e := newBenchEnv(t, buildPairbench(t), tools, "crash")
-	c := &crashRun{e: e, store: direct, proxy: proxy, keep: []int{s3.PID()}, counts: map[string]int{}, started: time.Now(),
+	c := &crashRun{e: e, store: direct, proxy: proxy, keep: []int{s3}, counts: map[string]int{}, started: time.Now(),
 		bench: helperBench{Registry: reg, RunID: "crash", RunsDir: e.runs, TempDir: e.temp, Tools: tools, Store: loc,
 			Intents: []string{"weather-high-oslo", "books-count-by-author"}, Pairs: pairs, Slots: 2, Adoption: 1, Seed: 7}}
 
