@@ -14,6 +14,15 @@ import (
 	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
+// DefaultConfig is the configuration a bench starts from when it is told
+// nothing else: the default agent on the scripted model, 10 pairs per intent
+// over 2 slots, caps of 300 s, 40 turns and 1 USD per agent, a 10 s start
+// delay and a 300 ms settle, labels at alpha 0.05, runs under "runs".
+func DefaultConfig() Config {
+	return Config{Agent: agents.Default, Pairs: 10, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
+}
+
 // Complete fills what c leaves to the host, Tools (DefaultToolsDir, made
 // absolute) and TempDir (the system's), and checks the whole (Check). The
 // errors name the command line's flags.

@@ -78,3 +78,13 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 	assert.True(t, filepath.IsAbs(c.Tools), c.Tools)
 	assert.NotEmpty(t, c.TempDir)
 }
+
+// TestDefaultConfigIsABenchConfig: a bench told nothing else passes its own
+// checks once it has a run id, and a broken one does not.
+func TestDefaultConfigIsABenchConfig(t *testing.T) {
+	c := bench.DefaultConfig()
+	c.RunID = "r1"
+	assert.NoError(t, c.Check())
+	c.Pairs = 0
+	assert.Error(t, c.Check())
+}

@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/bot"
 )
 
 // Options are the service's settings, as the operator gives them: secrets
@@ -44,6 +46,30 @@ type Options struct {
 	// LocalBench is the template of a local bench, checked and completed
 	// (bench.Config's own checks).
 	LocalBench bench.Config
+}
+
+// DefaultOptions are the settings of a service told nothing else: the
+// webhook secret in $PAIRBENCH_WEBHOOK_SECRET, GitHub's API at
+// $GITHUB_API_URL, benches on this host (bot.BackendLocal) cloned from
+// github.com, 8 workers, 30 s to shut down, the state in "pairbench-state",
+// the host name as the replica id, a bench failed as vanished after 6 h,
+// and local benches like bench.DefaultConfig's, under runs/serve.
+func DefaultOptions() Options {
+	local := bench.DefaultConfig()
+	local.RunsDir = filepath.Join("runs", "serve")
+	return Options{
+		SecretEnv:       "PAIRBENCH_WEBHOOK_SECRET",
+		APIURL:          os.Getenv("GITHUB_API_URL"),
+		Dispatch:        bot.BackendLocal,
+		GitURL:          "https://github.com/{owner}/{repo}.git",
+		Workflow:        bot.DefaultWorkflow,
+		Workers:         8,
+		ShutdownTimeout: 30 * time.Second,
+		StateDir:        "pairbench-state",
+		ReplicaID:       DefaultReplicaID(),
+		RunTimeout:      6 * time.Hour,
+		LocalBench:      local,
+	}
 }
 
 // DefaultReplicaID is the host name, the replica id of a service that is

@@ -63,3 +63,21 @@ func TestOptionsCheck(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+// TestDefaultOptionsNeedOnlyWhatTheOperatorMustSay: the defaults pass Check
+// once the store and the GitHub credentials are given, and their local bench
+// is one bench.Config's own checks accept, kept apart from run's runs.
+func TestDefaultOptionsNeedOnlyWhatTheOperatorMustSay(t *testing.T) {
+	o := DefaultOptions()
+	env := map[string]string{"PAIRBENCH_WEBHOOK_SECRET": "s3cret", "TOKEN": "ghs_x"}
+	_, err := o.Check(func(k string) string { return env[k] }, os.ReadFile)
+	require.Error(t, err, "no store and no credentials")
+	o.Store, o.TokenEnv = t.TempDir(), "TOKEN"
+	_, err = o.Check(func(k string) string { return env[k] }, os.ReadFile)
+	require.NoError(t, err)
+	assert.Equal(t, "local", o.Dispatch)
+	local := o.LocalBench
+	local.RunID = "pr1-abc" // each bench names its own
+	assert.NoError(t, local.Check())
+	assert.Equal(t, "runs/serve", o.LocalBench.RunsDir)
+}

@@ -34,10 +34,10 @@ type benchOptions struct {
 	CDPConfig string
 }
 
-// defaultBenchOptions are run's defaults; demo changes a few.
+// defaultBenchOptions are run's defaults (bench.DefaultConfig); demo
+// changes a few.
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Config: bench.Config{Agent: agents.Default, Pairs: 10, Slots: 2, Model: bench.ScriptedModel, RunsDir: "runs", Alpha: 0.05,
-		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}}
+	return benchOptions{Config: bench.DefaultConfig()}
 }
 
 // benchFlags binds the flags `run` and `demo` share to o, with o's values as
@@ -46,7 +46,6 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale; a domain skips its stale intents, a stale id fails)")
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
-	f.IntVar(&o.Slots, "slots", o.Slots, "jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
 	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agents.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
 	f.StringVar(&o.Model, "model", o.Model, "model: "+bench.ScriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
@@ -54,23 +53,32 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.Float64Var(&o.Caps.TimeS, "time-cap", o.Caps.TimeS, "seconds one agent may run before it is stopped (outcome timeout)")
 	f.IntVar(&o.Caps.Turns, "turn-cap", o.Caps.Turns, "model turns one agent may take")
 	f.Float64Var(&o.Caps.SpendUSD, "spend-cap", o.Caps.SpendUSD, "USD one agent may spend")
-	f.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "how long after the start page loaded the agent starts, in both arms")
 	f.DurationVar(&o.Settle, "settle", o.Settle, "Playwright MCP's settle wait after each action, in both arms")
 	f.StringVar(&o.RunID, "run-id", "", "run id; rerun with the same id to resume (default: a new id, the UTC time and a random suffix)")
-	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, "directory holding run directories")
 	f.StringVar(&o.Store, "store", "", "artifact store the run is uploaded to as it runs: a directory or s3://bucket/prefix (see docs/artifacts.md)")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for pair orders and the report's bootstrap (default: a new run draws one from the clock, a resume keeps its own; recorded in run.json)")
 	f.Float64Var(&o.Alpha, "alpha", o.Alpha, "two-sided significance level of the labels")
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
-	f.StringVar(&o.Tools, "tools", "", "node_modules directory of the pinned Node tools (default: tools/node_modules in the current directory, else in the binary's checkout)")
 	f.DurationVar(&o.Budget.Time, "budget-time", 0, "wall time the run may take; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.Float64Var(&o.Budget.SpendUSD, "budget-usd", 0, "USD the run may spend; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
+	hostFlags(cmd, o, "", logFormat)
+}
+
+// hostFlags binds the flags of how a bench runs on this host, which run,
+// demo and serve share (serve's, for its local backend, say so in prefix),
+// and the log format, to o and logFormat, with their values as defaults.
+func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string, logFormat *string) {
+	f := cmd.Flags()
+	f.IntVar(&o.Slots, "slots", o.Slots, prefix+"jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
+	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, prefix+"directory holding run directories")
+	f.StringVar(&o.Tools, "tools", "", prefix+"node_modules directory of the pinned Node tools (default: tools/node_modules in the current directory, else in the binary's checkout)")
+	f.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, prefix+"how long after the start page loaded the agent starts, in both arms")
+	f.StringVar(&o.TempDir, "temp-dir", "", prefix+"directory for per-trial sandbox, egress and browser profile directories; ones left by killed runners are removed (default: $TMPDIR or /tmp)")
+	f.StringVar(&o.Browser.Provider, "browser", bench.BrowserLocal, prefix+"where the trials' browsers run: local (Chromium here, in its own sandbox), kernel (Kernel's cloud browsers; KERNEL_API_KEY) or cdp (a service that hands out CDP websocket URLs, see --cdp-config); docs/browsers.md")
+	f.BoolVar(&o.Browser.Stealth, "stealth", false, prefix+"ask every browser, in both arms, for the cloud provider's anti-bot measures (kernel, or {stealth} in a cdp configuration)")
+	f.StringVar(&o.Browser.Kernel.BaseURL, "kernel-url", "", prefix+"Kernel's API base URL (default "+bench.KernelAPI+")")
+	f.StringVar(&o.CDPConfig, "cdp-config", "", prefix+"JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
 	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&o.TempDir, "temp-dir", "", "directory for per-trial sandbox, egress and browser profile directories; ones left by killed runners are removed (default: $TMPDIR or /tmp)")
-	f.StringVar(&o.Browser.Provider, "browser", bench.BrowserLocal, "where the trials' browsers run: local (Chromium here, in its own sandbox), kernel (Kernel's cloud browsers; KERNEL_API_KEY) or cdp (a service that hands out CDP websocket URLs, see --cdp-config); docs/browsers.md")
-	f.BoolVar(&o.Browser.Stealth, "stealth", false, "ask every browser, in both arms, for the cloud provider's anti-bot measures (kernel, or {stealth} in a cdp configuration)")
-	f.StringVar(&o.Browser.Kernel.BaseURL, "kernel-url", "", "Kernel's API base URL (default "+bench.KernelAPI+")")
-	f.StringVar(&o.CDPConfig, "cdp-config", "", "JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
 }
 
 // finish fills defaults that depend on the clock or the host, and checks

@@ -7,13 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -25,18 +21,8 @@ type serveOptions struct {
 }
 
 func newServeCmd() *cobra.Command {
-	o := serveOptions{Options: service.Options{
-		SecretEnv:       "PAIRBENCH_WEBHOOK_SECRET",
-		APIURL:          os.Getenv("GITHUB_API_URL"),
-		Dispatch:        bot.BackendLocal,
-		GitURL:          "https://github.com/{owner}/{repo}.git",
-		Workflow:        bot.DefaultWorkflow,
-		Workers:         8,
-		ShutdownTimeout: 30 * time.Second,
-		StateDir:        "pairbench-state",
-		ReplicaID:       service.DefaultReplicaID(),
-		RunTimeout:      6 * time.Hour,
-	}, Bench: defaultBenchOptions()}
+	o := serveOptions{Options: service.DefaultOptions()}
+	o.Bench.Config = o.LocalBench
 	addr, logFormat := "127.0.0.1:8080", "text"
 	cmd := &cobra.Command{
 		Use:   "serve --store LOCATION (--app-id N --private-key-file KEY | --token-env NAME)",
@@ -123,16 +109,8 @@ Examples:
 	f.StringVar(&o.Store, "store", "", "artifact store the benches upload to: a directory or s3://bucket/prefix (see docs/artifacts.md)")
 	f.StringVar(&o.Dispatch, "dispatch", o.Dispatch, "where benches run: local (this host) or actions (self-hosted runners)")
 	f.StringVar(&o.GitURL, "git-url", o.GitURL, "local backend: clone URL of a registry, {owner} and {repo} replaced")
-	f.IntVar(&o.Bench.Slots, "slots", o.Bench.Slots, "local backend: jobs run at once")
-	f.StringVar(&o.Bench.RunsDir, "runs-dir", filepath.Join("runs", "serve"), "local backend: directory holding run directories")
-	f.StringVar(&o.Bench.Tools, "tools", "", "local backend: node_modules directory of the pinned Node tools")
-	f.DurationVar(&o.Bench.StartDelay, "start-delay", o.Bench.StartDelay, "local backend: start delay after page load, in both arms")
-	f.StringVar(&o.Bench.TempDir, "temp-dir", "", "local backend: directory for per-trial sandbox, egress and browser profile directories (default: $TMPDIR or /tmp)")
+	hostFlags(cmd, &o.Bench, "local backend: ", &logFormat)
 	f.BoolVar(&o.Bench.ExampleSites, "example-sites", false, "local backend: serve pairbench's example sites on loopback (for the example registry)")
-	f.StringVar(&o.Bench.Browser.Provider, "browser", bench.BrowserLocal, "local backend: where the trials' browsers run: local, kernel (KERNEL_API_KEY) or cdp (--cdp-config); docs/browsers.md")
-	f.BoolVar(&o.Bench.Browser.Stealth, "stealth", false, "local backend: ask every cloud browser, in both arms, for the provider's anti-bot measures")
-	f.StringVar(&o.Bench.Browser.Kernel.BaseURL, "kernel-url", "", "local backend: Kernel's API base URL (default "+bench.KernelAPI+")")
-	f.StringVar(&o.Bench.CDPConfig, "cdp-config", "", "local backend: JSON file configuring --browser cdp (docs/browsers.md)")
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the backend's default, 10 for local)")
 	f.StringVar(&o.Model, "model", "", "model for a bench that does not ask: scripted or provider/id (empty: the backend's default, scripted for local)")
@@ -143,7 +121,6 @@ Examples:
 	f.StringVar(&o.ReplicaID, "replica-id", o.ReplicaID, "this replica's name, stable across restarts and unique among replicas")
 	f.StringVar(&o.PublicURL, "public-url", "", "the service's public https:// address, for report links in comments (empty: no links)")
 	f.DurationVar(&o.RunTimeout, "run-timeout", o.RunTimeout, "a bench not finished this long after it was started is failed as vanished")
-	f.StringVar(&logFormat, "log-format", logFormat, "log format: text or json")
 	return cmd
 }
 
