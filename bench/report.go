@@ -120,6 +120,28 @@ func ReportForViewing(dir runner.RunDir, rewrite bool, problem func(runner.Probl
 	return err
 }
 
+// FetchForViewing fetches run runID from store, its plan, rows and trial
+// directories, into a new temporary directory and readies it to be viewed
+// (ReportForViewing, rewritten: the stored report may lag its rows). The
+// caller calls remove when done viewing; on an error nothing is left.
+func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, problem func(runner.Problem)) (_ runner.RunDir, remove func(), _ error) {
+	tmp, err := os.MkdirTemp("", "pairbench-view-")
+	if err != nil {
+		return runner.RunDir{}, nil, err
+	}
+	dir := runner.RunDir{Path: tmp}
+	remove = func() { os.RemoveAll(tmp) }
+	if _, err := Merge(ctx, store, runID, dir, true, problem); err != nil {
+		remove()
+		return runner.RunDir{}, nil, err
+	}
+	if err := ReportForViewing(dir, true, problem); err != nil {
+		remove()
+		return runner.RunDir{}, nil, err
+	}
+	return dir, remove, nil
+}
+
 // Merge gathers a run split across runners from store into out, which must
 // be missing or empty (see runner.RunDir.Fetch), and returns its plan.
 func Merge(ctx context.Context, store artifacts.Store, runID string, out runner.RunDir, trials bool, problem func(runner.Problem)) (*runner.Plan, error) {

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -74,4 +76,33 @@ func TestReportForViewing(t *testing.T) {
 	html, err = os.ReadFile(run.File(runner.ReportHTML))
 	require.NoError(t, err)
 	require.NotEqual(t, mark, html, "rewrite writes the report again")
+}
+
+// TestFetchForViewing fetches a stored run without a report into a
+// directory of its own, reports it there, and removes it when told; a run
+// the store does not hold leaves nothing behind.
+func TestFetchForViewing(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	storeDir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(storeDir, "demo"), 0o755))
+	for _, f := range []string{runner.PlanFile, runner.RowsFile} {
+		b, err := os.ReadFile(filepath.Join("../examples/runs/demo", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(storeDir, "demo", f), b, 0o644))
+	}
+	store, err := artifacts.NewLocal(storeDir)
+	require.NoError(t, err)
+
+	run, remove, err := bench.FetchForViewing(context.Background(), store, "demo", nil)
+	require.NoError(t, err)
+	require.FileExists(t, run.File(runner.ReportHTML))
+	require.DirExists(t, run.File(viewer.IntentsDir))
+	remove()
+	require.NoDirExists(t, run.Path)
+
+	_, _, err = bench.FetchForViewing(context.Background(), store, "missing", nil)
+	require.Error(t, err)
+	left, err := os.ReadDir(os.Getenv("TMPDIR"))
+	require.NoError(t, err)
+	require.Empty(t, left, "a failed fetch leaves no directory")
 }

@@ -2,9 +2,11 @@ package viewer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"time"
 
 	"github.com/pairbench/pairbench/runner"
@@ -52,4 +54,19 @@ func Serve(ctx context.Context, dir, addr string, ready func(url string)) error 
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shut)
+}
+
+// OpenInBrowser asks the desktop to open url in its browser (xdg-open),
+// without waiting for the browser. The error says why it could not.
+func OpenInBrowser(url string) error {
+	open, err := exec.LookPath("xdg-open")
+	if err != nil {
+		return errors.New("no xdg-open here")
+	}
+	cmd := exec.Command(open, url)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("could not open a browser (%w)", err)
+	}
+	go cmd.Wait()
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,4 +64,21 @@ func TestServeRefusesWhatItCannotServe(t *testing.T) {
 	assert.ErrorContains(t, viewer.Serve(t.Context(), t.TempDir(), "127.0.0.1:0", never), "no report.html")
 	run := fakeRun{intents: 1, pairs: 1}.write(t, t.TempDir())
 	assert.ErrorContains(t, viewer.Serve(t.Context(), run.Path, "0.0.0.0:0", never), "loopback")
+}
+
+// TestOpenInBrowser hands the URL to the desktop's xdg-open, and says so
+// when there is none.
+func TestOpenInBrowser(t *testing.T) {
+	bin, got := t.TempDir(), filepath.Join(t.TempDir(), "opened")
+	script := "#!/bin/sh\nprintf %s \"$1\" > " + got + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755))
+	t.Setenv("PATH", bin)
+	require.NoError(t, viewer.OpenInBrowser("http://127.0.0.1:1/report.html"))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(got)
+		return string(b) == "http://127.0.0.1:1/report.html"
+	}, 10*time.Second, 10*time.Millisecond)
+
+	t.Setenv("PATH", t.TempDir())
+	assert.ErrorContains(t, viewer.OpenInBrowser("http://127.0.0.1:1/report.html"), "no xdg-open")
 }

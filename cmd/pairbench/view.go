@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -78,46 +76,30 @@ func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.W
 	if err := viewer.CheckLoopback(o.addr); err != nil {
 		return usageError{err}
 	}
+	run := runner.RunDir{Path: dir}
 	if o.store != "" {
 		if err := bench.CheckRunID(o.runID); err != nil {
 			return usageError{err}
 		}
-		tmp, err := os.MkdirTemp("", "pairbench-view-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
 		store, err := artifacts.Open(ctx, o.store)
 		if err != nil {
 			return usageError{err}
 		}
-		dir = tmp
-		if _, err := bench.Merge(ctx, store, o.runID, runner.RunDir{Path: dir}, true, warnTo(stderr)); err != nil {
+		var remove func()
+		if run, remove, err = bench.FetchForViewing(ctx, store, o.runID, warnTo(stderr)); err != nil {
 			return err
 		}
-	}
-	if err := bench.ReportForViewing(runner.RunDir{Path: dir}, o.store != "", warnTo(stderr)); err != nil {
+		defer remove()
+	} else if err := bench.ReportForViewing(run, false, warnTo(stderr)); err != nil {
 		return err
 	}
-	return viewer.Serve(ctx, dir, o.addr, func(url string) {
-		fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", dir, url)
-		if o.open {
-			openBrowser(url, stderr)
+	return viewer.Serve(ctx, run.Path, o.addr, func(url string) {
+		fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", run.Path, url)
+		if !o.open {
+			return
+		}
+		if err := viewer.OpenInBrowser(url); err != nil {
+			fmt.Fprintf(stderr, "pairbench: %v; open %s in a browser\n", err, url)
 		}
 	})
-}
-
-// openBrowser asks the desktop to open url, saying so when it cannot.
-func openBrowser(url string, stderr io.Writer) {
-	open, err := exec.LookPath("xdg-open")
-	if err != nil {
-		fmt.Fprintf(stderr, "pairbench: no xdg-open here; open %s in a browser\n", url)
-		return
-	}
-	cmd := exec.Command(open, url)
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "pairbench: could not open a browser (%v); open %s yourself\n", err, url)
-		return
-	}
-	go cmd.Wait()
 }
