@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,45 @@ func TestFetchForViewing(t *testing.T) {
 	left, err := os.ReadDir(os.Getenv("TMPDIR"))
 	require.NoError(t, err)
 	require.Empty(t, left, "a failed fetch leaves no directory")
+}
+
+// TestHoldReportMemory sets Go's soft memory limit for a report and
+// restores it after, unless GOMEMLIMIT is set.
+func TestHoldReportMemory(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Setenv("GOMEMLIMIT", "")
+	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
+	restore := bench.HoldReportMemory()
+	require.Equal(t, int64(bench.ReportMemoryLimit), debug.SetMemoryLimit(-1))
+	restore()
+	require.Equal(t, before, debug.SetMemoryLimit(-1))
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	restore = bench.HoldReportMemory()
+	require.Equal(t, before, debug.SetMemoryLimit(-1), "the operator's GOMEMLIMIT wins")
+	restore()
+	require.Equal(t, before, debug.SetMemoryLimit(-1))
+}
+
+// TestReadVerdict reads a finished run's report, refuses one whose pairs
+// are not all run, and says how to write a missing one.
+func TestReadVerdict(t *testing.T) {
+	rep, err := bench.ReadVerdict(runner.RunDir{Path: "../examples/runs/demo"})
+	require.NoError(t, err)
+	require.Equal(t, "demo", rep.RunID)
+
+	_, err = bench.ReadVerdict(runner.RunDir{Path: t.TempDir()})
+	require.ErrorContains(t, err, "run `pairbench report")
+
+	run := runner.RunDir{Path: t.TempDir()}
+	plan, err := os.ReadFile("../examples/runs/demo/run.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(run.File(runner.PlanFile), plan, 0o644))
+	_, err = bench.WriteReport(run, run, "", nil)
+	require.NoError(t, err)
+	_, err = bench.ReadVerdict(run)
+	var incomplete *bench.IncompleteError
+	require.ErrorAs(t, err, &incomplete, "a run without rows is no verdict")
+	require.Equal(t, "demo", incomplete.RunID)
+	require.Positive(t, incomplete.Pending)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // postTokenEnv is the environment variable post reads its token from; a
@@ -99,12 +98,9 @@ Examples:
 				fmt.Fprintf(cmd.OutOrStdout(), "posted on %s#%d: the bench of %s failed\n", o.Repo, o.PR, o.SHA)
 				return nil
 			}
-			rep, err := readReportJSON(o.Report)
+			rep, err := bench.ReadVerdict(runner.RunDir{Path: o.Report})
 			if err != nil {
 				return err
-			}
-			if in := rep.Incomplete; in != nil {
-				return &bench.IncompleteError{RunID: rep.RunID, Pending: in.Pending, Planned: in.Planned}
 			}
 			v := bot.Verdict{RunID: bot.RunID(rep.RunID), Report: rep, Link: o.Link}
 			if err := bot.PostVerdict(ctx, client, target, v); err != nil {
@@ -128,13 +124,4 @@ Examples:
 	f.StringVar(&o.RunID, "run-id", "", "run id named with --failure")
 	f.StringVar(&o.APIURL, "api-url", o.APIURL, "GitHub REST API base URL (default $GITHUB_API_URL, else https://api.github.com)")
 	return cmd
-}
-
-// readReportJSON reads DIR/report.json.
-func readReportJSON(dir string) (*stats.Report, error) {
-	rep, err := runner.RunDir{Path: dir}.ReadReport()
-	if err != nil {
-		return nil, fmt.Errorf("%w (run `pairbench report %s` first)", err, dir)
-	}
-	return rep, nil
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -46,33 +44,13 @@ Examples:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			defer holdMemory(reportMemoryLimit)()
+			defer bench.HoldReportMemory()()
 			return runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the reports to (default RUN_DIR)")
 	cmd.Flags().StringVar(&link, "link", "", "URL of the full report, linked from report.md")
 	return cmd
-}
-
-// reportMemoryLimit is the Go memory `pairbench report` asks the collector
-// to stay under (docs/cli.md, "Report speed and memory"). What the report
-// keeps of each pair holds no pointers, so collecting more often costs
-// little; without a limit the heap grows to twice what is live, 1,000,000
-// rows to about 240 MiB instead of 160 MiB.
-const reportMemoryLimit = 128 << 20
-
-// holdMemory sets Go's soft memory limit to limit, unless GOMEMLIMIT is set
-// (the operator's choice wins), and returns what restores the limit before.
-// A process whose live data passes the limit is collected more often, with
-// at most half its CPU time (runtime/debug.SetMemoryLimit); GOMEMLIMIT=off
-// lifts it.
-func holdMemory(limit int64) (restore func()) {
-	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return func() {}
-	}
-	before := debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(before) }
 }
 
 // runReport builds the report of the run in dir and writes its three

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -257,22 +256,4 @@ func TestDemoReportsAreCurrent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), "examples/runs/demo/%s is stale; run: go run ./cmd/pairbench report examples/runs/demo", name)
 	}
-}
-
-// TestReportHoldsMemory: report sets Go's soft memory limit for its run and
-// restores it after, unless GOMEMLIMIT is set.
-func TestReportHoldsMemory(t *testing.T) {
-	before := debug.SetMemoryLimit(-1)
-	t.Setenv("GOMEMLIMIT", "")
-	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
-	restore := holdMemory(reportMemoryLimit)
-	assert.Equal(t, int64(reportMemoryLimit), debug.SetMemoryLimit(-1))
-	restore()
-	assert.Equal(t, before, debug.SetMemoryLimit(-1))
-
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	restore = holdMemory(reportMemoryLimit)
-	assert.Equal(t, before, debug.SetMemoryLimit(-1), "the operator's GOMEMLIMIT wins")
-	restore()
-	assert.Equal(t, before, debug.SetMemoryLimit(-1))
 }
