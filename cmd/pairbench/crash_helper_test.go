@@ -17,6 +17,7 @@ import (
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/bot"
 )
 
 // This file holds the crash tests' runner: the test binary, re-executed,
@@ -110,7 +111,7 @@ func runHelper() int {
 	}
 	ctx, stop := signalContext(context.Background())
 	defer stop()
-	log, _ := newLogger(os.Stderr, "text")
+	log, _ := bot.NewLogger(os.Stderr, "text")
 	var err error
 	switch {
 	case spec.Merge != nil:

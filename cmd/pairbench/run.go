@@ -104,35 +104,13 @@ func (o *benchOptions) finish(shard string) error {
 	return nil
 }
 
-// newLogger returns the logger of records in format (text or json) on w.
-// No log line carries a credential: URLs' user info, tokens and presigned
-// signatures are redacted from every string and error.
-func newLogger(w io.Writer, format string) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		switch v := a.Value.Any().(type) {
-		case string:
-			return slog.String(a.Key, bot.RedactSecrets(v))
-		case error:
-			return slog.String(a.Key, bot.RedactSecrets(v.Error()))
-		}
-		return a
-	}}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}
-
 // liveLogger returns the bench's logger, records in format on stderr, and
 // sets o.Live to the live display when stderr is a terminal (the records
 // then scroll above it).
 func (o *benchOptions) liveLogger(stderr io.Writer, format string) (*slog.Logger, error) {
 	var out io.Writer
 	out, o.Live = progress.Output(stderr, format)
-	return newLogger(out, format)
+	return bot.NewLogger(out, format)
 }
 
 // runBench runs a bench as `pairbench run` does: records to log, the live

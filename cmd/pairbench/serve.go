@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -88,7 +89,7 @@ Examples:
 			if err := o.Bench.finish(""); err != nil {
 				return usageError{err}
 			}
-			log, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			log, err := bot.NewLogger(cmd.ErrOrStderr(), logFormat)
 			if err != nil {
 				return usageError{err}
 			}

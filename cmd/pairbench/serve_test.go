@@ -150,22 +150,6 @@ func TestServeFailsOnAMissingBucketBeforeListening(t *testing.T) {
 	assert.False(t, errors.As(err, &ue), "an unreachable store is not a usage error")
 }
 
-// TestLogsCarryNoCredentials: what the service logs may quote a git URL
-// with a token or a presigned link; the logger redacts them in both formats.
-func TestLogsCarryNoCredentials(t *testing.T) {
-	for _, format := range []string{"text", "json"} {
-		var buf bytes.Buffer
-		log, err := newLogger(&buf, format)
-		require.NoError(t, err)
-		log.Warn("fetch failed", "url", "https://x-access-token:ghs_abcdefghijklmnopqrstuvwxyz012345@github.com/o/r.git",
-			"err", errors.New("GET https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeef: 403"))
-		out := buf.String()
-		assert.NotContains(t, out, "ghs_abcdefghijklmnopqrstuvwxyz012345", format)
-		assert.NotContains(t, out, "deadbeef", format)
-		assert.Contains(t, out, "github.com/o/r.git", format)
-	}
-}
-
 // TestServeBrowserFlagErrorsExitTwo: serve takes the local backend's
 // browser provider as run does, and refuses the same mistakes before it
 // listens.
