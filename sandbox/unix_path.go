@@ -14,18 +14,35 @@ import (
 // is 108 bytes with its terminating NUL).
 const maxSocketPath = 107
 
-// DialUnix connects to the unix socket at path, however long the path:
-// one longer than a socket address holds is reached through a descriptor
-// of its directory (/proc/self/fd/N/NAME), so a deep --temp-dir works.
+// DialUnix connects to the unix socket at path, however long the path,
+// and only to a socket: the last element of path is never followed as a
+// symbolic link. Sockets a sandbox exposes (Cmd.Expose) sit in its own
+// /tmp, which it may rewrite: a link there would make the launcher, with
+// its own identity, connect wherever the link names (another trial's
+// egress, a root-only service) and relay that to another sandbox. The
+// socket's inode is pinned with an O_PATH descriptor, checked, and dialled
+// through /proc/self/fd/N, so nothing can swap it in between.
 func DialUnix(ctx context.Context, path string) (net.Conn, error) {
-	var c net.Conn
-	err := viaShortPath(path, func(short string) error {
-		var d net.Dialer
-		var err error
-		c, err = d.DialContext(ctx, "unix", short)
-		return err
-	})
-	return c, err
+	dir, name := filepath.Split(path)
+	dirfd, err := unix.Open(filepath.Clean(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket directory of %s: %w", path, err)
+	}
+	defer unix.Close(dirfd)
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "unix", Err: fmt.Errorf("%s: %w", path, err)}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil, &net.OpError{Op: "dial", Net: "unix", Err: fmt.Errorf("%s is not a socket (a link or another file in its place)", path)}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd))
 }
 
 // listenUnixPath listens on the unix socket at path, however long. Closing
