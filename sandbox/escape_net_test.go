@@ -99,8 +99,14 @@ func newHostCanary(t *testing.T) *hostCanary {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
 	c := &hostCanary{port: l.Addr().(*net.TCPAddr).Port}
+	c.serve(t, l)
+	return c
+}
+
+// serve counts and answers every connection to l until the test ends.
+func (c *hostCanary) serve(t *testing.T, l net.Listener) {
+	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
 			conn, err := l.Accept()
@@ -112,7 +118,6 @@ func newHostCanary(t *testing.T) *hostCanary {
 			conn.Close()
 		}
 	}()
-	return c
 }
 
 func TestEscapeNetwork(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,32 +18,18 @@ import (
 // socket lives in the exposing sandbox's own /tmp, which that sandbox may
 // rewrite at will; the launcher, not the sandbox, dials it.
 
-// unixCanary is a host unix socket no sandbox may reach (it stands in for
-// another trial's egress, which admits the launcher's uid, or a root-only
-// service such as a container runtime's socket); it counts connections.
-type unixCanary struct {
-	path  string
-	conns atomic.Int64
-}
-
-func newUnixCanary(t *testing.T, dir string) *unixCanary {
+// newUnixCanary returns a host unix socket in dir that no sandbox may
+// reach (it stands in for another trial's egress, which admits the
+// launcher's uid, or a root-only service such as a container runtime's
+// socket), counting connections, and its path.
+func newUnixCanary(t *testing.T, dir string) (*hostCanary, string) {
 	t.Helper()
-	c := &unixCanary{path: filepath.Join(dir, "host-service.sock")}
-	l, err := net.Listen("unix", c.path)
+	path := filepath.Join(dir, "host-service.sock")
+	l, err := net.Listen("unix", path)
 	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.conns.Add(1)
-			conn.Write([]byte("host-service-reached\n"))
-			conn.Close()
-		}
-	}()
-	return c
+	c := &hostCanary{}
+	c.serve(t, l)
+	return c, path
 }
 
 // TestEscapeExposedSocketSwap: the exposing sandbox replaces its exposed
@@ -54,11 +39,11 @@ func newUnixCanary(t *testing.T, dir string) *unixCanary {
 func TestEscapeExposedSocketSwap(t *testing.T) {
 	requireBwrapNet(t)
 	eachLauncher(t, func(t *testing.T) {
-		canary := newUnixCanary(t, sharedDir(t))
+		canary, target := newUnixCanary(t, sharedDir(t))
 		swaps := map[string]string{
-			"a symbolic link to a host socket":        `ln -s ` + canary.path + ` /tmp/svc.sock`,
-			"a relative link through the host's root": `ln -s ../../../../../../../..` + canary.path + ` /tmp/svc.sock`,
-			"a relative link to a link":               `ln -s ` + canary.path + ` /tmp/hop && ln -s hop /tmp/svc.sock`,
+			"a symbolic link to a host socket":        `ln -s ` + target + ` /tmp/svc.sock`,
+			"a relative link through the host's root": `ln -s ../../../../../../../..` + target + ` /tmp/svc.sock`,
+			"a relative link to a link":               `ln -s ` + target + ` /tmp/hop && ln -s hop /tmp/svc.sock`,
 		}
 		for name, swap := range swaps {
 			t.Run(name, func(t *testing.T) {
@@ -81,7 +66,7 @@ func TestEscapeExposedSocketSwap(t *testing.T) {
 				r := agent.run(t, `exec 3<>/dev/tcp/127.0.0.1/9222 || exit 3
 					echo relay-accepted; printf 'GET /json/version HTTP/1.0\r\n\r\n' >&3; timeout 3 cat <&3; true`)
 				require.Contains(t, r.stdout, "relay-accepted", "the agent reached its relayed port: %s", r)
-				assert.NotContains(t, r.stdout, "host-service-reached", "the relay led to a host socket: %s", r)
+				assert.NotContains(t, r.stdout, "canary-reached", "the relay led to a host socket: %s", r)
 				assert.Equal(t, before, canary.conns.Load(), "the launcher dialled the host socket the link names")
 			})
 		}
