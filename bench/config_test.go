@@ -88,3 +88,14 @@ func TestDefaultConfigIsABenchConfig(t *testing.T) {
 	c.Pairs = 0
 	assert.Error(t, c.Check())
 }
+
+func TestParseHosts(t *testing.T) {
+	hosts, err := bench.ParseHosts([]string{"books.example=127.0.0.1:8081", "weather.example=127.0.0.1:8082"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"books.example": "127.0.0.1:8081", "weather.example": "127.0.0.1:8082"}, hosts)
+	hosts, err = bench.ParseHosts(nil)
+	require.NoError(t, err)
+	assert.Nil(t, hosts)
+	_, err = bench.ParseHosts([]string{"books.example"})
+	assert.EqualError(t, err, `--host "books.example": want name=127.0.0.1:PORT`)
+}

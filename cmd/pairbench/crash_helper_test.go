@@ -125,7 +125,7 @@ func runHelper() int {
 		o.Registry, o.RunID, o.RunsDir, o.TempDir, o.Tools, o.Store = b.Registry, b.RunID, b.RunsDir, b.TempDir, b.Tools, b.Store
 		o.Intents, o.Pairs, o.Slots, o.Adoption, o.Seed = b.Intents, b.Pairs, b.Slots, b.Adoption, b.Seed
 		o.ExampleSites, o.StartDelay = true, 0
-		if err = o.finish(""); err == nil {
+		if err = o.finish(); err == nil {
 			o.Hooks.Step = func(s bench.Step) {
 				r := reported{Step: s.Name, File: s.File}
 				if s.Trial != nil {

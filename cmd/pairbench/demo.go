@@ -23,7 +23,6 @@ func newDemoCmd() *cobra.Command {
 	o.Pairs, o.StartDelay, o.ExampleSites, o.RunsDir = 7, 0, true, filepath.Join("runs", "demo")
 	o.Intents = demoIntents
 	o.Caps.TimeS, o.Caps.Turns = 120, 30
-	var logFormat string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Bench the example registry on embedded defaults and print the verdict",
@@ -52,10 +51,10 @@ Examples:
   pairbench demo --agent codex`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.finish(""); err != nil {
+			if err := o.finish(); err != nil {
 				return usageError{err}
 			}
-			log, err := o.liveLogger(cmd.ErrOrStderr(), logFormat)
+			log, err := o.logger(cmd.ErrOrStderr())
 			if err != nil {
 				return usageError{err}
 			}
@@ -78,7 +77,7 @@ Examples:
 			return nil
 		},
 	}
-	benchFlags(cmd, &o, &logFormat)
+	benchFlags(cmd, &o)
 	cmd.Flags().StringVar(&o.Registry, "registry", "examples/registry", "registry to bench")
 	return cmd
 }

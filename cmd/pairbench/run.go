@@ -20,18 +20,20 @@ import (
 )
 
 // benchOptions are the options of a bench (run, demo, and serve's local
-// backend): a bench.Config and what the command line says about it.
+// backend): a bench.Config and what the command line says about it, which
+// finish turns into it.
 type benchOptions struct {
 	bench.Config
-	// GitRepo, GitRef, GitCache and PR become Config.Git when GitRepo is
-	// set: the registry is then read from git at GitRef.
-	GitRepo, GitRef, GitCache string
-	PR                        int
-	// Live, when set, is the terminal's live progress display; log
-	// records already go through it.
-	Live *progress.Terminal
-	// CDPConfig is the --cdp-config file.
-	CDPConfig string
+	// git becomes Config.Git when its Repo is set: the registry is then
+	// read from git at its Ref.
+	git bench.Git
+	// shard, hosts and cdpConfig are --shard, --host and --cdp-config.
+	shard, cdpConfig string
+	hosts            []string
+	// logFormat is --log-format. live, once logger set it, is the
+	// terminal's live progress display; log records already go through it.
+	logFormat string
+	live      *progress.Terminal
 }
 
 // defaultBenchOptions are run's defaults (bench.DefaultConfig); demo
@@ -42,7 +44,7 @@ func defaultBenchOptions() benchOptions {
 
 // benchFlags binds the flags `run` and `demo` share to o, with o's values as
 // their defaults.
-func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
+func benchFlags(cmd *cobra.Command, o *benchOptions) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale; a domain skips its stale intents, a stale id fails)")
 	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
@@ -61,13 +63,13 @@ func benchFlags(cmd *cobra.Command, o *benchOptions, logFormat *string) {
 	f.BoolVar(&o.Force, "force", false, "resume a run even though its plan changed")
 	f.DurationVar(&o.Budget.Time, "budget-time", 0, "wall time the run may take; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
 	f.Float64Var(&o.Budget.SpendUSD, "budget-usd", 0, "USD the run may spend; the smoke gate refuses a plan that could exceed it at its caps (0: no limit)")
-	hostFlags(cmd, o, "", logFormat)
+	hostFlags(cmd, o, "")
 }
 
 // hostFlags binds the flags of how a bench runs on this host, which run,
 // demo and serve share (serve's, for its local backend, say so in prefix),
-// and the log format, to o and logFormat, with their values as defaults.
-func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string, logFormat *string) {
+// and the log format, to o, with its values as defaults.
+func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string) {
 	f := cmd.Flags()
 	f.IntVar(&o.Slots, "slots", o.Slots, prefix+"jobs run at once (each holds a browser, an agent and a spare browser started ahead)")
 	f.StringVar(&o.RunsDir, "runs-dir", o.RunsDir, prefix+"directory holding run directories")
@@ -77,48 +79,50 @@ func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string, logFormat *st
 	f.StringVar(&o.Browser.Provider, "browser", bench.BrowserLocal, prefix+"where the trials' browsers run: local (Chromium here, in its own sandbox), kernel (Kernel's cloud browsers; KERNEL_API_KEY) or cdp (a service that hands out CDP websocket URLs, see --cdp-config); docs/browsers.md")
 	f.BoolVar(&o.Browser.Stealth, "stealth", false, prefix+"ask every browser, in both arms, for the cloud provider's anti-bot measures (kernel, or {stealth} in a cdp configuration)")
 	f.StringVar(&o.Browser.Kernel.BaseURL, "kernel-url", "", prefix+"Kernel's API base URL (default "+bench.KernelAPI+")")
-	f.StringVar(&o.CDPConfig, "cdp-config", "", prefix+"JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
-	f.StringVar(logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.cdpConfig, "cdp-config", "", prefix+"JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 }
 
-// finish fills defaults that depend on the clock or the host, and checks
-// the flags together (bench.Config.Complete).
-func (o *benchOptions) finish(shard string) error {
+// finish fills defaults that depend on the clock or the host, reads the
+// flags bench.Config does not take as they are, and checks the whole
+// (bench.Config.Complete).
+func (o *benchOptions) finish() error {
 	var err error
-	if o.Shard, o.Shards, err = bench.ParseShard(shard); err != nil {
+	if o.Shard, o.Shards, err = bench.ParseShard(o.shard); err != nil {
 		return err
 	}
-	if err := o.Browser.FromHost(os.Getenv, o.CDPConfig); err != nil {
+	if o.Hosts, err = bench.ParseHosts(o.hosts); err != nil {
+		return err
+	}
+	if err := o.Browser.FromHost(os.Getenv, o.cdpConfig); err != nil {
 		return err
 	}
 	if o.RunID == "" {
 		o.RunID = bench.NewRunID(time.Now())
 	}
-	if err := o.Complete(); err != nil {
-		return err
-	}
 	o.Git = nil
-	if o.GitRepo != "" {
-		o.Git = &bench.Git{Repo: o.GitRepo, Ref: o.GitRef, PR: o.PR, Cache: o.GitCache}
+	if o.git.Repo != "" {
+		git := o.git
+		o.Git = &git
 	}
-	return nil
+	return o.Complete()
 }
 
-// liveLogger returns the bench's logger, records in format on stderr, and
-// sets o.Live to the live display when stderr is a terminal (the records
-// then scroll above it).
-func (o *benchOptions) liveLogger(stderr io.Writer, format string) (*slog.Logger, error) {
+// logger returns the bench's logger, records in o's log format on stderr,
+// and sets o.live to the live display when stderr is a terminal (the
+// records then scroll above it).
+func (o *benchOptions) logger(stderr io.Writer) (*slog.Logger, error) {
 	var out io.Writer
-	out, o.Live = progress.Output(stderr, format)
-	return bot.NewLogger(out, format)
+	out, o.live = progress.Output(stderr, o.logFormat)
+	return bot.NewLogger(out, o.logFormat)
 }
 
 // runBench runs a bench as `pairbench run` does: records to log, the live
-// display on o.Live, and the paths it wrote (run.json for a plan-only
+// display on o.live, and the paths it wrote (run.json for a plan-only
 // bench, else the reports) to stdout. A registry's problems are in the
 // error.
 func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (runner.RunDir, error) {
-	display := progress.New(o.Live, log, time.Now, o.Slots)
+	display := progress.New(o.live, log, time.Now, o.Slots)
 	hooks := display.Hooks()
 	hooks.Step = o.Hooks.Step // a caller's own watch on the bench's steps
 	o.Log, o.Hooks = log, hooks
@@ -136,8 +140,6 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 
 func newRunCmd() *cobra.Command {
 	o := defaultBenchOptions()
-	var shard, logFormat string
-	var hosts []string
 	cmd := &cobra.Command{
 		Use:   "run REGISTRY",
 		Short: "Bench a registry's intents with paired A/B trials",
@@ -205,20 +207,10 @@ Examples:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Registry = args[0]
-			if err := o.finish(shard); err != nil {
+			if err := o.finish(); err != nil {
 				return usageError{err}
 			}
-			if len(hosts) > 0 {
-				o.Hosts = map[string]string{}
-				for _, h := range hosts {
-					name, addr, ok := strings.Cut(h, "=")
-					if !ok {
-						return usageError{fmt.Errorf("--host %q: want name=127.0.0.1:PORT", h)}
-					}
-					o.Hosts[name] = addr
-				}
-			}
-			log, err := o.liveLogger(cmd.ErrOrStderr(), logFormat)
+			log, err := o.logger(cmd.ErrOrStderr())
 			if err != nil {
 				return usageError{err}
 			}
@@ -226,13 +218,13 @@ Examples:
 			return err
 		},
 	}
-	benchFlags(cmd, &o, &logFormat)
-	cmd.Flags().StringVar(&shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
-	cmd.Flags().StringSliceVar(&hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")
-	cmd.Flags().StringVar(&o.GitRepo, "git-repo", "", "read the registry from this git repository (URL or path) at --git-ref; REGISTRY is then its path inside the repository")
-	cmd.Flags().StringVar(&o.GitRef, "git-ref", "HEAD", "branch, tag or commit to read the registry at (with --git-repo)")
-	cmd.Flags().IntVar(&o.PR, "pr", 0, "pull request number: if --git-ref is a deleted branch, read refs/pull/N/head instead (the report says so)")
-	cmd.Flags().StringVar(&o.GitCache, "git-cache", filepath.Join(os.TempDir(), "pairbench-git-cache"), "bare repository caching fetched registries; no working tree is ever touched")
+	benchFlags(cmd, &o)
+	cmd.Flags().StringVar(&o.shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
+	cmd.Flags().StringSliceVar(&o.hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")
+	cmd.Flags().StringVar(&o.git.Repo, "git-repo", "", "read the registry from this git repository (URL or path) at --git-ref; REGISTRY is then its path inside the repository")
+	cmd.Flags().StringVar(&o.git.Ref, "git-ref", "HEAD", "branch, tag or commit to read the registry at (with --git-repo)")
+	cmd.Flags().IntVar(&o.git.PR, "pr", 0, "pull request number: if --git-ref is a deleted branch, read refs/pull/N/head instead (the report says so)")
+	cmd.Flags().StringVar(&o.git.Cache, "git-cache", filepath.Join(os.TempDir(), "pairbench-git-cache"), "bare repository caching fetched registries; no working tree is ever touched")
 	cmd.Flags().BoolVar(&o.ExampleSites, "example-sites", false, "serve pairbench's example sites (books.example, weather.example) on loopback")
 	cmd.Flags().StringVar(&o.Link, "link", "", "URL of the full report, linked from report.md")
 	cmd.Flags().BoolVar(&o.PlanOnly, "plan-only", false, "plan the run, pass the smoke gate, freeze run.json (and store it), then stop: the plan job of a sharded run")

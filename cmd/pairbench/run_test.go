@@ -26,6 +26,7 @@ func TestRunFlagErrorsExitTwo(t *testing.T) {
 		{"run", "../../examples/registry", "--model", "nonsense"},
 		{"run", "../../examples/registry", "--log-format", "xml"},
 		{"run", "../../examples/registry", "--no-such-flag"},
+		{"run", "../../examples/registry", "--host", "books.example"},
 	} {
 		code, _, stderr := runCLI(t, args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)

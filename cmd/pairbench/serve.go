@@ -24,7 +24,7 @@ type serveOptions struct {
 func newServeCmd() *cobra.Command {
 	o := serveOptions{Options: service.DefaultOptions()}
 	o.Bench.Config = o.LocalBench
-	addr, logFormat := "127.0.0.1:8080", "text"
+	addr := "127.0.0.1:8080"
 	cmd := &cobra.Command{
 		Use:   "serve --store LOCATION (--app-id N --private-key-file KEY | --token-env NAME)",
 		Short: "Run the GitHub App webhook service: bench pull requests and post the verdicts",
@@ -86,10 +86,10 @@ Examples:
 			if err != nil {
 				return usageError{err}
 			}
-			if err := o.Bench.finish(""); err != nil {
+			if err := o.Bench.finish(); err != nil {
 				return usageError{err}
 			}
-			log, err := bot.NewLogger(cmd.ErrOrStderr(), logFormat)
+			log, err := bot.NewLogger(cmd.ErrOrStderr(), o.Bench.logFormat)
 			if err != nil {
 				return usageError{err}
 			}
@@ -110,7 +110,7 @@ Examples:
 	f.StringVar(&o.Store, "store", "", "artifact store the benches upload to: a directory or s3://bucket/prefix (see docs/artifacts.md)")
 	f.StringVar(&o.Dispatch, "dispatch", o.Dispatch, "where benches run: local (this host) or actions (self-hosted runners)")
 	f.StringVar(&o.GitURL, "git-url", o.GitURL, "local backend: clone URL of a registry, {owner} and {repo} replaced")
-	hostFlags(cmd, &o.Bench, "local backend: ", &logFormat)
+	hostFlags(cmd, &o.Bench, "local backend: ")
 	f.BoolVar(&o.Bench.ExampleSites, "example-sites", false, "local backend: serve pairbench's example sites on loopback (for the example registry)")
 	f.StringVar(&o.Workflow, "workflow", o.Workflow, "the registry's workflow file dispatched for a bench")
 	f.IntVar(&o.Pairs, "pairs", 0, "pairs per intent for a bench that does not ask (0: the backend's default, 10 for local)")

@@ -111,7 +111,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay = tools, t.TempDir(), 0
 	o.Bench.TempDir = sandboxtest.TempDir(t)
 	edit(&o)
-	require.NoError(t, o.Bench.finish(""))
+	require.NoError(t, o.Bench.finish())
 	secret := []byte("e2e-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

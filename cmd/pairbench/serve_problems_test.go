@@ -60,7 +60,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	o.Dispatch, o.Store, o.APIURL, o.GitURL = "local", t.TempDir(), gh.URL, repo
 	o.Bench = defaultBenchOptions()
 	o.Bench.RunsDir, o.Bench.TempDir = t.TempDir(), t.TempDir()
-	require.NoError(t, o.Bench.finish(""))
+	require.NoError(t, o.Bench.finish())
 	secret := []byte("problems-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

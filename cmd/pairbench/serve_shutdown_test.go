@@ -61,7 +61,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 	o.ShutdownTimeout = 3 * time.Second
 	o.Bench = defaultBenchOptions()
 	o.Bench.RunsDir, o.Bench.TempDir = t.TempDir(), t.TempDir()
-	require.NoError(t, o.Bench.finish(""))
+	require.NoError(t, o.Bench.finish())
 	secret := []byte("shutdown-secret")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
