@@ -100,6 +100,17 @@ func argsAreUsage(cmd *cobra.Command) {
 	}
 }
 
+// argCount is the argument check of a command that takes from min to max
+// arguments, which what names ("one RUN_DIR"): a usage error that says so.
+func argCount(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if n := len(args); n < min || n > max {
+			return fmt.Errorf("%s takes %s, got %d: %q", cmd.Name(), what, n, args)
+		}
+		return nil
+	}
+}
+
 // usageError marks an error in how pairbench was called (exit 2).
 type usageError struct{ err error }
 

@@ -58,12 +58,7 @@ Examples:
   # keep the transcripts too, and report by hand
   pairbench merge --store /srv/runs --run-id r7 --out /tmp/r7 --trials
   pairbench report /tmp/r7`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("merge takes no arguments, got %q", args)
-			}
-			return nil
-		},
+		Args: argCount(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Store == "" || o.RunID == "" || o.Out == "" {
 				return usageError{errors.New("merge needs --store, --run-id and --out")}

@@ -70,12 +70,7 @@ Examples:
   GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \
       --sha 0123456789abcdef0123456789abcdef01234567 --run-id pr42 \
       --failure "sandbox check failed: user namespaces are disabled"`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("post takes no arguments, got %q", args)
-			}
-			return nil
-		},
+		Args: argCount(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target, err := o.check()
 			if err != nil {

@@ -37,12 +37,7 @@ Examples:
 
   # write elsewhere and link the comment to where report.html will be served
   pairbench report runs/r42 --out /tmp/r42 --link https://ci.example/r42/report.html`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("report takes one RUN_DIR, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: argCount(1, 1, "one RUN_DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer bench.HoldReportMemory()()
 			return runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -199,12 +199,7 @@ Examples:
   # Claude Code as the agent, on Anthropic's API
   ANTHROPIC_API_KEY=... pairbench run ./registry --agent claude-code \
       --model anthropic/claude-sonnet-4-5 --pairs 30`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("run takes one REGISTRY directory, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: argCount(1, 1, "one REGISTRY directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Registry = args[0]
 			if err := o.finish(); err != nil {

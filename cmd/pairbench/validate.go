@@ -59,12 +59,7 @@ Examples:
 
   # the registry at the root of the current repository
   pairbench validate`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return fmt.Errorf("validate takes at most one DIR, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: argCount(0, 1, "at most one DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {

@@ -142,7 +142,7 @@ func TestValidateStaleIsANote(t *testing.T) {
 func TestValidateUsageAndErrors(t *testing.T) {
 	code, _, errOut := runCLI(t, "validate", "a", "b")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "validate takes at most one DIR, got 2 arguments")
+	assert.Contains(t, errOut, `validate takes at most one DIR, got 2: ["a" "b"]`)
 
 	missing := filepath.Join(t.TempDir(), "absent")
 	code, out, errOut := runCLI(t, "validate", missing)
