@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -15,9 +16,11 @@ import (
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
-// BenchmarkLaunch measures launch-to-exit of /bin/true four ways, side by
-// side: each iteration runs one launch of each, so a busy machine slows all
-// of them alike. It reports each one's median:
+// BenchmarkLaunch measures launch-to-exit of /bin/true several ways, side
+// by side: each iteration runs one launch of each, in an order shuffled
+// every iteration, so a busy machine slows all of them alike and none
+// always runs in the wake of the same other one. It reports each one's
+// median:
 //
 //   - full-ms: a per-agent sandbox (New, Run, Close) with the whole
 //     filesystem policy and an egress proxy already running, so /bin/true
@@ -103,22 +106,30 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 
 	var fullD, confD, policyD, bareD, srtD []time.Duration
-	timed := func(ds *[]time.Duration, f func()) {
-		start := time.Now()
-		f()
-		*ds = append(*ds, time.Since(start))
+	timed := func(ds *[]time.Duration, f func()) func() {
+		return func() {
+			start := time.Now()
+			f()
+			*ds = append(*ds, time.Since(start))
+		}
 	}
+	launches := []func(){timed(&fullD, full), timed(&confD, conf), timed(&policyD, policy), timed(&bareD, bare)}
+	if srt != nil {
+		launches = append(launches, timed(&srtD, func() {
+			if out, err := srt().CombinedOutput(); err != nil {
+				b.Fatalf("srt: %v: %s", err, out)
+			}
+		}))
+	}
+	// Each iteration runs them in a fresh order (from a fixed seed), so that
+	// whatever a launch leaves running behind it (srt's Node and socat
+	// processes still exiting, a PID namespace still being torn down)
+	// weighs on every kind alike rather than always on the one after it.
+	order := rand.New(rand.NewPCG(1, 2))
 	for b.Loop() {
-		timed(&fullD, full)
-		timed(&confD, conf)
-		timed(&policyD, policy)
-		timed(&bareD, bare)
-		if srt != nil {
-			timed(&srtD, func() {
-				if out, err := srt().CombinedOutput(); err != nil {
-					b.Fatalf("srt: %v: %s", err, out)
-				}
-			})
+		order.Shuffle(len(launches), func(i, j int) { launches[i], launches[j] = launches[j], launches[i] })
+		for _, launch := range launches {
+			launch()
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
