@@ -49,24 +49,26 @@ func (r *Run) Smoke(ctx context.Context) error {
 	return nil
 }
 
-// CheckBrowser is the trial browser's self-check (local.Check) with the
-// browsers' directories under tempDir ("" for /tmp): pairbench sandbox
-// check runs it after sandbox.Check, as the smoke gate does.
-func CheckBrowser(ctx context.Context, tempDir string) error {
-	return local.Check(ctx, local.Config{TempDir: tempDir})
+// CheckHost runs the smoke gate's checks of this host: the sandbox's
+// self-check (sandbox.Check) with hidden out of its sight and its
+// directories under tempDir ("" for the system's), then, with browser, the
+// trial browser's confinement (local.Check). pairbench sandbox check runs
+// it as the smoke gate does. The error of a check that failed is a
+// *sandbox.CheckError saying why.
+func CheckHost(ctx context.Context, hidden []string, tempDir string, browser bool) (sandbox.CheckReport, error) {
+	rep, err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: hidden, TempRoot: tempDir})
+	if err != nil || !browser {
+		return rep, err
+	}
+	return rep, local.Check(ctx, local.Config{TempDir: tempDir})
 }
 
 func (r *Run) smokeGate(ctx context.Context) error {
-	rep, err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: r.hidden(), TempRoot: r.cfg.TempDir})
+	rep, err := CheckHost(ctx, r.hidden(), r.cfg.TempDir, !r.cfg.Browser.remote())
 	if err != nil {
 		return err
 	}
 	r.log.Info("sandbox check passed", "limits", rep.Limits, "devices", rep.Devices)
-	if !r.cfg.Browser.remote() {
-		if err := CheckBrowser(ctx, r.cfg.TempDir); err != nil {
-			return err
-		}
-	}
 	if err := r.checkProfiles(ctx); err != nil {
 		return err
 	}

@@ -68,10 +68,7 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("sandbox check: %w", err)
 			}
-			rep, err := sandbox.Check(cmd.Context(), sandbox.CheckOptions{Hidden: append([]string{wd}, hidden...)})
-			if err == nil && browser {
-				err = bench.CheckBrowser(cmd.Context(), "")
-			}
+			rep, err := bench.CheckHost(cmd.Context(), append([]string{wd}, hidden...), "", browser)
 			var ce *sandbox.CheckError
 			if errors.As(err, &ce) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "sandbox check failed: %s\n", ce.Reason)
