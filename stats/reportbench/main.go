@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
 )
 
 // naiveGo is the argument that makes this program the naive Go loop.
@@ -131,7 +132,7 @@ func run(dir string, intents, rounds int) error {
 			return err
 		}
 	}
-	rowsFile := filepath.Join(runDir, "rows.jsonl")
+	rowsFile := runner.RunDir{Path: runDir}.File(runner.RowsFile)
 	st, err := os.Stat(rowsFile)
 	if err != nil {
 		return err
