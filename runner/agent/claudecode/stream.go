@@ -1,10 +1,7 @@
 package claudecode
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -103,24 +100,17 @@ func (s *Stream) Result() runner.AgentResult {
 }
 
 // Feed reads records from r until EOF or a cap is hit, and returns the cap
-// hit ("" if none). A line that is not JSON is skipped.
+// hit ("" if none). A line that is not JSON is skipped, and so is one
+// longer than agent.MaxRecord.
 func (s *Stream) Feed(r io.Reader) (pairbench.Cap, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if c := s.record(line); c != "" {
-				s.result.CapHit = c
-				return c, nil
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("read claude events: %w", err)
-		}
+	c, err := agent.Records(r, agent.MaxRecord, s.record)
+	if err != nil {
+		return "", fmt.Errorf("read claude events: %w", err)
 	}
+	if c != "" {
+		s.result.CapHit = c
+	}
+	return c, nil
 }
 
 func (s *Stream) record(line []byte) pairbench.Cap {

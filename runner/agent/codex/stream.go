@@ -1,10 +1,8 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -86,23 +84,14 @@ func (s *Stream) Result() runner.AgentResult {
 	return r
 }
 
-// lines calls f with every line of r until f returns a cap or r ends.
+// lines calls f with every line of r until f returns a cap or r ends; a
+// line longer than agent.MaxRecord is skipped.
 func lines(r io.Reader, f func([]byte) pairbench.Cap) (pairbench.Cap, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if c := f(line); c != "" {
-				return c, nil
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("read codex output: %w", err)
-		}
+	c, err := agent.Records(r, agent.MaxRecord, f)
+	if err != nil {
+		return "", fmt.Errorf("read codex output: %w", err)
 	}
+	return c, nil
 }
 
 // Feed reads Codex's JSONL events from stdout until EOF or a cap is hit. A

@@ -4,10 +4,7 @@
 package pi
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -78,26 +75,18 @@ func NewStream(caps runner.Caps, transcript io.Writer) *Stream {
 func (s *Stream) Result() runner.AgentResult { return s.result }
 
 // Feed reads records from r until EOF or until a cap is hit, and returns the
-// cap hit ("" if none). Records may be of any length; a line that is not
-// JSON is skipped (pi writes only JSONL to stdout, but a crash can cut the
-// last record short).
+// cap hit ("" if none). A line that is not JSON is skipped (pi writes only
+// JSONL to stdout, but a crash can cut the last record short), and so is
+// one longer than agent.MaxRecord.
 func (s *Stream) Feed(r io.Reader) (pairbench.Cap, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if c := s.record(line); c != "" {
-				s.result.CapHit = c
-				return c, nil
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("read pi events: %w", err)
-		}
+	c, err := agent.Records(r, agent.MaxRecord, s.record)
+	if err != nil {
+		return "", fmt.Errorf("read pi events: %w", err)
 	}
+	if c != "" {
+		s.result.CapHit = c
+	}
+	return c, nil
 }
 
 // record applies one JSONL record and returns the cap it broke, if any.
