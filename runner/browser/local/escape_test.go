@@ -391,14 +391,14 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
 		"-test.count=1", "-test.v")
 	cmd.Dir = wd
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID}}
 	out, err := cmd.CombinedOutput()
-	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
-	if err != nil || len(passed) != 4 {
+	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
+	if err != nil || len(passed) != 5 {
 		t.Fatalf("the suite failed as uid %d (%v):\n%s", unprivilegedUID, err, tail(out, 8000))
 	}
 }

@@ -1,0 +1,301 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp/remote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+)
+
+// The attacks a researcher tries once the page policy holds: DevTools
+// commands that change what the page's policy rests on (a browser context
+// with a proxy of its own, request interception, the file chooser,
+// extensions) and the ways out a page has that are not HTTP
+// (WebRTC's STUN and TURN, WebTransport's QUIC) or not a navigation
+// (prefetch, prerender). The CDP client is the test itself on the
+// browser's DevTools socket, the endpoint the agent's relay reaches
+// (TestEscapeThroughDevTools drives the same socket from inside an agent's
+// sandbox). Every destination is a listener of this test's loopback.
+
+// udpCanary counts datagrams reaching a UDP port of this test's loopback.
+type udpCanary struct {
+	port  int
+	grams atomic.Int64
+}
+
+func newUDPCanary(t *testing.T, network, addr string) *udpCanary {
+	t.Helper()
+	pc, err := net.ListenPacket(network, addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { pc.Close() })
+	c := &udpCanary{port: pc.LocalAddr().(*net.UDPAddr).Port}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			c.grams.Add(1)
+		}
+	}()
+	return c
+}
+
+// devToolsConn is a raw CDP connection to b's DevTools server; events go
+// to the returned channel (dropped when it is full).
+func devToolsConn(t *testing.T, b *Browser) (*conn, <-chan *cdproto.Message) {
+	t.Helper()
+	events := make(chan *cdproto.Message, 256)
+	tr, err := remote.DialContext(t.Context(), devToolsOnLoopback(t, b))
+	require.NoError(t, err)
+	c := newConn(tr, func(m *cdproto.Message) {
+		select {
+		case events <- m:
+		default:
+		}
+	})
+	t.Cleanup(c.close)
+	return c, events
+}
+
+// cdpTab is a tab the attacker opened and attached to.
+type cdpTab struct {
+	c       *conn
+	session target.SessionID
+	blank   bool // opened on about:blank
+}
+
+// openTab opens a tab on u, in browser context bc when given, and
+// attaches to it.
+func openTab(ctx context.Context, t *testing.T, c *conn, u, bc string) *cdpTab {
+	t.Helper()
+	params := map[string]any{"url": u}
+	if bc != "" {
+		params["browserContextId"] = bc
+	}
+	var created struct {
+		TargetID string `json:"targetId"`
+	}
+	require.NoError(t, c.call(ctx, "", "Target.createTarget", params, &created))
+	t.Cleanup(func() {
+		c.call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
+	})
+	var attached struct {
+		SessionID target.SessionID `json:"sessionId"`
+	}
+	require.NoError(t, c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &attached))
+	return &cdpTab{c: c, session: attached.SessionID, blank: u == "about:blank"}
+}
+
+// eval evaluates js in the tab (awaiting a promise) and returns its value
+// as JSON text, or the exception.
+func (tb *cdpTab) eval(ctx context.Context, js string) string {
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		Exception *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := tb.c.call(ctx, tb.session, "Runtime.evaluate", map[string]any{"expression": js, "awaitPromise": true, "returnByValue": true}, &r); err != nil {
+		return "error: " + err.Error()
+	}
+	if r.Exception != nil {
+		return "exception: " + r.Exception.Text
+	}
+	return string(r.Result.Value)
+}
+
+// settledText waits for the tab's document to load and returns its URL
+// and text. A tab opened on a URL starts on about:blank: that is not it.
+func (tb *cdpTab) settledText(ctx context.Context) string {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if tb.eval(ctx, `document.readyState === "complete" && (location.href !== "about:blank" || `+strconv.FormatBool(tb.blank)+`)`) == "true" {
+			break
+		}
+	}
+	return tb.eval(ctx, `location.href + "\n" + (document.documentElement ? document.documentElement.innerText : "")`)
+}
+
+// TestEscapeDevToolsPastThePagePolicy is the hostile agent going around
+// the page policy and the egress with DevTools commands, and the hostile
+// page using the ways out that are not HTTP requests.
+func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
+	site := newTestSite(t)
+	canary := "canary-" + randomHex(12)
+	b, _ := escapeBrowser(t, site, canary)
+	tcp := newCanaryListener(t)
+	udp4 := newUDPCanary(t, "udp4", "127.0.0.1:0")
+	udp6 := newUDPCanary(t, "udp6", "[::1]:0")
+	secretFile := filepath.Join(shortTempDir(t), "secret.txt")
+	require.NoError(t, os.WriteFile(secretFile, []byte("file-"+canary), 0o644))
+	c, events := devToolsConn(t, b)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	lp := strconv.Itoa(tcp.port())
+	loopback := "http://127.0.0.1:" + lp
+
+	// Positive control: the attacker's tabs load the site.
+	home := openTab(ctx, t, c, "http://books.test/", "")
+	require.Contains(t, home.settledText(ctx), "http://books.test/", "the attacker's own tab loads the site")
+
+	t.Run("a browser context with the attacker's proxy", func(t *testing.T) {
+		for _, proxy := range []string{"direct://", loopback, "socks5://127.0.0.1:" + lp} {
+			var bc struct {
+				ID string `json:"browserContextId"`
+			}
+			err := c.call(ctx, "", "Target.createBrowserContext", map[string]any{"proxyServer": proxy, "proxyBypassList": "<-loopback>"}, &bc)
+			if err != nil {
+				t.Logf("proxy %s: createBrowserContext refused: %v", proxy, err)
+				continue
+			}
+			for _, u := range []string{loopback + "/context", "http://localhost:" + lp + "/context", "http://[::1]:" + lp + "/context", "file://" + secretFile, "file:///etc/passwd"} {
+				text := openTab(ctx, t, c, u, bc.ID).settledText(ctx)
+				t.Logf("proxy %s, %s: %.160q", proxy, u, text)
+				assert.NotContains(t, text, canary, "%s through %s", u, proxy)
+				assert.NotContains(t, text, "root:", "%s through %s", u, proxy)
+			}
+		}
+	})
+
+	t.Run("request interception", func(t *testing.T) {
+		// Every request of a tab on the site paused, then sent on to the
+		// loopback listener instead (Fetch.continueRequest with a new
+		// URL), or answered with a redirect there (Fetch.fulfillRequest).
+		tab := openTab(ctx, t, c, "about:blank", "")
+		require.NoError(t, c.call(ctx, tab.session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}, nil))
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case m := <-events:
+					if m.Method != "Fetch.requestPaused" || m.SessionID != tab.session {
+						continue
+					}
+					var ev struct {
+						RequestID string `json:"requestId"`
+						Request   struct {
+							URL string `json:"url"`
+						} `json:"request"`
+					}
+					json.Unmarshal(m.Params, &ev)
+					switch {
+					case strings.HasSuffix(ev.Request.URL, "/continue"):
+						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": loopback + "/continued"}, nil)
+					case strings.HasSuffix(ev.Request.URL, "/file"):
+						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": "file://" + secretFile}, nil)
+					case strings.HasSuffix(ev.Request.URL, "/redirect"):
+						c.call(ctx, tab.session, "Fetch.fulfillRequest", map[string]any{"requestId": ev.RequestID, "responseCode": 302,
+							"responseHeaders": []map[string]string{{"name": "Location", "value": loopback + "/redirected"}}}, nil)
+					default:
+						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID}, nil)
+					}
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		for _, u := range []string{"http://books.test/continue", "http://books.test/file", "http://books.test/redirect"} {
+			c.call(ctx, tab.session, "Page.navigate", map[string]any{"url": u}, nil)
+			text := tab.settledText(ctx)
+			t.Logf("%s: %.160q", u, text)
+			assert.NotContains(t, text, canary, u)
+		}
+		close(stop)
+		<-done
+		c.call(ctx, tab.session, "Fetch.disable", nil, nil)
+		assert.True(t, slices.ContainsFunc(b.Refusals(), func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }),
+			"the rewritten and redirected requests met the egress's refusal")
+	})
+
+	t.Run("the file chooser", func(t *testing.T) {
+		// DOM.setFileInputFiles hands a page files by path; what the page
+		// reads is what the browser's own sandbox holds, never the host's.
+		tab := openTab(ctx, t, c, "http://books.test/", "")
+		tab.settledText(ctx)
+		tab.eval(ctx, `document.body.insertAdjacentHTML("beforeend", '<input type=file id=pick multiple>')`)
+		var doc struct {
+			Root struct {
+				NodeID int64 `json:"nodeId"`
+			} `json:"root"`
+		}
+		require.NoError(t, c.call(ctx, tab.session, "DOM.getDocument", nil, &doc))
+		var q struct {
+			NodeID int64 `json:"nodeId"`
+		}
+		require.NoError(t, c.call(ctx, tab.session, "DOM.querySelector", map[string]any{"nodeId": doc.Root.NodeID, "selector": "#pick"}, &q))
+		files := []string{secretFile, "/etc/shadow", "/etc/passwd", "/proc/1/environ", fmt.Sprintf("/proc/%d/environ", browserHostPid(b))}
+		err := c.call(ctx, tab.session, "DOM.setFileInputFiles", map[string]any{"nodeId": q.NodeID, "files": files}, nil)
+		t.Logf("setFileInputFiles: %v", err)
+		read := tab.eval(ctx, `Promise.all([...document.getElementById("pick").files].map((f) =>
+			f.text().then((s) => f.name + ": " + s, (e) => f.name + ": " + e)))`)
+		t.Logf("the page read: %.400s", read)
+		assert.NotContains(t, read, canary, "a host file reached the page")
+		assert.NotContains(t, read, "root:", "an account file reached the page")
+		assert.NotContains(t, read, envCanary, "the launcher's environment reached the page")
+	})
+
+	t.Run("an unpacked extension", func(t *testing.T) {
+		var loaded struct {
+			ID string `json:"id"`
+		}
+		err := c.call(ctx, "", "Extensions.loadUnpacked", map[string]any{"path": "/tmp"}, &loaded)
+		assert.Error(t, err, "an extension was loaded (%s)", loaded.ID)
+	})
+
+	t.Run("ways out that are not HTTP requests", func(t *testing.T) {
+		tab := openTab(ctx, t, c, "http://books.test/", "")
+		tab.settledText(ctx)
+		u4, u6 := strconv.Itoa(udp4.port), strconv.Itoa(udp6.port)
+		js := `(async () => {
+			const out = [];
+			const ice = [{urls: ["stun:127.0.0.1:` + u4 + `", "stun:[::1]:` + u6 + `"]},
+				{urls: ["turn:127.0.0.1:` + u4 + `?transport=udp", "turn:127.0.0.1:` + lp + `?transport=tcp"], username: "u", credential: "p"}];
+			for (const policy of ["all", "relay"]) {
+				const pc = new RTCPeerConnection({iceServers: ice, iceTransportPolicy: policy});
+				pc.createDataChannel("x");
+				pc.onicecandidate = (e) => e.candidate && out.push(policy + " candidate " + e.candidate.candidate);
+				await pc.setLocalDescription(await pc.createOffer());
+			}
+			for (const u of ["https://127.0.0.1:` + u4 + `/wt", "https://[::1]:` + u6 + `/wt", "https://localhost:` + u4 + `/wt"]) {
+				try { const wt = new WebTransport(u); wt.ready.catch(() => {}); wt.closed.catch(() => {}); } catch (e) { out.push("WebTransport " + e); }
+			}
+			document.head.insertAdjacentHTML("beforeend",
+				'<link rel=prefetch href="` + loopback + `/prefetch"><link rel=preconnect href="` + loopback + `"><link rel=dns-prefetch href="//127.0.0.1:` + lp + `">');
+			const rules = document.createElement("script");
+			rules.type = "speculationrules";
+			rules.textContent = JSON.stringify({prerender: [{source: "list", urls: ["` + loopback + `/prerender"]}], prefetch: [{source: "list", urls: ["` + loopback + `/specprefetch"]}]});
+			document.head.append(rules);
+			await new Promise((r) => setTimeout(r, 3000));
+			return out;
+		})()`
+		out := tab.eval(ctx, js)
+		t.Logf("the page: %.600s", out)
+		require.True(t, strings.HasPrefix(out, "["), "the page's script ran: %s", out)
+		assert.Zero(t, udp4.grams.Load(), "a datagram reached this host's 127.0.0.1")
+		assert.Zero(t, udp6.grams.Load(), "a datagram reached this host's [::1]")
+	})
+
+	time.Sleep(time.Second) // a late connection has had its chance
+	assert.Empty(t, tcp.connections(), "the browser reached this host's loopback")
+}
