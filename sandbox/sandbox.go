@@ -791,7 +791,13 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	for _, d := range etcDirs {
 		a = append(a, "--ro-bind-try", d, d)
 	}
-	if files, err = etcCopies(); err != nil {
+	links := etcLinks()
+	for _, name := range etcLinkable {
+		if target, ok := links[name]; ok {
+			a = append(a, "--symlink", target, name)
+		}
+	}
+	if files, err = etcCopies(links); err != nil {
 		return nil, nil, files, err
 	}
 	if files, err = policyFiles(files, p.Files); err != nil {
@@ -939,7 +945,9 @@ var procReadOnly = []string{
 //   - etcDirs, mounted read-only where they exist: TLS trust (certificates,
 //     not /etc/ssl/private) and Debian's alternatives links into /usr;
 //   - etcFiles, copied (bubblewrap --file) where they exist: small files a
-//     mount each would cost more to set up than to copy.
+//     mount each would cost more to set up than to copy;
+//   - etcLinkable, of etcFiles, reproduced as the link it is on the host
+//     when that link leads into /usr (see etcLinks).
 var (
 	etcDirs = []string{
 		"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki", "/etc/crypto-policies", "/etc/alternatives",
@@ -948,14 +956,47 @@ var (
 		"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
 		"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/openssl.cnf",
 	}
+	etcLinkable = []string{"/etc/localtime"}
 )
 
+// etcLinks returns, by path, the target of each entry of etcLinkable that
+// is a link on the host whose target and the file it resolves to both lie
+// in /usr, which the sandbox sees as the host does. A copy of
+// /etc/localtime holds the zone's rules but not its name: ICU (Chromium's,
+// Node's) then looks for the name by comparing the files under
+// /usr/share/zoneinfo with it, some 1,400 entries opened in each process
+// that starts, where the link names the zone at once.
+func etcLinks() map[string]string {
+	links := map[string]string{}
+	for _, name := range etcLinkable {
+		target, err := os.Readlink(name)
+		if err != nil {
+			continue // not a link, or absent: copied, or left out, as before
+		}
+		abs := target
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(filepath.Dir(name), abs)
+		}
+		real, err := filepath.EvalSymlinks(name)
+		if err == nil && underUsr(filepath.Clean(abs)) && underUsr(real) {
+			links[name] = target
+		}
+	}
+	return links
+}
+
+// underUsr reports whether path lies below /usr.
+func underUsr(path string) bool { return strings.HasPrefix(path, "/usr/") }
+
 // etcCopies opens what bubblewrap copies into /etc: each existing regular
-// file of etcFiles (a link is followed) and the sandbox's own passwd and
-// group. Each file's Name is its path inside.
-func etcCopies() ([]*os.File, error) {
+// file of etcFiles not in links (a link is followed) and the sandbox's own
+// passwd and group. Each file's Name is its path inside.
+func etcCopies(links map[string]string) ([]*os.File, error) {
 	var files []*os.File
 	for _, name := range etcFiles {
+		if _, ok := links[name]; ok {
+			continue
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			continue // absent or unreadable: the sandbox goes without, as before

@@ -131,6 +131,26 @@ func TestSandboxSeesOnlyAllowedFilesAndProcesses(t *testing.T) {
 	assert.Equal(t, "0", counts[1], "/sys must be absent or empty")
 }
 
+// The host's /etc/localtime, a link into /usr/share/zoneinfo on Debian, is
+// the same link inside: a copy would hold the zone's rules without its
+// name, which ICU then looks for by reading every zone file at each
+// process's start.
+func TestSandboxLocaltimeIsTheHostsLink(t *testing.T) {
+	needBwrap(t)
+	target, err := os.Readlink("/etc/localtime")
+	if err != nil {
+		t.Skipf("the host's /etc/localtime is not a link (%v): the sandbox copies it", err)
+	}
+	want, err := os.ReadFile("/etc/localtime")
+	require.NoError(t, err)
+	sb := openSandbox(t, Policy{})
+	r := runSh(t, sb, `readlink /etc/localtime && cat /etc/localtime`)
+	require.Equal(t, 0, r.code, r.out)
+	link, zone, _ := strings.Cut(r.out, "\n")
+	assert.Equal(t, target, link)
+	assert.Equal(t, string(want), zone, "the link leads to the host's zone file")
+}
+
 func TestSandboxEnvironmentIsOnlyThePolicy(t *testing.T) {
 	needBwrap(t)
 	hostSecret := newMarker(t, "hostenv")
