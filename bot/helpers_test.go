@@ -362,18 +362,6 @@ func readReport(t *testing.T) *stats.Report {
 	return rep
 }
 
-// operations lists the operationIds of the calls made, in order, leaving
-// out the token and identity requests.
-func (f *fixture) operations() []string {
-	var out []string
-	for _, c := range f.gh.Calls() {
-		if c.Operation != "apps/create-installation-access-token" && c.Operation != "apps/get-authenticated" {
-			out = append(out, c.Operation)
-		}
-	}
-	return out
-}
-
 var errBoom = errors.New("boom")
 
 func mustJSON(t *testing.T, v any) []byte {

@@ -203,3 +203,38 @@ func TestEveryDeliveryLogLineCarriesItsID(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, seen["ok"], 4, "inbox line, stored, inbox line, duplicate")
 }
+
+// TestAPanickingInboxIsA500WithItsStackLogged: a panic while a delivery is
+// handled answers 500, names the delivery in the log with the stack where
+// it happened, and leaves the server serving.
+func TestAPanickingInboxIsA500WithItsStackLogged(t *testing.T) {
+	logs := &syncWriter{w: &bytes.Buffer{}}
+	rec := &recorder{fail: func(d server.Delivery) error {
+		if d.ID == "boom" {
+			panicInTheInbox()
+		}
+		return nil
+	}}
+	s := newServer(t, server.Config{Inbox: rec, Events: []string{"pull_request"},
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h := s.Handler()
+	w := serve(h, delivery("pull_request", "boom", payload(1)))
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.JSONEq(t, `{"error":"internal error"}`, w.Body.String())
+	assert.Equal(t, http.StatusAccepted, serve(h, delivery("pull_request", "after", payload(1))).Code)
+
+	var logged map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if rec["msg"] == "request panicked" {
+			logged = rec
+		}
+	}
+	require.NotNil(t, logged, logs.String())
+	assert.Equal(t, "boom", logged["delivery"])
+	assert.Equal(t, "the inbox fell over", logged["panic"])
+	assert.Contains(t, logged["stack"], "panicInTheInbox", "the stack is where the panic happened")
+}
+
+func panicInTheInbox() { panic("the inbox fell over") }

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -204,12 +205,6 @@ func (s *Server) Serve(l net.Listener) error {
 	return nil
 }
 
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // Shutdown stops the server: it refuses new deliveries with 503, stops
 // accepting connections and waits for the requests in progress (each
 // either stored its delivery or answered 503) until ctx ends. Later calls
@@ -374,9 +369,8 @@ func (s *Server) recoverPanic(c *gin.Context) {
 		if v == http.ErrAbortHandler {
 			panic(v)
 		}
-		p := newPanicError(v)
 		s.log.Error("request panicked", "delivery", clip(c.Request.Header.Get(headerDelivery)),
-			"path", c.Request.URL.Path, "panic", p.value, "stack", string(p.stack))
+			"path", c.Request.URL.Path, "panic", v, "stack", string(debug.Stack()))
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}()
 	c.Next()

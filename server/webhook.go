@@ -34,8 +34,6 @@ type rejection struct {
 	msg    string // the answer's text, for whoever configured the hook
 }
 
-func (r *rejection) Error() string { return r.msg }
-
 func reject(status int, result, format string, args ...any) *rejection {
 	return &rejection{status: status, result: result, msg: fmt.Sprintf(format, args...)}
 }
