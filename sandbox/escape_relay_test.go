@@ -72,3 +72,18 @@ func TestEscapeExposedSocketSwap(t *testing.T) {
 		}
 	})
 }
+
+// TestChildVerdict: an unprivileged run that skipped, or ran nothing, is
+// not taken for one that passed (runUnprivileged).
+func TestChildVerdict(t *testing.T) {
+	skipped := "=== RUN   TestEscapeX\n--- SKIP: TestEscapeX (0.00s)\n    sandbox_test.go:34: bubblewrap cannot create user namespaces here\nPASS\nok\n"
+	v, why := childVerdict([]byte(skipped), "TestEscapeX")
+	assert.Equal(t, "skip", v)
+	assert.Contains(t, why, "cannot create user namespaces")
+	v, _ = childVerdict([]byte("testing: warning: no tests to run\nPASS\n"), "TestEscapeX")
+	assert.Equal(t, "missing", v)
+	v, _ = childVerdict([]byte("=== RUN   TestEscapeXY\n--- PASS: TestEscapeXY (0.01s)\nPASS\n"), "TestEscapeX")
+	assert.Equal(t, "missing", v, "another test's result is not this one's")
+	v, _ = childVerdict([]byte("=== RUN   TestEscapeX\n    --- SKIP: TestEscapeX/sub (0.00s)\n--- PASS: TestEscapeX (0.01s)\nPASS\n"), "TestEscapeX")
+	assert.Equal(t, "pass", v, "a skipped subtest is the test's own business")
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -69,10 +70,8 @@ func runUnprivileged(t *testing.T) {
 	if i := bytes.IndexByte([]byte(top), '/'); i >= 0 {
 		top = top[:i]
 	}
-	args := []string{"-test.run", "^" + top + "$", "-test.count", "1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
-	}
+	// -test.v always: the verdict is read from the child's result lines.
+	args := []string{"-test.run", "^" + top + "$", "-test.count", "1", "-test.v"}
 	if f := flag.Lookup("test.short"); f != nil && f.Value.String() == "true" {
 		args = append(args, "-test.short")
 	}
@@ -102,6 +101,36 @@ func runUnprivileged(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("as an unprivileged launcher (uid %d):\n%s", testLauncherUID, out.String())
 	}
+	switch verdict, detail := childVerdict(out.Bytes(), top); verdict {
+	case "skip":
+		// Say so: an unprivileged run that skipped (bubblewrap refused a
+		// user namespace to that uid) proves nothing about that launcher.
+		t.Skipf("as an unprivileged launcher (uid %d) the test skipped:\n%s", testLauncherUID, detail)
+	case "missing":
+		t.Fatalf("as an unprivileged launcher (uid %d) the test did not run:\n%s", testLauncherUID, out.String())
+	}
+}
+
+// childVerdict reads go test -v output for top's own result: "pass",
+// "skip" with the lines that say why, or "missing".
+func childVerdict(out []byte, top string) (verdict, detail string) {
+	lines := strings.Split(string(out), "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "--- PASS: "+top+" "):
+			return "pass", ""
+		case strings.HasPrefix(l, "--- SKIP: "+top+" "):
+			var why []string
+			for _, r := range lines[i+1:] {
+				if !strings.HasPrefix(r, "    ") {
+					break
+				}
+				why = append(why, strings.TrimSpace(r))
+			}
+			return "skip", strings.Join(why, "\n")
+		}
+	}
+	return "missing", ""
 }
 
 // sharedDir returns a fresh directory every user may enter (see
