@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,4 +87,56 @@ func TestChildVerdict(t *testing.T) {
 	assert.Equal(t, "missing", v, "another test's result is not this one's")
 	v, _ = childVerdict([]byte("=== RUN   TestEscapeX\n    --- SKIP: TestEscapeX/sub (0.00s)\n--- PASS: TestEscapeX (0.01s)\nPASS\n"), "TestEscapeX")
 	assert.Equal(t, "pass", v, "a skipped subtest is the test's own business")
+}
+
+// TestEscapeRelayFlood: the proxy's connection cap also holds for a
+// relayed socket (the browser's DevTools): a sandbox opening hundreds of
+// connections to its relayed port, each of which the exposing side
+// accepts and holds, costs the launcher a bounded number of descriptors
+// (two per relayed connection), and another sandbox's relay keeps working.
+func TestEscapeRelayFlood(t *testing.T) {
+	requireBwrapNet(t)
+	eachLauncher(t, func(t *testing.T) {
+		dir := sharedDir(t)
+		target := filepath.Join(dir, "devtools.sock")
+		l, err := net.Listen("unix", target)
+		require.NoError(t, err)
+		var served atomic.Int64 // the stand-in's own ends, in this process too
+		held := make(chan net.Conn, 1024)
+		t.Cleanup(func() {
+			l.Close()
+			for len(held) > 0 {
+				(<-held).Close()
+			}
+		})
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				served.Add(1)
+				c.Write([]byte("devtools\n")) // held open: a server that never hangs up
+				held <- c
+			}
+		}()
+		cfg := EgressConfig{ForwardSockets: map[int]string{9222: target}}
+		flooder := newNetSandbox(t, startEgress(t, cfg), nil, "")
+		other := newNetSandbox(t, startEgress(t, cfg), nil, "")
+		before := openDescriptors(t)
+		done := make(chan netResult, 1)
+		go func() {
+			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/9222 || break; done; echo $i > /tmp/opened; sleep 3`)
+		}()
+		require.Eventually(t, func() bool {
+			_, err := os.Stat(filepath.Join(flooder.sb.Home(), "opened"))
+			return err == nil
+		}, 40*time.Second, 50*time.Millisecond, "the flood is in place")
+		time.Sleep(500 * time.Millisecond) // what the launcher accepts, it has accepted by now
+		launcher := openDescriptors(t) - before - int(served.Load())
+		r := other.run(t, `exec 3<>/dev/tcp/127.0.0.1/9222 && timeout 10 head -1 <&3`)
+		assert.Contains(t, r.stdout, "devtools", "another sandbox's relay stopped working: %s", r)
+		assert.LessOrEqual(t, launcher, 2*DefaultMaxConns+16, "one sandbox holds %d of the launcher's descriptors", launcher)
+		<-done
+	})
 }
