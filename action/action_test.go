@@ -312,3 +312,29 @@ func trials(t *testing.T, dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestActionQuotesRegistryProblems: a bench whose registry has problems
+// fails before any trial, and the failure the Action posts on the pull
+// request quotes each problem by its file and line, as the service does.
+func TestActionQuotesRegistryProblems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the Action's sandbox check (Chromium, bubblewrap); not in -short")
+	}
+	b := newBench(t)
+	reg := t.TempDir()
+	require.NoError(t, os.CopyFS(reg, os.DirFS(filepath.Join(root, "examples/registry"))))
+	intent := filepath.Join(reg, "bench", "intents", "weather.example", "weather-high-oslo.yaml")
+	yaml, err := os.ReadFile(intent)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(intent, append(yaml, "colour: blue\n"...), 0o644))
+
+	res, err := b.run("broken", b.inputs(map[string]string{"registry": reg, "github-token": ghToken,
+		"s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
+	require.NoError(t, err)
+	require.True(t, res.Failed, res.Log)
+	require.True(t, res.step("Post the failure on the pull request").Ran, res.Log)
+	comments := b.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1)
+	assert.Contains(t, comments[0].Body, "failed; there is no verdict")
+	assert.Regexp(t, `weather-high-oslo\.yaml:\d+: [^\n]*colour`, comments[0].Body, "the problem, by file and line")
+}

@@ -15,13 +15,16 @@ runs_dir="$state/runs"
 mkdir -p "$runs_dir"
 
 # run_pairbench runs pairbench with "$@", workflow commands off, copying its
-# stderr to a file too; on failure it fails with pairbench's error line.
+# stderr to a file too; on failure it fails with pairbench's error: its
+# first "pairbench: " line and the indented lines that go on with it (a
+# registry's problems, each file:line).
 run_pairbench() {
   local errlog="$state/stderr.txt" rc=0 reason
   quiet_commands "$PB_BIN" "$@" 2> >(tee "$errlog" >&2) || rc=$?
   wait # for tee
   if [ "$rc" -ne 0 ]; then
-    reason="$(grep -m 1 '^pairbench: ' "$errlog" || tail -n 1 "$errlog")"
+    reason="$(awk '/^pairbench: / && !seen { seen = 1; print; next } seen && /^  / { print; next } seen { exit }' "$errlog")"
+    [ -n "$reason" ] || reason="$(tail -n 1 "$errlog")"
     fail "pairbench $1 failed (exit $rc): ${reason#pairbench: }"
   fi
 }

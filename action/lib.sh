@@ -23,10 +23,10 @@ drop_secrets() {
 state="${RUNNER_TEMP:?RUNNER_TEMP is not set}/pairbench-action"
 mkdir -p "$state"
 
-# fail records a one-line reason for the failure step, prints it as an
-# error annotation, and exits.
+# fail records the reason for the failure step (its lines kept: the post
+# step quotes them), prints it as an error annotation, and exits.
 fail() {
-  local msg="${*//$'\n'/ }"
+  local msg="$*"
   printf '%s\n' "$msg" >"$state/failure.txt"
   printf '::error title=pairbench::%s\n' "$(escape_data "$msg")" >&2
   exit 1
