@@ -155,8 +155,24 @@ var DefaultHide = []string{
 	"**/.gem/credentials", "**/.terraform.d/credentials.tfrc.json", ".dockercfg",
 	"**/.m2/settings.xml", "**/.m2/settings-security.xml", "**/.gradle/gradle.properties",
 	"**/.composer/auth.json", "**/.config/composer/auth.json",
-	// Agents' own logins.
+	// More of a home directory's: shell and database histories (where
+	// "export TOKEN=..." is typed), git's user configuration and credential
+	// store, cloud and deployment CLIs' tokens (Firebase's configstore,
+	// DigitalOcean, Fly.io, ngrok, Cloudflare's tunnels and wrangler,
+	// Databricks, Snowflake, dbt, Oracle Cloud, rclone, MySQL's login path,
+	// Kaggle, Hugging Face, Netlify, Stripe, Sentry, container registries),
+	// password stores and keyrings, age keys, browser profiles (cookies,
+	// saved logins).
+	".*_history", ".history", ".gitconfig", "**/.config/git",
+	"**/.config/configstore", "**/.config/doctl", "**/.fly/config.yml", "**/.config/ngrok", "**/.ngrok2",
+	"**/.cloudflared", "**/.wrangler/config", "**/.config/.wrangler", ".databrickscfg", "**/.snowflake",
+	"**/.dbt/profiles.yml", "**/.oci", "**/.config/rclone", ".mylogin.cnf", "**/.kaggle/kaggle.json",
+	"**/.cache/huggingface/token", "**/.huggingface/token", "**/.config/netlify", "**/.config/stripe",
+	".sentryclirc", "**/.config/containers/auth.json", "**/.config/op", ".password-store",
+	"**/.config/sops", "**/.local/share/keyrings", "**/.config/google-chrome", "**/.config/chromium", ".mozilla",
+	// Agents' and coding assistants' own logins.
 	"**/.claude/.credentials.json", "**/.claude/settings.local.json", "**/.codex/auth.json",
+	".claude.json", "**/.config/github-copilot", "**/.gemini/oauth_creds.json",
 	"credentials.json", "service-account*.json",
 	// Keys, certificates with keys, keystores, password databases.
 	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",

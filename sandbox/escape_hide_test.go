@@ -1,0 +1,67 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// moreSecretFiles are the credential files an attacker looks for next in a
+// worktree that holds a home directory (a dotfiles repository, a user's
+// home mounted as the workspace), beyond those TestEscapeHiddenWorktreeFiles
+// plants: shell and database histories (export TOKEN=... is typed there),
+// git's own user configuration and credential store, agents' and
+// assistants' logins, cloud and deployment CLIs' tokens, password stores,
+// key files, browser profiles (cookies, saved logins).
+var moreSecretFiles = []string{
+	".bash_history", ".zsh_history", "home/.psql_history", "home/.mysql_history", ".python_history", ".node_repl_history",
+	".gitconfig", ".config/git/credentials", "home/.config/git/config",
+	".claude.json", ".config/github-copilot/apps.json", "home/.gemini/oauth_creds.json",
+	".config/configstore/firebase-tools.json", ".config/doctl/config.yaml", ".fly/config.yml",
+	".config/ngrok/ngrok.yml", ".ngrok2/ngrok.yml", ".cloudflared/0c9a1f2e.json",
+	".wrangler/config/default.toml", ".config/.wrangler/config/default.toml",
+	".databrickscfg", ".snowflake/connections.toml", ".dbt/profiles.yml", ".oci/config",
+	".config/rclone/rclone.conf", ".mylogin.cnf", ".kaggle/kaggle.json", ".cache/huggingface/token", ".huggingface/token",
+	".config/netlify/config.json", ".config/stripe/config.toml", ".sentryclirc", ".config/containers/auth.json",
+	".config/op/config", ".password-store/email/work.gpg", ".config/sops/age/keys.txt", ".local/share/keyrings/login.keyring",
+	".config/google-chrome/Default/Cookies", ".config/chromium/Default/Login Data", ".mozilla/firefox/x.default/logins.json",
+}
+
+// TestEscapeMoreHiddenWorktreeFiles plants each of moreSecretFiles, with a
+// canary, in a worktree the sandbox gets with DefaultHide, and looks for
+// them from inside: none may be there.
+func TestEscapeMoreHiddenWorktreeFiles(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		wt := t.TempDir()
+		canary := newMarker(t, "more")
+		for _, rel := range moreSecretFiles {
+			p := filepath.Join(wt, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(canary+" "+rel+"\n"), 0o600))
+		}
+		// What must stay: a project's own files that resemble them.
+		for _, rel := range []string{"README.md", ".wrangler/state/v3/cache.txt", "docs/history.md", "src/config.go"} {
+			p := filepath.Join(wt, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte("visible "+rel+"\n"), 0o644))
+		}
+		sb := openSandbox(t, Policy{Workspace: wt, Hide: DefaultHide})
+		r := runSh(t, sb, `grep -rh . /workspace 2>/dev/null; true`)
+		require.Equal(t, 0, r.code, r.out)
+		for _, rel := range []string{"README.md", ".wrangler/state/v3/cache.txt", "docs/history.md", "src/config.go"} {
+			assert.Contains(t, r.out, "visible "+rel, "an ordinary file went missing")
+		}
+		var leaked []string
+		for line := range strings.Lines(r.out) {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), canary+" "); ok {
+				leaked = append(leaked, rest)
+			}
+		}
+		assert.Empty(t, leaked, "credential files visible inside")
+	})
+}
