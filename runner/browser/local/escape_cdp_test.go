@@ -26,7 +26,7 @@ import (
 // The attacks a researcher tries once the page policy holds: DevTools
 // commands that change what the page's policy rests on (a browser context
 // with a proxy of its own, request interception, the file chooser,
-// extensions) and the ways out a page has that are not HTTP
+// extensions, DevTools' own remote target discovery) and the ways out a page has that are not HTTP
 // (WebRTC's STUN and TURN, WebTransport's QUIC) or not a navigation
 // (prefetch, prerender). The CDP client is the test itself on the
 // browser's DevTools socket, the endpoint the agent's relay reaches
@@ -157,7 +157,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 	require.Contains(t, home.settledText(ctx), "http://books.test/", "the attacker's own tab loads the site")
 
 	t.Run("a browser context with the attacker's proxy", func(t *testing.T) {
-		for _, proxy := range []string{"direct://", loopback, "socks5://127.0.0.1:" + lp} {
+		for _, proxy := range []string{"direct://", "socks5://127.0.0.1:" + lp} {
 			var bc struct {
 				ID string `json:"browserContextId"`
 			}
@@ -166,7 +166,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 				t.Logf("proxy %s: createBrowserContext refused: %v", proxy, err)
 				continue
 			}
-			for _, u := range []string{loopback + "/context", "http://localhost:" + lp + "/context", "http://[::1]:" + lp + "/context", "file://" + secretFile, "file:///etc/passwd"} {
+			for _, u := range []string{loopback + "/context", "http://[::1]:" + lp + "/context", "file://" + secretFile} {
 				text := openTab(ctx, t, c, u, bc.ID).settledText(ctx)
 				t.Logf("proxy %s, %s: %.160q", proxy, u, text)
 				assert.NotContains(t, text, canary, "%s through %s", u, proxy)
@@ -253,6 +253,20 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 		assert.NotContains(t, read, canary, "a host file reached the page")
 		assert.NotContains(t, read, "root:", "an account file reached the page")
 		assert.NotContains(t, read, envCanary, "the launcher's environment reached the page")
+	})
+
+	t.Run("DevTools' own connections", func(t *testing.T) {
+		// Remote target discovery (chrome://inspect's network targets)
+		// dials host:port with a socket of its own, not through the proxy;
+		// Cast discovery multicasts.
+		err := c.call(ctx, "", "Target.setRemoteLocations", map[string]any{"locations": []map[string]any{
+			{"host": "127.0.0.1", "port": tcp.port()}, {"host": "localhost", "port": tcp.port()}, {"host": "::1", "port": tcp.port()}}}, nil)
+		t.Logf("Target.setRemoteLocations: %v", err)
+		t.Logf("Target.setDiscoverTargets: %v", c.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil))
+		tab := openTab(ctx, t, c, "about:blank", "")
+		t.Logf("Cast.enable: %v", c.call(ctx, tab.session, "Cast.enable", nil, nil))
+		time.Sleep(2 * time.Second)
+		c.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": false}, nil)
 	})
 
 	t.Run("an unpacked extension", func(t *testing.T) {
