@@ -91,6 +91,7 @@ func (f *serviceFlag) Set(s string) error {
 // set up, and 127 (or 126) when CMD or a service cannot be started. The
 // relays stop when RunInit returns; the caller exits right after.
 func Run(args []string) int {
+	signals := forwardSignals()
 	fs := flag.NewFlagSet(Arg, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	var fwd forwardFlag
@@ -168,7 +169,26 @@ func Run(args []string) int {
 	}
 	listeners = append(listeners, ls...)
 
-	return runChild(cmdArgs, inheritedFiles(fds))
+	return runChild(cmdArgs, inheritedFiles(fds), signals())
+}
+
+// forwardSignals registers the signals the init forwards to the command,
+// in a goroutine of its own so that the registration (the runtime makes a
+// round trip per signal to a thread it starts for them) proceeds beside
+// the init's setup. The function it returns waits for the registration
+// and returns the signals' channel. They are never unregistered: the init
+// exits once the command has.
+func forwardSignals() func() <-chan os.Signal {
+	sigs := make(chan os.Signal, 8)
+	registered := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+		close(registered)
+	}()
+	return func() <-chan os.Signal {
+		<-registered
+		return sigs
+	}
 }
 
 // ServiceGrace is how long services have to exit after SIGTERM (Node, for
@@ -278,15 +298,11 @@ func Pipe(a, b net.Conn) {
 }
 
 // runChild starts args as a child with extra as its descriptors 3, 4, ...,
-// forwards signals to it and returns its exit status.
-func runChild(args []string, extra []*os.File) int {
+// forwards the signals from sigs to it and returns its exit status.
+func runChild(args []string, extra []*os.File, sigs <-chan os.Signal) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = extra
-
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
 
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
