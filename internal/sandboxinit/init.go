@@ -300,11 +300,8 @@ func Pipe(a, b net.Conn) {
 // runChild starts args as a child with extra as its descriptors 3, 4, ...,
 // forwards the signals from sigs to it and returns its exit status.
 func runChild(args []string, extra []*os.File, sigs <-chan os.Signal) int {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = extra
-
-	if err := cmd.Start(); err != nil {
+	pid, err := startChild(args, extra)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
 		return startFailure(err)
 	}
@@ -313,7 +310,7 @@ func runChild(args []string, extra []*os.File, sigs <-chan os.Signal) int {
 		for {
 			select {
 			case s := <-sigs:
-				cmd.Process.Signal(s)
+				syscall.Kill(pid, s.(syscall.Signal))
 			case <-done:
 				return
 			}
@@ -322,18 +319,42 @@ func runChild(args []string, extra []*os.File, sigs <-chan os.Signal) int {
 	defer close(done)
 	if os.Getpid() == 1 {
 		// As the namespace's PID 1 (bwrap --as-pid-1) orphans are ours to reap.
-		return reapUntil(cmd.Process.Pid)
+		return reapUntil(-1, pid)
 	}
-	err := cmd.Wait()
-	return exitStatus(cmd.ProcessState, err)
+	return reapUntil(pid, pid)
 }
 
-// reapUntil waits for any child, so orphaned descendants do not linger as
-// zombies, until pid exits, and returns pid's exit status.
-func reapUntil(pid int) int {
+// startChild starts args (args[0] looked up in PATH unless it holds a
+// slash) with the init's environment, standard input, output and error,
+// and extra as its descriptors 3, 4, .... It forks and executes directly:
+// os.StartProcess first forks a child of its own, once per process, to
+// check that the kernel's pidfds work, and every launch would wait for it.
+func startChild(args []string, extra []*os.File) (int, error) {
+	path := args[0]
+	if !strings.Contains(path, "/") {
+		var err error
+		if path, err = exec.LookPath(path); err != nil {
+			return 0, err
+		}
+	}
+	fds := []uintptr{0, 1, 2}
+	for _, f := range extra {
+		fds = append(fds, f.Fd())
+	}
+	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: os.Environ(), Files: fds})
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
+	}
+	return pid, nil
+}
+
+// reapUntil waits for children matching wpid (wait4's: -1 for any, so
+// that orphaned descendants do not linger as zombies) until pid exits, and
+// returns pid's exit status: 128+signal when a signal killed it.
+func reapUntil(wpid, pid int) int {
 	for {
 		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		got, err := syscall.Wait4(wpid, &ws, 0, nil)
 		switch {
 		case errors.Is(err, syscall.EINTR):
 			continue
@@ -348,18 +369,6 @@ func reapUntil(pid int) int {
 			return ws.ExitStatus()
 		}
 	}
-}
-
-// exitStatus maps a finished child to a shell-style exit status.
-func exitStatus(ps *os.ProcessState, err error) int {
-	if ps == nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
-		return 126
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // guardInit runs before anything else of the sandbox does. It makes the
