@@ -7,6 +7,7 @@
 package sandboxinit
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -128,7 +129,7 @@ func Run(args []string) int {
 		}
 	}()
 	for _, f := range fwd {
-		l, err := net.Listen("tcp", f.addr)
+		l, err := listenTCP(f.addr)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
 			return 1
@@ -139,7 +140,7 @@ func Run(args []string) int {
 	var running []runningService
 	defer func() { stopServices(running) }()
 	for _, svc := range services {
-		l, err := net.Listen("tcp", loopback(svc.Port))
+		l, err := listenTCP(loopback(svc.Port))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: service %s: %v\n", Arg, svc.Args[0], err)
 			return 1
@@ -474,6 +475,16 @@ func (s Service) Check() error {
 		return fmt.Errorf("service %s: Port and Backend are both %d", s.Args[0], s.Port)
 	}
 	return nil
+}
+
+// listenTCP listens on the TCP address addr inside the sandbox, with plain
+// TCP: the sandbox's clients reach it over its own loopback, where
+// Multipath TCP (net's default for listeners) would only cost a probe and
+// the fallback of every connection.
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // loopback returns 127.0.0.1:port.
