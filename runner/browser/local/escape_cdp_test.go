@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
 // The attacks a researcher tries once the page policy holds: DevTools
@@ -312,4 +315,37 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 
 	time.Sleep(time.Second) // a late connection has had its chance
 	assert.Empty(t, tcp.connections(), "the browser reached this host's loopback")
+}
+
+// TestDevToolsSocketRefusesOtherHostUsers: the DevTools socket on the
+// host is the launcher's to relay, and nobody else's: a host user other
+// than the launcher, such as another trial's sandbox user (a uid of
+// sandbox.DefaultUIDs) or nobody, cannot connect to it, while the
+// launcher can.
+func TestDevToolsSocketRefusesOtherHostUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("acting as other host users needs root; as an unprivileged launcher the browser's directory is the launcher's alone (mode 0700, sandbox tests)")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is not installed (scripts/setup.sh installs it)")
+	}
+	site := newTestSite(t)
+	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	ask := func(uid int) (string, error) {
+		cmd := exec.CommandContext(t.Context(), "curl", "-sS", "--max-time", "5", "--unix-socket", b.DevTools().Socket, "http://127.0.0.1/json/version")
+		if uid != 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := ask(0)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "webSocketDebuggerUrl", "the launcher reaches DevTools")
+	for _, uid := range []int{int(sandbox.DefaultUIDs.First + sandbox.DefaultUIDs.Count - 1), unprivilegedUID} {
+		out, err := ask(uid)
+		assert.Error(t, err, "uid %d reached DevTools: %s", uid, out)
+		t.Logf("uid %d: %s", uid, strings.TrimSpace(out))
+		assert.NotContains(t, out, "webSocketDebuggerUrl", "uid %d", uid)
+	}
 }
