@@ -65,3 +65,44 @@ func TestEscapeMoreHiddenWorktreeFiles(t *testing.T) {
 		assert.Empty(t, leaked, "credential files visible inside")
 	})
 }
+
+// TestEscapeSubmoduleThroughALink: in a live workspace the agent writes
+// .gitmodules and may make a submodule's path a link. The next run mounts
+// each submodule's .git read-only over itself; with the path a relative
+// link out of the workspace (../NAME-other from a workspace directly
+// under /), the mount's source resolves on the host to another
+// repository's .git, and the destination would, if bubblewrap resolved it
+// the same way in the new root, put it inside. It does not: it cannot make
+// the mount point through the link, so the next run fails to start (the
+// agent can spoil a live workspace for later runs, as it can by deleting
+// it) and nothing of the other repository is seen.
+func TestEscapeSubmoduleThroughALink(t *testing.T) {
+	needBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the attack needs a workspace directly under /, which only root may make")
+	}
+	name := "pbrt-" + newMarker(t, "ws")[len("pbcanary-ws-"):]
+	ws, other := "/"+name, "/"+name+"-other"
+	for _, d := range []string{ws, other} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	require.NoError(t, os.Chown(ws, testLauncherUID, testLauncherUID)) // a live workspace is its owner's
+	secret := newMarker(t, "othergit")
+	require.NoError(t, os.MkdirAll(filepath.Join(other, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, ".git", "config"), []byte(secret+"\n"), 0o644))
+
+	first := openSandbox(t, Policy{Workspace: ws})
+	r := runSh(t, first, `printf '[submodule "x"]\n\tpath = sub\n' > .gitmodules && ln -s ../`+name+`-other sub`)
+	require.Equal(t, 0, r.code, r.out)
+
+	next, err := New(t.Context(), Policy{Workspace: ws})
+	if err != nil {
+		t.Logf("the next run is refused: %v", err)
+		return
+	}
+	t.Cleanup(func() { next.Close() })
+	r = runSh(t, next, `cat /`+name+`-other/.git/config /workspace/sub/.git/config 2>&1; true`)
+	t.Logf("the next run: exit %d: %s", r.code, r.out)
+	assert.NotContains(t, r.out, secret, "another repository's .git on the host appeared inside")
+}
