@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
-	"gopkg.in/yaml.v3"
 
 	"github.com/pairbench/pairbench/intents"
 )
@@ -107,14 +106,12 @@ func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain st
 		if err != nil {
 			return nil, err
 		}
-		var head struct {
-			ID string `yaml:"id"`
-		}
-		if yaml.Unmarshal(data, &head) != nil || head.ID == "" {
+		id := intents.IntentID(e.GetPath(), data)
+		if id == "" {
 			// The runner reports the broken file; the bot only plans.
 			continue
 		}
-		ids = append(ids, head.ID)
+		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil

@@ -354,6 +354,18 @@ func (l *loader) loadIntent(dirDomain, rel string) {
 	l.reg.Intents = append(l.reg.Intents, in)
 }
 
+// IntentID reads the id of the intent file data, named name, with Load's
+// own decoder: a file with problems elsewhere still has its id; one that
+// is no YAML mapping, or has no id, has "". The bot plans with it, reading
+// a pull request's intent files one by one; the runner loads them whole.
+func IntentID(name string, data []byte) string {
+	var ps problems
+	if in, _ := decodeIntent(name, data, &ps); in != nil {
+		return in.ID
+	}
+	return ""
+}
+
 // decodeIntent parses one intent file. It returns nil when the file is not
 // a YAML mapping at all.
 func decodeIntent(file string, data []byte, ps *problems) (*Intent, *yamlDecoder) {

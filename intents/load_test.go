@@ -550,3 +550,19 @@ func TestLoadRefusesAFIFOWithoutOpeningIt(t *testing.T) {
 		t.Fatal("Load still runs after 20s: it opened a FIFO")
 	}
 }
+
+// TestIntentID reads an intent file's id as Load's decoder does: through
+// problems elsewhere in the file, and not from a file that is no mapping or
+// has no id.
+func TestIntentID(t *testing.T) {
+	for data, want := range map[string]string{
+		"id: books-cheapest\ndomain: books.example\n":                 "books-cheapest",
+		"colour: blue\nid: books-cheapest\npairs: [not, a, number]\n": "books-cheapest",
+		"domain: books.example\n":                                     "",
+		"- id: books-cheapest\n":                                      "",
+		"id: [books-cheapest\n":                                       "",
+		"":                                                            "",
+	} {
+		assert.Equal(t, want, IntentID("a.yaml", []byte(data)), "%q", data)
+	}
+}
