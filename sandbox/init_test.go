@@ -45,6 +45,9 @@ func TestRunInitExitStatus(t *testing.T) {
 		{[]string{"--", "sh", "-c", "exit 3"}, 3},
 		{[]string{"--", "sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM)},
 		{[]string{"--", "/nonexistent/command"}, 127},
+		{[]string{"--", "pairbench-no-such-command"}, 127}, // looked up in PATH
+		{[]string{"--", "/etc/passwd"}, 126},               // there, but not executable
+		{[]string{"--", "true"}, 0},
 		{[]string{}, 2},
 		{[]string{"-forward", "nonsense", "--", "true"}, 2},
 	}
