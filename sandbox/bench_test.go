@@ -30,8 +30,9 @@ import (
 //   - conf-ms: the same without egress: the confinement alone, under the
 //     same init;
 //   - policy-ms: bwrap started directly with the options pairbench
-//     generates for that confinement (argument file, seccomp filter, /etc
-//     copies), without New, Close or pairbench's process handling: what
+//     generates for full's policy (argument file, seccomp filter, /etc
+//     copies, the egress's mount and variables), running /bin/true itself:
+//     without the init, New, Close or pairbench's process handling, what
 //     bubblewrap itself spends on the policy's namespaces and mounts;
 //   - bare-ms: bwrap --ro-bind / / /bin/true;
 //   - srt-ms: @anthropic-ai/sandbox-runtime from tools/node_modules with an
@@ -78,7 +79,10 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	full := func() { launch(e) }
 	conf := func() { launch(nil) }
-	sb, err := New(b.Context(), Policy{Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
+	// The same policy as full's, egress and all: policyRun gives bubblewrap
+	// its mounts and variables (the egress's socket directory among them)
+	// and leaves out only the init.
+	sb, err := New(b.Context(), Policy{Egress: e, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}})
 	if err != nil {
 		b.Fatal(err)
 	}
