@@ -18,6 +18,8 @@ func TestMain(m *testing.M) {
 			os.Exit(runEscape(os.Args[2:]))
 		case serviceArg:
 			os.Exit(runService(os.Args[2:]))
+		case launcherArg:
+			os.Exit(runLauncher(os.Args[2:]))
 		}
 	}
 	code := m.Run()

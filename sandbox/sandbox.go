@@ -469,12 +469,13 @@ type Cmd struct {
 	// init. Start gives the command copies; the caller closes its own.
 	ExtraFiles []*os.File
 
-	ctx   context.Context
-	sb    *Sandbox
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	proc  *os.Process // bubblewrap; guarded by mu
-	pidfd int         // the sandbox's PID 1, or -1; guarded by mu
+	ctx      context.Context
+	sb       *Sandbox
+	cmd      *exec.Cmd
+	lifeline *os.File // the lifeline's write end, once started (see Start)
+	mu       sync.Mutex
+	proc     *os.Process // bubblewrap; guarded by mu
+	pidfd    int         // the sandbox's PID 1, or -1; guarded by mu
 	// initPid is PID 1's host pid (0 before it is known); guarded by mu.
 	initPid int
 	// reported is set once bubblewrap's --info-fd report was read (or
@@ -516,9 +517,26 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		return fmt.Errorf("sandbox: info pipe: %w", err)
 	}
-	defer infoR.Close()
 	files[1] = infoW
+	// bubblewrap holds a read end of its info pipe too: writing its report
+	// must never fail (dying of SIGPIPE once the launcher has gone would
+	// strand its child, still waiting for it to finish the setup).
+	files[infoReaderFD-3] = infoR
 	files[initFD-3] = s.exe
+	// The lifeline: its write end is the launcher's alone (close-on-exec,
+	// never passed on), held until bubblewrap has exited; the init ends
+	// the sandbox once the read end reads end of file, when the launcher
+	// has gone, however it died.
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: lifeline: %w", err)
+	}
+	files[lifelineFD-3] = lifeR
+	defer func() {
+		if c.lifeline == nil {
+			lifeW.Close() // not started
+		}
+	}()
 
 	cmd := exec.CommandContext(c.ctx, s.bwrap, append([]string{"--args", "3", "--info-fd", "4", "--"}, cmdline...)...)
 	cmd.Env = []string{} // nothing from the host, not even PATH
@@ -545,11 +563,16 @@ func (c *Cmd) Start() error {
 	}
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// No parent-death signal for bubblewrap (nor --die-with-parent): one
+	// that killed it during its setup, before it lets its child go on,
+	// would strand that child, blocked for good where no lifeline can
+	// reach it. bubblewrap ends with the sandbox's PID 1 instead, and the
+	// init ends with the lifeline.
+	//
 	// bubblewrap itself, and so every process it starts, runs as the
 	// sandbox's unprivileged user: its user namespace maps the sandbox's
 	// uid to that user, never to root.
-	cmd.SysProcAttr.Credential = s.id.credential()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.id.credential()}
 	if s.cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = s.cg.fd()
@@ -565,6 +588,7 @@ func (c *Cmd) Start() error {
 	}
 	infoW.Close()
 	c.cmd = cmd
+	c.lifeline = lifeW
 	c.done = make(chan struct{})
 	c.mu.Lock()
 	c.proc = cmd.Process
@@ -580,6 +604,7 @@ func (c *Cmd) Start() error {
 	s.running[c] = struct{}{}
 	go func() {
 		c.err = cmd.Wait()
+		lifeW.Close() // ends a PID 1 that outlived bubblewrap
 		s.mu.Lock()
 		delete(s.running, c)
 		s.mu.Unlock()
@@ -727,11 +752,14 @@ func (c *Cmd) killInit() {
 
 // Descriptors bubblewrap is started with: --args, --info-fd, --seccomp,
 // the init binary (started as /proc/self/fd/6, so it is never mounted and
-// its directory need not be reachable from the sandbox's user), then
-// bwrapArgs' files from firstFileFD on.
+// its directory need not be reachable from the sandbox's user), the read
+// end of the lifeline (the init's -lifeline), a read end of the info
+// pipe, then bwrapArgs' files from firstFileFD on.
 const (
-	initFD      = 6
-	firstFileFD = 7
+	initFD       = 6
+	lifelineFD   = 7
+	infoReaderFD = 8
+	firstFileFD  = 9
 )
 
 // initPath is how the sandbox starts the init: bubblewrap's child still
@@ -739,14 +767,15 @@ const (
 var initPath = "/proc/self/fd/" + strconv.Itoa(initFD)
 
 // bwrapFiles returns what bubblewrap is started with for c, but for its
-// --info-fd: the command line (after "--") and the files for descriptors
-// 3 on: the sealed argument file (3), an empty slot for the caller's info
-// pipe (4), the seccomp filter (5), the init binary (6, not to be closed
-// by the caller), then bwrapArgs' files from firstFileFD. The caller
-// closes the files (closeFiles), also on error.
+// info pipe and lifeline: the command line (after "--") and the files for
+// descriptors 3 on: the sealed argument file (3), an empty slot for the
+// caller's info pipe (4), the seccomp filter (5), the init binary (6, not
+// to be closed by the caller), empty slots for the lifeline (7) and the
+// info pipe's read end (8), then bwrapArgs' files from firstFileFD. The
+// caller closes the files (closeFiles), also on error.
 func (s *Sandbox) bwrapFiles(c *Cmd) (cmdline []string, files []*os.File, err error) {
 	opts, cmdline, etc, err := s.bwrapArgs(c)
-	files = append([]*os.File{nil, nil, nil, nil}, etc...)
+	files = append(make([]*os.File, firstFileFD-3), etc...)
 	if err != nil {
 		return nil, files, err
 	}
@@ -790,7 +819,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		"--unshare-user", "--uid", fmt.Sprint(UID), "--gid", fmt.Sprint(GID),
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
 		"--hostname", "sandbox",
-		"--die-with-parent", "--new-session",
+		"--new-session",
 		"--cap-drop", "ALL",
 		"--clearenv",
 		"--ro-bind", "/usr", "/usr",
@@ -872,6 +901,7 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	// take its descriptors and, through it, outlive the launcher; it closes
 	// every descriptor it inherited that was not meant for the command.
 	a = append(a, "--as-pid-1")
+	initArgs = append(initArgs, "-lifeline", strconv.Itoa(lifelineFD)) // see Start
 	cmdline = slices.Concat([]string{initPath, InitArg}, initArgs, []string{"--"}, c.Args)
 	// The root (bubblewrap's tmpfs, /etc's copies with it) is read-only
 	// once everything is mounted on it: the sandbox writes only to /tmp and

@@ -74,7 +74,7 @@ func (f *serviceFlag) Set(s string) error {
 // Run is the sandbox's init. It runs inside the sandbox as
 //
 //	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] [-service JSON ...]
-//		[-expose /path/to.sock=127.0.0.1:PORT ...] [-fd N ...] -- CMD ARGS...
+//		[-expose /path/to.sock=127.0.0.1:PORT ...] [-fd N ...] [-lifeline N] -- CMD ARGS...
 //
 // It listens on every -forward address and relays each accepted connection
 // to the matching unix socket. For every -service (a Service in JSON) it
@@ -88,7 +88,8 @@ func (f *serviceFlag) Set(s string) error {
 // the services when CMD exits (SIGTERM, then SIGKILL ServiceGrace later),
 // and returns CMD's exit status (128+signal when the child was killed by a
 // signal). Run as PID 1 (bwrap --as-pid-1) it also reaps orphaned
-// descendants. It returns 2 for bad arguments, 1 when a listener cannot be
+// descendants. With -lifeline N it exits, ending the sandbox, once N reads
+// end of file (watchLifeline). It returns 2 for bad arguments, 1 when a listener cannot be
 // set up, and 127 (or 126) when CMD or a service cannot be started. The
 // relays stop when RunInit returns; the caller exits right after.
 func Run(args []string) int {
@@ -100,11 +101,13 @@ func Run(args []string) int {
 	var exposed forwardFlag
 	var fds fdFlag
 	var limits rlimitFlag
+	lifeline := -1
 	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
 	fs.Var(&services, "service", "`JSON`: a service to start beside the command (repeatable)")
 	fs.Var(exposeFlag{&exposed}, "expose", "`SOCKET=ADDR`: relay connections on the unix socket SOCKET to the command's TCP address ADDR (repeatable)")
 	fs.Var(&fds, "fd", "`N`: give descriptor N to the command, as its next descriptor from 3 (repeatable)")
 	fs.Var(&limits, "rlimit", "`NAME=N`: set resource limit NAME (nproc, data, fsize, core) to N before anything starts (repeatable)")
+	fs.IntVar(&lifeline, "lifeline", -1, "`N`: end the sandbox once descriptor N, the read end of a pipe only the launcher can write to, reads end of file (see watchLifeline)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -113,9 +116,16 @@ func Run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: no command after --\n", Arg)
 		return 2
 	}
-	if err := guardInit(fds); err != nil {
+	keep := fds
+	if lifeline >= 0 {
+		keep = append(slices.Clone(fds), lifeline)
+	}
+	if err := guardInit(keep); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
 		return 1
+	}
+	if lifeline >= 0 {
+		watchLifeline(lifeline)
 	}
 	if err := limits.apply(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
@@ -191,6 +201,29 @@ func forwardSignals() func() <-chan os.Signal {
 		return sigs
 	}
 }
+
+// watchLifeline ends the init, and with it the sandbox, once fd reads end
+// of file. fd is the read end of a pipe whose write end the launcher alone
+// holds: end of file means the launcher has gone, however it died, even
+// before the init ran (it then reads end of file at once). As the
+// sandbox's PID 1 the init's exit kills every process in its namespace.
+// Nothing the command does can delay it: it may hold the read end too
+// (it never gets it), but never the write end.
+func watchLifeline(fd int) {
+	syscall.CloseOnExec(fd) // nothing the init starts gets it
+	f := os.NewFile(uintptr(fd), "lifeline")
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if _, err := f.Read(b); err != nil {
+				os.Exit(lifelineExit) // io.EOF, or a pipe unreadable for good
+			}
+		}
+	}()
+}
+
+// lifelineExit is the init's exit status once its lifeline broke.
+const lifelineExit = 125
 
 // ServiceGrace is how long services have to exit after SIGTERM (Node, for
 // one, writes its compile cache as it exits) before they are killed.
@@ -376,10 +409,10 @@ func reapUntil(wpid, pid int) int {
 // init undumpable: its /proc entries (mem, fd, environ, maps) become the
 // kernel's, and neither ptrace, process_vm_* nor pidfd_getfd may touch it
 // from a process of the same user, so the agent cannot take over the
-// sandbox's PID 1 (and with it the parent-death signal that ends the
-// sandbox with its launcher). Then it closes every descriptor it inherited
-// (any without close-on-exec: whatever the launcher held open, and the
-// binary it was started from) but keep, which are the command's.
+// sandbox's PID 1 (and with it the lifeline that ends the sandbox with
+// its launcher). Then it closes every descriptor it inherited (any without
+// close-on-exec: whatever the launcher held open, and the binary it was
+// started from) but keep: the command's and the lifeline.
 func guardInit(keep fdFlag) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("make the init undumpable: %w", err)
