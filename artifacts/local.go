@@ -13,18 +13,29 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // tempPrefix starts the name of every file Local is still writing. Keys
 // never start a segment with a dot, so no key can name one.
 const tempPrefix = ".tmp-"
 
+// tempGrace is how long an unheld temporary file is left alone: the moment
+// between its creation and its writer's lock (see put).
+const tempGrace = 5 * time.Second
+
 // Local is a Store in a directory on this host: the key "a/b.json" is the
 // file <root>/a/b.json. It is the embedded default store.
 //
 // Put writes a temporary file next to the target, syncs it and renames it
 // into place, so a reader sees the old file or the new one, never part of
-// it. One limitation follows from using a file tree: a key cannot also be
+// it. The writer holds the temporary file (an exclusive flock, which the
+// kernel drops however the writer dies) until it has its final name, so
+// the temporary files a killed writer left are told apart from those of
+// live writers, in this process or another sharing the directory: each Put
+// removes the abandoned ones in its target's directory (the next upload of
+// the same run removes what a killed one left). One limitation follows from using a file tree: a key cannot also be
 // the directory of another key ("a" and "a/b" cannot both exist), which S3
 // allows; the run layout never needs both.
 type Local struct {
@@ -75,16 +86,21 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	removeAbandoned(dir, time.Now().Add(-tempGrace))
 	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
 			os.Remove(f.Name())
+			f.Close()
 		}
 	}()
+	// Held until it is renamed (and closed): see removeAbandoned.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return err
+	}
 	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
 		return err
 	}
@@ -94,13 +110,40 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
 	if err := os.Rename(f.Name(), dst); err != nil {
 		return err
 	}
+	if err := f.Close(); err != nil {
+		return err
+	}
 	return syncDir(dir)
+}
+
+// removeAbandoned removes the temporary files in dir whose writers have
+// gone: those nobody holds (put locks its file as it creates it) and last
+// changed before cutoff (one younger may be about to be locked). It is
+// best effort: a file it may not open (another user's) or remove stays.
+func removeAbandoned(dir string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
+				os.Remove(p)
+			}
+		}
+		f.Close()
+	}
 }
 
 // syncDir makes a rename in dir durable.

@@ -2,9 +2,13 @@ package artifacts_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,3 +118,90 @@ func TestLocalPresignIsAFileURL(t *testing.T) {
 type brokenReader struct{}
 
 func (brokenReader) Read([]byte) (int, error) { return 0, os.ErrClosed }
+
+// putterArg makes the test binary (see TestMain) a writer of its own: it
+// puts its stdin into the directory store ROOT at KEY and exits 0 once
+// stored.
+const putterArg = "__artifacts-putter"
+
+func runPutter(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: __artifacts-putter ROOT KEY")
+		return 2
+	}
+	s, err := artifacts.NewLocal(args[0])
+	if err == nil {
+		err = s.Put(context.Background(), args[1], os.Stdin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startPutter starts a writer process putting key into the store at root,
+// feeds it part of the file and waits until its temporary file holds that
+// part, which it returns (with the writer and its stdin).
+func startPutter(t *testing.T, root, key string, known map[string]bool) (*exec.Cmd, io.WriteCloser, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], putterArg, root, key)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, err = in.Write([]byte("half"))
+	require.NoError(t, err)
+	var tmp string
+	require.Eventually(t, func() bool {
+		found, _ := filepath.Glob(filepath.Join(root, filepath.Dir(key), ".tmp-*"))
+		for _, f := range found {
+			if fi, err := os.Stat(f); !known[f] && err == nil && fi.Size() == 4 {
+				tmp = f
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the writer of %s has its temporary file", key)
+	known[tmp] = true
+	return cmd, in, tmp
+}
+
+// TestLocalPutRemovesWhatAKilledWriterLeft: a writer process SIGKILLed in
+// the middle of a Put leaves its temporary file; the next Put into the same
+// directory removes it, and leaves alone the temporary file of a live
+// writer (another process, as slow as it likes) and one just created,
+// whose writer is about to lock it.
+func TestLocalPutRemovesWhatAKilledWriterLeft(t *testing.T) {
+	root := t.TempDir()
+	known := map[string]bool{}
+	killed, _, left := startPutter(t, root, "r/a.json", known)
+	live, liveIn, held := startPutter(t, root, "r/b.json", known)
+	require.NoError(t, killed.Process.Kill())
+	killed.Wait()
+	require.FileExists(t, left, "a killed writer leaves its temporary file")
+
+	// Both old: only the live writer's lock keeps its file.
+	old := time.Now().Add(-time.Minute)
+	require.NoError(t, os.Chtimes(left, old, old))
+	require.NoError(t, os.Chtimes(held, old, old))
+	young := filepath.Join(root, "r", ".tmp-young")
+	require.NoError(t, os.WriteFile(young, []byte("x"), 0o600))
+
+	s := newLocal(t, root)
+	require.NoError(t, s.Put(t.Context(), "r/c.json", strings.NewReader("c")))
+	assert.NoFileExists(t, left, "the next Put removed what the killed writer left")
+	assert.FileExists(t, held, "a live writer's temporary file is left alone")
+	assert.FileExists(t, young, "a temporary file just created is left alone")
+
+	// The live writer finishes its Put unharmed.
+	_, err := liveIn.Write([]byte(" and the rest"))
+	require.NoError(t, err)
+	require.NoError(t, liveIn.Close())
+	require.NoError(t, live.Wait())
+	b, err := os.ReadFile(filepath.Join(root, "r", "b.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "half and the rest", string(b))
+	assert.NoFileExists(t, held)
+}

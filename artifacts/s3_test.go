@@ -44,6 +44,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == putterArg {
+		os.Exit(runPutter(os.Args[2:]))
+	}
 	gw, gwErr = startGateway()
 	code := m.Run()
 	if gw != nil {
