@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // tempPrefix starts the name of every file Local is still writing. Keys
@@ -98,7 +96,7 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 		}
 	}()
 	// Held until it is renamed (and closed): see removeAbandoned.
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return err
 	}
 	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
@@ -137,7 +135,7 @@ func removeAbandoned(dir string, cutoff time.Time) {
 		if err != nil {
 			continue
 		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
 				os.Remove(p)
 			}

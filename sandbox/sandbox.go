@@ -656,8 +656,8 @@ func feedStdin(r io.Reader) (*os.File, error) {
 // of the sandbox's PID 1 and a pidfd for it, or 0 and -1 when bubblewrap
 // exited without one. Killing
 // PID 1 ends the whole PID namespace at once; killing only bubblewrap
-// would leave a PID 1 still in its setup phase (where the parent-death
-// signal does not yet hold) waiting forever.
+// would leave a PID 1 still in bubblewrap's setup (before the init, and
+// so its lifeline) waiting forever.
 func sandboxInit(info io.Reader) (pid, pidfd int) {
 	var report struct {
 		ChildPid int `json:"child-pid"`

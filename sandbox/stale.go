@@ -44,11 +44,14 @@ func CleanStale(root string, cutoff time.Time) ([]string, error) {
 	return removed, err
 }
 
-// KillStranded kills the sandboxes whose start a killed runner cut short.
-// While bubblewrap sets a sandbox up, its child (the sandbox's PID 1 to be)
-// waits on bubblewrap before it is under --die-with-parent; a runner
-// SIGKILLed then takes bubblewrap with it (its parent-death signal) and
-// strands the child, blocked for good. Such a process is bubblewrap,
+// KillStranded kills the sandboxes whose start was cut short with their
+// bubblewrap gone. While bubblewrap sets a sandbox up, its child (the
+// sandbox's PID 1 to be) waits for it; a bubblewrap that dies then strands
+// the child, blocked for good, before the init (and its lifeline, see
+// Cmd.Start) runs. A killed launcher no longer takes bubblewrap with it,
+// but runners of versions before the lifeline did (bubblewrap had their
+// parent-death signal), and a bubblewrap killed by someone else, or
+// failing there, still does. Such a process is bubblewrap,
 // started for a sandbox's init, PID 1 of its own PID namespace, whose
 // parent is not bubblewrap; a sandbox that is starting or running never is
 // (its PID 1 is bubblewrap's child, or the init). It returns the processes
