@@ -211,6 +211,8 @@ func forwardSignals() func() <-chan os.Signal {
 // (it never gets it), but never the write end.
 func watchLifeline(fd int) {
 	syscall.CloseOnExec(fd) // nothing the init starts gets it
+	// Non-blocking, the runtime's poller waits on it: no thread of its own.
+	syscall.SetNonblock(fd, true)
 	f := os.NewFile(uintptr(fd), "lifeline")
 	go func() {
 		b := make([]byte, 1)
