@@ -119,6 +119,15 @@ type Policy struct {
 	// a path under HomeDir, WorkspaceDir, /usr, /proc or /dev is refused.
 	Files map[string]string
 
+	// MemoryDirs are directories of HomeDir, by name, that each command
+	// gets as a memory file system (tmpfs) of at most the given bytes
+	// instead of the per-agent directory's disk: empty at the command's
+	// start, private to it, gone when it ends, never seen from the host.
+	// For data written often that need not outlive the command, such as a
+	// browser's profile, whose databases would otherwise be journalled
+	// and synced to disk.
+	MemoryDirs map[string]int64
+
 	// AllowUserNamespaces lets the commands create user namespaces of
 	// their own, which Chromium's own sandbox needs for its renderers.
 	// Without it (the default) a new user namespace is refused
@@ -856,6 +865,9 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		return nil, nil, files, err
 	}
 	a = append(a, tmp...)
+	for _, name := range slices.Sorted(maps.Keys(p.MemoryDirs)) {
+		a = append(a, "--size", fmt.Sprint(p.MemoryDirs[name]), "--perms", "0700", "--tmpfs", filepath.Join(HomeDir, name))
+	}
 	a = append(a, "--perms", "0700", "--dir", shmDir) // /dev/shm, counted with /tmp
 	if !p.NoWorkspace {
 		a = append(a, "--bind", s.workspace, WorkspaceDir)
@@ -1125,6 +1137,14 @@ func validatePolicy(p Policy) error {
 	}
 	if err := checkFiles(p.Files); err != nil {
 		return err
+	}
+	for name, size := range p.MemoryDirs {
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || name == filepath.Base(shmDir) {
+			return fmt.Errorf("sandbox: memory directory %q: want a plain name in HomeDir", name)
+		}
+		if size <= 0 {
+			return fmt.Errorf("sandbox: memory directory %s: size %d, want a positive number of bytes", name, size)
+		}
 	}
 	for _, h := range p.Hide {
 		if !doublestar.ValidatePattern(h) {

@@ -151,6 +151,30 @@ func TestSandboxLocaltimeIsTheHostsLink(t *testing.T) {
 	assert.Equal(t, string(want), zone, "the link leads to the host's zone file")
 }
 
+// A memory directory is a bounded tmpfs of each command's own: what is
+// written there never reaches the host's per-agent directory, the next
+// command starts with it empty, and it cannot grow past its size.
+func TestSandboxMemoryDirIsPrivateAndBounded(t *testing.T) {
+	needBwrap(t)
+	sb := openSandbox(t, Policy{MemoryDirs: map[string]int64{"scratch": 1 << 20}})
+	r := runSh(t, sb, `echo kept > /tmp/scratch/f; stat -f -c %T /tmp/scratch
+		head -c 2000000 /dev/zero > /tmp/scratch/big && echo unbounded || echo full`)
+	require.Equal(t, 0, r.code, r.out)
+	assert.True(t, strings.HasPrefix(r.out, "tmpfs\n"), r.out)
+	assert.True(t, strings.HasSuffix(r.out, "full\n"), "the directory outgrew its size: %s", r.out)
+	entries, err := os.ReadDir(filepath.Join(sb.Home(), "scratch"))
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the memory directory's files reached the host")
+	r = runSh(t, sb, `ls -A /tmp/scratch`)
+	require.Equal(t, 0, r.code, r.out)
+	assert.Empty(t, r.out, "a command saw the last command's memory directory")
+
+	for _, dirs := range []map[string]int64{{"a/b": 1 << 20}, {"..": 1 << 20}, {"": 1 << 20}, {".shm": 1 << 20}, {"a": 0}} {
+		_, err := New(t.Context(), Policy{MemoryDirs: dirs})
+		assert.Error(t, err, "memory directories %v", dirs)
+	}
+}
+
 func TestSandboxEnvironmentIsOnlyThePolicy(t *testing.T) {
 	needBwrap(t)
 	hostSecret := newMarker(t, "hostenv")
