@@ -327,17 +327,15 @@ func TestBrowserIsConfined(t *testing.T) {
 		assert.Equal(t, "2", status["Seccomp"], "%s runs without a seccomp filter", what)
 
 		// Chromium writes its process titles over the environment block of
-		// its helpers, so only variable-shaped entries are names.
+		// its helpers: environNames tells the title from variables.
 		// The sandbox's own PID 1 and init are undumpable: only root reads
 		// their environment (empty: the sandbox's own tests).
 		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if !os.IsPermission(err) || strings.HasPrefix(status["Name"], "chrom") {
 			require.NoError(t, err)
 			assert.NotContains(t, string(environ), canary, "%s holds the launcher's environment", what)
-			for _, kv := range strings.Split(string(environ), "\x00") {
-				if name, _, ok := strings.Cut(kv, "="); ok && envName.MatchString(name) {
-					assert.Contains(t, browserEnv, name, "%s has %s in its environment", what, name)
-				}
+			for _, name := range environNames(environ, []byte(cmdline)) {
+				assert.Contains(t, browserEnv, name, "%s has %s in its environment", what, name)
 			}
 		}
 

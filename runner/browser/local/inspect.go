@@ -28,6 +28,24 @@ var (
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// environNames returns the names of the variables in a process's
+// environment block, given its command line as /proc shows them. Chromium
+// writes a helper's title over its argument and environment blocks, and
+// the kernel then shows the whole title as the command line: an entry the
+// title holds is title text, wherever its cut makes it look like a
+// variable ("...-pid=0 --flag" read as "id=0 --flag"), never a variable.
+func environNames(environ, cmdline []byte) []string {
+	title := strings.ReplaceAll(string(cmdline), "\x00", " ")
+	var names []string
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && envName.MatchString(name) && !strings.Contains(title, kv) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // inspect returns what is wrong, seen from the host, with the confinement
 // of the processes below root, the sandbox's bubblewrap on the host; self
 // are the launcher's own namespaces.
@@ -91,10 +109,8 @@ func inspect(root int, self map[string]string) []string {
 				add(name + " shares the host's " + kind + " namespace")
 			}
 		}
-		// Chromium writes its helpers' titles over their environment
-		// block, so only variable-shaped entries are names.
-		for _, kv := range strings.Split(string(environ), "\x00") {
-			if v, _, ok := strings.Cut(kv, "="); ok && envName.MatchString(v) && !slices.Contains(browserEnv, v) {
+		for _, v := range environNames(environ, cmdline) {
+			if !slices.Contains(browserEnv, v) {
 				add(name + " has " + v + " in its environment")
 			}
 		}

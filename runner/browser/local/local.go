@@ -70,6 +70,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -340,7 +341,7 @@ func (c Config) args() []string {
 		"--remote-debugging-pipe",
 		"--remote-debugging-address=127.0.0.1",
 		"--remote-debugging-port=" + strconv.Itoa(DevToolsPort),
-		"--user-data-dir=" + sandbox.HomeDir,
+		"--user-data-dir=" + path.Join(sandbox.HomeDir, profileDir),
 		// Every request goes to the egress, loopback too (Chromium would
 		// otherwise reach its own loopback directly, DevTools' port
 		// included), and the egress resolves every name.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/sandbox"
@@ -112,4 +113,14 @@ func chromiumMain(t testing.TB, b *Browser) int {
 	}
 	t.Fatal("no main Chromium process")
 	return 0
+}
+
+// A helper's title written over its environment block is the title, cut
+// where the block starts; a real variable beside it is still a variable.
+func TestEnvironNamesTellTheTitleFromVariables(t *testing.T) {
+	title := "/usr/lib/chromium/chromium --type=gpu-process --crashpad-handler-pid=0 --user-data-dir=/tmp/profile\x00"
+	environ := "id=0 --user-data-dir=/tmp/profile\x00\x00"
+	assert.Empty(t, environNames([]byte(environ), []byte(title)))
+	assert.Equal(t, []string{"HOME", "SECRET"},
+		environNames([]byte("HOME=/tmp\x00SECRET=x\x00-- not a variable\x00"), []byte("/usr/lib/chromium/chromium\x00--headless\x00")))
 }
