@@ -5,12 +5,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,7 +22,6 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/sandbox"
 )
 
 var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills; 5: 68 kills, give go test -timeout 60m)")
@@ -55,11 +53,7 @@ type crashRun struct {
 	// kept is every row a killed runner left on disk, by trial directory:
 	// each must be in the final rows as it was.
 	kept map[string]pairbench.Row
-	// stranded are the sandboxes the last kill stranded in their setup;
-	// strandedN counts them over the test.
-	stranded  []int
-	strandedN int
-	started   time.Time
+	started time.Time
 }
 
 // TestCrashResume kills the runner with SIGKILL at points chosen by its
@@ -173,6 +167,7 @@ func TestCrashResume(t *testing.T) {
 	checkCompleteRun(t, le.runDir())
 	lc.keptRows(t)
 	lc.storeIsTheDirectory(t)
+	noTempFiles(t, localStore)
 	c.counts, c.order = lc.counts, lc.order
 
 	total := 0
@@ -180,8 +175,8 @@ func TestCrashResume(t *testing.T) {
 		t.Logf("kills %-34s %d", name, c.counts[name])
 		total += c.counts[name]
 	}
-	t.Logf("kills in all: %d in %d phases (rounds %d, %d pairs × 2 intents, %d rows); %d sandboxes stranded in their setup, each killed by the next start; %s",
-		total, len(c.order), rounds, pairs, len(rows), c.strandedN+lc.strandedN, time.Since(c.started).Round(time.Second))
+	t.Logf("kills in all: %d in %d phases (rounds %d, %d pairs × 2 intents, %d rows); %s",
+		total, len(c.order), rounds, pairs, len(rows), time.Since(c.started).Round(time.Second))
 }
 
 // next numbers the next runner started.
@@ -255,11 +250,8 @@ func (c *crashRun) record(t *testing.T, name string) {
 // next runner must remove.
 func (c *crashRun) afterKill(t *testing.T) {
 	t.Helper()
-	// A kill while a sandbox was being set up strands its PID 1 to be
-	// (sandbox.KillStranded): the next runner kills it as it starts.
-	c.stranded = strandedOrphans(t)
-	c.strandedN += len(c.stranded)
-	waitNoOrphans(t, 15*time.Second, append(slices.Clone(c.keep), c.stranded...)...)
+	// Also a sandbox being set up at the kill: its lifeline ends it.
+	waitNoOrphans(t, 15*time.Second, c.keep...)
 	if f, err := os.OpenFile(filepath.Join(c.e.runDir(), ".lock"), os.O_RDWR, 0); err == nil {
 		assert.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), "the run's lock died with its runner")
 		f.Close()
@@ -289,28 +281,6 @@ func (c *crashRun) noneLeft(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(c.e.temp, d), "left by runner %d and not removed when the next started", c.e.n-1)
 	}
 	c.left = nil
-	if len(c.stranded) > 0 {
-		assert.Eventually(t, func() bool { return len(strandedOrphans(t)) == 0 }, 5*time.Second, 20*time.Millisecond,
-			"sandboxes stranded in their setup by runner %d are killed when the next starts: %v", c.e.n-1, c.stranded)
-		c.stranded = nil
-	}
-}
-
-// strandedOrphans lists the sandboxes stranded in their setup that are the
-// test's (orphans it reaps), not another process's.
-func strandedOrphans(t *testing.T) []int {
-	t.Helper()
-	all, err := sandbox.Stranded()
-	require.NoError(t, err)
-	self := strconv.Itoa(os.Getpid())
-	var out []int
-	for _, pid := range all {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); err == nil && len(f) > 1 && f[1] == self {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // killMerge kills a merge of the stored run as it fetches its nth object.
@@ -354,6 +324,21 @@ func (c *crashRun) rowsByDir(t *testing.T) map[string]pairbench.Row {
 func (c *crashRun) storeIsTheDirectory(t *testing.T) {
 	t.Helper()
 	storeHoldsTheRun(t, c.store, c.e.runID, c.e.runDir())
+}
+
+// noTempFiles checks that the directory store at root holds no temporary
+// file: what the runners killed mid-upload left, the uploads after them
+// removed.
+func noTempFiles(t *testing.T, root string) {
+	t.Helper()
+	var left []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".tmp-") {
+			left = append(left, p)
+		}
+		return err
+	}))
+	assert.Empty(t, left, "temporary files left in the directory store")
 }
 
 var (
