@@ -151,15 +151,15 @@ func TestKillStrandedKillsOnlyStrandedSetups(t *testing.T) {
 		// unshare --fork: the fake is PID 1 of a new namespace, its parent
 		// is unshare, not bubblewrap.
 		outer := start("unshare", "--user", "--map-root-user", "--pid", "--fork", fake, "-c", script, InitArg)
-		ours := func(pids []int) bool {
-			return slices.ContainsFunc(pids, func(pid int) bool {
-				_, ppid, ok := procStat(pid)
-				return ok && ppid == outer.Process.Pid
-			})
-		}
+		fakePID := 0 // the fake, the child of unshare among the stranded
 		require.Eventually(t, func() bool {
 			stranded, err := Stranded()
-			return err == nil && ours(stranded)
+			for _, pid := range stranded {
+				if _, ppid, ok := procStat(pid); ok && ppid == outer.Process.Pid {
+					fakePID = pid
+				}
+			}
+			return err == nil && fakePID != 0
 		}, 5*time.Second, 20*time.Millisecond, "the stranded setup is found")
 		stranded, err := Stranded()
 		require.NoError(t, err)
@@ -168,8 +168,8 @@ func TestKillStrandedKillsOnlyStrandedSetups(t *testing.T) {
 		killed, err := KillStranded()
 		require.NoError(t, err)
 		assert.NotContains(t, killed, plain.Process.Pid)
-		killedOurs = ours(killed)
-		require.Eventually(t, func() bool { s, _ := Stranded(); return !ours(s) }, 5*time.Second, 20*time.Millisecond)
+		killedOurs = slices.Contains(killed, fakePID)
+		require.Eventually(t, func() bool { s, _ := Stranded(); return !slices.Contains(s, fakePID) }, 5*time.Second, 20*time.Millisecond)
 	}
 	assert.True(t, killedOurs, "KillStranded never killed the stranded setup")
 	assert.NoError(t, plain.Process.Signal(syscall.Signal(0)), "the other process lives")
