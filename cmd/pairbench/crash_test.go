@@ -52,7 +52,7 @@ type crashRun struct {
 	left   []string // per-trial directories a killed runner left
 	// kept is every row a killed runner left on disk, by trial directory:
 	// each must be in the final rows as it was.
-	kept map[string]pairbench.Row
+	kept    map[string]pairbench.Row
 	started time.Time
 }
 
