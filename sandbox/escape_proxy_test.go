@@ -280,6 +280,25 @@ func openDescriptors(t *testing.T) int {
 	return len(entries)
 }
 
+// floodLoopback has sb open up to 300 connections to its loopback port and
+// hold them for hold; it returns once they are open (and half a second
+// more, for the launcher to accept them), with the channel that gives sb's
+// result when it ends.
+func floodLoopback(t *testing.T, sb *netSandbox, port int, hold time.Duration) <-chan netResult {
+	t.Helper()
+	done := make(chan netResult, 1)
+	go func() {
+		done <- sb.run(t, fmt.Sprintf(`for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/%d || break; done; echo $i > /tmp/opened; sleep %d`,
+			port, int(hold.Seconds())))
+	}()
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(sb.sb.Home(), "opened"))
+		return err == nil
+	}, 40*time.Second, 50*time.Millisecond, "the flood is in place")
+	time.Sleep(500 * time.Millisecond) // what the launcher accepts, it has accepted by now
+	return done
+}
+
 // TestEscapeProxyConnectionFlood: one sandbox opening hundreds of idle
 // connections to its proxy holds at most a bounded number of the
 // launcher's descriptors, and another sandbox's proxy keeps serving.
@@ -297,15 +316,7 @@ func TestEscapeProxyConnectionFlood(t *testing.T) {
 		flooder := newNetSandbox(t, startEgress(t, cfg), nil, "")
 		other := newNetSandbox(t, startEgress(t, cfg), nil, "")
 		before := openDescriptors(t)
-		done := make(chan netResult, 1)
-		go func() {
-			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || break; done; echo $i > /tmp/opened; sleep 15`)
-		}()
-		require.Eventually(t, func() bool {
-			_, err := os.Stat(filepath.Join(flooder.sb.Home(), "opened"))
-			return err == nil
-		}, 40*time.Second, 50*time.Millisecond, "the flood is in place")
-		time.Sleep(500 * time.Millisecond) // what the launcher accepts, it has accepted by now
+		done := floodLoopback(t, flooder, 3128, 15*time.Second)
 		held := openDescriptors(t) - before
 		r := other.run(t, `curl -sS --max-time 30 https://model.test:`+strconv.Itoa(model.port)+`/`)
 		assert.Equal(t, 0, r.code, "another sandbox's proxy stopped serving: %s", r)

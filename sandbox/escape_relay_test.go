@@ -124,15 +124,7 @@ func TestEscapeRelayFlood(t *testing.T) {
 		flooder := newNetSandbox(t, startEgress(t, cfg), nil, "")
 		other := newNetSandbox(t, startEgress(t, cfg), nil, "")
 		before := openDescriptors(t)
-		done := make(chan netResult, 1)
-		go func() {
-			done <- flooder.run(t, `for i in $(seq 300); do exec {fd}<>/dev/tcp/127.0.0.1/9222 || break; done; echo $i > /tmp/opened; sleep 3`)
-		}()
-		require.Eventually(t, func() bool {
-			_, err := os.Stat(filepath.Join(flooder.sb.Home(), "opened"))
-			return err == nil
-		}, 40*time.Second, 50*time.Millisecond, "the flood is in place")
-		time.Sleep(500 * time.Millisecond) // what the launcher accepts, it has accepted by now
+		done := floodLoopback(t, flooder, 9222, 3*time.Second)
 		launcher := openDescriptors(t) - before - int(served.Load())
 		r := other.run(t, `exec 3<>/dev/tcp/127.0.0.1/9222 && timeout 10 head -1 <&3`)
 		assert.Contains(t, r.stdout, "devtools", "another sandbox's relay stopped working: %s", r)
