@@ -82,8 +82,6 @@ func bytesText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// needsCgroup reports whether l asks for anything a cgroup enforces.
-func (l Limits) needsCgroup() bool { return l.Memory > 0 || l.Pids > 0 || l.CPU > 0 }
 
 // controllers returns the cgroup controllers l needs.
 func (l Limits) controllers() []string {
