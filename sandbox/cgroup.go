@@ -82,7 +82,6 @@ func bytesText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-
 // controllers returns the cgroup controllers l needs.
 func (l Limits) controllers() []string {
 	var c []string
