@@ -137,38 +137,50 @@ func (r *Run) lock() error {
 // readRegistry loads the registry from its directory, or from git at the
 // pinned ref without a checkout.
 func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Source, error) {
-	var (
-		source runner.Source
-		reg    *intents.Registry
-		err    error
-		name   = r.cfg.Registry
-	)
-	if g := r.cfg.Git; g != nil {
-		var tree fs.FS
-		if source, tree, err = runner.GitFetch(ctx, g.Cache, g.Repo, g.Ref, g.PR, r.cfg.Registry); err != nil {
-			return nil, source, err
-		}
-		r.log.Info("registry", "source", source.String())
-		// Named by its commit alone: the repository's URL may hold a
-		// token, and whoever reads the error knows the repository.
-		name = "commit " + source.Commit
-		reg, err = intents.LoadFS(tree, r.cfg.Registry)
-	} else {
-		reg, err = intents.Load(r.cfg.Registry)
+	g := r.cfg.Git
+	if g == nil {
+		reg, err := intents.Load(r.cfg.Registry)
+		reg, err = checkRegistry(reg, err, r.cfg.Registry, false, time.Now())
+		return reg, runner.Source{}, err
 	}
-	var ps intents.Problems
-	if err != nil && !errors.As(err, &ps) {
+	source, tree, err := runner.GitFetch(ctx, g.Cache, g.Repo, g.Ref, g.PR, r.cfg.Registry)
+	if err != nil {
 		return nil, source, err
 	}
-	// An intent whose known-correct answer fails its own rules would have
-	// every trial graded by broken rules: validate's problem, so the run's.
+	r.log.Info("registry", "source", source.String())
+	reg, err := LoadGitRegistry(tree, r.cfg.Registry, source.Commit, time.Now())
+	return reg, source, err
+}
+
+// LoadGitRegistry loads the registry at the root of tree, directory dir of
+// the repository at commit, and checks it as a bench of that commit does: the problems intents finds
+// or, when there are none, the baseline answers their own rules fail, in a
+// *RegistryError that names the commit and each file by its path in the
+// repository. pairbench serve checks a pull request's registry with it
+// before it dispatches the bench to GitHub Actions.
+func LoadGitRegistry(tree fs.FS, dir, commit string, now time.Time) (*intents.Registry, error) {
+	reg, err := intents.LoadFS(tree, dir)
+	// Named by its commit alone: the repository's URL may hold a token,
+	// and whoever reads the error knows the repository.
+	return checkRegistry(reg, err, "commit "+commit, true, now)
+}
+
+// checkRegistry turns what intents.Load found into a bench's error: its
+// problems, or an intent whose known-correct answer fails its own rules
+// (which would have every trial graded by broken rules: validate's problem,
+// so the run's), in a *RegistryError.
+func checkRegistry(reg *intents.Registry, err error, name string, git bool, now time.Time) (*intents.Registry, error) {
+	var ps intents.Problems
+	if err != nil && !errors.As(err, &ps) {
+		return nil, err
+	}
 	if err == nil {
-		ps = grade.CheckBaselines(reg, time.Now())
+		ps = grade.CheckBaselines(reg, now)
 	}
 	if len(ps) > 0 {
-		return nil, source, &RegistryError{Registry: name, Git: r.cfg.Git != nil, Problems: ps}
+		return nil, &RegistryError{Registry: name, Git: git, Problems: ps}
 	}
-	return reg, source, nil
+	return reg, nil
 }
 
 // planOrResume returns the run's plan: the stored run.json when the run
