@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"time"
 
@@ -90,6 +91,15 @@ type Config struct {
 	// Workflow is the Actions workflow file dispatched, whose workflow_run
 	// events end benches; "" means DefaultWorkflow.
 	Workflow string
+	// CheckRegistry, when set, checks a pull request's registry before the
+	// Actions backend dispatches its bench: tree is the repository at the
+	// commit benched, read through the contents API, and commit its id. An
+	// error it returns says what is wrong with the registry (the service
+	// gives bench.LoadGitRegistry's, every problem by file and line): the
+	// bench then fails with it, undispatched, and the check run and the
+	// comment quote it. A registry the API cannot read whole is dispatched
+	// unchecked (the workflow's run checks it).
+	CheckRegistry func(tree fs.FS, commit string) error
 	// CommitStatuses makes the bot post commit statuses instead of check
 	// runs: a plain token cannot create check runs (only Apps can).
 	CommitStatuses bool
@@ -235,7 +245,8 @@ func (b *Bot) workers() *river.Workers {
 	river.AddWorker(w, &worker[state.DeliveryJob]{b: b, work: b.workDelivery})
 	river.AddWorker(w, &worker[checkJob]{b: b, work: b.workCheck})
 	river.AddWorker(w, &worker[surfaceJob]{b: b, work: b.workSurface})
-	river.AddWorker(w, &worker[dispatchJob]{b: b, work: b.workDispatch})
+	// A dispatch reads the registry first (Config.CheckRegistry).
+	river.AddWorker(w, &worker[dispatchJob]{b: b, work: b.workDispatch, timeout: 5 * time.Minute})
 	river.AddWorker(w, &worker[cancelJob]{b: b, work: b.workCancel})
 	river.AddWorker(w, &worker[finishJob]{b: b, work: b.workFinish})
 	river.AddWorker(w, &worker[replyJob]{b: b, work: b.workReply})

@@ -155,6 +155,14 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		}
 	}
 	if run == nil && bn.Dispatched.IsZero() {
+		if problems, err := b.checkRegistry(ctx, c, req, job.Attempt); err != nil {
+			return err
+		} else if problems != nil {
+			b.cfg.Metrics.Dispatched(BackendActions, "invalid_registry")
+			return b.state.Update(ctx, func(tx *state.Tx) error {
+				return endBench(ctx, tx, bn.Run, state.BenchFailed, "The bench was not started: "+problems.Error(), "")
+			})
+		}
 		id, url, err := b.dispatch(ctx, c, req)
 		var permanent *dispatchRefused
 		if errors.As(err, &permanent) {
@@ -207,6 +215,27 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		}
 		return nil
 	})
+}
+
+// checkRegistry checks req's registry at its head commit with
+// Config.CheckRegistry, if set, and returns what is wrong with it (nil for
+// a registry without problems). It returns an error only for a read of the
+// API that failed and may succeed if tried again; from the third attempt on,
+// or when the registry needs too many reads, it dispatches unchecked.
+func (b *Bot) checkRegistry(ctx context.Context, c *github.Client, req Request, attempt int) (problems, err error) {
+	if b.cfg.CheckRegistry == nil {
+		return nil, nil
+	}
+	tree := newContentsFS(ctx, registryAt{c: c, owner: req.Repo.Owner, repo: req.Repo.Name, sha: req.HeadSHA})
+	problems = b.cfg.CheckRegistry(tree, req.HeadSHA)
+	switch {
+	case tree.err == nil:
+		return problems, nil
+	case attempt < 3 && !errors.Is(tree.err, errTreeTooLarge):
+		return nil, tree.err
+	}
+	b.log.Warn("registry not checked before the dispatch; the workflow's run checks it", "run", req.RunID, "err", tree.err)
+	return nil, nil
 }
 
 // dispatchRefused is a dispatch GitHub will never accept as it stands (no

@@ -24,10 +24,11 @@ const (
 	maxRegistryFile = 1 << 20
 )
 
-// registryAt reads a registry at one commit through the contents API. It
-// reads only what planning needs — the configuration and the id of each
-// intent — and leaves validation to the runner, which loads the registry
-// in full at the same SHA.
+// registryAt reads a registry at one commit through the contents API. For
+// planning it reads only what planning needs — the configuration and the id
+// of each intent; the registry is checked in full at the same SHA by the
+// runner, or for the Actions backend before the dispatch (contentsFS,
+// Config.CheckRegistry).
 type registryAt struct {
 	c                *github.Client
 	owner, repo, sha string
@@ -35,8 +36,8 @@ type registryAt struct {
 
 // config reads .pairbench.yml with intents' own parser. A configuration
 // with problems still plans (intents puts its defaults in place of what is
-// wrong): the runner loads the registry in full at the same SHA and the
-// bench fails there, quoting every problem by file and line.
+// wrong): the registry's full check at the same SHA fails the bench,
+// quoting every problem by file and line.
 func (r registryAt) config(ctx context.Context) (intents.Config, error) {
 	data, err := r.file(ctx, intents.ConfigFile)
 	if isNotFound(err) {
