@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/state"
@@ -63,6 +65,13 @@ func Run(ctx context.Context, o Options, s Secrets, l net.Listener, log *slog.Lo
 	}
 	if o.Dispatch == bot.BackendLocal {
 		cfg.Runner = NewLocalRunner(o, log)
+	} else {
+		// A registry with problems fails before a runner is taken, and its
+		// problems reach the comment, as a local bench's do.
+		cfg.CheckRegistry = func(tree fs.FS, commit string) error {
+			_, err := bench.LoadGitRegistry(tree, ".", commit, time.Now())
+			return err
+		}
 	}
 	b, err := bot.Open(ctx, cfg)
 	if err != nil {
