@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -38,15 +39,23 @@ var (
 
 const crashRepo = "octo/registry"
 
-// crashRegistry is a registry every commit of the test carries.
-var crashRegistry = map[string]string{
-	".pairbench.yml":                                  "paths:\n  intents: bench/intents\n",
-	"domains/books.example/domain.json":               `{"start_urls": ["http://books.example/*"]}`,
-	"domains/books.example/tools/find_books.js":       "({name: 'find_books'})",
-	"bench/intents/books.example/books-count.yml":     "id: books-count\ndomain: books.example\n",
-	"bench/intents/books.example/books-cheapest.yaml": "id: books-cheapest\ndomain: books.example\n",
-	".github/workflows/pairbench.yml":                 "name: pairbench\n",
-}
+// crashRegistry is what every commit of the test carries: the example
+// registry, which serve checks before each dispatch, and the workflow.
+var crashRegistry = func() map[string]string {
+	files := map[string]string{".github/workflows/pairbench.yml": "name: pairbench\n"}
+	reg := os.DirFS(filepath.Join("..", "..", "examples", "registry"))
+	if err := fs.WalkDir(reg, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(reg, p)
+		files[p] = string(b)
+		return err
+	}); err != nil {
+		panic(err)
+	}
+	return files
+}()
 
 // verdictOf is the verdict the test's "runner" reports for a commit: a
 // function of the commit, so the label at the end says whose verdict it is.
