@@ -40,10 +40,7 @@ model's judgement. Use 'pairbench run --model provider/id' for that.
 
 The defaults (3 intents × 7 pairs over 2 slots) are the fewest pairs with
 which the sign test can reach significance after Holm's correction across
-three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3). The smoke gate still
-checks the treatment setup of all four example intents: the fourth,
-books-cheapest-poetry, starts on the books intents' start page, where every
-registered books tool, its entry tool list_genre too, must be live.
+three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3).
 
 Examples:
   make demo              # installs what is missing, builds, runs this

@@ -153,37 +153,20 @@ unknown agent, a model the agent cannot take, or a missing key is one line
 and exit 2, before anything is written.
 
 Before the first trial run passes a smoke gate (the sandbox self-check, the
-budget, a zero-tool agent run that answers at a cost above zero, and the
-treatment setup of every intent: each domain's tools registered in one
-browser, each start page loaded, its entry tool live and no registered tool
-failed to register, the failures named with the tool file and the browser's
-message), then freezes the plan in RUNS_DIR/RUN_ID/run.json;
-any failure stops the run before a trial, before run.json, and leaves no run
-directory. Rows are appended to rows.jsonl as trials finish; a trial that
-aborts reruns its whole pair, and a pair that aborted in both its attempts is
-given up. The run stops after max(6, 2×slots) aborted trials in a row. When
-every pair is done the report is written (report.json, report.md,
-report.html); with --store the run is uploaded as it goes, the report last.
+budget, a zero-tool agent run, and every intent's treatment setup: its
+domain's tools registered and its entry tool live on its start page), then
+freezes the plan in RUNS_DIR/RUN_ID/run.json; a failure stops the run before
+any trial and leaves no run directory. Rows are appended to rows.jsonl as
+trials finish; a trial that aborts reruns its whole pair. When every pair is
+done the report is written (report.json, report.md, report.html); with
+--store the run is uploaded as it goes, the report last.
 
-Resume: run again with the same --run-id. Exactly the pairs that lack a
-scored trial in either arm run again; one runner per run id (a lock). The
-plan freezes what is benched (each intent, domain.json and tool file by
-content hash, --start-delay, --settle, --adoption, the seed and alpha): a
-resume that differs is refused, naming the change, unless --force, which the
-report then names; another --agent is refused always. With --store, a
-runner with an empty --runs-dir resumes from what the store holds.
-
-Spread over runners: --shard k/n runs shard k's pairs only and writes
-shards/k/rows.jsonl (and no report: a shard is part of a run). Plan once
-with --plan-only and the same --store; every shard given that --store and
---run-id then takes the stored run.json (a shard with none refuses to
-start). 'pairbench merge' gathers the shards from the store into one run
-directory and reports it.
-
-Exit codes: 0 done, 1 failed (registry, smoke gate, too many aborts, an
-intent that could not be benched, a refused resume, I/O, the last upload to
-the store), 2 bad flags, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
-A second signal exits at once.
+Resume: run again with the same --run-id; exactly the pairs that lack a
+scored trial run again. A changed plan is refused, naming the change, unless
+--force; another --agent always. Spread over runners: --plan-only once, then
+--shard k/n on each runner with the same --store and --run-id, then
+'pairbench merge'. docs/cli.md has the details (Resume, Shards, Caps and
+budgets, Exit codes: 0 done, 1 failed, 2 bad flags, 130/143 interrupted).
 
 Examples:
   # the example registry with the scripted model and the example sites

@@ -46,17 +46,13 @@ see what it must not: the current directory (the bench's checkout) and any
 --hidden path, the host home, another file in /tmp, host processes, a host
 network interface, a writable /proc/sys, a capability, its PID 1's memory;
 or it runs as root on the host, or without a process limit. When it passes
-it says how limits are enforced here (a delegated cgroup, or rlimits alone)
-and how the host's device nodes are bound.
+it says how limits are enforced here and how device nodes are bound.
 
-Then it checks the trial browser's confinement (unless --browser=false): a
-confined Chromium must run as a user that is not the host's root, in mount,
-PID and network namespaces of its own, under a seccomp filter, without
-capabilities, with a fresh environment and nothing of the host's files but
-/usr, a few /etc entries and its profile; a renderer must run in Chromium's
-own sandbox; a file: URL and a loopback port of this host must be refused.
-
-The runner calls the same checks as its smoke gate before any agent starts.
+Then (unless --browser=false) it checks the trial browser's confinement: a
+confined Chromium in namespaces of its own, not the host's root, under
+seccomp, without capabilities or the host's files, its renderers in
+Chromium's own sandbox, file: URLs and this host's loopback refused
+(docs/sandbox.md). The runner's smoke gate runs the same checks.
 
 Examples:
   pairbench sandbox check

@@ -36,39 +36,25 @@ verdict as a check run, a sticky comment and a "bench: <label>" label.
 GET /healthz and GET /metrics (Prometheus) are served on the same address.
 
 Secrets never go on the command line: the webhook secret is read from the
-environment variable named by --webhook-secret-env (default
-PAIRBENCH_WEBHOOK_SECRET), the App's private key from --private-key-file,
-and a plain token, if used instead of an App, from the variable named by
---token-env. The server refuses to start without a webhook secret.
+variable --webhook-secret-env names, the App's private key from
+--private-key-file, a plain token (instead of an App; it posts commit
+statuses, not check runs) from the variable --token-env names. The server
+refuses to start without a webhook secret.
 
-Benches run on this host by default (--dispatch local): one at a time, with
-the registry read at the pull request's head commit from --git-url through a
-bare cache, and the bench flags below; their browsers run here (--browser
-local) or in a cloud service (--browser kernel with KERNEL_API_KEY set, or
---browser cdp --cdp-config FILE), whose keys stay in this process, never in
-a sandbox (docs/browsers.md). With --dispatch actions they run on
-GitHub Actions instead: a workflow_dispatch of --workflow on the registry's
-default branch. Either way the runs upload to --store (see docs/artifacts.md),
-where the service reads each report.json when the bench ends; S3 credentials
-come from the usual AWS environment variables.
+Benches run on this host by default (--dispatch local, one at a time, the
+registry read at the head commit from --git-url, with the bench flags
+below), or on GitHub Actions (--dispatch actions: a workflow_dispatch of
+--workflow on the default branch, once the registry at the head commit has
+passed the checks a run makes). Runs upload to --store, where the service
+reads each report; with --public-url comments link each run's report site,
+served from the store by the service.
 
-With --public-url, comments link each run's report site through the service
-(GET /runs/<run id>/<signature>/report.html), which checks the link and
-streams the site's pages and trial files from the store.
-With a plain token (--token-env) the service posts commit statuses instead of
-check runs (only GitHub Apps may write check runs).
-
-Nothing is lost: a delivery is answered 2xx only once it is committed to the
-service's state with the job that will handle it, and every GitHub write is a
-job of its own, retried with backoff, waiting out rate limits. The state is
-one SQLite file under --state-dir (the default; one process at a time), or a
-PostgreSQL database shared by several replicas (--postgres-env names the
-variable holding its URL). After a crash or kill -9 the restarted service
-carries on where it was; a local bench resumes by its run id.
-
-On SIGINT or SIGTERM the service stops accepting connections and stops its
-jobs within --shutdown-timeout (a local bench goes back in the queue and
-resumes at the next start; other jobs cut short run again) and exits.
+Nothing is lost: a delivery is answered 2xx only once it is stored with its
+job, every GitHub write is a retried job, and a restarted service (after a
+crash or kill -9) carries on, a local bench resuming by its run id. The
+state is SQLite under --state-dir, or PostgreSQL shared by replicas
+(--postgres-env). SIGINT or SIGTERM stops within --shutdown-timeout.
+docs/serve.md is the operator's guide; docs/github-app.md sets up the App.
 
 Examples:
   PAIRBENCH_WEBHOOK_SECRET=... pairbench serve --addr 127.0.0.1:8080 \

@@ -19,32 +19,21 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate [DIR]",
 		Short: "Check a registry's domains, tool files and intents, and grade every baseline answer",
 		Long: `validate loads the registry in DIR (default: the current directory) the way
-a run would, and checks everything in it:
-
-  domains/<domain>/domain.json   known fields; every tool it names exists
-  domains/<domain>/tools/*.js    evaluated in a sandboxed interpreter for their
-                                 metadata: name, description, inputSchema,
-                                 readOnlyHint, urlPatterns, execute
-  bench/intents/<domain>/*.yaml  required fields, ids, the answer JSON Schema,
-                                 rules, fixtures and placeholders, agreement,
-                                 class, the entry tool (it must be registered
-                                 and appear on the start URL), the baseline
-
-Paths follow .pairbench.yml when the registry has one (see docs/registry.md).
-Then it grades each intent's baseline answer, the known-correct answer, with
-the intent's own schema and rules, as if an agent had given it in a fenced
-JSON block: a baseline that does not grade correct is a problem.
+a run would, and checks everything in it: each domain.json, each tool file
+(evaluated in a sandboxed interpreter for its metadata: name, description,
+inputSchema, readOnlyHint, urlPatterns, execute) and each intent (fields,
+ids, answer schema, rules, fixtures, entry tool, baseline), at the paths
+.pairbench.yml gives (docs/registry.md). Then it grades each intent's
+baseline answer, the known-correct one, with the intent's own schema and
+rules: a baseline that does not grade correct is a problem.
 
 With --browser, once the registry has no problem, it also registers every
-tool file (registered in runs or not) in headless Chromium, as a treatment
-trial does, and loads an example URL of each of its URL patterns and each
-intent's start URL: there every tool whose patterns match must be live,
-every other absent, and none may fail to register. The pages are blank stubs
-served by validate under a strict Content-Security-Policy (no eval), over
-http and https; the real sites are never contacted. A tool the browser does
-not register is a problem at its file and line, with the browser's own
-message (a file the browser cannot compile, statements that throw in a page,
-a tool WebMCP refuses).
+tool file in headless Chromium, as a treatment trial does, on blank stub
+pages it serves itself (strict CSP, no eval; the real sites are never
+contacted) at an example URL of each URL pattern and each intent's start
+URL: there every tool whose patterns match must be live, every other
+absent, and none may fail to register. What the browser does not register
+is a problem at its file and line, with the browser's message.
 
 Every problem is printed as "file:line: message", sorted, and validate exits
 with status 1 if there is any. An intent whose fixed-date fixture has passed
