@@ -29,7 +29,7 @@ func toolNames(tools []webmcp.Tool) []string {
 func TestTreatmentRegistersToolsMatchingTheURL(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 
 	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
@@ -119,14 +119,14 @@ func TestContextEndKillsTheBrowser(t *testing.T) {
 			}
 		}
 		return os.IsNotExist(statErr)
-	}, 10*time.Second, 20*time.Millisecond, "processes or profile left after the context ended")
+	}, patience, 20*time.Millisecond, "processes or profile left after the context ended")
 	assert.NoError(t, b.Close(context.Background()))
 }
 
 func TestStartPageScriptsSeeTheToolsFirst(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/probe")
@@ -148,7 +148,7 @@ func TestRegisterToolsOnlyOnce(t *testing.T) {
 func TestSameDocumentURLChangesFollowThePatterns(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	tools := []intents.Tool{
 		testTool(t, "find_books", "http://books.test/*"),
@@ -178,7 +178,7 @@ func TestSameDocumentURLChangesFollowThePatterns(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		live, err := b.LiveTools(ctx)
 		return err == nil && assert.ObjectsAreEqual([]string{"find_books", "weather_now"}, toolNames(live))
-	}, 5*time.Second, 20*time.Millisecond, "back on /shelf/3")
+	}, patience, 20*time.Millisecond, "back on /shelf/3")
 }
 
 // TestBrowserShowsOnlyTheStartTab lists the browser's targets as any CDP

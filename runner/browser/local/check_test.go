@@ -54,7 +54,7 @@ func TestInspectFindsAnUnconfinedChromium(t *testing.T) {
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			return strings.Contains(string(cmdline), "--type=renderer")
 		})
-	}, 20*time.Second, 100*time.Millisecond, "Chromium started a renderer")
+	}, patience, 100*time.Millisecond, "Chromium started a renderer")
 	problems = inspect(cmd.Process.Pid, self)
 	text := strings.Join(problems, "; ")
 	for _, want := range []string{
@@ -83,7 +83,7 @@ func stopNetns(t *testing.T, cmd *exec.Cmd, profile string) {
 	if err != nil || link == self {
 		return
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
 		left := netnsProcesses(link)
 		if len(left) == 0 {
 			break

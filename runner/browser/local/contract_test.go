@@ -21,7 +21,9 @@ import (
 func TestProviderContract(t *testing.T) {
 	browsertest.Run(t, func(t *testing.T, hosts map[string]string) browsertest.Subject {
 		dir := sandboxtest.TempDir(t)
-		p, err := local.New(local.Config{Hosts: hosts, TempDir: dir, Spares: 1, ParseTimeout: time.Second, LoadTimeout: 5 * time.Second,
+		// The contract's stalled page runs out ParseTimeout twice; every
+		// other page must parse within it on a slow, busy machine too.
+		p, err := local.New(local.Config{Hosts: hosts, TempDir: dir, Spares: 1, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		require.NoError(t, err)
 		t.Cleanup(func() { p.Close() })

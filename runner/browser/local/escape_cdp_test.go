@@ -126,10 +126,11 @@ func (tb *cdpTab) eval(ctx context.Context, js string) string {
 	return string(r.Result.Value)
 }
 
-// settledText waits for the tab's document to load and returns its URL
-// and text. A tab opened on a URL starts on about:blank: that is not it.
+// settledText waits (up to patience) for the tab's document to load and
+// returns its URL and text. A tab opened on a URL starts on about:blank:
+// that is not it.
 func (tb *cdpTab) settledText(ctx context.Context) string {
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	for end := time.Now().Add(patience); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
 		if tb.eval(ctx, `document.readyState === "complete" && (location.href !== "about:blank" || `+strconv.FormatBool(tb.blank)+`)`) == "true" {
 			break
 		}
@@ -150,7 +151,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 	secretFile := filepath.Join(shortTempDir(t), "secret.txt")
 	require.NoError(t, os.WriteFile(secretFile, []byte("file-"+canary), 0o644))
 	c, events := devToolsConn(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*patience)
 	defer cancel()
 	lp := strconv.Itoa(tcp.port())
 	loopback := "http://127.0.0.1:" + lp

@@ -62,7 +62,7 @@ func runAttack(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: __browser-attack PLAN_JSON")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*patience)
 	defer cancel()
 	events := make(chan *cdproto.Message, 1024)
 	ws, err := browserWebSocket(ctx, plan.CDP)
@@ -128,7 +128,7 @@ func browserWebSocket(ctx context.Context, endpoint string) (string, error) {
 // returns the page's text once it settled.
 func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attackPage {
 	p := attackPage{URL: u}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	first := "about:blank"
 	if direct {
@@ -154,11 +154,12 @@ func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attack
 		}
 		p.Error = nav.ErrorText
 	}
-	// Let the page (or its error page) settle, then read it.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		r, err := send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{Expression: "document.readyState", ReturnByValue: ptr(true)})
-		if err == nil && r.Result != nil && string(r.Result.Value) == `"complete"` {
+	// Let the page (or its error page) settle, then read it. A tab opened
+	// on a URL starts on about:blank: that is not it.
+	settled := `document.readyState === "complete" && location.href !== "about:blank"`
+	for ctx.Err() == nil {
+		r, err := send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{Expression: settled, ReturnByValue: ptr(true)})
+		if err == nil && r.Result != nil && string(r.Result.Value) == "true" {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -181,7 +182,7 @@ func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attack
 // loadResource reads u with Network.loadNetworkResource from a tab on origin.
 func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
 	p := attackPage{URL: "resource " + u}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	created, err := send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: origin})
 	if err != nil {
@@ -230,7 +231,7 @@ func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
 // download allows downloads into dir and fetches u, then waits for the
 // download to finish or fail.
 func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, dir string) string {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if _, err := send(ctx, c, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: ptr(true),

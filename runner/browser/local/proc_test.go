@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,7 +62,7 @@ func browserDir(b *Browser) string { return filepath.Dir(b.proc.sb.Home()) }
 // through its exposed socket, as the launcher (root) can reach it.
 func devToolsClient(b *Browser) *http.Client {
 	socket := b.DevTools().Socket
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	return &http.Client{Timeout: patience, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return sandbox.DialUnix(ctx, socket)
 		},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"image/png"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +18,7 @@ import (
 func TestScreenshotIsOneSize(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	_, err := b.Load(ctx, "http://books.test/")
 	require.NoError(t, err)

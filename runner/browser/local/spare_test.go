@@ -23,10 +23,10 @@ func profiles(t *testing.T, dir string) []string {
 	return m
 }
 
-// waitProfiles waits up to 20 s until dir holds n profile directories.
+// waitProfiles waits (up to patience) until dir holds n profile directories.
 func waitProfiles(t *testing.T, dir string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(profiles(t, dir)) == n }, 20*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(profiles(t, dir)) == n }, patience, 20*time.Millisecond,
 		"want %d profile directories in %s", n, dir)
 }
 
@@ -83,7 +83,7 @@ func TestSpareLivesAsLongAsItsCaller(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(profile)
 		return os.IsNotExist(err)
-	}, 10*time.Second, 20*time.Millisecond, "the browser outlived its caller's context")
+	}, patience, 20*time.Millisecond, "the browser outlived its caller's context")
 }
 
 // TestDeadSpareIsSkipped kills the waiting spare's Chromium: Open must hand
@@ -107,7 +107,7 @@ func TestDeadSpareIsSkipped(t *testing.T) {
 		default:
 			return false
 		}
-	}, 20*time.Second, 20*time.Millisecond)
+	}, patience, 20*time.Millisecond)
 	require.NotNil(t, spare)
 	require.NoError(t, syscall.Kill(chromiumMain(t, spare), syscall.SIGKILL))
 	<-spare.proc.exited
@@ -131,7 +131,7 @@ func TestSpareThatCannotStartIsAnError(t *testing.T) {
 	site := newTestSite(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1; c.ChromiumPath = fake })
 	t.Cleanup(func() { p.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	_, err := p.Open(ctx, runner.BrowserSpec{})
 	require.Error(t, err)

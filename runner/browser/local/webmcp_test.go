@@ -36,7 +36,7 @@ func agentSession(t *testing.T, b runner.Browser) (*webmcp.Server, *mcp.ClientSe
 
 func callTool(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: webmcp.ToolName, Arguments: args})
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestControlAgentFindsNoTools(t *testing.T) {
 func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
 	_, err := b.Load(ctx, "http://weather.test/")
@@ -144,7 +144,7 @@ func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 	require.Eventually(t, func() bool {
 		live, err := b.LiveTools(ctx)
 		return err == nil && len(live) == 1 && live[0].Name == "weather_now"
-	}, 10*time.Second, 50*time.Millisecond)
+	}, patience, 50*time.Millisecond)
 }
 
 // TestLinksToNewTabsGetTheTools follows a target=_blank link, as an agent's
@@ -152,7 +152,7 @@ func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 func TestLinksToNewTabsGetTheTools(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/opener")
@@ -167,7 +167,7 @@ func TestLinksToNewTabsGetTheTools(t *testing.T) {
 		cur, err := b.current(ctx)
 		return err == nil && cur != b.start && b.eval(ctx, cur, "window.probe", &probe) == nil &&
 			probe == "explode,find_books,out_of_stock"
-	}, 10*time.Second, 50*time.Millisecond, "the new tab's first script saw the tools")
+	}, patience, 50*time.Millisecond, "the new tab's first script saw the tools")
 }
 
 // TestPopupsGetTheToolsLate opens a same-origin popup with window.open, whose
@@ -176,7 +176,7 @@ func TestLinksToNewTabsGetTheTools(t *testing.T) {
 func TestPopupsGetTheToolsLate(t *testing.T) {
 	site := newTestSite(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/opener")
@@ -193,7 +193,7 @@ func TestPopupsGetTheToolsLate(t *testing.T) {
 		}
 		live, err := b.LiveTools(ctx)
 		return err == nil && assert.ObjectsAreEqual([]string{"explode", "find_books", "out_of_stock"}, toolNames(live))
-	}, 10*time.Second, 50*time.Millisecond, "the popup's tools are live")
+	}, patience, 50*time.Millisecond, "the popup's tools are live")
 	res, err := b.InvokeTool(ctx, "find_books", []byte(`{"author":"Ada"}`))
 	require.NoError(t, err)
 	assert.True(t, res.Registered)
@@ -213,7 +213,7 @@ func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
 	b := openBrowser(t, newProvider(t, site))
 	require.NoError(t, b.RegisterTools(t.Context(), bookTools(t)))
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), devToolsOnLoopback(t, b), nodeModules).Output()
 	require.NoError(t, err, "playwright_probe.js: %s", out)
