@@ -43,11 +43,9 @@ rows in two shards, which would mean the shards were split differently. Any
 mismatch fails the merge (exit 1) with every problem listed.
 
 The result is a run directory that 'pairbench report DIR' reads (it combines
-the shards). With --report, merge writes that report itself and publishes it
-to the store under ID/ (report.html and report.md first, report.json last,
-so a reader that finds report.json finds the whole report); it then prints,
-last, a link to report.html valid for --link-ttl (a presigned https link for
-S3, a file:// URL for a directory store).
+the shards). With --report, merge writes that report itself, publishes it to
+the store under ID/ (report.json last, so a reader that finds it finds the
+whole report) and prints, last, a link to report.html valid for --link-ttl.
 
 Stdout: DIR, then with --report the paths written and the link, one per line.
 

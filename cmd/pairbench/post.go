@@ -57,11 +57,8 @@ the same comment, that the bench of --sha failed and why; labels stay.
 
 The token is read from $GITHUB_TOKEN, never from a flag; it needs
 "issues: write" and "pull-requests: write" (a workflow's GITHUB_TOKEN with
-those permissions will do). The API is $GITHUB_API_URL or --api-url
-(default https://api.github.com).
-
-The GitHub Action runs post when it is given a token and a pull request and
-no pairbench service is configured (the service posts itself).
+those permissions will do). The GitHub Action runs post when no pairbench
+service posts for it (docs/action.md).
 
 Examples:
   GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \

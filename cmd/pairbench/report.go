@@ -26,10 +26,9 @@ of the same report:
 
 The rows are rows.jsonl plus, for a run split across runners, every
 shards/<k>/rows.jsonl (docs/rows.md). report can run at any time, also while
-the run is still going: a last line that a writer is still appending is
-skipped with a warning. A row that does not parse fails the report and names
-its file and line. Each report file is replaced whole, so a reader never sees
-half a report. The paths written are printed, one per line.
+the run is still going (a last line still being appended is skipped with a
+warning); a row that does not parse fails the report, naming its file and
+line. Each file is replaced whole. The paths written are printed.
 
 Examples:
   # the example run, whose rows show every label

@@ -25,22 +25,16 @@ func newViewCmd() *cobra.Command {
 		Use:   "view RUN_DIR | view --store LOCATION --run-id ID",
 		Short: "Serve a run's report site on loopback and open it in a browser",
 		Long: `view serves a run's report site on this machine only (127.0.0.1) and opens it
-in your browser: the run page (report.html) with its filters, a page per
-intent with its paired plot and its pairs, and a page per pair with both
-arms side by side (each turn, each tool call with its arguments and a
-trimmed result, each WebMCP invocation, the answer and its grade, the caps
-hit, the end-of-trial screenshot and the trial's timeline).
+in your browser: the run page (report.html), a page per intent (its paired
+plot and pairs), a page per pair with both arms side by side (docs/viewer.md
+lists what each shows). The pages run no script and load nothing from
+elsewhere (a strict Content-Security-Policy); only the site's pages and the
+trial files they show are served. Stop with Ctrl-C.
 
-A run directory is served as it is; its report and site are written first
-when it has none (as 'pairbench report' would). With --store and --run-id, the run's
-plan, rows and trial directories are fetched from the artifact store into a
-temporary directory, reported there and served from it (it is removed when
-view stops).
-
-The pages run no script and load nothing from elsewhere: each carries a
-strict Content-Security-Policy, also sent as a header, and everything a
-trial recorded is escaped. Only the site's pages and the trial files they
-show are served. Stop with Ctrl-C.
+A run directory is served as it is, its report and site written first when
+it has none (as 'pairbench report' would). With --store and --run-id the run
+is fetched into a temporary directory, reported there and served from it
+(removed when view stops).
 
 Examples:
   pairbench view runs/demo/demo-20261201
