@@ -20,7 +20,11 @@ func newSandboxCmd() *cobra.Command {
 		Long: `pairbench runs every agent in a bubblewrap sandbox whose only way out is
 an egress proxy on the host: a per-host allowlist, secret placeholders
 swapped for real values only on the way to the hosts they belong to.
-docs/sandbox.md describes what the sandbox sees and why.`,
+docs/sandbox.md describes what the sandbox sees and why.
+
+  pairbench sandbox check    fails closed with a one-line reason when the
+                             sandbox cannot be trusted on this host
+  pairbench sandbox run      runs any command under the policy`,
 		Args: cobra.ArbitraryArgs,
 		RunE: helpOrUnknown,
 	}
