@@ -106,12 +106,26 @@ func (b *bench) inputs(extra map[string]string) map[string]string {
 	return in
 }
 
+// sharedBuild holds the binaries the first job of this test binary built
+// with the Action's own build step. Every later job links them instead of
+// building the same checkout again (two links of tens of seconds each on a
+// busy machine). TestMain removes dir.
+var sharedBuild struct {
+	mu  sync.Mutex // held by the job that builds, so none builds beside it
+	dir string
+}
+
 // run runs one job using the Action; it does not fail the test itself, so
 // it can run in a goroutine.
 func (b *bench) run(name string, inputs map[string]string) (jobResult, error) {
 	tmp, err := os.MkdirTemp(b.t.TempDir(), name+"-")
 	if err != nil {
 		return jobResult{}, err
+	}
+	sharedBuild.mu.Lock()
+	built := sharedBuild.dir
+	if built != "" {
+		sharedBuild.mu.Unlock()
 	}
 	res, err := runJob(b.meta, job{
 		Root: b.root, Work: b.root, Env: b.env, Inputs: inputs, Event: b.event,
@@ -120,11 +134,42 @@ func (b *bench) run(name string, inputs map[string]string) (jobResult, error) {
 			// the machine running the tests has them already.
 			"Install what the runner lacks": "tools installed by make setup",
 		},
+		Built: built,
 	}, tmp)
+	if built == "" {
+		keepBuild(res.step(buildStep))
+		sharedBuild.mu.Unlock()
+	}
+	b.t.Logf("job %s: %s", name, res.timings())
 	if err != nil {
 		return res, fmt.Errorf("job %s: %w", name, err)
 	}
 	return res, nil
+}
+
+// keepBuild keeps what a job's build step built for the jobs after it, if
+// the step built it.
+func keepBuild(st stepResult) {
+	if !st.Ran || st.Failed || st.Env["PB_BIN"] == "" {
+		return
+	}
+	dir, err := os.MkdirTemp("", "pairbench-action-build-")
+	if err != nil {
+		return
+	}
+	if linkBuild(filepath.Dir(st.Env["PB_BIN"]), dir) != nil {
+		os.RemoveAll(dir)
+		return
+	}
+	sharedBuild.dir = dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedBuild.dir != "" {
+		os.RemoveAll(sharedBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // mustRun runs a job that must succeed.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -66,7 +67,15 @@ type job struct {
 	Event  map[string]any    // the triggering event's payload
 	// Skip names steps not to run here, with the reason.
 	Skip map[string]string
+	// Built, if set, is a directory holding the binaries an earlier job's
+	// buildStep made from the same checkout: this job's buildStep links
+	// them into its PB_BIN's directory instead of building them again.
+	Built string
 }
+
+// buildStep is the step of action.yml that builds pairbench into $PB_BIN
+// and, beside it, the sandbox's init.
+const buildStep = "Build pairbench"
 
 // stepResult says what happened to one step.
 type stepResult struct {
@@ -76,6 +85,8 @@ type stepResult struct {
 	With    map[string]string // its evaluated with:
 	Skipped string            // why a step meant to run did not
 	Failed  bool
+	Env     map[string]string // the evaluated env: of a run: step
+	Took    time.Duration     // how long a run: step ran
 }
 
 // jobResult is what a job left behind.
@@ -86,6 +97,17 @@ type jobResult struct {
 	Steps   []stepResult
 	Log     string // every step's output
 	Temp    string // RUNNER_TEMP
+}
+
+// timings lists how long each step that ran took, for the test's log.
+func (r jobResult) timings() string {
+	var b strings.Builder
+	for _, s := range r.Steps {
+		if s.Ran {
+			fmt.Fprintf(&b, "%s %.1fs; ", s.Name, s.Took.Seconds())
+		}
+	}
+	return strings.TrimSuffix(b.String(), "; ")
 }
 
 func (r jobResult) step(name string) stepResult {
@@ -164,6 +186,18 @@ func runJob(meta *actionMeta, j job, tmp string) (jobResult, error) {
 			res.Steps = append(res.Steps, sr)
 			continue
 		}
+		if st.Name == buildStep && j.Built != "" {
+			bin, err := ctx.template(st.Env["PB_BIN"])
+			if err != nil || bin == "" {
+				return res, fmt.Errorf("step %q: no PB_BIN to link the earlier build into (%v)", st.Name, err)
+			}
+			if err := linkBuild(j.Built, filepath.Dir(bin)); err != nil {
+				return res, fmt.Errorf("step %q: %w", st.Name, err)
+			}
+			sr.Skipped = "linked the binaries an earlier job built"
+			res.Steps = append(res.Steps, sr)
+			continue
+		}
 		if st.Uses != "" {
 			sr.Uses, sr.With = st.Uses, map[string]string{}
 			for k, v := range st.With {
@@ -181,10 +215,12 @@ func runJob(meta *actionMeta, j job, tmp string) (jobResult, error) {
 		for k, v := range base {
 			env[k] = v
 		}
+		sr.Env = map[string]string{}
 		for k, v := range st.Env {
-			if env[k], err = ctx.template(v); err != nil {
+			if sr.Env[k], err = ctx.template(v); err != nil {
 				return res, fmt.Errorf("step %q: env.%s: %w", st.Name, k, err)
 			}
+			env[k] = sr.Env[k]
 		}
 		outPath := filepath.Join(tmp, fmt.Sprintf("output-%d", i))
 		if err := os.WriteFile(outPath, nil, 0o644); err != nil {
@@ -199,7 +235,9 @@ func runJob(meta *actionMeta, j job, tmp string) (jobResult, error) {
 		}
 		fmt.Fprintf(&log, "::group::%s\n", st.Name)
 		cmd.Stdout, cmd.Stderr = &log, &log
+		began := time.Now()
 		runErr := cmd.Run()
+		sr.Took = time.Since(began)
 		fmt.Fprintf(&log, "::endgroup::\n")
 		sr.Ran = true
 		outputs, err := readOutputs(outPath)
@@ -270,4 +308,30 @@ func readOutputs(path string) (map[string]any, error) {
 		out[name] = value
 	}
 	return out, sc.Err()
+}
+
+// linkBuild hard-links (or, across file systems, copies) every file of
+// from into the directory to, which it makes.
+func linkBuild(from, to string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		src, dst := filepath.Join(from, ent.Name()), filepath.Join(to, ent.Name())
+		if os.Link(src, dst) == nil {
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
