@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,13 +56,43 @@ func needRealStack(t *testing.T) string {
 	return tools
 }
 
-// buildPairbench builds the real binary into a fresh directory.
+// realBinary is the real pairbench binary, built once for all the tests of
+// this test binary: a link takes tens of seconds on a busy machine, and
+// every test of it would link the same bytes. TestMain removes it.
+var realBinary struct {
+	once sync.Once
+	dir  string // where it was built
+	path string
+	err  error
+}
+
+// buildPairbench returns the real binary, building it on first use. The
+// tests only run it; none may write beside it.
 func buildPairbench(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pairbench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	realBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pairbench-test-bin-")
+		if err != nil {
+			realBinary.err = err
+			return
+		}
+		realBinary.dir = dir
+		bin := filepath.Join(dir, "pairbench")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			realBinary.err = fmt.Errorf("go build: %w: %s", err, out)
+			return
+		}
+		realBinary.path = bin
+	})
+	require.NoError(t, realBinary.err)
+	return realBinary.path
+}
+
+// removeRealBinary removes what buildPairbench built, if anything.
+func removeRealBinary() {
+	if realBinary.dir != "" {
+		os.RemoveAll(realBinary.dir)
+	}
 }
 
 // benchEnv is one bench's directories and fixed flags, resumable by

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runHelper())
 	}
 	code := offline.Run(m)
-	statetest.Stop() // the PostgreSQL a test started, if any
+	statetest.Stop()   // the PostgreSQL a test started, if any
+	removeRealBinary() // the pairbench binary the tests shared
 	os.Exit(code)
 }
