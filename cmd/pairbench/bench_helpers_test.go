@@ -95,6 +95,51 @@ func removeRealBinary() {
 	}
 }
 
+// deadlineContext is t.Context() ending a minute before the test binary's
+// -timeout does, so that a test waiting on it for events (a runner
+// reaching a step, a bench ending) fails with its own message and runs its
+// cleanups, rather than dying in the timeout's panic. The waits of a real
+// bench are bounded by the whole suite's timeout, never by a guess at how
+// fast this machine is.
+func deadlineContext(t *testing.T) context.Context {
+	t.Helper()
+	d, ok := t.Deadline()
+	if !ok {
+		return t.Context()
+	}
+	ctx, cancel := context.WithDeadline(t.Context(), d.Add(-time.Minute))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// awaitWhileRunning polls cond until it holds. It fails the test if the
+// process cmd started ends first (a zombie until the test waits for it:
+// cond can then never hold) or ctx ends, quoting the end of log.
+func awaitWhileRunning(t *testing.T, ctx context.Context, cmd *exec.Cmd, log string, cond func() bool, what string) {
+	t.Helper()
+	for !cond() {
+		if !alive(cmd.Process.Pid) {
+			t.Fatalf("%s: the process ended first: %s", what, tail(log))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not before the test's deadline: %s", what, tail(log))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// alive reports whether pid runs (and is no zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
 // benchEnv is one bench's directories and fixed flags, resumable by
 // running it again.
 type benchEnv struct {
@@ -201,6 +246,12 @@ func liveOrphans(keep ...int) []string {
 	}
 	return out
 }
+
+// orphanGrace bounds how long what a killed or stopped runner started may
+// take to die on its own: its lifelines fire at once, but a busy machine
+// is slow to tear a sandboxed Chromium down. waitNoOrphans returns as soon
+// as nothing is left, so the bound costs a passing test nothing.
+const orphanGrace = time.Minute
 
 // waitNoOrphans waits until no descendant of a killed runner is alive: the
 // browsers and sandboxes must die with their runner on their own.

@@ -79,8 +79,7 @@ func TestCrashResume(t *testing.T) {
 	tools := needRealStack(t)
 	becomeSubreaper(t)
 	rounds := max(*crashRounds, 1)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(8+6*rounds)*time.Minute)
-	defer cancel()
+	ctx := deadlineContext(t)
 
 	proxy, loc, direct, s3 := faultyS3(t, "crash")
 
@@ -190,7 +189,7 @@ func (c *crashRun) kill(t *testing.T, ctx context.Context, p crashPhase) {
 		c.proxy.holdNext(p.holdS3)
 	}
 	h := startHelper(t, ctx, c.e.logs, c.next(), helperSpec{Bench: &c.bench, Kill: p.kill})
-	hit, ok := c.await(t, h, p)
+	hit, ok := c.await(t, ctx, h, p)
 	if !ok {
 		return
 	}
@@ -208,10 +207,9 @@ func (c *crashRun) kill(t *testing.T, ctx context.Context, p crashPhase) {
 // await reads the runner's steps until it reaches p's kill point; on the
 // way, at its first step, the directories the last killed runner left must
 // be gone (the runner removed them when it started).
-func (c *crashRun) await(t *testing.T, h *helperRun, p crashPhase) (reported, bool) {
+func (c *crashRun) await(t *testing.T, ctx context.Context, h *helperRun, p crashPhase) (reported, bool) {
 	t.Helper()
 	first := true
-	timeout := time.After(5 * time.Minute)
 	for {
 		select {
 		case r, open := <-h.steps:
@@ -229,9 +227,9 @@ func (c *crashRun) await(t *testing.T, h *helperRun, p crashPhase) (reported, bo
 			}
 		case key := <-c.proxy.held:
 			return reported{Step: "upload-s3", File: key}, true
-		case <-timeout:
+		case <-ctx.Done():
 			h.cmd.Process.Kill()
-			t.Fatalf("runner %d never reached %s in 5 minutes: %s", c.e.n, p.name, tail(h.log))
+			t.Fatalf("runner %d never reached %s before the test's deadline: %s", c.e.n, p.name, tail(h.log))
 			return reported{}, false
 		}
 	}
@@ -251,7 +249,7 @@ func (c *crashRun) record(t *testing.T, name string) {
 func (c *crashRun) afterKill(t *testing.T) {
 	t.Helper()
 	// Also a sandbox being set up at the kill: its lifeline ends it.
-	waitNoOrphans(t, 15*time.Second, c.keep...)
+	waitNoOrphans(t, orphanGrace, c.keep...)
 	if f, err := os.OpenFile(filepath.Join(c.e.runDir(), ".lock"), os.O_RDWR, 0); err == nil {
 		assert.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), "the run's lock died with its runner")
 		f.Close()
@@ -288,7 +286,7 @@ func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o mergeOptions, 
 	t.Helper()
 	p := crashPhase{name: "merge, fetching from the store", kill: &killPoint{Step: stepFetch, Nth: nth}}
 	h := startHelper(t, ctx, c.e.logs, c.next(), helperSpec{Merge: &o, Kill: p.kill})
-	hit, ok := c.await(t, h, p)
+	hit, ok := c.await(t, ctx, h, p)
 	if !ok {
 		return
 	}
@@ -297,7 +295,7 @@ func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o mergeOptions, 
 	assert.FileExists(t, filepath.Join(o.Out, ".fetching"), "killed fetching %s: the merge is marked unfinished", hit.File)
 	assert.NoFileExists(t, filepath.Join(o.Out, "report.json"))
 	c.record(t, p.name)
-	waitNoOrphans(t, 15*time.Second, c.keep...)
+	waitNoOrphans(t, orphanGrace, c.keep...)
 }
 
 // rowsByDir reads the run's rows, by trial directory.
@@ -433,14 +431,13 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 	tools := needRealStack(t)
 	bin := buildPairbench(t)
 	becomeSubreaper(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
+	ctx := deadlineContext(t)
 
 	e := newBenchEnv(t, bin, tools, "term", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "2")
 	cmd, log := e.start(t, ctx)
 	// Wait until trials are under way: a browser's sandbox exists (its
 	// home holds the browser's DevTools socket).
-	require.Eventually(t, func() bool {
+	awaitWhileRunning(t, ctx, cmd, log, func() bool {
 		for _, d := range e.leftDirs(t) {
 			if _, err := os.Stat(filepath.Join(e.temp, d, "home", "devtools.sock")); err == nil {
 				_, err := os.Stat(filepath.Join(e.runDir(), "run.json"))
@@ -448,7 +445,7 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 			}
 		}
 		return false
-	}, 2*time.Minute, 50*time.Millisecond, "no trial started: %s", tail(log))
+	}, "a trial starts")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	code, sig := exitStatus(cmd.Wait())
 	assert.Equal(t, exitSIGTERM, code, "exit status (signal %v): %s", sig, tail(log))

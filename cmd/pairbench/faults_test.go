@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,8 +53,7 @@ func faultyS3(t *testing.T, prefix string) (*faultProxy, string, artifacts.Store
 func TestStoreFaults(t *testing.T) {
 	tools := needRealStack(t)
 	becomeSubreaper(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
-	defer cancel()
+	ctx := deadlineContext(t)
 	proxy, loc, direct, s3 := faultyS3(t, "faults")
 	bin := buildPairbench(t)
 
@@ -98,8 +96,7 @@ func TestStoreFaults(t *testing.T) {
 		e := newBenchEnv(t, bin, tools, "down", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1", "--store", loc)
 		cmd, log := e.start(t, ctx)
 		// The store goes down after the first row and stays down.
-		require.Eventually(t, func() bool { return countLines(filepath.Join(e.runDir(), "rows.jsonl")) > 0 },
-			5*time.Minute, 50*time.Millisecond, "no row: %s", tail(log))
+		awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(filepath.Join(e.runDir(), "rows.jsonl")) > 0 }, "a row")
 		proxy.set(func(*http.Request) *fault { return &fault{Status: http.StatusServiceUnavailable} })
 		began := time.Now()
 		code, sig := exitStatus(cmd.Wait())
@@ -121,7 +118,7 @@ func TestStoreFaults(t *testing.T) {
 		checkCompleteRun(t, e.runDir())
 		storeHoldsTheRun(t, direct, e.runID, e.runDir())
 	})
-	waitNoOrphans(t, 15*time.Second, s3)
+	waitNoOrphans(t, orphanGrace, s3)
 }
 
 // TestFullDisk runs a bench whose runs directory is on a small filesystem
@@ -135,8 +132,7 @@ func TestFullDisk(t *testing.T) {
 		t.Skip("mounting a tmpfs of a given size needs root (CI runs the suite as root)")
 	}
 	becomeSubreaper(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
+	ctx := deadlineContext(t)
 
 	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "3", "--slots", "1")
 	require.NoError(t, os.MkdirAll(e.runs, 0o755))
@@ -145,7 +141,7 @@ func TestFullDisk(t *testing.T) {
 
 	cmd, log := e.start(t, ctx)
 	rows := filepath.Join(e.runDir(), "rows.jsonl")
-	require.Eventually(t, func() bool { return countLines(rows) > 0 }, 5*time.Minute, 20*time.Millisecond, "no row: %s", tail(log))
+	awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(rows) > 0 }, "a row")
 	filler := filepath.Join(e.runs, "filler")
 	fill(t, filler)
 	code, sig := exitStatus(cmd.Wait())
@@ -161,7 +157,7 @@ func TestFullDisk(t *testing.T) {
 	for _, r := range got {
 		assert.NotContains(t, r.Reason, "no space left", "a full disk is no trial's outcome: %s", r.TrialDir)
 	}
-	waitNoOrphans(t, 15*time.Second)
+	waitNoOrphans(t, orphanGrace)
 
 	require.NoError(t, os.Remove(filler))
 	cmd, log = e.start(t, ctx)

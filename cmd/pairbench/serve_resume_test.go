@@ -79,7 +79,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	}, 4*time.Minute, 100*time.Millisecond, "the bench scores rows; log: %s", tail(logFile.Name()))
 	before := countLines(filepath.Join(runs, runID, "rows.jsonl"))
 	p.kill()
-	waitNoOrphans(t, 15*time.Second)
+	waitNoOrphans(t, orphanGrace)
 	t.Logf("killed with %d rows of run %s on disk", before, runID)
 
 	p.start()
