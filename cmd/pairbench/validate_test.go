@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,18 +173,46 @@ func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
-	time.Sleep(time.Second)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Signal it once it is checking: half a second of CPU is far past its
+	// start-up (where the signal is hooked) and inside the spinning files.
+	// A fixed sleep instead lost the race on a busy machine.
+	for cpuTicks(cmd.Process.Pid) < 50 {
+		select {
+		case err := <-exited:
+			t.Fatalf("validate ended before it was signalled (%v): %s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	// It stops at once; the bound is only there to end the test if it
+	// does not (it would spin for a minute), generous for a busy machine.
 	select {
 	case err := <-exited:
 		code, _ := exitStatus(err)
 		assert.Equal(t, exitSIGTERM, code, "exit status: %s", out.String())
 		assert.Contains(t, out.String(), "stopped by terminated")
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		<-exited
-		t.Fatalf("validate still ran 10s after one SIGTERM: %s", out.String())
+		t.Fatalf("validate still ran 30s after one SIGTERM: %s", out.String())
 	}
+}
+
+// cpuTicks is the CPU time pid has used, user and system, in clock ticks
+// (1/100 s); 0 once it is gone.
+func cpuTicks(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state, ppid, ...: utime and stime are the 12th and 13th
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return utime + stime
 }
