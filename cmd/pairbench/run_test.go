@@ -44,41 +44,6 @@ func TestRunBrokenRegistryListsProblems(t *testing.T) {
 	assert.Contains(t, stderr, "pairbench validate")
 }
 
-// TestRunResumes runs a real two-pair bench, then checks that a rerun of the
-// same id finds nothing to do, and that a changed plan is refused unless
-// forced.
-func TestRunResumes(t *testing.T) {
-	runs := t.TempDir()
-	args := []string{"run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
-		"--pairs", "2", "--slots", "2", "--start-delay", "0", "--run-id", "r1", "--runs-dir", runs,
-		"--tools", "../../tools/node_modules", "--seed", "7"}
-	code, stdout, stderr := runCLI(t, args...)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "report.html")
-	dir := filepath.Join(runs, "r1")
-	rows := readRows(t, filepath.Join(dir, "rows.jsonl"))
-	require.Len(t, rows, 4)
-	for _, r := range rows {
-		assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Intent, r.Arm, r.Reason)
-	}
-	for _, f := range []string{"run.json", "report.json", "report.md", "report.html"} {
-		assert.FileExists(t, filepath.Join(dir, f))
-	}
-
-	code, _, stderr = runCLI(t, args...)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Len(t, readRows(t, filepath.Join(dir, "rows.jsonl")), 4, "a finished run resumes to nothing")
-
-	changed := append(append([]string{}, args...), "--turn-cap", "7")
-	code, _, stderr = runCLI(t, changed...)
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, stderr, "planned differently")
-	assert.Contains(t, stderr, "caps")
-
-	code, _, stderr = runCLI(t, append(changed, "--force")...)
-	assert.Equal(t, exitOK, code, stderr)
-}
-
 func readRows(t *testing.T, name string) []pairbench.Row {
 	t.Helper()
 	f, err := os.Open(name)
@@ -126,14 +91,15 @@ func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(runs, "b1"), "and leaves no run directory (it left one holding .lock)")
 }
 
-// TestARunIsOneThing runs a real one-pair bench with a directory store, then
-// tries what issue 21 found accepted in silence: a fresh runner on the same
+// TestARunIsOneThing runs a real one-pair bench with a directory store: it
+// scores and reports, and run again it finds nothing to do. Then it tries
+// what issue 21 found accepted in silence: a fresh runner on the same
 // store resumes from it instead of rerunning and overwriting its rows; a
 // store that is the runs directory, rows whose plan is gone and a shard
-// without a stored plan are refused; a resume with another seed, alpha or
-// start delay, or an edited tool file, is refused with the change named,
-// and --force resumes it as planned with the report naming what it forced
-// past.
+// without a stored plan are refused; a resume with other caps, seed, alpha
+// or start delay, or an edited tool file, is refused with the change
+// named, and --force resumes it as planned with the report naming what it
+// forced past.
 func TestARunIsOneThing(t *testing.T) {
 	tools, err := filepath.Abs("../../tools/node_modules")
 	require.NoError(t, err)
@@ -146,10 +112,22 @@ func TestARunIsOneThing(t *testing.T) {
 		return append([]string{"run", reg, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "1",
 			"--start-delay", "0", "--run-id", "r1", "--runs-dir", runs, "--store", store, "--tools", tools, "--seed", "7"}, more...)
 	}
-	code, _, stderr := runCLI(t, args(runsA)...)
+	code, stdout, stderr := runCLI(t, args(runsA)...)
 	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "report.html")
 	first := readRows(t, filepath.Join(runsA, "r1", "rows.jsonl"))
 	require.Len(t, first, 2)
+	for _, r := range first {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Intent, r.Arm, r.Reason)
+	}
+	for _, f := range []string{"run.json", "report.json", "report.md", "report.html"} {
+		assert.FileExists(t, filepath.Join(runsA, "r1", f))
+	}
+
+	// The same command again: the run is finished, nothing runs.
+	code, _, stderr = runCLI(t, args(runsA)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, first, readRows(t, filepath.Join(runsA, "r1", "rows.jsonl")), "a finished run resumes to nothing")
 
 	// A CI job re-run on a fresh machine: same store, empty runs dir.
 	code, _, stderr = runCLI(t, args(runsB)...)
@@ -182,6 +160,7 @@ func TestARunIsOneThing(t *testing.T) {
 		{[]string{"--alpha", "0.1"}, "alpha: 0.05 → 0.1"},
 		{[]string{"--start-delay", "2s"}, "start delay: 0s → 2s"},
 		{[]string{"--settle", "1s"}, "settle: 300ms → 1s"},
+		{[]string{"--turn-cap", "7"}, "caps"},
 	} {
 		code, _, stderr = runCLI(t, args(runsA, c.flags...)...)
 		assert.Equal(t, exitFailure, code, "%v", c.flags)
@@ -205,6 +184,8 @@ func TestARunIsOneThing(t *testing.T) {
 	stored, err := os.ReadFile(filepath.Join(store, "r1", "report.md"))
 	require.NoError(t, err)
 	assert.Equal(t, md, stored, "the store holds the report naming it")
+	code, _, stderr = runCLI(t, args(runsA, "--turn-cap", "7", "--force")...)
+	assert.Equal(t, exitOK, code, "--force past other caps: %s", stderr)
 
 	// The plan is lost, the rows are not.
 	require.NoError(t, os.Remove(filepath.Join(runsB, "r1", "run.json")))
