@@ -93,7 +93,9 @@ func TestStoreFaults(t *testing.T) {
 	})
 
 	t.Run("down", func(t *testing.T) {
-		e := newBenchEnv(t, bin, tools, "down", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1", "--store", loc)
+		// One pair: the store goes down after its first trial's row, and
+		// its second trial must still run and score.
+		e := newBenchEnv(t, bin, tools, "down", "--intent", "weather-high-oslo", "--pairs", "1", "--slots", "1", "--store", loc)
 		cmd, log := e.start(t, ctx)
 		// The store goes down after the first row and stays down.
 		awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(filepath.Join(e.runDir(), "rows.jsonl")) > 0 }, "a row")
@@ -134,7 +136,7 @@ func TestFullDisk(t *testing.T) {
 	becomeSubreaper(t)
 	ctx := deadlineContext(t)
 
-	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "3", "--slots", "1")
+	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1")
 	require.NoError(t, os.MkdirAll(e.runs, 0o755))
 	require.NoError(t, unix.Mount("tmpfs", e.runs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m"))
 	t.Cleanup(func() { _ = unix.Unmount(e.runs, unix.MNT_DETACH) })
