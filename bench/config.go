@@ -23,10 +23,14 @@ func DefaultConfig() Config {
 		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
-// Complete fills what c leaves to the host, Tools (DefaultToolsDir, made
-// absolute) and TempDir (the system's), and checks the whole (Check). The
-// errors name the command line's flags.
+// Complete fills what c leaves to the host and the clock, Tools
+// (DefaultToolsDir, made absolute), TempDir (the system's) and RunID (a new
+// one, NewRunID), and checks the whole (Check). The errors name the command
+// line's flags.
 func (c *Config) Complete() error {
+	if c.RunID == "" {
+		c.RunID = NewRunID(time.Now())
+	}
 	if err := c.Check(); err != nil {
 		return err
 	}

@@ -81,6 +81,18 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 
 // TestDefaultConfigIsABenchConfig: a bench told nothing else passes its own
 // checks once it has a run id, and a broken one does not.
+// TestCompleteDrawsARunID: a bench told no run id gets a new one; one told
+// an id keeps it.
+func TestCompleteDrawsARunID(t *testing.T) {
+	c := bench.DefaultConfig()
+	require.NoError(t, c.Complete())
+	assert.NoError(t, bench.CheckRunID(c.RunID))
+	assert.Regexp(t, `^[0-9]{8}-[0-9]{6}-[0-9A-Z]+$`, c.RunID)
+	c.RunID = "r1"
+	require.NoError(t, c.Complete())
+	assert.Equal(t, "r1", c.RunID)
+}
+
 func TestDefaultConfigIsABenchConfig(t *testing.T) {
 	c := bench.DefaultConfig()
 	c.RunID = "r1"

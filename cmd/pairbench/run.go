@@ -83,8 +83,8 @@ func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string) {
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 }
 
-// finish fills defaults that depend on the clock or the host, reads the
-// flags bench.Config does not take as they are, and checks the whole
+// finish reads the flags bench.Config does not take as they are, then fills
+// the defaults that depend on the clock or the host and checks the whole
 // (bench.Config.Complete).
 func (o *benchOptions) finish() error {
 	var err error
@@ -96,9 +96,6 @@ func (o *benchOptions) finish() error {
 	}
 	if err := o.Browser.FromHost(os.Getenv, o.cdpConfig); err != nil {
 		return err
-	}
-	if o.RunID == "" {
-		o.RunID = bench.NewRunID(time.Now())
 	}
 	o.Git = nil
 	if o.git.Repo != "" {
