@@ -40,8 +40,10 @@ var (
 const crashRepo = "octo/registry"
 
 // crashRegistry is what every commit of the test carries: the example
-// registry, which serve checks before each dispatch, and the workflow.
-var crashRegistry = func() map[string]string {
+// registry, which serve checks before each dispatch, and the workflow. It is
+// read when first asked for, never at package init: the test binary also
+// runs as the sandbox's init, where the examples are out of sight.
+var crashRegistry = sync.OnceValue(func() map[string]string {
 	files := map[string]string{".github/workflows/pairbench.yml": "name: pairbench\n"}
 	reg := os.DirFS(filepath.Join("..", "..", "examples", "registry"))
 	if err := fs.WalkDir(reg, ".", func(p string, d fs.DirEntry, err error) error {
@@ -55,7 +57,7 @@ var crashRegistry = func() map[string]string {
 		panic(err)
 	}
 	return files
-}()
+})
 
 // verdictOf is the verdict the test's "runner" reports for a commit: a
 // function of the commit, so the label at the end says whose verdict it is.
@@ -178,7 +180,7 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 	const prs = 6
 	gh.Repo(crashRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "main"
-		r.Files["main"] = crashRegistry
+		r.Files["main"] = crashRegistry()
 		for pr := 1; pr <= prs; pr++ {
 			r.Pulls[pr] = &githubtest.Pull{Number: pr, HeadRef: fmt.Sprint("change-", pr),
 				Files: []string{"domains/books.example/tools/find_books.js"}}
@@ -316,7 +318,7 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 			case x < 0.55 || heads[pr] == "":
 				sha := fmt.Sprintf("%08x%032x", rng.Uint32(), step)
 				gh.Repo(crashRepo, func(r *githubtest.Repo) {
-					r.Files[sha] = crashRegistry
+					r.Files[sha] = crashRegistry()
 					r.Pulls[pr].HeadSHA = sha
 				})
 				heads[pr] = sha
@@ -494,7 +496,7 @@ func TestServeStatusCancelAndPushAfterKill9(t *testing.T) {
 	sha1, sha2 := fmt.Sprintf("%040x", 0xa1), fmt.Sprintf("%040x", 0xb2)
 	gh.Repo(crashRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "main"
-		r.Files["main"], r.Files[sha1], r.Files[sha2] = crashRegistry, crashRegistry, crashRegistry
+		r.Files["main"], r.Files[sha1], r.Files[sha2] = crashRegistry(), crashRegistry(), crashRegistry()
 		r.Pulls[1] = &githubtest.Pull{Number: 1, HeadSHA: sha1, HeadRef: "change-1", Files: []string{"domains/books.example/tools/find_books.js"}}
 		r.Permissions["maintainer"] = "write"
 	})
