@@ -24,9 +24,15 @@ demo: setup build
 	./$(BIN) demo $(if $(AGENT),--agent $(AGENT))
 
 ## test: the whole test suite (what CI runs)
+# go test runs GOMAXPROCS packages at once (2 on a 2-core machine): the
+# packages' times add up to about twice the suite's wall time, so running
+# them one at a time (-p 1) would double it. -timeout bounds each package's
+# test binary: the slowest, cmd/pairbench, has taken 40 minutes on a
+# machine loaded many times over, and its tests wait for events until
+# a minute before this deadline rather than on clocks of their own.
 test: setup
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 60m ./...
 
 ## bench: the Go benchmarks behind the speed targets in the issues
 bench: setup
