@@ -221,7 +221,7 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 // Config.CheckRegistry, if set, and returns what is wrong with it (nil for
 // a registry without problems). It returns an error only for a read of the
 // API that failed and may succeed if tried again; from the third attempt on,
-// or when the registry needs too many reads, it dispatches unchecked.
+// or for a registry the API cannot give whole, it dispatches unchecked.
 func (b *Bot) checkRegistry(ctx context.Context, c *github.Client, req Request, attempt int) (problems, err error) {
 	if b.cfg.CheckRegistry == nil {
 		return nil, nil
@@ -231,7 +231,7 @@ func (b *Bot) checkRegistry(ctx context.Context, c *github.Client, req Request, 
 	switch {
 	case tree.err == nil:
 		return problems, nil
-	case attempt < 3 && !errors.Is(tree.err, errTreeTooLarge):
+	case attempt < 3 && !errors.Is(tree.err, errUncheckable):
 		return nil, tree.err
 	}
 	b.log.Warn("registry not checked before the dispatch; the workflow's run checks it", "run", req.RunID, "err", tree.err)

@@ -18,9 +18,11 @@ import (
 // a registry larger than that is left to the runner to check.
 const maxTreeReads = 300
 
-// errTreeTooLarge is the error of a check that would read more than
-// maxTreeReads paths.
-var errTreeTooLarge = fmt.Errorf("the registry needs more than %d reads of the contents API", maxTreeReads)
+// errUncheckable marks a registry the contents API cannot give whole, as
+// LoadFS would read it: more than maxTreeReads paths, a file too large for
+// the API, the repository's root as a directory (the API has no path for
+// it). Trying again would not help; the runner checks such a registry.
+var errUncheckable = errors.New("the contents API cannot give the registry whole")
 
 // contentsFS is a repository at one commit as an fs.FS (with ReadDir and
 // Stat), read through the contents API, so intents.LoadFS can check a pull
@@ -49,9 +51,12 @@ func newContentsFS(ctx context.Context, r registryAt) *contentsFS {
 
 // get reads name, once.
 func (t *contentsFS) get(op, name string) (contents, error) {
-	if !fs.ValidPath(name) || name == "." {
-		// The API has no path for the root; LoadFS never reads it.
+	if !fs.ValidPath(name) {
 		return contents{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." && t.err == nil {
+		// A registry whose paths.domains or paths.intents is ".".
+		t.err = fmt.Errorf("%w: it lists the repository's root", errUncheckable)
 	}
 	if c, ok := t.read[name]; ok {
 		return c, nil
@@ -60,7 +65,7 @@ func (t *contentsFS) get(op, name string) (contents, error) {
 		return contents{}, &fs.PathError{Op: op, Path: name, Err: t.err}
 	}
 	if t.reads++; t.reads > maxTreeReads {
-		t.err = errTreeTooLarge
+		t.err = fmt.Errorf("%w: more than %d reads", errUncheckable, maxTreeReads)
 		return contents{}, &fs.PathError{Op: op, Path: name, Err: t.err}
 	}
 	f, entries, _, err := t.r.c.Repositories.GetContents(t.ctx, t.r.owner, t.r.repo, name, &github.RepositoryContentGetOptions{Ref: t.r.sha})
@@ -92,7 +97,8 @@ func (t *contentsFS) Open(name string) (fs.File, error) {
 	data, err := c.file.GetContent()
 	if err != nil {
 		// A file over the API's 1 MB limit comes without its content.
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		t.err = fmt.Errorf("%w: %s: %v", errUncheckable, name, err)
+		return nil, &fs.PathError{Op: "open", Path: name, Err: t.err}
 	}
 	return &contentsFile{info: info, r: strings.NewReader(data)}, nil
 }

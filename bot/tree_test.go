@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -82,4 +84,35 @@ func TestARegistryReadThatFailsIsNotAProblem(t *testing.T) {
 	comments := f.gh.Comments(repoName, prNumber)
 	require.NotEmpty(t, comments)
 	assert.Contains(t, comments[0].Body, "domains/books.example/domain.json:1: broken")
+}
+
+// TestARegistryTooLargeToReadIsDispatchedUnchecked: a registry whose check
+// would take more than the bot's bound of contents API reads is dispatched
+// at once, unchecked (the workflow's run checks it), whatever the check
+// made of the part it read.
+func TestARegistryTooLargeToReadIsDispatchedUnchecked(t *testing.T) {
+	var checks atomic.Int32
+	f := newFixture(t, actions, func(c *bot.Config) {
+		c.CheckRegistry = func(tree fs.FS, commit string) error {
+			checks.Add(1)
+			err := fs.WalkDir(tree, "domains", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					_, err = fs.ReadFile(tree, p)
+				}
+				return err
+			})
+			return errors.Join(err, errors.New("a problem found in what was read"))
+		}
+	})
+	f.gh.Repo(repoName, func(r *githubtest.Repo) {
+		files := maps.Clone(registryFiles)
+		for i := range 400 {
+			files[fmt.Sprintf("domains/books.example/tools/t%03d.js", i)] = "({name: 'find_books'})"
+		}
+		r.Files[headSHA] = files
+	})
+	f.opened(t, nil)
+	require.Len(t, f.gh.Dispatches(repoName), 1)
+	assert.Equal(t, state.BenchRunning, f.benches(t)[0].State)
+	assert.Equal(t, int32(1), checks.Load(), "not tried again: it would not fit the next time either")
 }
