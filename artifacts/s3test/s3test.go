@@ -69,7 +69,8 @@ func Start(bin, access, secret string, buckets ...string) (*Server, error) {
 	s := &Server{Endpoint: "http://" + addr, Access: access, Secret: secret, cmd: cmd, exited: make(chan struct{}), dir: dir}
 	go func() { _ = cmd.Wait(); close(s.exited) }()
 
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	// Generous for a busy machine; an exit ends the wait at once.
+	for deadline := time.Now().Add(time.Minute); ; {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -83,7 +84,7 @@ func Start(bin, access, secret string, buckets ...string) (*Server, error) {
 		}
 		if time.Now().After(deadline) {
 			s.Close()
-			return nil, fmt.Errorf("versitygw not listening on %s after 10s: %s", addr, logs.String())
+			return nil, fmt.Errorf("versitygw not listening on %s after a minute: %s", addr, logs.String())
 		}
 	}
 }

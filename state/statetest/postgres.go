@@ -52,13 +52,13 @@ func Postgres(t testing.TB) string {
 	}
 	name := fmt.Sprintf("pbtest_%d_%d", os.Getpid(), nextDB.Add(1))
 	admin := shared.url("postgres")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := execSQL(ctx, admin, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("statetest: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := execSQL(ctx, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Logf("statetest: drop database %s: %v", name, err)
@@ -200,7 +200,8 @@ func (s *server) start() error {
 	if err := <-started; err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	// Generous for a busy machine; the server's exit ends the wait at once.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := execSQL(ctx, s.url("postgres"), "SELECT 1")
@@ -216,7 +217,7 @@ func (s *server) start() error {
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(logFile.Name())
-			return fmt.Errorf("postgres not ready after 30 s: %v: %s", err, lastLines(log))
+			return fmt.Errorf("postgres not ready after 2 minutes: %v: %s", err, lastLines(log))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -140,7 +140,7 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 		assert.Eventually(t, func() bool {
 			_, err := b.LiveTools(t.Context())
 			return err != nil
-		}, 20*time.Second, 50*time.Millisecond, "the browser ends with the context")
+		}, endBound, 50*time.Millisecond, "the browser ends with the context")
 		require.NoError(t, b.Close(t.Context()), "Close after the context ended")
 		eventuallyEmpty(t, s)
 	})
@@ -190,6 +190,11 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 	})
 }
 
+// endBound bounds the waits for a browser to end and a provider to let go
+// of everything: the waits return as soon as it happened, and a busy
+// machine may take far longer than a quiet one to tear Chromium down.
+const endBound = 2 * time.Minute
+
 // eventuallyEmpty shuts the provider down (again: Shutdown is safe more
 // than once) and waits for it to hold nothing.
 func eventuallyEmpty(t *testing.T, s Subject) {
@@ -198,7 +203,7 @@ func eventuallyEmpty(t *testing.T, s Subject) {
 	defer cancel()
 	require.NoError(t, s.Shutdown(ctx))
 	var held []string
-	ok := assert.Eventually(t, func() bool { held = s.Held(); return len(held) == 0 }, 20*time.Second, 50*time.Millisecond)
+	ok := assert.Eventually(t, func() bool { held = s.Held(); return len(held) == 0 }, endBound, 50*time.Millisecond)
 	if !ok {
 		t.Errorf("still held: %v", held)
 	}

@@ -152,7 +152,7 @@ func provider(t *testing.T, cfg cdp.Config) (*remote.Provider, string) {
 	dir := sandboxtest.TempDir(t)
 	p, err := remote.New(remote.Config{Service: svc, TempDir: dir, Log: quiet,
 		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, local.Config{Log: quiet, ParseTimeout: time.Second, LoadTimeout: 5 * time.Second}, url)
+			return local.Connect(ctx, remoteDriverConfig, url)
 		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close(context.Background()) })
@@ -270,3 +270,10 @@ func TestQuotaAndErrorsNeverQuoteTheSecret(t *testing.T) {
 	assert.ErrorContains(t, err, "HTTP 502: boom")
 	assert.NotContains(t, err.Error(), "TOPSECRET")
 }
+
+// remoteDriverConfig is how the tests' providers drive a remote browser:
+// the contract's stalled page runs ParseTimeout out twice, so it stays
+// short, while the start (the DevTools handshake) and a load may take long
+// on a busy machine (a 1 s parse and 5 s load bound, and the default start
+// bound, failed there).
+var remoteDriverConfig = local.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}

@@ -73,7 +73,7 @@ func newProvider(t *testing.T, fake *kerneltest.Server, mutate ...func(*remote.C
 	cfg := remote.Config{
 		Service: svc,
 		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, local.Config{Log: quiet, ParseTimeout: time.Second, LoadTimeout: 5 * time.Second}, url)
+			return local.Connect(ctx, remoteDriverConfig, url)
 		},
 		TempDir: sandboxtest.TempDir(t),
 		Log:     quiet,
@@ -134,3 +134,10 @@ func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {
 	assert.Empty(t, f.provider.Live())
 	assert.Empty(t, f.fake.BadKeys())
 }
+
+// remoteDriverConfig is how the tests' providers drive a remote browser:
+// the contract's stalled page runs ParseTimeout out twice, so it stays
+// short, while the start (the DevTools handshake) and a load may take long
+// on a busy machine (a 1 s parse and 5 s load bound, and the default start
+// bound, failed there).
+var remoteDriverConfig = local.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}
