@@ -199,8 +199,12 @@ func TestEscapeLauncherStdio(t *testing.T) {
 
 		sb, _ := fullSandbox(t)
 		// $$: the shell's own descriptors (in $(...) fd 1 is another pipe).
-		script := `read -r line; echo "got: $line"
-			for n in 0 1 2; do echo "fd $n -> $(readlink /proc/$$/fd/$n)"; done
+		// What the shell finds goes to descriptor 3, a pipe of the test's
+		// own: cat reopening the stdout pipe for reading would take
+		// whatever the launcher had not copied out of it yet.
+		script := `read -r line; echo "got: $line" >&3
+			for n in 0 1 2; do echo "fd $n -> $(readlink /proc/$$/fd/$n)" >&3; done
+			exec 3>&-
 			timeout 2 cat /proc/$$/fd/1 /proc/$$/fd/2 2>/dev/null | grep -c pbcanary-launcher-log
 			: 2>/dev/null > /proc/$$/fd/1; : 2>/dev/null > /proc/$$/fd/2
 			echo rewritten 2>/dev/null > /proc/$$/fd/0
@@ -210,16 +214,24 @@ func TestEscapeLauncherStdio(t *testing.T) {
 		defer cancel()
 		c := sb.Command(ctx, "bash", "-c", script)
 		c.Stdin, c.Stdout, c.Stderr = in, logf, logf
-		require.NoError(t, c.Run())
+		found, w, err := os.Pipe()
+		require.NoError(t, err)
+		defer found.Close()
+		c.ExtraFiles = []*os.File{w}
+		require.NoError(t, c.Start())
+		w.Close()
+		require.NoError(t, c.Wait())
+		report, err := io.ReadAll(found)
+		require.NoError(t, err)
 
 		b, err := os.ReadFile(logPath)
 		require.NoError(t, err)
 		log := string(b)
 		assert.True(t, strings.HasPrefix(log, earlier+"\n"), "the launcher's log was truncated:\n%s", log)
-		assert.Contains(t, log, "got: input line", "stdin still reads the launcher's input")
+		assert.Contains(t, string(report), "got: input line", "stdin still reads the launcher's input")
 		assert.Contains(t, log, "\n0\n", "the command read the launcher's log back:\n%s", log)
 		for n := range 3 {
-			assert.Regexp(t, `fd `+strconv.Itoa(n)+` -> pipe:\[`, log, "descriptor %d is not a pipe", n)
+			assert.Regexp(t, `fd `+strconv.Itoa(n)+` -> pipe:\[`, string(report), "descriptor %d is not a pipe", n)
 		}
 		b, err = os.ReadFile(inPath)
 		require.NoError(t, err)
