@@ -142,6 +142,16 @@ type Policy struct {
 	UIDs UIDRange
 }
 
+// InitOnlyEnv returns the variables the sandbox's init, its PID 1, is
+// started with for itself alone, unless the command's environment sets
+// them. The init removes them before the command or any service starts:
+// only PID 1's own environment block, as the host sees it in
+// /proc/PID/environ, shows them. GOMAXPROCS=1: relaying and reaping need no
+// parallelism, and each further P costs the Go runtime threads as it
+// starts, which a busy machine makes every launch wait for (the runtime
+// reads the variable only then).
+func InitOnlyEnv() map[string]string { return map[string]string{"GOMAXPROCS": "1"} }
+
 // DefaultHide names the files that commonly hold credentials in a worktree.
 // A pattern with a slash is matched against the whole path ("**" crosses
 // directories), one without against each name.
@@ -896,6 +906,12 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		a = append(a, "--ro-bind", host, inside)
 		maps.Copy(env, p.Egress.Env())
 		initArgs = p.Egress.InitArgs()
+	}
+	for _, k := range slices.Sorted(maps.Keys(InitOnlyEnv())) {
+		if _, ok := env[k]; !ok { // the command's own value stays, for both
+			env[k] = InitOnlyEnv()[k]
+			initArgs = append(initArgs, "-unsetenv", k)
+		}
 	}
 	initArgs = append(initArgs, rlimitArgs(p.Limits.withDefaults())...)
 	if initArgs, err = s.serviceArgs(c, initArgs); err != nil {

@@ -190,8 +190,16 @@ func TestSandboxEnvironmentIsOnlyThePolicy(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		"ANTHROPIC_API_KEY=" + agentKey, "EXTRA=1", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
 		"PATH=/usr/local/bin:/usr/bin:/bin", "PWD=/workspace", // PWD: set by bubblewrap's --chdir
-	}, lines)
+	}, lines, "the init's own GOMAXPROCS=1 is not the command's")
 	assert.NotContains(t, out.String(), hostSecret)
+
+	// A GOMAXPROCS of the command's own reaches it as given.
+	c = sb.Command(t.Context(), "/bin/sh", "-c", `echo "$GOMAXPROCS"`)
+	c.Env = map[string]string{"GOMAXPROCS": "3"}
+	out.Reset()
+	c.Stdout, c.Stderr = &out, &out
+	require.NoError(t, c.Run(), out.String())
+	assert.Equal(t, "3\n", out.String())
 }
 
 func TestSandboxRefusesNULInValues(t *testing.T) {

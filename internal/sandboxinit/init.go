@@ -74,8 +74,11 @@ func (f *serviceFlag) Set(s string) error {
 // Run is the sandbox's init. It runs inside the sandbox as
 //
 //	pairbench __sandbox-init [-forward 127.0.0.1:PORT=/path/to.sock ...] [-service JSON ...]
-//		[-expose /path/to.sock=127.0.0.1:PORT ...] [-fd N ...] [-lifeline N] -- CMD ARGS...
+//		[-expose /path/to.sock=127.0.0.1:PORT ...] [-fd N ...] [-lifeline N] [-unsetenv NAME ...] -- CMD ARGS...
 //
+// Every -unsetenv variable was meant for the init alone (GOMAXPROCS, read
+// by the runtime as it started): it is removed from the environment before
+// anything else starts.
 // It listens on every -forward address and relays each accepted connection
 // to the matching unix socket. For every -service (a Service in JSON) it
 // listens on 127.0.0.1:Port, starts the service with stdin from /dev/null
@@ -101,12 +104,14 @@ func Run(args []string) int {
 	var exposed forwardFlag
 	var fds fdFlag
 	var limits rlimitFlag
+	var unset unsetFlag
 	lifeline := -1
 	fs.Var(&fwd, "forward", "`ADDR=SOCKET`: relay TCP connections on ADDR to the unix socket SOCKET (repeatable)")
 	fs.Var(&services, "service", "`JSON`: a service to start beside the command (repeatable)")
 	fs.Var(exposeFlag{&exposed}, "expose", "`SOCKET=ADDR`: relay connections on the unix socket SOCKET to the command's TCP address ADDR (repeatable)")
 	fs.Var(&fds, "fd", "`N`: give descriptor N to the command, as its next descriptor from 3 (repeatable)")
 	fs.Var(&limits, "rlimit", "`NAME=N`: set resource limit NAME (nproc, data, fsize, core) to N before anything starts (repeatable)")
+	fs.Var(&unset, "unsetenv", "`NAME`: remove NAME, set for the init alone, from the environment before anything starts (repeatable)")
 	fs.IntVar(&lifeline, "lifeline", -1, "`N`: end the sandbox once descriptor N, the read end of a pipe only the launcher can write to, reads end of file (see watchLifeline)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -115,6 +120,9 @@ func Run(args []string) int {
 	if len(cmdArgs) == 0 {
 		fmt.Fprintf(os.Stderr, "%s: no command after --\n", Arg)
 		return 2
+	}
+	for _, name := range unset {
+		os.Unsetenv(name)
 	}
 	keep := fds
 	if lifeline >= 0 {
@@ -584,6 +592,19 @@ func (e exposeFlag) Set(s string) error {
 		return fmt.Errorf("want SOCKET=ADDR, got %q", s)
 	}
 	return e.f.Set(addr + "=" + socket)
+}
+
+// unsetFlag collects the init's repeated -unsetenv NAME arguments.
+type unsetFlag []string
+
+func (f *unsetFlag) String() string { return fmt.Sprint(*f) }
+
+func (f *unsetFlag) Set(s string) error {
+	if s == "" || strings.ContainsAny(s, "=\x00") {
+		return fmt.Errorf("-unsetenv %q: want a variable name", s)
+	}
+	*f = append(*f, s)
+	return nil
 }
 
 // fdFlag collects the init's repeated -fd N arguments.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pairbench/pairbench/sandbox"
 )
 
 // browserEnv are the only variables a browser's processes may hold: the
@@ -110,6 +112,9 @@ func inspect(root int, self map[string]string) []string {
 			}
 		}
 		for _, v := range environNames(environ, cmdline) {
+			if _, initOnly := sandbox.InitOnlyEnv()[v]; initOnly && pid == pids[1] {
+				continue // the init's own, removed for everything it starts
+			}
 			if !slices.Contains(browserEnv, v) {
 				add(name + " has " + v + " in its environment")
 			}
