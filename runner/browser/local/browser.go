@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -286,15 +285,17 @@ func (b *Browser) catchUp(t *tab, scripts []string) {
 // DevTools returns the agent's way to the browser: Chromium's DevTools
 // server listens on DevToolsPort inside the browser's own network
 // namespace, which no process outside reaches; the browser's sandbox
-// exposes it on a unix socket in the per-browser directory, which the
-// trial's agent sandbox relays to DevToolsPort of its own loopback.
+// exposes it on a unix socket in the per-browser directory, which only the
+// DevTools guard dials (guard.go). The guard's own socket, in a directory
+// only the launcher enters, is what the trial's agent sandbox relays to
+// DevToolsPort of its own loopback.
 func (b *Browser) DevTools() runner.DevTools {
 	if b.proc.sb == nil {
 		return runner.DevTools{URL: b.proc.url} // a browser Connect reached
 	}
 	return runner.DevTools{
 		URL:    devToolsURL,
-		Socket: filepath.Join(b.proc.sb.Home(), devtoolsSocket),
+		Socket: b.proc.guard.socket(),
 		Port:   DevToolsPort,
 	}
 }

@@ -39,9 +39,10 @@ type attackPlan struct {
 	// DevTools fetches source maps), from a tab on Origin.
 	Resources []string `json:"resources"`
 	Origin    string   `json:"origin"`
-	// DownloadURL is fetched after downloads were allowed into DownloadDir.
-	DownloadURL string `json:"download_url"`
-	DownloadDir string `json:"download_dir"`
+	// DownloadURL is fetched after downloads were allowed into each of
+	// DownloadDirs, once per directory.
+	DownloadURL  string   `json:"download_url"`
+	DownloadDirs []string `json:"download_dirs"`
 }
 
 // attackPage is what one navigation gave the attacker.
@@ -52,8 +53,8 @@ type attackPage struct {
 }
 
 type attackResult struct {
-	Pages    []attackPage `json:"pages"`
-	Download string       `json:"download"` // what the download attempt reported
+	Pages     []attackPage `json:"pages"`
+	Downloads []string     `json:"downloads"` // what each download attempt reported
 }
 
 func runAttack(args []string) int {
@@ -93,8 +94,8 @@ func runAttack(args []string) int {
 	for _, u := range plan.Resources {
 		res.Pages = append(res.Pages, loadResource(ctx, c, plan.Origin, u))
 	}
-	if plan.DownloadURL != "" {
-		res.Download = download(ctx, c, events, plan.DownloadURL, plan.DownloadDir)
+	for _, dir := range plan.DownloadDirs {
+		res.Downloads = append(res.Downloads, dir+": "+download(ctx, c, events, plan.DownloadURL, dir))
 	}
 	json.NewEncoder(os.Stdout).Encode(res)
 	return 0
@@ -228,13 +229,14 @@ func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
 	return p
 }
 
-// download allows downloads into dir and fetches u, then waits for the
-// download to finish or fail.
+// download allows downloads into dir, with their events, and fetches u,
+// then waits for the browser to report the download's end: saved
+// ("completed") or refused ("canceled").
 func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, dir string) string {
 	ctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if _, err := send(ctx, c, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: ptr(true),
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: ptr(true),
 	}); err != nil {
 		return "setDownloadBehavior: " + err.Error()
 	}
@@ -251,7 +253,6 @@ func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, d
 		return "navigate: " + err.Error()
 	}
 	status := "navigated: " + nav.ErrorText
-	wait := time.After(5 * time.Second)
 	for {
 		select {
 		case m := <-events:
@@ -261,8 +262,6 @@ func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, d
 					return status + "; download " + ev.State.String()
 				}
 			}
-		case <-wait:
-			return status + "; no download finished"
 		case <-ctx.Done():
 			return status + "; " + ctx.Err().Error()
 		}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -153,7 +154,8 @@ func escapeBrowser(t *testing.T, site *testSite, canary string) (*Browser, *reco
 // TestEscapeThroughDevTools is the hostile agent: with the trial's DevTools
 // it tries to read host files and the browser's environment through file:
 // URLs, to open the browser's privileged pages, to download into a host
-// directory, and to reach this host's loopback and private addresses.
+// directory or anywhere the browser itself may write (its sandbox's /tmp,
+// its profile), and to reach this host's loopback and private addresses.
 func TestEscapeThroughDevTools(t *testing.T) {
 	site := newTestSite(t)
 	canary := "canary-" + randomHex(12)
@@ -203,7 +205,8 @@ func TestEscapeThroughDevTools(t *testing.T) {
 		Resources: []string{"file://" + secretFile, "file:///proc/self/environ",
 			fmt.Sprintf("file:///proc/%d/environ", browserHostPid(b))},
 		DownloadURL: "http://books.test/download",
-		DownloadDir: downloads,
+		// A host directory, and the browser's own writable places.
+		DownloadDirs: []string{downloads, sandbox.HomeDir, path.Join(sandbox.HomeDir, profileDir), path.Join(sandbox.HomeDir, "dl")},
 	}
 	res := attack(t, b, plan)
 	require.Len(t, res.Pages, len(plan.Navigate)+len(plan.NewTargets)+len(plan.Resources))
@@ -224,7 +227,12 @@ func TestEscapeThroughDevTools(t *testing.T) {
 	}
 	entries, err := os.ReadDir(downloads)
 	require.NoError(t, err)
-	assert.Empty(t, entries, "the download reached the host directory (%s)", res.Download)
+	assert.Empty(t, entries, "the download reached the host directory (%s)", res.Downloads)
+	require.Len(t, res.Downloads, len(plan.DownloadDirs))
+	for _, d := range res.Downloads {
+		assert.True(t, strings.HasSuffix(d, "download canceled"), "a download was not refused: %s", d)
+	}
+	assert.Empty(t, plantedFiles(t, b), "a download was saved in the browser's sandbox (%s)", res.Downloads)
 
 	assert.Empty(t, listener.connections(), "the browser reached this host's loopback")
 	for u, host := range privateURLs {
@@ -397,14 +405,14 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 8*patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
 		"-test.count=1", "-test.v")
 	cmd.Dir = wd
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID}}
 	out, err := cmd.CombinedOutput()
-	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
-	if err != nil || len(passed) != 5 {
+	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
+	if err != nil || len(passed) != 8 {
 		t.Fatalf("the suite failed as uid %d (%v):\n%s", unprivilegedUID, err, tail(out, 8000))
 	}
 }

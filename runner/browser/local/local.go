@@ -21,8 +21,11 @@
 // DevTools: pairbench's own connection is a pipe (--remote-debugging-pipe)
 // only it holds. The agent's is Chromium's DevTools server inside the
 // browser's network namespace, exposed as a unix socket in the per-browser
-// directory that only the trial's agent sandbox gets relayed
-// (Browser.DevTools): no TCP port on the host serves it.
+// directory that only the DevTools guard dials (guard.go), whose own
+// socket only the trial's agent sandbox gets relayed (Browser.DevTools):
+// no TCP port on the host serves it. The guard reads every command and
+// keeps downloads denied (the download commands reach Chromium as "deny")
+// and refuses the commands that load code.
 //
 // # Tool registration
 //

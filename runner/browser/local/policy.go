@@ -75,7 +75,7 @@ func (c Config) Policy() runner.BrowserPolicy {
 		},
 		BlockedURLs: BlockedURLs,
 		Downloads:   "denied",
-		DevTools:    "pipe to pairbench; unix socket relayed to the trial's agent sandbox only",
+		DevTools:    "pipe to pairbench; unix socket relayed to the trial's agent sandbox only, through a guard that forwards download commands as deny and refuses those that load code",
 		Writable:    "its profile directory",
 	}
 }

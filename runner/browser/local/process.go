@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,8 @@ type process struct {
 	egress *sandbox.Egress
 	sb     *sandbox.Sandbox
 	cmd    *sandbox.Cmd
+	// guard is the agent's way to DevTools (see guard.go).
+	guard *devToolsGuard
 	// pipe is pairbench's own DevTools connection (--remote-debugging-pipe).
 	pipe    *chromedp.PipeConn
 	exited  chan struct{} // closed once the sandbox's command returned
@@ -84,6 +87,9 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 		return nil, fmt.Errorf("chromium: egress: %w", err)
 	}
 	if p.sb, err = sandbox.New(ctx, cfg.policy(p.egress)); err != nil {
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+	if p.guard, err = startGuard(cmp.Or(cfg.TempDir, os.TempDir()), filepath.Join(p.sb.Home(), devtoolsSocket), cfg.Log); err != nil {
 		return nil, fmt.Errorf("chromium: %w", err)
 	}
 
@@ -238,6 +244,9 @@ func (p *process) exitErr() error {
 func (p *process) stop() error {
 	p.stopOnce.Do(func() {
 		var errs []error
+		if p.guard != nil {
+			errs = append(errs, p.guard.close())
+		}
 		if p.sb != nil {
 			errs = append(errs, p.sb.Close())
 		}

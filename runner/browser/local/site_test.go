@@ -52,6 +52,9 @@ window.probe = "no WebMCP";
 if (document.modelContext) document.modelContext.getTools().then((ts) => { window.probe = ts.map((t) => t.name).join(","); });
 </script>`
 
+// downloadMark is in the body of the site's /download.
+const downloadMark = "echo planted-by-a-download"
+
 // hostilePage counts its attempts in window.tried, and in window.settled
 // those whose outcome a page sees (all but the beacons) once it is known.
 const hostilePage = `<!doctype html><title>Hostile</title><body><script>
@@ -134,7 +137,8 @@ func newTestSite(t testing.TB) *testSite {
 	mux.HandleFunc("books.test/download", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", `attachment; filename="planted.sh"`)
-		io.WriteString(w, "#!/bin/sh\necho planted\n")
+		w.Header().Set("Cache-Control", "no-store") // only a download may keep it
+		io.WriteString(w, "#!/bin/sh\n"+downloadMark+"\n")
 	})
 	// /hostile?port=P&devtools=D is a hostile page: it tries to reach
 	// loopback port P in every spelling, and the DevTools port D, with
