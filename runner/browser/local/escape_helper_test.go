@@ -63,7 +63,7 @@ func runAttack(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: __browser-attack PLAN_JSON")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*patience)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*patience) // about 40 tabs, each a renderer to start
 	defer cancel()
 	events := make(chan *cdproto.Message, 1024)
 	ws, err := browserWebSocket(ctx, plan.CDP)

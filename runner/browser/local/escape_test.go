@@ -116,7 +116,7 @@ func (h *recordingHandler) lines() []string {
 func attack(t *testing.T, b *Browser, plan attackPlan) attackResult {
 	t.Helper()
 	exe := sharedTestBinary(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 11*patience)
 	defer cancel()
 
 	// The hand-off, as runner.Trials.Run and the agent adapters make it.
@@ -403,7 +403,7 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 8*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 25*patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
 		"-test.count=1", "-test.v")

@@ -123,14 +123,16 @@ func TestStalledStartPageAbortsAfterThreeBrowsers(t *testing.T) {
 	for _, path := range []string{"/stall", "/trickle"} {
 		t.Run(path, func(t *testing.T) {
 			site := newTestSite(t)
-			p := newProvider(t, site, func(c *Config) { c.ParseTimeout = 500 * time.Millisecond })
+			// Long enough for each navigation's request to reach the site
+			// on a busy machine; every one stalls there.
+			p := newProvider(t, site, func(c *Config) { c.ParseTimeout = 2 * time.Second })
 			url := "http://books.test" + path
 			_, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: url})
 			var setupErr *runner.SetupError
 			require.ErrorAs(t, err, &setupErr)
 			require.Len(t, setupErr.Failures, runner.DefaultSetupAttempts)
 			for _, f := range setupErr.Failures {
-				assert.Equal(t, "load "+url+": start page stalled: not parsed within 500ms (navigated twice)", f)
+				assert.Equal(t, "load "+url+": start page stalled: not parsed within 2s (navigated twice)", f)
 			}
 			assert.Equal(t, setupErr.Failures[2], setupErr.Reason())
 			// Every browser asked; whether a second request arrives before
