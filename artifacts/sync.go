@@ -38,6 +38,7 @@ type Syncer struct {
 	store Store
 	dir   string
 	runID string
+	first []string // run-relative keys uploaded before all others, in order
 	last  []string // run-relative keys uploaded after all others, in order
 
 	// ready, when set, says whether the last files may go up now.
@@ -73,6 +74,12 @@ func (s *Syncer) Guard(rels ...string) { s.guarded = append(s.guarded, rels...) 
 // says so (for a run: once its report is final), so their presence in the
 // store keeps its meaning. Call it before the first Sync.
 func (s *Syncer) HoldLastUntil(ready func() (bool, error)) { s.ready = ready }
+
+// UploadFirst makes Sync upload the files named first (slash paths relative
+// to the directory) before every other file, in the order given: no other
+// file goes up until they are up, so the store never holds files that
+// depend on one it lacks.
+func (s *Syncer) UploadFirst(first ...string) { s.first = first }
 
 // OnUpload, when set, sees each store key while its upload is under way:
 // once the store has read half the file's bytes (all of an empty file's),
@@ -137,19 +144,31 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	}
 
 	var res SyncResult
-	var body, last []string
+	var first, body, last []string
 	for rel, st := range files {
 		if prev, ok := s.sent[rel]; ok && prev.same(st) {
 			res.Unchanged++
 			continue
 		}
-		if slices.Contains(s.last, rel) {
+		if slices.Contains(s.first, rel) {
+			first = append(first, rel)
+		} else if slices.Contains(s.last, rel) {
 			last = append(last, rel)
 		} else {
 			body = append(body, rel)
 		}
 	}
+	slices.SortFunc(first, func(a, b string) int { return slices.Index(s.first, a) - slices.Index(s.first, b) })
 	slices.Sort(body)
+	for _, rel := range first {
+		st, ok, err := s.upload(ctx, rel)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			s.record(&res, rel, st)
+		}
+	}
 	slices.SortFunc(last, func(a, b string) int { return slices.Index(s.last, a) - slices.Index(s.last, b) })
 
 	var (

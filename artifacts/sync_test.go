@@ -415,3 +415,26 @@ func TestSyncOnUploadSeesEachUploadUnderWay(t *testing.T) {
 		assert.NoError(t, err, "%s stored", key)
 	}
 }
+
+// TestSyncUploadsTheFirstFilesBeforeAnyOther: a plan that fails to go up
+// keeps every other file back, so a store never holds rows without their
+// plan, and the next Sync sends the plan first.
+func TestSyncUploadsTheFirstFilesBeforeAnyOther(t *testing.T) {
+	dir := runDir(t)
+	store := &recordingStore{Store: newLocal(t, t.TempDir()), failKey: "run1/run.json", failTimes: 3}
+	s, err := artifacts.NewSyncer(store, dir, "run1")
+	require.NoError(t, err)
+	s.UploadFirst("run.json")
+	_, err = s.Sync(t.Context())
+	require.ErrorIs(t, err, errInjected)
+	for _, key := range store.takePuts() {
+		assert.Equal(t, "run1/run.json", key, "nothing but the plan is tried while the plan fails")
+	}
+
+	res, err := s.Sync(t.Context())
+	require.NoError(t, err)
+	puts := store.takePuts()
+	require.NotEmpty(t, puts)
+	assert.Equal(t, "run1/run.json", puts[0], "the plan goes up first")
+	assert.Len(t, res.Uploaded, 8)
+}

@@ -172,11 +172,12 @@ func (r *Run) cleanLeftovers() {
 	caches, err2 := pi.CleanStale(dir, cutoff)
 	gates, err3 := agent.CleanStale(dir, cutoff)
 	smokes, err4 := runner.CleanStale(dir, cutoff)
-	if n := len(sandboxes) + len(caches) + len(gates) + len(smokes); n > 0 {
+	guards, err5 := local.CleanStale(dir, cutoff)
+	if n := len(sandboxes) + len(caches) + len(gates) + len(smokes) + len(guards); n > 0 {
 		r.log.Info("removed directories left by killed runners", "sandbox", len(sandboxes),
-			"compile-cache", len(caches), "model-gate", len(gates), "smoke", len(smokes), "dir", dir)
+			"compile-cache", len(caches), "model-gate", len(gates), "smoke", len(smokes), "devtools-guard", len(guards), "dir", dir)
 	}
-	if err := errors.Join(err0, err1, err2, err3, err4); err != nil {
+	if err := errors.Join(err0, err1, err2, err3, err4, err5); err != nil {
 		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
 	}
 }

@@ -42,6 +42,8 @@ func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.S
 		return nil, err
 	}
 	s.Guard(RowsFileOf(k), SpendFileOf(k))
+	// Rows in a store without their plan cannot be resumed (checkLayout).
+	s.UploadFirst(PlanFile)
 	s.HoldLastUntil(func() (bool, error) {
 		rep, err := d.ReadReport()
 		if errors.Is(err, fs.ErrNotExist) {

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pairbench/pairbench/internal/heldir"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -88,8 +89,9 @@ const (
 
 // devToolsGuard serves the agent's DevTools socket.
 type devToolsGuard struct {
-	dir      string // the socket's directory, the launcher's alone
-	upstream string // the browser sandbox's exposed DevTools socket
+	dir      string   // the socket's directory, the launcher's alone
+	hold     *os.File // holds dir (package heldir) until close
+	upstream string   // the browser sandbox's exposed DevTools socket
 	log      *slog.Logger
 	srv      *http.Server
 	proxy    *httputil.ReverseProxy
@@ -104,17 +106,18 @@ type devToolsGuard struct {
 // startGuard listens on a socket in a fresh directory under tempDir that
 // only the launcher may enter, and relays to upstream.
 func startGuard(tempDir, upstream string, log *slog.Logger) (*devToolsGuard, error) {
-	dir, err := os.MkdirTemp(tempDir, "pairbench-devtools-*")
+	dir, hold, err := heldir.Make(tempDir, guardDirPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("devtools guard: %w", err)
 	}
 	l, err := net.Listen("unix", filepath.Join(dir, guardSocket))
 	if err != nil {
 		os.RemoveAll(dir)
+		hold.Close()
 		return nil, fmt.Errorf("devtools guard: %w", err)
 	}
 	g := &devToolsGuard{
-		dir: dir, upstream: upstream, log: log,
+		dir: dir, hold: hold, upstream: upstream, log: log,
 		slots: make(chan struct{}, maxGuardConns),
 		conns: make(map[net.Conn]struct{}),
 	}
@@ -162,7 +165,18 @@ func (g *devToolsGuard) close() error {
 	}
 	g.mu.Unlock()
 	g.wg.Wait()
-	return os.RemoveAll(g.dir)
+	err := os.RemoveAll(g.dir)
+	g.hold.Close()
+	return err
+}
+
+// guardDirPrefix names the guards' socket directories.
+const guardDirPrefix = "pairbench-devtools-"
+
+// CleanStale removes the DevTools guards' socket directories under root
+// that no live runner holds: those a killed runner left.
+func CleanStale(root string, cutoff time.Time) ([]string, error) {
+	return heldir.Clean(root, cutoff, nil, guardDirPrefix+"*")
 }
 
 // track registers c so close ends it; it reports false once close began.
