@@ -118,29 +118,33 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 }
 
 // removeAbandoned removes the temporary files in dir whose writers have
-// gone: those nobody holds (put locks its file as it creates it) and last
-// changed before cutoff (one younger may be about to be locked). It is
-// best effort: a file it may not open (another user's) or remove stays.
+// gone (see removeIfAbandoned).
 func removeAbandoned(dir string, cutoff time.Time) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
-			continue
+		if strings.HasPrefix(e.Name(), tempPrefix) && e.Type().IsRegular() {
+			removeIfAbandoned(filepath.Join(dir, e.Name()), cutoff)
 		}
-		p := filepath.Join(dir, e.Name())
-		f, err := os.Open(p)
-		if err != nil {
-			continue
+	}
+}
+
+// removeIfAbandoned removes the temporary file p if its writer has gone:
+// nobody holds it (put locks its file as it creates it) and it last changed
+// before cutoff (one younger may be about to be locked). It is best effort:
+// a file it may not open (another user's) or remove stays.
+func removeIfAbandoned(p string, cutoff time.Time) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(p)
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
-				os.Remove(p)
-			}
-		}
-		f.Close()
 	}
 }
 
@@ -240,6 +244,7 @@ func (l *Local) List(ctx context.Context, prefix string) ([]Info, error) {
 		start = l.path(prefix[:i])
 	}
 	var out []Info
+	cutoff := time.Now().Add(-tempGrace)
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start && (errors.Is(err, fs.ErrNotExist) || isNotDir(err)) {
@@ -253,6 +258,12 @@ func (l *Local) List(ctx context.Context, prefix string) ([]Info, error) {
 		if strings.HasPrefix(d.Name(), ".") && p != start {
 			if d.IsDir() {
 				return fs.SkipDir
+			}
+			// A killed writer's temporary file goes when its run is
+			// listed (a resumed run's syncer lists it first), even if
+			// nothing is put beside it again.
+			if strings.HasPrefix(d.Name(), tempPrefix) && d.Type().IsRegular() {
+				removeIfAbandoned(p, cutoff)
 			}
 			return nil
 		}

@@ -205,3 +205,26 @@ func TestLocalPutRemovesWhatAKilledWriterLeft(t *testing.T) {
 	assert.Equal(t, "half and the rest", string(b))
 	assert.NoFileExists(t, held)
 }
+
+// TestLocalListRemovesWhatAKilledWriterLeft: a resumed run's syncer lists
+// its run and may put nothing beside a killed writer's temporary file
+// again; the listing itself removes the file, and leaves a live writer's.
+func TestLocalListRemovesWhatAKilledWriterLeft(t *testing.T) {
+	root := t.TempDir()
+	known := map[string]bool{}
+	killed, _, left := startPutter(t, root, "r/trials/a.json", known)
+	live, liveIn, held := startPutter(t, root, "r/trials/b.json", known)
+	require.NoError(t, killed.Process.Kill())
+	killed.Wait()
+	old := time.Now().Add(-time.Minute)
+	require.NoError(t, os.Chtimes(left, old, old))
+	require.NoError(t, os.Chtimes(held, old, old))
+
+	s := newLocal(t, root)
+	_, err := s.List(t.Context(), "r/")
+	require.NoError(t, err)
+	assert.NoFileExists(t, left, "listing the run removed what the killed writer left")
+	assert.FileExists(t, held, "a live writer's temporary file is left alone")
+	require.NoError(t, liveIn.Close())
+	require.NoError(t, live.Wait())
+}
