@@ -160,6 +160,8 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 	}
 	slices.SortFunc(first, func(a, b string) int { return slices.Index(s.first, a) - slices.Index(s.first, b) })
 	slices.Sort(body)
+	slices.SortFunc(last, func(a, b string) int { return slices.Index(s.last, a) - slices.Index(s.last, b) })
+
 	for _, rel := range first {
 		st, ok, err := s.upload(ctx, rel)
 		if err != nil {
@@ -169,7 +171,6 @@ func (s *Syncer) Sync(ctx context.Context) (SyncResult, error) {
 			s.record(&res, rel, st)
 		}
 	}
-	slices.SortFunc(last, func(a, b string) int { return slices.Index(s.last, a) - slices.Index(s.last, b) })
 
 	var (
 		mu   sync.Mutex // guards res.Uploaded, s.sent and errs inside the group
