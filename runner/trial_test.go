@@ -245,24 +245,48 @@ func assertTrialRecord(t *testing.T, dir string, row pairbench.Row, transcriptLi
 	}
 }
 
+// trial is a stack for one subtest that shares s's browsers and warm
+// agent, the parts that take long to build, and owns everything a
+// subtest changes: its own plan and intents (copies), its own scripted
+// model with opts, and its own run directory. What one subtest breaks
+// cannot reach another's trial.
+func (s *stack) trial(t *testing.T, opts model.Options) *stack {
+	t.Helper()
+	plan := *s.trials.Plan
+	tis := map[string]*runner.TrialIntent{}
+	for id, ti := range s.trials.Intents {
+		c := *ti
+		tis[id] = &c
+	}
+	modelSrv := httptest.NewServer(model.New(intentsOf(tis), opts))
+	t.Cleanup(modelSrv.Close)
+	plan.Model.BaseURL = modelSrv.URL + "/v1"
+	trials := *s.trials
+	trials.RunDir, trials.Plan, trials.Intents = runner.RunDir{Path: t.TempDir()}, &plan, tis
+	return &stack{trials: &trials, browsers: s.browsers, agent: s.agent, model: modelSrv, tmp: s.tmp}
+}
+
 // TestTrialBadInputsEndAsOutcomes checks that each broken piece ends the
-// trial with a clear outcome rather than a hang.
+// trial with a clear outcome rather than a hang. The subtests share one
+// stack's browsers and warm agent (building them is most of a subtest's
+// time on a busy machine); each breaks only its own copy (stack.trial).
 func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
+	shared := newStack(t, []string{"weather-high-oslo", "books-cheapest-by-author"}, model.Options{})
 	t.Run("model returns errors", func(t *testing.T) {
-		s := newStack(t, []string{"weather-high-oslo"}, model.Options{Fault: model.FailFrom(1, 500)})
+		s := shared.trial(t, model.Options{Fault: model.FailFrom(1, 500)})
 		row := s.run(t, "weather-high-oslo", pairbench.Control)
 		assert.Contains(t, []pairbench.Outcome{pairbench.Aborted, pairbench.Crashed}, row.Outcome, row.Reason)
 		assert.NotEmpty(t, row.Reason)
 	})
 	t.Run("turn cap", func(t *testing.T) {
-		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		s.trials.Plan.Caps.Turns = 1
 		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
 		assert.Equal(t, pairbench.Timeout, row.Outcome)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
 	})
 	t.Run("time cap", func(t *testing.T) {
-		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		// A model that takes each request and never answers.
 		var asked atomic.Bool
 		stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -286,20 +310,21 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 		assert.Equal(t, "time cap hit before the agent declared its tools", row.Reason)
 	})
 	t.Run("spend cap", func(t *testing.T) {
-		s := newStack(t, []string{"books-cheapest-by-author"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		s.trials.Plan.Caps.SpendUSD = 0.000001
 		row := s.run(t, "books-cheapest-by-author", pairbench.Control)
 		assert.Equal(t, pairbench.Timeout, row.Outcome)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
 	})
 	t.Run("start page never loads", func(t *testing.T) {
-		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 		require.NoError(t, err)
 		defer ln.Close()
 		browsers, err := local.New(local.Config{TempDir: s.tmp, Resolver: noDNS{}, Hosts: map[string]string{"stall.test": ln.Addr().String()},
 			ParseTimeout: 500 * time.Millisecond, LoadTimeout: 500 * time.Millisecond})
 		require.NoError(t, err)
+		t.Cleanup(func() { browsers.Close() })
 		s.trials.Browsers = browsers
 		s.trials.Intents["weather-high-oslo"].Intent.StartURL = "http://stall.test/"
 		row := s.run(t, "weather-high-oslo", pairbench.Control)
@@ -307,7 +332,7 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 		assert.Contains(t, row.Reason, "setup")
 	})
 	t.Run("start page refused by the browser policy", func(t *testing.T) {
-		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		ln, err := net.Listen("tcp", "127.0.0.1:0") // this host's loopback: never the browser's
 		require.NoError(t, err)
 		defer ln.Close()
@@ -317,14 +342,14 @@ func TestTrialBadInputsEndAsOutcomes(t *testing.T) {
 		assert.Contains(t, row.Reason, "refused by the browser's egress: it is a loopback address")
 	})
 	t.Run("entry tool missing", func(t *testing.T) {
-		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		s.trials.Intents["weather-high-oslo"].Intent.EntryTool = "no_such_tool"
 		row := s.run(t, "weather-high-oslo", pairbench.Treatment)
 		assert.Equal(t, pairbench.Aborted, row.Outcome)
 		assert.Contains(t, row.Reason, "no_such_tool")
 	})
 	t.Run("a tool file that fails in the page", func(t *testing.T) {
-		s := newStack(t, []string{"weather-high-oslo"}, model.Options{})
+		s := shared.trial(t, model.Options{})
 		// goja accepts the legacy octal escape in strict code; V8 does not.
 		tool, err := intents.EvalTool(`"use strict";
 const SEP = "\08";
