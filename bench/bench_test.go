@@ -38,8 +38,11 @@ func config(t *testing.T, registry string) bench.Config {
 	t.Helper()
 	tools, err := filepath.Abs("../tools/node_modules")
 	require.NoError(t, err)
+	// The time cap is as roomy as the agent contracts' (agenttest): on a
+	// machine many times busier than this one an agent may take minutes to
+	// declare its tools, and a trial stopped before that aborts.
 	return bench.Config{Registry: registry, RunID: "r1", RunsDir: t.TempDir(), Pairs: 1, Slots: 1,
-		Model: bench.ScriptedModel, Caps: runner.PlanCaps{TimeS: 120, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
+		Model: bench.ScriptedModel, Caps: runner.PlanCaps{TimeS: 600, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
 		Settle: 300 * time.Millisecond, Tools: tools, TempDir: sandboxtest.TempDir(t)}
 }
 
