@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
@@ -49,6 +52,7 @@ import (
 //	go test ./sandbox -run '^$' -bench BenchmarkLaunch -benchtime 30x
 func BenchmarkLaunch(b *testing.B) {
 	needBwrap(b)
+	settle := subreap(b)
 	e, err := NewEgress(b.Context(), EgressConfig{
 		Allow:    []AllowRule{{Host: "model.test", Ports: []int{443}}},
 		Secrets:  []Secret{{Name: "MODEL_API_KEY", Value: "sk-benchmark-secret-value", Hosts: []string{"model.test"}}},
@@ -126,14 +130,19 @@ func BenchmarkLaunch(b *testing.B) {
 		}))
 	}
 	// Each iteration runs them in a fresh order (from a fixed seed), so that
-	// whatever a launch leaves running behind it (srt's Node and socat
-	// processes still exiting, a PID namespace still being torn down)
-	// weighs on every kind alike rather than always on the one after it.
+	// a busy machine weighs on every kind alike rather than always on the
+	// one after another. Between two launches, every process the first
+	// started has exited: srt returns before its socat and bubblewrap
+	// processes have (they were still exiting, uncounted, while the next
+	// launch was timed); as the benchmark's subreaper they become its
+	// children, and settle waits for them.
+	settle()
 	order := rand.New(rand.NewPCG(1, 2))
 	for b.Loop() {
 		order.Shuffle(len(launches), func(i, j int) { launches[i], launches[j] = launches[j], launches[i] })
 		for _, launch := range launches {
 			launch()
+			settle()
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -173,6 +182,45 @@ func policyRun(c *Cmd) (string, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.sb.id.credential()}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// subreap makes the benchmark the subreaper of every process its launches
+// start (PR_SET_CHILD_SUBREAPER, undone when b ends): a process whose
+// parent exits becomes the benchmark's child instead of the host init's.
+// It returns settle, which waits until the benchmark has no child left,
+// reaping each: call it only while no launch runs. A child still running
+// after a minute fails the benchmark.
+func subreap(b *testing.B) (settle func()) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		b.Fatalf("become the launches' subreaper: %v", err)
+	}
+	b.Cleanup(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+	return func() {
+		reaped := make(chan error, 1)
+		go func() {
+			for {
+				var ws unix.WaitStatus
+				_, err := unix.Wait4(-1, &ws, 0, nil)
+				switch {
+				case errors.Is(err, unix.EINTR):
+				case errors.Is(err, unix.ECHILD):
+					reaped <- nil
+					return
+				case err != nil:
+					reaped <- err
+					return
+				}
+			}
+		}()
+		select {
+		case err := <-reaped:
+			if err != nil {
+				b.Fatalf("wait for the last launch's processes: %v", err)
+			}
+		case <-time.After(time.Minute):
+			b.Fatal("a launch left a process running for a minute after it returned")
+		}
+	}
 }
 
 // cpuTime is the user and system time of a process and the descendants
