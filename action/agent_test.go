@@ -38,10 +38,11 @@ func TestActionAgentInput(t *testing.T) {
 	assert.Equal(t, "codex", plan.Versions.AgentName)
 	assert.NotEmpty(t, plan.Versions.Agent)
 	assert.Contains(t, res.Summary, "agent `codex "+plan.Versions.Agent+"`", "the verdict names the agent")
-	rows := trials(t, dir)
-	require.Len(t, rows, 2)
-	for _, r := range rows {
-		assert.Contains(t, r, string(pairbench.Correct))
+	require.Equal(t, plannedTrials(t, dir), scoredTrials(t, dir), "each planned trial scored once")
+	for _, r := range readRows(t, dir) {
+		if r.Outcome.Scored() {
+			assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Arm, r.Order, r.Reason)
+		}
 	}
 
 	bad, err := b.run("aider", with(map[string]string{"agent": "aider", "run-id": "gh-aider"}))
