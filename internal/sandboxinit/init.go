@@ -16,7 +16,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +86,7 @@ func (f *serviceFlag) Set(s string) error {
 // For every -expose it listens on the unix socket and relays each
 // connection to the TCP address, waiting until CMD listens there. Then it
 // starts CMD, with the -fd descriptors as its descriptors 3, 4, ..., as a child with the inherited environment, stdin,
-// stdout and stderr, forwards the signals it receives to that child, stops
+// stdout and stderr, stops
 // the services when CMD exits (SIGTERM, then SIGKILL ServiceGrace later),
 // and returns CMD's exit status (128+signal when the child was killed by a
 // signal). Run as PID 1 (bwrap --as-pid-1) it also reaps orphaned
@@ -95,8 +94,13 @@ func (f *serviceFlag) Set(s string) error {
 // end of file (watchLifeline). It returns 2 for bad arguments, 1 when a listener cannot be
 // set up, and 127 (or 126) when CMD or a service cannot be started. The
 // relays stop when RunInit returns; the caller exits right after.
+//
+// It forwards no signals and handles none: nothing outside a sandbox
+// signals its PID 1 but the launcher, with SIGKILL, and os/signal would
+// cost every launch two more runtime threads (see docs/sandbox.md, Launch
+// cost). A signal a process of the sandbox sends it ends the init, and
+// with it the sandbox, as the Go runtime ends any program on it.
 func Run(args []string) int {
-	signals := forwardSignals()
 	fs := flag.NewFlagSet(Arg, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	var fwd forwardFlag
@@ -188,26 +192,7 @@ func Run(args []string) int {
 	}
 	listeners = append(listeners, ls...)
 
-	return runChild(cmdArgs, inheritedFiles(fds), signals())
-}
-
-// forwardSignals registers the signals the init forwards to the command,
-// in a goroutine of its own so that the registration (the runtime makes a
-// round trip per signal to a thread it starts for them) proceeds beside
-// the init's setup. The function it returns waits for the registration
-// and returns the signals' channel. They are never unregistered: the init
-// exits once the command has.
-func forwardSignals() func() <-chan os.Signal {
-	sigs := make(chan os.Signal, 8)
-	registered := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-		close(registered)
-	}()
-	return func() <-chan os.Signal {
-		<-registered
-		return sigs
-	}
+	return runChild(cmdArgs, inheritedFiles(fds))
 }
 
 // watchLifeline ends the init, and with it the sandbox, once fd reads end
@@ -341,26 +326,14 @@ func Pipe(a, b net.Conn) {
 	wg.Wait()
 }
 
-// runChild starts args as a child with extra as its descriptors 3, 4, ...,
-// forwards the signals from sigs to it and returns its exit status.
-func runChild(args []string, extra []*os.File, sigs <-chan os.Signal) int {
+// runChild starts args as a child with extra as its descriptors 3, 4, ...
+// and returns its exit status.
+func runChild(args []string, extra []*os.File) int {
 	pid, err := startChild(args, extra)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
 		return startFailure(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				syscall.Kill(pid, s.(syscall.Signal))
-			case <-done:
-				return
-			}
-		}
-	}()
-	defer close(done)
 	if os.Getpid() == 1 {
 		// As the namespace's PID 1 (bwrap --as-pid-1) orphans are ours to reap.
 		return reapUntil(-1, pid)
