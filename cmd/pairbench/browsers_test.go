@@ -9,33 +9,40 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
-// TestRunOnKernelBrowsers runs `pairbench run --browser kernel --stealth`
-// against a fake Kernel (real Chromium behind Kernel's API) with the key in
-// KERNEL_API_KEY, as an operator would.
+// TestRunOnKernelBrowsers runs `pairbench run --browser kernel --stealth
+// --plan-only` against a fake Kernel (real Chromium behind Kernel's API)
+// with the key in KERNEL_API_KEY, as an operator would: the flags and the
+// key reach the bench, whose smoke gate runs its agent on Kernel's stealthy
+// browsers and deletes them, and run.json records the provider. The trials
+// themselves on Kernel browsers are bench's TestBenchOnKernelBrowsers.
 func TestRunOnKernelBrowsers(t *testing.T) {
 	fake := kernelForExampleSites(t)
 
 	runs := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", "../../examples/registry", "--browser", "kernel", "--stealth",
 		"--kernel-url", fake.URL, "--intent", "weather-high-oslo", "--pairs", "1", "--slots", "1", "--start-delay", "0",
-		"--run-id", "k1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--temp-dir", sandboxtest.TempDir(t))
+		"--run-id", "k1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--temp-dir", sandboxtest.TempDir(t),
+		"--plan-only")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "report.html")
-	rows := readRows(t, filepath.Join(runs, "k1", "rows.jsonl"))
-	require.Len(t, rows, 2)
-	for _, r := range rows {
-		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
-	}
+	dir := runner.RunDir{Path: filepath.Join(runs, "k1")}
+	assert.Equal(t, dir.File(runner.PlanFile)+"\n", stdout)
+	plan, err := dir.ReadPlan()
+	require.NoError(t, err)
+	require.NotNil(t, plan.Browser)
+	assert.Equal(t, "kernel", plan.Browser.Provider)
+	assert.True(t, plan.Browser.Stealth)
+	assert.NotEmpty(t, fake.Creates(), "the smoke gate's browsers are Kernel's")
 	for _, c := range fake.Creates() {
 		assert.True(t, c.Stealth)
 	}
 	assert.Empty(t, fake.Live())
+	assert.Empty(t, fake.BadKeys(), "KERNEL_API_KEY is the key sent")
 }
 
 // kernelForExampleSites starts a fake Kernel whose browsers reach the
