@@ -54,8 +54,11 @@ func readRows(t *testing.T, name string) []pairbench.Row {
 	return rows
 }
 
-// TestRunFromGitAtAPinnedCommit benches a registry read from a git
+// TestRunFromGitAtAPinnedCommit plans a registry read from a git
 // repository: run.json records the commit, and the report names the source.
+// The plan is enough (--plan-only passes the smoke gate and freezes
+// run.json): trials of a registry fetched from git run in
+// TestServeEndToEnd (the local backend benches at the pull request's head).
 func TestRunFromGitAtAPinnedCommit(t *testing.T) {
 	repo := t.TempDir()
 	require.NoError(t, os.CopyFS(filepath.Join(repo, "reg"), os.DirFS("../../examples/registry")))
@@ -69,12 +72,14 @@ func TestRunFromGitAtAPinnedCommit(t *testing.T) {
 	runs := t.TempDir()
 	code, _, stderr := runCLI(t, "run", "reg", "--git-repo", repo, "--git-ref", "main", "--git-cache", filepath.Join(t.TempDir(), "cache"),
 		"--example-sites", "--intent", "weather-high-oslo", "--pairs", "1", "--start-delay", "0",
-		"--run-id", "g1", "--runs-dir", runs, "--tools", "../../tools/node_modules")
+		"--run-id", "g1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--plan-only")
 	require.Equal(t, exitOK, code, stderr)
 	plan, err := runner.ReadPlan(filepath.Join(runs, "g1", "run.json"))
 	require.NoError(t, err)
 	assert.Equal(t, repo, plan.Source.Repo)
 	assert.Len(t, plan.Source.Commit, 40)
+	code, _, stderr = runCLI(t, "report", filepath.Join(runs, "g1"))
+	require.Equal(t, exitOK, code, stderr)
 	md, err := os.ReadFile(filepath.Join(runs, "g1", "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), plan.Source.Commit[:12])
