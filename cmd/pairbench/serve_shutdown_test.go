@@ -106,7 +106,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 		}
 		return out
 	}
-	assert.Eventually(t, func() bool { return len(gitLeft()) == 0 }, 3*time.Second, 50*time.Millisecond,
+	assert.Eventually(t, func() bool { return len(gitLeft()) == 0 }, time.Minute, 50*time.Millisecond,
 		"git processes outlived the service: %v", gitLeft())
 	runs := gh.CheckRuns("Codertocat/Hello-World")
 	require.Len(t, runs, 1)

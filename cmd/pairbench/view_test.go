@@ -52,7 +52,7 @@ func startView(t *testing.T, o viewOptions, dir string) string {
 		select {
 		case err := <-done:
 			assert.NoError(t, err, "view stops cleanly")
-		case <-time.After(10 * time.Second):
+		case <-time.After(2 * time.Minute):
 			t.Error("view did not stop")
 		}
 	})
@@ -90,8 +90,9 @@ func get(t *testing.T, url string) (*http.Response, string) {
 func TestDemoTrialPage(t *testing.T) {
 	tools := needRealStack(t)
 	runs := t.TempDir()
+	// The agent contracts' roomy time cap, as in TestDemoWithEachAgent.
 	code, _, stderr := runCLI(t, "demo", "--registry", exampleRegistry, "--tools", tools, "--runs-dir", runs, "--run-id", "v1",
-		"--intent", "books-cheapest-by-author", "--pairs", "2", "--slots", "2", "--seed", "5")
+		"--intent", "books-cheapest-by-author", "--pairs", "2", "--slots", "2", "--seed", "5", "--time-cap", "600")
 	require.Equal(t, exitOK, code, stderr)
 	dir := runner.RunDir{Path: filepath.Join(runs, "v1")}
 
