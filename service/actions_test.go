@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -39,15 +38,9 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 		goodSHA  = "2222222222222222222222222222222222222222"
 		intent   = "bench/intents/weather.example/weather-high-oslo.yaml"
 	)
-	good := map[string]string{".github/workflows/pairbench.yml": "name: pairbench\n"}
-	require.NoError(t, fs.WalkDir(os.DirFS("../examples/registry"), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join("../examples/registry", p))
-		good[p] = string(b)
-		return err
-	}))
+	good, err := githubtest.TreeFiles(os.DirFS("../examples/registry"))
+	require.NoError(t, err)
+	good[".github/workflows/pairbench.yml"] = "name: pairbench\n"
 	bad := maps.Clone(good)
 	bad[intent] += "colour: blue\n"
 

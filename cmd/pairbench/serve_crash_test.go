@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -44,18 +43,11 @@ const crashRepo = "octo/registry"
 // read when first asked for, never at package init: the test binary also
 // runs as the sandbox's init, where the examples are out of sight.
 var crashRegistry = sync.OnceValue(func() map[string]string {
-	files := map[string]string{".github/workflows/pairbench.yml": "name: pairbench\n"}
-	reg := os.DirFS(filepath.Join("..", "..", "examples", "registry"))
-	if err := fs.WalkDir(reg, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(reg, p)
-		files[p] = string(b)
-		return err
-	}); err != nil {
+	files, err := githubtest.TreeFiles(os.DirFS(filepath.Join("..", "..", "examples", "registry")))
+	if err != nil {
 		panic(err)
 	}
+	files[".github/workflows/pairbench.yml"] = "name: pairbench\n"
 	return files
 })
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -84,15 +83,8 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 
 	gh := githubtest.New(t)
 	appID, keyPEM := testApp(t, gh)
-	files := map[string]string{}
-	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(repo, p))
-		files[p] = string(b)
-		return err
-	}))
+	files, err := githubtest.TreeFiles(os.DirFS(repo))
+	require.NoError(t, err)
 	gh.Repo(e2eRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "master"
 		r.Files[sha] = files

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -38,15 +37,8 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 
 	gh := githubtest.New(t)
 	appID, keyPEM := testApp(t, gh)
-	files := map[string]string{}
-	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(repo, p))
-		files[p] = string(b)
-		return err
-	}))
+	files, err := githubtest.TreeFiles(os.DirFS(repo))
+	require.NoError(t, err)
 	gh.Repo(repoName, func(r *githubtest.Repo) {
 		r.DefaultBranch = "master"
 		r.Files[sha] = files

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,15 +30,8 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	repo, sha := registryRepo(t)
 	gh := githubtest.New(t)
 	appID, keyPEM := testApp(t, gh)
-	files := map[string]string{}
-	require.NoError(t, fs.WalkDir(os.DirFS(repo), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(p, ".git/") {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(repo, p))
-		files[p] = string(b)
-		return err
-	}))
+	files, err := githubtest.TreeFiles(os.DirFS(repo))
+	require.NoError(t, err)
 	const repoName = "Codertocat/Hello-World"
 	gh.Repo(repoName, func(r *githubtest.Repo) {
 		r.DefaultBranch = "master"
