@@ -334,6 +334,14 @@ func (c Config) args() []string {
 		"--password-store=basic",
 		"--use-mock-keychain",
 		"--mute-audio",
+		// Chromium starts two zygotes at once: the sandboxed one, whose
+		// start the browser process waits for (it must learn the
+		// zygote's PID in its new PID namespace), and an unsandboxed one
+		// for the few helpers that run without Chromium's sandbox. On a
+		// busy machine the second takes half the CPU the first needs
+		// while the browser waits; without it those helpers are started
+		// directly, as unsandboxed as before.
+		"--no-unsandboxed-zygote",
 		// Tabs the agent opens land in their own windows; none may be
 		// throttled as a background tab, in either arm.
 		"--disable-background-timer-throttling",
