@@ -26,27 +26,8 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Bench the example registry on embedded defaults and print the verdict",
-		Long: `demo is pairbench's main job on embedded defaults, with nothing to configure:
-a real bench of the example registry (examples/registry) against pairbench's
-own example sites served on loopback, in local headless Chromium, with the
-agent (--agent: pi by default, claude-code or codex) inside the sandbox
-talking to the scripted model, artifacts in a local directory. It prints the
-Markdown verdict and the path of report.html.
-
-The scripted model is deterministic and is not an LLM: it plays each intent's
-baseline like a competent agent (it uses a page tool when one is listed, else
-drives the page), so the demo shows the machinery and the statistics, not a
-model's judgement. Use 'pairbench run --model provider/id' for that.
-
-The defaults (3 intents × 7 pairs over 2 slots) are the fewest pairs with
-which the sign test can reach significance after Holm's correction across
-three intents (7 of 7 faster gives p = 0.0156 ≤ 0.05/3).
-
-Examples:
-  make demo              # installs what is missing, builds, runs this
-  pairbench demo --pairs 10 --slots 4
-  pairbench demo --agent codex`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("demo"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.finish(); err != nil {
 				return usageError{err}

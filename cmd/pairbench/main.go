@@ -51,14 +51,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "pairbench",
-		Short: "Paired A/B benches of WebMCP tools",
-		Long: `pairbench answers one question for a change to a website's WebMCP tools:
-does the same agent succeed more often, and faster, with the tools registered?
-
-It runs the same agent, model, prompt and browser twice per pair (control
-without the tools, treatment with them), in balanced order, grades every
-answer by rules, and labels each intent with exact statistics.`,
+		Use:           "pairbench",
+		Short:         "Paired A/B benches of WebMCP tools",
+		Long:          longHelp("pairbench"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,

@@ -31,32 +31,8 @@ func newMergeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge --store LOCATION --run-id ID --out DIR",
 		Short: "Fetch a run split across runners from the artifact store into one run directory",
-		Long: `merge gathers a run whose shards ran on different runners (pairbench run
---shard k/n --store LOCATION): it fetches the frozen plan (run.json), every
-shards/<k>/rows.jsonl and rows.jsonl of run ID from the store into DIR, and,
-with --trials, every trial directory. DIR must be missing or empty.
-
-Before anything is written, merge checks that every shard belongs to the
-stored plan: each row carries the plan's run id, names a planned intent, and
-(for pairs) a planned pair in its planned order (AB or BA); and no pair has
-rows in two shards, which would mean the shards were split differently. Any
-mismatch fails the merge (exit 1) with every problem listed.
-
-The result is a run directory that 'pairbench report DIR' reads (it combines
-the shards). With --report, merge writes that report itself, publishes it to
-the store under ID/ (report.json last, so a reader that finds it finds the
-whole report) and prints, last, a link to report.html valid for --link-ttl.
-
-Stdout: DIR, then with --report the paths written and the link, one per line.
-
-Examples:
-  # the aggregate job of a sharded bench
-  pairbench merge --store s3://bench/runs --run-id pr42-abc --out merged/pr42-abc --report
-
-  # keep the transcripts too, and report by hand
-  pairbench merge --store /srv/runs --run-id r7 --out /tmp/r7 --trials
-  pairbench report /tmp/r7`,
-		Args: argCount(0, 0, "no arguments"),
+		Long:  longHelp("merge"),
+		Args:  argCount(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Store == "" || o.RunID == "" || o.Out == "" {
 				return usageError{errors.New("merge needs --store, --run-id and --out")}

@@ -48,26 +48,8 @@ func newPostCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "post --repo OWNER/NAME --pr N --sha SHA (--report DIR | --failure REASON)",
 		Short: "Post a run's verdict on its pull request: the sticky comment and the bench label",
-		Long: `post writes a finished bench's verdict on the pull request it benched, exactly
-as the pairbench service does, with the same code (package bot): it creates
-or edits the one sticky rollup comment (the verdict and the Markdown report,
-earlier commits' verdicts folded below) and sets the one "bench: <label>"
-label, removing other "bench: " labels. With --failure it writes instead, in
-the same comment, that the bench of --sha failed and why; labels stay.
-
-The token is read from $GITHUB_TOKEN, never from a flag; it needs
-"issues: write" and "pull-requests: write" (a workflow's GITHUB_TOKEN with
-those permissions will do). The GitHub Action runs post when no pairbench
-service posts for it (docs/action.md).
-
-Examples:
-  GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \
-      --sha 0123456789abcdef0123456789abcdef01234567 --report runs/pr42 \
-      --link https://bench.example/pr42/report.html
-  GITHUB_TOKEN=... pairbench post --repo acme/registry --pr 42 \
-      --sha 0123456789abcdef0123456789abcdef01234567 --run-id pr42 \
-      --failure "sandbox check failed: user namespaces are disabled"`,
-		Args: argCount(0, 0, "no arguments"),
+		Long:  longHelp("post"),
+		Args:  argCount(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target, err := o.check()
 			if err != nil {

@@ -15,28 +15,8 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Compute a run's verdict and write report.json, report.md and report.html",
-		Long: `report reads a run directory's frozen plan (run.json) and its trial rows
-(rows.jsonl), computes every statistic and label, and writes three renderings
-of the same report:
-
-  report.json  for machines (versioned; see docs/statistics.md)
-  report.md    for a pull-request comment: verdict line first, always under
-               60,000 characters (details are trimmed first, with a link)
-  report.html  one self-contained page with plots; no JavaScript, no network
-
-The rows are rows.jsonl plus, for a run split across runners, every
-shards/<k>/rows.jsonl (docs/rows.md). report can run at any time, also while
-the run is still going (a last line still being appended is skipped with a
-warning); a row that does not parse fails the report, naming its file and
-line. Each file is replaced whole. The paths written are printed.
-
-Examples:
-  # the example run, whose rows show every label
-  pairbench report examples/runs/demo
-
-  # write elsewhere and link the comment to where report.html will be served
-  pairbench report runs/r42 --out /tmp/r42 --link https://ci.example/r42/report.html`,
-		Args: argCount(1, 1, "one RUN_DIR"),
+		Long:  longHelp("report"),
+		Args:  argCount(1, 1, "one RUN_DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer bench.HoldReportMemory()()
 			return runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -140,46 +140,8 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run REGISTRY",
 		Short: "Bench a registry's intents with paired A/B trials",
-		Long: `run benches the intents of a registry (a directory laid out as docs/registry.md
-describes): for each intent it runs pairs of trials, the same agent, model,
-prompt and browser twice, control without the domain's tools and treatment with
-them, in balanced order (AB/BA), over --slots at a time. The agent is --agent
-(pi, claude-code or codex: the real CLI, pinned); each runs inside a
-bubblewrap sandbox whose only way out is pairbench's egress proxy. An
-unknown agent, a model the agent cannot take, or a missing key is one line
-and exit 2, before anything is written.
-
-Before the first trial run passes a smoke gate (the sandbox self-check, the
-budget, a zero-tool agent run, and every intent's treatment setup: its
-domain's tools registered and its entry tool live on its start page), then
-freezes the plan in RUNS_DIR/RUN_ID/run.json; a failure stops the run before
-any trial and leaves no run directory. Rows are appended to rows.jsonl as
-trials finish; a trial that aborts reruns its whole pair. When every pair is
-done the report is written (report.json, report.md, report.html); with
---store the run is uploaded as it goes, the report last.
-
-Resume: run again with the same --run-id; exactly the pairs that lack a
-scored trial run again. A changed plan is refused, naming the change, unless
---force; another --agent always. Spread over runners: --plan-only once, then
---shard k/n on each runner with the same --store and --run-id, then
-'pairbench merge'. docs/cli.md has the details (Resume, Shards, Caps and
-budgets, Exit codes: 0 done, 1 failed, 2 bad flags, 130/143 interrupted).
-
-Examples:
-  # the example registry with the scripted model and the example sites
-  pairbench run examples/registry --example-sites --pairs 8
-
-  # a PR's registry at its head commit, read from a bare cache
-  pairbench run . --git-repo https://github.com/o/registry --git-ref 3f2c9e1 --pr 42
-
-  # a real model: the key stays on the host, the sandbox sees a placeholder
-  OPENAI_API_KEY=... pairbench run ./registry --model openai/gpt-5.4-mini \
-      --intent books-cheapest-by-author --pairs 30 --store s3://bench/runs
-
-  # Claude Code as the agent, on Anthropic's API
-  ANTHROPIC_API_KEY=... pairbench run ./registry --agent claude-code \
-      --model anthropic/claude-sonnet-4-5 --pairs 30`,
-		Args: argCount(1, 1, "one REGISTRY directory"),
+		Long:  longHelp("run"),
+		Args:  argCount(1, 1, "one REGISTRY directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Registry = args[0]
 			if err := o.finish(); err != nil {

@@ -17,16 +17,9 @@ func newSandboxCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Try the agent sandbox by hand, or check that it is sound here",
-		Long: `pairbench runs every agent in a bubblewrap sandbox whose only way out is
-an egress proxy on the host: a per-host allowlist, secret placeholders
-swapped for real values only on the way to the hosts they belong to.
-docs/sandbox.md describes what the sandbox sees and why.
-
-  pairbench sandbox check    fails closed with a one-line reason when the
-                             sandbox cannot be trusted on this host
-  pairbench sandbox run      runs any command under the policy`,
-		Args: cobra.ArbitraryArgs,
-		RunE: helpOrUnknown,
+		Long:  longHelp("sandbox"),
+		Args:  cobra.ArbitraryArgs,
+		RunE:  helpOrUnknown,
 	}
 	cmd.AddCommand(newSandboxCheckCmd(), newSandboxRunCmd())
 	return cmd
@@ -38,27 +31,8 @@ func newSandboxCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that a sandbox can be created here and sees nothing it must not",
-		Long: `check starts a probe sandbox and fails (exit 1) with a one-line reason when
-bubblewrap is missing, the kernel refuses it unprivileged user namespaces
-(on Ubuntu 24.04: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0,
-or an AppArmor profile for bwrap, see docs/sandbox.md), or the sandbox can
-see what it must not: the current directory (the bench's checkout) and any
---hidden path, the host home, another file in /tmp, host processes, a host
-network interface, a writable /proc/sys, a capability, its PID 1's memory;
-or it runs as root on the host, or without a process limit. When it passes
-it says how limits are enforced here and how device nodes are bound.
-
-Then (unless --browser=false) it checks the trial browser's confinement: a
-confined Chromium in namespaces of its own, not the host's root, under
-seccomp, without capabilities or the host's files, its renderers in
-Chromium's own sandbox, file: URLs and this host's loopback refused
-(docs/sandbox.md). The runner's smoke gate runs the same checks.
-
-Examples:
-  pairbench sandbox check
-  pairbench sandbox check --hidden /srv/bench-results
-  pairbench sandbox check --browser=false   # a host without Chromium`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("sandbox-check"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wd, err := os.Getwd()
 			if err != nil {
@@ -95,30 +69,7 @@ func newSandboxRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command in the sandbox, deny-by-default",
-		Long: `run starts CMD inside the sandbox pairbench gives its agents and returns
-when it exits (exit 1 if it failed; its own status is printed). Everything
-is denied unless a flag allows it:
-
-  - files: /usr, the /etc files DNS and TLS need, a fresh /tmp (HOME and
-    TMPDIR), and a workspace at /workspace (--workspace DIR, else empty);
-    --ro mounts a program installed outside /usr, read-only; --hide keeps
-    secret files of the workspace out (it then works on a private copy);
-  - network: none but the egress proxy (HTTP_PROXY/HTTPS_PROXY), which
-    reaches only --allow-host HOST[:PORT,...] (exact or *.suffix; port 443
-    when none is given) and host loopback ports named by --allow-port
-    (reachable on the same port inside);
-  - secrets: --secret NAME=HOSTVAR@HOST gives the command a placeholder in
-    NAME; the proxy swaps in the value of the host's HOSTVAR in request
-    headers to HOST only, and refuses the placeholder anywhere else;
-  - environment: HOME, TMPDIR, PATH, LANG, the proxy and CA variables, the
-    placeholders, and the host variables named by --env.
-
-Examples:
-  pairbench sandbox run -- sh -c 'id; ls -A /; cat /etc/shadow'
-  pairbench sandbox run --allow-host api.anthropic.com \
-      --secret ANTHROPIC_API_KEY=ANTHROPIC_API_KEY@api.anthropic.com \
-      -- curl -sS https://api.anthropic.com/v1/models -H "x-api-key: \$ANTHROPIC_API_KEY"
-  pairbench sandbox run --allow-port 9222 --workspace . --hide .env --hide .git/config -- ls -A`,
+		Long:  longHelp("sandbox-run"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
 				return errors.New("sandbox run: put the command after --, as in: pairbench sandbox run -- CMD ARGS")

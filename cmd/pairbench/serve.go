@@ -28,45 +28,8 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --store LOCATION (--app-id N --private-key-file KEY | --token-env NAME)",
 		Short: "Run the GitHub App webhook service: bench pull requests and post the verdicts",
-		Long: `serve runs pairbench's GitHub App service. It answers GitHub's webhook
-deliveries on POST /webhook (signed with the webhook secret; others are
-refused), hands them to the bot, which plans benches for pull requests that
-change domain tools and for /bench comments, dispatches them, and posts each
-verdict as a check run, a sticky comment and a "bench: <label>" label.
-GET /healthz and GET /metrics (Prometheus) are served on the same address.
-
-Secrets never go on the command line: the webhook secret is read from the
-variable --webhook-secret-env names, the App's private key from
---private-key-file, a plain token (instead of an App; it posts commit
-statuses, not check runs) from the variable --token-env names. The server
-refuses to start without a webhook secret.
-
-Benches run on this host by default (--dispatch local, one at a time, the
-registry read at the head commit from --git-url, with the bench flags
-below), or on GitHub Actions (--dispatch actions: a workflow_dispatch of
---workflow on the default branch, once the registry at the head commit has
-passed the checks a run makes). Runs upload to --store, where the service
-reads each report; with --public-url comments link each run's report site,
-served from the store by the service.
-
-Nothing is lost: a delivery is answered 2xx only once it is stored with its
-job, every GitHub write is a retried job, and a restarted service (after a
-crash or kill -9) carries on, a local bench resuming by its run id. The
-state is SQLite under --state-dir, or PostgreSQL shared by replicas
-(--postgres-env). SIGINT or SIGTERM stops within --shutdown-timeout.
-docs/serve.md is the operator's guide; docs/github-app.md sets up the App.
-
-Examples:
-  PAIRBENCH_WEBHOOK_SECRET=... pairbench serve --addr 127.0.0.1:8080 \
-      --app-id 123456 --private-key-file /etc/pairbench/app.pem \
-      --store s3://bench-artifacts/runs?region=eu-west-1
-  PAIRBENCH_WEBHOOK_SECRET=... GITHUB_TOKEN=... pairbench serve \
-      --token-env GITHUB_TOKEN --store /var/lib/pairbench/runs --log-format json
-  PAIRBENCH_WEBHOOK_SECRET=... PAIRBENCH_POSTGRES_URL=postgres://... pairbench serve \
-      --postgres-env PAIRBENCH_POSTGRES_URL --dispatch actions --app-id 123456 \
-      --private-key-file app.pem --store s3://bench-artifacts/runs \
-      --public-url https://bench.example.com`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("serve"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			secrets, err := o.Check(os.Getenv, os.ReadFile)
 			if err != nil {

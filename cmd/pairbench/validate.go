@@ -18,37 +18,8 @@ func newValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Check a registry's domains, tool files and intents, and grade every baseline answer",
-		Long: `validate loads the registry in DIR (default: the current directory) the way
-a run would, and checks everything in it: each domain.json, each tool file
-(evaluated in a sandboxed interpreter for its metadata: name, description,
-inputSchema, readOnlyHint, urlPatterns, execute) and each intent (fields,
-ids, answer schema, rules, fixtures, entry tool, baseline), at the paths
-.pairbench.yml gives (docs/registry.md). Then it grades each intent's
-baseline answer, the known-correct one, with the intent's own schema and
-rules: a baseline that does not grade correct is a problem.
-
-With --browser, once the registry has no problem, it also registers every
-tool file in headless Chromium, as a treatment trial does, on blank stub
-pages it serves itself (strict CSP, no eval; the real sites are never
-contacted) at an example URL of each URL pattern and each intent's start
-URL: there every tool whose patterns match must be live, every other
-absent, and none may fail to register. What the browser does not register
-is a problem at its file and line, with the browser's message.
-
-Every problem is printed as "file:line: message", sorted, and validate exits
-with status 1 if there is any. An intent whose fixed-date fixture has passed
-is noted on stderr but is not a problem (a run skips it).
-
-Examples:
-  # the example registry
-  pairbench validate examples/registry
-
-  # and every tool file registered in Chromium
-  pairbench validate --browser examples/registry
-
-  # the registry at the root of the current repository
-  pairbench validate`,
-		Args: argCount(0, 1, "at most one DIR"),
+		Long:  longHelp("validate"),
+		Args:  argCount(0, 1, "at most one DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {

@@ -24,22 +24,7 @@ func newViewCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "view RUN_DIR | view --store LOCATION --run-id ID",
 		Short: "Serve a run's report site on loopback and open it in a browser",
-		Long: `view serves a run's report site on this machine only (127.0.0.1) and opens it
-in your browser: the run page (report.html), a page per intent (its paired
-plot and pairs), a page per pair with both arms side by side (docs/viewer.md
-lists what each shows). The pages run no script and load nothing from
-elsewhere (a strict Content-Security-Policy); only the site's pages and the
-trial files they show are served. Stop with Ctrl-C.
-
-A run directory is served as it is, its report and site written first when
-it has none (as 'pairbench report' would). With --store and --run-id the run
-is fetched into a temporary directory, reported there and served from it
-(removed when view stops).
-
-Examples:
-  pairbench view runs/demo/demo-20261201
-  pairbench view --store s3://bench/runs --run-id pr42-abc
-  pairbench view runs/r7 --addr 127.0.0.1:8080 --open=false`,
+		Long:  longHelp("view"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case o.store != "" && len(args) == 0 && o.runID != "":
