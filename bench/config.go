@@ -23,6 +23,25 @@ func DefaultConfig() Config {
 		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
+// DemoConfig is `pairbench demo`'s bench: DefaultConfig on the example
+// registry (examples/registry, from a checkout) against the example sites,
+// three of its four intents at 7 pairs each with no start delay, caps of
+// 120 s and 30 turns, runs under runs/demo. Seven pairs are the fewest with
+// which the sign test reaches significance after Holm's correction across
+// three intents (7 of 7 faster gives p = 0.0156 <= 0.05/3). The smoke gate
+// still checks the treatment setup of the fourth intent,
+// books-cheapest-poetry: it has the books intents' start page, where the
+// gate requires each registered books tool, its entry tool list_genre too,
+// to be live (TestDemoSmokeGateCoversEveryExampleIntent).
+func DemoConfig() Config {
+	c := DefaultConfig()
+	c.Registry, c.RunsDir, c.ExampleSites = filepath.Join("examples", "registry"), filepath.Join("runs", "demo"), true
+	c.Intents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
+	c.Pairs, c.StartDelay = 7, 0
+	c.Caps.TimeS, c.Caps.Turns = 120, 30
+	return c
+}
+
 // Complete fills what c leaves to the host and the clock, Tools
 // (DefaultToolsDir, made absolute), TempDir (the system's) and RunID (a new
 // one, NewRunID), and checks the whole (Check). The errors name the command
