@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/toolcheck"
 )
 
 // runOffline runs the real binary with args in a network namespace of its
@@ -120,34 +115,6 @@ func TestSmokeGateChecksEveryDomain(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(runs, "gate", "run.json"), "a run stopped by the smoke gate freezes no plan")
 	assert.NoFileExists(t, filepath.Join(runs, "gate", "rows.jsonl"), "no pair was spent")
 	assert.NoDirExists(t, filepath.Join(runs, "gate"), "a failed smoke gate leaves nothing behind, not even the run's lock")
-}
-
-// TestDemoSmokeGateCoversEveryExampleIntent: the demo benches three of the
-// four example intents, and its smoke gate still checks the treatment setup
-// of all four: for each, a page at its start URL in a browser holding its
-// domain's tools, where its entry tool's patterns match (the gate requires
-// every such tool live, none failed).
-func TestDemoSmokeGateCoversEveryExampleIntent(t *testing.T) {
-	reg, err := intents.Load(exampleRegistry)
-	require.NoError(t, err)
-	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: "demo", Intents: demoIntents, Pairs: 1, Seed: 1, Alpha: 0.05,
-		Now: time.Now(), Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}})
-	require.NoError(t, err)
-	tis, err := runner.TrialIntents(reg, plan)
-	require.NoError(t, err)
-	var list []*runner.TrialIntent
-	for _, in := range plan.Intents {
-		list = append(list, tis[in.ID])
-	}
-	sets := toolcheck.ForPlan(list)
-	require.Len(t, reg.Intents, 4)
-	for _, in := range reg.Intents {
-		covered := slices.ContainsFunc(sets, func(s toolcheck.Set) bool {
-			return slices.ContainsFunc(s.Pages, func(p toolcheck.Page) bool { return p.URL == in.StartURL }) &&
-				slices.ContainsFunc(s.Tools, func(tool intents.Tool) bool { return tool.Name == in.EntryTool && tool.Matches(in.StartURL) })
-		})
-		assert.True(t, covered, "the demo's smoke gate checks %s's treatment setup", in.ID)
-	}
 }
 
 func tail2(s string) string {
