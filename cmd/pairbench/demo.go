@@ -8,21 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/runner"
 )
 
-// demoIntents are the intents the demo benches. Its smoke gate checks the
-// treatment setup of every example intent all the same: the fourth,
-// books-cheapest-poetry, has the books intents' start page, where the gate
-// requires each registered books tool, its entry tool list_genre too, to be
-// live (TestDemoSmokeGateCoversEveryExampleIntent).
-var demoIntents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
-
 func newDemoCmd() *cobra.Command {
-	o := defaultBenchOptions()
-	o.Pairs, o.StartDelay, o.ExampleSites, o.RunsDir = 7, 0, true, filepath.Join("runs", "demo")
-	o.Intents = demoIntents
-	o.Caps.TimeS, o.Caps.Turns = 120, 30
+	o := benchOptions{Config: bench.DemoConfig()}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Bench the example registry on embedded defaults and print the verdict",
@@ -56,6 +47,6 @@ func newDemoCmd() *cobra.Command {
 		},
 	}
 	benchFlags(cmd, &o)
-	cmd.Flags().StringVar(&o.Registry, "registry", "examples/registry", "registry to bench")
+	cmd.Flags().StringVar(&o.Registry, "registry", o.Registry, "registry to bench")
 	return cmd
 }

@@ -36,8 +36,8 @@ type benchOptions struct {
 	live      *progress.Terminal
 }
 
-// defaultBenchOptions are run's defaults (bench.DefaultConfig); demo
-// changes a few.
+// defaultBenchOptions are run's defaults (bench.DefaultConfig); demo's
+// are bench.DemoConfig.
 func defaultBenchOptions() benchOptions {
 	return benchOptions{Config: bench.DefaultConfig()}
 }
