@@ -349,7 +349,8 @@ func scanBench(scan func(...any) error) (Bench, error) {
 	return b, nil
 }
 
-// Lists are stored as JSON arrays.
+// joinList stores a list as a JSON array, "" for an empty one; splitList
+// reads it back.
 func joinList(xs []string) string {
 	if len(xs) == 0 {
 		return ""

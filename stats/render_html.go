@@ -411,8 +411,6 @@ func speedPlot(intents []intentView) *svgPlot {
 
 func svgRound(x float64) float64 { return math.Round(x*10) / 10 }
 
-// labelClass is a CSS class for a label's colour: worse than no adoption,
-// between, or better than inconclusive.
 // LabelClass is the style class (of HTMLStyle) that colours label l: l-bad,
 // l-meh, l-good, or l-none for no label.
 func LabelClass(l pairbench.Label) string {
