@@ -262,9 +262,6 @@ type Run struct {
 	closers   []func() error // in the order acquired
 }
 
-// Plan returns the run's plan; it is frozen in run.json by Smoke.
-func (r *Run) Plan() *runner.Plan { return r.plan }
-
 // Dir returns the run directory.
 func (r *Run) Dir() runner.RunDir { return r.dir }
 
