@@ -192,7 +192,7 @@ func Run(args []string) int {
 	}
 	listeners = append(listeners, ls...)
 
-	return runChild(cmdArgs, inheritedFiles(fds))
+	return runChild(cmdArgs, childFiles(fds))
 }
 
 // watchLifeline ends the init, and with it the sandbox, once fd reads end
@@ -328,7 +328,7 @@ func Pipe(a, b net.Conn) {
 
 // runChild starts args as a child with extra as its descriptors 3, 4, ...
 // and returns its exit status.
-func runChild(args []string, extra []*os.File) int {
+func runChild(args []string, extra []uintptr) int {
 	pid, err := startChild(args, extra)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Arg, err)
@@ -346,7 +346,7 @@ func runChild(args []string, extra []*os.File) int {
 // and extra as its descriptors 3, 4, .... It forks and executes directly:
 // os.StartProcess first forks a child of its own, once per process, to
 // check that the kernel's pidfds work, and every launch would wait for it.
-func startChild(args []string, extra []*os.File) (int, error) {
+func startChild(args []string, extra []uintptr) (int, error) {
 	path := args[0]
 	if !strings.Contains(path, "/") {
 		var err error
@@ -354,10 +354,7 @@ func startChild(args []string, extra []*os.File) (int, error) {
 			return 0, err
 		}
 	}
-	fds := []uintptr{0, 1, 2}
-	for _, f := range extra {
-		fds = append(fds, f.Fd())
-	}
+	fds := append([]uintptr{0, 1, 2}, extra...)
 	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: os.Environ(), Files: fds})
 	if err != nil {
 		return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
@@ -594,13 +591,16 @@ func (f *fdFlag) Set(s string) error {
 	return nil
 }
 
-// inheritedFiles takes the init's -fd descriptors for the command: none of
-// them reaches anything else the init starts.
-func inheritedFiles(fds fdFlag) []*os.File {
-	files := make([]*os.File, len(fds))
+// childFiles takes the init's -fd descriptors for the command: none of
+// them reaches anything else the init starts. They stay plain numbers,
+// never an *os.File: once nothing refers to a File, its finalizer may close
+// the descriptor, and a collection between that and the fork made the
+// command's start fail with EBADF.
+func childFiles(fds fdFlag) []uintptr {
+	files := make([]uintptr, len(fds))
 	for i, fd := range fds {
 		syscall.CloseOnExec(fd)
-		files[i] = os.NewFile(uintptr(fd), "fd-"+strconv.Itoa(fd))
+		files[i] = uintptr(fd)
 	}
 	return files
 }
