@@ -57,8 +57,13 @@ func TestBenchOnKernelBrowsers(t *testing.T) {
 	require.NoError(t, err)
 	rows, err := res.Dir.ReadRows(cfg.RunID, nil)
 	require.NoError(t, err)
-	require.Len(t, rows, 2)
-	for _, r := range rows {
+	plan, err := res.Dir.ReadPlan()
+	require.NoError(t, err)
+	// On a busy machine an attempt may abort and its pair run again; each
+	// planned trial is scored once, correct.
+	final := scoredOnce(t, plan, rows)
+	assert.Len(t, final, 2, "both arms of the one pair")
+	for _, r := range final {
 		assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s %s", r.Arm, r.Reason, r.Error)
 	}
 
@@ -71,8 +76,6 @@ func TestBenchOnKernelBrowsers(t *testing.T) {
 	assert.Empty(t, fake.Live(), "every browser is deleted")
 	assert.Empty(t, fake.BadKeys())
 
-	plan, err := res.Dir.ReadPlan()
-	require.NoError(t, err)
 	require.NotNil(t, plan.Browser)
 	assert.Equal(t, "kernel", plan.Browser.Provider)
 	assert.True(t, plan.Browser.Stealth)
