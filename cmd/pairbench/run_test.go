@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,11 +121,22 @@ func TestARunIsOneThing(t *testing.T) {
 	code, stdout, stderr := runCLI(t, args(runsA)...)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "report.html")
-	first := readRows(t, filepath.Join(runsA, "r1", "rows.jsonl"))
-	require.Len(t, first, 2)
+	// On a busy machine an attempt may abort and its pair run again: the
+	// run is complete, each arm scored once in the pair's last attempt,
+	// correct.
+	first := checkCompleteRun(t, filepath.Join(runsA, "r1"))
+	last := 0
 	for _, r := range first {
-		assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Intent, r.Arm, r.Reason)
+		last = max(last, r.Attempt)
 	}
+	scored := 0
+	for _, r := range first {
+		if r.Attempt == last {
+			scored++
+			assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Intent, r.Arm, r.Reason)
+		}
+	}
+	assert.Equal(t, 2, scored, "both arms of the one pair")
 	for _, f := range []string{"run.json", "report.json", "report.md", "report.html"} {
 		assert.FileExists(t, filepath.Join(runsA, "r1", f))
 	}
@@ -137,7 +149,7 @@ func TestARunIsOneThing(t *testing.T) {
 	// A CI job re-run on a fresh machine: same store, empty runs dir.
 	code, _, stderr = runCLI(t, args(runsB)...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, "took 2 rows from the store")
+	assert.Contains(t, stderr, fmt.Sprintf("took %d rows from the store", len(first)), "every row, aborted attempts too")
 	assert.Equal(t, first, readRows(t, filepath.Join(runsB, "r1", "rows.jsonl")), "nothing ran again")
 	assert.Equal(t, first, readRows(t, filepath.Join(store, "r1", "rows.jsonl")), "the stored rows are the first runner's")
 
