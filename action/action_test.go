@@ -375,13 +375,24 @@ func plannedTrials(t *testing.T, dir string) []string {
 	return out
 }
 
-// scoredTrials lists a run's scored trials, every shard's rows included,
-// as "intent pair order arm", sorted; a trial scored twice is there twice.
+// scoredTrials lists the trials a run scored in attempts none of whose
+// trials aborted, every shard's rows included, as "intent pair order arm",
+// sorted; a trial scored twice is there twice. A first arm scored in an
+// attempt whose second arm then aborted is not listed: its pair ran again
+// whole.
 func scoredTrials(t *testing.T, dir string) []string {
 	t.Helper()
+	rows := readRows(t, dir)
+	aborted := map[string]bool{}
+	attempt := func(r pairbench.Row) string { return fmt.Sprintf("%s %d %d", r.Intent, r.Pair, r.Attempt) }
+	for _, r := range rows {
+		if !r.Outcome.Scored() {
+			aborted[attempt(r)] = true
+		}
+	}
 	var out []string
-	for _, r := range readRows(t, dir) {
-		if r.Outcome.Scored() {
+	for _, r := range rows {
+		if r.Outcome.Scored() && !aborted[attempt(r)] {
 			out = append(out, fmt.Sprintf("%s %d %s %s", r.Intent, r.Pair, r.Order, r.Arm))
 		}
 	}

@@ -81,11 +81,19 @@ func TestDemoWithEachAgent(t *testing.T) {
 			}
 
 			// Every trial scored once, correct; an attempt that aborted on
-			// a busy machine (its pair ran again) is not the agent's doing.
+			// a busy machine (its pair ran again whole, so a first arm
+			// scored before the second aborted is scored again) is not the
+			// agent's doing.
 			rows := readRows(t, dir.File("rows.jsonl"))
-			scored := map[string]bool{}
+			aborted := map[[2]int]bool{}
 			for _, r := range rows {
 				if !r.Outcome.Scored() {
+					aborted[[2]int{r.Pair, r.Attempt}] = true
+				}
+			}
+			scored := map[string]bool{}
+			for _, r := range rows {
+				if !r.Outcome.Scored() || aborted[[2]int{r.Pair, r.Attempt}] {
 					continue
 				}
 				key := fmt.Sprintf("%s pair %d", r.Arm, r.Pair)
