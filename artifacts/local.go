@@ -19,10 +19,6 @@ import (
 // never start a segment with a dot, so no key can name one.
 const tempPrefix = ".tmp-"
 
-// tempGrace is how long an unheld temporary file is left alone: the moment
-// between its creation and its writer's lock (see put).
-const tempGrace = 5 * time.Second
-
 // Local is a Store in a directory on this host: the key "a/b.json" is the
 // file <root>/a/b.json. It is the embedded default store.
 //
@@ -84,8 +80,8 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	removeAbandoned(dir, time.Now().Add(-tempGrace))
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	removeAbandoned(dir)
+	f, err := createHeld(dir)
 	if err != nil {
 		return err
 	}
@@ -95,10 +91,6 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 			f.Close()
 		}
 	}()
-	// Held until it is renamed (and closed): see removeAbandoned.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
 	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
 		return err
 	}
@@ -117,34 +109,61 @@ func (l *Local) put(ctx context.Context, key string, r io.Reader) (err error) {
 	return syncDir(dir)
 }
 
+// createHeld creates a temporary file in dir and locks it, held until it is
+// renamed and closed (see removeIfAbandoned). Between the creation and the
+// lock the file is unheld, and a cleaner may take it for a killed writer's
+// and remove it; the lock then comes on a file no longer in dir, and
+// createHeld starts again with another.
+func createHeld(dir string) (*os.File, error) {
+	for {
+		f, err := os.CreateTemp(dir, tempPrefix+"*")
+		if err != nil {
+			return nil, err
+		}
+		var st syscall.Stat_t
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			err = syscall.Fstat(int(f.Fd()), &st)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			f.Close()
+			return nil, err
+		}
+		if st.Nlink > 0 {
+			return f, nil
+		}
+		f.Close() // a cleaner removed it before the lock
+	}
+}
+
 // removeAbandoned removes the temporary files in dir whose writers have
 // gone (see removeIfAbandoned).
-func removeAbandoned(dir string, cutoff time.Time) {
+func removeAbandoned(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), tempPrefix) && e.Type().IsRegular() {
-			removeIfAbandoned(filepath.Join(dir, e.Name()), cutoff)
+			removeIfAbandoned(filepath.Join(dir, e.Name()))
 		}
 	}
 }
 
-// removeIfAbandoned removes the temporary file p if its writer has gone:
-// nobody holds it (put locks its file as it creates it) and it last changed
-// before cutoff (one younger may be about to be locked). It is best effort:
-// a file it may not open (another user's) or remove stays.
-func removeIfAbandoned(p string, cutoff time.Time) {
+// removeIfAbandoned removes the temporary file p if nobody holds it: its
+// writer has gone, or has just created it and not locked it yet, and will
+// start again with another (see createHeld). The lock is kept until the
+// file is removed, so a writer cannot take it in between. It is best
+// effort: a file it may not open (another user's) or remove stays.
+func removeIfAbandoned(p string) {
 	f, err := os.Open(p)
 	if err != nil {
 		return
 	}
 	defer f.Close()
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-		if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
-			os.Remove(p)
-		}
+		os.Remove(p)
 	}
 }
 
@@ -244,7 +263,6 @@ func (l *Local) List(ctx context.Context, prefix string) ([]Info, error) {
 		start = l.path(prefix[:i])
 	}
 	var out []Info
-	cutoff := time.Now().Add(-tempGrace)
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start && (errors.Is(err, fs.ErrNotExist) || isNotDir(err)) {
@@ -263,7 +281,7 @@ func (l *Local) List(ctx context.Context, prefix string) ([]Info, error) {
 			// listed (a resumed run's syncer lists it first), even if
 			// nothing is put beside it again.
 			if strings.HasPrefix(d.Name(), tempPrefix) && d.Type().IsRegular() {
-				removeIfAbandoned(p, cutoff)
+				removeIfAbandoned(p)
 			}
 			return nil
 		}
