@@ -173,7 +173,9 @@ const (
 	StepFreezing StepName = "freezing"
 	StepFrozen   StepName = "frozen"
 	// StepWarmUp: the agent's warm-up starts; it runs after it.
-	StepWarmUp StepName = "warm-up"
+	// StepWarmedUp: it ended (done or failed), and the trials start.
+	StepWarmUp   StepName = "warm-up"
+	StepWarmedUp StepName = "warmed-up"
 	// StepAgent: a trial's agent began its first turn; it runs on, its
 	// browser open.
 	StepAgent StepName = "agent"

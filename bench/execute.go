@@ -27,6 +27,7 @@ func (r *Run) Execute(ctx context.Context) error {
 	if err := r.agent.Warm(ctx, r.trials.BrowserMCP("ws://127.0.0.1:9/warm-up")); err != nil {
 		r.problem(runner.Problem{Msg: "agent warm-up failed; trials run without a compile cache", Attrs: []any{"err", err}})
 	}
+	r.step(Step{Name: StepWarmedUp})
 	up := r.startUploads(ctx)
 	ex := r.execution()
 	var err error

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
 )
 
 var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills; 5: 68 kills, give go test -timeout 60m)")
@@ -50,6 +52,9 @@ type crashRun struct {
 	counts map[string]int
 	order  []string
 	left   []string // per-trial directories a killed runner left
+	// removed counts the directories killed runners left that the next
+	// runner removed.
+	removed int
 	// kept is every row a killed runner left on disk, by trial directory:
 	// each must be in the final rows as it was.
 	kept    map[string]pairbench.Row
@@ -66,12 +71,14 @@ type crashRun struct {
 // temporary file written), while the report is written and while merge
 // fetches the run. A resume follows every kill. After every kill nothing
 // the runner started is alive and its run lock is free; the per-trial
-// directories it left are gone once the next runner started. In the end
-// every pair is scored exactly once, every row a killed runner left is
-// kept as it was and none is duplicated, the report is whole and
-// published, the store holds the same run as the directory, and a merge of
-// the store gives the same report. The output lists each phase and the
-// kills that landed in it.
+// directories it left (a mid-trial kill always leaves the trial's sandbox)
+// are gone once the next runner started. In the end every pair is scored
+// exactly once, every row a killed runner left is kept as it was and none
+// is duplicated, the report is whole (the report of every row, as a fresh
+// one written from the directory) and published, no directory is left,
+// the store holds the same run as the directory, and a merge of the store
+// gives the same report. The output lists each phase and the kills that
+// landed in it.
 //
 //	go test ./cmd/pairbench -run TestCrashResume -v                   # each phase once: 16 kills
 //	go test ./cmd/pairbench -timeout 60m -run TestCrashResume -crash.rounds 5 -v   # the long form: 68 kills
@@ -119,7 +126,9 @@ func TestCrashResume(t *testing.T) {
 	code, sig := exitStatus(final.Wait())
 	require.Zero(t, code, "final run (signal %v): %s", sig, tail(e.lastLog))
 	c.noneLeft(t)
+	assert.Empty(t, e.leftDirs(t), "the final runner left directories")
 	rows := checkCompleteRun(t, e.runDir())
+	reportIsTheRows(t, e.runDir())
 	c.keptRows(t)
 	c.storeIsTheDirectory(t)
 
@@ -163,19 +172,24 @@ func TestCrashResume(t *testing.T) {
 	code, sig = exitStatus(final.Wait())
 	require.Zero(t, code, "final run with a directory store (signal %v): %s", sig, tail(le.lastLog))
 	lc.noneLeft(t)
+	assert.Empty(t, le.leftDirs(t), "the final runner left directories")
 	checkCompleteRun(t, le.runDir())
+	reportIsTheRows(t, le.runDir())
 	lc.keptRows(t)
 	lc.storeIsTheDirectory(t)
 	noTempFiles(t, localStore)
-	c.counts, c.order = lc.counts, lc.order
+	c.counts, c.order, c.removed = lc.counts, lc.order, c.removed+lc.removed
+	// Mid-trial kills leave the trial's sandbox: the check that the next
+	// runner removes what a killed one left did not pass for want of any.
+	assert.Positive(t, c.removed, "no killed runner left a directory to remove")
 
 	total := 0
 	for _, name := range c.order {
 		t.Logf("kills %-34s %d", name, c.counts[name])
 		total += c.counts[name]
 	}
-	t.Logf("kills in all: %d in %d phases (rounds %d, %d pairs × 2 intents, %d rows); %s",
-		total, len(c.order), rounds, pairs, len(rows), time.Since(c.started).Round(time.Second))
+	t.Logf("kills in all: %d in %d phases (rounds %d, %d pairs × 2 intents, %d rows); %d directories left by killed runners, removed by the next; %s",
+		total, len(c.order), rounds, pairs, len(rows), c.removed, time.Since(c.started).Round(time.Second))
 }
 
 // next numbers the next runner started.
@@ -276,7 +290,9 @@ func (c *crashRun) keptRows(t *testing.T) {
 func (c *crashRun) noneLeft(t *testing.T) {
 	t.Helper()
 	for _, d := range c.left {
-		assert.NoDirExists(t, filepath.Join(c.e.temp, d), "left by runner %d and not removed when the next started", c.e.n-1)
+		if assert.NoDirExists(t, filepath.Join(c.e.temp, d), "left by runner %d and not removed when the next started", c.e.n-1) {
+			c.removed++
+		}
 	}
 	c.left = nil
 }
@@ -355,11 +371,11 @@ var (
 			assert.Empty(t, c.rowsByDir(t), "no trial ran")
 		}}
 	phaseAdoption = crashPhase{name: "mid-trial, adoption", kill: &killPoint{Step: bench.StepAgent, Nth: 1, Stage: "adoption"},
-		landed: noRowOf}
+		landed: midTrial}
 	phaseWarmUp = crashPhase{name: "agent warm-up", kill: &killPoint{Step: bench.StepWarmUp, Nth: 1},
 		landed: func(t *testing.T, c *crashRun, _ reported, after []reported) {
 			for _, r := range after {
-				assert.NotEqual(t, bench.StepAgent, r.Step, "killed during the warm-up, not after it: %v", after)
+				assert.NotContains(t, []bench.StepName{bench.StepWarmedUp, bench.StepAgent}, r.Step, "killed during the warm-up, not after it: %v", after)
 			}
 		}}
 	phaseTrialEnd = crashPhase{name: "between a trial's end and its row", kill: &killPoint{Step: bench.StepTrialEnd, Nth: 1},
@@ -399,7 +415,32 @@ var (
 
 // phaseAgent kills mid-trial in arm, its agent running.
 func phaseAgent(arm string) crashPhase {
-	return crashPhase{name: "mid-trial, " + arm, kill: &killPoint{Step: bench.StepAgent, Nth: 1, Arm: arm, Stage: "pair"}, landed: noRowOf}
+	return crashPhase{name: "mid-trial, " + arm, kill: &killPoint{Step: bench.StepAgent, Nth: 1, Arm: arm, Stage: "pair"}, landed: midTrial}
+}
+
+// midTrial checks that the kill hit a trial in flight: it has no row, and
+// its sandbox, which the next runner must remove, is left.
+func midTrial(t *testing.T, c *crashRun, hit reported, _ []reported) {
+	t.Helper()
+	noRowOf(t, c, hit, nil)
+	assert.True(t, slices.ContainsFunc(c.e.leftDirs(t), func(d string) bool { return strings.HasPrefix(d, "pairbench-sandbox-") }),
+		"%s was killed with its agent running: its sandbox is left: %v", hit.Trial, c.e.leftDirs(t))
+}
+
+// reportIsTheRows checks that the run's report is whole: the report that
+// the run's plan and every row it holds give, written afresh elsewhere.
+func reportIsTheRows(t *testing.T, dir string) {
+	t.Helper()
+	out := runner.RunDir{Path: t.TempDir()}
+	_, err := bench.WriteReport(runner.RunDir{Path: dir}, out, "", nil)
+	require.NoError(t, err)
+	for _, name := range []string{runner.ReportJSON, runner.ReportMarkdown} {
+		want, err := os.ReadFile(out.File(name))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "%s is the report of every row of the run", name)
+	}
 }
 
 // noRowOf checks that the trial the kill hit has no row.
