@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -416,4 +418,98 @@ func TestDevToolsGuardServesOnlyDiscovery(t *testing.T) {
 	m, err := ws.call(1, "", "Target.getTargets", map[string]any{})
 	require.NoError(t, err)
 	assert.NotContains(t, string(m.Result), "passwd")
+}
+
+// aroundTheGuardJS runs in a page on DevTools' own origin: it opens a
+// DevTools WebSocket to the browser target at the path it is given,
+// straight to Chromium's server, and through it allows downloads into the
+// browser's /tmp and opens the site's download. It returns "no connection"
+// when the WebSocket does not open, else what each step answered.
+const aroundTheGuardJS = `(async (path) => {
+	const ws = new WebSocket("ws://127.0.0.1:` + "9222" + `" + path);
+	const opened = await new Promise((res) => { ws.onopen = () => res(true); ws.onerror = ws.onclose = () => res(false); });
+	if (!opened) return "no connection";
+	let id = 0;
+	const call = (method, params) => new Promise((res) => {
+		const mine = ++id;
+		ws.addEventListener("message", (e) => { const m = JSON.parse(e.data); if (m.id === mine) res(JSON.stringify(m)); });
+		ws.send(JSON.stringify({id: mine, method, params}));
+	});
+	const ended = new Promise((res) => {
+		ws.addEventListener("message", (e) => {
+			const m = JSON.parse(e.data);
+			if (m.method === "Browser.downloadProgress" && m.params.state !== "inProgress") res(m.params.state);
+		});
+		setTimeout(() => res("no end within a minute"), 60000);
+	});
+	const out = ["connected"];
+	out.push(await call("Browser.setDownloadBehavior", {behavior: "allowAndName", downloadPath: "/tmp", eventsEnabled: true}));
+	out.push(await call("Target.createTarget", {url: "http://books.test/download?around-the-guard"}));
+	out.push("download " + await ended);
+	return out.join("; ");
+})`
+
+// TestEscapeAroundTheGuardThroughABrowserContext is the hostile agent
+// taking a browser context whose proxy is not the egress
+// (Target.createBrowserContext with proxyServer or proxyBypassList): its
+// tabs reach the browser's own loopback directly, where Chromium's DevTools
+// server listens, so a tab there on DevTools' own origin opens a DevTools
+// connection the guard never sees and allows downloads through it. A
+// context with a proxy of its own is refused, a plain one (Playwright's)
+// still opens and loads the site, and no download is saved anywhere.
+func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
+	site := newTestSite(t)
+	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	c, _ := devToolsConn(t, b)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*patience)
+	defer cancel()
+	browserPath, err := b.proc.devToolsAnswers(ctx)
+	require.NoError(t, err)
+	devtools := "http://127.0.0.1:" + strconv.Itoa(DevToolsPort)
+	egress := "http://127.0.0.1:" + strconv.Itoa(sandbox.DefaultProxyPort)
+
+	for _, params := range []map[string]any{
+		{"proxyServer": "direct://"},
+		{"proxyServer": ""}, // no proxy rules at all: direct
+		{"proxyServer": egress, "proxyBypassList": "127.0.0.1:" + strconv.Itoa(DevToolsPort)},
+		{"proxyServer": egress, "proxyBypassList": "<local>"},
+		{"disposeOnDetach": true, "proxyBypassList": "<-loopback>"},
+	} {
+		var bc struct {
+			ID string `json:"browserContextId"`
+		}
+		if err := c.call(ctx, "", "Target.createBrowserContext", params, &bc); err != nil {
+			t.Logf("%v: refused: %v", params, err)
+			assert.Contains(t, err.Error(), "refused by pairbench", "%v", params)
+			continue
+		}
+		tab := openTab(ctx, t, c, devtools+"/json/version", bc.ID)
+		text := tab.settledText(ctx)
+		got := tab.eval(ctx, aroundTheGuardJS+"("+jsonString(browserPath)+")")
+		t.Logf("%v: the tab read %.80q; the page: %s", params, text, got)
+		assert.NotContains(t, text, "webSocketDebuggerUrl", "%v: a tab of the context read DevTools' own pages", params)
+		assert.Equal(t, `"no connection"`, got, "%v: a page reached DevTools around the guard", params)
+	}
+
+	// The parameter's name spelled with a JSON escape, and named twice.
+	ws := dialRawWS(t, b, "", nil)
+	for i, params := range []string{`{"proxy\u0053erver":"direct://"}`, `{"proxyServer":null,"proxyServer":"direct://"}`} {
+		id := int64(i + 1)
+		require.NoError(t, ws.write(textFrame(`{"id":`+strconv.FormatInt(id, 10)+`,"method":"Target.createBrowserContext","params":`+params+`}`)))
+		m, err := ws.await(id)
+		require.NoError(t, err, params)
+		require.NotNil(t, m.Error, "%s: a context was created: %s", params, m.Result)
+		assert.Contains(t, m.Error.Message, "refused by pairbench", params)
+	}
+
+	// Playwright's own contexts, without a proxy, still open and go
+	// through the egress.
+	var bc struct {
+		ID string `json:"browserContextId"`
+	}
+	require.NoError(t, c.call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true}, &bc))
+	text := openTab(ctx, t, c, "http://books.test/", bc.ID).settledText(ctx)
+	assert.True(t, strings.HasPrefix(text, `"http://books.test/`), "a plain browser context loads the site: %.120q", text)
+
+	assert.Empty(t, plantedFiles(t, b), "a download was saved in the browser's sandbox")
 }

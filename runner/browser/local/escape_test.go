@@ -405,14 +405,14 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 25*patience)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^(TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestEscapeAroundTheGuardThroughABrowserContext|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser)$",
 		"-test.count=1", "-test.v")
 	cmd.Dir = wd
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID}}
 	out, err := cmd.CombinedOutput()
-	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
-	if err != nil || len(passed) != 8 {
+	passed := regexp.MustCompile(`(?m)^--- PASS: (TestEscapeThroughDevTools|TestEscapeFromHostilePage|TestEscapeDevToolsPastThePagePolicy|TestEscapeAroundTheGuardThroughABrowserContext|TestDevToolsGuard[A-Za-z]+|TestBrowserIsConfined|TestCheckPassesForAConfinedBrowser) `).FindAll(out, -1)
+	if err != nil || len(passed) != 9 {
 		t.Fatalf("the suite failed as uid %d (%v):\n%s", unprivilegedUID, err, tail(out, 8000))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -43,8 +44,9 @@ import (
 //   - WebSocket extensions (the upgrade is made without them, so no frame is
 //     compressed), binary messages (Chromium would read them as CBOR),
 //     unmasked or malformed frames, messages over maxCDPMessage;
-//   - commands in refusedMethods, answered with a CDP error carrying the
-//     command's id and sessionId and never forwarded;
+//   - commands in refusedMethods, and commands giving a parameter of
+//     refusedParams, answered with a CDP error carrying the command's id
+//     and sessionId and never forwarded;
 //   - messages that are not one JSON object with an integer id and a
 //     string method, or that name a top-level key twice: the connection is
 //     closed.
@@ -65,6 +67,19 @@ var refusedMethods = map[string]string{
 	"Target.sendMessageToTarget":    "it carries a command inside a string (use flat sessions)",
 	"Target.setRemoteLocations":     "it makes the browser dial DevTools targets of its own",
 	"Tethering.bind":                "it opens a port in the browser",
+}
+
+// refusedParams are the parameters no agent may give a command, by
+// command and parameter, with why.
+var refusedParams = map[string]map[string]string{
+	// A browser context's own proxy replaces the browser's, the egress:
+	// its tabs would reach the browser's own loopback, where Chromium's
+	// DevTools server listens, and a page there on DevTools' origin opens
+	// a DevTools connection the guard never sees.
+	"Target.createBrowserContext": {
+		"proxyServer":     "a browser context's own proxy would go around the browser's egress",
+		"proxyBypassList": "a browser context's own proxy bypass would go around the browser's egress",
+	},
 }
 
 // downloadMethods set a download behaviour; the guard forwards them as
@@ -469,6 +484,10 @@ func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
 		g.log.Warn("devtools guard: refused a command", "method", cmd.Method, "session", cmd.SessionID)
 		return g.refuse(reply, cmd, why)
 	}
+	if why := refusedParam(cmd); why != "" {
+		g.log.Warn("devtools guard: refused a command's parameter", "method", cmd.Method, "session", cmd.SessionID, "why", why)
+		return g.refuse(reply, cmd, why)
+	}
 	if slices.Contains(downloadMethods, cmd.Method) {
 		g.log.Info("devtools guard: a download behaviour set to deny", "method", cmd.Method, "session", cmd.SessionID)
 		cmd.Params = denyDownloads(cmd.Params)
@@ -478,6 +497,24 @@ func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
 		return err
 	}
 	return up.write(opText, text)
+}
+
+// refusedParam says why cmd gives a parameter of refusedParams, or
+// returns "". It reads the params as they are forwarded (re-encoded, so a
+// key is named once and spelled plainly); a key given as null counts too.
+func refusedParam(cmd cdpCommand) string {
+	refused := refusedParams[cmd.Method]
+	if len(refused) == 0 || len(cmd.Params) == 0 {
+		return ""
+	}
+	var p map[string]json.RawMessage
+	json.Unmarshal(cmd.Params, &p) // parseCommand re-encoded an object
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if why, ok := refused[k]; ok {
+			return why
+		}
+	}
+	return ""
 }
 
 // refuse answers cmd with a CDP error.

@@ -75,7 +75,7 @@ func (c Config) Policy() runner.BrowserPolicy {
 		},
 		BlockedURLs: BlockedURLs,
 		Downloads:   "denied",
-		DevTools:    "pipe to pairbench; unix socket relayed to the trial's agent sandbox only, through a guard that forwards download commands as deny and refuses those that load code",
+		DevTools:    "pipe to pairbench; unix socket relayed to the trial's agent sandbox only, through a guard that forwards download commands as deny and refuses those that load code or give a browser context a proxy of its own",
 		Writable:    "its profile directory",
 	}
 }
