@@ -176,6 +176,16 @@ func runEscape(args []string) int {
 			mem = append(mem, b)
 		}
 		fmt.Println("allocated", len(mem))
+	case "socket": // open a socket of family ARG (a name of socketFamilyByName)
+		fam, ok := socketFamilyByName[arg]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "unknown family %q\n", arg)
+			return 2
+		}
+		var fd int
+		if fd, err = unix.Socket(fam[0], fam[1], 0); err == nil {
+			unix.Close(fd)
+		}
 	case "launch": // on the host: be a launcher that the test then kills
 		return launchAndWait(arg, args[2], false)
 	case "launch-clear": // the same, with a command that drops its parent-death signal
@@ -194,6 +204,17 @@ func runEscape(args []string) int {
 	}
 	fmt.Println("ALLOWED")
 	return 0
+}
+
+// socketFamilyByName names the address families the socket action tries,
+// each with a socket type it supports.
+var socketFamilyByName = map[string][2]int{
+	"unix": {unix.AF_UNIX, unix.SOCK_STREAM}, "inet": {unix.AF_INET, unix.SOCK_STREAM},
+	"inet6": {unix.AF_INET6, unix.SOCK_STREAM}, "netlink": {unix.AF_NETLINK, unix.SOCK_RAW},
+	"vsock": {unix.AF_VSOCK, unix.SOCK_STREAM}, "alg": {unix.AF_ALG, unix.SOCK_SEQPACKET},
+	"packet": {unix.AF_PACKET, unix.SOCK_DGRAM}, "rds": {unix.AF_RDS, unix.SOCK_SEQPACKET},
+	"tipc": {unix.AF_TIPC, unix.SOCK_RDM}, "can": {unix.AF_CAN, unix.SOCK_RAW},
+	"bluetooth": {unix.AF_BLUETOOTH, unix.SOCK_STREAM}, "xdp": {unix.AF_XDP, unix.SOCK_RAW},
 }
 
 // launchAndWait starts a sandbox (per-agent directory under root) running

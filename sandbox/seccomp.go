@@ -31,6 +31,16 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
 }
 
+// socketFamilies are the address families a sandboxed process may open
+// sockets of (socket's first argument); any other fails with
+// EAFNOSUPPORT, as on a kernel without it. A network namespace confines
+// only these: vsock (AF_VSOCK) shares one port space across every
+// namespace of the machine, so a sandbox could reach the hypervisor's
+// and the host's vsock services, and the rarer families (AF_ALG, AF_RDS,
+// AF_TIPC, Bluetooth, ...) are kernel code no agent needs. Netlink stays:
+// C libraries, Node and Chromium list interfaces and addresses with it.
+var socketFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+
 // modeSyscall is a system call that sets a file's mode from argument arg.
 type modeSyscall struct {
 	nr  uintptr
@@ -68,7 +78,8 @@ const (
 // on an architecture it does not know. A system call of another
 // architecture (e.g. i386 through int 0x80) kills the process; deniedSyscalls
 // and a mode with setIDBits in modeSyscalls fail with EPERM;
-// hiddenModeSyscalls with ENOSYS.
+// hiddenModeSyscalls with ENOSYS; a socket of a family outside
+// socketFamilies with EAFNOSUPPORT.
 func seccompFilter() ([]byte, error) {
 	arch, ok := auditArch[runtime.GOARCH]
 	if !ok {
@@ -87,6 +98,14 @@ func seccompFilter() ([]byte, error) {
 	for _, nr := range hiddenModeSyscalls {
 		p.jumpIf(bpf.JumpEqual, uint32(nr), "enosys", "")
 	}
+	// socket: allow the families in socketFamilies, refuse the rest.
+	p.jumpIf(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "", "modes")
+	p.add(bpf.LoadAbsolute{Off: seccompArgs, Size: 4})
+	for _, f := range socketFamilies {
+		p.jumpIf(bpf.JumpEqual, f, "allow", "")
+	}
+	p.add(bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT)})
+	p.label("modes") // the accumulator still holds the call's number
 	// Each mode check: if nr matches, load the mode's low word and deny
 	// when it holds a set-id bit, else allow; if not, on to the next.
 	for _, m := range modeSyscalls {

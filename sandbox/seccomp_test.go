@@ -48,7 +48,7 @@ func TestSeccompFilterDecisions(t *testing.T) {
 	for _, nr := range deniedSyscalls {
 		assert.Equal(t, deny, decide(uint32(nr), arch), "syscall %d", nr)
 	}
-	for _, nr := range []uintptr{unix.SYS_READ, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_CLONE, unix.SYS_OPENAT, unix.SYS_SOCKET, unix.SYS_CONNECT} {
+	for _, nr := range []uintptr{unix.SYS_READ, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_CLONE, unix.SYS_OPENAT, unix.SYS_CONNECT} {
 		assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), decide(uint32(nr), arch), "syscall %d", nr)
 	}
 	assert.Equal(t, uint32(unix.SECCOMP_RET_KILL_PROCESS), decide(unix.SYS_READ, 0x40000003), "another architecture")
@@ -64,6 +64,12 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, uint32(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)), decide(unix.SYS_OPENAT2, arch), "openat2 hides its mode")
+	for _, family := range socketFamilies {
+		assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), decideArgs(unix.SYS_SOCKET, arch, family), "socket family %d", family)
+	}
+	for _, family := range []uint32{unix.AF_VSOCK, unix.AF_PACKET, unix.AF_ALG, unix.AF_RDS, unix.AF_TIPC, unix.AF_BLUETOOTH, unix.AF_KEY, unix.AF_XDP, 0, 0xffff} {
+		assert.Equal(t, uint32(unix.SECCOMP_RET_ERRNO|uint32(unix.EAFNOSUPPORT)), decideArgs(unix.SYS_SOCKET, arch, family), "socket family %d", family)
+	}
 	if runtime.GOARCH == "amd64" {
 		assert.Equal(t, deny, decide(x32SyscallBit|unix.SYS_READ, arch), "x32 ABI")
 	}
