@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,5 +108,70 @@ func TestEscapeGitInTheWorkspace(t *testing.T) {
 				assert.NoFileExists(t, marker, "a host git ran the agent's program:\n%s\n%s", out, out2)
 			})
 		}
+	})
+}
+
+// TestEscapeGitmodulesLeftForTheNextRun: in a live workspace the agent
+// writes .gitmodules and whatever its paths lead through, and the next run
+// reads and mounts them before anything of the sandbox runs.
+//   - A submodule path that is a link to "..": the next run mounted
+//     "<path>/.git" read-only from the host, where the link led to the
+//     workspace's parent directory, and bubblewrap made the mount point in
+//     the new root's own "/.git". A workspace inside a repository (a
+//     monorepo's directory, a home under dotfiles) had that repository's
+//     .git, configuration and all its history, readable inside.
+//   - .gitmodules a FIFO: the next run's Start blocked for good, opening
+//     it to read.
+func TestEscapeGitmodulesLeftForTheNextRun(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		parent := ownedDir(t, testLauncherUID)
+		ws := filepath.Join(parent, "ws")
+		require.NoError(t, os.Mkdir(ws, 0o755))
+		giveTo(t, testLauncherUID, ws) // a root launcher refuses a live workspace that is root's
+		secret := newMarker(t, "parentgit")
+		require.NoError(t, os.MkdirAll(filepath.Join(parent, ".git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(parent, ".git", "config"), []byte(secret+"\n"), 0o644))
+
+		t.Run("a submodule path through a link", func(t *testing.T) {
+			first := openSandbox(t, Policy{Workspace: ws})
+			r := runSh(t, first, `printf '[submodule "x"]\n\tpath = sub\n[submodule "y"]\n\tpath = sub/inner\n' > .gitmodules && ln -s .. sub`)
+			require.Equal(t, 0, r.code, r.out)
+			t.Cleanup(func() { os.Remove(filepath.Join(ws, "sub")); os.Remove(filepath.Join(ws, ".gitmodules")) })
+			next := openSandbox(t, Policy{Workspace: ws})
+			r = runSh(t, next, `cat /.git/config /workspace/sub/.git/config /workspace/sub/ws/sub/.git/config 2>&1; grep -rs pbcanary / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr; true`)
+			assert.NotContains(t, r.out, secret, "the host's repository around the workspace appeared inside:\n%s", r.out)
+		})
+
+		t.Run("a FIFO for .gitmodules", func(t *testing.T) {
+			first := openSandbox(t, Policy{Workspace: ws})
+			r := runSh(t, first, `mkfifo .gitmodules`)
+			require.Equal(t, 0, r.code, r.out)
+			fifo := filepath.Join(ws, ".gitmodules")
+			t.Cleanup(func() { os.Remove(fifo) })
+			next := openSandbox(t, Policy{Workspace: ws})
+			done := make(chan error, 1)
+			go func() {
+				var out bytes.Buffer
+				c := next.Command(context.Background(), "/bin/echo", "started")
+				c.Stdout = &out
+				err := c.Run()
+				if err == nil && out.String() != "started\n" {
+					err = fmt.Errorf("the command printed %q", out.String())
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				assert.NoError(t, err)
+			case <-time.After(60 * time.Second):
+				t.Error("the next run's Start blocked on the FIFO the agent left as .gitmodules")
+				// Let the blocked launcher go: a writer opening the FIFO ends its open.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				<-done
+			}
+		})
 	})
 }

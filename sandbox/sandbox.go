@@ -881,11 +881,11 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	a = append(a, "--perms", "0700", "--dir", shmDir) // /dev/shm, counted with /tmp
 	if !p.NoWorkspace {
 		a = append(a, "--bind", s.workspace, WorkspaceDir)
-		git, err := gitMounts(s.workspace)
+		git, gitFiles, err := gitMounts(s.workspace, firstFileFD+len(files))
 		if err != nil {
 			return nil, nil, files, err
 		}
-		a = append(a, git...)
+		a, files = append(a, git...), append(files, gitFiles...)
 	}
 	for _, ro := range p.ReadOnly {
 		a = append(a, "--ro-bind", ro, ro)
