@@ -266,6 +266,8 @@ func TestEscapeHiddenWorktreeFiles(t *testing.T) {
 			".git/modules/lib/config": newMarker(t, "submodule"), "vendor/x/.git/config": newMarker(t, "nested"),
 			".envrc": newMarker(t, "envrc"), ".dev.vars": newMarker(t, "devvars"), "certs/client.pfx": newMarker(t, "pfx"),
 			"home/.config/gh/hosts.yml": newMarker(t, "gh"), "home/.cargo/credentials.toml": newMarker(t, "cargo"),
+			// Names in another case, and a keytab.
+			"certs/SERVER.KEY": newMarker(t, "upperkey"), "deploy/.ENV": newMarker(t, "upperenv"), "svc.keytab": newMarker(t, "keytab"),
 		}
 		for rel, secret := range more {
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(wt, rel)), 0o755))
@@ -337,6 +339,17 @@ func TestHiddenPatterns(t *testing.T) {
 		{".composer/auth.json", true}, {".config/composer/auth.json", true}, {"auth.json", false},
 		{"README.md", false}, {"src/environment.go", false}, {"envelope", false}, {"keyboard.go", false},
 		{"docs/pem-format.md", false}, {"package.json", false},
+		// Any case: Windows tools and people write SERVER.KEY and Cert.PFX.
+		{"SERVER.KEY", true}, {"certs/Client.PFX", true}, {"keys/ID_RSA", true}, {".ENV", true},
+		{"Prod.Env", true}, {"home/.SSH", true}, {"sub/.Git/Config", true}, {"home/.config/GH", true},
+		{"README.MD", false}, {"Package.JSON", false},
+		// Kerberos, VPN, Mercurial, Subversion, Kubernetes, pip, Bundler,
+		// Pulumi, GitLab's CLI, R, Streamlit.
+		{"svc.keytab", true}, {"krb5cc_1000", true}, {"office.ovpn", true}, {".hgrc", true},
+		{"vendor/lib/.hg/hgrc", true}, {"home/.subversion/auth", true}, {"kubeconfig", true},
+		{"ops/prod.kubeconfig", true}, {"pip.conf", true}, {".bundle/config", true},
+		{"home/.pulumi/credentials.json", true}, {"home/.config/glab-cli", true}, {".Renviron", true},
+		{"app/.streamlit/secrets.toml", true}, {".hg/store", false}, {".bundle/ruby", false},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, hidden(c.rel, DefaultHide), "hidden(%q)", c.rel)

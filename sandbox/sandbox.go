@@ -60,8 +60,9 @@ type Policy struct {
 	// Hide lists patterns of secret files in Workspace that must read as
 	// absent (DefaultHide is a good start). A pattern without a slash is
 	// matched (path.Match) against every file and directory name, one with
-	// a slash against the path relative to Workspace; a matching directory
-	// is hidden whole. When Hide is set, Workspace is not mounted live: the
+	// a slash against the path relative to Workspace, both without regard
+	// to case (SERVER.KEY is a key too); a matching directory is hidden
+	// whole. When Hide is set, Workspace is not mounted live: the
 	// sandbox works on a private copy taken at New without the hidden
 	// files, so a secret file created in Workspace later never appears
 	// either. Symbolic links are copied as links, never followed. The copy
@@ -196,6 +197,13 @@ var DefaultHide = []string{
 	// Keys, certificates with keys, keystores, password databases.
 	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
 	"*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.p8", "*.ppk", "*.kdbx",
+	// Kerberos keytabs and ticket caches, VPN profiles (keys inline),
+	// Mercurial's and Subversion's stored logins, Kubernetes configurations
+	// kept outside .kube, pip's index credentials, Bundler's, Pulumi's,
+	// GitLab's CLI, R's environment file, Streamlit's secrets.
+	"*.keytab", "krb5cc_*", "*.ovpn", ".hgrc", "**/.hg/hgrc", "**/.subversion/auth",
+	"kubeconfig", "*.kubeconfig", "pip.conf", "**/.bundle/config", "**/.pulumi/credentials.json",
+	"**/.config/glab-cli", ".Renviron", "**/.streamlit/secrets.toml",
 }
 
 // Sandbox is one agent's confinement: its per-agent directory (over /tmp

@@ -19,15 +19,18 @@ const noFollow = syscall.O_NOFOLLOW
 // hidden reports whether rel (slash-separated, relative to the workspace)
 // matches one of the Hide patterns: a pattern without a slash against its
 // last element, one with a slash against the whole path ("**" matching any
-// number of directories, doublestar's syntax).
+// number of directories, doublestar's syntax), without regard to case: a
+// key named SERVER.KEY or Cert.PFX (as Windows tools write them) is as
+// secret as server.key.
 func hidden(rel string, patterns []string) bool {
+	rel = strings.ToLower(rel)
 	base := path.Base(rel)
 	for _, p := range patterns {
 		subject := base
 		if strings.Contains(p, "/") {
 			subject = rel
 		}
-		if ok, _ := doublestar.Match(p, subject); ok {
+		if ok, _ := doublestar.Match(strings.ToLower(p), subject); ok {
 			return true
 		}
 	}
