@@ -39,10 +39,8 @@ func TestActionAgentInput(t *testing.T) {
 	assert.NotEmpty(t, plan.Versions.Agent)
 	assert.Contains(t, res.Summary, "agent `codex "+plan.Versions.Agent+"`", "the verdict names the agent")
 	require.Equal(t, plannedTrials(t, dir), scoredTrials(t, dir), "each planned trial scored once")
-	for _, r := range readRows(t, dir) {
-		if r.Outcome.Scored() {
-			assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s: %s", r.Arm, r.Order, r.Reason)
-		}
+	for _, r := range wholeAttempts(readRows(t, dir)) {
+		assert.Equal(t, pairbench.Correct, r.Outcome, "%s %s attempt %d: %s", r.Arm, r.Order, r.Attempt, r.Reason)
 	}
 
 	bad, err := b.run("aider", with(map[string]string{"agent": "aider", "run-id": "gh-aider"}))
