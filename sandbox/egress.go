@@ -107,11 +107,15 @@ type EgressConfig struct {
 	SandboxDir string
 	// TempDir is the parent of the fresh host socket directory; "" means os.TempDir().
 	TempDir string
-	// Logger receives one record per refused request (Warn) and per allowed
-	// one (Debug); nil discards. Records never hold secret values.
+	// Logger receives a record per refused request (Warn), for the first
+	// refusalLogBurst of them, then one every refusalLogEvery counting the
+	// rest, and one per allowed request (Debug); nil discards. Records never
+	// hold secret values, nor more than refusalLogMax bytes of anything the
+	// sandbox sent.
 	Logger *slog.Logger
 	// OnDeny, when set, is called with every refusal of a destination or
-	// request, as it is logged (from the proxy's goroutines).
+	// request (from the proxy's goroutines), its Host and Reason cut to
+	// refusalLogMax bytes.
 	OnDeny func(*DeniedError)
 	// MaxConns bounds the connections the egress serves at once, from its
 	// sandbox to the proxy and the forwarded ports, and the requests it
@@ -198,6 +202,7 @@ type Egress struct {
 	admitMu  sync.Mutex
 	admitted map[int]int // host uid -> sandboxes of that uid using this egress
 
+	refusals *refusalLog   // which refusals are logged (see refusalLogBurst)
 	scrub    *scrubber     // removes the secrets from what comes back; nil without secrets
 	conns    chan struct{} // a slot per connection served (MaxConns)
 	closing  chan struct{} // closed by Close
@@ -233,6 +238,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		upstream:   cfg.Upstream,
 		relays:     map[net.Conn]struct{}{},
 		admitted:   map[int]int{},
+		refusals:   &refusalLog{log: log},
 	}
 	maxConns := cfg.MaxConns
 	if maxConns <= 0 {
@@ -629,7 +635,9 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 			defer e.untrack(c)
 			u, err := dial()
 			if err != nil {
-				e.log.Warn("egress forward failed", "port", port, "err", err)
+				if e.refusals.count() {
+					e.log.Warn("egress forward failed", "port", port, "err", err)
+				}
 				return
 			}
 			if !e.track(u) {
@@ -697,6 +705,7 @@ func (e *Egress) Close() error {
 		e.relays = nil
 		e.relayMu.Unlock()
 		e.wg.Wait()
+		e.refusals.flush()
 		for _, tr := range []*http.Transport{e.transport, e.upgradeTransport} {
 			if tr != nil {
 				tr.CloseIdleConnections()

@@ -134,7 +134,9 @@ func (e *Egress) relayTunnel(w http.ResponseWriter, r *http.Request, host string
 			e.deny(w, r, denied)
 			return
 		}
-		e.log.Warn("egress upstream failed", "target", t.String(), "err", err)
+		if e.refusals.count() {
+			e.log.Warn("egress upstream failed", "target", t.String(), "err", clip(err.Error()))
+		}
 		http.Error(w, fmt.Sprintf("pairbench egress: upstream %s failed: %v", t, err), http.StatusBadGateway)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -322,5 +323,71 @@ func TestEscapeProxyConnectionFlood(t *testing.T) {
 		assert.Equal(t, 0, r.code, "another sandbox's proxy stopped serving: %s", r)
 		assert.LessOrEqual(t, held, DefaultMaxConns+16, "one sandbox holds %d of the launcher's descriptors", held)
 		<-done
+	})
+}
+
+// countingWriter counts the bytes and lines written to it, and the
+// longest line, keeping only the last write when it is short.
+type countingWriter struct {
+	mu                   sync.Mutex
+	bytes, lines, widest int
+	line                 int
+	last                 string // the last line, when short
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bytes += len(p)
+	if len(p) < 1024 {
+		w.last = string(p)
+	}
+	for _, b := range p {
+		w.line++
+		if b == '\n' {
+			w.lines++
+			w.widest = max(w.widest, w.line)
+			w.line = 0
+		}
+	}
+	return len(p), nil
+}
+
+// TestEscapeEgressLogFlood: every refusal made a Warn line in the
+// launcher's log (a runner's stderr, a service's journal) quoting what the
+// sandbox named, so a sandbox refused as fast as the proxy answers filled
+// it without bound: a CONNECT naming a 256 KiB host wrote it twice over,
+// escaped, and a thousand refusals a thousand lines. The log now quotes at
+// most refusalLogMax bytes of what the sandbox sent, and lines refusals one
+// by one only up to refusalLogBurst, then says how many more there were.
+func TestEscapeEgressLogFlood(t *testing.T) {
+	requireBwrapNet(t)
+	eachLauncher(t, func(t *testing.T) {
+		log := &countingWriter{}
+		e := startEgress(t, EgressConfig{
+			Allow:    []AllowRule{{Host: "model.test"}},
+			Resolver: mapResolver{"model.test": loopback4},
+			Logger:   slog.New(slog.NewTextHandler(log, nil)),
+		})
+		sb := newNetSandbox(t, e, nil, "")
+		r := sb.run(t, `big=$(head -c 262144 /dev/zero | tr '\0' a)
+			for i in $(seq 20); do
+				exec 3<>/dev/tcp/127.0.0.1/3128 || exit 1
+				printf 'CONNECT %s.test:443 HTTP/1.1\r\nHost: %s.test:443\r\n\r\n' "$big" "$big" >&3
+				read -r status <&3; echo "$status"
+				exec 3>&-
+			done | sort | uniq -c
+			curl -sS -o /dev/null -w '%{http_code}\n' --max-time 60 "http://denied[1-1000].test/" | sort | uniq -c`)
+		require.Equal(t, 0, r.code, r)
+		assert.Contains(t, r.stdout, "20 HTTP/1.1 403", r)
+		assert.Contains(t, r.stdout, "1000 403", r)
+		require.NoError(t, e.Close()) // which sums up the refusals not logged one by one
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		t.Logf("1,020 refusals: %d bytes of log in %d lines, the widest %d bytes", log.bytes, log.lines, log.widest)
+		assert.Positive(t, log.lines, "refusals are still logged")
+		assert.LessOrEqual(t, log.widest, 4*refusalLogMax+512, "a log line quotes what the sandbox sent at length")
+		assert.LessOrEqual(t, log.lines, refusalLogBurst+10, "every refusal made a line of the launcher's log")
+		assert.Contains(t, log.last, "total=1020", "the log says how many refusals there were")
 	})
 }
