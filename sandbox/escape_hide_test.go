@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // moreSecretFiles are the credential files an attacker looks for next in a
@@ -105,4 +106,30 @@ func TestEscapeSubmoduleThroughALink(t *testing.T) {
 	r = runSh(t, next, `cat /`+name+`-other/.git/config /workspace/sub/.git/config 2>&1; true`)
 	t.Logf("the next run: exit %d: %s", r.code, r.out)
 	assert.NotContains(t, r.out, secret, "another repository's .git on the host appeared inside")
+}
+
+// TestEscapeSparseFilesInTheWorkspace: a sparse file costs its writer no
+// disk. An agent in a live workspace left files as large as FileSize
+// allows (4 GiB each by default) at no cost, and the next run that hid
+// files in that workspace copied every byte of them onto the host's disk
+// (the old copy wrote 256 MiB for this test's one file). The copy keeps
+// holes; data around them is copied as it is.
+func TestEscapeSparseFilesInTheWorkspace(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		ws := ownedDir(t, testLauncherUID)
+		first := openSandbox(t, Policy{Workspace: ws})
+		r := runSh(t, first, `printf head > big && truncate -s 256M big && printf tail >> big && ls -ls big`)
+		require.Equal(t, 0, r.code, r.out)
+
+		next := openSandbox(t, Policy{Workspace: ws, Hide: DefaultHide})
+		var src, dst unix.Stat_t
+		require.NoError(t, unix.Stat(filepath.Join(ws, "big"), &src))
+		require.NoError(t, unix.Stat(filepath.Join(next.Workspace(), "big"), &dst))
+		t.Logf("the agent's file: %d bytes in %d KiB of disk; the copy: %d KiB", src.Size, src.Blocks/2, dst.Blocks/2)
+		assert.Equal(t, src.Size, dst.Size)
+		assert.LessOrEqual(t, dst.Blocks, src.Blocks+1024, "the copy wrote the sparse file's holes to the host's disk")
+		r = runSh(t, next, `head -c 4 big; tail -c 4 big; echo; cmp -n 268435452 -i 4:0 big /dev/zero && echo zeros`)
+		assert.Equal(t, "headtail\nzeros\n", r.out, "the copy holds the same bytes")
+	})
 }

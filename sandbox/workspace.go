@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/sys/unix"
 )
 
 const noFollow = syscall.O_NOFOLLOW
@@ -106,7 +108,7 @@ func lchownTo(path string, id identity) error {
 }
 
 // copyFile copies the regular file src to dst without following a link at
-// either end.
+// either end, keeping src's holes (see copyData).
 func copyFile(src, dst string) error {
 	in, err := os.OpenFile(src, os.O_RDONLY|noFollow, 0)
 	if err != nil {
@@ -121,9 +123,41 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if err := copyData(out, in, fi.Size()); err != nil {
 		out.Close()
 		return err
 	}
 	return out.Close()
+}
+
+// copyData copies the size bytes of in to out, writing only in's data and
+// leaving its holes holes. A sparse file costs its writer no disk: an agent
+// that left files of 4 GiB each (FileSize) in a live workspace, at no cost,
+// had the next run's Hide copy write every byte of them to the host's disk.
+func copyData(out, in *os.File, size int64) error {
+	fd := int(in.Fd())
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) { // nothing but a hole from off on
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("seek data: %w", err)
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			return fmt.Errorf("seek hole: %w", err)
+		}
+		if _, err := in.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := out.Seek(data, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(out, in, hole-data); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return out.Truncate(size)
 }
