@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,36 @@ func TestEscapeSparseFilesInTheWorkspace(t *testing.T) {
 		assert.LessOrEqual(t, dst.Blocks, src.Blocks+1024, "the copy wrote the sparse file's holes to the host's disk")
 		r = runSh(t, next, `head -c 4 big; tail -c 4 big; echo; cmp -n 268435452 -i 4:0 big /dev/zero && echo zeros`)
 		assert.Equal(t, "headtail\nzeros\n", r.out, "the copy holds the same bytes")
+	})
+}
+
+// TestEscapeHardLinksInTheWorkspace: hard links cost their writer nothing
+// either. An agent in a live workspace wrote one file and a hundred more
+// names for it, and the next run that hid files there copied it a hundred
+// and one times onto the host's disk (one 1 MiB file: 101 MiB; one of
+// FileSize and thousands of names would fill any disk). Names of one file
+// stay names of one file in the copy.
+func TestEscapeHardLinksInTheWorkspace(t *testing.T) {
+	needBwrap(t)
+	eachLauncher(t, func(t *testing.T) {
+		ws := ownedDir(t, testLauncherUID)
+		first := openSandbox(t, Policy{Workspace: ws})
+		r := runSh(t, first, `head -c 1048576 /dev/urandom > big && mkdir -p d && for i in $(seq 100); do ln big d/l$i || exit 1; done`)
+		require.Equal(t, 0, r.code, r.out)
+
+		next := openSandbox(t, Policy{Workspace: ws, Hide: DefaultHide})
+		big, err := os.Stat(filepath.Join(next.Workspace(), "big"))
+		require.NoError(t, err)
+		copies := 0
+		for i := 1; i <= 100; i++ {
+			fi, err := os.Stat(filepath.Join(next.Workspace(), "d", "l"+strconv.Itoa(i)))
+			require.NoError(t, err)
+			if !os.SameFile(big, fi) {
+				copies++
+			}
+		}
+		assert.Zero(t, copies, "the copy wrote %d more copies of the one file onto the host's disk", copies)
+		r = runSh(t, next, `cmp big d/l100 && echo same`)
+		assert.Equal(t, "same\n", r.out)
 	})
 }

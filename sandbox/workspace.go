@@ -45,7 +45,8 @@ func hidden(rel string, patterns []string) bool {
 // permission bits (never setuid, setgid or sticky), directories created,
 // symbolic links recreated as links (never followed, so a link to a file
 // outside src copies nothing of it); devices, pipes and sockets are
-// skipped.
+// skipped. Names of one file (hard links) stay names of one file in the
+// copy.
 func copyWorkspace(ctx context.Context, src, dst string, hide []string, id identity) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return fmt.Errorf("sandbox: workspace copy: %w", err)
@@ -53,6 +54,7 @@ func copyWorkspace(ctx context.Context, src, dst string, hide []string, id ident
 	if err := lchownTo(dst, id); err != nil {
 		return fmt.Errorf("sandbox: workspace copy: %w", err)
 	}
+	copied := map[fileID]string{}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -83,7 +85,7 @@ func copyWorkspace(ctx context.Context, src, dst string, hide []string, id ident
 				err = os.Symlink(target, to)
 			}
 		case t.IsRegular():
-			err = copyFile(p, to)
+			err = copyFile(p, to, copied)
 		default:
 			return nil
 		}
@@ -107,9 +109,16 @@ func lchownTo(path string, id identity) error {
 	return os.Lchown(path, id.uid, id.gid)
 }
 
+// fileID names a file on the host (a device and an inode number).
+type fileID struct{ dev, ino uint64 }
+
 // copyFile copies the regular file src to dst without following a link at
-// either end, keeping src's holes (see copyData).
-func copyFile(src, dst string) error {
+// either end, keeping src's holes (see copyData). A file with several
+// names that copied already holds (a copy's name by the source file's id)
+// is linked to that copy, not copied again: an agent that wrote one file
+// and thousands of hard links to it in a live workspace, for the price of
+// one, had the next run's Hide copy write it thousands of times over.
+func copyFile(src, dst string, copied map[fileID]string) error {
 	in, err := os.OpenFile(src, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return err
@@ -118,6 +127,13 @@ func copyFile(src, dst string) error {
 	fi, err := in.Stat()
 	if err != nil {
 		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		id := fileID{uint64(st.Dev), st.Ino}
+		if first, ok := copied[id]; ok {
+			return os.Link(first, dst)
+		}
+		copied[id] = dst
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, fi.Mode().Perm()|0o600)
 	if err != nil {
