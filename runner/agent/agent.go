@@ -346,6 +346,9 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	res := redacted(stream.Result(), redactor)
 	res.Wall = time.Since(start)
 	res.TranscriptTimes = clock.times()
+	if clock.cut() && l.Log != nil {
+		l.Log.Warn("agent transcript cut short", "agent", l.Name, "max_lines", MaxTranscriptLines, "max_bytes", MaxTranscriptBytes)
+	}
 	res.Stderr = redactor.String(stderr.String())
 	res.ExitCode = ExitCode(waitErr)
 	mu.Lock()
@@ -424,23 +427,50 @@ func (t *Tail) String() string {
 	return string(t.b)
 }
 
+// MaxTranscriptLines and MaxTranscriptBytes bound what Run keeps of an
+// agent's transcript: the agent chooses what it writes, and each line it
+// wrote cost the runner its time in memory (24 bytes, more than the
+// shortest record) and the line on disk, without bound. What comes after
+// is read (caps still count) but not kept; no real trial comes near.
+const (
+	MaxTranscriptLines = 1 << 20
+	MaxTranscriptBytes = 1 << 30
+)
+
 // lineClock passes what the stream writes to the transcript through to w
 // and notes when each line ended: the stream copies a record as it reads
-// it from the agent, so that is when the agent wrote it.
+// it from the agent, so that is when the agent wrote it. Once a write
+// would pass MaxTranscriptLines or MaxTranscriptBytes, it and every later
+// one are dropped.
 type lineClock struct {
-	w  io.Writer
-	mu sync.Mutex
-	at []time.Time
+	w     io.Writer
+	mu    sync.Mutex
+	at    []time.Time
+	bytes int
+	full  bool
 }
 
 func (c *lineClock) Write(p []byte) (int, error) {
 	now := time.Now()
 	c.mu.Lock()
-	for range bytes.Count(p, []byte{'\n'}) {
+	defer c.mu.Unlock()
+	lines := bytes.Count(p, []byte{'\n'})
+	if c.full || len(c.at)+lines > MaxTranscriptLines || c.bytes+len(p) > MaxTranscriptBytes {
+		c.full = true
+		return len(p), nil
+	}
+	for range lines {
 		c.at = append(c.at, now)
 	}
-	c.mu.Unlock()
+	c.bytes += len(p)
 	return c.w.Write(p)
+}
+
+// cut reports whether writes were dropped.
+func (c *lineClock) cut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.full
 }
 
 func (c *lineClock) times() []time.Time {

@@ -1,20 +1,28 @@
 package agent_test
 
 import (
+	"bytes"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/claudecode"
 	"github.com/pairbench/pairbench/runner/agent/codex"
 	"github.com/pairbench/pairbench/runner/agent/pi"
+	"github.com/pairbench/pairbench/sandbox"
 )
 
 // endless is what a hostile agent writes to its stdout or stderr: n bytes
@@ -94,4 +102,40 @@ func TestRecordsSkipsAnOverlongLine(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, pairbench.CapTurns, c, "a cap ends the reading")
+}
+
+// TestEscapeAgentTranscriptFlood: every line the agent's stream wrote to
+// the transcript was kept on disk and its time in the runner's memory
+// (24 bytes for a 2-byte line), for as long as the agent wrote: a flood
+// of short records took the runner's memory and disk, and every trial's
+// with them. Run keeps at most MaxTranscriptLines lines (and
+// MaxTranscriptBytes bytes).
+func TestEscapeAgentTranscriptFlood(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	tmp := sandboxtest.TempDir(t)
+	transcript := filepath.Join(t.TempDir(), "transcript.jsonl")
+	flood := agent.MaxTranscriptLines + agent.MaxTranscriptLines/4
+	res, err := agent.Run(t.Context(), agent.Launch{
+		Name: "fake",
+		Task: runner.AgentTask{Caps: runner.Caps{Time: 5 * time.Minute}, TranscriptPath: transcript},
+		Policy: func(egress *sandbox.Egress, env map[string]string) sandbox.Policy {
+			return sandbox.Policy{Env: env, Egress: egress, Executable: exe, TempRoot: tmp}
+		},
+		Configure: func(string, []runner.MCPServer) ([]string, error) {
+			return []string{"/bin/sh", "-c", "yes x | head -n " + strconv.Itoa(flood)}, nil
+		},
+		Stream:   func(w io.Writer, _ *agent.Meter) agent.Stream { return &lines{w: w} },
+		TempRoot: tmp,
+	})
+	require.NoError(t, err)
+	require.Equal(t, flood, res.Turns, "the stream read every line: %s", res.Stderr)
+	kept, err := os.ReadFile(transcript)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, bytes.Count(kept, []byte("\n")), agent.MaxTranscriptLines, "the transcript kept every line the agent wrote")
+	assert.LessOrEqual(t, len(res.TranscriptTimes), agent.MaxTranscriptLines, "the runner kept the time of every line the agent wrote")
+	assert.Equal(t, bytes.Count(kept, []byte("\n")), len(res.TranscriptTimes), "a time for each line kept")
 }
