@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -186,6 +187,8 @@ func runEscape(args []string) int {
 		if fd, err = unix.Socket(fam[0], fam[1], 0); err == nil {
 			unix.Close(fd)
 		}
+	case "send-fds": // send ARGS[2] descriptors of file ARGS[3] over unix socket ARG with SCM_RIGHTS, then an HTTP request; print the answer's first line
+		err = sendDescriptors(arg, num2(args, 2), args[3])
 	case "launch": // on the host: be a launcher that the test then kills
 		return launchAndWait(arg, args[2], false)
 	case "launch-clear": // the same, with a command that drops its parent-death signal
@@ -204,6 +207,51 @@ func runEscape(args []string) int {
 	}
 	fmt.Println("ALLOWED")
 	return 0
+}
+
+// num2 returns args[i] as a number, 0 when it is not one.
+func num2(args []string, i int) int {
+	n, _ := strconv.Atoi(args[i])
+	return n
+}
+
+// sendDescriptors connects to the unix socket at path, sends n copies of a
+// descriptor of file with the first byte of an HTTP request (SCM_RIGHTS),
+// then the rest of it, and prints the first line of the answer.
+func sendDescriptors(path string, n int, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		return err
+	}
+	for sent := 0; sent < n; sent += 250 { // SCM_MAX_FD per message
+		fds := make([]int, min(250, n-sent))
+		for i := range fds {
+			fds[i] = int(f.Fd())
+		}
+		if err := unix.Sendmsg(fd, []byte{' '}, unix.UnixRights(fds...), nil, 0); err != nil {
+			return fmt.Errorf("sendmsg: %w", err)
+		}
+	}
+	if _, err := unix.Write(fd, []byte("GET http://denied.test/ HTTP/1.1\r\nHost: denied.test\r\nConnection: close\r\n\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	k, err := unix.Read(fd, buf)
+	if err != nil {
+		return err
+	}
+	line, _, _ := strings.Cut(string(buf[:k]), "\r\n")
+	fmt.Println(line)
+	return nil
 }
 
 // socketFamilyByName names the address families the socket action tries,

@@ -132,3 +132,39 @@ func TestEscapeRelayFlood(t *testing.T) {
 		<-done
 	})
 }
+
+// TestEscapeDescriptorsToTheEgress: the sandbox reaches the egress's unix
+// sockets directly (they are bound into it) and may send descriptors over
+// them with SCM_RIGHTS. None may land in the launcher: the egress reads
+// bytes only (the kernel drops descriptors nobody receives), so a thousand
+// of them cost the launcher nothing and never become its own.
+func TestEscapeDescriptorsToTheEgress(t *testing.T) {
+	requireBwrapNet(t)
+	eachLauncher(t, func(t *testing.T) {
+		exe := testBinary(t)
+		e := startEgress(t, EgressConfig{ForwardPorts: []int{newHostCanary(t).port}})
+		sb := newNetSandbox(t, e, []string{exe}, "")
+		passed := filepath.Join(sb.sb.Workspace(), "passed")
+		require.NoError(t, os.WriteFile(passed, []byte("x"), 0o644))
+		before := openDescriptors(t)
+		_, inside := e.Mounts()
+		var sockets []string
+		for _, name := range []string{proxySocket, portSocket(e.forwardPorts()[0])} {
+			sockets = append(sockets, inside+"/"+name)
+		}
+		for _, socket := range sockets {
+			r := sb.run(t, exe+" "+escapeArg+" send-fds "+socket+" 1000 /workspace/passed")
+			t.Logf("%s: %s", socket, r)
+		}
+		r := sb.run(t, exe+" "+escapeArg+" send-fds "+sockets[0]+" 1000 /workspace/passed")
+		require.Contains(t, r.stdout, "HTTP/1.1 4", "control: the proxy read past the descriptors and answered: %s", r)
+		entries, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		for _, d := range entries {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", d.Name())); err == nil {
+				assert.NotEqual(t, passed, target, "descriptor %s of the launcher is the sandbox's file", d.Name())
+			}
+		}
+		assert.LessOrEqual(t, openDescriptors(t)-before, 16, "the launcher holds the descriptors the sandbox sent")
+	})
+}
