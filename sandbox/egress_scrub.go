@@ -180,11 +180,24 @@ func (e *Egress) scrubResponse(resp *http.Response) error {
 }
 
 // decoded returns resp's body with its Content-Encoding undone (and the
-// header removed), or an error for an encoding the proxy cannot read.
+// header removed), or an error for an encoding the proxy cannot read. The
+// encoding is every Content-Encoding line together, as clients read it
+// ("identity" on one line and "gzip" on the next is gzip to curl and to
+// browsers), and at most one coding besides "identity" is undone; a chain
+// of them is refused.
 func decoded(resp *http.Response) (io.ReadCloser, error) {
-	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	var codings []string
+	for _, v := range resp.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	enc := strings.Join(codings, ", ")
 	switch enc {
-	case "", "identity":
+	case "":
+		resp.Header.Del("Content-Encoding")
 		return resp.Body, nil
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(resp.Body)

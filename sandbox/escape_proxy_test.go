@@ -56,6 +56,11 @@ func (k *keyStore) handler(w http.ResponseWriter, r *http.Request) {
 		zw := gzip.NewWriter(w)
 		fmt.Fprintf(zw, "gz=%s", v)
 		zw.Close()
+	case "/gzip-second": // compressed, the encoding in a second header line
+		w.Header()["Content-Encoding"] = []string{"identity", "gzip"}
+		zw := gzip.NewWriter(w)
+		fmt.Fprintf(zw, "gz2=%s", v)
+		zw.Close()
 	case "/deflate":
 		w.Header().Set("Content-Encoding", "deflate")
 		zw := zlib.NewWriter(w)
@@ -215,6 +220,7 @@ func TestEscapeProxy(t *testing.T) {
 		}{
 			{"read the stored key back in headers, names and body", `curl -sS -i ` + m + `/read`, nil},
 			{"read it back compressed", `curl -sS -i ` + m + `/gzip | cat -v; curl -sS -i ` + m + `/deflate | cat -v`, nil},
+			{"read it back compressed, the encoding named in a second header", `curl -sS -i --compressed ` + m + `/gzip-second | cat -v; echo; curl -sS -i --compressed --http1.1 ` + m + `/gzip-second | cat -v`, nil},
 			{"read it back in an encoding the proxy cannot read", `curl -sS -i -w ' %{http_code}' ` + m + `/br | cat -v`,
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 502", r) }},
 			{"read it back in a trailer", `curl -sS -i --raw ` + m + `/trailer; curl -sS --http1.1 -i --raw ` + m + `/trailer`, nil},
