@@ -253,6 +253,9 @@ func (e *Egress) forwardRequest(w http.ResponseWriter, r *http.Request, t target
 		out.Header.Del("Accept-Encoding")
 		out.Header.Del("Range")
 		out.Header.Del("If-Range")
+		// Nor may an upgraded stream be compressed (websockets'
+		// permessage-deflate): it is scrubbed byte for byte.
+		out.Header.Del("Sec-WebSocket-Extensions")
 	}
 	e.log.Debug("egress allowed", "method", r.Method, "target", t.String(), "swapped", len(swapped))
 	e.proxy.ServeHTTP(noInterim{w}, out)

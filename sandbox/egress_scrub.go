@@ -164,6 +164,9 @@ func (e *Egress) scrubResponse(resp *http.Response) error {
 	}
 	sc.header(resp.Header)
 	if resp.StatusCode == http.StatusSwitchingProtocols {
+		if len(resp.Header.Values("Sec-WebSocket-Extensions")) > 0 {
+			return errors.New("egress: the upstream switched protocols with extensions the proxy never offered (a compressed stream could hide a secret)")
+		}
 		resp.Body = sc.reader(resp.Body, nil) // still an io.ReadWriteCloser, as the proxy needs
 		return nil
 	}

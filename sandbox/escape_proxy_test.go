@@ -107,6 +107,21 @@ func (k *keyStore) handler(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(rw, "HTTP/1.1 2%s OK\r\n\r\n", v)
 		}
 		rw.Flush()
+	case "/ws-deflate": // an upgraded stream, compressed when the client offers to inflate it (or always)
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if strings.Contains(r.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") || r.URL.Query().Has("always") {
+			fmt.Fprint(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n")
+			zw := gzip.NewWriter(rw)
+			fmt.Fprintf(zw, "ws=%s\n", v)
+			zw.Close()
+		} else {
+			fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nws=%s\n", v)
+		}
+		rw.Flush()
 	case "/upgrade":
 		if r.Header.Get("Upgrade") == "" {
 			http.Error(w, "want an upgrade", http.StatusBadRequest)
@@ -173,6 +188,7 @@ func TestEscapeProxy(t *testing.T) {
 		model := newTestUpstream(t, upCA, store.handler)
 		plain := newTestUpstream(t, nil, store.handler)
 		other := newTestUpstream(t, upCA, nil)
+		files := newTestUpstream(t, upCA, store.handler) // another host of the run, not the key's, serving the same store
 		goAway := goAwayUpstream(t, upCA, store)
 		// Another service on the host's IPv6 loopback, on a port the
 		// sandbox is given on 127.0.0.1 only.
@@ -197,11 +213,12 @@ func TestEscapeProxy(t *testing.T) {
 			Allow: []AllowRule{
 				{Host: "model.test", Ports: []int{model.port, plain.port, goAway}},
 				{Host: "other.test", Ports: []int{other.port}},
+				{Host: "files.test", Ports: []int{files.port}},
 			},
 			ForwardPorts:       []int{v6Port},
 			Secrets:            []Secret{{Name: "MODEL_API_KEY", Value: egressRealKey, Hosts: []string{"model.test"}}},
-			AllowLoopbackHosts: []string{"model.test", "other.test"},
-			Resolver: mapResolver{"model.test": loopback4, "other.test": loopback4,
+			AllowLoopbackHosts: []string{"model.test", "other.test", "files.test"},
+			Resolver: mapResolver{"model.test": loopback4, "other.test": loopback4, "files.test": loopback4,
 				"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}}, // as /etc/hosts has it
 			UpstreamRoots: roots,
 		})
@@ -235,6 +252,9 @@ func TestEscapeProxy(t *testing.T) {
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, "502", r) }},
 			{"read it back after a protocol upgrade", `curl -sS -i --http1.1 --max-time 5 -H 'Connection: Upgrade' -H 'Upgrade: pb' ` + m + `/upgrade`,
 				func(t *testing.T, r netResult) { assert.NotContains(t, r.stdout, "101 Switching", r) }},
+			{"read it back from another host over an upgraded stream it compresses when offered", `curl -sS --http1.1 -i --max-time 5 -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Extensions: permessage-deflate' https://files.test:` + strconv.Itoa(files.port) + `/ws-deflate -o /tmp/ws; at=$(LC_ALL=C grep -obUaP '\x1f\x8b' /tmp/ws | head -1 | cut -d: -f1); [ -n "$at" ] && tail -c +$((at+1)) /tmp/ws | gunzip -c 2>/dev/null; cat -v /tmp/ws`, nil},
+			{"read it back from another host over an upgraded stream compressed unasked", `curl -sS --http1.1 -i --max-time 5 -H 'Connection: Upgrade' -H 'Upgrade: websocket' https://files.test:` + strconv.Itoa(files.port) + `/ws-deflate?always -o /tmp/ws; at=$(LC_ALL=C grep -obUaP '\x1f\x8b' /tmp/ws | head -1 | cut -d: -f1); [ -n "$at" ] && tail -c +$((at+1)) /tmp/ws | gunzip -c 2>/dev/null; cat -v /tmp/ws`,
+				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, "502", r) }},
 			{"the placeholder in a header the upstream stores", `curl -sS -w ' %{http_code}' -H "X-Note: $MODEL_API_KEY" ` + m + `/store`,
 				func(t *testing.T, r netResult) { assert.Contains(t, r.stdout, " 403", r) }},
 			{"the placeholder in an authorization with more around it", `curl -sS -w ' %{http_code}' -H "Authorization: Bearer x$MODEL_API_KEY" ` + m + `/store`,
