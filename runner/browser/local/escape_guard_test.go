@@ -343,6 +343,17 @@ func plantedFiles(t *testing.T, b *Browser) []string {
 	return saved
 }
 
+// blankTab opens a tab on about:blank (commands 1 and 2) and attaches to it.
+func (ws *rawWS) blankTab() (target struct{ TargetID string }, session struct{ SessionID string }) {
+	created, err := ws.call(1, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	require.NoError(ws.t, err)
+	require.NoError(ws.t, json.Unmarshal(created.Result, &target))
+	attached, err := ws.call(2, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
+	require.NoError(ws.t, err)
+	require.NoError(ws.t, json.Unmarshal(attached.Result, &session))
+	return target, session
+}
+
 // TestDevToolsGuardRefusesCommandsThatLoadCode: the commands that install
 // code, or carry or open DevTools channels the guard does not read, are
 // answered with an error carrying the command's id and session, and the
@@ -351,14 +362,7 @@ func TestDevToolsGuardRefusesCommandsThatLoadCode(t *testing.T) {
 	site := newTestSite(t)
 	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
 	ws := dialRawWS(t, b, "", nil)
-	created, err := ws.call(1, "", "Target.createTarget", map[string]any{"url": "about:blank"})
-	require.NoError(t, err)
-	var target struct{ TargetID string }
-	require.NoError(t, json.Unmarshal(created.Result, &target))
-	attached, err := ws.call(2, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
-	require.NoError(t, err)
-	var session struct{ SessionID string }
-	require.NoError(t, json.Unmarshal(attached.Result, &session))
+	target, session := ws.blankTab()
 
 	for i, c := range []struct {
 		session, method string
@@ -512,4 +516,22 @@ func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
 	assert.True(t, strings.HasPrefix(text, `"http://books.test/`), "a plain browser context loads the site: %.120q", text)
 
 	assert.Empty(t, plantedFiles(t, b), "a download was saved in the browser's sandbox")
+}
+
+// TestDevToolsGuardForwardsABigCommandAsSent: a command's params reach
+// Chromium as the agent sent them, white space and escapes included, and
+// a command of several megabytes (as Playwright's uploads make) is answered.
+func TestDevToolsGuardForwardsABigCommandAsSent(t *testing.T) {
+	site := newTestSite(t)
+	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	ws := dialRawWS(t, b, "", nil)
+	_, session := ws.blankTab()
+
+	big := strings.Repeat("a", 8<<20)
+	require.NoError(t, ws.write(textFrame(`{"id":3,"sessionId":"`+session.SessionID+`","method":"Runtime.evaluate",`+
+		"\n"+`"params" : { "returnByValue" : true , "expression" : "'`+big+`'.length + '\u0041\t'.length" } }`)))
+	m, err := ws.await(3)
+	require.NoError(t, err)
+	require.Nil(t, m.Error, "the command was refused")
+	assert.JSONEq(t, fmt.Sprintf(`{"result":{"type":"number","value":%d,"description":"%d"}}`, len(big)+2, len(big)+2), string(m.Result))
 }

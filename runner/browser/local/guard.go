@@ -35,7 +35,12 @@ import (
 // command the agent sends, and it forwards each one re-encoded from what it
 // parsed, so Chromium sees exactly the command the guard judged: no
 // escape, duplicate key, fragmentation or compression can make the two
-// read one message differently.
+// read one message differently. What it re-encodes is what it judges: the
+// top level (id, method, sessionId) of every command, and the params of
+// the few commands whose params it reads (refusedParams, downloadMethods);
+// every other command's params, which it does not judge, go on as they
+// were sent, never decoded or copied, so a message costs the guard its own
+// size and no more.
 //
 // What it refuses:
 //   - every HTTP request but the discovery pages (/json/version, /json,
@@ -463,13 +468,19 @@ func readPayload(r *bufio.Reader, h frameHeader, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// cdpCommand is a command as the guard forwards it.
+// cdpCommand is a command as the guard read it.
 type cdpCommand struct {
-	ID        int64           `json:"id"`
-	Method    string          `json:"method"`
-	Params    json.RawMessage `json:"params,omitempty"`
-	SessionID string          `json:"sessionId,omitempty"`
+	ID        int64
+	Method    string
+	SessionID string
+	// Params is the params object as the agent sent it (a part of its
+	// message, not a copy), or nil.
+	Params json.RawMessage
 }
+
+// maxJudgedParams bounds the params of the commands whose params the guard
+// reads (refusedParams, downloadMethods): a few hundred bytes each in use.
+const maxJudgedParams = 64 << 10
 
 // command judges one message and forwards, rewrites or refuses it.
 func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
@@ -484,37 +495,52 @@ func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
 		g.log.Warn("devtools guard: refused a command", "method", cmd.Method, "session", cmd.SessionID)
 		return g.refuse(reply, cmd, why)
 	}
-	if why := refusedParam(cmd); why != "" {
-		g.log.Warn("devtools guard: refused a command's parameter", "method", cmd.Method, "session", cmd.SessionID, "why", why)
-		return g.refuse(reply, cmd, why)
+	refused, judged := refusedParams[cmd.Method]
+	download := slices.Contains(downloadMethods, cmd.Method)
+	if judged || download {
+		// The guard reads these params, so Chromium gets them re-encoded
+		// from what it read: each key once, spelled plainly.
+		if len(cmd.Params) > maxJudgedParams {
+			return g.refuse(reply, cmd, fmt.Sprintf("its params are over %d bytes", maxJudgedParams))
+		}
+		var p map[string]json.RawMessage
+		json.Unmarshal(cmd.Params, &p) // an object, or nil (parseCommand)
+		for _, k := range slices.Sorted(maps.Keys(p)) {
+			if why, ok := refused[k]; ok { // given as null too
+				g.log.Warn("devtools guard: refused a command's parameter", "method", cmd.Method, "session", cmd.SessionID, "param", k)
+				return g.refuse(reply, cmd, why)
+			}
+		}
+		if download {
+			g.log.Info("devtools guard: a download behaviour set to deny", "method", cmd.Method, "session", cmd.SessionID)
+			p = denyDownloads(p)
+		}
+		if p != nil {
+			if cmd.Params, err = encodeJSON(p); err != nil {
+				return err
+			}
+		}
 	}
-	if slices.Contains(downloadMethods, cmd.Method) {
-		g.log.Info("devtools guard: a download behaviour set to deny", "method", cmd.Method, "session", cmd.SessionID)
-		cmd.Params = denyDownloads(cmd.Params)
-	}
-	text, err := encodeJSON(cmd)
+	parts, err := cmd.wire()
 	if err != nil {
 		return err
 	}
-	return up.write(opText, text)
+	return up.write(opText, parts...)
 }
 
-// refusedParam says why cmd gives a parameter of refusedParams, or
-// returns "". It reads the params as they are forwarded (re-encoded, so a
-// key is named once and spelled plainly); a key given as null counts too.
-func refusedParam(cmd cdpCommand) string {
-	refused := refusedParams[cmd.Method]
-	if len(refused) == 0 || len(cmd.Params) == 0 {
-		return ""
+// wire returns the command as the guard forwards it, in the parts of one
+// message: its id, method and sessionId encoded from what the guard read,
+// then its params as they are.
+func (c cdpCommand) wire() ([][]byte, error) {
+	head, err := encodeJSON(struct {
+		ID        int64  `json:"id"`
+		Method    string `json:"method"`
+		SessionID string `json:"sessionId,omitempty"`
+	}{c.ID, c.Method, c.SessionID})
+	if err != nil || c.Params == nil {
+		return [][]byte{head}, err
 	}
-	var p map[string]json.RawMessage
-	json.Unmarshal(cmd.Params, &p) // parseCommand re-encoded an object
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if why, ok := refused[k]; ok {
-			return why
-		}
-	}
-	return ""
+	return [][]byte{head[:len(head)-1], []byte(`,"params":`), c.Params, []byte("}")}, nil
 }
 
 // refuse answers cmd with a CDP error.
@@ -538,89 +564,118 @@ func (g *devToolsGuard) refuse(reply *frameWriter, cmd cdpCommand, why string) e
 
 // denyDownloads keeps a download command's browser context and events
 // switch and sets its behaviour to deny.
-func denyDownloads(params json.RawMessage) json.RawMessage {
-	var p map[string]any
-	json.Unmarshal(params, &p) // parseCommand checked it is an object or absent
-	deny := map[string]any{"behavior": "deny"}
+func denyDownloads(params map[string]json.RawMessage) map[string]json.RawMessage {
+	deny := map[string]json.RawMessage{"behavior": json.RawMessage(`"deny"`)}
 	for _, k := range []string{"browserContextId", "eventsEnabled"} {
-		if v, ok := p[k]; ok {
+		if v, ok := params[k]; ok {
 			deny[k] = v
 		}
 	}
-	text, _ := encodeJSON(deny)
-	return text
+	return deny
 }
 
 // parseCommand reads msg as one JSON object holding an integer id, a
-// string method, an optional string sessionId and optional object params,
-// and returns it re-encoded from the parsed values. A key named twice at
-// the top level, or anything after the object, is an error.
+// string method, an optional string sessionId and optional object params.
+// A key named twice at the top level, or anything after the object, is an
+// error. It reads the top level itself, so the params, whatever their
+// size, are neither decoded nor copied: decoding them into Go values costs
+// tens of times the message.
 func parseCommand(msg []byte) (cdpCommand, error) {
 	var cmd cdpCommand
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !json.Valid(msg) { // one JSON value, nothing after it
+		return cmd, errors.New("not one JSON value")
+	}
+	i := skipSpace(msg, 0)
+	if msg[i] != '{' {
 		return cmd, errors.New("not a JSON object")
 	}
 	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return cmd, err
+	for i = skipSpace(msg, i+1); msg[i] != '}'; i = skipSpace(msg, i) {
+		if msg[i] == ',' {
+			i = skipSpace(msg, i+1)
 		}
-		key := tok.(string) // object keys are strings
+		end := valueEnd(msg, i)
+		var key string
+		json.Unmarshal(msg[i:end], &key)          // a valid string
+		i = skipSpace(msg, skipSpace(msg, end)+1) // past the colon
+		end = valueEnd(msg, i)
+		value := msg[i:end]
+		i = end
 		if seen[key] {
 			return cmd, fmt.Errorf("key %q given twice", key)
 		}
 		seen[key] = true
+		var err error
 		switch key {
 		case "id":
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return cmd, fmt.Errorf("id: %w", err)
-			}
-			if cmd.ID, err = strconv.ParseInt(string(raw), 10, 64); err != nil {
-				return cmd, fmt.Errorf("id %s is not an integer", raw)
+			if cmd.ID, err = strconv.ParseInt(string(value), 10, 64); err != nil {
+				return cmd, fmt.Errorf("id %.40s is not an integer", value)
 			}
 		case "method":
-			if err := dec.Decode(&cmd.Method); err != nil {
+			if err := json.Unmarshal(value, &cmd.Method); err != nil {
 				return cmd, fmt.Errorf("method: %w", err)
 			}
 		case "sessionId":
-			if err := dec.Decode(&cmd.SessionID); err != nil {
+			if err := json.Unmarshal(value, &cmd.SessionID); err != nil {
 				return cmd, fmt.Errorf("sessionId: %w", err)
 			}
 		case "params":
-			var p any
-			if err := dec.Decode(&p); err != nil {
-				return cmd, fmt.Errorf("params: %w", err)
-			}
-			switch p.(type) {
-			case nil: // as good as none
-			case map[string]any:
-				if cmd.Params, err = encodeJSON(p); err != nil {
-					return cmd, err
-				}
+			switch value[0] {
+			case 'n': // null: as good as none
+			case '{':
+				cmd.Params = value
 			default:
 				return cmd, errors.New("params is not an object")
 			}
-		default:
-			var ignored json.RawMessage // Chromium reads no other key
-			if err := dec.Decode(&ignored); err != nil {
-				return cmd, err
-			}
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return cmd, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return cmd, errors.New("more after the object")
+		// Chromium reads no other key.
 	}
 	if !seen["id"] || !seen["method"] {
 		return cmd, errors.New("no id or no method")
 	}
 	return cmd, nil
+}
+
+// skipSpace returns the index of the first byte from i on that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the end of the JSON value that starts at b[i], in b
+// that json.Valid accepted.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		default:
+			if depth == 0 { // a number, true, false or null
+				for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
+					i++
+				}
+				return i
+			}
+			continue
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return i
 }
 
 // encodeJSON encodes v without escaping HTML characters and without the
@@ -642,14 +697,14 @@ type frameWriter struct {
 	mask bool // frames to Chromium are masked, as a client's must be
 }
 
-// write writes one unfragmented frame.
-func (f *frameWriter) write(op byte, payload []byte) error {
+// write writes one unfragmented frame whose payload is the parts joined.
+func (f *frameWriter) write(op byte, parts ...[]byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.writeLocked(op, true, payload)
+	return f.writeLocked(op, true, parts)
 }
 
-func (f *frameWriter) writeLocked(op byte, fin bool, payload []byte) error {
+func (f *frameWriter) writeLocked(op byte, fin bool, parts [][]byte) error {
 	var h []byte
 	b0 := op
 	if fin {
@@ -660,7 +715,11 @@ func (f *frameWriter) writeLocked(op byte, fin bool, payload []byte) error {
 	if f.mask {
 		maskBit = 0x80
 	}
-	switch n := len(payload); {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	switch {
 	case n < 126:
 		h = append(h, maskBit|byte(n))
 	case n <= 0xffff:
@@ -675,10 +734,8 @@ func (f *frameWriter) writeLocked(op byte, fin bool, payload []byte) error {
 		// key is a valid one and leaves the payload as it is.
 		h = append(h, 0, 0, 0, 0)
 	}
-	if _, err := f.w.Write(h); err != nil {
-		return err
-	}
-	_, err := f.w.Write(payload)
+	frame := net.Buffers(append([][]byte{h}, parts...)) // one writev on a connection
+	_, err := frame.WriteTo(f.w)
 	return err
 }
 
