@@ -333,14 +333,16 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 	t.Logf("replicas: %d on %s; SIGKILL points: %d; starts: %d; deliveries sent: %d", replicas, dialect, kills, starts, seq)
 
 	// Let it finish: complete what it dispatches until every head shows its
-	// verdict. A job the faults failed several times waits out its backoff
-	// first, up to 5 minutes and a quarter of jitter (bot's retryPolicy): on
-	// a busy machine, where more attempts fail, that is the longest wait.
+	// verdict. The longest wait is a job whose replica was killed while it
+	// ran: it stays running until River's rescuer takes it back (state's
+	// RescueAfter, 5 minutes by default, checked every half minute), and then
+	// waits out its backoff, up to 5 minutes and a quarter of jitter (bot's
+	// retryPolicy) on a busy machine where many of its attempts failed.
 	gh.SetFaults(nil)
 	if !assert.Eventually(t, func() bool {
 		completeDispatches()
 		return len(unfinished(gh, heads)) == 0
-	}, 10*time.Minute, 200*time.Millisecond, "every head ends with its verdict") {
+	}, 15*time.Minute, 200*time.Millisecond, "every head ends with its verdict") {
 		t.Fatalf("not done:\n%s\nlog: %s", strings.Join(unfinished(gh, heads), "\n"), tail(logFile.Name()))
 	}
 
