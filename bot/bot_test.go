@@ -423,6 +423,62 @@ func TestActionsBenchAcceptsOnlyTheRunItDispatched(t *testing.T) {
 	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
 }
 
+// TestAWorkflowRunThatEndsBeforeItsDispatchIsRecorded: GitHub creates the
+// dispatched run and answers with its id, but the answer reaches the
+// dispatch job only after the run has completed and its workflow_run
+// delivery has been handled (a fast run, a loaded replica). The run's title
+// names the bench, so the delivery records the run and ends the bench (runs
+// of the same title the service did not dispatch do not); the
+// dispatch, recording afterwards, changes nothing: one dispatch, one check
+// run, completed with the verdict, and the verdict's label.
+func TestAWorkflowRunThatEndsBeforeItsDispatchIsRecorded(t *testing.T) {
+	for _, dialect := range statetest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixtureOn(t, dialect, actions)
+			release := f.holdAnswers(t, func(r *http.Request) bool {
+				return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/dispatches")
+			})
+			f.accept(t, "pull_request", payload(t, "pull_request.opened.json", nil))
+			var ds []githubtest.Dispatch
+			require.Eventually(t, func() bool {
+				ds = f.gh.Dispatches(repoName)
+				return len(ds) == 1
+			}, 30*time.Second, 10*time.Millisecond, "the bench was not dispatched")
+			run := ds[0].Inputs["run_id"].(string)
+			bn := f.benches(t)[0]
+			require.Equal(t, run, bn.Run)
+			require.Zero(t, bn.WorkflowRunID, "the dispatch has not recorded its run yet")
+
+			f.storeReport(t, bot.RunID(run), pairbench.Better)
+			// Runs titled with the bench's public run id that the service did
+			// not dispatch: a fork's pull_request run, another repository's.
+			for _, edits := range []map[string]any{
+				{"workflow_run.event": "pull_request"},
+				{"workflow_run.head_repository.full_name": "stranger/Hello-World"},
+			} {
+				f.waitHandled(t, f.accept(t, "workflow_run", withEdits(t, workflowRunPayload(t, 987654321, run, "failure"), edits)))
+			}
+			require.False(t, f.benches(t)[0].Over(), "no forged run ended the bench")
+
+			require.True(t, f.gh.CompleteWorkflowRun(repoName, ds[0].RunID, "success"))
+			f.waitHandled(t, f.accept(t, "workflow_run", workflowRunPayload(t, ds[0].RunID, run, "success")))
+			release()
+			f.settle(t)
+
+			bn = f.benches(t)[0]
+			assert.Equal(t, state.BenchDone, bn.State, "the run's end was not lost")
+			assert.Equal(t, ds[0].RunID, bn.WorkflowRunID)
+			var checks []string
+			for _, cr := range f.gh.CheckRuns(repoName) {
+				checks = append(checks, cr.ExternalID+" "+cr.Status+" "+cr.Conclusion)
+			}
+			assert.Equal(t, []string{run + " completed success"}, checks, "one check run, completed")
+			assert.Len(t, f.gh.Dispatches(repoName), 1, "dispatched once")
+			assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
+		})
+	}
+}
+
 func TestActionsCancelStopsTheRecordedRun(t *testing.T) {
 	f := newFixture(t, actions)
 	f.opened(t, nil)

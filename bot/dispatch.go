@@ -184,30 +184,25 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		if err != nil {
 			return err
 		}
-		if cur.Dispatched.IsZero() {
-			cur.Dispatched = tx.Now()
+		if cur.WorkflowRunID != 0 {
+			// The run's workflow_run delivery came first and recorded it
+			// (see workflowRun): the bench is the delivery's to end.
+			if run != nil && run.GetID() != cur.WorkflowRunID {
+				b.log.Warn("dispatch found another run than the one recorded", "run", cur.Run,
+					"recorded", cur.WorkflowRunID, "found", run.GetID())
+			}
+			return nil
 		}
 		if run == nil {
+			if cur.Dispatched.IsZero() {
+				cur.Dispatched = tx.Now()
+			}
 			if err := tx.SaveBench(ctx, cur); err != nil {
 				return err
 			}
 			return river.JobSnooze(5 * time.Second)
 		}
-		cur.WorkflowRunID, cur.WorkflowRunURL = run.GetID(), run.GetHTMLURL()
-		if cur.Over() {
-			// Cancelled while it was being dispatched: stop the new run too.
-			if err := tx.SaveBench(ctx, cur); err != nil {
-				return err
-			}
-			_, err := tx.Enqueue(ctx, cancelJob{Run: cur.Run}, nil)
-			return err
-		}
-		cur.State = state.BenchRunning
-		cur.CheckVersion++
-		if err := tx.SaveBench(ctx, cur); err != nil {
-			return err
-		}
-		if _, err := tx.Enqueue(ctx, checkJob{Run: cur.Run, Version: cur.CheckVersion}, pendingOnce); err != nil {
+		if err := recordRun(ctx, tx, cur, run.GetID(), run.GetHTMLURL()); err != nil {
 			return err
 		}
 		if run.GetStatus() == "completed" {
@@ -215,6 +210,32 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		}
 		return nil
 	})
+}
+
+// recordRun records Actions run id (at url) as the run of bench cur, which
+// the transaction has locked, and queues what follows: the check run shows
+// the bench running, or, for a bench cancelled while it was being
+// dispatched, the new run is stopped too. The caller ends the bench if the
+// run completed.
+func recordRun(ctx context.Context, tx *state.Tx, cur state.Bench, id int64, url string) error {
+	if cur.Dispatched.IsZero() {
+		cur.Dispatched = tx.Now()
+	}
+	cur.WorkflowRunID, cur.WorkflowRunURL = id, url
+	if cur.Over() {
+		if err := tx.SaveBench(ctx, cur); err != nil {
+			return err
+		}
+		_, err := tx.Enqueue(ctx, cancelJob{Run: cur.Run}, nil)
+		return err
+	}
+	cur.State = state.BenchRunning
+	cur.CheckVersion++
+	if err := tx.SaveBench(ctx, cur); err != nil {
+		return err
+	}
+	_, err := tx.Enqueue(ctx, checkJob{Run: cur.Run, Version: cur.CheckVersion}, pendingOnce)
+	return err
 }
 
 // checkRegistry checks req's registry at its head commit with

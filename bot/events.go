@@ -425,9 +425,18 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 }
 
 // workflowRun ends the bench whose Actions run completed. Only a run the
-// service dispatched counts: its id was recorded at dispatch, it ran for a
-// workflow_dispatch, and its head repository is the repository itself. A
-// fork's pull_request run can take any title, but none of these.
+// service dispatched counts: it ran for a workflow_dispatch, its head
+// repository is the repository itself, and its id is the one recorded at
+// dispatch. A fork's pull_request run can take any title, but none of these.
+//
+// GitHub may deliver a fast run's completion before the dispatch job has
+// recorded the id it was answered with (or found by the run's title). Then
+// the run's title, "pairbench <run id>", names the bench, as it does for the
+// dispatch's own look-up (findRun): a bench of this repository on Actions,
+// still open and with no run recorded, takes the run as its own and ends, in
+// the transaction that locks it. The dispatch, recording after it, finds the
+// run recorded and leaves the bench alone, so the end is neither lost nor
+// doubled, whichever replica handles which first.
 func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 	var ev github.WorkflowRunEvent
 	if err := decode("workflow_run", h.delivery.Payload, &ev); err != nil {
@@ -450,11 +459,41 @@ func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 			return err
 		}
 		if !found {
-			log.Info("workflow run ignored: the service did not dispatch it")
+			if bn, found, err = benchNamedByRun(ctx, tx, repo, wr); err != nil {
+				return err
+			}
+		}
+		if !found {
+			log.Info("workflow run ignored: the service did not dispatch it", "title", wr.GetDisplayTitle())
 			return nil
 		}
 		return finishFromWorkflow(ctx, tx, bn, wr.GetConclusion(), wr.GetHTMLURL())
 	}, nil
+}
+
+// benchNamedByRun finds the bench whose dispatch has not recorded wr yet:
+// the open Actions bench of repo its title names, locked, with wr recorded
+// as its run. It finds nothing if the title names no such bench, or one that
+// has another run recorded.
+func benchNamedByRun(ctx context.Context, tx *state.Tx, repo Repo, wr *github.WorkflowRun) (state.Bench, bool, error) {
+	id, ok := runIDFromTitle(wr.GetDisplayTitle())
+	if !ok {
+		return state.Bench{}, false, nil
+	}
+	bn, found, err := tx.LockBench(ctx, string(id))
+	if err != nil || !found || bn.Repo != repo.FullName() || bn.Backend != BackendActions || bn.Over() {
+		return state.Bench{}, false, err
+	}
+	switch bn.WorkflowRunID {
+	case wr.GetID():
+		return bn, true, nil // recorded meanwhile by the dispatch, which held the lock
+	case 0:
+		if err := recordRun(ctx, tx, bn, wr.GetID(), wr.GetHTMLURL()); err != nil {
+			return state.Bench{}, false, err
+		}
+		return bn, true, nil
+	}
+	return state.Bench{}, false, nil
 }
 
 // finishFromWorkflow queues the end of a bench whose Actions run completed.

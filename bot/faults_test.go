@@ -163,18 +163,12 @@ func TestALostAnswerMakesNoSecondRollup(t *testing.T) {
 		wf = b.WorkflowRunID
 	}
 	f.gh.CompleteWorkflowRun(repoName, wf, "success")
-	accept := func(event string, body []byte) {
-		f.n++
-		ok, err := f.bot.Accept(t.Context(), bot.Delivery{ID: fmt.Sprint("d-", f.n), Event: event, InstallationID: installID, Payload: body})
-		require.NoError(t, err)
-		require.True(t, ok)
-	}
 	// The workflow run ends the bench; its rollup's answer is lost, and the
 	// job waits a second before it tries again. Meanwhile the pull request
 	// is reopened, which shows the verdict again.
-	accept("workflow_run", workflowRunPayload(t, wf, bn.Run, "success"))
+	f.accept(t, "workflow_run", workflowRunPayload(t, wf, bn.Run, "success"))
 	require.Eventually(t, func() bool { return posts.Load() >= 1 }, 10*time.Second, time.Millisecond)
-	accept("pull_request", payload(t, "pull_request.opened.json", map[string]any{"action": "reopened"}))
+	f.accept(t, "pull_request", payload(t, "pull_request.opened.json", map[string]any{"action": "reopened"}))
 	f.settle(t)
 
 	var rollups int
@@ -212,11 +206,7 @@ func TestALabelWriteCutShortIsRedone(t *testing.T) {
 		return githubtest.Fault{}
 	})
 	f.gh.CompleteWorkflowRun(repoName, second.WorkflowRunID, "success")
-	f.n++
-	ok, err := f.bot.Accept(t.Context(), bot.Delivery{ID: fmt.Sprint("d-", f.n), Event: "workflow_run", InstallationID: installID,
-		Payload: workflowRunPayload(t, second.WorkflowRunID, second.Run, "success")})
-	require.NoError(t, err)
-	require.True(t, ok)
+	f.accept(t, "workflow_run", workflowRunPayload(t, second.WorkflowRunID, second.Run, "success"))
 	require.Eventually(t, func() bool { return adds.Load() >= 1 }, 10*time.Second, time.Millisecond)
 	require.Empty(t, f.gh.IssueLabels(repoName, prNumber), "the old label was removed, the new one not added")
 

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,8 +130,49 @@ type fixture struct {
 	runner  *fakeRunner
 	store   *artifacts.Local
 	clients *bot.AppClients
+	answers *heldAnswers
 	cfg     bot.Config
 	n       int // deliveries sent
+}
+
+// heldAnswers is the bot's transport to the fake GitHub: it can hold back
+// the answers to some requests, which the fake has served (their writes
+// took effect), until the test lets them through.
+type heldAnswers struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	hold func(*http.Request) bool
+	gate chan struct{}
+}
+
+func (h *heldAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	hold, gate := h.hold, h.gate
+	h.mu.Unlock()
+	resp, err := h.base.RoundTrip(r)
+	if hold != nil && hold(r) {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, r.Context().Err()
+		}
+	}
+	return resp, err
+}
+
+// holdAnswers holds back the answer to every request match picks until
+// the returned release is called (or the test ends).
+func (f *fixture) holdAnswers(t *testing.T, match func(*http.Request) bool) (release func()) {
+	gate := make(chan struct{})
+	f.answers.mu.Lock()
+	f.answers.hold, f.answers.gate = match, gate
+	f.answers.mu.Unlock()
+	release = sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	return release
 }
 
 // options change a fixture's bot configuration before it opens.
@@ -148,11 +190,12 @@ func newFixtureOn(t *testing.T, dialect string, opts ...options) *fixture {
 	key := testKey()
 	gh.AddApp(appID, &key.PublicKey)
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	clients, err := bot.NewAppClients(appID, keyPEM, gh.URL, nil)
+	answers := &heldAnswers{base: http.DefaultTransport}
+	clients, err := bot.NewAppClients(appID, keyPEM, gh.URL, answers)
 	require.NoError(t, err)
 	store, err := artifacts.NewLocal(t.TempDir())
 	require.NoError(t, err)
-	f := &fixture{gh: gh, store: store, clients: clients}
+	f := &fixture{gh: gh, store: store, clients: clients, answers: answers}
 	f.runner = &fakeRunner{f: f}
 	f.cfg = bot.Config{Clients: clients, Store: store, Pairs: 20, Backend: bot.BackendLocal, Runner: f.runner,
 		State: statetest.Config(t, dialect), PublicURL: "https://bench.example.test", LinkKey: []byte("link-key"),
@@ -247,11 +290,33 @@ func payload(t *testing.T, file string, edits map[string]any) []byte {
 // settle.
 func (f *fixture) deliver(t *testing.T, event string, body []byte) {
 	t.Helper()
+	f.accept(t, event, body)
+	f.settle(t)
+}
+
+// accept stores a delivery, as the server does, and returns its id at
+// once.
+func (f *fixture) accept(t *testing.T, event string, body []byte) string {
+	t.Helper()
 	f.n++
-	ok, err := f.bot.Accept(context.Background(), bot.Delivery{ID: fmt.Sprintf("d-%s-%d", event, f.n), Event: event, InstallationID: installID, Payload: body})
+	id := fmt.Sprintf("d-%s-%d", event, f.n)
+	ok, err := f.bot.Accept(context.Background(), bot.Delivery{ID: id, Event: event, InstallationID: installID, Payload: body})
 	require.NoError(t, err)
 	require.True(t, ok)
-	f.settle(t)
+	return id
+}
+
+// waitHandled waits until the bot has handled delivery id.
+func (f *fixture) waitHandled(t *testing.T, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var d state.Delivery
+		require.NoError(t, f.bot.State().View(context.Background(), func(tx *state.Tx) (err error) {
+			d, err = tx.Delivery(context.Background(), installID, id)
+			return err
+		}))
+		return d.Handled
+	}, 30*time.Second, 10*time.Millisecond, "delivery %s was never handled", id)
 }
 
 // comment delivers an issue_comment on the pull request.
