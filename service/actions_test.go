@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
-	"github.com/pairbench/pairbench/server"
 )
 
 // TestActionsBackendQuotesRegistryProblemsWithoutDispatching: with the
@@ -124,14 +121,5 @@ func deliverPullRequestOpened(t *testing.T, base string, secret []byte, pr int, 
 	p["head"].(map[string]any)["sha"] = sha
 	body, err := json.Marshal(m)
 	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/webhook", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "pull_request")
-	req.Header.Set("X-GitHub-Delivery", "opened-"+sha)
-	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	githubtest.MustDeliver(t, base+"/webhook", secret, "pull_request", "opened-"+sha, body)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
-	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/state/statetest"
 )
 
@@ -90,17 +88,7 @@ func (p *serveProc) kill() {
 // try sends a signed delivery once and returns the status of the answer,
 // 0 if none came.
 func (p *serveProc) try(ctx context.Context, secret []byte, event, id string, body []byte) int {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", id)
-	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return githubtest.Deliver(ctx, "http://"+p.addr+"/webhook", secret, event, id, body)
 }
 
 // cluster is the replicas of one service behind a load balancer.

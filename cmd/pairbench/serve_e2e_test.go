@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +18,6 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -137,17 +134,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 		}
 	})
 
-	body := pullRequestOpened(t, sha)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+l.Addr().String()+"/webhook", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "pull_request")
-	req.Header.Set("X-GitHub-Delivery", "e2e-1")
-	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "e2e-1", pullRequestOpened(t, sha))
 
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(e2eRepo)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
-	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -72,17 +69,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	body := pullRequestOpened(t, sha)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+l.Addr().String()+"/webhook", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "pull_request")
-	req.Header.Set("X-GitHub-Delivery", "stall-1")
-	req.Header.Set("X-Hub-Signature-256", server.Sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "stall-1", pullRequestOpened(t, sha))
 	require.Eventually(t, func() bool { return conns.Load() > 0 }, time.Minute, 20*time.Millisecond, "git is fetching from the stalled server")
 	time.Sleep(500 * time.Millisecond)
 
