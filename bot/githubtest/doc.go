@@ -6,8 +6,8 @@
 // GitHub Apps may not call, records every call, and keeps a small in-memory
 // model of the repositories it serves: pull requests and their files, file
 // contents at commits, collaborator permissions, comments, labels, check runs
-// and workflow dispatches. Deliver and MustDeliver send a service webhook
-// deliveries as GitHub does, signed.
+// and workflow dispatches. Deliver and MustDeliver send webhook deliveries
+// to a service as GitHub does, signed.
 //
 // A request the description or the fake refuses is answered with GitHub's
 // error shape and also recorded as a violation; New registers a cleanup that
