@@ -44,12 +44,14 @@ func TestSecretBearing(t *testing.T) {
 		{"X", "sk-ant-api03-abcdef"}, {"X", "prefix sk-proj-abc"}, {"X", "AIzaSyA-1234"}, {"X", "AKIAIOSFODNN7EXAMPLE"},
 		{"X", "ghp_abcdef"}, {"X", "github_pat_11AB"}, {"X", "glpat-abc"}, {"X", "xoxb-1-2"}, {"X", "hf_abc"},
 		{"X", "eyJhbGciOiJIUzI1NiJ9.e30.x"}, {"X", "Bearer abc"}, {"X", "Basic dXNlcjpwYXNz"},
+		{"X", "ya29.a0AfH6SM"}, {"X", "npm_0123456789abcdefghijABCDEFGHIJ012345"}, {"X", "pypi-AgEIcHlwaS5vcmc"},
 	} {
 		assert.True(t, SecretBearing(kv[0], kv[1]), "%s=%s", kv[0], kv[1])
 	}
 	for _, kv := range [][2]string{
 		{"AWS_REGION", "us-east-1"}, {"ANTHROPIC_BASE_URL", "https://api.anthropic.com"}, {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1?model=x"},
 		{"GOOGLE_CLOUD_PROJECT", "my-project"}, {"X", "task-runner"}, {"X", "disk-1"}, {"X", "risk-free"}, {"LANG", "C.UTF-8"},
+		{"X", "npm_config_cache"}, {"X", "https://pypi-mirror.corp/simple"}, {"X", "ASIA-PACIFIC"},
 	} {
 		assert.False(t, SecretBearing(kv[0], kv[1]), "%s=%s", kv[0], kv[1])
 	}
