@@ -37,17 +37,48 @@ var moreSecretFiles = []string{
 // canary, in a worktree the sandbox gets with DefaultHide, and looks for
 // them from inside: none may be there.
 func TestEscapeMoreHiddenWorktreeFiles(t *testing.T) {
+	assertHiddenInWorktree(t, moreSecretFiles,
+		[]string{"README.md", ".wrangler/state/v3/cache.txt", "docs/history.md", "src/config.go"})
+}
+
+// tokenStores are where the tools whose token formats SecretBearing knows
+// keep those tokens in a home directory, beyond moreSecretFiles: Hugging
+// Face's every login (hf_), Poetry's and uv's index credentials without a
+// keyring (pypi-), pnpm's global configuration and npm's global and
+// built-in npmrc, Bun's user configuration (npm_), python-gitlab's
+// configuration (glpat-), Helm's repository passwords, and Google's application default credentials
+// copied out of gcloud's directory (a refresh token, 1//0).
+var tokenStores = []string{
+	".cache/huggingface/stored_tokens", "home/.config/pypoetry/auth.toml",
+	".local/share/uv/credentials/credentials.toml", ".config/pnpm/rc", "node/etc/npmrc", ".bunfig.toml",
+	".python-gitlab.cfg", ".config/helm/repositories.yaml",
+	"keys/application_default_credentials.json",
+}
+
+// TestEscapeTokenStoresInTheWorktree plants each of tokenStores with a
+// canary in a worktree the sandbox gets with DefaultHide: on 124475f's
+// defaults every one was visible inside. A project's own files beside them
+// (Bun's and Poetry's project configuration, uv's lock file) stay.
+func TestEscapeTokenStoresInTheWorktree(t *testing.T) {
+	assertHiddenInWorktree(t, tokenStores,
+		[]string{"bunfig.toml", "pyproject.toml", "uv.lock", "home/.config/pypoetry/config.toml", "src/rc"})
+}
+
+// assertHiddenInWorktree plants each of secret (paths relative to a fresh
+// worktree) with a canary and each of visible with its own text, gives
+// the worktree to a sandbox with DefaultHide and reads every file inside:
+// no secret may be there, every visible file must.
+func assertHiddenInWorktree(t *testing.T, secret, visible []string) {
 	needBwrap(t)
 	eachLauncher(t, func(t *testing.T) {
 		wt := t.TempDir()
-		canary := newMarker(t, "more")
-		for _, rel := range moreSecretFiles {
+		canary := newMarker(t, "hidden")
+		for _, rel := range secret {
 			p := filepath.Join(wt, rel)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, []byte(canary+" "+rel+"\n"), 0o600))
 		}
-		// What must stay: a project's own files that resemble them.
-		for _, rel := range []string{"README.md", ".wrangler/state/v3/cache.txt", "docs/history.md", "src/config.go"} {
+		for _, rel := range visible {
 			p := filepath.Join(wt, rel)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, []byte("visible "+rel+"\n"), 0o644))
@@ -55,7 +86,7 @@ func TestEscapeMoreHiddenWorktreeFiles(t *testing.T) {
 		sb := openSandbox(t, Policy{Workspace: wt, Hide: DefaultHide})
 		r := runSh(t, sb, `grep -rh . /workspace 2>/dev/null; true`)
 		require.Equal(t, 0, r.code, r.out)
-		for _, rel := range []string{"README.md", ".wrangler/state/v3/cache.txt", "docs/history.md", "src/config.go"} {
+		for _, rel := range visible {
 			assert.Contains(t, r.out, "visible "+rel, "an ordinary file went missing")
 		}
 		var leaked []string

@@ -204,6 +204,15 @@ var DefaultHide = []string{
 	"*.keytab", "krb5cc_*", "*.ovpn", ".hgrc", "**/.hg/hgrc", "**/.subversion/auth",
 	"kubeconfig", "*.kubeconfig", "pip.conf", "**/.bundle/config", "**/.pulumi/credentials.json",
 	"**/.config/glab-cli", ".Renviron", "**/.streamlit/secrets.toml",
+	// Token stores of the tools whose formats SecretBearing knows: Hugging
+	// Face's every login, Poetry's and uv's index credentials (without a
+	// keyring), pnpm's global configuration, npm's global and built-in
+	// npmrc (no dot: PREFIX/etc/npmrc), Bun's user configuration,
+	// python-gitlab's, Helm's repository passwords, Google's application
+	// default credentials outside gcloud's directory.
+	"**/.cache/huggingface/stored_tokens", "**/.config/pypoetry/auth.toml", "**/.local/share/uv/credentials",
+	"**/.config/pnpm/rc", "npmrc", ".bunfig.toml", ".python-gitlab.cfg", "**/.config/helm/repositories.yaml",
+	"application_default_credentials.json",
 }
 
 // Sandbox is one agent's confinement: its per-agent directory (over /tmp
