@@ -462,6 +462,9 @@ func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 			if bn, found, err = benchNamedByRun(ctx, tx, repo, wr); err != nil {
 				return err
 			}
+			if found {
+				log.Info("workflow run taken by its title: it completed before its dispatch was recorded", "run", bn.Run)
+			}
 		}
 		if !found {
 			log.Info("workflow run ignored: the service did not dispatch it", "title", wr.GetDisplayTitle())
