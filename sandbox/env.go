@@ -88,7 +88,7 @@ func AgentEnv(host []string, model string, extra ...string) map[string]string {
 // secretNameParts mark a variable whose value is, or holds, a secret.
 var secretNameParts = []string{
 	"KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE",
-	"PROXY", "HEADER",
+	"PROXY", "HEADER", "_PWD",
 }
 
 // secretQuery are URL query parameters that carry a credential.
@@ -122,11 +122,25 @@ var keyShapes = sync.OnceValue(func() *regexp.Regexp {
 		`eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
 })
 
+// secretPhrases are the ways a credential is written out in a value,
+// whatever its format, in any case: an HTTP authorization scheme (bearer,
+// with a token of at least 8 characters after it), a header line of a
+// header that carries one (Authorization, X-Api-Key, Api-Key,
+// X-Goog-Api-Key, Private-Token, X-Auth-Token, Cookie), or a password in a
+// connection string (Password=, Passwd=, Pwd=).
+var secretPhrases = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[^a-z0-9])(` +
+		`bearer [a-z0-9._~+/=-]{8}|` +
+		`(authorization|proxy-authorization|x-api-key|api-key|x-goog-api-key|private-token|x-auth-token|cookie)[ \t]*:|` +
+		`(password|passwd|pwd)[ \t]*=)`)
+})
+
 // SecretBearing reports whether a variable bears a secret, by its name
 // (KEY, TOKEN, SECRET, PASS, CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE,
-// SIGNATURE, PROXY, HEADER in any case) or its value: a URL with user
-// information or a credential in its query, or a string shaped like a
-// well-known key or authorization header. It is deliberately wide: a
+// SIGNATURE, PROXY, HEADER, _PWD in any case) or its value: a URL with user
+// information or a credential in its query, a string shaped like a
+// well-known key or authorization header, or a credential written out as a
+// header line or a connection string's password. It is deliberately wide: a
 // setting it takes for a secret only stays out of the sandbox.
 func SecretBearing(name, value string) bool {
 	upper := strings.ToUpper(name)
@@ -135,7 +149,7 @@ func SecretBearing(name, value string) bool {
 			return true
 		}
 	}
-	if keyShapes().MatchString(value) {
+	if keyShapes().MatchString(value) || secretPhrases().MatchString(value) {
 		return true
 	}
 	for _, word := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\t' }) {

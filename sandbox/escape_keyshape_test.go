@@ -64,6 +64,14 @@ func keyShapedTokens(t testing.TB) map[string]string {
 		"pem":                  "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAA" + r(40),
 		"azure-storage":        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + r(40) + "==",
 		"azure-service-bus":    "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=" + r(40),
+		"bearer-lower-case":    "bearer " + r(40),
+		"bearer-upper-case":    "BEARER " + r(40),
+		"header-line":          "x-api-key: " + r(40),
+		"goog-header-line":     "X-Goog-Api-Key:" + r(39),
+		"private-token-header": "PRIVATE-TOKEN: " + r(20),
+		"cookie-header":        "Cookie: sid=" + r(32),
+		"sql-server":           "Server=db.corp;Database=app;User Id=app;Password=" + r(24) + ";",
+		"odbc":                 "DRIVER={PostgreSQL};SERVER=db;UID=app;PWD=" + r(24),
 	}
 }
 
@@ -74,6 +82,7 @@ func keyShapedLookalikes() []string {
 		"my-project", "us-central1", "npm_config_cache", "https://pypi-mirror.corp/simple", "pypi-simple",
 		"glibc-2.36", "gl-matrix", "ASIA-PACIFIC", "SG.region", "hvs.", "dapi-gateway", "1//comment",
 		"ya29", "xoxo-gossip", "dop_v1", "shpat_", "AccountName=acct", "-----BEGIN CERTIFICATE-----",
+		"bearer", "a bearer of news", "Server=db.corp;Database=app;User Id=app", "password-reset-page", "cookie-policy",
 	}
 }
 
@@ -85,20 +94,26 @@ func keyShapedLookalikes() []string {
 // Before this test, SecretBearing knew none of ya29., 1//, npm_, pypi-,
 // gldt-, glrt-, glptt-, glcbt-, xoxe, whsec_, dop_v1_, shpat_, SG., hvs.,
 // dapi, AGE-SECRET-KEY-, PEM private keys or Azure connection strings, and
-// each of those reached the upstream. Settings that only look like the
+// each of those reached the upstream; nor, until 25534d1, a credential
+// written out (a lower-case bearer token, a header line, a connection
+// string's password, a *_PWD variable). Settings that only look like the
 // start of one (keyShapedLookalikes) still arrive.
 func TestEscapeKeyShapedSettings(t *testing.T) {
 	needBwrap(t)
 	eachLauncher(t, func(t *testing.T) {
-		tokens := keyShapedTokens(t)
+		tokens := map[string]string{} // format -> token
 		host := []string{"PATH=/usr/bin"}
 		harmless := keyShapedLookalikes()
 		for i, v := range harmless {
 			host = append(host, "GOOGLE_CLOUD_HARMLESS_"+strconv.Itoa(i)+"="+v)
 		}
-		names := map[string]string{} // variable -> format
+		// A password by its name alone: MySQL's clients read MYSQL_PWD.
+		tokens["pwd-named"] = randomAlnum(t, 24)
+		host = append(host, "GOOGLE_CLOUD_SQL_PWD="+tokens["pwd-named"])
+		names := map[string]string{"GOOGLE_CLOUD_SQL_PWD": "pwd-named"} // variable -> format
 		i := 0
-		for format, tok := range tokens {
+		for format, tok := range keyShapedTokens(t) {
+			tokens[format] = tok
 			name := "GOOGLE_CLOUD_SETTING_" + strconv.Itoa(i)
 			i++
 			names[name] = format
