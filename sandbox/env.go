@@ -106,8 +106,9 @@ var secretQuery = sync.OnceValue(func() *regexp.Regexp {
 // app, refresh, configuration), Hugging Face's, npm's, PyPI's, Stripe's
 // (sk_/rk_ keys, webhook secrets), DigitalOcean's, Shopify's, SendGrid's,
 // Vault's (service, batch, recovery), Databricks' and age's secret keys, a
-// PEM private key, an Azure connection string's key, JWTs and HTTP
-// authorization schemes. A format with a common word as prefix (npm_,
+// PEM private key, an Azure connection string's key, webhook URLs whose
+// path is the secret (Slack, Discord, Microsoft Teams), Telegram bot tokens
+// and their API URLs, JWTs and HTTP authorization schemes. A format with a common word as prefix (npm_,
 // dapi, SG.) is matched only with the length and alphabet of its tokens, so
 // npm_config_cache or a pypi-mirror host does not count.
 var keyShapes = sync.OnceValue(func() *regexp.Regexp {
@@ -119,6 +120,8 @@ var keyShapes = sync.OnceValue(func() *regexp.Regexp {
 		`npm_[A-Za-z0-9]{36}|pypi-AgE|do[por]_v1_[a-f0-9]{16}|shp(at|ca|pa|ss)_[a-fA-F0-9]{16}|` +
 		`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16}|hv[sbr]\.[A-Za-z0-9_-]{20}|dapi[a-f0-9]{32}|` +
 		`AGE-SECRET-KEY-1|-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY|AccountKey=|SharedAccessKey=|SharedAccessSignature=|` +
+		`hooks\.slack\.com/(services|workflows|triggers)/|discord(app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/|` +
+		`api\.telegram\.org/bot|[0-9]{8,10}:AA[A-Za-z0-9_-]{33}|` +
 		`eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
 })
 
@@ -138,7 +141,7 @@ var secretPhrases = sync.OnceValue(func() *regexp.Regexp {
 // SecretBearing reports whether a variable bears a secret, by its name
 // (KEY, TOKEN, SECRET, PASS, CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE,
 // SIGNATURE, PROXY, HEADER, _PWD in any case) or its value: a URL with user
-// information or a credential in its query, a string shaped like a
+// information or a credential in its query or fragment, a string shaped like a
 // well-known key or authorization header, or a credential written out as a
 // header line or a connection string's password. It is deliberately wide: a
 // setting it takes for a secret only stays out of the sandbox.
@@ -163,9 +166,13 @@ func SecretBearing(name, value string) bool {
 		if u.User != nil {
 			return true
 		}
-		for k := range u.Query() {
-			if secretQuery().MatchString(k) {
-				return true
+		// The fragment too: an OAuth implicit grant returns its token there.
+		fragment, _ := url.ParseQuery(u.Fragment)
+		for _, q := range []url.Values{u.Query(), fragment} {
+			for k := range q {
+				if secretQuery().MatchString(k) {
+					return true
+				}
 			}
 		}
 	}

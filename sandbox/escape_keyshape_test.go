@@ -72,6 +72,12 @@ func keyShapedTokens(t testing.TB) map[string]string {
 		"cookie-header":        "Cookie: sid=" + r(32),
 		"sql-server":           "Server=db.corp;Database=app;User Id=app;Password=" + r(24) + ";",
 		"odbc":                 "DRIVER={PostgreSQL};SERVER=db;UID=app;PWD=" + r(24),
+		"slack-webhook":        "https://hooks.slack.com/services/T0" + r(8) + "/B0" + r(8) + "/" + r(24),
+		"discord-webhook":      "https://discord.com/api/webhooks/12" + r(16) + "/" + r(68),
+		"telegram-bot-url":     "https://api.telegram.org/bot12" + r(8) + ":AA" + r(33) + "/sendMessage",
+		"telegram-bot":         "12" + strings.Repeat("3", 8) + ":AA" + r(33),
+		"teams-webhook":        "https://corp.webhook.office.com/webhookb2/" + r(36) + "@" + r(36) + "/IncomingWebhook/" + r(32),
+		"oauth-fragment":       "https://app.corp/callback#access_token=" + r(40) + "&token_type=bearer",
 	}
 }
 
@@ -82,7 +88,8 @@ func keyShapedLookalikes() []string {
 		"my-project", "us-central1", "npm_config_cache", "https://pypi-mirror.corp/simple", "pypi-simple",
 		"glibc-2.36", "gl-matrix", "ASIA-PACIFIC", "SG.region", "hvs.", "dapi-gateway", "1//comment",
 		"ya29", "xoxo-gossip", "dop_v1", "shpat_", "AccountName=acct", "-----BEGIN CERTIFICATE-----",
-		"bearer", "a bearer of news", "Server=db.corp;Database=app;User Id=app", "password-reset-page", "cookie-policy",
+		"https://hooks.slack.com/", "https://discord.com/invite/abc", "https://api.telegram.org/", "12:30:00",
+		"https://app.corp/docs#section-2", "bearer", "a bearer of news", "Server=db.corp;Database=app;User Id=app", "password-reset-page", "cookie-policy",
 	}
 }
 
@@ -96,7 +103,9 @@ func keyShapedLookalikes() []string {
 // dapi, AGE-SECRET-KEY-, PEM private keys or Azure connection strings, and
 // each of those reached the upstream; nor, until 25534d1, a credential
 // written out (a lower-case bearer token, a header line, a connection
-// string's password, a *_PWD variable). Settings that only look like the
+// string's password, a *_PWD variable), nor, until 830d23c, a webhook URL
+// (Slack, Discord, Teams), a Telegram bot token or URL, or a token in a
+// URL's fragment. Settings that only look like the
 // start of one (keyShapedLookalikes) still arrive.
 func TestEscapeKeyShapedSettings(t *testing.T) {
 	needBwrap(t)
