@@ -38,8 +38,9 @@ func ReadRows(r io.Reader) (rows []Row, partial int, err error) {
 // A last line without its newline that does not parse is the trace of a writer
 // killed mid-append: it is skipped and reported as partial (its line number),
 // after the rows before it. Any other bad line stops the read with a
-// *RowError naming its line; empty lines are ignored. Lines may be of any
-// length. An error from fn stops the read and is returned as is.
+// *RowError naming its line; empty lines are ignored. A UTF-8 byte order
+// mark starting the stream is ignored (one starting a later line is a bad
+// line). Lines may be of any length. An error from fn stops the read and is returned as is.
 //
 // The lines are decoded on every core, a block of lines at a time, while fn
 // is called on the caller's goroutine, one row after another. When ScanRows
@@ -236,6 +237,9 @@ func (d *rowDecoder) block(blk *rowBlock, skip RowFields) {
 		} else {
 			rest = nil
 		}
+		if line == 1 {
+			b = bytes.TrimPrefix(b, byteOrderMark)
+		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
@@ -243,6 +247,9 @@ func (d *rowDecoder) block(blk *rowBlock, skip RowFields) {
 		blk.rows = append(blk.rows, Row{})
 		row := &blk.rows[len(blk.rows)-1]
 		if err := d.parse(b, row, skip); err != nil {
+			if bytes.HasPrefix(b, byteOrderMark) {
+				err = errors.New("the line starts with a UTF-8 byte order mark (EF BB BF), which only the first line may have; remove it")
+			}
 			blk.rows = blk.rows[:len(blk.rows)-1]
 			if !complete && blk.last {
 				blk.partial = line
@@ -253,6 +260,10 @@ func (d *rowDecoder) block(blk *rowBlock, skip RowFields) {
 		}
 	}
 }
+
+// byteOrderMark is UTF-8's byte order mark. Some editors start a file with
+// it; the first line of a rows stream may have one, and it is ignored.
+var byteOrderMark = []byte{0xEF, 0xBB, 0xBF}
 
 // ParseRow decodes and validates one rows.jsonl line.
 func ParseRow(b []byte) (Row, error) {

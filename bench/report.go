@@ -49,7 +49,9 @@ type Reported struct {
 // a page per intent and, when dir holds trial directories, a page per pair.
 // A run with pairs still to run (interrupted, a shard missing) gets a report
 // that says so first (stats.Report.Incomplete) and is not final. Resumes
-// forced past a changed plan are named in it. It returns the paths of the
+// forced past a changed plan are named in it. Rows that are not trials of
+// the plan (runner.PlanRows) are left out and counted in the report's
+// SkippedRows. It returns the paths of the
 // three renderings, in the order written. What the rows reader skips is told
 // to problem.
 func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) (Reported, error) {
@@ -71,15 +73,17 @@ func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(ru
 	b := stats.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
 	status := runner.NewStatusCounter(plan)
-	if err := dir.ScanRowsSkipping(plan.RunID, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
+	skipped, err := dir.ScanPlanRows(plan, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
 		b.Add(row)
 		site.Add(row)
 		status.Add(row)
-	}); err != nil {
+	})
+	if err != nil {
 		return Reported{}, err
 	}
 	res := Reported{Status: status.Status()}
 	rep := b.Report()
+	rep.SkippedRows += skipped
 	if st := res.Status; !st.Finished() {
 		rep.Incomplete = &stats.Incomplete{Pending: st.Pending, Planned: st.Planned}
 	}

@@ -241,17 +241,17 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A row of another run would count as this run's: it is left out, and
-	// counted.
+	// A row that is not a trial of the plan (another run's, a pair the plan
+	// does not have or ran in another order, a repeat) would count as one:
+	// it is left out, and counted, so that its pair runs.
+	judge := NewPlanRows(ex.Plan)
 	rows := all[:0:0]
-	for _, r := range all {
-		if r.RunID == "" || r.RunID == ex.Plan.RunID {
-			rows = append(rows, r)
+	for i := range all {
+		if judge.Keep(&all[i]) {
+			rows = append(rows, all[i])
 		}
 	}
-	if n := len(all) - len(rows); n > 0 {
-		problem(Problem{File: ex.Dir.File(ex.RowsFile()), Msg: fmt.Sprintf("left out %d rows whose run_id is not %q", n, ex.Plan.RunID)})
-	}
+	judge.Tell(problem, ex.Dir.File(ex.RowsFile()))
 	rl, err := ex.Dir.OpenRowLog(ex.Shard)
 	if err != nil {
 		return err

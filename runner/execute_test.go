@@ -383,13 +383,25 @@ func TestResumeOnBadInput(t *testing.T) {
 	torn := line(good(1, pairbench.Control))[:40] + "\n"
 	foreign := good(1, pairbench.Control)
 	foreign.RunID = "r9"
+	// Pair 1 with both arms scored, but run in the other order than planned.
+	reversed := ""
+	for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
+		r := good(1, arm)
+		r.Order = map[pairbench.Order]pairbench.Order{pairbench.AB: pairbench.BA, pairbench.BA: pairbench.AB}[r.Order]
+		reversed += line(r)
+	}
+	pair0 := line(good(0, pairbench.Control)) + line(good(0, pairbench.Treatment))
 	for name, c := range map[string]struct {
 		rows string
 		want string // the error; "" for none
+		told string // the problem told, when no error
 	}{
 		"a row of a future schema version": {rows: line(good(0, pairbench.Control)) + future, want: "rows.jsonl:2: unsupported row version 2"},
 		"a torn middle line":               {rows: line(good(0, pairbench.Control)) + torn + line(good(0, pairbench.Treatment)), want: "rows.jsonl:2:"},
-		"a row of another run":             {rows: line(good(0, pairbench.Control)) + line(good(0, pairbench.Treatment)) + line(foreign)},
+		"a row of another run":             {rows: pair0 + line(foreign), told: `left out 1 rows whose run_id is not "r1"`},
+		"a pair run in the other order":    {rows: pair0 + reversed, told: "left out 2 rows that ran their pair in another order than the plan's"},
+		"a row beyond the plan": {rows: pair0 + strings.ReplaceAll(line(good(1, pairbench.Control))+line(good(1, pairbench.Treatment)), `"pair":1,`, `"pair":99,`),
+			told: "left out 2 rows of pairs the plan does not have"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := RunDir{Path: t.TempDir()}
@@ -404,12 +416,12 @@ func TestResumeOnBadInput(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Contains(t, problems, dir.File(RowsFile)+`: left out 1 rows whose run_id is not "r1"`)
+			assert.Contains(t, problems, dir.File(RowsFile)+": "+c.told)
 			var ran []string
 			for _, s := range f.ran {
 				ran = append(ran, s.Dir)
 			}
-			assert.ElementsMatch(t, []string{"trials/a/1-control", "trials/a/1-treatment"}, ran, "pair 1 runs: the other run's row is not its")
+			assert.ElementsMatch(t, []string{"trials/a/1-control", "trials/a/1-treatment"}, ran, "pair 1 runs: the rows left out are not its")
 		})
 	}
 

@@ -413,6 +413,33 @@ func (d RunDir) ScanRowsSkipping(runID string, skip pairbench.RowFields, problem
 	return nil
 }
 
+// ScanPlanRows streams the rows of the run planned as plan that are trials
+// of it (PlanRows) to fn, as ScanRowsSkipping streams every row of its run
+// id, and returns how many rows it left out; what it left out is told to
+// problem, if not nil.
+func (d RunDir) ScanPlanRows(plan *Plan, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) (skipped int, err error) {
+	files, err := d.RowsFiles()
+	if err != nil {
+		return 0, err
+	}
+	if len(files) == 0 {
+		tell(problem, Problem{File: d.Path, Msg: "has no " + RowsFile + " yet; reporting a run with no trials"})
+	}
+	judge := NewPlanRows(plan)
+	for _, rel := range files {
+		err := d.scanRowsFile(rel, skip, problem, func(r *pairbench.Row) {
+			if judge.Keep(r) {
+				fn(r)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	judge.Tell(problem, d.Path)
+	return judge.Skipped(), nil
+}
+
 // scanRowsFile streams the run-relative rows file rel to fn, every run id
 // included. A missing file has no rows.
 func (d RunDir) scanRowsFile(rel string, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) error {

@@ -370,17 +370,15 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 }
 
 // checkRows checks that every rows file among objects belongs to plan:
-// right run id, planned intents, planned pairs in their planned order, and
-// no pair split over two files.
+// right run id, planned intents, and rows that are trials of the plan
+// (PlanRows: planned pairs in their planned order, no repeated row), and no
+// pair split over two files.
 func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) error {
-	orders := map[pairbench.Key]pairbench.Order{}
 	planned := map[string]bool{}
 	for _, in := range plan.Intents {
 		planned[in.ID] = true
-		for _, p := range in.Pairs {
-			orders[pairbench.Key{Intent: in.ID, Pair: p.Pair}] = p.Order
-		}
 	}
+	judge := NewPlanRows(plan)
 	var problems []string
 	owner := map[pairbench.Key]string{} // pair → the rows file holding it
 	// In byte order: rows.jsonl before shards/...; run.json is skipped.
@@ -392,30 +390,40 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 		if err != nil {
 			return fmt.Errorf("run %s: %w", plan.RunID, err)
 		}
-		for i, r := range rows {
+		for i := range rows {
+			r := &rows[i]
 			where := fmt.Sprintf("%s row %d", rel, i+1)
-			switch {
-			case r.RunID != plan.RunID:
+			if r.RunID != plan.RunID {
 				problems = append(problems, fmt.Sprintf("%s: run id %q, not %q", where, r.RunID, plan.RunID))
 				continue
-			case !planned[r.Intent]:
+			}
+			if !planned[r.Intent] {
 				problems = append(problems, fmt.Sprintf("%s: intent %s is not in the plan", where, r.Intent))
 				continue
-			case r.Stage == pairbench.StageAdoption:
+			}
+			fault := judge.Fault(r)
+			switch fault {
+			case RowOfNoPlannedPair:
+				problems = append(problems, fmt.Sprintf("%s: %s pair %d is not in the plan", where, r.Intent, r.Pair))
+				continue
+			case RowInAnotherOrder:
+				problems = append(problems, fmt.Sprintf("%s: %s pair %d ran in order %s, planned %s", where, r.Intent, r.Pair, r.Order, judge.orders[r.Key()]))
 				continue
 			}
-			key := r.Key()
-			want, ok := orders[key]
-			switch {
-			case !ok:
-				problems = append(problems, fmt.Sprintf("%s: %s pair %d is not in the plan", where, r.Intent, r.Pair))
-			case r.Order != want:
-				problems = append(problems, fmt.Sprintf("%s: %s pair %d ran in order %s, planned %s", where, r.Intent, r.Pair, r.Order, want))
-			case owner[key] == "":
-				owner[key] = rel
-			case owner[key] != rel:
-				problems = append(problems, fmt.Sprintf("%s: %s pair %d also has rows in %s (shards split differently)", where, r.Intent, r.Pair, owner[key]))
+			if r.Stage == pairbench.StagePair {
+				switch key := r.Key(); {
+				case owner[key] == "":
+					owner[key] = rel
+				case owner[key] != rel:
+					problems = append(problems, fmt.Sprintf("%s: %s pair %d also has rows in %s (shards split differently)", where, r.Intent, r.Pair, owner[key]))
+					continue
+				}
 			}
+			if fault == RowRepeated {
+				problems = append(problems, fmt.Sprintf("%s: %s %s %d %s attempt %d repeats an earlier row", where, r.Intent, r.Stage, r.Pair, r.Arm, r.Attempt))
+				continue
+			}
+			judge.Keep(r)
 		}
 	}
 	if len(problems) > 0 {

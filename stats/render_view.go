@@ -562,7 +562,7 @@ func viewRunFacts(r *Report) []viewFact {
 		add("Shape only", "labels from intents whose answers are checked by shape only: %s", showList(rc.ShapeOnly, 10))
 	}
 	if r.SkippedRows > 0 {
-		add("Skipped rows", "%d invalid %s left out", r.SkippedRows, pluralize(r.SkippedRows, "row"))
+		add("Skipped rows", "%d %s left out: invalid, or not trials of the plan (pairbench report warns of each kind)", r.SkippedRows, pluralize(r.SkippedRows, "row"))
 	}
 	return f
 }

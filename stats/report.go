@@ -114,8 +114,11 @@ type Report struct {
 	// domain and tool.
 	Tools []ToolFailures `json:"tools,omitempty"`
 	Run   RunChecks      `json:"run"`
-	// SkippedRows counts rows Build ignored because they failed
-	// pairbench.Row.Validate.
+	// SkippedRows counts the rows left out: those Build ignored because
+	// they failed pairbench.Row.Validate, and those the report of a run
+	// directory left out as not trials of its plan (runner.PlanRows: another
+	// run's, a pair the plan does not have or ran in another order, a
+	// repeated trial).
 	SkippedRows int `json:"skipped_rows,omitempty"`
 	// Incomplete, when set, says this is the report of a run with pairs
 	// still to run (Plan.Incomplete): not a verdict. Forced repeats

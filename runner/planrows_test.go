@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+)
+
+// TestMergeRefusesARepeatedRow: a rows file that records one trial twice
+// (same pair, arm and attempt) is no run's: merge names the repeat.
+func TestMergeRefusesARepeatedRow(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2}, map[string]string{"a": "d"})
+	row := pairbench.Row{RunID: "r1", Intent: "a", Domain: "d", Stage: pairbench.StagePair, Pair: 1,
+		Order: plan.Intents[0].Pairs[1].Order, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct}
+	again := row
+	again.Outcome = pairbench.Wrong
+	var rows []byte
+	for _, r := range []pairbench.Row{row, again} {
+		var err error
+		rows, err = pairbench.AppendRow(rows, r)
+		require.NoError(t, err)
+	}
+	err := checkRows(plan, map[string][]byte{RowsFile: rows}, nil)
+	var se *ShardsError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{"rows.jsonl row 2: a pair 1 control attempt 1 repeats an earlier row"}, se.Problems)
+}
+
+// TestPlanRowsKeepsOnlyTrialsOfThePlan: every kind of row that is not a
+// trial of the plan is left out and counted once; the trials are kept, an
+// unplanned intent's rows included (the report names them as unplanned).
+func TestPlanRowsKeepsOnlyTrialsOfThePlan(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2}, map[string]string{"a": "d"})
+	trial := func(pair int, arm pairbench.Arm, attempt int) pairbench.Row {
+		return pairbench.Row{RunID: "r1", Intent: "a", Domain: "d", Stage: pairbench.StagePair, Pair: pair,
+			Order: plan.Intents[0].Pairs[pair%2].Order, Arm: arm, Attempt: attempt, Outcome: pairbench.Correct}
+	}
+	other := trial(0, pairbench.Treatment, 1)
+	other.RunID = "r9"
+	reversed := trial(1, pairbench.Control, 1)
+	reversed.Order = plan.Intents[0].Pairs[0].Order
+	unplanned := trial(0, pairbench.Control, 1)
+	unplanned.Intent = "z"
+	judge := NewPlanRows(plan)
+	for _, c := range []struct {
+		row  pairbench.Row
+		keep bool
+	}{
+		{trial(0, pairbench.Control, 1), true},
+		{trial(0, pairbench.Control, 1), false}, // a repeat
+		{trial(0, pairbench.Control, 2), true},  // the next attempt
+		{other, false},
+		{trial(12, pairbench.Control, 1), false}, // beyond the plan
+		{reversed, false},
+		{trial(1, pairbench.Control, 1), true}, // the reversed row kept no place
+		{unplanned, true},
+	} {
+		assert.Equal(t, c.keep, judge.Keep(&c.row), "%+v", c.row)
+	}
+	assert.Equal(t, 4, judge.Skipped())
+	var told []string
+	judge.Tell(func(p Problem) { told = append(told, p.String()) }, "rows.jsonl")
+	assert.Equal(t, []string{
+		`rows.jsonl: left out 1 rows whose run_id is not "r1"`,
+		"rows.jsonl: left out 1 rows of pairs the plan does not have",
+		"rows.jsonl: left out 1 rows that ran their pair in another order than the plan's",
+		"rows.jsonl: left out 1 rows that repeat a trial recorded before them (same pair, arm and attempt)",
+	}, told)
+}
