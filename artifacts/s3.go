@@ -1,9 +1,13 @@
 package artifacts
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"net/http"
@@ -72,6 +76,10 @@ type S3 struct {
 	presign *s3.PresignClient
 	bucket  string
 	prefix  string // "" or ends with "/"
+	// whole is the largest object uploaded in one request (smaller than
+	// the multipart threshold): Put hashes it before sending, and stores
+	// its SHA-256 with it.
+	whole int64
 }
 
 var _ Store = (*S3)(nil)
@@ -148,6 +156,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		presign: s3.NewPresignClient(client),
 		bucket:  cfg.Bucket,
 		prefix:  prefix,
+		whole:   2*cfg.PartSize - 1,
 	}, nil
 }
 
@@ -164,25 +173,48 @@ func (s *S3) Check(ctx context.Context) error {
 
 func (s *S3) fullKey(key string) string { return s.prefix + key }
 
-// Put implements Store.
+// Put implements Store. An object smaller than the multipart threshold
+// (2×PartSize) is read whole first and stored with its SHA-256 as the
+// metadata ChecksumMeta, which Get checks every read against. A larger
+// object is uploaded in parts as it is read, and stored without it: its
+// hash is known only once its last part is sent, and S3 metadata cannot be
+// added to an object after it is written (short of copying it whole).
 func (s *S3) Put(ctx context.Context, key string, r io.Reader) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
 	full := s.fullKey(key)
-	_, err := s.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
+	head, err := io.ReadAll(io.LimitReader(r, s.whole+1))
+	if err != nil {
+		return fmt.Errorf("artifacts: put %s%s: read: %w", s, key, err)
+	}
+	in := &transfermanager.UploadObjectInput{
 		Bucket:      &s.bucket,
 		Key:         &full,
-		Body:        r,
+		Body:        bytes.NewReader(head),
 		ContentType: aws.String(contentType(key)),
-	})
-	if err != nil {
+	}
+	if int64(len(head)) <= s.whole {
+		sum := sha256.Sum256(head)
+		in.Metadata = map[string]string{ChecksumMeta: hex.EncodeToString(sum[:])}
+	} else {
+		in.Body = io.MultiReader(bytes.NewReader(head), r)
+	}
+	if _, err := s.tm.UploadObject(ctx, in); err != nil {
 		return s.opErr("put", key, err)
 	}
 	return nil
 }
 
-// Get implements Store. The reader is valid while ctx is.
+// ChecksumMeta is the S3 user metadata (x-amz-meta-pairbench-sha256) in
+// which Put stores the hex SHA-256 of an object uploaded in one request.
+const ChecksumMeta = "pairbench-sha256"
+
+// Get implements Store. The reader is valid while ctx is. Reading an
+// object that Put stored with its SHA-256 (ChecksumMeta) fails at its end,
+// instead of reporting EOF, when what was read is not what was stored (a
+// response cut short or changed on the way, even with status 200); any
+// read error names the object.
 func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := ValidKey(key); err != nil {
 		return nil, err
@@ -191,8 +223,41 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, s.opErr("get", key, err)
 	}
-	return out.Body, nil
+	v := &verifiedBody{body: out.Body, hash: sha256.New(), name: s.String() + key}
+	for k, val := range out.Metadata {
+		if strings.EqualFold(k, ChecksumMeta) {
+			v.want = val
+		}
+	}
+	return v, nil
 }
+
+// verifiedBody reads an object's body, checking at its end that its
+// SHA-256 is want (when want is set).
+type verifiedBody struct {
+	body io.ReadCloser
+	hash hash.Hash
+	want string // hex SHA-256 stored at upload; "" when none was
+	name string
+	n    int64
+}
+
+func (v *verifiedBody) Read(p []byte) (int, error) {
+	n, err := v.body.Read(p)
+	v.hash.Write(p[:n])
+	v.n += int64(n)
+	switch {
+	case err == nil:
+		return n, nil
+	case !errors.Is(err, io.EOF):
+		return n, fmt.Errorf("artifacts: get %s: read: %w", v.name, err)
+	case v.want != "" && hex.EncodeToString(v.hash.Sum(nil)) != v.want:
+		return n, fmt.Errorf("artifacts: get %s: the %d bytes read are not the object stored: their SHA-256 is not the one recorded at upload (a response cut short or changed on the way)", v.name, v.n)
+	}
+	return n, err
+}
+
+func (v *verifiedBody) Close() error { return v.body.Close() }
 
 // Stat implements Store.
 func (s *S3) Stat(ctx context.Context, key string) (Info, error) {
