@@ -87,10 +87,12 @@ func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, figures *stats.
 // writePage replaces the file at p whole (a reader sees the old page or
 // the new), through a dot-name the store's syncer never uploads; p's
 // directory must exist. Pages are rebuilt from the rows by each report, so
-// it does not wait for the disk.
+// it does not wait for the disk. A page that is not written whole (a full
+// disk) leaves no temporary file.
 func writePage(p string, page []byte) error {
 	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
 	if err := os.WriteFile(tmp, page, 0o644); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
