@@ -99,17 +99,17 @@ var secretQuery = sync.OnceValue(func() *regexp.Regexp {
 // keyShapes are the prefixes of well-known credential formats, matched at
 // the start of a word: model providers' keys (OpenAI and Anthropic sk-,
 // Google AIza, Groq, xAI, Replicate, Perplexity), Google OAuth access and
-// refresh tokens (ya29., 1//0), AWS access key ids (AKIA, ASIA and 16
-// more), GitHub's
-// tokens, GitLab's (personal, OAuth application, deploy, runner, CI job,
-// pipeline trigger, feed, incoming mail, agent, SCIM), Slack's (bot, user,
-// app, refresh, configuration), Hugging Face's, npm's, PyPI's, Stripe's
-// (sk_/rk_ keys, webhook secrets), DigitalOcean's, Shopify's, SendGrid's,
-// Vault's (service, batch, recovery), Databricks' and age's secret keys, a
-// PEM private key, an Azure connection string's key, webhook URLs whose
-// path is the secret (Slack, Discord, Microsoft Teams), Telegram bot tokens
-// and their API URLs, JWTs and HTTP authorization schemes. A format with a common word as prefix (npm_,
-// dapi, SG.) is matched only with the length and alphabet of its tokens, so
+// refresh tokens (ya29., 1//0), AWS access key ids (AKIA or ASIA and 16
+// upper-case letters or digits), GitHub's tokens, GitLab's (personal, OAuth
+// application, deploy, runner, CI job, pipeline trigger, feed, incoming
+// mail, agent, SCIM), Slack's (bot, user, app, refresh, configuration),
+// Hugging Face's, npm's, PyPI's, Stripe's (sk_/rk_ keys, webhook secrets),
+// DigitalOcean's, Shopify's, SendGrid's, Vault's (service, batch, recovery),
+// Databricks' and age's secret keys, a PEM private key, an Azure connection
+// string's key, webhook URLs whose path is the secret (Slack, Discord,
+// Microsoft Teams), Telegram bot tokens and their API URLs, JWTs and HTTP
+// authorization schemes. A format with a common word as prefix (npm_, dapi,
+// SG.) is matched only with the length and alphabet of its tokens, so
 // npm_config_cache or a pypi-mirror host does not count.
 var keyShapes = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(^|[^A-Za-z0-9])(` +
