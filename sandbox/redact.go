@@ -35,8 +35,8 @@ func SecretValues(env map[string]string) []string {
 // Redactor removes secrets from text: each value, and its base64 (standard
 // and URL alphabets, with and without padding, also where it sits at any
 // offset inside a longer encoded string such as a Basic credential),
-// URL-encoded (query and path) and JSON-escaped forms. It is safe for
-// concurrent use.
+// URL-encoded (query and path) and JSON-escaped forms (see secretForms). It
+// is safe for concurrent use.
 type Redactor struct {
 	patterns [][]byte             // every form, longest first
 	starts   [1 << 16 / 64]uint64 // bit set of the patterns' first two bytes
@@ -81,15 +81,20 @@ func NewRedactor(secrets ...string) *Redactor {
 }
 
 // secretForms returns s and the forms it takes when encoded: URL-escaped
-// (query and path), JSON-escaped (with and without HTML escapes), base64
-// (both alphabets, padded and not, and the parts of its encoding that do
-// not depend on its neighbours inside longer data). s itself comes first;
+// (query and path, the escapes' hex digits in upper and in lower case),
+// JSON-escaped (with and without HTML escapes, '/' as itself and as
+// "\/"), base64 (both alphabets, padded and not, and the parts of its
+// encoding that do not depend on its neighbours inside longer data). s itself comes first;
 // an empty s has no forms.
 func secretForms(s string) []string {
 	if s == "" {
 		return nil
 	}
-	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), jsonEscape(s, false), jsonEscape(s, true)}
+	query, path := url.QueryEscape(s), url.PathEscape(s)
+	jsonPlain, jsonHTML := jsonEscape(s, false), jsonEscape(s, true)
+	forms := []string{s, query, path, lowerHexEscapes(query), lowerHexEscapes(path), jsonPlain, jsonHTML,
+		// '/' as "\/", as PHP's json_encode and others write it.
+		strings.ReplaceAll(jsonPlain, "/", `\/`), strings.ReplaceAll(jsonHTML, "/", `\/`)}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		forms = append(forms, enc.EncodeToString([]byte(s)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
 		forms = append(forms, shiftedBase64(enc, s)...)
@@ -101,6 +106,27 @@ func secretForms(s string) []string {
 		}
 	}
 	return out
+}
+
+// lowerHexEscapes returns s, a percent-encoded string, with the hex digits
+// of its escapes in lower case, as some encoders write them ("%2f").
+func lowerHexEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+// lowerHex returns c in lower case if it is an upper-case hex digit.
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // shiftedBase64 returns the parts of the encodings of s that do not depend
