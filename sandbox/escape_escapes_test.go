@@ -28,9 +28,10 @@ func lowerPercent(s string) string {
 // TestEscapeProxyKeyInOtherEscapes: the agent has the model's host store
 // the key (its placeholder, swapped by the proxy) and hand it back in the
 // escapes other encoders than Go's write: JSON with '/' as "\/" (PHP's
-// json_encode, and others), percent-encoding with lower-case hex digits
-// in a redirect's query and path. On a5724d7 each reached the sandbox,
-// one unescape away from the key.
+// json_encode, and others), '+' as "\u002B" (.NET's System.Text.Json),
+// '=' as "\u003d" (Gson), percent-encoding with lower-case hex digits
+// in a redirect's query and path. On 4914be4 each reached the sandbox,
+// one unescape away from the key; the two \u forms still did on ba27753.
 func TestEscapeProxyKeyInOtherEscapes(t *testing.T) {
 	requireBwrapNet(t)
 	eachLauncher(t, func(t *testing.T) {
@@ -47,6 +48,10 @@ func TestEscapeProxyKeyInOtherEscapes(t *testing.T) {
 			case "/php-json":
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprintf(w, `{"error":"invalid key %s"}`, strings.ReplaceAll(stored, "/", `\/`))
+			case "/dotnet-json": // System.Text.Json's default escapes
+				fmt.Fprintf(w, `{"error":"invalid key %s"}`, strings.ReplaceAll(stored, "+", `\u002B`))
+			case "/gson-json": // Gson's default escapes
+				fmt.Fprintf(w, `{"error":"invalid key %s"}`, strings.ReplaceAll(stored, "=", `\u003d`))
 			case "/lower-percent":
 				w.Header().Set("Location", "https://elsewhere.test/"+lowerPercent(url.PathEscape(stored))+"?k="+lowerPercent(url.QueryEscape(stored)))
 				w.WriteHeader(http.StatusFound)
@@ -70,10 +75,12 @@ func TestEscapeProxyKeyInOtherEscapes(t *testing.T) {
 
 		forms := map[string]string{
 			"JSON with \\/":           strings.ReplaceAll(slashedKey, "/", `\/`),
+			"JSON with \\u002B":       strings.ReplaceAll(slashedKey, "+", `\u002B`),
+			"JSON with \\u003d":       strings.ReplaceAll(slashedKey, "=", `\u003d`),
 			"lower-case query escape": lowerPercent(url.QueryEscape(slashedKey)),
 			"lower-case path escape":  lowerPercent(url.PathEscape(slashedKey)),
 		}
-		r = sb.run(t, `curl -sS -i `+m+`/php-json; echo; curl -sS -i `+m+`/lower-percent`)
+		r = sb.run(t, `for p in php-json dotnet-json gson-json lower-percent; do curl -sS -i `+m+`/$p; echo; done`)
 		require.Equal(t, 0, r.code, r)
 		require.Contains(t, r.stdout, "invalid key", "control: the upstream answered")
 		for name, f := range forms {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"slices"
@@ -83,7 +84,7 @@ func NewRedactor(secrets ...string) *Redactor {
 // secretForms returns s and the forms it takes when encoded: URL-escaped
 // (query and path, the escapes' hex digits in upper and in lower case),
 // JSON-escaped (with and without HTML escapes, '/' as itself and as
-// "\/"), base64 (both alphabets, padded and not, and the parts of its
+// "\/", and as .NET's and Gson's encoders escape by default), base64 (both alphabets, padded and not, and the parts of its
 // encoding that do not depend on its neighbours inside longer data). s itself comes first;
 // an empty s has no forms.
 func secretForms(s string) []string {
@@ -94,7 +95,9 @@ func secretForms(s string) []string {
 	jsonPlain, jsonHTML := jsonEscape(s, false), jsonEscape(s, true)
 	forms := []string{s, query, path, lowerHexEscapes(query), lowerHexEscapes(path), jsonPlain, jsonHTML,
 		// '/' as "\/", as PHP's json_encode and others write it.
-		strings.ReplaceAll(jsonPlain, "/", `\/`), strings.ReplaceAll(jsonHTML, "/", `\/`)}
+		strings.ReplaceAll(jsonPlain, "/", `\/`), strings.ReplaceAll(jsonHTML, "/", `\/`),
+		// .NET's System.Text.Json by default, and Gson by default.
+		unicodeEscaped(jsonPlain, "<>&'+`", "%04X"), unicodeEscaped(jsonPlain, "<>&='", "%04x")}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		forms = append(forms, enc.EncodeToString([]byte(s)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
 		forms = append(forms, shiftedBase64(enc, s)...)
@@ -106,6 +109,21 @@ func secretForms(s string) []string {
 		}
 	}
 	return out
+}
+
+// unicodeEscaped returns s, JSON-escaped, with each character of chars
+// written as a \u escape, its hex digits formatted by hexFormat: the
+// characters some JSON encoders escape beyond what Go's does.
+func unicodeEscaped(s, chars, hexFormat string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(chars, c) {
+			fmt.Fprintf(&b, `\u`+hexFormat, c)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // lowerHexEscapes returns s, a percent-encoded string, with the hex digits
