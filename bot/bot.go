@@ -248,6 +248,7 @@ func (b *Bot) workers() *river.Workers {
 	// A dispatch reads the registry first (Config.CheckRegistry).
 	river.AddWorker(w, &worker[dispatchJob]{b: b, work: b.workDispatch, timeout: 5 * time.Minute})
 	river.AddWorker(w, &worker[cancelJob]{b: b, work: b.workCancel})
+	river.AddWorker(w, &worker[cancelDuplicateJob]{b: b, work: b.workCancelDuplicate})
 	river.AddWorker(w, &worker[finishJob]{b: b, work: b.workFinish})
 	river.AddWorker(w, &worker[replyJob]{b: b, work: b.workReply})
 	river.AddWorker(w, &worker[reactJob]{b: b, work: b.workReact})

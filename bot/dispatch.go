@@ -186,10 +186,13 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		}
 		if cur.WorkflowRunID != 0 {
 			// The run's workflow_run delivery came first and recorded it
-			// (see workflowRun): the bench is the delivery's to end.
+			// (see workflowRun): the bench is the delivery's to end. A run
+			// of ours other than that one is a second dispatch of the bench
+			// (a lost answer, a lagging run listing): it is stopped.
 			if run != nil && run.GetID() != cur.WorkflowRunID {
-				b.log.Warn("dispatch found another run than the one recorded", "run", cur.Run,
+				b.log.Warn("dispatch found another run than the one recorded: cancelling it", "run", cur.Run,
 					"recorded", cur.WorkflowRunID, "found", run.GetID())
+				return cancelDuplicate(ctx, tx, cur, run.GetID())
 			}
 			return nil
 		}
@@ -336,10 +339,49 @@ func (b *Bot) workCancel(ctx context.Context, job *river.Job[cancelJob]) error {
 	if err != nil {
 		return err
 	}
-	owner, name, _ := strings.Cut(bn.Repo, "/")
+	return cancelWorkflowRun(ctx, c, bn.Repo, bn.WorkflowRunID)
+}
+
+// cancelDuplicate queues the cancellation of Actions run id, which the
+// service dispatched for bench bn (locked by tx) but is not bn's recorded
+// run. The API call is the job's, outside the transaction.
+func cancelDuplicate(ctx context.Context, tx *state.Tx, bn state.Bench, id int64) error {
+	if id == bn.WorkflowRunID {
+		return nil
+	}
+	_, err := tx.Enqueue(ctx, cancelDuplicateJob{Run: bn.Run, WorkflowRun: id}, pendingOnce)
+	return err
+}
+
+// workCancelDuplicate cancels a second Actions run of a bench (see
+// cancelDuplicateJob); never the run recorded for it, nor a run of a bench
+// with none recorded, which may yet be recorded.
+func (b *Bot) workCancelDuplicate(ctx context.Context, job *river.Job[cancelDuplicateJob]) error {
+	var bn state.Bench
+	var found bool
+	if err := b.state.View(ctx, func(tx *state.Tx) (err error) {
+		bn, found, err = tx.Bench(ctx, job.Args.Run)
+		return err
+	}); err != nil || !found || bn.WorkflowRunID == 0 || bn.WorkflowRunID == job.Args.WorkflowRun {
+		return err
+	}
+	c, err := b.cfg.Clients.Client(ctx, bn.Installation)
+	if err != nil {
+		return err
+	}
+	b.log.Info("cancelling a second workflow run of a bench", "run", bn.Run,
+		"workflow_run", job.Args.WorkflowRun, "recorded", bn.WorkflowRunID)
+	return cancelWorkflowRun(ctx, c, bn.Repo, job.Args.WorkflowRun)
+}
+
+// cancelWorkflowRun asks GitHub to cancel Actions run id of repository
+// fullName ("owner/name"); a run that has ended already, or is gone, is not
+// an error.
+func cancelWorkflowRun(ctx context.Context, c *github.Client, fullName string, id int64) error {
+	owner, name, _ := strings.Cut(fullName, "/")
 	// GitHub answers 202 Accepted, which go-github reports as an
 	// *AcceptedError: the cancellation is under way; 409 means it ended.
-	_, err = c.Actions.CancelWorkflowRunByID(ctx, owner, name, bn.WorkflowRunID)
+	_, err := c.Actions.CancelWorkflowRunByID(ctx, owner, name, id)
 	var accepted *github.AcceptedError
 	var e *github.ErrorResponse
 	switch {
@@ -348,7 +390,7 @@ func (b *Bot) workCancel(ctx context.Context, job *river.Job[cancelJob]) error {
 	case errors.As(err, &e) && e.Response != nil && (e.Response.StatusCode == http.StatusConflict || e.Response.StatusCode == http.StatusNotFound):
 		return nil
 	}
-	return fmt.Errorf("cancel workflow run %d: %w", bn.WorkflowRunID, err)
+	return fmt.Errorf("cancel workflow run %d of %s: %w", id, fullName, err)
 }
 
 // runIDFromTitle reads the run id from a workflow run's display title,

@@ -429,14 +429,20 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 // repository is the repository itself, and its id is the one recorded at
 // dispatch. A fork's pull_request run can take any title, but none of these.
 //
-// GitHub may deliver a fast run's completion before the dispatch job has
-// recorded the id it was answered with (or found by the run's title). Then
-// the run's title, "pairbench <run id>", names the bench, as it does for the
-// dispatch's own look-up (findRun): a bench of this repository on Actions,
-// still open and with no run recorded, takes the run as its own and ends, in
-// the transaction that locks it. The dispatch, recording after it, finds the
-// run recorded and leaves the bench alone, so the end is neither lost nor
-// doubled, whichever replica handles which first.
+// GitHub may deliver a fast run's start or completion before the dispatch
+// job has recorded the id it was answered with (or found by the run's
+// title). Then the run's title, "pairbench <run id>", names the bench, as it
+// does for the dispatch's own look-up (findRun): a bench of this repository
+// on Actions, still open and with no run recorded, takes the run as its own
+// (and ends, if it completed), in the transaction that locks it. The
+// dispatch, recording after it, finds the run recorded and leaves the bench
+// alone, so the end is neither lost nor doubled, whichever replica handles
+// which first.
+//
+// A bench dispatched twice (a lost answer to the dispatch, a lagging run
+// listing) has two runs: the first recorded keeps the bench, and the other,
+// seen here while it has not completed, is cancelled so it does not hold a
+// runner for a whole bench.
 func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 	var ev github.WorkflowRunEvent
 	if err := decode("workflow_run", h.delivery.Payload, &ev); err != nil {
@@ -444,11 +450,12 @@ func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 	}
 	h.setInstallation(ev.GetInstallation())
 	wr := ev.GetWorkflowRun()
-	if ev.GetAction() != "completed" || path.Base(wr.GetPath()) != h.bot.cfg.Workflow {
+	completed := ev.GetAction() == "completed"
+	if !slices.Contains([]string{"requested", "in_progress", "completed"}, ev.GetAction()) || path.Base(wr.GetPath()) != h.bot.cfg.Workflow {
 		return nil, nil
 	}
 	repo := repoOf(ev.GetRepo(), h.inst)
-	log := h.log.With("workflow_run", wr.GetID())
+	log := h.log.With("workflow_run", wr.GetID(), "action", ev.GetAction())
 	if wr.GetEvent() != "workflow_dispatch" || wr.GetHeadRepository().GetFullName() != ev.GetRepo().GetFullName() {
 		log.Info("workflow run ignored: not one the service dispatched", "event", wr.GetEvent(), "head_repository", wr.GetHeadRepository().GetFullName())
 		return nil, nil
@@ -459,44 +466,51 @@ func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 			return err
 		}
 		if !found {
-			if bn, found, err = benchNamedByRun(ctx, tx, repo, wr); err != nil {
+			var named bool
+			if bn, named, err = benchNamedByRun(ctx, tx, repo, wr); err != nil || !named {
+				if err == nil {
+					log.Info("workflow run ignored: the service did not dispatch it", "title", wr.GetDisplayTitle())
+				}
 				return err
 			}
-			if found {
-				log.Info("workflow run taken by its title: it completed before its dispatch was recorded", "run", bn.Run)
+			switch {
+			case bn.WorkflowRunID == wr.GetID():
+				// Recorded meanwhile by the dispatch, which held the lock.
+			case bn.WorkflowRunID != 0 && completed:
+				log.Info("workflow run ignored: its bench has another run recorded", "run", bn.Run, "recorded", bn.WorkflowRunID)
+				return nil
+			case bn.WorkflowRunID != 0:
+				log.Warn("a second workflow run of a bench: cancelling it", "run", bn.Run, "recorded", bn.WorkflowRunID)
+				return cancelDuplicate(ctx, tx, bn, wr.GetID())
+			case bn.Over():
+				log.Info("workflow run ignored: its bench ended before any run was recorded", "run", bn.Run)
+				return nil
+			default:
+				if err := recordRun(ctx, tx, bn, wr.GetID(), wr.GetHTMLURL()); err != nil {
+					return err
+				}
+				log.Info("workflow run taken by its title: it was delivered before its dispatch was recorded", "run", bn.Run)
 			}
 		}
-		if !found {
-			log.Info("workflow run ignored: the service did not dispatch it", "title", wr.GetDisplayTitle())
+		if !completed {
 			return nil
 		}
 		return finishFromWorkflow(ctx, tx, bn, wr.GetConclusion(), wr.GetHTMLURL())
 	}, nil
 }
 
-// benchNamedByRun finds the bench whose dispatch has not recorded wr yet:
-// the open Actions bench of repo its title names, locked, with wr recorded
-// as its run. It finds nothing if the title names no such bench, or one that
-// has another run recorded.
+// benchNamedByRun finds the bench wr's title names, locked: an Actions
+// bench of repo. The caller decides what wr is to it by the run recorded.
 func benchNamedByRun(ctx context.Context, tx *state.Tx, repo Repo, wr *github.WorkflowRun) (state.Bench, bool, error) {
 	id, ok := runIDFromTitle(wr.GetDisplayTitle())
 	if !ok {
 		return state.Bench{}, false, nil
 	}
 	bn, found, err := tx.LockBench(ctx, string(id))
-	if err != nil || !found || bn.Repo != repo.FullName() || bn.Backend != BackendActions || bn.Over() {
+	if err != nil || !found || bn.Repo != repo.FullName() || bn.Backend != BackendActions {
 		return state.Bench{}, false, err
 	}
-	switch bn.WorkflowRunID {
-	case wr.GetID():
-		return bn, true, nil // recorded meanwhile by the dispatch, which held the lock
-	case 0:
-		if err := recordRun(ctx, tx, bn, wr.GetID(), wr.GetHTMLURL()); err != nil {
-			return state.Bench{}, false, err
-		}
-		return bn, true, nil
-	}
-	return state.Bench{}, false, nil
+	return bn, true, nil
 }
 
 // finishFromWorkflow queues the end of a bench whose Actions run completed.

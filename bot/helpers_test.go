@@ -136,43 +136,62 @@ type fixture struct {
 }
 
 // heldAnswers is the bot's transport to the fake GitHub: it can hold back
-// the answers to some requests, which the fake has served (their writes
-// took effect), until the test lets them through.
+// or change the answers to requests the fake has served (their writes took
+// effect), as a network or a lagging GitHub would.
 type heldAnswers struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	hold func(*http.Request) bool
-	gate chan struct{}
+	base   http.RoundTripper
+	mu     sync.Mutex
+	answer func(r *http.Request, resp *http.Response, err error) (*http.Response, error)
 }
 
 func (h *heldAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	h.mu.Lock()
-	hold, gate := h.hold, h.gate
+	answer := h.answer
 	h.mu.Unlock()
 	resp, err := h.base.RoundTrip(r)
-	if hold != nil && hold(r) {
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			if resp != nil {
-				resp.Body.Close()
-			}
-			return nil, r.Context().Err()
-		}
+	if answer == nil {
+		return resp, err
 	}
-	return resp, err
+	return answer(r, resp, err)
+}
+
+// changeAnswers has answer decide what the bot gets for every request,
+// given what the fake answered.
+func (f *fixture) changeAnswers(answer func(r *http.Request, resp *http.Response, err error) (*http.Response, error)) {
+	f.answers.mu.Lock()
+	f.answers.answer = answer
+	f.answers.mu.Unlock()
 }
 
 // holdAnswers holds back the answer to every request match picks until
 // the returned release is called (or the test ends).
 func (f *fixture) holdAnswers(t *testing.T, match func(*http.Request) bool) (release func()) {
 	gate := make(chan struct{})
-	f.answers.mu.Lock()
-	f.answers.hold, f.answers.gate = match, gate
-	f.answers.mu.Unlock()
 	release = sync.OnceFunc(func() { close(gate) })
 	t.Cleanup(release)
+	f.changeAnswers(func(r *http.Request, resp *http.Response, err error) (*http.Response, error) {
+		if match(r) {
+			if err := waitGate(r, resp, gate); err != nil {
+				return nil, err
+			}
+		}
+		return resp, err
+	})
 	return release
+}
+
+// waitGate waits until gate is closed, or r is abandoned (then resp is
+// discarded).
+func waitGate(r *http.Request, resp *http.Response, gate chan struct{}) error {
+	select {
+	case <-gate:
+		return nil
+	case <-r.Context().Done():
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return r.Context().Err()
+	}
 }
 
 // options change a fixture's bot configuration before it opens.

@@ -52,6 +52,16 @@ type cancelJob struct {
 
 func (cancelJob) Kind() string { return "cancel" }
 
+// cancelDuplicateJob stops an Actions run the service dispatched for bench
+// Run that is not the run recorded for it (a bench dispatched twice). A
+// failure is logged; it fails no bench.
+type cancelDuplicateJob struct {
+	Run         string `json:"run"`
+	WorkflowRun int64  `json:"workflow_run"`
+}
+
+func (cancelDuplicateJob) Kind() string { return "cancel_duplicate" }
+
 // finishJob ends a bench whose backend says it ended: it reads the report
 // (when OK) and records the verdict or the failure.
 type finishJob struct {
