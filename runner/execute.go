@@ -244,14 +244,26 @@ func (ex *Execution) Run(ctx context.Context) error {
 	// A row that is not a trial of the plan (another run's, a pair the plan
 	// does not have or ran in another order, a repeat) would count as one:
 	// it is left out, and counted, so that its pair runs.
+	// The attempts of this run's rows left out stay used: a rerun never
+	// writes into their trial directories.
 	judge := NewPlanRows(ex.Plan)
-	rows := all[:0:0]
+	var rows, left []pairbench.Row
 	for i := range all {
-		if judge.Keep(&all[i]) {
-			rows = append(rows, all[i])
+		switch r := all[i]; {
+		case judge.Keep(&r):
+			rows = append(rows, r)
+		case r.RunID == "" || r.RunID == ex.Plan.RunID:
+			left = append(left, r)
 		}
 	}
 	judge.Tell(problem, ex.Dir.File(ex.RowsFile()))
+	tally := func(pairs []PairSpec, rows []pairbench.Row) *Tally {
+		t := NewTallyLimit(pairs, rows, ex.PairAttempts)
+		for _, r := range left {
+			t.Reserve(r)
+		}
+		return t
+	}
 	rl, err := ex.Dir.OpenRowLog(ex.Shard)
 	if err != nil {
 		return err
@@ -262,7 +274,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f := &follower{ex: ex, tally: NewTallyLimit(pairs, rows, ex.PairAttempts)}
+	f := &follower{ex: ex, tally: tally(pairs, rows)}
 	ex.spend = &spending{budget: ex.Budget, caps: ex.Plan.Caps.Caps(), spent: ex.OtherSpend, started: time.Now()}
 	for _, r := range rows {
 		ex.spend.spent += r.CostUSD
@@ -289,7 +301,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 		}
 	}
 
-	jobs := NewTallyLimit(pairs, rows, ex.PairAttempts).Pending()
+	jobs := tally(pairs, rows).Pending()
 	log.Info("pairs", "planned", len(pairs), "pending", len(jobs), "slots", ex.Slots)
 	_, err = ex.runJobs(ctx, rl, f, jobs)
 	return err

@@ -96,6 +96,15 @@ func (t *Tally) Add(r pairbench.Row) {
 	}
 }
 
+// Reserve counts the attempt of a row that was left out (not a trial of
+// the plan, runner.PlanRows) as used, scoring nothing: its trial directory
+// is its own, and a rerun of its pair takes a later attempt's.
+func (t *Tally) Reserve(r pairbench.Row) {
+	if p := t.pairs[r.Key()]; p != nil && r.Stage == pairbench.StagePair && r.Attempt > p.attempt {
+		p.attempt, p.latest, p.aborted = r.Attempt, 0, false
+	}
+}
+
 func (p *pairTally) isDone() bool { return p.scored[0] && p.scored[1] }
 
 // givenUp reports whether a pair that is not done has used up its attempts.
