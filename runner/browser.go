@@ -120,8 +120,10 @@ type Refusal struct {
 // controls. The trial records the refusals with the row, so a site that
 // needs something the policy refuses shows in the report.
 type RefusalReporter interface {
-	// Refusals returns every refusal since the browser opened, oldest first.
-	Refusals() []Refusal
+	// Refusals returns the refusals since the browser opened, oldest
+	// first, and how many there were: a provider may keep only the first
+	// ones of a page that makes them without end.
+	Refusals() (kept []Refusal, total int)
 }
 
 // ToolRunner is implemented by a Browser that can run a tool file once on

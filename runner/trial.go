@@ -326,8 +326,8 @@ func (t *Trials) saveRefusals(dir string, b Browser, row *pairbench.Row) {
 	if !ok {
 		return
 	}
-	refusals := r.Refusals()
-	row.BrowserRefusals = len(refusals)
+	refusals, total := r.Refusals()
+	row.BrowserRefusals = total
 	if len(refusals) == 0 {
 		return
 	}

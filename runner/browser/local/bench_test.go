@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,4 +49,32 @@ func BenchmarkSetup(b *testing.B) {
 	b.ReportMetric(ms(sum.Check), "check-ms")
 	b.ReportMetric(ms(sum.Total()), "setup-ms")
 	b.ReportMetric(ms(closing), "close-ms")
+}
+
+// BenchmarkFloodedPipe measures what a page's tool result of 64 MiB costs
+// pairbench: with the pipe's limit (32 MiB), the call fails and B/op is
+// what reading up to the limit took; without one (limit above the result),
+// the whole result is decoded. Run it with -benchmem and compare B/op.
+func BenchmarkFloodedPipe(b *testing.B) {
+	for _, limit := range []int{DefaultPipeMessageLimit, 1 << 30} {
+		b.Run(fmt.Sprintf("limit=%dMiB", limit>>20), func(b *testing.B) {
+			p := newProvider(b, newTestSite(b), func(c *Config) { c.pipeLimit = limit })
+			args := fmt.Appendf(nil, `{"n":%d}`, 64<<20)
+			for b.Loop() {
+				b.StopTimer()
+				br := openBrowser(b, p)
+				if _, err := br.Load(b.Context(), "http://books.test/flood"); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				_, err := br.InvokeTool(b.Context(), "flood", args)
+				if tooLarge := (*MessageTooLargeError)(nil); errors.As(err, &tooLarge) != (limit < 64<<20) {
+					b.Fatalf("limit %d MiB: %v", limit>>20, err)
+				}
+				b.StopTimer()
+				br.Close(b.Context())
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -302,7 +302,7 @@ func (b *Browser) DevTools() runner.DevTools {
 
 // Refusals returns the requests the browser's egress refused since it
 // started; it implements runner.RefusalReporter.
-func (b *Browser) Refusals() []runner.Refusal { return b.proc.refusalList() }
+func (b *Browser) Refusals() ([]runner.Refusal, int) { return b.proc.refusalList() }
 
 // RegisterTools adds the polyfill, the URL guard and one script per tool to
 // every tab: to the tabs attached now, and to every tab attached later before
@@ -358,7 +358,7 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	}
 	began := time.Now()
 	info := runner.LoadInfo{Navigations: 1}
-	refusedBefore := len(b.proc.refusalList())
+	_, refusedBefore := b.proc.refusalList()
 	err := b.navigateParsed(ctx, t, url)
 	if errors.Is(err, errStalled) {
 		b.cfg.Log.Info("chromium: start page stalled; navigating once more", "url", url)
@@ -389,7 +389,8 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	info.LoadedAt = b.cfg.Now()
 	// A start page the egress refused shows its refusal, not the site.
 	if host := hostOf(url); host != "" {
-		for _, r := range b.proc.refusalList()[refusedBefore:] {
+		kept, _ := b.proc.refusalList()
+		for _, r := range kept[min(refusedBefore, len(kept)):] {
 			if r.Host == host {
 				return runner.LoadInfo{}, fmt.Errorf("start page refused by the browser's egress: %s", r.Reason)
 			}

@@ -68,7 +68,7 @@ func (c *conn) read() {
 	for {
 		msg := new(cdproto.Message)
 		if err := c.tr.Read(context.Background(), msg); err != nil {
-			c.shut(err)
+			c.shut(fmt.Errorf("%w: %w", errConnClosed, err))
 			return
 		}
 		if msg.ID == 0 {
@@ -144,8 +144,9 @@ func (c *conn) post(ctx context.Context, session target.SessionID, method string
 	r := &reply{c: c, id: c.next.Add(1), method: method, ch: make(chan *cdproto.Message, 1)}
 	c.mu.Lock()
 	if c.closed {
+		err := c.err
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", method, errConnClosed)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	c.pending[r.id] = r.ch
 	c.mu.Unlock()
@@ -167,8 +168,8 @@ func (r *reply) wait(ctx context.Context, res any) error {
 		return fmt.Errorf("%s: %w", r.method, ctx.Err())
 	case msg, ok := <-r.ch:
 		switch {
-		case !ok:
-			return fmt.Errorf("%s: %w", r.method, errConnClosed)
+		case !ok: // closed by shut, after it set err
+			return fmt.Errorf("%s: %w", r.method, r.c.err)
 		case msg.Error != nil:
 			return fmt.Errorf("%s: %w", r.method, msg.Error)
 		case res != nil && len(msg.Result) > 0:

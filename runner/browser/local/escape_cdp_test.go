@@ -228,7 +228,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 		close(stop)
 		<-done
 		c.call(ctx, tab.session, "Fetch.disable", nil, nil)
-		assert.True(t, slices.ContainsFunc(b.Refusals(), func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }),
+		assert.True(t, slices.ContainsFunc(keptRefusals(b), func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }),
 			"the rewritten and redirected requests met the egress's refusal")
 	})
 

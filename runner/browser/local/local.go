@@ -135,6 +135,17 @@ type Config struct {
 	// trial's setup. Each idle spare holds a few hundred MB of memory.
 	// With spares, Close the provider to stop them.
 	Spares int
+
+	// pipeLimit is DefaultPipeMessageLimit when 0; tests lower it.
+	pipeLimit int
+}
+
+// pipeMessageLimit bounds one message Chromium writes on pairbench's pipe.
+func (c Config) pipeMessageLimit() int {
+	if c.pipeLimit > 0 {
+		return c.pipeLimit
+	}
+	return DefaultPipeMessageLimit
 }
 
 // Provider opens local Chromium browsers. It implements runner.Browsers.

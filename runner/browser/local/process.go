@@ -54,8 +54,9 @@ type process struct {
 	// elsewhere; every other field but exited is then unset.
 	url string
 
-	mu       sync.Mutex
-	refusals []runner.Refusal
+	mu           sync.Mutex
+	refusals     []runner.Refusal // the first MaxRefusals
+	refusalCount int              // all of them
 
 	stopOnce sync.Once
 	stopErr  error
@@ -104,7 +105,7 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 		cmdW.Close()
 		return nil, fmt.Errorf("chromium: devtools pipe: %w", err)
 	}
-	p.pipe = chromedp.NewPipeConn(evR, cmdW)
+	p.pipe = chromedp.NewPipeConn(&boundedMessages{r: evR, limit: cfg.pipeMessageLimit()}, cmdW)
 	p.cmd = p.sb.Command(context.WithoutCancel(ctx), cfg.ChromiumPath, cfg.args()...)
 	p.cmd.Expose = []sandbox.Expose{{Name: devtoolsSocket, Port: DevToolsPort}}
 	p.cmd.ExtraFiles = []*os.File{cmdR, evW}
@@ -214,18 +215,27 @@ func browserPath(ctx context.Context, client *http.Client, version string) (stri
 	return "/" + path, nil
 }
 
+// MaxRefusals is how many of a browser's egress refusals are kept: a page
+// can make them by the thousand a second, and the first show what the site
+// needed. All are counted.
+const MaxRefusals = 1000
+
 // refused records a refusal of the browser's egress.
 func (p *process) refused(d *sandbox.DeniedError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refusals = append(p.refusals, runner.Refusal{At: time.Now().UTC(), Host: d.Host, Port: d.Port, Reason: d.Reason})
+	p.refusalCount++
+	if len(p.refusals) < MaxRefusals {
+		p.refusals = append(p.refusals, runner.Refusal{At: time.Now().UTC(), Host: d.Host, Port: d.Port, Reason: d.Reason})
+	}
 }
 
-// refusalList returns the refusals so far, oldest first.
-func (p *process) refusalList() []runner.Refusal {
+// refusalList returns the refusals kept so far, oldest first, and how many
+// there were in all.
+func (p *process) refusalList() ([]runner.Refusal, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.refusals)
+	return slices.Clone(p.refusals), p.refusalCount
 }
 
 // exitErr says how Chromium exited, once it has.

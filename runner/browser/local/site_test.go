@@ -46,6 +46,32 @@ document.modelContext.registerTool({
 });
 </script><h1>Hours</h1>`
 
+// floodPage's own tool answers with as many bytes as it is asked for, as a
+// hostile page's tool can.
+const floodPage = `<!doctype html><title>Flood</title>
+<script src="/polyfill.js"></script>
+<script>
+document.modelContext.registerTool({
+  name: "flood",
+  description: "Returns n bytes.",
+  inputSchema: {type: "object", properties: {n: {type: "integer"}}},
+  execute: async ({n}) => "x".repeat(n),
+});
+</script><h1>Flood</h1>`
+
+// refusingPage asks for n destinations the egress refuses (loopback), one
+// after another, and counts them in window.asked.
+const refusingPage = `<!doctype html><title>Refusing</title><script>
+window.asked = 0;
+(async () => {
+  const n = Number(new URLSearchParams(location.search).get("n"));
+  for (let i = 0; i < n; i++) {
+    await fetch("http://127.0.0.1:8080/" + i, {mode: "no-cors"}).catch(() => {});
+    window.asked++;
+  }
+})();
+</script>`
+
 // probePage's first script lists the tools live when page scripts start.
 const probePage = `<!doctype html><title>Probe</title><script>
 window.probe = "no WebMCP";
@@ -94,6 +120,12 @@ func newTestSite(t testing.TB) *testSite {
 	})
 	mux.HandleFunc("books.test/hours", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, nativePage)
+	})
+	mux.HandleFunc("books.test/flood", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, floodPage)
+	})
+	mux.HandleFunc("books.test/refusing", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, refusingPage)
 	})
 	mux.HandleFunc("books.test/polyfill.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
