@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,17 +9,16 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/artifacts/s3test"
+	"github.com/pairbench/pairbench/internal/fulldisk"
 )
 
 // faultyS3 starts a real S3 server (versitygw) behind a fault-injecting
@@ -130,22 +128,17 @@ func TestStoreFaults(t *testing.T) {
 // same command finishes the run, every pair scored once.
 func TestFullDisk(t *testing.T) {
 	tools := needRealStack(t)
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs of a given size needs root (CI runs the suite as root)")
-	}
 	becomeSubreaper(t)
 	ctx := deadlineContext(t)
 
 	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1")
 	require.NoError(t, os.MkdirAll(e.runs, 0o755))
-	require.NoError(t, unix.Mount("tmpfs", e.runs, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m"))
-	t.Cleanup(func() { _ = unix.Unmount(e.runs, unix.MNT_DETACH) })
+	fulldisk.MountAt(t, e.runs, 64<<20)
 
 	cmd, log := e.start(t, ctx)
 	rows := filepath.Join(e.runDir(), "rows.jsonl")
 	awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(rows) > 0 }, "a row")
-	filler := filepath.Join(e.runs, "filler")
-	fill(t, filler)
+	filler := fulldisk.Fill(t, e.runs)
 	code, sig := exitStatus(cmd.Wait())
 	assert.Equal(t, exitFailure, code, "a full disk stops the run (signal %v): %s", sig, tail(log))
 	assert.Contains(t, tail(log), "no space left", "the error says why")
@@ -167,19 +160,4 @@ func TestFullDisk(t *testing.T) {
 	require.Zero(t, code, "resume once there is space (signal %v): %s", sig, tail(log))
 	checkCompleteRun(t, e.runDir())
 	assert.Empty(t, e.leftDirs(t))
-}
-
-// fill writes path until its filesystem is full.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	chunk := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			require.True(t, errors.Is(err, syscall.ENOSPC), "filling the disk: %v", err)
-			return
-		}
-	}
 }

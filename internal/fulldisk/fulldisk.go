@@ -18,15 +18,22 @@ import (
 // test is skipped without it (CI runs the suite as root).
 func Mount(t testing.TB, size int64) string {
 	t.Helper()
+	dir := t.TempDir()
+	MountAt(t, dir, size)
+	return dir
+}
+
+// MountAt mounts a tmpfs of size bytes on dir, an existing directory, as
+// Mount does.
+func MountAt(t testing.TB, dir string, size int64) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs of a given size needs root (CI runs the suite as root)")
 	}
-	dir := t.TempDir()
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("size=%d", size)); err != nil {
 		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
 }
 
 // Fill writes the file dir/filler until its filesystem is full and
