@@ -40,7 +40,8 @@ func ReadRows(r io.Reader) (rows []Row, partial int, err error) {
 // after the rows before it. Any other bad line stops the read with a
 // *RowError naming its line; empty lines are ignored. A UTF-8 byte order
 // mark starting the stream is ignored (one starting a later line is a bad
-// line). Lines may be of any length. An error from fn stops the read and is returned as is.
+// line). Lines may be of any length. An error from fn stops the read and is
+// returned as is.
 //
 // The lines are decoded on every core, a block of lines at a time, while fn
 // is called on the caller's goroutine, one row after another. When ScanRows

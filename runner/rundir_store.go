@@ -374,10 +374,6 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 // (PlanRows: planned pairs in their planned order, no repeated row), and no
 // pair split over two files.
 func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) error {
-	planned := map[string]bool{}
-	for _, in := range plan.Intents {
-		planned[in.ID] = true
-	}
 	judge := NewPlanRows(plan)
 	var problems []string
 	owner := map[pairbench.Key]string{} // pair → the rows file holding it
@@ -397,7 +393,7 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 				problems = append(problems, fmt.Sprintf("%s: run id %q, not %q", where, r.RunID, plan.RunID))
 				continue
 			}
-			if !planned[r.Intent] {
+			if !judge.planned[r.Intent] {
 				problems = append(problems, fmt.Sprintf("%s: intent %s is not in the plan", where, r.Intent))
 				continue
 			}
