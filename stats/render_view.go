@@ -587,7 +587,7 @@ func showRate(x, n int, iv Interval) string {
 	if n == 0 {
 		return fmt.Sprintf("%d/%d", x, n)
 	}
-	return fmt.Sprintf("%d/%d %s [%s–%s]", x, n, showPct(iv.Est), showPctNum(iv.Lo), showPct(iv.Hi))
+	return fmt.Sprintf("%d/%d %s [%s–%s%%]", x, n, showPct(iv.Est), showPctOut(iv.Lo, false), showPctOut(iv.Hi, true))
 }
 
 func showPct(x float64) string {
@@ -624,14 +624,9 @@ func showShare(bc [2]int, iv ExactInterval) string {
 	if iv.TooFew {
 		return head + " (too few pairs)"
 	}
-	open, close := "[", "]"
-	if iv.LoOpen {
-		open = "("
-	}
-	if iv.HiOpen {
-		close = ")"
-	}
-	return fmt.Sprintf("%s %s%s–%s%s", head, open, showPctNum(iv.Lo), showPct(iv.Hi), close)
+	lo, hi := roundOut(100*iv.Lo, 0, false), roundOut(100*iv.Hi, 0, true)
+	open, close := brackets(iv, lo/100, hi/100, 0.5)
+	return fmt.Sprintf("%s %s%s–%s%%%s", head, open, showFixed(lo, 0), showFixed(hi, 0), close)
 }
 
 // showLevel is a coverage level: "95%", "99.75%".
@@ -673,14 +668,67 @@ func showExactSpeedup(e ExactInterval) string {
 	if e.TooFew {
 		return showTimes(e.Est) + " (too few pairs)"
 	}
-	open, close := "[", "]"
-	if e.LoOpen {
+	lo, hi := roundOut(e.Lo, 2, false), roundOut(e.Hi, 2, true)
+	open, close := brackets(e, lo, hi, 1)
+	return fmt.Sprintf("%s %s%s, %s%s", showTimes(e.Est), open, showBound(lo, 2), showBound(hi, 2), close)
+}
+
+// Printed intervals are rounded outward, so what is printed holds the
+// whole interval; and a rounded bound that lands on no difference (null)
+// while the interval excludes it is printed open, so the printed interval
+// excludes no difference exactly when the interval does, which is when the
+// label claims a difference.
+
+// roundOut rounds x to digits decimals, up or down: never inward.
+func roundOut(x float64, digits int, up bool) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	scale := math.Pow10(digits)
+	k := math.Round(x * scale)
+	switch {
+	case up && k/scale < x:
+		k++
+	case !up && k/scale > x:
+		k--
+	}
+	return k / scale
+}
+
+// brackets returns the opening and closing brackets of iv printed with the
+// outward-rounded bounds lo and hi: open where iv's bound is open (the
+// rounded bound lies at or beyond it, so leaving the rounded value out
+// still holds everything iv holds), or where the rounded bound is null but
+// iv excludes null.
+func brackets(iv ExactInterval, lo, hi, null float64) (open, close string) {
+	open, close = "[", "]"
+	if iv.LoOpen || (lo == null && !iv.Contains(null)) {
 		open = "("
 	}
-	if e.HiOpen {
+	if iv.HiOpen || (hi == null && !iv.Contains(null)) {
 		close = ")"
 	}
-	return fmt.Sprintf("%s %s%s, %s%s", showTimes(e.Est), open, showRatio(e.Lo), showRatio(e.Hi), close)
+	return open, close
+}
+
+// showFixed is x with digits decimals.
+func showFixed(x float64, digits int) string { return strconv.FormatFloat(x, 'f', digits, 64) }
+
+// showBound is an interval's bound with digits decimals, "∞" when unbounded.
+func showBound(x float64, digits int) string {
+	if math.IsInf(x, 1) {
+		return "∞"
+	}
+	return showFixed(x, digits)
+}
+
+// showPctOut is a rate's bound in percent, rounded outward (up for an
+// upper bound).
+func showPctOut(x float64, up bool) string {
+	if isUndef(x) {
+		return undefDash
+	}
+	return showFixed(roundOut(100*x, 0, up), 0)
 }
 
 func showTimes(x float64) string { return showRatio(x) + "×" }

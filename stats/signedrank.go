@@ -264,13 +264,18 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 const timeFloor = 1e-3
 
 // logRatio is log(control/treatment) of one pair's wall times, exactly 0 when
-// they are equal.
+// they are equal. It is computed as the log of the larger time over the
+// smaller, so a pair with the times swapped gives exactly the opposite
+// value: reciprocal ratios tie in absolute value.
 func logRatio(c, t float64) float64 {
 	c, t = max(c, timeFloor), max(t, timeFloor)
-	if c == t {
+	switch {
+	case c == t:
 		return 0
+	case c > t:
+		return math.Log(c / t)
 	}
-	return math.Log(c / t)
+	return -math.Log(t / c)
 }
 
 // rankSample is a sample of log ratios prepared for the signed-rank test.
