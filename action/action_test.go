@@ -3,8 +3,6 @@ package action
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -253,31 +251,27 @@ func TestActionShardedBenchOverS3(t *testing.T) {
 	// Without a store the run goes up as a workflow artifact; without a
 	// token nothing is posted.
 	wholeDir := filepath.Join(whole.Temp, "pairbench-action", "runs", "gh-4242")
-	upload := whole.step("Upload the run as a workflow artifact (no store)")
+	upload := whole.step("Upload the run or its report site as a workflow artifact")
 	assert.Equal(t, wholeDir, upload.With["path"])
 	assert.Equal(t, "pairbench-gh-4242", upload.With["name"])
 	assert.Contains(t, whole.Summary, "pairbench verdict: "+whole.Outputs["worst-label"])
 	assert.False(t, whole.step("Post the verdict on the pull request").Ran, "no token, no post")
 
 	// Aggregate: merge from the store, report, publish, post.
+	site := b.siteHost()
 	agg := b.mustRun("aggregate", b.inputs(map[string]string{"mode": "merge-and-report", "run-id": "gh-4242",
-		"github-token": ghToken}))
+		"github-token": ghToken, "site-url": site + "/runs"}))
 	mergedDir := filepath.Join(agg.Temp, "pairbench-action", "merged", "gh-4242")
 	assert.Equal(t, filepath.Join(mergedDir, "report.html"), agg.Outputs["report-path"])
 	assert.FileExists(t, agg.Outputs["report-path"])
-	assert.Empty(t, agg.step("Upload the run as a workflow artifact (no store)").Uses, "with a store, no workflow artifact")
+	assert.Empty(t, agg.step("Upload the run or its report site as a workflow artifact").Uses, "with a store and a site, no workflow artifact")
 	merged := readReport(t, mergedDir)
 	assert.Equal(t, string(merged.Verdict), agg.Outputs["worst-label"])
 	assert.Contains(t, agg.Summary, "pairbench verdict: "+agg.Outputs["worst-label"])
 	assert.True(t, b.exists("gh-4242/report.json"), "the merged report is published")
 
-	resp, err := http.Get(agg.Outputs["report-url"])
-	require.NoError(t, err, "report-url %q", agg.Outputs["report-url"])
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "gh-4242")
+	assert.Equal(t, site+"/runs/gh-4242/report.html", agg.Outputs["report-url"], "the link lasts as long as the run")
+	followSite(t, agg.Outputs["report-url"], "gh-4242")
 
 	require.True(t, agg.step("Post the verdict on the pull request").Ran)
 	comments := b.gh.Comments(repoName, prNumber)
@@ -323,7 +317,7 @@ func TestActionShardedBenchOverS3(t *testing.T) {
 		"s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
 	assert.Equal(t, whole.Outputs["worst-label"], rep.Outputs["worst-label"])
 	assert.False(t, rep.step("Sandbox check").Ran, "reporting runs no agent")
-	assert.Equal(t, wholeDir, rep.step("Upload the run as a workflow artifact (no store)").With["path"])
+	assert.Equal(t, wholeDir, rep.step("Upload the run or its report site as a workflow artifact").With["path"])
 	assert.Contains(t, rep.Summary, "pairbench verdict")
 
 	// An aggregate that cannot merge fails, and says so on the pull request.

@@ -109,9 +109,25 @@ merge-and-report)
   [ -n "$store" ] || fail "mode merge-and-report needs the artifact store (s3-bucket) the shards wrote to"
   out="$state/merged/$run_id"
   rm -rf "$out"
-  run_pairbench merge --store "$store" --run-id "$run_id" --out "$out" --report >"$state/merge.txt"
+  merge=(merge --store "$store" --run-id "$run_id" --out "$out" --report)
+  site="${PB_SITE_URL:-}"
+  if [ -n "$site" ]; then
+    want site-url "$site" '^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/-]*)?$' "an http(s) URL"
+    merge+=(--site-url "$site")
+  fi
+  run_pairbench "${merge[@]}" >"$state/merge.txt"
   cat "$state/merge.txt"
-  link="$(grep -E '^https?://' "$state/merge.txt" | tail -n 1 || true)"
+  if [ -n "$site" ]; then
+    # The site in the store, served as it is stored: lasts as long as the run.
+    link="$(grep -E '^https?://' "$state/merge.txt" | tail -n 1 || true)"
+  else
+    # A presigned link would reach report.html alone, for 7 days: link the
+    # workflow run instead, whose summary holds the verdict and whose
+    # artifact holds the whole site.
+    link="${GITHUB_SERVER_URL:-https://github.com}/${GITHUB_REPOSITORY:-}/actions/runs/${GITHUB_RUN_ID:-}"
+    set_output artifact-name "pairbench-$run_id-report"
+    set_output artifact-path "$out"
+  fi
   case "$link" in http://* | https://*) set_output report-url "$link" ;; esac
   summarize "$out"
   ;;

@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/pairbench/pairbench"
@@ -188,6 +190,14 @@ func Publish(ctx context.Context, store artifacts.Store, runID string, dir runne
 		return "", fmt.Errorf("link to the report: %w", err)
 	}
 	return link, nil
+}
+
+// SiteLink is the link to run runID's report site where a store's runs
+// are served as a website at siteURL (its "<run id>/" folders, as stored):
+// a link that works as long as the store keeps the run, where a presigned
+// link dies within days and reaches report.html alone.
+func SiteLink(siteURL, runID string) string {
+	return strings.TrimSuffix(siteURL, "/") + "/" + url.PathEscape(runID) + "/" + runner.ReportHTML
 }
 
 // ReadVerdict reads the report in dir (report.json) that is a verdict: that

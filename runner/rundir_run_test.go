@@ -66,7 +66,15 @@ func planJSON(t *testing.T, p *Plan) []byte {
 func TestReconcileResumesFromTheStore(t *testing.T) {
 	store, err := artifacts.NewLocal(t.TempDir())
 	require.NoError(t, err)
-	storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, testPlan()), RowsFile: encodeRows(t, runRows(0, 1))})
+	rows := runRows(0, 1)
+	rows[0].TrialDir, rows[1].TrialDir = "trials/books-cheapest/0-control", "trials/books-cheapest/0-treatment"
+	storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, testPlan()), RowsFile: encodeRows(t, rows),
+		"trials/books-cheapest/0-control/transcript.jsonl":   []byte("{}\n"),
+		"trials/books-cheapest/0-control/screenshot.png":     []byte("png"),
+		"trials/books-cheapest/0-treatment/transcript.jsonl": []byte("{}\n"),
+		// a trial directory no taken row names
+		"trials/books-cheapest/1-control/transcript.jsonl": []byte("{}\n"),
+	})
 
 	dir := RunDir{Path: filepath.Join(t.TempDir(), "r1")}
 	var said []string
@@ -75,6 +83,10 @@ func TestReconcileResumesFromTheStore(t *testing.T) {
 	assert.True(t, fetched, "the plan came from the store")
 	assert.Len(t, rowsOf(t, dir, RowsFile), 2, "the stored rows are the directory's")
 	assert.Equal(t, []string{dir.File(RowsFile) + ": took 2 rows from the store that this directory lacked"}, said)
+	for _, f := range []string{"0-control/transcript.jsonl", "0-control/screenshot.png", "0-treatment/transcript.jsonl"} {
+		assert.FileExists(t, dir.File("trials/books-cheapest/"+f), "the taken rows' trial files, for their pages")
+	}
+	assert.NoDirExists(t, dir.File("trials/books-cheapest/1-control"), "only the taken rows' trials")
 
 	// A row recorded locally after the last upload is kept; a second
 	// reconcile takes nothing twice.
@@ -95,7 +107,7 @@ func TestReconcileResumesFromTheStore(t *testing.T) {
 	require.NoError(t, err)
 	got, _ := io.ReadAll(rc)
 	rc.Close()
-	assert.Equal(t, encodeRows(t, runRows(0, 1, 2)), got, "the upload holds every row the store held")
+	assert.Equal(t, encodeRows(t, append(rows, runRows(2)...)), got, "the upload holds every row the store held")
 }
 
 // TestReconcileRefusesWhatWouldMixTwoRuns gives a runner a directory and a

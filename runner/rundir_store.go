@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -69,6 +70,8 @@ func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.S
 //     a fresh machine resumes from them), so the next upload replaces the
 //     stored file with one holding every row it held; a row stored
 //     differently from the directory's is refused. ForcedFile likewise.
+//     The trial directories of the rows taken are fetched too, so the
+//     run's report shows their pairs' transcripts and screenshots.
 //   - The layout of both is checked as CheckLayout does.
 //
 // What it took from the store is told to problem.
@@ -79,10 +82,13 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 		return false, fmt.Errorf("read run %s in the store %v: %w", runID, store, err)
 	}
 	stored := map[string]bool{}
-	var storedRows []string
+	var storedRows, trialFiles []string
 	for _, info := range listed {
 		rel := strings.TrimPrefix(info.Key, prefix)
 		stored[rel] = true
+		if IsTrialFile(rel) {
+			trialFiles = append(trialFiles, rel)
+		}
 		if _, ok := ShardOf(rel); ok {
 			storedRows = append(storedRows, rel)
 		}
@@ -119,7 +125,11 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 
 	rel := RowsFileOf(k)
 	if stored[rel] {
-		if err := d.takeStoredRows(ctx, store, runID, rel, k, problem); err != nil {
+		taken, err := d.takeStoredRows(ctx, store, runID, rel, k, problem)
+		if err != nil {
+			return fetched, err
+		}
+		if err := d.takeStoredTrials(ctx, store, runID, taken, trialFiles); err != nil {
 			return fetched, err
 		}
 	}
@@ -134,19 +144,20 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 }
 
 // takeStoredRows appends to the rows file rel (of shard k) the stored rows
-// it lacks, refusing a row recorded differently in the two.
-func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID, rel string, k int, problem func(Problem)) error {
+// it lacks, refusing a row recorded differently in the two, and returns
+// the rows it appended.
+func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID, rel string, k int, problem func(Problem)) ([]pairbench.Row, error) {
 	data, err := getObject(ctx, store, StoreKey(runID, rel))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	remote, err := readRows(bytes.NewReader(data), StoreKey(runID, rel), problem)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	local, err := d.ReadRowsFile(rel, problem)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	have := map[rowID][]byte{}
 	for _, r := range local {
@@ -157,7 +168,7 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 	for _, r := range remote {
 		b, err := pairbench.AppendRow(nil, r)
 		if err != nil {
-			return fmt.Errorf("%s: %w", StoreKey(runID, rel), err)
+			return nil, fmt.Errorf("%s: %w", StoreKey(runID, rel), err)
 		}
 		mine, ok := have[idOf(r)]
 		switch {
@@ -165,25 +176,67 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 			missing = append(missing, r)
 			have[idOf(r)] = b
 		case !bytes.Equal(mine, b):
-			return fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it; keep one copy of the run",
+			return nil, fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it; keep one copy of the run",
 				runID, r.Intent, r.Pair, r.Arm, r.Attempt, d.File(rel))
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return nil, nil
 	}
 	rl, err := d.OpenRowLog(k)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rl.Close()
 	for _, r := range missing {
 		if err := rl.Append(r); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	tell(problem, Problem{File: d.File(rel), Msg: fmt.Sprintf("took %d rows from the store that this directory lacked", len(missing))})
-	return nil
+	return missing, nil
+}
+
+// takeStoredTrials fetches, of the stored trial files (run-relative), those
+// in the trial directories of rows that the directory lacks.
+func (d RunDir) takeStoredTrials(ctx context.Context, store artifacts.Store, runID string, rows []pairbench.Row, stored []string) error {
+	dirs := map[string]bool{}
+	for _, r := range rows {
+		if r.TrialDir != "" {
+			dirs[path.Clean(r.TrialDir)] = true
+		}
+	}
+	var want []string
+	for _, rel := range stored {
+		in := false
+		for dir := path.Dir(rel); dir != TrialsDir && dir != "." && !in; dir = path.Dir(dir) {
+			in = dirs[dir]
+		}
+		if !in {
+			continue
+		}
+		if _, err := os.Stat(d.File(rel)); errors.Is(err, fs.ErrNotExist) {
+			want = append(want, rel)
+		}
+	}
+	return d.fetchFiles(ctx, store, runID, want)
+}
+
+// fetchFiles fetches the stored files rels (run-relative) of run runID into
+// the directory, a few at once.
+func (d RunDir) fetchFiles(ctx context.Context, store artifacts.Store, runID string, rels []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fetchConcurrency)
+	for _, rel := range rels {
+		g.Go(func() error {
+			data, err := getObject(gctx, store, StoreKey(runID, rel))
+			if err != nil {
+				return err
+			}
+			return d.WriteFile(rel, data)
+		})
+	}
+	return g.Wait()
 }
 
 // takeStoredLines appends to the JSON-lines file rel (ForcedFile, a spend
@@ -349,18 +402,7 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 			return nil, err
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(fetchConcurrency)
-	for _, rel := range trialFiles {
-		g.Go(func() error {
-			data, err := getObject(gctx, store, prefix+rel)
-			if err != nil {
-				return err
-			}
-			return d.WriteFile(rel, data)
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err := d.fetchFiles(ctx, store, runID, trialFiles); err != nil {
 		return nil, err
 	}
 	if err := os.Remove(d.File(fetchMark)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,10 @@ type mergeOptions struct {
 	Report bool
 	// LinkTTL is how long the printed report link works.
 	LinkTTL time.Duration
+	// SiteURL is where the store's runs are served as a website: the
+	// printed link is then <SiteURL>/<run id>/report.html, which lasts as
+	// long as the store keeps the run.
+	SiteURL string
 }
 
 func newMergeCmd() *cobra.Command {
@@ -40,6 +45,9 @@ func newMergeCmd() *cobra.Command {
 			if err := bench.CheckRunID(o.RunID); err != nil {
 				return usageError{err}
 			}
+			if o.SiteURL != "" && !strings.HasPrefix(o.SiteURL, "https://") && !strings.HasPrefix(o.SiteURL, "http://") {
+				return usageError{fmt.Errorf("--site-url %q: want an http(s) URL", o.SiteURL)}
+			}
 			if o.LinkTTL <= 0 || o.LinkTTL > artifacts.MaxPresignTTL {
 				return usageError{fmt.Errorf("--link-ttl %v: want more than 0 and at most %v", o.LinkTTL, artifacts.MaxPresignTTL)}
 			}
@@ -51,8 +59,9 @@ func newMergeCmd() *cobra.Command {
 	f.StringVar(&o.RunID, "run-id", "", "id of the run to merge")
 	f.StringVar(&o.Out, "out", "", "run directory to create (missing or empty)")
 	f.BoolVar(&o.Trials, "trials", false, "also fetch every trial directory (transcripts, setup, webmcp logs)")
-	f.BoolVar(&o.Report, "report", false, "write the report into --out and publish it to the store")
-	f.DurationVar(&o.LinkTTL, "link-ttl", o.LinkTTL, "how long the printed report link works (at most 168h)")
+	f.BoolVar(&o.Report, "report", false, "write the report, with its pair pages, into --out and publish it to the store (fetches the trial directories)")
+	f.DurationVar(&o.LinkTTL, "link-ttl", o.LinkTTL, "how long the printed presigned report link works (at most 168h)")
+	f.StringVar(&o.SiteURL, "site-url", "", "URL the store's runs are served at as a website (its <run id>/ folders); the printed link is then <URL>/<run id>/report.html, lasting as long as the run")
 	return cmd
 }
 
@@ -69,7 +78,10 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 // mergeFrom is runMerge on an open store.
 func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
 	out := runner.RunDir{Path: o.Out}
-	if _, err := bench.Merge(ctx, store, o.RunID, out, o.Trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
+	// A published report's pair pages show each trial's transcript and
+	// screenshot: the site is written from the trial directories.
+	trials := o.Trials || o.Report
+	if _, err := bench.Merge(ctx, store, o.RunID, out, trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
 	} else if err != nil {
 		return err // Merge's errors name the run and the store
@@ -84,6 +96,9 @@ func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdou
 	link, err := bench.Publish(ctx, store, o.RunID, out, o.LinkTTL)
 	if err != nil {
 		return err
+	}
+	if o.SiteURL != "" {
+		link = bench.SiteLink(o.SiteURL, o.RunID)
 	}
 	fmt.Fprintln(stdout, link)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/viewer"
 )
 
 func TestRunFlagErrorsExitTwo(t *testing.T) {
@@ -152,6 +154,13 @@ func TestARunIsOneThing(t *testing.T) {
 	assert.Contains(t, stderr, fmt.Sprintf("took %d rows from the store", len(first)), "every row, aborted attempts too")
 	assert.Equal(t, first, readRows(t, filepath.Join(runsB, "r1", "rows.jsonl")), "nothing ran again")
 	assert.Equal(t, first, readRows(t, filepath.Join(store, "r1", "rows.jsonl")), "the stored rows are the first runner's")
+	// The fresh runner's report shows the earlier pair whole: its trial
+	// directories came with its rows.
+	pairPage, err := os.ReadFile(filepath.Join(runsB, "r1", viewer.PairPage("weather-high-oslo", 0)))
+	require.NoError(t, err, "the fresh runner's report has the pair's page")
+	assert.Equal(t, 2, strings.Count(string(pairPage), `<img src="../../trials/`), "both arms' screenshots")
+	assert.NotContains(t, string(pairPage), "has no transcript.jsonl")
+	assert.NotContains(t, string(pairPage), "No screenshot.")
 
 	// The store is the runs directory, spelt otherwise.
 	for _, loc := range []string{"file://" + runsA, runsA + "/../a"} {
