@@ -178,7 +178,14 @@ func NewTokenClient(token, baseURL string, base http.RoundTripper) (*github.Clie
 	return c.WithAuthToken(token), nil
 }
 
+// newClient returns a client of root over hc's transport, every write
+// redacted (postedTransport).
 func newClient(hc *http.Client, root string) (*github.Client, error) {
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = postedTransport{next: next}
 	c := github.NewClient(hc)
 	u, err := url.Parse(root + "/")
 	if err != nil {

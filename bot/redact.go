@@ -3,6 +3,8 @@ package bot
 import (
 	"regexp"
 	"strings"
+
+	"github.com/pairbench/pairbench/internal/secrets"
 )
 
 // Redaction: what the bot posts and logs may quote errors from git, the
@@ -10,17 +12,18 @@ import (
 // and the server's own paths. None of it may reach a comment or a log.
 var (
 	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'"]+@`)
-	secretLike  = regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|(AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b`)
 	secretParam = regexp.MustCompile(`(?i)\b((?:access_)?token|password|secret|api[_-]?key|X-Amz-(?:Credential|Signature|Security-Token))=[^&\s'"]+`)
 	fileURL     = regexp.MustCompile(`file://\S*`)
 	absPath     = regexp.MustCompile(`(^|[\s'"(=:])(/[^/\s'"():,][^\s'"():,]*)`)
 )
 
 // RedactSecrets removes credentials from s, as Redact does, but keeps
-// paths: for the operator's own logs.
+// paths: for the operator's own logs, and for every string the bot posts
+// (see postedTransport). Credentials are URL user information, tokens of
+// the shapes internal/secrets knows, and secret query parameters.
 func RedactSecrets(s string) string {
 	s = urlUserinfo.ReplaceAllString(s, "${1}***@")
-	s = secretLike.ReplaceAllString(s, "***")
+	s = secrets.Redact(s)
 	return secretParam.ReplaceAllString(s, "${1}=***")
 }
 

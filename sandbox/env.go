@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/pairbench/pairbench/internal/secrets"
 )
 
 // providerPrefixes maps a model provider (the part of a model name before
@@ -96,35 +98,6 @@ var secretQuery = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(.*[-_])?(key|apikey|token|secret|sig|signature|password|passwd|pass|auth|code|credential|session)$`)
 })
 
-// keyShapes are the prefixes of well-known credential formats, matched at
-// the start of a word: model providers' keys (OpenAI and Anthropic sk-,
-// Google AIza, Groq, xAI, Replicate, Perplexity), Google OAuth access and
-// refresh tokens (ya29., 1//0), AWS access key ids (AKIA or ASIA and 16
-// upper-case letters or digits), GitHub's tokens, GitLab's (personal, OAuth
-// application, deploy, runner, CI job, pipeline trigger, feed, incoming
-// mail, agent, SCIM), Slack's (bot, user, app, refresh, configuration),
-// Hugging Face's, npm's, PyPI's, Stripe's (sk_/rk_ keys, webhook secrets),
-// DigitalOcean's, Shopify's, SendGrid's, Vault's (service, batch, recovery),
-// Databricks' and age's secret keys, a PEM private key, an Azure connection
-// string's key, webhook URLs whose path is the secret (Slack, Discord,
-// Microsoft Teams), Telegram bot tokens and their API URLs, JWTs and HTTP
-// authorization schemes. A format with a common word as prefix (npm_, dapi,
-// SG.) is matched only with the length and alphabet of its tokens, so
-// npm_config_cache or a pypi-mirror host does not count.
-var keyShapes = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|[^A-Za-z0-9])(` +
-		`sk-|sk_|rk_|whsec_|AIza|ya29\.|1//0[A-Za-z0-9_-]{20}|(AKIA|ASIA)[A-Z0-9]{16}|` +
-		`ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|` +
-		`gl(pat|oas|dt|rt|rtr|cbt|ptt|ft|imt|agent|soat)-|` +
-		`xox[abeprs]-|xoxe\.|xapp-|hf_|gsk_|xai-|r8_|pplx-|` +
-		`npm_[A-Za-z0-9]{36}|pypi-AgE|do[por]_v1_[a-f0-9]{16}|shp(at|ca|pa|ss)_[a-fA-F0-9]{16}|` +
-		`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16}|hv[sbr]\.[A-Za-z0-9_-]{20}|dapi[a-f0-9]{32}|` +
-		`AGE-SECRET-KEY-1|-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY|AccountKey=|SharedAccessKey=|SharedAccessSignature=|` +
-		`hooks\.slack\.com/(services|workflows|triggers)/|discord(app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/|` +
-		`api\.telegram\.org/bot|[0-9]{8,10}:AA[A-Za-z0-9_-]{33}|` +
-		`eyJ[A-Za-z0-9_-]{8}|Bearer |Basic )`)
-})
-
 // secretPhrases are the ways a credential is written out in a value,
 // whatever its format, in any case: an HTTP authorization scheme (bearer,
 // with a token of at least 8 characters after it), a header line of a
@@ -152,7 +125,7 @@ func SecretBearing(name, value string) bool {
 			return true
 		}
 	}
-	if keyShapes().MatchString(value) || secretPhrases().MatchString(value) {
+	if secrets.KeyShapes().MatchString(value) || secretPhrases().MatchString(value) {
 		return true
 	}
 	for _, word := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\t' }) {
