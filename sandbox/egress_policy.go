@@ -178,7 +178,11 @@ func (p *policy) resolve(ctx context.Context, host string, port int) ([]netip.Ad
 		return nil, err
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{a.Unmap()}, nil
+		a = a.Unmap()
+		if err := p.web.notOwn(host, port, a); err != nil {
+			return nil, err
+		}
+		return []netip.Addr{a}, nil
 	}
 	if host == "localhost" {
 		// What the sandbox's loopback means: 127.0.0.1, where forwarded
@@ -203,6 +207,9 @@ func (p *policy) resolve(ctx context.Context, host string, port int) ([]netip.Ad
 		if why := nonPublic(a); why != "" && !(relaxed && a.IsLoopback()) {
 			return nil, &DeniedError{Host: host, Port: port, Reason: fmt.Sprintf("it resolves to %s, %s address", a, article(why))}
 		}
+	}
+	if err := p.web.notOwn(host, port, addrs...); err != nil {
+		return nil, err
 	}
 	return addrs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"regexp"
@@ -26,8 +27,11 @@ import (
 // nonPublic), as IP literals and as names resolving to one of them (any one
 // answer suffices); "localhost" and *.localhost; single-label (intranet)
 // names; and numeric host names that are IP addresses in a non-standard
-// spelling (0x7f.1, 2130706433). Names are resolved by the proxy, on the
-// host, and the checked address is the one dialled.
+// spelling (0x7f.1, 2130706433); and any address of the host itself (its
+// interfaces' addresses, public ones included: a service bound to 0.0.0.0
+// there answers on them), listed when the egress starts and again before
+// every dial. Names are resolved by the proxy, on the host, and the checked
+// address is the one dialled.
 type WebAccess struct {
 	// Ports are the ports any public host may be reached on; empty means
 	// 80 and 443.
@@ -43,10 +47,15 @@ type WebAccess struct {
 type webPolicy struct {
 	ports []int
 	hosts map[string]netip.AddrPort
+	// own lists the host's own addresses: hostAddrs.
+	own func() ([]netip.Addr, error)
 }
 
 func newWebPolicy(w WebAccess) (*webPolicy, error) {
-	p := &webPolicy{ports: slices.Clone(w.Ports), hosts: map[string]netip.AddrPort{}}
+	p := &webPolicy{ports: slices.Clone(w.Ports), hosts: map[string]netip.AddrPort{}, own: hostAddrs}
+	if _, err := p.own(); err != nil {
+		return nil, fmt.Errorf("egress: a web egress must know the host's own addresses to refuse them: %w", err)
+	}
 	if len(p.ports) == 0 {
 		p.ports = []int{80, 443}
 	}
@@ -99,6 +108,45 @@ func (p *webPolicy) check(host string, port int) error {
 		return &DeniedError{Host: host, Port: port, Reason: fmt.Sprintf("port %d is not a web port (allowed: %s)", port, strings.Join(ports, ", "))}
 	}
 	return nil
+}
+
+// notOwn refuses host:port when any of addrs is an address of the host
+// itself. It lists the host's addresses afresh each time (some 30 µs, against
+// a dial to the web), so one added since the egress started is refused too;
+// a host whose addresses cannot be listed reaches nothing. A nil policy (not
+// a web egress) refuses nothing: its allow rules name every destination.
+func (p *webPolicy) notOwn(host string, port int, addrs ...netip.Addr) error {
+	if p == nil {
+		return nil
+	}
+	own, err := p.own()
+	if err != nil {
+		return &DeniedError{Host: host, Port: port, Reason: "the host's own addresses cannot be listed: " + err.Error()}
+	}
+	for _, a := range addrs {
+		if slices.Contains(own, a.WithZone("")) {
+			return &DeniedError{Host: host, Port: port, Reason: fmt.Sprintf("%s is an address of this host itself", a)}
+		}
+	}
+	return nil
+}
+
+// hostAddrs lists the addresses of every interface of the host (of the
+// launcher's network namespace, where the egress dials), unmapped.
+func hostAddrs() ([]netip.Addr, error) {
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("list interface addresses: %w", err)
+	}
+	addrs := make([]netip.Addr, 0, len(ifaddrs))
+	for _, ifa := range ifaddrs {
+		if n, ok := ifa.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok {
+				addrs = append(addrs, a.Unmap())
+			}
+		}
+	}
+	return addrs, nil
 }
 
 // numericLabel is a host-name label that inet_aton would read as a number.

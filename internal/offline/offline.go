@@ -25,10 +25,20 @@ const insideEnv = "PAIRBENCH_OFFLINE"
 // namespace with loopback up. It dies with its parent. An unprivileged
 // caller's command holds no capability: the one that brought loopback up is
 // dropped before name runs (bubblewrap, for one, refuses to start with it).
-func Command(name string, args ...string) *exec.Cmd {
-	script := `ip link set lo up && exec "$0" "$@"`
+func Command(name string, args ...string) *exec.Cmd { return CommandAfter("", name, args...) }
+
+// CommandAfter is Command running the shell command setup in the new
+// namespace first, with the capability to configure its network (ip link
+// add, ip addr add) that name does not get; name runs only if setup succeeds.
+func CommandAfter(setup, name string, args ...string) *exec.Cmd {
+	script := `ip link set lo up`
+	if setup != "" {
+		script += " && " + setup
+	}
 	if os.Getuid() != 0 {
-		script = `ip link set lo up && exec setpriv --inh-caps=-all --ambient-caps=-all "$0" "$@"`
+		script += ` && exec setpriv --inh-caps=-all --ambient-caps=-all "$0" "$@"`
+	} else {
+		script += ` && exec "$0" "$@"`
 	}
 	cmd := exec.Command("sh", append([]string{"-c", script, name}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
