@@ -3,12 +3,14 @@ package sandbox
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,26 @@ func BenchmarkNewEgress(b *testing.B) {
 			b.Fatal(err)
 		}
 		e.Close()
+	}
+}
+
+// BenchmarkScrubStream scrubs a 1 MiB stream of model events (JSON lines,
+// a break every 100 bytes or so) for one secret, as the proxy does every
+// response body, read 32 KiB at a time.
+//
+//	go test -run '^$' -bench BenchmarkScrubStream -count 5 ./sandbox
+func BenchmarkScrubStream(b *testing.B) {
+	sc := newScrubber([]placeholder{{Secret: Secret{Value: egressRealKey}, token: "PH"}})
+	var body strings.Builder
+	for i := 0; body.Len() < 1<<20; i++ {
+		fmt.Fprintf(&body, "data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"delta\":{\"content\":\"token %d of the answer\"}}]}\n\n", i)
+	}
+	src := body.String()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		n, err := io.Copy(io.Discard, sc.reader(io.NopCloser(strings.NewReader(src)), nil))
+		if err != nil || n < int64(len(src))/2 {
+			b.Fatal(n, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,4 +140,24 @@ func TestParseSecret(t *testing.T) {
 		_, err := ParseSecret(bad, getenv)
 		assert.Error(t, err, "ParseSecret(%q)", bad)
 	}
+}
+
+// TestScrubWrappedBase64AsAStream: base64 of the key wrapped across
+// lines, read a few bytes at a time, never comes out whole; a line of
+// text ending in a break is not held for want of the next.
+func TestScrubWrappedBase64AsAStream(t *testing.T) {
+	sc := newScrubber([]placeholder{{Secret: Secret{Value: slashedKey}, token: "PH"}})
+	for _, width := range []int{4, 16, 64, 76} {
+		for pad := range 6 {
+			src := wrappedBase64Blocks(strings.Repeat("y", pad)+slashedKey, width, "\r\n")
+			for _, split := range []int{1, 3, 7, 32 * 1024} {
+				r := sc.reader(io.NopCloser(&slowReader{s: src, n: split}), nil)
+				b, err := io.ReadAll(r)
+				require.NoError(t, err)
+				assert.NotContains(t, decodeBase64Blocks(string(b)), slashedKey, "width %d, pad %d, split %d", width, pad, split)
+			}
+		}
+	}
+	assert.Equal(t, 0, sc.heldBack("data: {}\n\n"))
+	assert.Equal(t, "a\nb\r\n"+Redacted+"\n", sc.string("a\nb\r\nQUJTS1FtVmtj\r\nbTlqYXcrL1ptOXZZ\nbUZ5L1ltRjYrY1hWND09\n"))
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
@@ -19,13 +20,21 @@ import (
 // scrubbed, whether or not its request carried a placeholder: an upstream
 // that received the key once may hand it back to any later request.
 type scrubber struct {
-	forms []string // longest first
-	repl  *strings.Replacer
+	forms   []string // longest first
+	repl    *strings.Replacer
+	wrapped []string // the base64 forms, also found broken across lines
+	longest int      // of wrapped
 }
 
 func newScrubber(secrets []placeholder) *scrubber {
 	with := map[string]string{}
+	var wrapped []string
 	for _, s := range secrets {
+		for _, f := range base64Forms(s.Value) {
+			if !slices.Contains(wrapped, f) {
+				wrapped = append(wrapped, f)
+			}
+		}
 		for i, f := range secretForms(s.Value) {
 			if _, ok := with[f]; ok {
 				continue
@@ -39,7 +48,10 @@ func newScrubber(secrets []placeholder) *scrubber {
 	if len(with) == 0 {
 		return nil
 	}
-	sc := &scrubber{}
+	sc := &scrubber{wrapped: wrapped}
+	for _, f := range wrapped {
+		sc.longest = max(sc.longest, len(f))
+	}
 	for f := range with {
 		sc.forms = append(sc.forms, f)
 	}
@@ -53,7 +65,66 @@ func newScrubber(secrets []placeholder) *scrubber {
 }
 
 // string scrubs a whole string.
-func (sc *scrubber) string(s string) string { return sc.repl.Replace(s) }
+func (sc *scrubber) string(s string) string { return sc.unwrapped(sc.repl.Replace(s)) }
+
+// unwrapped redacts each base64 form of a secret that line breaks split
+// (base64 wrapped at 76 columns in MIME, 64 in PEM, at any column by
+// other encoders): it searches text with every single line end ("\n",
+// "\r\n", "\r") left out and replaces each match, breaks and all, with
+// Redacted. An empty line ends a block of base64, so it is not left out.
+// Unbroken forms are the Replacer's.
+func (sc *scrubber) unwrapped(text string) string {
+	if len(sc.wrapped) == 0 || !joinsBase64(text) {
+		return text
+	}
+	joined := make([]byte, 0, len(text))
+	at := make([]int32, 0, len(text)) // at[j]: where joined[j] is in text
+	for i := 0; i < len(text); {
+		end := i
+		for end < len(text) && (text[end] == '\r' || text[end] == '\n') {
+			end++
+		}
+		if end == i {
+			joined, at = append(joined, text[i]), append(at, int32(i))
+			i++
+			continue
+		}
+		if strings.Count(text[i:end], "\n") > 1 {
+			joined, at = append(joined, '\n'), append(at, int32(i)) // a barrier
+		}
+		i = end
+	}
+	var spans [][2]int // in text
+	for _, f := range sc.wrapped {
+		for from := 0; ; {
+			j := bytes.Index(joined[from:], []byte(f))
+			if j < 0 {
+				break
+			}
+			j += from
+			spans = append(spans, [2]int{int(at[j]), int(at[j+len(f)-1]) + 1})
+			from = j + len(f)
+		}
+	}
+	if len(spans) == 0 {
+		return text
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var out strings.Builder
+	done := 0
+	for _, sp := range spans {
+		if sp[1] <= done {
+			continue
+		}
+		if sp[0] >= done {
+			out.WriteString(text[done:sp[0]])
+			out.WriteString(Redacted)
+		}
+		done = sp[1]
+	}
+	out.WriteString(text[done:])
+	return out.String()
+}
 
 // header scrubs h's values in place, and drops every header whose name
 // holds a secret in any form, compared without regard to case (names are
@@ -86,7 +157,77 @@ func (sc *scrubber) heldBack(text string) int {
 			}
 		}
 	}
+	return max(keep, sc.heldBackWrapped(text))
+}
+
+// joinsBase64 reports whether text has a single line end with a base64
+// character on either side: where a wrapped form could be split.
+func joinsBase64(text string) bool {
+	for i := 0; i < len(text); {
+		j := strings.IndexAny(text[i:], "\r\n")
+		if j < 0 {
+			return false
+		}
+		i += j
+		end := i
+		for end < len(text) && (text[end] == '\r' || text[end] == '\n') {
+			end++
+		}
+		if i > 0 && end < len(text) && strings.Count(text[i:end], "\n") <= 1 && isBase64Char(text[i-1]) && isBase64Char(text[end]) {
+			return true
+		}
+		i = end
+	}
+	return false
+}
+
+// isBase64Char reports whether c is in either base64 alphabet, padding
+// included.
+func isBase64Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("+/-_=", c) >= 0
+}
+
+// heldBackWrapped is heldBack for the forms line breaks may split: the
+// longest suffix of text that, its CRs and LFs left out, is a proper prefix
+// of one of them. A suffix with no break in it is heldBack's already.
+func (sc *scrubber) heldBackWrapped(text string) int {
+	if len(sc.wrapped) == 0 || !strings.ContainsAny(text[max(0, len(text)-3*sc.longest):], "\r\n") {
+		return 0
+	}
+	keep := 0
+	var joined []byte // the suffix's bytes but breaks, reversed
+	lineEnds := 0     // in the current run of breaks
+	for i := len(text) - 1; i >= 0 && len(joined) < sc.longest-1; i-- {
+		c := text[i]
+		if c == '\r' || c == '\n' {
+			if c == '\n' {
+				lineEnds++
+			}
+			if lineEnds > 1 { // an empty line: no form goes on past it
+				break
+			}
+			continue
+		}
+		lineEnds = 0
+		joined = append(joined, c)
+		for _, f := range sc.wrapped {
+			if len(joined) < len(f) && reversedPrefix(f, joined) {
+				keep = len(text) - i
+				break
+			}
+		}
+	}
 	return keep
+}
+
+// reversedPrefix reports whether rev, read backwards, begins f.
+func reversedPrefix(f string, rev []byte) bool {
+	for j := range rev {
+		if f[j] != rev[len(rev)-1-j] {
+			return false
+		}
+	}
+	return true
 }
 
 // reader scrubs src as a stream. It holds back only a tail that could still

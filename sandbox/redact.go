@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
 )
 
 // Redacted replaces every secret the Redactor removes.
@@ -84,9 +86,9 @@ func NewRedactor(secrets ...string) *Redactor {
 // secretForms returns s and the forms it takes when encoded: URL-escaped
 // (query and path, the escapes' hex digits in upper and in lower case),
 // JSON-escaped (with and without HTML escapes, '/' as itself and as
-// "\/", and as .NET's and Gson's encoders escape by default), base64 (both alphabets, padded and not, and the parts of its
-// encoding that do not depend on its neighbours inside longer data). s itself comes first;
-// an empty s has no forms.
+// "\/", and as .NET's and Gson's encoders escape by default), base64
+// (base64Forms), and the encodings that rewrite every byte (wholeForms).
+// s itself comes first; an empty s has no forms.
 func secretForms(s string) []string {
 	if s == "" {
 		return nil
@@ -98,10 +100,8 @@ func secretForms(s string) []string {
 		strings.ReplaceAll(jsonPlain, "/", `\/`), strings.ReplaceAll(jsonHTML, "/", `\/`),
 		// .NET's System.Text.Json by default, and Gson by default.
 		unicodeEscaped(jsonPlain, "<>&'+`", "%04X"), unicodeEscaped(jsonPlain, "<>&='", "%04x")}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		forms = append(forms, enc.EncodeToString([]byte(s)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
-		forms = append(forms, shiftedBase64(enc, s)...)
-	}
+	forms = append(forms, base64Forms(s)...)
+	forms = append(forms, wholeForms(s)...)
 	out := forms[:1]
 	for _, f := range forms[1:] {
 		if f != "" && !slices.Contains(out, f) {
@@ -109,6 +109,47 @@ func secretForms(s string) []string {
 		}
 	}
 	return out
+}
+
+// base64Forms returns s's base64 encodings: both alphabets, padded and
+// not, and the parts that do not depend on its neighbours inside longer
+// data (shiftedBase64).
+func base64Forms(s string) []string {
+	var forms []string
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		forms = append(forms, enc.EncodeToString([]byte(s)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(s)))
+		forms = append(forms, shiftedBase64(enc, s)...)
+	}
+	return forms
+}
+
+// wholeForms returns the encodings of s that rewrite every byte, each as
+// its encoders write it: hex (lower and upper case), UTF-16 (little- and
+// big-endian), HTML numeric character references (decimal, and hex with
+// "x" or "X" and digits in either case), percent-encoding of every byte
+// (hex digits in either case) and \u escapes of every character.
+func wholeForms(s string) []string {
+	eachByte := func(format string) string {
+		var b strings.Builder
+		for i := range len(s) {
+			fmt.Fprintf(&b, format, s[i])
+		}
+		return b.String()
+	}
+	eachRune := func(format string) string {
+		var b strings.Builder
+		for _, r := range s {
+			fmt.Fprintf(&b, format, r)
+		}
+		return b.String()
+	}
+	var le, be []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		le, be = binary.LittleEndian.AppendUint16(le, u), binary.BigEndian.AppendUint16(be, u)
+	}
+	return []string{eachByte("%02x"), eachByte("%02X"), string(le), string(be),
+		eachRune("&#%d;"), eachRune("&#x%x;"), eachRune("&#x%X;"), eachRune("&#X%x;"), eachRune("&#X%X;"),
+		eachByte("%%%02X"), eachByte("%%%02x"), eachRune(`\u%04x`), eachRune(`\u%04X`)}
 }
 
 // unicodeEscaped returns s, JSON-escaped, with each character of chars
