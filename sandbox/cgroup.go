@@ -20,13 +20,18 @@ import (
 // rlimits the init sets before anything else runs: Pids as the sandbox's
 // process and thread count (RLIMIT_NPROC, counted in the sandbox's own
 // user namespace), Memory per process (RLIMIT_DATA), FileSize per file
-// (RLIMIT_FSIZE), no core dumps. TmpSize needs neither.
+// (RLIMIT_FSIZE), no core dumps. TmpSize and WorkspaceSize need neither.
 type Limits struct {
 	Memory   int64   // bytes of memory (memory.max, swap refused; RLIMIT_DATA per process); 0: DefaultLimits'
 	Pids     int     // processes and threads (pids.max; RLIMIT_NPROC); 0: DefaultLimits'
 	CPU      float64 // CPUs' worth of time per period (cpu.max, cgroup only), e.g. 0.5; 0: no cap
 	FileSize int64   // bytes in any one file written (RLIMIT_FSIZE); 0: DefaultLimits'
-	TmpSize  int64   // bytes in /tmp, a tmpfs of this size (see Policy); 0: no cap
+	TmpSize  int64   // bytes in /tmp, a tmpfs of this size holding a copy of the home's entries; 0: no cap
+	// WorkspaceSize makes a fresh workspace a tmpfs of this many bytes,
+	// empty and private to each command (the host never sees what is
+	// written there; Sandbox.Workspace stays empty); 0: the per-agent
+	// directory's, uncapped. It cannot be combined with Policy.Workspace.
+	WorkspaceSize int64
 	// Parent is the cgroup v2 directory sandboxes' cgroups are created in,
 	// e.g. /sys/fs/cgroup/user.slice/.../pairbench; the cgroup is then
 	// required (New fails without it). Empty means the launcher's own
@@ -54,7 +59,7 @@ func (l Limits) withDefaults() Limits {
 }
 
 func (l Limits) validate() error {
-	if l.Memory < 0 || l.Pids < 0 || l.CPU < 0 || l.FileSize < 0 || l.TmpSize < 0 {
+	if l.Memory < 0 || l.Pids < 0 || l.CPU < 0 || l.FileSize < 0 || l.TmpSize < 0 || l.WorkspaceSize < 0 {
 		return errors.New("sandbox: limits cannot be negative (zero means the default)")
 	}
 	return nil
@@ -282,3 +287,10 @@ func without(want, have []string) []string {
 	}
 	return out
 }
+
+// AgentLimits are the limits pairbench's agents (pi, Claude Code, Codex)
+// run with besides DefaultLimits': /tmp (with the agent's configuration
+// copied in) and the workspace are memory file systems of 256 MiB each,
+// so that an agent filling them fills neither the host's disk nor the
+// temporary directory every other trial's sandbox and egress need.
+var AgentLimits = Limits{TmpSize: 256 << 20, WorkspaceSize: 256 << 20}

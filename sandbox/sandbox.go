@@ -9,6 +9,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -887,7 +889,8 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 	for i, f := range files {
 		a = append(a, "--file", strconv.Itoa(firstFileFD+i), f.Name())
 	}
-	tmp, err := s.tmpMounts()
+	tmp, homeFiles, err := s.tmpMounts(firstFileFD + len(files))
+	files = append(files, homeFiles...)
 	if err != nil {
 		return nil, nil, files, err
 	}
@@ -896,7 +899,9 @@ func (s *Sandbox) bwrapArgs(c *Cmd) (opts, cmdline []string, files []*os.File, e
 		a = append(a, "--size", fmt.Sprint(p.MemoryDirs[name]), "--perms", "0700", "--tmpfs", filepath.Join(HomeDir, name))
 	}
 	a = append(a, "--perms", "0700", "--dir", shmDir) // /dev/shm, counted with /tmp
-	if !p.NoWorkspace {
+	if size := p.Limits.WorkspaceSize; size > 0 {
+		a = append(a, "--size", fmt.Sprint(size), "--perms", "0700", "--tmpfs", WorkspaceDir)
+	} else if !p.NoWorkspace {
 		a = append(a, "--bind", s.workspace, WorkspaceDir)
 		git, gitFiles, err := gitMounts(s.workspace, firstFileFD+len(files))
 		if err != nil {
@@ -1001,23 +1006,62 @@ func (s *Sandbox) serviceArgs(c *Cmd, initArgs []string) ([]string, error) {
 }
 
 // tmpMounts returns the mounts that make up /tmp: the per-agent directory
-// itself, or with Limits.TmpSize a tmpfs of that size on which each entry
-// already in the per-agent directory is mounted (bubblewrap cannot cap the
-// size of a bind mount; those entries are not counted).
-func (s *Sandbox) tmpMounts() ([]string, error) {
+// itself, or with Limits.TmpSize a tmpfs of that size holding a copy of
+// what the per-agent directory holds when the command starts (the agent's
+// configuration), so that every byte written under /tmp counts against the
+// size: bubblewrap cannot cap a bind mount, and a directory bound in from
+// the host would be a way around the cap. Files are copied through
+// descriptors (returned, numbered from fd on; the caller closes them),
+// links as links; what else the directory holds is left out.
+func (s *Sandbox) tmpMounts(fd int) ([]string, []*os.File, error) {
 	size := s.policy.Limits.TmpSize
 	if size <= 0 {
-		return []string{"--bind", s.home, HomeDir}, nil
+		return []string{"--bind", s.home, HomeDir}, nil, nil
 	}
 	a := []string{"--size", fmt.Sprint(size), "--perms", "0700", "--tmpfs", HomeDir}
-	entries, err := os.ReadDir(s.home)
+	var files []*os.File
+	root, err := os.OpenRoot(s.home)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: home: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: home: %w", err)
 	}
-	for _, e := range entries {
-		a = append(a, "--bind", filepath.Join(s.home, e.Name()), filepath.Join(HomeDir, e.Name()))
+	defer root.Close()
+	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || name == "." {
+			return err
+		}
+		inside := path.Join(HomeDir, name)
+		switch {
+		case d.IsDir():
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			a = append(a, "--perms", fmt.Sprintf("%04o", fi.Mode().Perm()), "--dir", inside)
+		case d.Type().IsRegular():
+			f, err := root.Open(name)
+			if err != nil {
+				return err
+			}
+			fi, err := f.Stat()
+			if err != nil || !fi.Mode().IsRegular() {
+				f.Close()
+				return cmp.Or(err, fmt.Errorf("%s changed while it was copied", name))
+			}
+			files = append(files, f)
+			a = append(a, "--perms", fmt.Sprintf("%04o", fi.Mode().Perm()), "--file", strconv.Itoa(fd+len(files)-1), inside)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := root.Readlink(name)
+			if err != nil {
+				return err
+			}
+			a = append(a, "--symlink", target, inside)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, files, fmt.Errorf("sandbox: copy home into its /tmp: %w", err)
 	}
-	return a, nil
+	return a, files, nil
 }
 
 // procReadOnly are the /proc entries that reach beyond the sandbox's own
@@ -1167,6 +1211,9 @@ func validatePolicy(p Policy) error {
 	}
 	if p.NoWorkspace && (p.Workspace != "" || len(p.Hide) > 0) {
 		return errors.New("sandbox: NoWorkspace with a Workspace or Hide")
+	}
+	if p.Limits.WorkspaceSize > 0 && (p.NoWorkspace || p.Workspace != "") {
+		return errors.New("sandbox: Limits.WorkspaceSize caps a fresh workspace, not NoWorkspace or a Workspace")
 	}
 	if err := checkFiles(p.Files); err != nil {
 		return err

@@ -40,3 +40,10 @@ func TestRouteNamesTheKeyHeader(t *testing.T) {
 	_, _, err = route(runner.Model{Provider: "anthropic", ID: "claude-x"}, nil)
 	assert.EqualError(t, err, "model anthropic/claude-x: neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set")
 }
+
+// TestPolicyCapsTempAndWorkspace: the agent's sandbox has /tmp and its
+// workspace capped, so a hostile page steering it cannot fill the runner's
+// temporary directory (sandbox.TestEscapeAgentFillsTheTempFileSystem).
+func TestPolicyCapsTempAndWorkspace(t *testing.T) {
+	assert.Equal(t, sandbox.AgentLimits, (&Agent{}).policy(nil, nil).Limits)
+}

@@ -22,3 +22,10 @@ func TestRouteNamesTheKeyHeader(t *testing.T) {
 	_, err = route(runner.Model{Provider: "openai", ID: "gpt-x"}, nil)
 	assert.EqualError(t, err, "model openai/gpt-x: OPENAI_API_KEY is not set")
 }
+
+// TestPolicyCapsTempAndWorkspace: the agent's sandbox has /tmp and its
+// workspace capped, so a hostile page steering it cannot fill the runner's
+// temporary directory (sandbox.TestEscapeAgentFillsTheTempFileSystem).
+func TestPolicyCapsTempAndWorkspace(t *testing.T) {
+	assert.Equal(t, sandbox.AgentLimits, (&Agent{}).policy(nil, nil).Limits)
+}

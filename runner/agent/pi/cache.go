@@ -63,7 +63,11 @@ func (a *Agent) warm(ctx context.Context, cache string, servers []runner.MCPServ
 		"PI_CODING_AGENT_DIR": agentDir, "PI_OFFLINE": "1", "PI_TELEMETRY": "0",
 		"NODE_COMPILE_CACHE": sandbox.WorkspaceDir, "WARM_MODEL_KEY": "none",
 	}
-	sb, err := sandbox.New(ctx, a.policy(nil, env))
+	// The cache is read from the workspace afterwards, so it must be the
+	// host's: the warm-up runs no model and sees no page.
+	p := a.policy(nil, env)
+	p.Limits.WorkspaceSize = 0
+	sb, err := sandbox.New(ctx, p)
 	if err != nil {
 		return fmt.Errorf("pi: warm-up: %w", err)
 	}

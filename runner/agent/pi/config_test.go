@@ -117,6 +117,7 @@ func TestWarmCacheIsMountedReadOnly(t *testing.T) {
 	a := &Agent{cfg: Config{Node: "/opt/node", Package: "/opt/pi"}}
 	p := a.policy(nil, nil)
 	assert.NotContains(t, p.Env, "NODE_COMPILE_CACHE", "no cache before Warm")
+	assert.Equal(t, sandbox.AgentLimits, p.Limits, "/tmp and the workspace capped (sandbox.TestEscapeAgentFillsTheTempFileSystem)")
 	a.cache = "/tmp/pairbench-node-cache-1"
 	env := map[string]string{"A": "1"}
 	p = a.policy(nil, env)

@@ -181,6 +181,7 @@ func (a *Agent) policy(egress *sandbox.Egress, env map[string]string) sandbox.Po
 	return sandbox.Policy{
 		ReadOnly: ro, Env: env, Egress: egress,
 		Bwrap: a.cfg.Bwrap, Executable: a.cfg.Executable, TempRoot: a.cfg.TempRoot,
+		Limits: sandbox.AgentLimits, // /tmp and /workspace capped: no trial fills the runner's disk
 	}
 }
 
