@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,36 +33,80 @@ type exampleWorkflow struct {
 }
 
 // TestExampleWorkflowKeepsForksOffSelfHostedRunners checks the example
-// workflow's hardening: no trigger that runs a pull request's copy of the
-// workflow (a fork could rewrite any if:), every action pinned by a full
-// commit SHA, secrets given to steps (never to a job or the workflow), and
-// a concurrency group for the service's dispatches that is each run's own.
+// workflow's hardening (keepsForksOff), and that a concurrency group for
+// the service's dispatches is each run's own.
 func TestExampleWorkflowKeepsForksOffSelfHostedRunners(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "examples/workflows/pairbench.yml"))
 	require.NoError(t, err)
+	wf := keepsForksOff(t, "examples/workflows/pairbench.yml", data)
+	assert.Contains(t, wf.Concurrency.Group, "inputs.run_id", "each service dispatch has a group of its own")
+	assert.Contains(t, wf.Concurrency.CancelInProgress, "inputs.run_id == ''", "a service run is never cancelled by another")
+}
+
+// TestDocumentedWorkflowsKeepForksOffSelfHostedRunners: every workflow the
+// README and docs/action.md show, the first thing a user copies, is as
+// safe as the example (keepsForksOff) and passes actionlint. The README's
+// used to run on pull_request behind an if:, which a fork's copy of the
+// workflow can simply delete.
+func TestDocumentedWorkflowsKeepForksOffSelfHostedRunners(t *testing.T) {
+	found := 0
+	for _, doc := range []string{"README.md", "docs/action.md"} {
+		data, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		for i, block := range workflowBlocks(string(data)) {
+			found++
+			name := fmt.Sprintf("%s, workflow %d", doc, i+1)
+			keepsForksOff(t, name, []byte(block))
+			file := filepath.Join(t.TempDir(), "documented.yml")
+			require.NoError(t, os.WriteFile(file, []byte(block), 0o644))
+			out, ok := actionlint(t, file)
+			assert.True(t, ok, "%s: actionlint:\n%s", name, out)
+		}
+	}
+	assert.GreaterOrEqual(t, found, 2, "the README's and docs/action.md's workflows")
+}
+
+// workflowBlocks returns the YAML code blocks of a Markdown document that
+// are workflows (they have jobs).
+func workflowBlocks(doc string) []string {
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?ms)^```ya?ml\n(.*?)^```").FindAllStringSubmatch(doc, -1) {
+		if regexp.MustCompile(`(?m)^jobs:`).MatchString(m[1]) {
+			blocks = append(blocks, m[1])
+		}
+	}
+	return blocks
+}
+
+// keepsForksOff checks a workflow's hardening: no trigger that runs a pull
+// request's copy of the workflow or its code unreviewed (a fork could
+// rewrite any if:), every action pinned by a full commit SHA, secrets given
+// to steps (never to a job or the workflow).
+func keepsForksOff(t *testing.T, name string, data []byte) exampleWorkflow {
+	t.Helper()
 	var wf exampleWorkflow
-	require.NoError(t, yaml.Unmarshal(data, &wf))
+	require.NoError(t, yaml.Unmarshal(data, &wf), name)
+	require.NotEmpty(t, wf.On, "%s: no trigger", name)
 	for trigger := range wf.On {
 		assert.NotContains(t, []string{"pull_request", "pull_request_target", "issue_comment", "push"}, trigger,
-			"trigger %s runs on self-hosted runners with code or configuration a pull request controls", trigger)
+			"%s: trigger %s runs on self-hosted runners with code or configuration a pull request controls", name, trigger)
 	}
 	pinned := regexp.MustCompile(`^[^@]+@[0-9a-f]{40}$`)
 	secret := regexp.MustCompile(`\$\{\{\s*secrets\.`)
 	for k, v := range wf.Env {
-		assert.NotRegexp(t, secret, v, "workflow env %s holds a secret", k)
+		assert.NotRegexp(t, secret, v, "%s: workflow env %s holds a secret", name, k)
 	}
-	for name, job := range wf.Jobs {
-		for k, v := range job.Env {
-			assert.NotRegexp(t, secret, v, "job %s env %s holds a secret: every step would see it", name, k)
+	for job, j := range wf.Jobs {
+		for k, v := range j.Env {
+			assert.NotRegexp(t, secret, v, "%s: job %s env %s holds a secret: every step would see it", name, job, k)
 		}
-		for _, st := range job.Steps {
+		for _, st := range j.Steps {
 			if st.Uses != "" {
-				assert.Regexp(t, pinned, st.Uses, "job %s: %s is not pinned by commit", name, st.Uses)
+				assert.Regexp(t, pinned, st.Uses, "%s: job %s: %s is not pinned by commit", name, job, st.Uses)
 			}
 		}
 	}
-	assert.Contains(t, wf.Concurrency.Group, "inputs.run_id", "each service dispatch has a group of its own")
-	assert.Contains(t, wf.Concurrency.CancelInProgress, "inputs.run_id == ''", "a service run is never cancelled by another")
+	return wf
 }
 
 // TestStepsThatNeedNoSecretsDropThem runs drop_secrets as the install,
