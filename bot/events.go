@@ -87,12 +87,13 @@ func (h *handling) pullRequest(ctx context.Context) (apply, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Deliveries may arrive out of order: the head GitHub has now decides.
-	live, _, err := c.PullRequests.Get(ctx, repo.Owner, repo.Name, pr.GetNumber())
+	// Deliveries may arrive out of order: the head GitHub has now decides,
+	// unless the read is older than this delivery (see readPull).
+	live, lagging, err := h.readPull(ctx, c, repo, pr.GetNumber(), sha, since)
 	if err != nil {
-		return nil, fmt.Errorf("get %s#%d: %w", repo.FullName(), pr.GetNumber(), err)
+		return nil, err
 	}
-	if live.GetHead().GetSHA() != sha || live.GetState() == "closed" {
+	if !lagging && (live.GetHead().GetSHA() != sha || live.GetState() == "closed") {
 		log.Info("stale event: the pull request has moved on", "head", short(live.GetHead().GetSHA()), "state", live.GetState())
 		return nil, nil
 	}
@@ -345,14 +346,25 @@ func (h *handling) throttledReply(repo Repo, pr int, user, kind, body string) ap
 // the command names with @<sha>. The bench is pinned to that commit.
 func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, t Target, cmd Command, user string, written time.Time) (apply, error) {
 	reply := func(body string) apply { return h.throttledReply(repo, t.PR, user, "command", body) }
-	pr, _, err := c.PullRequests.Get(ctx, t.Owner, t.Repo, t.PR)
+	var rec state.Pull
+	if err := h.bot.state.View(ctx, func(tx *state.Tx) (err error) {
+		rec, _, err = tx.Pull(ctx, repo.FullName(), t.PR)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	pr, lagging, err := h.readPull(ctx, c, repo, t.PR, rec.HeadSHA, rec.HeadSince)
 	if err != nil {
-		return nil, fmt.Errorf("get %s#%d: %w", repo.FullName(), t.PR, err)
+		return nil, err
 	}
 	if pr.GetState() == "closed" {
 		return reply("This pull request is closed; there is nothing to bench."), nil
 	}
 	head := pr.GetHead().GetSHA()
+	readAt := pr.GetUpdatedAt().Time
+	if lagging {
+		head, readAt = rec.HeadSHA, rec.HeadSince
+	}
 	t.SHA = head
 	explicit := cmd.SHA != ""
 	if explicit {
@@ -399,18 +411,23 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 		// An approval is of what the maintainer saw: a head that moved after
 		// the comment, or that the service has not seen arrive, is refused.
 		moved := pull.HeadSHA != "" && pull.HeadSHA != head || pull.HeadSince.After(written)
+		if readAt.IsZero() {
+			readAt = tx.Now()
+		}
 		switch {
 		case pull.HeadSHA == "":
 			pull.HeadSHA = head // a pull request the service never heard of: its head's age is unknown
-		case pull.HeadSHA != head:
-			pull.HeadSHA, pull.HeadSince = head, tx.Now()
+		case pull.HeadSHA != head && !readAt.Before(pull.HeadSince.Truncate(time.Second)):
+			pull.HeadSHA, pull.HeadSince = head, readAt
+			// A read older than the record (a head recorded since the read)
+			// never moves the head back.
 		}
 		if !explicit && moved {
 			if err := tx.SavePull(ctx, pull); err != nil {
 				return err
 			}
 			return reply(fmt.Sprintf("@%s: the head moved to `%s` after your comment. Review it and comment `/bench run` again, "+
-				"or `/bench run @<sha>` to bench the commit you reviewed.", user, short(head)))(ctx, tx)
+				"or `/bench run @<sha>` to bench the commit you reviewed.", user, short(pull.HeadSHA)))(ctx, tx)
 		}
 		bn, err := h.bot.startBench(ctx, tx, &pull, t.SHA, p, cmd, user)
 		if err != nil {

@@ -140,6 +140,10 @@ func asSnooze(err error) error {
 	if d, ok := rateLimited(err); ok {
 		return river.JobSnooze(d)
 	}
+	var lag *lagError
+	if errors.As(err, &lag) {
+		return river.JobSnooze(lag.wait)
+	}
 	return err
 }
 

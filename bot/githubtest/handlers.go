@@ -108,7 +108,7 @@ func repoJSON(r *Repo) map[string]any {
 	}
 }
 
-func getPull(_ *Server, req *request, r *Repo) response {
+func getPull(s *Server, req *request, r *Repo) response {
 	p, ok := pullNumber(req, r)
 	if !ok {
 		return fail(http.StatusNotFound, "Not Found")
@@ -117,8 +117,12 @@ func getPull(_ *Server, req *request, r *Repo) response {
 	if state == "" {
 		state = "open"
 	}
+	updated := p.Updated
+	if updated.IsZero() {
+		updated = s.now()
+	}
 	return reply(http.StatusOK, map[string]any{
-		"number": p.Number, "state": state, "draft": p.Draft,
+		"number": p.Number, "state": state, "draft": p.Draft, "updated_at": updated.UTC().Format(time.RFC3339),
 		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": repoJSON(r)},
 		"base": map[string]any{"ref": r.DefaultBranch, "repo": repoJSON(r)},
 	})

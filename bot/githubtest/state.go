@@ -45,6 +45,8 @@ type Pull struct {
 	Draft bool
 	// State is "open" (the default when empty) or "closed".
 	State string
+	// Updated is its updated_at; zero means the time of the read.
+	Updated time.Time
 }
 
 // Comment is an issue or pull-request comment.
