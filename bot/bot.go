@@ -112,9 +112,14 @@ type Config struct {
 	// to the backend.
 	Pairs int
 	Model string
-	// RunTimeout is how long a bench may go without finishing before the
-	// reaper declares it vanished; default 6 hours.
+	// RunTimeout is how long a bench may go without finishing after it
+	// started (the local run began, or the workflow was dispatched) before
+	// the reaper declares it vanished; default 6 hours.
 	RunTimeout time.Duration
+	// QueueTimeout is how long a bench may wait to start (behind other
+	// local benches, a rate limit, a failing dispatch) before the reaper
+	// fails it; default 24 hours.
+	QueueTimeout time.Duration
 	// ProgressEvery is the shortest interval between two progress updates
 	// of a check run (GitHub limits content writes); default 10 seconds.
 	ProgressEvery time.Duration
@@ -155,6 +160,7 @@ func Open(ctx context.Context, cfg Config) (*Bot, error) {
 		cfg.Workflow = DefaultWorkflow
 	}
 	cfg.RunTimeout = orDefault(cfg.RunTimeout, 6*time.Hour)
+	cfg.QueueTimeout = orDefault(cfg.QueueTimeout, 24*time.Hour)
 	cfg.ProgressEvery = orDefault(cfg.ProgressEvery, 10*time.Second)
 	cfg.ReapEvery = orDefault(cfg.ReapEvery, time.Minute)
 	if cfg.Logger == nil {

@@ -53,3 +53,45 @@ func TestTheReaperEndsABenchWhoseJobEnded(t *testing.T) {
 	assert.Len(t, f.runner.Runs(), 1, "the cancelled job never ran again")
 	assert.Equal(t, "failure", f.gh.CheckRuns(repoName)[0].Conclusion)
 }
+
+// TestTheRunTimeoutCountsFromTheStart: two local benches, one at a time.
+// The second waits in the queue for most of RunTimeout behind the first,
+// then starts: it is not failed as vanished for its wait (it used to be,
+// RunTimeout after it was recorded), and it finishes with its verdict.
+func TestTheRunTimeoutCountsFromTheStart(t *testing.T) {
+	f := newFixture(t, func(c *bot.Config) { c.RunTimeout, c.ReapEvery = 4*time.Second, 200*time.Millisecond })
+	openPRs(t, f, 2)
+	first, second := benchOf(t, f, 3), benchOf(t, f, 4)
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(3 * time.Second)
+	f.storeReport(t, bot.RunID(first.Run), "better")
+	f.runner.finish(bot.RunID(first.Run), nil)
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(2 * time.Second) // past RunTimeout since it was recorded, not since it started
+	assert.Equal(t, state.BenchRunning, benchOf(t, f, 4).State, benchOf(t, f, 4).Reason)
+	f.storeReport(t, bot.RunID(second.Run), "faster")
+	f.runner.finish(bot.RunID(second.Run), nil)
+	require.Eventually(t, func() bool { return benchOf(t, f, 4).State == state.BenchDone }, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestABenchWaitsInTheQueueAtMostQueueTimeout: a bench that cannot start
+// (the one local slot is busy) is failed after QueueTimeout, saying so.
+func TestABenchWaitsInTheQueueAtMostQueueTimeout(t *testing.T) {
+	f := newFixture(t, func(c *bot.Config) { c.QueueTimeout, c.ReapEvery = time.Second, 200*time.Millisecond })
+	openPRs(t, f, 2)
+	require.Eventually(t, func() bool { return benchOf(t, f, 4).State == state.BenchFailed }, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, benchOf(t, f, 4).Reason, "waited more than 1s in the queue")
+	assert.Equal(t, state.BenchRunning, benchOf(t, f, 3).State, "the running bench has its own timeout")
+}
+
+// benchOf returns the newest bench of pull request pr.
+func benchOf(t *testing.T, f *fixture, pr int) state.Bench {
+	t.Helper()
+	var out []state.Bench
+	require.NoError(t, f.bot.State().View(context.Background(), func(tx *state.Tx) (err error) {
+		out, err = tx.BenchesOfPull(context.Background(), repoName, pr)
+		return err
+	}))
+	require.NotEmpty(t, out)
+	return out[0]
+}

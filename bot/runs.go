@@ -157,7 +157,8 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 }
 
 // workReap ends what nothing else will: a bench not finished RunTimeout
-// after it was recorded (its runner or workflow vanished), a local bench
+// after it started (its runner or workflow vanished), one that waited
+// longer than QueueTimeout to start, a local bench
 // whose job ended without ending it, an Actions bench whose run never got
 // recorded; and it tries again the check runs and comments whose jobs gave
 // up, and forgets deliveries too old to be redelivered.
@@ -181,8 +182,10 @@ func (b *Bot) workReap(ctx context.Context, _ *river.Job[reapJob]) error {
 	for _, bn := range open {
 		why := ""
 		switch {
-		case now.Sub(bn.Created) > b.cfg.RunTimeout:
-			why = fmt.Sprintf("The run vanished: no result %s after it was recorded.", b.cfg.RunTimeout)
+		case bn.Dispatched.IsZero() && now.Sub(bn.Created) > b.cfg.QueueTimeout:
+			why = fmt.Sprintf("The bench waited more than %s in the queue without starting.", b.cfg.QueueTimeout)
+		case !bn.Dispatched.IsZero() && now.Sub(bn.Dispatched) > b.cfg.RunTimeout:
+			why = fmt.Sprintf("The run vanished: no result %s after it started.", b.cfg.RunTimeout)
 		case bn.Backend == BackendLocal && bn.JobID != 0:
 			st, err := b.state.JobState(ctx, bn.JobID)
 			if errors.Is(err, state.ErrNotFound) || err == nil && finalJobState(st) {

@@ -40,6 +40,8 @@ type Options struct {
 	ReplicaID   string
 	PublicURL   string // the service's address, for report links ("": none)
 	RunTimeout  time.Duration
+	// QueueTimeout bounds a bench's wait to start (bot.Config.QueueTimeout).
+	QueueTimeout time.Duration
 	// GitURL is the clone URL template of a registry for the local backend:
 	// {owner} and {repo} are replaced.
 	GitURL string
@@ -52,7 +54,8 @@ type Options struct {
 // webhook secret in $PAIRBENCH_WEBHOOK_SECRET, GitHub's API at
 // $GITHUB_API_URL, benches on this host (bot.BackendLocal) cloned from
 // github.com, 8 workers, 30 s to shut down, the state in "pairbench-state",
-// the host name as the replica id, a bench failed as vanished after 6 h,
+// the host name as the replica id, a bench failed as vanished 6 h after it
+// started or after 24 h waiting to start,
 // and local benches like bench.DefaultConfig's, under runs/serve.
 func DefaultOptions() Options {
 	local := bench.DefaultConfig()
@@ -68,6 +71,7 @@ func DefaultOptions() Options {
 		StateDir:        "pairbench-state",
 		ReplicaID:       DefaultReplicaID(),
 		RunTimeout:      6 * time.Hour,
+		QueueTimeout:    24 * time.Hour,
 		LocalBench:      local,
 	}
 }
@@ -111,6 +115,8 @@ func (o *Options) Check(getenv func(string) string, readFile func(string) ([]byt
 		return s, fmt.Errorf("--shutdown-timeout %v: want a positive duration", o.ShutdownTimeout)
 	case o.RunTimeout <= 0:
 		return s, fmt.Errorf("--run-timeout %v: want a positive duration", o.RunTimeout)
+	case o.QueueTimeout <= 0:
+		return s, fmt.Errorf("--queue-timeout %v: want a positive duration", o.QueueTimeout)
 	case o.PostgresEnv == "" && o.StateDir == "":
 		return s, errors.New("--state-dir: give the directory of the service's state (or --postgres-env)")
 	case o.ReplicaID == "":

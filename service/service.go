@@ -57,6 +57,7 @@ func Run(ctx context.Context, o Options, s Secrets, l net.Listener, log *slog.Lo
 		Pairs:          o.Pairs,
 		Model:          o.Model,
 		RunTimeout:     o.RunTimeout,
+		QueueTimeout:   o.QueueTimeout,
 		Metrics:        metrics,
 		Logger:         log,
 	}

@@ -70,7 +70,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.PostgresEnv, "postgres-env", "", "environment variable holding a postgres:// URL: keep the state in PostgreSQL instead, shared by replicas")
 	f.StringVar(&o.ReplicaID, "replica-id", o.ReplicaID, "this replica's name, stable across restarts and unique among replicas")
 	f.StringVar(&o.PublicURL, "public-url", "", "the service's public https:// address, for report links in comments (empty: no links)")
-	f.DurationVar(&o.RunTimeout, "run-timeout", o.RunTimeout, "a bench not finished this long after it was started is failed as vanished")
+	f.DurationVar(&o.RunTimeout, "run-timeout", o.RunTimeout, "a bench not finished this long after it started (local run began, workflow dispatched) is failed as vanished")
+	f.DurationVar(&o.QueueTimeout, "queue-timeout", o.QueueTimeout, "a bench still waiting to start this long after it was recorded is failed")
 	return cmd
 }
 
