@@ -179,13 +179,14 @@ func NewTokenClient(token, baseURL string, base http.RoundTripper) (*github.Clie
 }
 
 // newClient returns a client of root over hc's transport, every write
-// redacted (postedTransport).
+// redacted (postedTransport), holding back its requests while a rate limit
+// lasts (rateGate).
 func newClient(hc *http.Client, root string) (*github.Client, error) {
 	next := hc.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	hc.Transport = postedTransport{next: next}
+	hc.Transport = postedTransport{next: &rateGate{next: next}}
 	c := github.NewClient(hc)
 	u, err := url.Parse(root + "/")
 	if err != nil {

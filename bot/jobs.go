@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -148,7 +149,10 @@ func asSnooze(err error) error {
 }
 
 // rateLimited reports whether err is a GitHub rate limit, primary or
-// secondary, and how long to wait.
+// secondary, and how long to wait. go-github maps only 403 answers to its
+// rate-limit errors; GitHub answers 429 as well, which is read here the
+// same way: Retry-After first, then the primary limit's reset when none
+// remains, else a minute (GitHub's advice for a secondary limit).
 func rateLimited(err error) (time.Duration, bool) {
 	var rl *github.RateLimitError
 	if errors.As(err, &rl) {
@@ -160,6 +164,12 @@ func rateLimited(err error) (time.Duration, bool) {
 			return clampWait(*ab.RetryAfter + time.Second), true
 		}
 		return time.Minute, true
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		if code := er.Response.StatusCode; code == http.StatusTooManyRequests || code == http.StatusForbidden {
+			return waitOf(er.Response)
+		}
 	}
 	return 0, false
 }
