@@ -91,16 +91,18 @@ func (a *AppClients) Client(_ context.Context, installationID int64) (*github.Cl
 	if c, ok := a.clients[installationID]; ok {
 		return c, nil
 	}
-	itr := ghinstallation.NewFromAppsTransport(a.apps, installationID)
-	var rt http.RoundTripper = itr
-	itr.BaseURL = a.baseURL
-	// ghinstallation otherwise sends the body "null", which GitHub's API
-	// description does not allow.
-	itr.InstallationTokenOptions = &github.InstallationTokenOptions{}
+	var rt http.RoundTripper = newReauth(func() http.RoundTripper {
+		itr := ghinstallation.NewFromAppsTransport(a.apps, installationID)
+		itr.BaseURL = a.baseURL
+		// ghinstallation otherwise sends the body "null", which GitHub's API
+		// description does not allow.
+		itr.InstallationTokenOptions = &github.InstallationTokenOptions{}
+		return itr
+	})
 	if w, ok := a.base.(interface {
 		InstallationTransport(int64, http.RoundTripper) http.RoundTripper
 	}); ok {
-		rt = w.InstallationTransport(installationID, itr)
+		rt = w.InstallationTransport(installationID, rt)
 	}
 	c, err := newClient(&http.Client{Transport: rt}, a.baseURL)
 	if err != nil {

@@ -213,3 +213,26 @@ func TestALabelWriteCutShortIsRedone(t *testing.T) {
 	f.push(t, headSHA, nil) // back to the first commit: its verdict stands
 	assert.Equal(t, []string{"bench: better"}, f.gh.IssueLabels(repoName, prNumber))
 }
+
+// TestARevokedTokenIsMintedAgain: GitHub revokes the installation's token
+// an hour before it expires (401 Bad credentials). The next request mints a
+// new token and goes through: a /bench status is answered at once. The
+// token used to be kept until its expiry, every job failing meanwhile.
+func TestARevokedTokenIsMintedAgain(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	mints := len(f.gh.CallsTo("apps/create-installation-access-token"))
+	f.gh.RevokeInstallationTokens(installID)
+	f.comment(t, writer, "/bench status")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.NotEmpty(t, comments)
+	assert.Contains(t, comments[len(comments)-1].Body, "is benching")
+	assert.Equal(t, mints+1, len(f.gh.CallsTo("apps/create-installation-access-token")), "one new token")
+	unauthorized := 0
+	for _, c := range f.gh.Calls() {
+		if c.Status == http.StatusUnauthorized {
+			unauthorized++
+		}
+	}
+	assert.Equal(t, 1, unauthorized, "the revoked token was refused once, then replaced")
+}

@@ -71,6 +71,7 @@ type Server struct {
 	violations    []string
 	apps          map[int64]*rsa.PublicKey
 	installTokens map[string]int64
+	revoked       map[string]bool // installation tokens revoked before they expired
 	tokens        map[string]User // plain tokens and whom they act as
 	repos         map[string]*Repo
 	nextID        int64
@@ -173,6 +174,23 @@ func (s *Server) AddApp(appID int64, pub *rsa.PublicKey) {
 // write check runs).
 func (s *Server) AddToken(token string) {
 	s.AddUserToken(token, User{Login: "github-actions[bot]", Type: "Bot"})
+}
+
+// RevokeInstallationTokens revokes every token issued to installation
+// inst, as GitHub does when an App's installation token is revoked before
+// it expires: requests bearing one are answered 401 Bad credentials.
+func (s *Server) RevokeInstallationTokens(inst int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, i := range s.installTokens {
+		if i == inst {
+			delete(s.installTokens, tok)
+			if s.revoked == nil {
+				s.revoked = map[string]bool{}
+			}
+			s.revoked[tok] = true
+		}
+	}
 }
 
 // AddUserToken registers a plain token acting as u (a personal access
@@ -487,8 +505,12 @@ func (s *Server) authenticate(hr *http.Request, route *routers.Route) (auth Auth
 	s.mu.Lock()
 	inst, isInst := s.installTokens[cred]
 	_, plain := s.tokens[cred]
+	revoked := s.revoked[cred]
 	s.mu.Unlock()
 	switch {
+	case revoked:
+		// GitHub's answer, which a client must handle: not a violation.
+		return AuthInstallation, 0, fail(http.StatusUnauthorized, "Bad credentials"), false
 	case isInst:
 		if isAppOp {
 			return AuthInstallation, inst, refuse(http.StatusForbidden, "%s needs the app's JWT", route.Operation.OperationID), false
