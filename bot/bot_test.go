@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -308,7 +309,22 @@ func TestOutsidersGetOneReply(t *testing.T) {
 	for range 15 {
 		f.comment(t, writer, "/bench help")
 	}
-	assert.Len(t, f.gh.Comments(repoName, prNumber), 10, "at most 10 replies an hour on a pull request")
+	assert.Len(t, f.gh.Comments(repoName, prNumber), 11, "at most 10 replies an hour on a pull request")
+}
+
+// TestOutsidersNeverSilenceMaintainers: ten outsiders each get their
+// refusal; the maintainer's command is still answered. The refusals used
+// to spend the pull request's hourly replies.
+func TestOutsidersNeverSilenceMaintainers(t *testing.T) {
+	f := newFixture(t)
+	for i := range 12 {
+		f.comment(t, fmt.Sprintf("outsider-%d", i), "/bench run")
+	}
+	require.Len(t, f.gh.Comments(repoName, prNumber), 10, "at most 10 refusals an hour")
+	f.comment(t, writer, "/bench status")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 11)
+	assert.Contains(t, comments[10].Body, "No bench is running")
 }
 
 func TestUsageDoesNotParseAsACommand(t *testing.T) {

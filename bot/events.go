@@ -15,8 +15,10 @@ import (
 )
 
 // Reply throttles: an outsider's /bench gets one answer per pull request a
-// day, and a pull request gets at most maxRepliesPerHour replies an hour,
-// so nobody can spend the installation's write budget by commenting.
+// day, and a pull request gets at most maxRepliesPerHour replies an hour
+// to people with write access and as many refusals to outsiders, each
+// counted apart, so nobody can spend the installation's write budget by
+// commenting, and outsiders never silence the maintainers.
 const (
 	refusalEvery      = 24 * time.Hour
 	maxRepliesPerHour = 10
@@ -311,8 +313,8 @@ func (h *handling) both(a, b apply) apply {
 }
 
 // throttledReply queues a reply unless the throttles say enough: one
-// refusal per user and pull request a day, maxRepliesPerHour replies per
-// pull request an hour.
+// refusal per user and pull request a day, maxRepliesPerHour replies of
+// its kind (refusals, or answers to commands) per pull request an hour.
 func (h *handling) throttledReply(repo Repo, pr int, user, kind, body string) apply {
 	return func(ctx context.Context, tx *state.Tx) error {
 		if kind == "refused" {
@@ -325,7 +327,7 @@ func (h *handling) throttledReply(repo Repo, pr int, user, kind, body string) ap
 				return nil
 			}
 		}
-		n, err := tx.Replies(ctx, repo.FullName(), pr, "", "", tx.Now().Add(-time.Hour))
+		n, err := tx.Replies(ctx, repo.FullName(), pr, "", kind, tx.Now().Add(-time.Hour))
 		if err != nil {
 			return err
 		}

@@ -36,8 +36,8 @@ func (g *rateGate) RoundTrip(r *http.Request) (*http.Response, error) {
 		body := fmt.Sprintf(`{"message":"pairbench waits out GitHub's rate limit for %ss more; the request was not sent"}`, secs)
 		return &http.Response{
 			StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header:  http.Header{"Retry-After": {secs}, "Content-Type": {"application/json"}},
-			Body:    io.NopCloser(bytes.NewReader([]byte(body))), ContentLength: int64(len(body)), Request: r,
+			Header: http.Header{"Retry-After": {secs}, "Content-Type": {"application/json"}},
+			Body:   io.NopCloser(bytes.NewReader([]byte(body))), ContentLength: int64(len(body)), Request: r,
 		}, nil
 	}
 	resp, err := g.next.RoundTrip(r)
