@@ -14,7 +14,7 @@ import (
 func validOptions(t *testing.T) Options {
 	return Options{
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
-		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour,
+		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour, QueueTimeout: time.Hour,
 	}
 }
 

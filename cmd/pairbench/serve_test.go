@@ -33,7 +33,7 @@ import (
 func validServeOptions(t *testing.T) serveOptions {
 	return serveOptions{Options: service.Options{
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
-		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour,
+		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour, QueueTimeout: time.Hour,
 	}}
 }
 
