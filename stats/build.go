@@ -86,9 +86,17 @@ func (b *Builder) Report() *Report {
 		rep.Intents[i] = in
 	})
 	placebo := a.placebo(rep.Intents, work)
-	a.test(rep.Intents, work, placebo)
+	head := a.test(rep.Intents, work, placebo)
 	a.label(rep.Intents, adoption)
 	rep.Verdict = pairbench.Worst(labelsOf(rep.Intents)...)
+	if head != nil {
+		var pl *Placebo
+		if placebo != nil {
+			pl = placebo.out
+		}
+		a.headline(head, rep.Intents, pl)
+		rep.Headline, rep.Verdict = head, head.Label
+	}
 	rep.Tools = toolTable(b.tools)
 	rep.Run = a.runChecks(rep.Intents, work)
 	if placebo != nil {
@@ -126,8 +134,12 @@ type analysis struct {
 type intentWork struct {
 	pairs []pairRef
 	// speed and adopters are the signed-rank samples behind in.Speed and
-	// in.Adopters (nil without them).
-	speed, adopters *rankSample
+	// in.Adopters (nil without them); composite is every complete pair's
+	// time to a correct answer (nil without complete pairs).
+	speed, adopters, composite *rankSample
+	// condP and condMin are the speed test's p and attainable p, compP and
+	// compMin the composite test's.
+	condP, condMin, compP, compMin float64
 }
 
 // intent fills everything about one intent that does not need the other
@@ -138,7 +150,11 @@ func (a *analysis) intent(in *Intent, pairs []pairRef) intentWork {
 	in.Treatment = a.arm(pairs, true)
 	in.Accuracy = a.accuracy(in.Table)
 
-	w := intentWork{pairs: pairs}
+	w := intentWork{pairs: pairs, condP: 1, condMin: 1, compP: 1, compMin: 1}
+	if len(pairs) > 0 {
+		cs := newRankSample(compositeRatios(pairs))
+		w.composite = &cs
+	}
 	both := bothCorrect(pairs)
 	in.Speed, w.speed = speedOf(both, true)
 	if adopted := in.Treatment.Adoption; adopted != nil && adopted.X > 0 && adopted.X < adopted.N {
@@ -340,7 +356,7 @@ type speedTest struct {
 // adjusted intervals. The null distributions come from two passes over the
 // numbers of pairs (the adjusted levels need every intent's raw p), and the
 // Walsh-average selections for the intervals run on every core.
-func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) {
+func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) *Headline {
 	var tests []*speedTest
 	for i := range intents {
 		if w := work[i]; w.speed != nil {
@@ -360,6 +376,13 @@ func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) {
 		ns = append(ns, n)
 		byN[n] = append(byN[n], t)
 	}
+	composites := map[int][]*intentWork{}
+	for i := range work {
+		if c := work[i].composite; c != nil {
+			ns = append(ns, c.n())
+			composites[c.n()] = append(composites[c.n()], &work[i])
+		}
+	}
 	type cut struct {
 		c     int
 		level float64
@@ -375,32 +398,18 @@ func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) {
 			pmin[t] = t.sample.pMin(null)
 			cuts[t] = [2]cut{{c, 1 - rejectRate(null, c)}}
 		}
+		for _, w := range composites[null.n] {
+			w.compP, w.compMin = w.composite.p(null), w.composite.pMin(null)
+		}
 	})
 
-	// The families.
-	var sIdx, aIdx []int
-	var sP, sMin, aP, aMin []float64
 	for i := range intents {
-		in := &intents[i]
 		if work[i].speed != nil {
-			t := findTest(tests, in.Speed)
-			sIdx, sP, sMin = append(sIdx, i), append(sP, t.p), append(sMin, pmin[t])
+			t := findTest(tests, intents[i].Speed)
+			work[i].condP, work[i].condMin = t.p, pmin[t]
 		}
-		if d := in.Accuracy.Discordant; d > 0 {
-			aIdx, aP, aMin = append(aIdx, i), append(aP, in.Accuracy.P), append(aMin, MinSignP(d))
-		}
-		in.MinP = MinP{Speed: 1, Accuracy: 1}
 	}
-	for k, f := range adjustFamily(sP, sMin, a.alpha) {
-		in := &intents[sIdx[k]]
-		in.Speed.Family = Family{Tested: f.Tested, PAdj: f.Adj, Threshold: f.Threshold}
-		in.MinP.Speed = f.Best
-	}
-	for k, f := range adjustFamily(aP, aMin, a.alpha) {
-		in := &intents[aIdx[k]]
-		in.Accuracy.Family = Family{Tested: f.Tested, PAdj: f.Adj, Threshold: f.Threshold}
-		in.MinP.Accuracy = f.Best
-	}
+	head := a.families(intents, work)
 	for i := range intents {
 		in := &intents[i]
 		iv := Share(in.Table.TreatmentOnly, in.Table.ControlOnly, in.Accuracy.Threshold)
@@ -442,6 +451,7 @@ func (a *analysis) test(intents []Intent, work []intentWork, pl *placeboWork) {
 			t.out.SpeedupAdj = &iv
 		}
 	})
+	return head
 }
 
 func findTest(tests []*speedTest, s *Speed) *speedTest {

@@ -118,7 +118,15 @@ func checkInvariants(t *testing.T, rows []pairbench.Row, rep *Report) {
 		assert.GreaterOrEqual(t, in.NoiseProb, 0.0)
 		assert.LessOrEqual(t, in.NoiseProb, 1.0)
 	}
-	assert.Equal(t, pairbench.Worst(labels...), rep.Verdict)
+	if h := rep.Headline; h != nil {
+		assert.Equal(t, h.Label, rep.Verdict, "the verdict is the headline's")
+		if h.Intents > 1 {
+			assert.Equal(t, h.Accuracy.Significant, !h.Accuracy.Share.Contains(0.5), "pooled share interval and pooled McNemar agree")
+			assert.Equal(t, h.Speed.Significant, h.Speed.P <= h.Speed.Level)
+		}
+	} else {
+		assert.Equal(t, pairbench.Worst(labels...), rep.Verdict)
+	}
 	total := 0
 	for _, lc := range rep.Run.Labels {
 		total += lc.Count

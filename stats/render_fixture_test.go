@@ -157,6 +157,17 @@ func fixtureReport() *Report {
 		V: ReportVersion, RunID: "demo-2026-11-29", Model: Model{Name: "scripted/pairbench-scripted", Scripted: true},
 		Alpha: 0.05, Z: fixtureZ, Seed: 7,
 		Verdict: pairbench.Worst(labels...),
+		Headline: &Headline{
+			Label: pairbench.Worst(labels...), Why: "Across the intents treatment was significantly less accurate; speed showed no significant difference",
+			Intents: 9,
+			Speed: PooledSpeed{Pairs: 120, Complete: 181, P: 0.21, PConditional: 0.21, PComposite: 0.08, MinP: 1e-30,
+				Level: 0.025, Faster: true},
+			Accuracy: PooledAccuracy{TreatmentOnly: 20, ControlOnly: 52, Share: Share(20, 52, 0.0125), P: 0.00021,
+				Level: 0.0125, Significant: true},
+			IntentsLevel: 0.025,
+			Suspect:      "the placebo intent, which the registered tools cannot answer, differed in speed (signed-rank p 0.01): the harness, not the tools, may be making the difference",
+			Claims:       []string{"books-slower: slower", "books-same: mixed", "books-fast: faster"},
+		},
 		Intents: intents,
 		Adoption: []DomainAdoption{
 			{Domain: "books.example", Trials: 3, Adopted: 3},

@@ -474,7 +474,10 @@ const htmlSource = `<!DOCTYPE html>
 <p class="warning"><strong>Not finished.</strong> {{.IncompleteNote}}</p>
 <p>{{if .Total}}So far, worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
 {{else}}<h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
-<p>{{if .Total}}Worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
+{{with .Headline}}{{if .Suspect}}<p class="warning"><strong>Harness suspect:</strong> {{.Suspect}}.</p>
+{{end}}{{if .Pooled}}<p>{{.Why}}{{if .Figures}} ({{.Figures}}){{end}}.</p>
+{{end}}{{if .Claims}}<p>{{.Claims}}</p>
+{{end}}{{end}}<p>{{if .Total}}{{if .Headline.Pooled}}Verdict {{.Headline.Pooled}}; per intent{{else}}Worst label of {{.Total}} {{plural .Total "intent"}}{{end}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
 <div class="warning"><p><strong>Forced resume.</strong> {{.ForcedNote}}</p><ul>{{range .Forced}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
 {{if .MixedWebMCP}}<p class="warning"><strong>Mixed WebMCP.</strong> {{.MixedWebMCP}}</p>
@@ -498,7 +501,7 @@ const htmlSource = `<!DOCTYPE html>
 
 {{if .Intents}}<h2>Details</h2>
 {{range $i, $in := .Intents}}<details id="{{$in.Anchor}}" class="{{template "fclass" $in}}">
-<summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{with index $.Page $in.Anchor}} · <a href="{{.}}">pairs and trials</a>{{end}}</summary>
+<summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{if $in.Placebo}} · placebo{{end}}{{with index $.Page $in.Anchor}} · <a href="{{.}}">pairs and trials</a>{{end}}</summary>
 {{index $.Figures $i}}
 </details>
 {{end}}{{end}}
@@ -538,7 +541,7 @@ const htmlSource = `<!DOCTYPE html>
 {{end}}</table>{{end}}
 {{define "summary"}}<table class="summary">
 <tr><th>intent</th><th>label</th><th>pairs</th><th>correct: control → treatment</th><th>Δ accuracy (discordant pairs won by treatment, Holm p)</th><th>speedup (Holm p)</th><th>adoption</th></tr>
-{{range .Rows}}{{$in := .Intent}}<tr class="{{template "fclass" $in}}"><td><a href="{{if .Page}}{{.Page}}{{else}}#{{$in.Anchor}}{{end}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span></td><td class="num">{{$in.N}}{{if gt $in.Planned $in.N}}<small>of {{$in.Planned}}</small>{{end}}</td><td class="big">{{$in.ControlPct}} → {{$in.TreatmentPct}}<small>{{$in.ControlCount}} · {{$in.TreatmentCount}}</small></td><td>{{$in.Delta}}<small>{{$in.Share}} · p {{$in.PAccuracy}}</small></td><td>{{$in.Speedup}}<small>p {{$in.PSpeed}}</small></td><td>{{$in.AdoptionPct}}<small>{{$in.AdoptionCount}}</small></td></tr>
+{{range .Rows}}{{$in := .Intent}}<tr class="{{template "fclass" $in}}"><td><a href="{{if .Page}}{{.Page}}{{else}}#{{$in.Anchor}}{{end}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{if $in.Placebo}} <small>placebo</small>{{end}}</td><td class="num">{{$in.N}}{{if gt $in.Planned $in.N}}<small>of {{$in.Planned}}</small>{{end}}</td><td class="big">{{$in.ControlPct}} → {{$in.TreatmentPct}}<small>{{$in.ControlCount}} · {{$in.TreatmentCount}}</small></td><td>{{$in.Delta}}<small>{{$in.Share}} · p {{$in.PAccuracy}}</small></td><td>{{$in.Speedup}}<small>p {{$in.PSpeed}}</small></td><td>{{$in.AdoptionPct}}<small>{{$in.AdoptionCount}}</small></td></tr>
 {{end}}</table>{{end}}{{define "plot"}}<h2>{{.Title}}</h2>
 <svg role="img" aria-label="{{.Title}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 {{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$.Top}}" y2="{{$.Bottom}}"/><text x="{{.X}}" y="{{add $.Bottom 16}}" text-anchor="middle">{{.Label}}</text>

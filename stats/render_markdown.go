@@ -127,9 +127,19 @@ func mdNarrowRow(in *intentView) string {
 	}
 	return "| " + strings.Join([]string{
 		mdCode(clipText(in.ID, narrowIDLen), true),
-		"**" + mdText(string(in.Label)) + "**",
+		mdLabel(in),
 		mdText(in.Delta), mdText(speed), pairs,
 	}, " | ") + " |\n"
+}
+
+// mdLabel is an intent's label in bold, marked when the intent is a
+// placebo.
+func mdLabel(in *intentView) string {
+	l := "**" + mdText(string(in.Label)) + "**"
+	if in.Placebo {
+		l += " (" + placeboMark + ")"
+	}
+	return l
 }
 
 // The figures table: every summary figure, folded.
@@ -139,7 +149,7 @@ const figuresHead = "| intent | label | n | control correct | treatment correct 
 func mdFiguresRow(in *intentView) string {
 	cells := []string{
 		mdCode(clipText(in.ID, 120), true),
-		"**" + mdText(string(in.Label)) + "**",
+		mdLabel(in),
 		fmt.Sprint(in.N),
 		in.Control, in.Treatment, in.Delta, in.Share, in.PAccuracy, in.Speedup, in.PSpeed, in.Adoption,
 	}
@@ -289,12 +299,39 @@ func mdVerdictLine(v reportView) string {
 	case v.Total == 0:
 		return "**pairbench verdict: none**: no intents in this run\n\n"
 	default:
-		s = fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
+		if h := v.Headline; h.Pooled != "" {
+			s = fmt.Sprintf("**pairbench verdict: %s** (%s; per intent: %s)", mdText(string(v.Verdict)), h.Pooled, mdText(v.Counts))
+		} else {
+			s = fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
+		}
 	}
 	if v.Scripted {
 		s += " · **scripted model, not an LLM**"
 	}
-	return s + "\n\n"
+	s += "\n\n"
+	if v.Incomplete == "" {
+		s += mdHeadline(v.Headline)
+	}
+	return s
+}
+
+// mdHeadline says what the verdict rests on: a suspect harness first.
+func mdHeadline(h headlineView) string {
+	var s string
+	if h.Suspect != "" {
+		s += "**Harness suspect:** " + mdText(h.Suspect) + ".\n\n"
+	}
+	if h.Why != "" {
+		line := mdText(h.Why)
+		if h.Figures != "" {
+			line += " (" + mdText(h.Figures) + ")"
+		}
+		s += line + ".\n\n"
+	}
+	if h.Claims != "" {
+		s += mdText(h.Claims) + "\n\n"
+	}
+	return s
 }
 
 // mdRunNames names the run, the agent and model benched, and the registry.

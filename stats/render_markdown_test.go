@@ -27,11 +27,11 @@ func TestMarkdownVerdictLine(t *testing.T) {
 	r := fixtureReport()
 	md := Markdown(r, MarkdownOptions{})
 	first, _, _ := strings.Cut(md, "\n")
-	assert.Equal(t, "**pairbench verdict: less accurate** (worst of 10 intents: 1 less accurate, 1 slower, 1 mixed, 1 no adoption, 1 no signal, 2 inconclusive, 1 faster, 1 more accurate, 1 better) · **scripted model, not an LLM**", first)
+	assert.Equal(t, "**pairbench verdict: less accurate** (pooled over 9 intents; per intent: 1 less accurate, 1 slower, 1 mixed, 1 no adoption, 1 no signal, 2 inconclusive, 1 faster, 1 more accurate, 1 better) · **scripted model, not an LLM**", first)
 	assert.Contains(t, md, "> [!WARNING]\n> These results come from a scripted model")
 
 	r.Model = Model{Name: "openai/gpt-6-luna"}
-	r.Verdict = ""
+	r.Verdict, r.Headline = "", nil
 	md = Markdown(r, MarkdownOptions{})
 	first, _, _ = strings.Cut(md, "\n")
 	assert.True(t, strings.HasPrefix(first, "**pairbench verdict: less accurate** (worst of 10 intents"), "the verdict falls back to the worst label: %q", first)
@@ -46,20 +46,32 @@ func TestMarkdownVerdictLine(t *testing.T) {
 func TestMarkdownFirstScreen(t *testing.T) {
 	md := Markdown(fixtureReport(), MarkdownOptions{FullReportURL: fixtureURL})
 	lines := strings.Split(md, "\n")
-	require.True(t, strings.HasPrefix(lines[0], "**pairbench verdict: less accurate**"))
+	require.True(t, strings.HasPrefix(lines[0], "**pairbench verdict: less accurate** (pooled over 9 intents; per intent: "), lines[0])
 	assert.Equal(t, "", lines[1])
-	assert.Equal(t, "| intent | label | Δ accuracy | speedup | pairs |", lines[2])
-	assert.Equal(t, "|---|---|--:|--:|--:|", lines[3])
+	assert.True(t, strings.HasPrefix(lines[2], "**Harness suspect:** the placebo intent"), "a suspect harness is said right under the verdict: %s", lines[2])
+	assert.True(t, strings.HasPrefix(lines[4], "Across the intents treatment was significantly less accurate"), "then what the verdict rests on: %s", lines[4])
+	assert.True(t, strings.HasPrefix(lines[6], "Per intent, beyond the run's verdict: books-slower: slower"), lines[6])
+	table := slices.Index(lines, "| intent | label | Δ accuracy | speedup | pairs |")
+	require.Equal(t, 8, table, "then the table")
+	assert.Equal(t, "|---|---|--:|--:|--:|", lines[table+1])
 	var labels []pairbench.Label
-	for _, line := range lines[4:] {
+	placebos := 0
+	for _, line := range lines[table+2:] {
 		if !strings.HasPrefix(line, "| ") {
 			break
 		}
 		cells := strings.Split(strings.ReplaceAll(line, `\|`, ""), " | ")
 		require.Len(t, cells, 5, "five columns: %s", line)
+		if label, ok := strings.CutSuffix(cells[1], " (placebo)"); ok {
+			placebos++
+			assert.Equal(t, pairbench.NoAdoption, pairbench.Label(strings.Trim(label, "*")))
+			continue
+		}
+		require.Zero(t, placebos, "the placebo intent is listed last, marked: %s", line)
 		labels = append(labels, pairbench.Label(strings.Trim(cells[1], "*")))
 	}
-	require.Len(t, labels, 10, "one row per intent")
+	require.Len(t, labels, 9, "one row per intent")
+	require.Equal(t, 1, placebos, "and one for the placebo")
 	assert.True(t, slices.IsSortedFunc(labels, func(a, b pairbench.Label) int { return a.Rank() - b.Rank() }), "worst first: %v", labels)
 	assert.Contains(t, md, "| `books-less` | **less accurate** | −58 pp | 1.05× | 24 |")
 	assert.Contains(t, md, "| `weather-few` | **inconclusive** | 0 pp | 1.90× | 3/6 |", "pairs: complete of planned when they differ")
@@ -177,6 +189,7 @@ func TestMdLinkEncodesAngleBrackets(t *testing.T) {
 // bigReport is a report with n intents whose every part is long.
 func bigReport(n int) *Report {
 	r := fixtureReport()
+	r.Headline = nil // a report without a run-level verdict: the worst label
 	base := r.Intents
 	r.Intents = nil
 	for i := range n {
@@ -265,8 +278,12 @@ func TestManyIntentsWorstFirst(t *testing.T) {
 		var ids []string
 		for _, line := range strings.Split(narrow, "\n") {
 			for _, l := range pairbench.Labels {
-				if strings.HasPrefix(line, "| `intent-") && strings.Contains(line, "| **"+string(l)+"** |") {
-					ranks = append(ranks, l.Rank())
+				if strings.HasPrefix(line, "| `intent-") && strings.Contains(line, "| **"+string(l)+"** ") {
+					rank := l.Rank()
+					if strings.Contains(line, "** (placebo) |") {
+						rank += len(pairbench.Labels) // placebo intents last
+					}
+					ranks = append(ranks, rank)
 					ids = append(ids, strings.Fields(line)[1])
 				}
 			}

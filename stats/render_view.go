@@ -46,6 +46,8 @@ type reportView struct {
 	// MixedWebMCP says, when set, that some trials ran on the browser's own
 	// WebMCP and others on the polyfill: every rendering flags it.
 	MixedWebMCP string
+	// Headline is what the verdict rests on.
+	Headline headlineView
 }
 
 // viewFact is one named statement in a list.
@@ -70,8 +72,11 @@ type intentView struct {
 	// Anchor is the id of its details in the HTML page.
 	Anchor     string
 	ID, Domain string
-	Label      pairbench.Label
-	Why        string
+	// Placebo marks an intent the registered tools cannot answer: it is in
+	// no family and not in the verdict, and is listed last.
+	Placebo bool
+	Label   pairbench.Label
+	Why     string
 	// N counts complete pairs, Planned the pairs planned (0 when unknown).
 	N, Planned int
 	// Summary cells. Share and Speedup carry the Holm-level intervals,
@@ -153,7 +158,7 @@ func newView(r *Report) reportView {
 	}
 	if len(v.Intents) > manyIntents {
 		v.Many = true
-		for _, l := range worstFirst(v.Intents) {
+		for _, l := range byLabel(v.Intents, false) {
 			if n := len(v.Groups); n == 0 || v.Groups[n-1].Label != l.Label {
 				v.Groups = append(v.Groups, labelGroup{Label: l.Label})
 			}
@@ -172,6 +177,7 @@ func newView(r *Report) reportView {
 		v.Adopt = append(v.Adopt, adoptionView{a.Domain, a.Trials, a.Adopted, a.Aborted})
 	}
 	v.Footer = viewRunFacts(r)
+	v.Headline = newHeadlineView(r)
 	if in := r.Incomplete; in != nil {
 		v.Incomplete = fmt.Sprintf("%d of %d planned %s not run yet", in.Pending, in.Planned, pluralize(in.Planned, "pair"))
 		if in.Why != "" {
@@ -192,8 +198,13 @@ func newView(r *Report) reportView {
 }
 
 // worstFirst returns the intents ordered by label, worst first (labels not
-// in pairbench.Labels last), each label's in plan order.
-func worstFirst(intents []intentView) []*intentView {
+// in pairbench.Labels last), each label's in plan order; placebo intents
+// come after all the others.
+func worstFirst(intents []intentView) []*intentView { return byLabel(intents, true) }
+
+// byLabel returns the intents ordered by label, worst first, each label's
+// in plan order; with placeboLast, placebo intents after all the others.
+func byLabel(intents []intentView, placeboLast bool) []*intentView {
 	out := make([]*intentView, len(intents))
 	for i := range intents {
 		out[i] = &intents[i]
@@ -204,7 +215,12 @@ func worstFirst(intents []intentView) []*intentView {
 		}
 		return len(pairbench.Labels)
 	}
-	slices.SortStableFunc(out, func(x, y *intentView) int { return cmp.Compare(rank(x.Label), rank(y.Label)) })
+	slices.SortStableFunc(out, func(x, y *intentView) int {
+		if placeboLast && x.Placebo != y.Placebo {
+			return compareBool(x.Placebo, y.Placebo)
+		}
+		return cmp.Compare(rank(x.Label), rank(y.Label))
+	})
 	return out
 }
 
@@ -235,7 +251,7 @@ func viewLabelCounts(labels []pairbench.Label) string {
 func newIntentView(r *Report, in *Intent) intentView {
 	acc := in.Accuracy
 	v := intentView{
-		ID: in.ID, Domain: in.Domain, Label: in.Label, Why: in.Why,
+		ID: in.ID, Domain: in.Domain, Label: in.Label, Why: in.Why, Placebo: in.Placebo,
 		N:         in.Pairs.Complete,
 		Planned:   in.Pairs.Planned,
 		Control:   showRate(in.Control.Correct, in.Control.N, in.Control.Rate),

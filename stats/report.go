@@ -105,9 +105,13 @@ type Report struct {
 	// Z is the normal quantile 1-Alpha/2 used by the score intervals.
 	Z    float64 `json:"z"`
 	Seed uint64  `json:"seed"`
-	// Verdict is the worst label over the intents (pairbench.Worst), "" when
+	// Verdict is the run's label: Headline.Label, from the tests pooled
+	// over the benched intents; without benched intents (only placebo
+	// ones), the worst label over the intents (pairbench.Worst); "" when
 	// there are none.
-	Verdict  pairbench.Label  `json:"verdict"`
+	Verdict pairbench.Label `json:"verdict"`
+	// Headline is the run-level verdict (nil without benched intents).
+	Headline *Headline        `json:"headline,omitempty"`
 	Intents  []Intent         `json:"intents"`
 	Adoption []DomainAdoption `json:"adoption,omitempty"`
 	// Tools is the per-tool failure table over every attempt, ordered by
@@ -348,6 +352,9 @@ type Speed struct {
 	SpeedupAdj *ExactInterval `json:"speedup_adj,omitempty"`
 	// Randomized is false for a subset the agent chose (Intent.Adopters).
 	Randomized bool `json:"randomized"`
+	// Composite is the test on time to a correct answer that a speed claim
+	// also needs (nil for Adopters and the placebo check).
+	Composite *Composite `json:"composite,omitempty"`
 }
 
 // Interval is an estimate with lower and upper bounds. In JSON a non-finite

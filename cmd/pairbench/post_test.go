@@ -40,7 +40,7 @@ func TestPostVerdictThenEditsTheSameComment(t *testing.T) {
 		code, stdout, stderr := runCmd(t, "post", "--api-url", gh.URL, "--repo", postRepo, "--pr", "42",
 			"--sha", sha, "--report", demoDir, "--link", "https://bench.example/demo/report.html")
 		require.Equal(t, exitOK, code, stderr)
-		assert.Equal(t, "posted on acme/registry#42: less accurate\n", stdout)
+		assert.Equal(t, "posted on acme/registry#42: faster\n", stdout, "the run's verdict, pooled over the demo's intents")
 	}
 
 	post(shaOne)
@@ -49,9 +49,9 @@ func TestPostVerdictThenEditsTheSameComment(t *testing.T) {
 	body := comments[0].Body
 	assert.True(t, strings.HasPrefix(body, "<!-- pairbench:rollup -->"), body)
 	assert.Contains(t, body, "### pairbench: 1111111 (run `demo`)", "the heading names the commit outside a code span, so GitHub links it")
-	assert.Contains(t, body, "less accurate")
+	assert.Contains(t, body, "less accurate", "the intents' labels are there too")
 	assert.Contains(t, body, "https://bench.example/demo/report.html")
-	assert.Equal(t, []string{"bench: less accurate"}, gh.IssueLabels(postRepo, postPR))
+	assert.Equal(t, []string{"bench: faster"}, gh.IssueLabels(postRepo, postPR))
 
 	post(shaTwo)
 	comments = gh.Comments(postRepo, postPR)
@@ -59,7 +59,7 @@ func TestPostVerdictThenEditsTheSameComment(t *testing.T) {
 	assert.Contains(t, comments[0].Body, "### pairbench: 2222222 (run `demo`)")
 	assert.Contains(t, comments[0].Body, "Earlier commits (1)")
 	assert.Len(t, gh.CallsTo("issues/update-comment"), 1)
-	assert.Equal(t, []string{"bench: less accurate"}, gh.IssueLabels(postRepo, postPR))
+	assert.Equal(t, []string{"bench: faster"}, gh.IssueLabels(postRepo, postPR))
 	for _, c := range gh.Calls() {
 		assert.Equal(t, githubtest.AuthToken, c.Auth, "%s", c)
 	}

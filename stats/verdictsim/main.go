@@ -1,0 +1,39 @@
+// Command verdictsim simulates runs through stats.Build and prints the
+// figures docs/statistics.md states for the run-level verdict: the share of
+// A/A runs with any false claim, the pairs per intent the pooled tests need
+// for 80% power, and the biased scenario.
+//
+//	go run ./stats/verdictsim aa        # A/A false claims per run
+//	go run ./stats/verdictsim power     # pairs per intent for 80% power
+//	go run ./stats/verdictsim biased    # accuracy effect, failures slow
+//
+// Each is seeded, so the same command always prints the same table; -runs
+// sets the number of simulated runs per cell.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	runs := flag.Int("runs", 1000, "simulated runs per cell")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable}
+	table, ok := tables[flag.Arg(0)]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power or biased)\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	table(os.Stdout, *runs)
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// slack is three standard errors of a simulated rate p over n runs.
+func slack(p float64, n int) float64 { return 3 * math.Sqrt(p*(1-p)/float64(n)) }
+
+// TestAAFalseClaimsPerRun: with both arms alike, a run makes any claim (its
+// verdict or any intent's label, speed and accuracy together) in at most α
+// of runs, from 1 to 30 intents and 5 to 100 pairs. The full grid is
+// go run ./stats/verdictsim aa.
+func TestAAFalseClaimsPerRun(t *testing.T) {
+	const runs = 200
+	cells := []struct{ intents, pairs int }{{1, 6}, {1, 100}, {2, 10}, {5, 20}, {10, 5}, {10, 30}, {30, 8}}
+	total := 0.0
+	for _, c := range cells {
+		r := aaRate(c.intents, c.pairs, runs)
+		t.Logf("%d intents × %d pairs: %.3f of A/A runs with a false claim", c.intents, c.pairs, r)
+		assert.LessOrEqual(t, r, 0.05+slack(0.05, runs), "%d intents × %d pairs", c.intents, c.pairs)
+		total += r
+	}
+	n := runs * len(cells)
+	assert.LessOrEqual(t, total/float64(len(cells)), 0.05+slack(0.05, n), "over every cell")
+}
+
+// TestBiasedScenarioGivesNoSlowerLabel: treatment 20 points more accurate
+// and no slower, failures being the slow trials. The speed test over
+// both-correct pairs alone finds treatment slower in many intents; the
+// labels and the verdict say slower or mixed at most α of the time.
+func TestBiasedScenarioGivesNoSlowerLabel(t *testing.T) {
+	const runs = 60
+	sc := scenario{intents: 10, pairs: 100, pc: 0.7, pt: 0.9, speedup: 1, struggle: true}
+	intents, verdict, alone := biased(sc, runs)
+	t.Logf("intents slower or mixed %.3f, verdicts %.3f, both-correct test alone slower %.3f", intents, verdict, alone)
+	assert.Greater(t, alone, 0.2, "the scenario is biased: the both-correct test alone finds treatment slower")
+	assert.LessOrEqual(t, intents, 0.05)
+	assert.LessOrEqual(t, verdict, 0.05+slack(0.05, runs))
+}
+
+// TestPowerTargets: over 10 intents with the same effect, 5 pairs per
+// intent give the verdict faster (or better) for a 1.5× speedup at least
+// 80% of the time, and 10 pairs give more accurate (or better) for +20 pp
+// (70% → 90%). The full table is go run ./stats/verdictsim power.
+func TestPowerTargets(t *testing.T) {
+	const runs = 200
+	speed := rate(scenario{intents: 10, pairs: 5, pc: 0.9, pt: 0.9, speedup: 1.5}, runs, 3, verdictIs(pairbench.Faster, pairbench.Better))
+	acc := rate(scenario{intents: 10, pairs: 10, pc: 0.7, pt: 0.9, speedup: 1}, runs, 3, verdictIs(pairbench.MoreAccurate, pairbench.Better))
+	t.Logf("power: 1.5× at 5 pairs %.3f, +20 pp at 10 pairs %.3f", speed, acc)
+	assert.GreaterOrEqual(t, speed, 0.8)
+	assert.GreaterOrEqual(t, acc, 0.8)
+}
+
+// TestClaimsCountsVerdictAndIntents: the A/A count is not vacuous.
+func TestClaimsCountsVerdictAndIntents(t *testing.T) {
+	assert.True(t, claims(&stats.Report{Verdict: pairbench.Faster}))
+	assert.True(t, claims(&stats.Report{Verdict: pairbench.NoSignal, Intents: []stats.Intent{{Label: pairbench.Slower}}}))
+	assert.False(t, claims(&stats.Report{Verdict: pairbench.NoSignal, Intents: []stats.Intent{{Label: pairbench.Slower, Placebo: true}}}))
+	assert.False(t, claims(&stats.Report{Verdict: pairbench.Inconclusive}))
+}
