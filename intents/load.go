@@ -126,11 +126,23 @@ func Load(dir string) (*Registry, error) {
 // anything is wrong, a Problems error listing every problem by file and
 // line, sorted; err is then that Problems.
 func LoadFS(fsys fs.FS, name string) (*Registry, error) {
+	return loadFS(fsys, name, evalTools, startAhead)
+}
+
+// toolEvaluation evaluates tool files: evalTools, or in a benchmark the
+// in-process evaluation it replaced.
+type toolEvaluation func(srcs []string, lim ToolLimits, ahead <-chan startedEvaluator) []evalResult
+
+// loadFS is LoadFS with the tool files evaluated by eval, and an
+// evaluator started by ahead (when not nil) as the load begins.
+func loadFS(fsys fs.FS, name string, eval toolEvaluation, ahead func(ToolLimits) <-chan startedEvaluator) (*Registry, error) {
 	l := &loader{
 		name:    name,
 		fsys:    fsys,
 		reg:     &Registry{Root: name, flawed: map[string]bool{}},
 		domains: map[string]*loadedDomain{},
+		eval:    eval,
+		ahead:   ahead,
 	}
 	l.load()
 	l.ps.list.sort()
@@ -153,6 +165,19 @@ type loader struct {
 	intents []*loadedIntent
 	// configLines is the line of each key in .pairbench.yml.
 	configLines map[string]int
+	// tools are the tool files read, in order, for eval.
+	tools []toolFile
+	eval  toolEvaluation
+	ahead func(ToolLimits) <-chan startedEvaluator
+	// evaluator is started as the load begins (by ahead), for eval.
+	evaluator <-chan startedEvaluator
+}
+
+// toolFile is a tool file read, to be evaluated.
+type toolFile struct {
+	domain *Domain
+	rel    string
+	src    string
 }
 
 type loadedDomain struct {
@@ -198,9 +223,14 @@ func (l *loader) read(rel string, limit int64) ([]byte, error) {
 }
 
 func (l *loader) load() {
+	if l.ahead != nil {
+		l.evaluator = l.ahead(ToolLimits{})
+	}
 	l.loadConfig()
 	l.loadDomains()
+	tools := l.evalTools()
 	l.loadIntents()
+	tools()
 	l.checkConfigDomains()
 	for _, d := range l.reg.Domains {
 		l.checkDomain(l.domains[d.Name])
@@ -265,30 +295,50 @@ func (l *loader) loadDomain(name, rel string) {
 		l.ps.add(Pos{File: l.file(rel)}, "tool glob: %v", err)
 	}
 	for _, tf := range toolFiles {
-		l.loadTool(d.Domain, tf)
+		l.readTool(d.Domain, tf)
 	}
 	l.domains[name] = d
 	l.reg.Domains = append(l.reg.Domains, d.Domain) // ReadDir sorts by name
 }
 
-func (l *loader) loadTool(d *Domain, rel string) {
-	at := Pos{File: l.file(rel), Line: 1}
+// readTool reads a tool file, for evalTools.
+func (l *loader) readTool(d *Domain, rel string) {
 	data, err := l.read(rel, DefaultToolSource)
 	if err != nil {
-		l.ps.add(at, "cannot read tool file: %v", err)
+		l.ps.add(Pos{File: l.file(rel), Line: 1}, "cannot read tool file: %v", err)
 		return
 	}
-	t, err := EvalTool(string(data), ToolLimits{})
-	if err != nil {
-		var te *ToolError
-		if errors.As(err, &te) && te.Line > 0 {
-			at.Line = te.Line
+	l.tools = append(l.tools, toolFile{domain: d, rel: rel, src: string(data)})
+}
+
+// evalTools starts evaluating the tool files read, all at once (in
+// evaluator processes, the first started as the load began: see
+// evaluator.go), while the loader goes on. The
+// function it returns waits for them and adds each tool to its domain, in
+// file order, or its problem at the line it names.
+func (l *loader) evalTools() (wait func()) {
+	srcs := make([]string, len(l.tools))
+	for i, tf := range l.tools {
+		srcs[i] = tf.src
+	}
+	done := make(chan []evalResult, 1)
+	go func() { done <- l.eval(srcs, ToolLimits{}, l.evaluator) }()
+	return func() {
+		for i, r := range <-done {
+			tf := l.tools[i]
+			at := Pos{File: l.file(tf.rel), Line: 1}
+			if r.err != nil {
+				var te *ToolError
+				if errors.As(r.err, &te) && te.Line > 0 {
+					at.Line = te.Line
+				}
+				l.ps.add(at, "%v", r.err)
+				continue
+			}
+			r.tool.Pos, r.tool.Path = at, tf.rel
+			tf.domain.Tools = append(tf.domain.Tools, r.tool)
 		}
-		l.ps.add(at, "%v", err)
-		return
 	}
-	t.Pos, t.Path = at, rel
-	d.Tools = append(d.Tools, t)
 }
 
 func (l *loader) loadIntents() {

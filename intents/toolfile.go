@@ -31,6 +31,12 @@ type ToolLimits struct {
 	// HeapGrowth is how far the Go heap may grow while the file runs before
 	// it is interrupted.
 	HeapGrowth uint64
+	// CPU is the CPU time the evaluator may use on one file before it is
+	// killed (rounded up to whole seconds); it defaults to Time+Grace.
+	CPU time.Duration
+	// Memory is how far the evaluator's address space may grow past what
+	// it maps as it starts; an allocation beyond it kills the evaluator.
+	Memory uint64
 }
 
 // The limits Load applies to every tool file, and that zero ToolLimits
@@ -40,6 +46,7 @@ const (
 	DefaultToolTime       = 2 * time.Second
 	DefaultToolGrace      = 2 * time.Second
 	DefaultToolHeapGrowth = 64 << 20
+	DefaultToolMemory     = 512 << 20
 )
 
 func (l ToolLimits) withDefaults() ToolLimits {
@@ -54,6 +61,12 @@ func (l ToolLimits) withDefaults() ToolLimits {
 	}
 	if l.HeapGrowth == 0 {
 		l.HeapGrowth = DefaultToolHeapGrowth
+	}
+	if l.CPU <= 0 {
+		l.CPU = l.Time + l.Grace
+	}
+	if l.Memory == 0 {
+		l.Memory = DefaultToolMemory
 	}
 	return l
 }
@@ -71,6 +84,8 @@ const (
 type ToolError struct {
 	Line int
 	Msg  string
+	// abandoned says a built-in still runs in the runtime that gave up.
+	abandoned bool
 }
 
 func (e *ToolError) Error() string { return e.Msg }
@@ -84,8 +99,22 @@ var (
 // EvalTool checks that src is a tool file, evaluates its page form (see
 // toolFunction) and reads the metadata of the tool it returns. The Tool
 // carries the page form, so the page registers exactly what was read here.
+// The file is untrusted: it is evaluated in an evaluator process (see
+// evaluator.go), as evalToolHere describes, and a file that brings its
+// evaluator down is a *ToolError like any other. Errors are *ToolError.
+func EvalTool(src string, lim ToolLimits) (Tool, error) {
+	r := evalTools([]string{src}, lim, nil)[0]
+	return r.tool, r.err
+}
+
+// sourceTooLarge is the error for a tool file over lim.Source bytes.
+func sourceTooLarge(n int, lim ToolLimits) *ToolError {
+	return &ToolError{Msg: fmt.Sprintf("tool file is %d bytes; the limit is %d", n, lim.Source)}
+}
+
+// evalToolHere is EvalTool in this process, as an evaluator runs it.
 //
-// The file is untrusted. It runs in a fresh goja runtime holding only the
+// The file runs in a fresh goja runtime holding only the
 // ECMAScript built-ins: no fetch, require, timers, console or any Go value.
 // Binary buffers (ArrayBuffer, typed arrays, DataView) are removed, and the
 // built-ins that do work proportional to an array's length or a string's size
@@ -96,18 +125,19 @@ var (
 // interrupted after lim.Time, or when the Go heap grows by more than
 // lim.HeapGrowth (sampled every millisecond; the bound is approximate and
 // process-wide). If a built-in still runs lim.Grace after the time limit, the
-// evaluation is abandoned and reported; its goroutine ends when the built-in
-// returns and sees the interrupt.
+// evaluation is abandoned and reported (the error's abandoned set); its
+// goroutine ends when the built-in returns and sees the interrupt, or with
+// the evaluator.
 //
 // The tool's metadata is read without running its code: every property is read through its
 // descriptor, so a getter is reported rather than called, a Proxy is refused,
 // and only strings, numbers, booleans, null, arrays and ordinary objects are
 // copied out, within size limits. execute must be a function and is never
 // called. Errors are *ToolError.
-func EvalTool(src string, lim ToolLimits) (Tool, error) {
+func evalToolHere(src string, lim ToolLimits) (Tool, error) {
 	lim = lim.withDefaults()
 	if len(src) > lim.Source {
-		return Tool{}, &ToolError{Msg: fmt.Sprintf("tool file is %d bytes; the limit is %d", len(src), lim.Source)}
+		return Tool{}, sourceTooLarge(len(src), lim)
 	}
 	fn, err := toolFunction(src)
 	if err != nil {
@@ -147,7 +177,7 @@ func EvalTool(src string, lim ToolLimits) (Tool, error) {
 		return r.tool, nil
 	case <-time.After(lim.Time + lim.Grace):
 		vm.Interrupt(errTimeLimit)
-		return Tool{}, &ToolError{Msg: fmt.Sprintf("tool file still ran %v after its %v time limit (a built-in call ignored the interrupt); abandoned", lim.Grace, lim.Time)}
+		return Tool{}, &ToolError{Msg: fmt.Sprintf("tool file still ran %v after its %v time limit (a built-in call ignored the interrupt); abandoned", lim.Grace, lim.Time), abandoned: true}
 	}
 }
 
@@ -194,7 +224,7 @@ func watchHeap(vm *goja.Runtime, limit uint64) func() {
 // harden runs the prelude in vm and returns Object.getOwnPropertyDescriptor
 // as it was before any tool code ran.
 func harden(vm *goja.Runtime) (goja.Callable, error) {
-	if _, err := vm.RunString(prelude); err != nil {
+	if _, err := vm.RunProgram(preludeProgram()); err != nil {
 		return nil, fmt.Errorf("tool prelude: %w", err)
 	}
 	gopd, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("getOwnPropertyDescriptor"))
@@ -589,6 +619,12 @@ func (r *metaReader) plain(v goja.Value, path string, depth int) (any, error) {
 		return nil, metaError("%s is not plain data (a %s)", path, obj.ClassName())
 	}
 }
+
+// preludeProgram is the prelude, compiled once: compiling it took half of
+// a tool file's evaluation, and a goja Program runs in any runtime.
+var preludeProgram = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("prelude.js", prelude, true)
+})
 
 // prelude hardens a fresh runtime before a tool file runs in it. It is
 // trusted code: it removes binary buffers and wraps the built-ins that do

@@ -164,7 +164,9 @@ func TestEvalToolAbandonsABuiltinThatIgnoresTheInterrupt(t *testing.T) {
 	var te *ToolError
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Msg, "abandoned")
-	assert.Less(t, elapsed, 500*time.Millisecond)
+	// The bound holds the evaluator's start too (tens of milliseconds, more
+	// on a loaded machine); the three fills would take some 3 s.
+	assert.Less(t, elapsed, 2*time.Second)
 }
 
 // TestEvalToolRefusesUnknownProperties reads tool files whose properties
