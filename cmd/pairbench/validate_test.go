@@ -175,10 +175,20 @@ func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	// Signal it once it is checking: half a second of CPU is far past its
-	// start-up (where the signal is hooked) and inside the spinning files.
-	// A fixed sleep instead lost the race on a busy machine.
-	for cpuTicks(cmd.Process.Pid) < 50 {
+	// Signal it once it is checking: half a second of CPU, its own and its
+	// tool-file evaluators', is far past its start-up (where the signal is
+	// hooked) and inside the spinning files. A fixed sleep instead lost the
+	// race on a busy machine.
+	var evaluators []int
+	for {
+		evaluators = childPIDs(cmd.Process.Pid)
+		ticks := cpuTicks(cmd.Process.Pid)
+		for _, pid := range evaluators {
+			ticks += cpuTicks(pid)
+		}
+		if ticks >= 50 {
+			break
+		}
 		select {
 		case err := <-exited:
 			t.Fatalf("validate ended before it was signalled (%v): %s", err, out.String())
@@ -193,6 +203,11 @@ func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
 		code, _ := exitStatus(err)
 		assert.Equal(t, exitSIGTERM, code, "exit status: %s", out.String())
 		assert.Contains(t, out.String(), "stopped by terminated")
+		require.NotEmpty(t, evaluators)
+		for _, pid := range evaluators {
+			assert.Eventually(t, func() bool { return cpuTicks(pid) == 0 || processState(pid) == "Z" }, 10*time.Second, 20*time.Millisecond,
+				"tool-file evaluator %d outlived validate", pid)
+		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		<-exited
@@ -215,4 +230,33 @@ func cpuTicks(pid int) int {
 	utime, _ := strconv.Atoi(f[11])
 	stime, _ := strconv.Atoi(f[12])
 	return utime + stime
+}
+
+// childPIDs lists pid's child processes.
+func childPIDs(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var pids []int
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(field); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
+}
+
+// processState is pid's state letter (R, S, Z...), "" once it is gone.
+func processState(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
