@@ -25,6 +25,7 @@
 package bench
 
 import (
+	"crypto/x509"
 	"context"
 	"errors"
 	"fmt"
@@ -99,8 +100,13 @@ type Config struct {
 	// Tools is the node_modules directory of the pinned Node tools (Node,
 	// the agents, Playwright MCP).
 	Tools string
-	// Hosts maps site host names to loopback addresses for the browser.
-	Hosts map[string]string
+	// Hosts maps site host names to IP:PORT addresses for the browser
+	// (ParseHosts); CACerts are CAs it trusts for the run beyond the
+	// system's (ReadCACerts); Origins point the registry's intents and
+	// tools at other origins for the run (ParseOrigins).
+	Hosts   map[string]string
+	CACerts []*x509.Certificate
+	Origins []Origin
 	// ExampleSites serves pairbench's example sites on loopback for the
 	// bench's life and maps their hosts (books.example, weather.example).
 	ExampleSites bool

@@ -145,23 +145,6 @@ func ParseShard(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// ParseHosts reads Config.Hosts from "name=127.0.0.1:PORT" pairs; none is
-// a nil map.
-func ParseHosts(pairs []string) (map[string]string, error) {
-	var hosts map[string]string
-	for _, h := range pairs {
-		name, addr, ok := strings.Cut(h, "=")
-		if !ok {
-			return nil, fmt.Errorf("--host %q: want name=127.0.0.1:PORT", h)
-		}
-		if hosts == nil {
-			hosts = map[string]string{}
-		}
-		hosts[name] = addr
-	}
-	return hosts, nil
-}
-
 // DefaultToolsDir finds the pinned Node tools, tools/node_modules, in the
 // working directory or beside the binary (bin/pairbench in a checkout); it
 // returns the first when neither is there.

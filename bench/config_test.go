@@ -102,12 +102,37 @@ func TestDefaultConfigIsABenchConfig(t *testing.T) {
 }
 
 func TestParseHosts(t *testing.T) {
-	hosts, err := bench.ParseHosts([]string{"books.example=127.0.0.1:8081", "weather.example=127.0.0.1:8082"})
+	hosts, err := bench.ParseHosts(t.Context(), []string{"books.example=127.0.0.1:8081", "weather.example=127.0.0.1:8082"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"books.example": "127.0.0.1:8081", "weather.example": "127.0.0.1:8082"}, hosts)
-	hosts, err = bench.ParseHosts(nil)
+	hosts, err = bench.ParseHosts(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Nil(t, hosts)
-	_, err = bench.ParseHosts([]string{"books.example"})
-	assert.EqualError(t, err, `--host "books.example": want name=127.0.0.1:PORT`)
+	_, err = bench.ParseHosts(t.Context(), []string{"books.example"})
+	assert.ErrorContains(t, err, `--host "books.example": want name=ADDRESS:PORT`)
+
+	// A name is resolved once, here: localhost:18431 (IPv4 first).
+	hosts, err = bench.ParseHosts(t.Context(), []string{"Books.Example=localhost:18431", "w.example=[::1]:8080"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"books.example": "127.0.0.1:18431", "w.example": "[::1]:8080"}, hosts)
+	for arg, want := range map[string]string{
+		"books.example=localhost":          "want ADDRESS:PORT",
+		"books.example=localhost:http":     `port "http" is not a port number`,
+		"books.example=nowhere.invalid:80": "nowhere.invalid does not resolve on this host",
+		"=127.0.0.1:80":                    "want name=ADDRESS:PORT",
+	} {
+		_, err = bench.ParseHosts(t.Context(), []string{arg})
+		assert.ErrorContains(t, err, want, arg)
+	}
+}
+
+func TestParseOrigins(t *testing.T) {
+	o, err := bench.ParseOrigins([]string{"Example.com=https://Staging.example.com/", "http://a.test:8080=http://localhost:9000"})
+	require.NoError(t, err)
+	assert.Equal(t, []bench.Origin{{From: "example.com", To: "https://staging.example.com"}, {From: "http://a.test:8080", To: "http://localhost:9000"}}, o)
+	for _, bad := range []string{"example.com", "example.com=staging.example.com", "example.com=https://s.example.com/app",
+		"example.com=ftp://s.example.com", "example.com/x=https://s.example.com", "*.example.com=https://s.example.com"} {
+		_, err := bench.ParseOrigins([]string{bad})
+		assert.ErrorContains(t, err, "want FROM=TO", bad)
+	}
 }

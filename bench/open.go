@@ -57,6 +57,9 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 			return nil, err
 		}
 	}
+	if err := r.pointAtOrigins(ctx, reg); err != nil {
+		return nil, err
+	}
 	tools := newTools(cfg.Tools)
 	versions, err := tools.versions(ctx, name, cfg.Browser)
 	if err != nil {

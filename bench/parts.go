@@ -135,7 +135,7 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 // browserConfig is the browser provider's configuration: the run's hosts,
 // one spare per slot.
 func (r *Run) browserConfig() local.Config {
-	return local.Config{Hosts: r.hosts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots}
+	return local.Config{Hosts: r.hosts, CACerts: r.cfg.CACerts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots}
 }
 
 // serveExampleSites serves the example sites on loopback until Close, in

@@ -27,9 +27,10 @@ type benchOptions struct {
 	// git becomes Config.Git when its Repo is set: the registry is then
 	// read from git at its Ref.
 	git bench.Git
-	// shard, hosts and cdpConfig are --shard, --host and --cdp-config.
-	shard, cdpConfig string
-	hosts            []string
+	// shard, hosts and cdpConfig are --shard, --host and --cdp-config;
+	// caCert and origins, --ca-cert and --origin.
+	shard, cdpConfig, caCert string
+	hosts, origins           []string
 	// logFormat is --log-format. live, once logger set it, is the
 	// terminal's live progress display; log records already go through it.
 	logFormat string
@@ -91,8 +92,16 @@ func (o *benchOptions) finish() error {
 	if o.Shard, o.Shards, err = bench.ParseShard(o.shard); err != nil {
 		return err
 	}
-	if o.Hosts, err = bench.ParseHosts(o.hosts); err != nil {
+	if o.Hosts, err = bench.ParseHosts(context.Background(), o.hosts); err != nil {
 		return err
+	}
+	if o.Origins, err = bench.ParseOrigins(o.origins); err != nil {
+		return err
+	}
+	if o.caCert != "" {
+		if o.CACerts, err = bench.ReadCACerts(o.caCert); err != nil {
+			return err
+		}
 	}
 	if err := o.Browser.FromHost(os.Getenv, o.cdpConfig); err != nil {
 		return err
@@ -157,7 +166,9 @@ func newRunCmd() *cobra.Command {
 	}
 	benchFlags(cmd, &o)
 	cmd.Flags().StringVar(&o.shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
-	cmd.Flags().StringSliceVar(&o.hosts, "host", nil, "resolve a site's host name to a loopback address in the browser, name=127.0.0.1:PORT (repeatable)")
+	cmd.Flags().StringSliceVar(&o.hosts, "host", nil, "send the browser's requests for a host to another address, name=ADDRESS:PORT (an IP or a name: books.example=localhost:8080); repeatable")
+	cmd.Flags().StringVar(&o.caCert, "ca-cert", "", "PEM file of CAs the browser trusts for the run beyond the system's (a staging site's private CA)")
+	cmd.Flags().StringArrayVar(&o.origins, "origin", nil, "point the registry at another origin for the run, FROM=TO: example.com=https://staging.example.com rewrites start_url and urlPatterns; repeatable")
 	cmd.Flags().StringVar(&o.git.Repo, "git-repo", "", "read the registry from this git repository (URL or path) at --git-ref; REGISTRY is then its path inside the repository")
 	cmd.Flags().StringVar(&o.git.Ref, "git-ref", "HEAD", "branch, tag or commit to read the registry at (with --git-repo)")
 	cmd.Flags().IntVar(&o.git.PR, "pr", 0, "pull request number: if --git-ref is a deleted branch, read refs/pull/N/head instead (the report says so)")

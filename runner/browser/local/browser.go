@@ -399,6 +399,9 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	if err := b.eval(ctx, t, "location.href", &info.URL); err != nil {
 		return runner.LoadInfo{}, fmt.Errorf("read the loaded URL: %w", err)
 	}
+	if err := b.checkNotEgressFailure(ctx, t, url); err != nil {
+		return runner.LoadInfo{}, err
+	}
 	return info, nil
 }
 
@@ -420,7 +423,7 @@ func (b *Browser) navigateParsed(ctx context.Context, t *tab, url string) error 
 		return stalled(err)
 	}
 	if res.ErrorText != "" {
-		return fmt.Errorf("navigation failed: %s", res.ErrorText)
+		return b.cfg.startPageFailed(ctx, url, res.ErrorText)
 	}
 	return stalled(b.waitReadyState(wait, t, "interactive", "complete"))
 }

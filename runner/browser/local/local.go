@@ -66,6 +66,7 @@ package local
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,6 +102,10 @@ type Config struct {
 	// needs, as it would be over https on the real web. Mapped hosts are
 	// the only destinations that may be on this host.
 	Hosts map[string]string
+	// CACerts are certificate authorities the browser trusts for the run
+	// beyond the system's (a staging site's private CA): ReadCACerts reads
+	// them from a PEM bundle.
+	CACerts []*x509.Certificate
 	// Resolver resolves the names the browser asks for, on the host; nil
 	// means the system's (tests give their own, so no test asks real DNS).
 	Resolver sandbox.Resolver

@@ -157,7 +157,7 @@ func (c Config) policy(e *sandbox.Egress) sandbox.Policy {
 		NoWorkspace:         true,
 		AllowUserNamespaces: true,
 		MemoryDirs:          map[string]int64{profileDir: profileSize},
-		Files:               map[string]string{policyPath: chromiumPolicy},
+		Files:               c.policyFiles(),
 		Egress:              e,
 		TempRoot:            c.TempDir,
 		Bwrap:               c.Bwrap,
