@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,16 +171,20 @@ func LoadGitRegistry(tree fs.FS, dir, commit string, now time.Time) (*intents.Re
 }
 
 // checkRegistry turns what intents.Load found into a bench's error: its
-// problems, or an intent whose known-correct answer fails its own rules
+// problems, an intent whose known-correct answer fails its own rules
 // (which would have every trial graded by broken rules: validate's problem,
-// so the run's), in a *RegistryError.
+// so the run's), or a baseline step no agent can take, in a
+// *RegistryError.
 func checkRegistry(reg *intents.Registry, err error, name string, git bool, now time.Time) (*intents.Registry, error) {
 	var ps intents.Problems
 	if err != nil && !errors.As(err, &ps) {
 		return nil, err
 	}
 	if err == nil {
-		ps = grade.CheckBaselines(reg, now)
+		ps = append(grade.CheckBaselines(reg, now), runner.CheckBaselineSteps(reg)...)
+		slices.SortStableFunc(ps, func(a, b intents.Problem) int {
+			return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line)
+		})
 	}
 	if len(ps) > 0 {
 		return nil, &RegistryError{Registry: name, Git: git, Problems: ps}

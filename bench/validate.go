@@ -11,6 +11,7 @@ import (
 
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/runner/toolcheck"
 )
@@ -74,6 +75,7 @@ func Validate(ctx context.Context, dir string, o ValidateOptions) (*Validation, 
 		}
 		l.err = nil
 		l.probs = append(l.probs, grade.CheckBaselines(l.reg, o.Now)...)
+		l.probs = append(l.probs, runner.CheckBaselineSteps(l.reg)...)
 		done <- l
 	}()
 	var l loaded

@@ -94,6 +94,21 @@ func TestValidateProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "baseline steps the browser tools do not take",
+			edits: [][3]string{
+				{cheapestYAML, "    - tool: browser_type\n      args: {element: Author,", "    - tool: browser_clik\n      args: {element: Author,"},
+				{cheapestYAML, "    - tool: browser_click\n      args: {element: Next page}\n  answer", "    - tool: browser_click\n      args: {elemnt: Next page}\n  answer"},
+				{countYAML, "    - tool: browser_navigate\n      args: {url:", "    - tool: browser_navigate\n      args: {href:"},
+			},
+			want: []string{
+				`DIR/` + cheapestYAML + `:33: baseline step: "browser_clik" is not a browser tool (did you mean browser_click?); the tools are browser_navigate, browser_navigate_back, browser_snapshot, browser_find, browser_click, browser_type, browser_fill_form, browser_select_option, browser_press_key, browser_hover, browser_wait_for, browser_tabs, browser_take_screenshot, browser_handle_dialog`,
+				`DIR/` + cheapestYAML + `:37: baseline step browser_click: no argument "elemnt" (did you mean element?); it takes button, doubleClick, element, modifiers, target`,
+				`DIR/` + cheapestYAML + `:37: baseline step browser_click: no element: name the element it acts on (element: the words on the page)`,
+				`DIR/` + countYAML + `:46: baseline step browser_navigate: no argument "href"; it takes url`,
+				`DIR/` + countYAML + `:46: baseline step browser_navigate: argument "url" is required`,
+			},
+		},
+		{
 			name:  "a bad answer schema is reported once",
 			edits: [][3]string{{osloYAML, "    high_c: {type: number}", "    high_c: {type: numbr}"}},
 			want: []string{
