@@ -59,6 +59,11 @@ type Config struct {
 	// Intents selects intents by id or domain; empty means every intent
 	// that is not stale.
 	Intents []string
+	// Arms are the two arms the bench compares (`--control`,
+	// `--treatment`); the zero value is runner.DefaultArms, no tools
+	// against the registry's tools. An arm's tools@REV reads the registry
+	// at REV of its repository (the registry directory's, or Git's).
+	Arms runner.PlanArms
 	// Pairs is the number of pairs per intent.
 	Pairs int
 	// Agent names the agent benched in both arms (agents.Names; ""

@@ -95,14 +95,19 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 
+	revs, arms, err := r.readRevs(ctx, cmpArms(cfg.Arms))
+	if err != nil {
+		return nil, err
+	}
 	policy := r.browserPolicy()
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
-		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption}}
+		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
+		Arms: arms, Revs: revs}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}
-	tis, err := runner.TrialIntents(reg, r.plan)
+	tis, err := runner.ArmTrialIntents(reg, revs, r.plan)
 	if err != nil {
 		return nil, err
 	}

@@ -92,8 +92,18 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	for _, in := range r.plan.Intents {
 		tis = append(tis, r.trials.Intents[in.ID])
 	}
-	if err := toolcheck.Treatment(ctx, r.log, r.trials.Browsers, tis); err != nil {
-		return fmt.Errorf("treatment setup: %w", err)
+	// Both arms' setups: each arm that registers tools has them checked.
+	for _, arm := range pairbench.Arms {
+		view := armView(tis, arm)
+		if len(view) == 0 {
+			continue
+		}
+		if err := toolcheck.Treatment(ctx, r.log, r.trials.Browsers, view); err != nil {
+			if r.plan.Arms == nil {
+				return fmt.Errorf("%s setup: %w", arm, err)
+			}
+			return fmt.Errorf("%s setup (%s): %w", arm, r.plan.ArmSpecs().Of(arm), err)
+		}
 	}
 	return r.checkSignedIn(ctx, tis)
 }

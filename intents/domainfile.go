@@ -81,6 +81,8 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 			str(&d.SignedInCheck)
 		case "cart_step":
 			str(&d.CartStep)
+		case "context":
+			str(&d.Context)
 		default:
 			ps.add(at, "unknown field %q", key)
 		}

@@ -138,6 +138,14 @@ type Domain struct {
 	// CartStep describes the page step that creates a cart, which agents must
 	// not take (shown to the agent in the system prompt).
 	CartStep string `json:"cart_step,omitempty"`
+	// Context names the domain's context pack, a file beside domain.json
+	// (a path relative to the domain's directory) whose text an arm with
+	// context gives its agent (docs/registry.md, Context packs).
+	// ContextFile is its slash path inside the registry and ContextText
+	// its text, as loaded.
+	Context     string `json:"context,omitempty"`
+	ContextFile string `json:"-"`
+	ContextText string `json:"-"`
 
 	Tools []Tool `json:"-"`
 }

@@ -289,6 +289,7 @@ func (l *loader) loadDomain(name, rel string) {
 		d.Domain, d.lines = decodeDomain(l.file(file), data, &l.ps)
 	}
 	d.Name = name
+	l.loadContext(d.Domain, rel, d.lines["context"])
 
 	toolFiles, err := fs.Glob(l.fsys, path.Join(rel, l.reg.Config.Paths.Tools))
 	if err != nil {
@@ -299,6 +300,30 @@ func (l *loader) loadDomain(name, rel string) {
 	}
 	l.domains[name] = d
 	l.reg.Domains = append(l.reg.Domains, d.Domain) // ReadDir sorts by name
+}
+
+// maxContextFile bounds a context pack: it is sent to the model with every
+// trial of an arm with context.
+const maxContextFile = 256 << 10
+
+// loadContext reads the context pack d names, a file inside the domain's
+// directory rel; line is the line of domain.json's "context" field.
+func (l *loader) loadContext(d *Domain, rel string, line int) {
+	if d.Context == "" {
+		return
+	}
+	at := Pos{File: d.File, Line: line}
+	if !localPath(d.Context) {
+		l.ps.add(at, "context: %q must be a relative path inside the domain's directory", d.Context)
+		return
+	}
+	d.ContextFile = path.Join(rel, d.Context)
+	data, err := l.read(d.ContextFile, maxContextFile)
+	if err != nil {
+		l.ps.add(at, "context: %v", err)
+		return
+	}
+	d.ContextText = string(data)
 }
 
 // readTool reads a tool file, for evalTools.

@@ -187,11 +187,12 @@ const DefaultSetupAttempts = 3
 type SetupSpec struct {
 	Arm      pairbench.Arm
 	StartURL string
-	// Tools are registered in treatment (after the domain's filters); control
-	// registers nothing.
+	// Tools are registered (after the domain's filters): treatment's,
+	// or control's when the run's control arm registers tools (tools@REV);
+	// an arm without tools registers nothing.
 	Tools []intents.Tool
-	// EntryTool must be live, as a registered tool, on the start page in
-	// treatment.
+	// EntryTool, when set, must be live, as a registered tool, on the
+	// start page of an arm that registers tools.
 	EntryTool string
 	Browser   BrowserSpec
 	// SignedInCheck, when set, is the domain's signed_in_check tool: run on
@@ -267,10 +268,11 @@ func (e *SetupError) Reason() string {
 // the setup's context has ended.
 const closeTimeout = 10 * time.Second
 
-// SetUpBrowser prepares a trial's browser: it opens a fresh browser, in
-// treatment registers spec.Tools, loads the start page, and checks the page:
-// in treatment the entry tool must be live as a registered tool, in control
-// no registered (custom) tool may be live. Both arms record the page's own
+// SetUpBrowser prepares a trial's browser: it opens a fresh browser,
+// registers spec.Tools (treatment's, or a tools@REV control's), loads the
+// start page, and checks the page: with tools the entry tool must be live
+// as a registered tool, without them no registered (custom) tool may be
+// live. Both arms record the page's own
 // tools. A browser that fails any step is closed and a fresh one is tried, up
 // to spec.Attempts browsers; then SetUpBrowser returns a *SetupError. It
 // returns ctx's error when ctx ends first. On success the caller owns
@@ -278,9 +280,6 @@ const closeTimeout = 10 * time.Second
 func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec SetupSpec) (*Setup, error) {
 	if !spec.Arm.Valid() {
 		return nil, fmt.Errorf("browser setup: unknown arm %q", spec.Arm)
-	}
-	if spec.Arm == pairbench.Treatment && spec.EntryTool == "" {
-		return nil, errors.New("browser setup: treatment needs an entry tool")
 	}
 	attempts := spec.Attempts
 	if attempts <= 0 {
@@ -382,7 +381,7 @@ func checkTreatmentPage(ctx context.Context, b Browser, url, entry string, tools
 		return nil, &UnregisteredError{Failures: here}
 	}
 	custom, native := splitLive(live)
-	if !slices.Contains(custom, entry) {
+	if entry != "" && !slices.Contains(custom, entry) {
 		return nil, fmt.Errorf("entry tool %s is not live on %s (registered tools live: %s)", entry, url, listOrNone(custom))
 	}
 	return native, nil
@@ -430,7 +429,7 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 	}()
 	timing.Open = time.Since(start)
 
-	if spec.Arm == pairbench.Treatment {
+	if len(spec.Tools) > 0 {
 		start = time.Now()
 		if err := b.RegisterTools(ctx, spec.Tools); err != nil {
 			return nil, fmt.Errorf("register tools: %w", err)
@@ -447,12 +446,11 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 
 	start = time.Now()
 	var native []string
-	switch spec.Arm {
-	case pairbench.Treatment:
+	if len(spec.Tools) > 0 {
 		if native, err = checkTreatmentPage(ctx, b, load.URL, spec.EntryTool, spec.Tools); err != nil {
 			return nil, err
 		}
-	case pairbench.Control:
+	} else {
 		live, err := b.LiveTools(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list live tools: %w", err)
@@ -460,7 +458,7 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 		var custom []string
 		custom, native = splitLive(live)
 		if len(custom) > 0 {
-			return nil, fmt.Errorf("control page %s already has custom tools: %s", load.URL, strings.Join(custom, ", "))
+			return nil, fmt.Errorf("%s page %s already has custom tools: %s", spec.Arm, load.URL, strings.Join(custom, ", "))
 		}
 	}
 	var nativeWebMCP bool

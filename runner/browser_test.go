@@ -150,7 +150,7 @@ func TestSetUpBrowserChecksEachArm(t *testing.T) {
 	// A native tool that shares the entry tool's name is not the entry tool.
 	nativeOnly := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(false)}}
 	_, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{nativeOnly}},
-		SetupSpec{Arm: pairbench.Treatment, StartURL: "http://books.example/", EntryTool: "find_books", Attempts: 1})
+		SetupSpec{Arm: pairbench.Treatment, StartURL: "http://books.example/", Tools: []intents.Tool{{Name: "find_books"}}, EntryTool: "find_books", Attempts: 1})
 	var setupErr *SetupError
 	require.ErrorAs(t, err, &setupErr)
 	assert.Contains(t, setupErr.Reason(), "entry tool find_books is not live")
@@ -163,11 +163,36 @@ func TestSetUpBrowserChecksEachArm(t *testing.T) {
 
 	clean := &scriptedBrowser{live: []webmcp.Tool{{Name: "shop_hours"}}}
 	setup, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{clean}},
-		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", Tools: []intents.Tool{{Name: "find_books"}}})
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop_hours"}, setup.Native)
-	assert.Nil(t, clean.registered, "control registers nothing")
+	assert.Nil(t, clean.registered, "control without tools registers nothing")
 	assert.Zero(t, setup.Timing.Register)
+
+	// A treatment without tools (a context arm) is checked as control is.
+	_, err = SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{{live: []webmcp.Tool{liveEntryTool(true)}}}},
+		SetupSpec{Arm: pairbench.Treatment, StartURL: "http://books.example/", Attempts: 1})
+	require.ErrorAs(t, err, &setupErr)
+	assert.Equal(t, "treatment page http://books.example/ already has custom tools: find_books", setupErr.Reason())
+}
+
+// TestSetUpBrowserRegistersAControlArmsTools: a tools@REV control
+// registers its tools and is checked as treatment is.
+func TestSetUpBrowserRegistersAControlArmsTools(t *testing.T) {
+	tools := []intents.Tool{{Name: "find_books"}}
+	ready := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(true)}}
+	setup, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{ready}},
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", Tools: tools, EntryTool: "find_books"})
+	require.NoError(t, err)
+	assert.Equal(t, tools, ready.registered)
+	require.NoError(t, setup.Browser.Close(t.Context()))
+
+	missing := &scriptedBrowser{live: []webmcp.Tool{{Name: "shop_hours"}}}
+	_, err = SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{missing}},
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", Tools: tools, EntryTool: "find_books", Attempts: 1})
+	var setupErr *SetupError
+	require.ErrorAs(t, err, &setupErr)
+	assert.Contains(t, setupErr.Reason(), "entry tool find_books is not live")
 }
 
 // TestSetUpBrowserNamesToolsThatDidNotRegister: a tool file that fails in
@@ -218,7 +243,5 @@ func TestSetUpBrowserRejectsBadSpecs(t *testing.T) {
 	browsers := &queuedBrowsers{}
 	_, err := SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{Arm: "both"})
 	assert.ErrorContains(t, err, `unknown arm "both"`)
-	_, err = SetUpBrowser(t.Context(), setupLog, browsers, SetupSpec{Arm: pairbench.Treatment})
-	assert.ErrorContains(t, err, "treatment needs an entry tool")
 	assert.Zero(t, browsers.opened)
 }

@@ -48,6 +48,10 @@ type Plan struct {
 	// Browser is how the trials' browsers are confined (the provider's
 	// BrowserPolicy); absent in plans made before it was recorded.
 	Browser *BrowserPolicy `json:"browser,omitempty"`
+	// Arms are the arms the run compares; nil for DefaultArms (no tools
+	// against the registry's tools), as every run.json from before arms
+	// could be configured. See ArmSpecs.
+	Arms *PlanArms `json:"arms,omitempty"`
 }
 
 // BrowserPolicy records, in run.json, the confinement and the policy every
@@ -134,6 +138,10 @@ type PlannedIntent struct {
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools names the tools registered in treatment.
 	Tools []string `json:"tools"`
+	// Arms is what each arm registers and is told, when the plan
+	// configures its arms (Plan.Arms); nil otherwise: control registers
+	// nothing, treatment Tools.
+	Arms *IntentArms `json:"arms,omitempty"`
 	// Profile is the signed-in browser profile the intent's trials load;
 	// jobs on one profile never overlap.
 	Profile string `json:"profile,omitempty"`

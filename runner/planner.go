@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
 )
@@ -43,6 +44,12 @@ type PlanOptions struct {
 	HarnessTools []string
 	// Browser is the browser provider's policy, recorded in run.json.
 	Browser *BrowserPolicy
+	// Arms are the arms the run compares; the zero value means
+	// DefaultArms. Revs holds the registry at each revision an arm reads
+	// its tools at (PlanArms.Revs), with the commit it resolved to in the
+	// arm's Commit.
+	Arms PlanArms
+	Revs map[string]*intents.Registry
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -74,6 +81,10 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	if p.Trial.PairAttempts == 0 {
 		p.Trial.PairAttempts = DefaultPairAttempts
 	}
+	if opts.Arms != (PlanArms{}) && !opts.Arms.IsDefault() {
+		arms := opts.Arms
+		p.Arms = &arms
+	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
 		d := reg.Domain(in.Domain)
@@ -84,6 +95,13 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 		}
 		for _, t := range d.Registered() {
 			pi.Tools = append(pi.Tools, t.Name)
+		}
+		if p.Arms != nil {
+			arms, err := planArms(*p.Arms, opts.Revs, d)
+			if err != nil {
+				return nil, nil, fmt.Errorf("intent %s: %w", in.ID, err)
+			}
+			pi.Arms, pi.Tools = arms, arms.Treatment.Tools
 		}
 		for i, o := range Orders(opts.Pairs, rng) {
 			pi.Pairs = append(pi.Pairs, PlannedPair{Pair: i, Order: o})
@@ -127,6 +145,14 @@ func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*inten
 // the fixtures frozen at plan time, its grader compiled, and the tools its
 // domain registers looked up by the names frozen in the plan.
 func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, error) {
+	return ArmTrialIntents(reg, nil, p)
+}
+
+// ArmTrialIntents is TrialIntents for a plan whose arms may register the
+// tools of the registry at other revisions: revs holds the registry at
+// each (PlanArms.Revs). Each arm's tools and context pack are looked up as
+// the plan froze them.
+func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p *Plan) (map[string]*TrialIntent, error) {
 	out := make(map[string]*TrialIntent, len(p.Intents))
 	for _, pi := range p.Intents {
 		in := reg.Intent(pi.ID)
@@ -151,12 +177,18 @@ func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, erro
 				return nil, fmt.Errorf("intent %s: signed_in_check %s is not a tool of domain %s", pi.ID, d.SignedInCheck, pi.Domain)
 			}
 		}
-		for _, name := range pi.Tools {
-			t := d.Tool(name)
-			if t == nil {
-				return nil, fmt.Errorf("intent %s: tool %s is in the plan but not in domain %s", pi.ID, name, pi.Domain)
+		if ti.Tools, err = armTools(p, pi, pairbench.Treatment, d, revs); err != nil {
+			return nil, err
+		}
+		if ti.ControlTools, err = armTools(p, pi, pairbench.Control, d, revs); err != nil {
+			return nil, err
+		}
+		if pi.Arms != nil {
+			for i, arm := range pairbench.Arms {
+				if pi.Arms.Of(arm).Context != "" {
+					ti.Context[i], ti.Contexted = d.ContextText, true
+				}
 			}
-			ti.Tools = append(ti.Tools, *t)
 		}
 		out[pi.ID] = ti
 	}
@@ -173,10 +205,6 @@ func contentHashes(reg *intents.Registry, in *intents.Intent, d *intents.Domain)
 		}
 		return filepath.ToSlash(file)
 	}
-	hash := func(b []byte) string {
-		sum := sha256.Sum256(b)
-		return "sha256:" + hex.EncodeToString(sum[:])
-	}
 	asJSON := func(v any) []byte {
 		b, err := json.Marshal(v)
 		if err != nil { // plain data loaded from YAML and JSON: cannot happen
@@ -184,14 +212,23 @@ func contentHashes(reg *intents.Registry, in *intents.Intent, d *intents.Domain)
 		}
 		return b
 	}
-	files := map[string]string{rel(in.File): hash(asJSON(in))}
+	files := map[string]string{rel(in.File): contentHash(asJSON(in))}
 	if d != nil {
-		files[rel(d.File)] = hash(asJSON(d))
+		files[rel(d.File)] = contentHash(asJSON(d))
 		for _, t := range d.Tools {
-			files[t.Path] = hash([]byte(t.Source))
+			files[t.Path] = contentHash([]byte(t.Source))
+		}
+		if d.Context != "" {
+			files[d.ContextFile] = contentHash([]byte(d.ContextText))
 		}
 	}
 	return files
+}
+
+// contentHash is b's content hash as the plan records it, "sha256:<hex>".
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Changes lists how q differs from p in what a resume must keep: the
@@ -237,6 +274,7 @@ func (p *Plan) Changes(q *Plan) []string {
 		return s
 	}
 	diff("intents", ids(p), ids(q))
+	out = append(out, armChanges(p, q)...)
 	for _, a := range p.Intents {
 		for _, b := range q.Intents {
 			if a.ID != b.ID {

@@ -97,16 +97,58 @@ func GitFetch(ctx context.Context, cache, repo, ref string, pr int, dir string) 
 		return src, nil, err
 	}
 	src.Commit = strings.TrimSpace(commit)
-	archive, err := gitOutput(ctx, cache, maxTreeSize, "archive", "--format=zip", src.Commit, "--", dir)
+	tree, err := treeAt(ctx, cache, src.Commit, dir)
 	if err != nil {
 		return src, nil, fmt.Errorf("%s at %s: %w", repo, src.Commit, err)
 	}
+	return src, tree, nil
+}
+
+// treeAt reads the tree dir of commit in the git directory gitDir into
+// memory, as a read-only fs.FS.
+func treeAt(ctx context.Context, gitDir, commit, dir string) (fs.FS, error) {
+	archive, err := gitOutput(ctx, gitDir, maxTreeSize, "archive", "--format=zip", commit, "--", dir)
+	if err != nil {
+		return nil, err
+	}
 	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
 	if err != nil {
-		return src, nil, fmt.Errorf("read the tree of %s: %w", src.Commit, err)
+		return nil, fmt.Errorf("read the tree of %s: %w", commit, err)
 	}
-	tree, err := fs.Sub(zr, dir)
-	return src, tree, err
+	return fs.Sub(zr, dir)
+}
+
+// GitTreeAt reads the registry directory dir (a path on this machine,
+// inside a git working tree) as it is at revision rev of its repository
+// (any revision git names: a branch, tag, commit, HEAD~1), in memory,
+// without a checkout: the working tree is never touched. It returns the
+// commit rev resolved to.
+func GitTreeAt(ctx context.Context, dir, rev string) (commit string, _ fs.FS, _ error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", nil, fmt.Errorf("revision %q: not a git revision", rev)
+	}
+	top, err := git(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
+	if err != nil {
+		return "", nil, fmt.Errorf("registry %s is not in a git repository, so it has no revision %s: %w", dir, rev, err)
+	}
+	lines := strings.SplitN(strings.TrimRight(top, "\n"), "\n", 2)
+	root, prefix := lines[0], ""
+	if len(lines) == 2 {
+		prefix = strings.TrimSuffix(lines[1], "/")
+	}
+	if prefix == "" {
+		prefix = "."
+	}
+	out, err := git(ctx, root, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return "", nil, fmt.Errorf("revision %s of %s: %w", rev, root, err)
+	}
+	commit = strings.TrimSpace(out)
+	tree, err := treeAt(ctx, root, commit, prefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s at %s: %w", root, commit, err)
+	}
+	return commit, tree, nil
 }
 
 func isCommitID(s string) bool {

@@ -55,9 +55,16 @@ End with your answer as a JSON object in a fenced code block.`
 type TrialIntent struct {
 	Intent intents.Intent
 	Grader *grade.Grader
-	// Tools are registered in treatment.
-	Tools   []intents.Tool
-	Browser BrowserSpec
+	// Tools are registered in treatment, ControlTools in control (none
+	// unless the run's control arm registers tools: tools@REV).
+	Tools        []intents.Tool
+	ControlTools []intents.Tool
+	// Context is the context pack each arm's agent is given, in
+	// pairbench.Arms order, when an arm of the run has context (Contexted);
+	// the other arm's is "". See ArmPrompt.
+	Context   [2]string
+	Contexted bool
+	Browser   BrowserSpec
 	// SignedInCheck is the domain's signed_in_check tool, run in every
 	// setup of both arms; nil when the domain has none.
 	SignedInCheck *intents.Tool
@@ -139,8 +146,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 
 	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
 		Browser: in.Browser, SignedInCheck: in.SignedInCheck, Attempts: t.SetupAttempts}
-	if spec.Arm == pairbench.Treatment {
-		setupSpec.Tools = in.Tools
+	setupSpec.Tools = in.ArmTools(spec.Arm)
+	if spec.Arm == pairbench.Control && !slices.ContainsFunc(setupSpec.Tools, func(t intents.Tool) bool { return t.Name == in.Intent.EntryTool }) {
+		setupSpec.EntryTool = "" // a tools@REV control from before the entry tool
 	}
 	setup, err := SetUpBrowser(ctx, t.log(), t.Browsers, setupSpec)
 	if err != nil {
@@ -186,7 +194,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	devtools := setup.Browser.DevTools()
 	browserMCP := t.BrowserMCP(devtools.URL)
 	task := AgentTask{
-		Prompt:         in.Intent.Prompt,
+		Prompt:         in.ArmPrompt(spec.Arm),
 		SystemPrompt:   SystemPrompt,
 		Model:          t.Plan.Model,
 		MCPServers:     []MCPServer{browserMCP, {Name: webmcp.ServerName, URL: tools.URL()}},
@@ -231,7 +239,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	t.screenshot(ctx, setup.Browser, filepath.Join(dir, TrialScreenshot), tl)
 	_ = os.RemoveAll(task.Dir)
 	tools.Close()
-	if spec.Arm == pairbench.Treatment {
+	if len(setupSpec.Tools) > 0 {
 		failed, ferr := setup.Browser.RegistrationFailures(ctx)
 		if ferr != nil {
 			t.log().Warn("read registration failures", "trial", spec.Dir, "err", ferr)

@@ -146,6 +146,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 
 func newRunCmd() *cobra.Command {
 	o := defaultBenchOptions()
+	var arms armOptions
 	cmd := &cobra.Command{
 		Use:   "run REGISTRY",
 		Short: "Bench a registry's intents with paired A/B trials",
@@ -153,6 +154,9 @@ func newRunCmd() *cobra.Command {
 		Args:  argCount(1, 1, "one REGISTRY directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Registry = args[0]
+			if err := arms.apply(cmd, &o.Config); err != nil {
+				return usageError{err}
+			}
 			if err := o.finish(); err != nil {
 				return usageError{err}
 			}
@@ -165,6 +169,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	benchFlags(cmd, &o)
+	armFlags(cmd, &arms)
 	cmd.Flags().StringVar(&o.shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
 	cmd.Flags().StringSliceVar(&o.hosts, "host", nil, "send the browser's requests for a host to another address, name=ADDRESS:PORT (an IP or a name: books.example=localhost:8080); repeatable")
 	cmd.Flags().StringVar(&o.caCert, "ca-cert", "", "PEM file of CAs the browser trusts for the run beyond the system's (a staging site's private CA)")

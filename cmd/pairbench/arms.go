@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+// armOptions are run's --control, --treatment and --against.
+type armOptions struct {
+	control, treatment, against string
+}
+
+// armFlags binds run's arm flags to o.
+func armFlags(cmd *cobra.Command, o *armOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.control, "control", "none", "the control arm: none, tools, tools@REV, context, tools+context or tools@REV+context (REV: a git revision of the registry's repository)")
+	f.StringVar(&o.treatment, "treatment", "tools", "the treatment arm, as --control")
+	f.StringVar(&o.against, "against", "", "bench the registry's tools against its tools at git revision REV: --control tools@REV --treatment tools")
+}
+
+// apply sets cfg.Arms from the flags; the error names the flag at fault.
+func (o armOptions) apply(cmd *cobra.Command, cfg *bench.Config) error {
+	if o.against != "" {
+		if cmd.Flags().Changed("control") || cmd.Flags().Changed("treatment") {
+			return errors.New("--against REV is --control tools@REV --treatment tools: give one or the others")
+		}
+		o.control, o.treatment = "tools@"+o.against, "tools"
+	}
+	var err error
+	if cfg.Arms.Control, err = runner.ParseArmSpec(o.control); err != nil {
+		return fmt.Errorf("--control: %w", err)
+	}
+	if cfg.Arms.Treatment, err = runner.ParseArmSpec(o.treatment); err != nil {
+		return fmt.Errorf("--treatment: %w", err)
+	}
+	if cfg.Arms.Control.String() == cfg.Arms.Treatment.String() {
+		return fmt.Errorf("--control and --treatment are both %s: a bench compares two different arms", cfg.Arms.Control)
+	}
+	return nil
+}

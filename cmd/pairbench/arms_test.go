@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+)
+
+func TestRunArmFlagErrorsExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--control", "tool"}, "--control"},
+		{[]string{"--treatment", "context+tools"}, "--treatment"},
+		{[]string{"--against", "main", "--control", "none"}, "give one or the others"},
+		{[]string{"--control", "tools", "--treatment", "tools"}, "both tools"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"run", "../../examples/registry"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.says, tc.args)
+	}
+}
+
+// TestRunAgainstARevision plans --against main from a PR branch of a
+// registry directory in a git working tree: the smoke gate checks both
+// arms' setups in a real browser, run.json freezes main's commit and both
+// arms' tool files, and the working tree is left as it was.
+func TestRunAgainstARevision(t *testing.T) {
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	reg := filepath.Join(repo, "reg")
+	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
+	git("init", "--quiet", "-b", "main")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "registry")
+	mainCommit := git("rev-parse", "HEAD")
+	git("checkout", "--quiet", "-b", "pr")
+	tool := filepath.Join(reg, "domains", "books.example", "tools", "find_books.js")
+	src, err := os.ReadFile(tool)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tool, append(src, []byte("// a refactor\n")...), 0o644))
+	git("commit", "--quiet", "-am", "refactor")
+
+	runs := t.TempDir()
+	code, _, stderr := runCLI(t, "run", reg, "--against", "main", "--example-sites", "--intent", "books-count-by-author", "--pairs", "1",
+		"--start-delay", "0", "--run-id", "a1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--plan-only")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "smoke gate")
+	plan, err := runner.ReadPlan(filepath.Join(runs, "a1", "run.json"))
+	require.NoError(t, err)
+	require.NotNil(t, plan.Arms)
+	assert.Equal(t, "tools@main", plan.Arms.Control.String())
+	assert.Equal(t, mainCommit, plan.Arms.Control.Commit)
+	assert.Equal(t, "tools", plan.Arms.Treatment.String())
+	arms := plan.Intents[0].Arms
+	require.NotNil(t, arms)
+	path := "domains/books.example/tools/find_books.js"
+	assert.NotEqual(t, arms.Control.Files[path], arms.Treatment.Files[path], "the PR's edit is frozen as a different file")
+	assert.Equal(t, "pr", git("rev-parse", "--abbrev-ref", "HEAD"), "the working tree is untouched")
+}

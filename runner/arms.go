@@ -1,0 +1,304 @@
+package runner
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+)
+
+// ArmTools says which tool files an arm registers.
+type ArmTools string
+
+const (
+	// NoTools registers nothing.
+	NoTools ArmTools = "none"
+	// RegistryTools registers the registry's tools as given.
+	RegistryTools ArmTools = "tools"
+	// RevTools registers the tools of the registry at a git revision of its
+	// repository (ArmSpec.Rev).
+	RevTools ArmTools = "rev"
+)
+
+// ArmSpec is one arm's configuration, as `pairbench run --control` and
+// `--treatment` write it: none, tools, tools@REV, context, tools+context or
+// tools@REV+context.
+type ArmSpec struct {
+	Tools ArmTools `json:"tools"`
+	// Rev is the git revision a RevTools arm reads its tools at, as given;
+	// Commit the commit it resolved to, frozen with the plan.
+	Rev    string `json:"rev,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Context gives the arm's agent each domain's context pack.
+	Context bool `json:"context,omitempty"`
+}
+
+// ParseArmSpec reads an arm's SPEC; the error says what SPEC may be.
+func ParseArmSpec(s string) (ArmSpec, error) {
+	bad := fmt.Errorf("arm %q: want none, tools, tools@REV, context, tools+context or tools@REV+context", s)
+	var a ArmSpec
+	parts := strings.Split(strings.TrimSpace(s), "+")
+	if len(parts) > 2 {
+		return a, bad
+	}
+	a.Tools = NoTools
+	for i, p := range parts {
+		switch {
+		case p == "none" && len(parts) == 1:
+		case p == "context" && !a.Context && (len(parts) == 1 || i == 1):
+			a.Context = true
+		case p == "tools" && i == 0:
+			a.Tools = RegistryTools
+		case strings.HasPrefix(p, "tools@") && i == 0:
+			a.Tools, a.Rev = RevTools, strings.TrimPrefix(p, "tools@")
+			if a.Rev == "" || strings.ContainsAny(a.Rev, " \t\n") || strings.HasPrefix(a.Rev, "-") {
+				return a, fmt.Errorf("arm %q: REV must be a git revision (a branch, tag or commit)", s)
+			}
+		default:
+			return a, bad
+		}
+	}
+	return a, nil
+}
+
+// String writes a as a SPEC that ParseArmSpec reads back.
+func (a ArmSpec) String() string {
+	var parts []string
+	switch a.Tools {
+	case RegistryTools:
+		parts = append(parts, "tools")
+	case RevTools:
+		parts = append(parts, "tools@"+a.Rev)
+	}
+	if a.Context {
+		parts = append(parts, "context")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// PlanArms are the two arms a run compares.
+type PlanArms struct {
+	Control   ArmSpec `json:"control"`
+	Treatment ArmSpec `json:"treatment"`
+}
+
+// DefaultArms is what a run compares unless told otherwise, and what a
+// run.json without arms compared: no tools against the registry's tools.
+var DefaultArms = PlanArms{Control: ArmSpec{Tools: NoTools}, Treatment: ArmSpec{Tools: RegistryTools}}
+
+// Of returns the spec of arm.
+func (a PlanArms) Of(arm pairbench.Arm) ArmSpec {
+	if arm == pairbench.Control {
+		return a.Control
+	}
+	return a.Treatment
+}
+
+// IsDefault reports whether a compares what every run compared before arms
+// could be configured; such a plan records no arms.
+func (a PlanArms) IsDefault() bool {
+	return a.Control.String() == DefaultArms.Control.String() && a.Treatment.String() == DefaultArms.Treatment.String()
+}
+
+// Revs lists the revisions a's arms read tools at, in arm order, once each.
+func (a PlanArms) Revs() []string {
+	var revs []string
+	for _, s := range []ArmSpec{a.Control, a.Treatment} {
+		if s.Tools == RevTools && !slices.Contains(revs, s.Rev) {
+			revs = append(revs, s.Rev)
+		}
+	}
+	return revs
+}
+
+// IntentArms is what each arm of an intent's trials is given.
+type IntentArms struct {
+	Control   ArmSetup `json:"control"`
+	Treatment ArmSetup `json:"treatment"`
+}
+
+// Of returns the setup of arm.
+func (a *IntentArms) Of(arm pairbench.Arm) *ArmSetup {
+	if arm == pairbench.Control {
+		return &a.Control
+	}
+	return &a.Treatment
+}
+
+// ArmSetup is one arm of an intent as frozen in the plan.
+type ArmSetup struct {
+	// Tools names the tools the arm registers; Files are their tool
+	// files' content hashes ("sha256:<hex>") by slash path in the
+	// registry, at the arm's revision.
+	Tools []string          `json:"tools,omitempty"`
+	Files map[string]string `json:"files,omitempty"`
+	// Absent is true when the intent's domain is not in the registry at
+	// the arm's revision: the arm registers nothing (it is benched as
+	// none).
+	Absent bool `json:"absent,omitempty"`
+	// Context is the path in the registry of the context pack the arm's
+	// agent is given, ContextHash its content hash; both "" without one.
+	Context     string `json:"context,omitempty"`
+	ContextHash string `json:"context_hash,omitempty"`
+}
+
+// ArmSpecs returns the arms p compares: its Arms, or DefaultArms for a
+// run.json that records none.
+func (p *Plan) ArmSpecs() PlanArms {
+	if p.Arms == nil {
+		return DefaultArms
+	}
+	return *p.Arms
+}
+
+// planArms fills in's arms from the specs: the tools each registers (the
+// domain's at head, or at the arm's revision in revs), and the context
+// pack it is given. It fails when an arm asks for a context pack that d
+// does not name.
+func planArms(arms PlanArms, revs map[string]*intents.Registry, d *intents.Domain) (*IntentArms, error) {
+	out := &IntentArms{}
+	for _, arm := range pairbench.Arms {
+		spec, setup := arms.Of(arm), out.Of(arm)
+		var tools []intents.Tool
+		switch spec.Tools {
+		case RegistryTools:
+			tools = d.Registered()
+		case RevTools:
+			reg := revs[spec.Rev]
+			if reg == nil {
+				return nil, fmt.Errorf("%s arm: the registry at %s was not read", arm, spec.Rev)
+			}
+			if at := reg.Domain(d.Name); at != nil {
+				tools = at.Registered()
+			} else {
+				setup.Absent = true
+			}
+		}
+		for _, t := range tools {
+			setup.Tools = append(setup.Tools, t.Name)
+			if setup.Files == nil {
+				setup.Files = map[string]string{}
+			}
+			setup.Files[t.Path] = contentHash([]byte(t.Source))
+		}
+		if spec.Context {
+			if d.Context == "" {
+				return nil, fmt.Errorf("%s arm %s: domain %s names no context pack (domain.json \"context\"; docs/registry.md)", arm, spec, d.Name)
+			}
+			setup.Context, setup.ContextHash = d.ContextFile, contentHash([]byte(d.ContextText))
+		}
+	}
+	return out, nil
+}
+
+// armTools returns the tools arm registers for the planned intent pi of
+// domain d, looked up by the names frozen in the plan: in the registry as
+// given, or at the arm's revision in revs.
+func armTools(p *Plan, pi PlannedIntent, arm pairbench.Arm, d *intents.Domain, revs map[string]*intents.Registry) ([]intents.Tool, error) {
+	names := pi.Tools
+	if arm == pairbench.Control {
+		names = nil
+	}
+	spec := p.ArmSpecs().Of(arm)
+	if pi.Arms != nil {
+		names = pi.Arms.Of(arm).Tools
+	}
+	if spec.Tools == RevTools && len(names) > 0 {
+		reg := revs[spec.Rev]
+		if reg == nil {
+			return nil, fmt.Errorf("intent %s: the registry at %s (the %s arm's tools) was not read", pi.ID, spec.Rev, arm)
+		}
+		if d = reg.Domain(pi.Domain); d == nil {
+			return nil, fmt.Errorf("intent %s: domain %s is in the plan's %s arm but not in the registry at %s", pi.ID, pi.Domain, arm, spec.Rev)
+		}
+	}
+	var out []intents.Tool
+	for _, name := range names {
+		t := d.Tool(name)
+		if t == nil {
+			return nil, fmt.Errorf("intent %s: tool %s is in the plan's %s arm but not in domain %s", pi.ID, name, arm, pi.Domain)
+		}
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
+// armChanges lists how the arms of p and q differ, for Changes.
+func armChanges(p, q *Plan) []string {
+	var out []string
+	pa, qa := p.ArmSpecs(), q.ArmSpecs()
+	for _, arm := range pairbench.Arms {
+		a, b := pa.Of(arm), qa.Of(arm)
+		if a.String() != b.String() {
+			out = append(out, fmt.Sprintf("%s arm: %s → %s", arm, a, b))
+		} else if a.Commit != b.Commit {
+			out = append(out, fmt.Sprintf("%s arm: %s is now commit %s, not %s", arm, a.Rev, short(b.Commit), short(a.Commit)))
+		}
+	}
+	for _, a := range p.Intents {
+		for _, b := range q.Intents {
+			if a.ID != b.ID || a.Arms == nil || b.Arms == nil {
+				continue
+			}
+			for _, arm := range pairbench.Arms {
+				x, y := a.Arms.Of(arm), b.Arms.Of(arm)
+				if fmt.Sprint(x.Tools) != fmt.Sprint(y.Tools) {
+					out = append(out, fmt.Sprintf("%s %s tools: %v → %v", a.ID, arm, x.Tools, y.Tools))
+				}
+				if !maps.Equal(x.Files, y.Files) {
+					out = append(out, fmt.Sprintf("%s: the %s arm's tool files changed", a.ID, arm))
+				}
+				if x.ContextHash != y.ContextHash {
+					out = append(out, fmt.Sprintf("%s: the %s arm's context pack changed", a.ID, arm))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// ArmTools returns the tools arm registers.
+func (ti *TrialIntent) ArmTools(arm pairbench.Arm) []intents.Tool {
+	if arm == pairbench.Control {
+		return ti.ControlTools
+	}
+	return ti.Tools
+}
+
+// ArmPrompt returns the user prompt arm's agent is given: the intent's
+// prompt, after the context block when an arm of the run has context. The
+// block stands in the same place in both arms, the arm without context
+// holding it empty, so that only the pack's content differs between them.
+func (ti *TrialIntent) ArmPrompt(arm pairbench.Arm) string {
+	if !ti.Contexted {
+		return ti.Intent.Prompt
+	}
+	text := ti.Context[0]
+	if arm == pairbench.Treatment {
+		text = ti.Context[1]
+	}
+	return ContextBlock(text) + ti.Intent.Prompt
+}
+
+// ContextBlock is how a context pack opens the user prompt of an arm (empty
+// in the other arm of a run with context).
+func ContextBlock(text string) string {
+	text = strings.TrimSpace(text)
+	if text != "" {
+		text += "\n"
+	}
+	return "Notes on this site from its maintainers (they may be empty):\n<site-notes>\n" + text + "</site-notes>\n\n"
+}
