@@ -20,7 +20,30 @@ type Config struct {
 	// the registry root) of files whose changes concern it, beyond its own
 	// domain directory and intent directory.
 	Domains map[string][]string `yaml:"domains"`
+	// Margins are how much worse a pull request's tools may be than the
+	// base's and still be "not worse" (docs/statistics.md,
+	// Non-inferiority); a field left out takes its default.
+	Margins Margins `yaml:"margins"`
+	// Compare says how a pull request that changes a domain's tools is
+	// benched: CompareBase (head against base, the default) or CompareBoth
+	// (also head against no tools). See Comparisons.
+	Compare string `yaml:"compare"`
 }
+
+// Margins are a registry's non-inferiority margins; zero means the
+// default.
+type Margins struct {
+	// AccuracyPoints: at most this many percentage points less accurate.
+	AccuracyPoints float64 `yaml:"accuracy_points"`
+	// SlowerPercent: at most this much slower, in percent.
+	SlowerPercent float64 `yaml:"slower_percent"`
+}
+
+// The values of Config.Compare.
+const (
+	CompareBase = "base"
+	CompareBoth = "both"
+)
 
 // Paths says where a registry keeps its parts, relative to its root.
 type Paths struct {
@@ -74,6 +97,18 @@ func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]in
 		}
 		if c.Paths.Tools != "" && !doublestar.ValidatePattern(c.Paths.Tools) {
 			ps.add(d.at(d.line("paths.tools")), "paths.tools: %q is not a valid glob", c.Paths.Tools)
+		}
+		if m := c.Margins.AccuracyPoints; m < 0 || m >= 100 {
+			ps.add(d.at(d.line("margins.accuracy_points")), "margins.accuracy_points: %v is not between 0 and 100 points", m)
+			c.Margins.AccuracyPoints = 0
+		}
+		if m := c.Margins.SlowerPercent; m < 0 || m > 1000 {
+			ps.add(d.at(d.line("margins.slower_percent")), "margins.slower_percent: %v is not between 0 and 1000 percent", m)
+			c.Margins.SlowerPercent = 0
+		}
+		if c.Compare != "" && c.Compare != CompareBase && c.Compare != CompareBoth {
+			ps.add(d.at(d.line("compare")), "compare: %q: want %s or %s", c.Compare, CompareBase, CompareBoth)
+			c.Compare = ""
 		}
 		for dom, globs := range c.Domains {
 			for _, g := range globs {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // ArmTools says which tool files an arm registers.
@@ -133,11 +134,8 @@ func (a *IntentArms) Of(arm pairbench.Arm) *ArmSetup {
 
 // ArmSetup is one arm of an intent as frozen in the plan.
 type ArmSetup struct {
-	// Tools names the tools the arm registers; Files are their tool
-	// files' content hashes ("sha256:<hex>") by slash path in the
-	// registry, at the arm's revision.
-	Tools []string          `json:"tools,omitempty"`
-	Files map[string]string `json:"files,omitempty"`
+	// Tools are the tools the arm registers, at the arm's revision.
+	Tools []ArmTool `json:"tools,omitempty"`
 	// Absent is true when the intent's domain is not in the registry at
 	// the arm's revision: the arm registers nothing (it is benched as
 	// none).
@@ -146,6 +144,23 @@ type ArmSetup struct {
 	// agent is given, ContextHash its content hash; both "" without one.
 	Context     string `json:"context,omitempty"`
 	ContextHash string `json:"context_hash,omitempty"`
+}
+
+// ArmTool is one tool an arm registers: its name, its file's slash path
+// in the registry and the file's content hash ("sha256:<hex>").
+type ArmTool struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Hash string `json:"hash"`
+}
+
+// Names returns the names of the arm's tools, in order.
+func (s *ArmSetup) Names() []string {
+	var out []string
+	for _, t := range s.Tools {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 // ArmSpecs returns the arms p compares: its Arms, or DefaultArms for a
@@ -181,11 +196,7 @@ func planArms(arms PlanArms, revs map[string]*intents.Registry, d *intents.Domai
 			}
 		}
 		for _, t := range tools {
-			setup.Tools = append(setup.Tools, t.Name)
-			if setup.Files == nil {
-				setup.Files = map[string]string{}
-			}
-			setup.Files[t.Path] = contentHash([]byte(t.Source))
+			setup.Tools = append(setup.Tools, ArmTool{Name: t.Name, File: t.Path, Hash: contentHash([]byte(t.Source))})
 		}
 		if spec.Context {
 			if d.Context == "" {
@@ -207,7 +218,7 @@ func armTools(p *Plan, pi PlannedIntent, arm pairbench.Arm, d *intents.Domain, r
 	}
 	spec := p.ArmSpecs().Of(arm)
 	if pi.Arms != nil {
-		names = pi.Arms.Of(arm).Tools
+		names = pi.Arms.Of(arm).Names()
 	}
 	if spec.Tools == RevTools && len(names) > 0 {
 		reg := revs[spec.Rev]
@@ -238,7 +249,7 @@ func armChanges(p, q *Plan) []string {
 		if a.String() != b.String() {
 			out = append(out, fmt.Sprintf("%s arm: %s → %s", arm, a, b))
 		} else if a.Commit != b.Commit {
-			out = append(out, fmt.Sprintf("%s arm: %s is now commit %s, not %s", arm, a.Rev, short(b.Commit), short(a.Commit)))
+			out = append(out, fmt.Sprintf("%s arm: %s is now commit %s, not %s", arm, a.Rev, shortCommit(b.Commit), shortCommit(a.Commit)))
 		}
 	}
 	for _, a := range p.Intents {
@@ -248,10 +259,9 @@ func armChanges(p, q *Plan) []string {
 			}
 			for _, arm := range pairbench.Arms {
 				x, y := a.Arms.Of(arm), b.Arms.Of(arm)
-				if fmt.Sprint(x.Tools) != fmt.Sprint(y.Tools) {
-					out = append(out, fmt.Sprintf("%s %s tools: %v → %v", a.ID, arm, x.Tools, y.Tools))
-				}
-				if !maps.Equal(x.Files, y.Files) {
+				if !slices.Equal(x.Names(), y.Names()) {
+					out = append(out, fmt.Sprintf("%s %s tools: %v → %v", a.ID, arm, x.Names(), y.Names()))
+				} else if !slices.Equal(x.Tools, y.Tools) {
 					out = append(out, fmt.Sprintf("%s: the %s arm's tool files changed", a.ID, arm))
 				}
 				if x.ContextHash != y.ContextHash {
@@ -263,12 +273,6 @@ func armChanges(p, q *Plan) []string {
 	return out
 }
 
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
-}
 
 // ArmTools returns the tools arm registers.
 func (ti *TrialIntent) ArmTools(arm pairbench.Arm) []intents.Tool {
@@ -302,3 +306,99 @@ func ContextBlock(text string) string {
 	}
 	return "Notes on this site from its maintainers (they may be empty):\n<site-notes>\n" + text + "</site-notes>\n\n"
 }
+
+// margins returns the registry's margins with the defaults in place of
+// what it leaves out.
+func margins(m intents.Margins) *stats.Margins {
+	out := stats.DefaultMargins
+	if m.AccuracyPoints > 0 {
+		out.AccuracyPoints = m.AccuracyPoints
+	}
+	if m.SlowerPercent > 0 {
+		out.SlowerPercent = m.SlowerPercent
+	}
+	return &out
+}
+
+// ArmName names arm by what it is: "no tools", "main@1a2b3c4's tools",
+// "this PR's tools (5d6e7f8)", "the registry's tools", each "with the
+// context pack" when it has one.
+func (p *Plan) ArmName(arm pairbench.Arm) string {
+	spec := p.ArmSpecs().Of(arm)
+	var name string
+	switch spec.Tools {
+	case NoTools:
+		name = "no tools"
+	case RevTools:
+		name = fmt.Sprintf("%s@%s's tools", spec.Rev, shortCommit(spec.Commit))
+	default:
+		switch src := p.Source; {
+		case src.PR > 0 && src.Commit != "":
+			name = fmt.Sprintf("this PR's tools (%s)", shortCommit(src.Commit))
+		case src.Commit != "":
+			name = fmt.Sprintf("%s@%s's tools", src.Ref, shortCommit(src.Commit))
+		default:
+			name = "the registry's tools"
+		}
+	}
+	if spec.Context {
+		name += ", with the context pack"
+	}
+	return name
+}
+
+func shortCommit(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// statsArms names the arms for the report and says per domain how
+// treatment's tools differ from control's; nil for a plan without arms.
+func (p *Plan) statsArms() *stats.Arms {
+	if p.Arms == nil {
+		return nil
+	}
+	out := &stats.Arms{}
+	for _, arm := range pairbench.Arms {
+		spec := p.Arms.Of(arm)
+		n := stats.ArmName{Spec: spec.String(), Name: p.ArmName(arm), Tools: spec.Tools != NoTools}
+		if arm == pairbench.Control {
+			out.Control = n
+		} else {
+			out.Treatment = n
+		}
+	}
+	seen := map[string]bool{}
+	for _, in := range p.Intents {
+		if in.Arms == nil || seen[in.Domain] {
+			continue
+		}
+		seen[in.Domain] = true
+		d := stats.DomainArms{Domain: in.Domain, AbsentInControl: in.Arms.Control.Absent}
+		control := map[string]ArmTool{}
+		for _, t := range in.Arms.Control.Tools {
+			control[t.Name] = t
+		}
+		for _, t := range in.Arms.Treatment.Tools {
+			c, ok := control[t.Name]
+			switch {
+			case !ok:
+				d.Added = append(d.Added, t.Name)
+			case c.Hash != t.Hash || c.File != t.File:
+				d.Edited = append(d.Edited, t.Name)
+			}
+			delete(control, t.Name)
+		}
+		d.Removed = slices.Sorted(maps.Keys(control))
+		if !p.Arms.Control.Tools.registers() || !p.Arms.Treatment.Tools.registers() {
+			d.Added, d.Removed, d.Edited = nil, nil, nil // no tools on one side: nothing to compare
+		}
+		out.Domains = append(out.Domains, d)
+	}
+	slices.SortFunc(out.Domains, func(a, b stats.DomainArms) int { return strings.Compare(a.Domain, b.Domain) })
+	return out
+}
+
+func (t ArmTools) registers() bool { return t == RegistryTools || t == RevTools }

@@ -115,12 +115,12 @@ func TestArmsPlanReadsToolsAtARevision(t *testing.T) {
 	assert.Equal(t, mainCommit, p.Arms.Control.Commit)
 	in := p.Intents[0]
 	require.NotNil(t, in.Arms)
-	assert.Equal(t, []string{"find_books", "list_genre"}, sortedCopy(in.Arms.Control.Tools), "main's tools")
-	assert.Equal(t, []string{"find_books", "list_genre", "search_books"}, sortedCopy(in.Arms.Treatment.Tools), "the PR's tools")
-	assert.Equal(t, in.Tools, in.Arms.Treatment.Tools)
+	assert.Equal(t, []string{"find_books", "list_genre"}, sortedCopy(in.Arms.Control.Names()), "main's tools")
+	assert.Equal(t, []string{"find_books", "list_genre", "search_books"}, sortedCopy(in.Arms.Treatment.Names()), "the PR's tools")
+	assert.Equal(t, in.Tools, in.Arms.Treatment.Names())
 	path := "domains/books.example/tools/find_books.js"
-	assert.Equal(t, contentHash(src), in.Arms.Control.Files[path])
-	assert.Equal(t, contentHash([]byte(edited)), in.Arms.Treatment.Files[path])
+	assert.Contains(t, in.Arms.Control.Tools, ArmTool{Name: "find_books", File: path, Hash: contentHash(src)})
+	assert.Contains(t, in.Arms.Treatment.Tools, ArmTool{Name: "find_books", File: path, Hash: contentHash([]byte(edited))})
 	assert.Equal(t, "domains/books.example/notes.md", in.Arms.Treatment.Context)
 	assert.Equal(t, contentHash([]byte("Search by author at /search?author=NAME.")), in.Arms.Treatment.ContextHash)
 	assert.Empty(t, in.Arms.Control.Context, "control has no context")

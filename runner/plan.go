@@ -52,6 +52,10 @@ type Plan struct {
 	// against the registry's tools), as every run.json from before arms
 	// could be configured. See ArmSpecs.
 	Arms *PlanArms `json:"arms,omitempty"`
+	// Margins are the non-inferiority margins of a run that benches
+	// tools against a revision's (a tools@REV control): the registry's
+	// (.pairbench.yml), else stats.DefaultMargins. Nil otherwise.
+	Margins *stats.Margins `json:"margins,omitempty"`
 }
 
 // BrowserPolicy records, in run.json, the confinement and the policy every
@@ -250,6 +254,7 @@ func (p *Plan) StatsPlan() stats.Plan {
 	if p.Versions.AgentName != "" {
 		sp.Model.Agent = p.Versions.AgentName + " " + p.Versions.Agent
 	}
+	sp.Arms, sp.Margins = p.statsArms(), p.Margins
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{
 			ID:      in.ID,

@@ -84,6 +84,9 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	if opts.Arms != (PlanArms{}) && !opts.Arms.IsDefault() {
 		arms := opts.Arms
 		p.Arms = &arms
+		if arms.Control.Tools == RevTools {
+			p.Margins = margins(reg.Config.Margins)
+		}
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
@@ -101,7 +104,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			if err != nil {
 				return nil, nil, fmt.Errorf("intent %s: %w", in.ID, err)
 			}
-			pi.Arms, pi.Tools = arms, arms.Treatment.Tools
+			pi.Arms, pi.Tools = arms, arms.Treatment.Names()
 		}
 		for i, o := range Orders(opts.Pairs, rng) {
 			pi.Pairs = append(pi.Pairs, PlannedPair{Pair: i, Order: o})

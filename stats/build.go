@@ -87,6 +87,7 @@ func (b *Builder) Report() *Report {
 	})
 	placebo := a.placebo(rep.Intents, work)
 	head := a.test(rep.Intents, work, placebo)
+	a.armsBeforeLabels(plan, rep.Intents)
 	a.label(rep.Intents, adoption)
 	rep.Verdict = pairbench.Worst(labelsOf(rep.Intents)...)
 	if head != nil {
@@ -98,6 +99,7 @@ func (b *Builder) Report() *Report {
 		rep.Headline, rep.Verdict = head, head.Label
 	}
 	rep.Tools = toolTable(b.tools)
+	a.armsAfterLabels(plan, rep, work, b.tools)
 	rep.Run = a.runChecks(rep.Intents, work)
 	if placebo != nil {
 		rep.Run.Placebo = placebo.out

@@ -299,6 +299,8 @@ type toolAcc struct {
 	calls, failures int
 	unregistered    int // trials in which the tool did not register
 	errors          map[string]int
+	// armCalls and armFailures split calls and failures by arm (armIndex).
+	armCalls, armFailures [2]int
 }
 
 // tool returns the tally of one tool, created on first use.
@@ -382,8 +384,10 @@ func (b *Builder) Add(r *pairbench.Row) {
 		inv := &r.WebMCP[i]
 		acc := b.tool(r.Domain, inv.Tool, inv.Registered)
 		acc.calls++
+		acc.armCalls[armIndex(r.Arm)]++
 		if inv.Status != "ok" {
 			acc.failures++
+			acc.armFailures[armIndex(r.Arm)]++
 			msg := inv.Error
 			if msg == "" {
 				msg = "(no message)"

@@ -37,6 +37,12 @@ type Plan struct {
 	// each resumed past it with --force: the trials are not all of one
 	// plan.
 	Forced []string `json:"forced,omitempty"`
+	// Arms names the two arms when the run configured them; nil for no
+	// tools against the registry's tools. Margins, when set, are the
+	// head-against-base non-inferiority margins: each intent then gets a
+	// NonInferiority verdict.
+	Arms    *Arms    `json:"arms,omitempty"`
+	Margins *Margins `json:"margins,omitempty"`
 }
 
 // Incomplete says how much of a run is still to run.
@@ -129,6 +135,10 @@ type Report struct {
 	// Plan.Forced.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
 	Forced     []string    `json:"forced,omitempty"`
+	// Arms repeats Plan.Arms; NonInferiority is the run's head-against-base
+	// verdict (RunNonInferiority), "" without margins.
+	Arms           *Arms    `json:"arms,omitempty"`
+	NonInferiority NIResult `json:"non_inferiority,omitempty"`
 }
 
 // Final reports whether r is the report of a whole run: no pair is still to
@@ -175,6 +185,9 @@ type Intent struct {
 	// intent gets a speed or accuracy label at its own numbers of discordant
 	// and untied pairs (at the unadjusted Alpha).
 	NoiseProb float64 `json:"noise_prob"`
+	// NonInferiority is head against base at the plan's margins; nil
+	// without margins.
+	NonInferiority *NonInferiority `json:"non_inferiority,omitempty"`
 }
 
 // PairCounts accounts for every pair of an intent.
@@ -456,6 +469,9 @@ type ToolFailures struct {
 	// Errors are the most common error messages, most frequent first (at
 	// most three).
 	Errors []ErrorCount `json:"errors,omitempty"`
+	// PerArm splits Calls and Failures by arm, in a run whose arms were
+	// configured (Report.Arms), where both may call tools.
+	PerArm *ToolArmCalls `json:"per_arm,omitempty"`
 }
 
 // ErrorCount is an error message and how often it occurred.

@@ -1,0 +1,283 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Non-inferiority: is head (treatment) no worse than base (control) by
+// more than the margins the registry declares? Two one-sided tests per
+// dimension (docs/statistics.md, Non-inferiority):
+//
+//   - accuracy: the paired difference in the share correct, π_b − π_c,
+//     against −δ; the exact unconditional test on Tango's score statistic,
+//     its p the largest over the nuisance parameter on the margin;
+//   - speed: the exact signed-rank test of the per-pair log time ratios
+//     shifted by the margin, log(control/treatment) + log(1 + m), against 0.
+//
+// "not worse" needs both dimensions shown within their margins at α (an
+// intersection–union test: no adjustment); "worse" needs one dimension
+// shown beyond its margin, at α/(2k) over the k intents compared
+// (Bonferroni over both dimensions and every intent), so that identical
+// arms are called worse anywhere in a run at most at α.
+
+// Margins are how much worse head may be than base and still be "not
+// worse".
+type Margins struct {
+	// AccuracyPoints is how many percentage points less often head may
+	// be correct.
+	AccuracyPoints float64 `json:"accuracy_points"`
+	// SlowerPercent is how much slower, in percent of base's time, head's
+	// typical pair may be.
+	SlowerPercent float64 `json:"slower_percent"`
+}
+
+// DefaultMargins are the margins of a registry that declares none: no
+// more than 5 points less accurate and no more than 10% slower.
+var DefaultMargins = Margins{AccuracyPoints: 5, SlowerPercent: 10}
+
+// Check refuses margins no test can use.
+func (m Margins) Check() error {
+	if !(m.AccuracyPoints > 0 && m.AccuracyPoints < 100) {
+		return fmt.Errorf("accuracy margin %v points: want more than 0 and less than 100", m.AccuracyPoints)
+	}
+	if !(m.SlowerPercent > 0 && m.SlowerPercent <= 1000) {
+		return fmt.Errorf("speed margin %v%%: want more than 0 and at most 1000", m.SlowerPercent)
+	}
+	return nil
+}
+
+// NIResult is a non-inferiority verdict.
+type NIResult string
+
+const (
+	NotWorse       NIResult = "not worse"
+	Worse          NIResult = "worse"
+	NIInconclusive NIResult = "inconclusive"
+)
+
+// NonInferiority is an intent's (or a run's) verdict on head against
+// base, at the plan's margins.
+type NonInferiority struct {
+	Result NIResult `json:"result"`
+	// Why says in words which test gave Result.
+	Why      string  `json:"why"`
+	Margins  Margins `json:"margins"`
+	Accuracy NITest  `json:"accuracy"`
+	// Speed is over both-correct pairs; nil when there are none.
+	Speed *NITest `json:"speed,omitempty"`
+	// WorseLevel is the level each "worse" test is held to: α/(2k).
+	WorseLevel float64 `json:"worse_level"`
+}
+
+// NITest is one dimension's two one-sided tests at its margin.
+type NITest struct {
+	// Pairs counts the pairs the tests rest on.
+	Pairs int `json:"pairs"`
+	// PNotWorse is the p of "head is worse by the margin or more"
+	// (small: shown within the margin); PWorse that of "head is within
+	// the margin" (small: shown beyond it).
+	PNotWorse float64 `json:"p_not_worse"`
+	PWorse    float64 `json:"p_worse"`
+}
+
+// nonInferiority decides an intent's verdict from its table and speed
+// sample at margins; k is the number of intents compared in the run.
+func nonInferiority(t Table, speed *rankSample, m Margins, alpha float64, k int) *NonInferiority {
+	ni := &NonInferiority{Margins: m, WorseLevel: alpha / float64(2*max(k, 1))}
+	delta := m.AccuracyPoints / 100
+	ni.Accuracy.Pairs = t.N()
+	ni.Accuracy.PNotWorse, ni.Accuracy.PWorse = AccuracyNI(t.TreatmentOnly, t.ControlOnly, t.N(), delta)
+	if speed != nil && speed.n() > 0 {
+		st := &NITest{Pairs: speed.n()}
+		st.PNotWorse, st.PWorse = speed.ni(nullFor(speed.n()), 1+m.SlowerPercent/100)
+		ni.Speed = st
+	}
+	accWorse := ni.Accuracy.PWorse <= ni.WorseLevel
+	speedWorse := ni.Speed != nil && ni.Speed.PWorse <= ni.WorseLevel
+	accOK := ni.Accuracy.PNotWorse <= alpha
+	speedOK := ni.Speed != nil && ni.Speed.PNotWorse <= alpha
+	switch {
+	case accWorse && speedWorse:
+		ni.Result, ni.Why = Worse, fmt.Sprintf("head was shown more than %g points less accurate and more than %g%% slower than base", m.AccuracyPoints, m.SlowerPercent)
+	case accWorse:
+		ni.Result, ni.Why = Worse, fmt.Sprintf("head was shown more than %g points less accurate than base (p = %.3g ≤ %.3g)", m.AccuracyPoints, ni.Accuracy.PWorse, ni.WorseLevel)
+	case speedWorse:
+		ni.Result, ni.Why = Worse, fmt.Sprintf("head was shown more than %g%% slower than base (p = %.3g ≤ %.3g)", m.SlowerPercent, ni.Speed.PWorse, ni.WorseLevel)
+	case accOK && speedOK:
+		ni.Result, ni.Why = NotWorse, fmt.Sprintf("head was shown at most %g points less accurate (p = %.3g) and at most %g%% slower (p = %.3g) than base, at α = %g",
+			m.AccuracyPoints, ni.Accuracy.PNotWorse, m.SlowerPercent, ni.Speed.PNotWorse, alpha)
+	case ni.Speed == nil:
+		ni.Result, ni.Why = NIInconclusive, "no pair had both arms correct, so speed could not be compared"
+	default:
+		var open []string
+		if !accOK {
+			open = append(open, fmt.Sprintf("accuracy within %g points (p = %.3g)", m.AccuracyPoints, ni.Accuracy.PNotWorse))
+		}
+		if !speedOK {
+			open = append(open, fmt.Sprintf("speed within %g%% (p = %.3g)", m.SlowerPercent, ni.Speed.PNotWorse))
+		}
+		ni.Result, ni.Why = NIInconclusive, fmt.Sprintf("not shown at α = %g: %s; more pairs may decide it", alpha, joinAnd(open))
+	}
+	return ni
+}
+
+// RunNonInferiority is the run's verdict from its intents': worse when
+// one is, not worse when all are, else inconclusive; nil without any.
+func RunNonInferiority(intents []Intent) NIResult {
+	var out NIResult
+	for _, in := range intents {
+		if in.NonInferiority == nil {
+			continue
+		}
+		switch r := in.NonInferiority.Result; {
+		case r == Worse:
+			return Worse
+		case out == "" || out == NotWorse:
+			out = r
+		}
+	}
+	return out
+}
+
+// ni returns the one-sided signed-rank p values of speed non-inferiority at
+// ratio r (head at most r times base's time): pNotWorse of H0 "the typical
+// log(control/treatment) ≤ −log r", pWorse of H0 "≥ −log r". Ties are
+// resolved least favourably to each test, as in the two-sided test.
+func (s rankSample) ni(null rankNull, r float64) (pNotWorse, pWorse float64) {
+	m := s.w.m()
+	if m == 0 {
+		return 1, 1
+	}
+	below, atOrBelow := s.w.count(-2 * math.Log(r))
+	above, atOrAbove := m-atOrBelow, m-below
+	return 1 - null.lower(above-1), null.lower(atOrAbove)
+}
+
+// niGrid is the number of intervals of the grid over the nuisance
+// parameter on which the accuracy test's p is maximised, before the
+// search refines the best point (niRefine golden-section steps in the
+// intervals beside it); TestAccuracyNIHoldsItsLevelOnTheMargin shows the
+// test holds its level at the margin with them.
+const (
+	niGrid   = 60
+	niRefine = 24
+)
+
+// AccuracyNI returns the exact unconditional p values of accuracy
+// non-inferiority at margin delta (a share, 0.05 for 5 points) for n pairs
+// of which b had only treatment correct and c only control: pNotWorse of H0
+// "π_b − π_c ≤ −delta" and pWorse of H0 "π_b − π_c ≥ −delta". Each is the
+// largest, over the nuisance π_c on the margin π_b = π_c − delta, of the
+// probability of a score statistic at least as extreme as observed
+// (docs/statistics.md). With no pairs both are 1.
+func AccuracyNI(b, c, n int, delta float64) (pNotWorse, pWorse float64) {
+	if n <= 0 || b+c > n || b < 0 || c < 0 {
+		return 1, 1
+	}
+	zObs := niScore(b, c, n, delta)
+	const eps = 1e-9 // a statistic equal to the observed one, bar rounding
+	// The tables as extreme as observed, each way, with their log
+	// multinomial coefficients.
+	type cell struct {
+		b, c int
+		lnk  float64
+	}
+	var up, down []cell
+	lg := func(k int) float64 { v, _ := math.Lgamma(float64(k + 1)); return v }
+	for bb := 0; bb <= n; bb++ {
+		for cc := 0; cc+bb <= n; cc++ {
+			z := niScore(bb, cc, n, delta)
+			x := cell{bb, cc, lg(n) - lg(bb) - lg(cc) - lg(n-bb-cc)}
+			if z >= zObs-eps {
+				up = append(up, x)
+			}
+			if z <= zObs+eps {
+				down = append(down, x)
+			}
+		}
+	}
+	prob := func(cells []cell, pc float64) float64 {
+		pb, pr := pc-delta, 1-2*pc+delta
+		var s float64
+		for _, x := range cells {
+			if l := x.lnk + xlogy(x.b, pb) + xlogy(x.c, pc) + xlogy(n-x.b-x.c, pr); !math.IsInf(l, -1) {
+				s += math.Exp(l)
+			}
+		}
+		return s
+	}
+	lo, hi := delta, (1+delta)/2
+	sup := func(cells []cell) float64 {
+		at := func(i int) float64 { return lo + (hi-lo)*float64(i)/niGrid }
+		best, bi := -1.0, 0
+		for i := 0; i <= niGrid; i++ {
+			if p := prob(cells, at(i)); p > best {
+				best, bi = p, i
+			}
+		}
+		// Golden-section search for the maximum in the intervals beside
+		// the best grid point.
+		a, d := at(max(bi-1, 0)), at(min(bi+1, niGrid))
+		const g = 0.6180339887498949
+		x1, x2 := d-g*(d-a), a+g*(d-a)
+		f1, f2 := prob(cells, x1), prob(cells, x2)
+		for range niRefine {
+			if f1 < f2 {
+				a, x1, f1 = x1, x2, f2
+				x2 = a + g*(d-a)
+				f2 = prob(cells, x2)
+			} else {
+				d, x2, f2 = x2, x1, f1
+				x1 = d - g*(d-a)
+				f1 = prob(cells, x1)
+			}
+			best = max(best, f1, f2)
+		}
+		return min(best, 1)
+	}
+	return sup(up), sup(down)
+}
+
+// xlogy is k·log(p), 0 when k is 0 (whatever p).
+func xlogy(k int, p float64) float64 {
+	if k == 0 {
+		return 0
+	}
+	if p <= 0 {
+		return math.Inf(-1)
+	}
+	return float64(k) * math.Log(p)
+}
+
+// niScore is Tango's score statistic for π_b − π_c = −delta in n pairs with
+// b and c discordant: (b − c + n·delta) / √(n(2p̃ − delta − delta²)), p̃
+// the maximum-likelihood π_c on the margin.
+func niScore(b, c, n int, delta float64) float64 {
+	nf, bf, cf := float64(n), float64(b), float64(c)
+	r := nf - bf - cf
+	// The likelihood's derivative in π_c is zero where
+	// 2n·p² − [(b+c)(1+δ) + 2δ(c+r)]·p + c·δ(1+δ) = 0.
+	B := (bf+cf)*(1+delta) + 2*delta*(cf+r)
+	disc := math.Max(B*B-8*nf*cf*delta*(1+delta), 0)
+	p := (B + math.Sqrt(disc)) / (4 * nf)
+	p = math.Min(math.Max(p, delta), (1+delta)/2)
+	v := nf * (2*p - delta - delta*delta)
+	return (bf - cf + nf*delta) / math.Sqrt(v)
+}
+
+// nonInferiorities gives every planned intent with complete pairs its
+// head-against-base verdict at plan's margins.
+func (a *analysis) nonInferiorities(m Margins, intents []Intent, work []intentWork) NIResult {
+	var idx []int
+	for i := range intents {
+		if !intents[i].Unplanned && intents[i].Pairs.Complete > 0 {
+			idx = append(idx, i)
+		}
+	}
+	parallel(len(idx), func(k int) {
+		in, w := &intents[idx[k]], work[idx[k]]
+		in.NonInferiority = nonInferiority(in.Table, w.speed, m, a.alpha, len(idx))
+	})
+	return RunNonInferiority(intents)
+}
