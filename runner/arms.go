@@ -273,7 +273,6 @@ func armChanges(p, q *Plan) []string {
 	return out
 }
 
-
 // ArmTools returns the tools arm registers.
 func (ti *TrialIntent) ArmTools(arm pairbench.Arm) []intents.Tool {
 	if arm == pairbench.Control {

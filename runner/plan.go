@@ -264,6 +264,9 @@ func (p *Plan) StatsPlan() stats.Plan {
 			Tools:   in.Tools,
 			Pairs:   len(in.Pairs),
 		}
+		if in.Arms != nil && p.Margins != nil {
+			pi.NewDomain = in.Arms.Control.Absent
+		}
 		if a := in.Agreement; a != nil {
 			pi.Agreement = &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
 		}

@@ -75,6 +75,6 @@ func (a *analysis) armsAfterLabels(plan Plan, rep *Report, work []intentWork, to
 		}
 	}
 	if plan.Margins != nil {
-		rep.NonInferiority = a.nonInferiorities(*plan.Margins, rep.Intents, work)
+		rep.NonInferiority = a.nonInferiorities(plan, rep.Intents, work)
 	}
 }

@@ -267,11 +267,17 @@ func niScore(b, c, n int, delta float64) float64 {
 }
 
 // nonInferiorities gives every planned intent with complete pairs its
-// head-against-base verdict at plan's margins.
-func (a *analysis) nonInferiorities(m Margins, intents []Intent, work []intentWork) NIResult {
+// head-against-base verdict at plan's margins, but for those of a new
+// domain (benched against no tools).
+func (a *analysis) nonInferiorities(plan Plan, intents []Intent, work []intentWork) NIResult {
+	m := *plan.Margins
+	fresh := map[string]bool{}
+	for _, p := range plan.Intents {
+		fresh[p.ID] = p.NewDomain
+	}
 	var idx []int
 	for i := range intents {
-		if !intents[i].Unplanned && intents[i].Pairs.Complete > 0 {
+		if !intents[i].Unplanned && !fresh[intents[i].ID] && intents[i].Pairs.Complete > 0 {
 			idx = append(idx, i)
 		}
 	}

@@ -120,7 +120,7 @@ func (s *Server) decide(c conversation, prefix string) (t turn, in *intents.Inte
 		if in, ok = matchIntent(s.intents, c.user); !ok {
 			return t, nil, false
 		}
-		t.move = next(in, c.tools, c.obs)
+		t.move = next(in, c.tools, c.obs, strings.Join(c.user, "\n"))
 	}
 	if t.move.call != nil {
 		t.callID = fmt.Sprintf("%s%d", prefix, len(c.obs)+1)

@@ -35,6 +35,11 @@ import (
 //     one more snapshot, unless the last call was one, to read the page it
 //     ends on.
 //
+// When the user's message (a context pack's notes, docs/registry.md) names
+// the URL of a browser_navigate step after the first, the page steps start
+// there: the model goes straight to the page the notes point at, as an
+// agent told the route would.
+//
 // Booleans and nulls count as read once anything was read; a list's length
 // counts as read when the list was.
 //
@@ -74,8 +79,8 @@ func (ts toolset) find(want string) string {
 }
 
 // next returns the scripted agent's move for intent in, given the tools the
-// request declares and the results it has observed so far.
-func next(in *intents.Intent, tools toolset, obs []string) move {
+// request declares, the results it has observed so far and the user's text.
+func next(in *intents.Intent, tools toolset, obs []string, user string) move {
 	k := 0 // observations consumed by the plan so far
 	if webmcp := tools.find("webmcp"); webmcp != "" {
 		if k == len(obs) {
@@ -107,7 +112,7 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 	justSnapped := false
 	var read []string
 	took := false
-	for _, st := range in.Baseline.Steps {
+	for _, st := range route(in.Baseline.Steps, user) {
 		name := tools.find(st.Tool)
 		if name == "" {
 			continue
@@ -134,6 +139,18 @@ func next(in *intents.Intent, tools toolset, obs []string) move {
 		read = append(read, obs[k])
 	}
 	return move{final: finalAnswer(in, "the page", read)}
+}
+
+// route returns the steps from the last browser_navigate step, after the
+// first step, whose URL user names; all of them when it names none.
+func route(steps []intents.Step, user string) []intents.Step {
+	for i := len(steps) - 1; i > 0; i-- {
+		url, _ := steps[i].Args["url"].(string)
+		if steps[i].Tool == "browser_navigate" && url != "" && strings.Contains(user, url) {
+			return steps[i:]
+		}
+	}
+	return steps
 }
 
 // The argument names Playwright MCP versions give an element's snapshot ref:

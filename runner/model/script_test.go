@@ -158,3 +158,26 @@ func TestWithTarget(t *testing.T) {
 	assert.Equal(t, map[string]any{"element": "Stop"}, withTarget(map[string]any{"element": "Stop"}, pw83, []string{oldStop, latest}), "an element only an older snapshot shows gets no ref")
 	assert.Equal(t, map[string]any{}, withTarget(nil, nil, nil))
 }
+
+// TestRouteFromTheUsersNotes: notes that name a later navigate step's URL
+// send the model straight there; notes that name none, or only the first
+// step's, change nothing.
+func TestRouteFromTheUsersNotes(t *testing.T) {
+	steps := []intents.Step{
+		{Tool: "browser_navigate", Args: map[string]any{"url": "http://shop.test/"}},
+		{Tool: "browser_click", Args: map[string]any{"element": "Catalogue"}},
+		{Tool: "browser_navigate", Args: map[string]any{"url": "http://shop.test/all"}},
+		{Tool: "browser_snapshot"},
+	}
+	assert.Equal(t, steps[2:], route(steps, "Notes: every book is listed at http://shop.test/all.\nHow many books?"))
+	assert.Equal(t, steps, route(steps, "Notes: (none)\nHow many books?"))
+	assert.Equal(t, steps, route(steps, "Start at http://shop.test/"))
+
+	in := &intents.Intent{Baseline: intents.Baseline{Steps: steps}}
+	tools := toolset{"browser_navigate": {"url"}, "browser_click": {"element", "ref"}, "browser_snapshot": nil}
+	m := next(in, tools, nil, "see http://shop.test/all")
+	assert.Equal(t, "browser_navigate", m.call.Name)
+	assert.JSONEq(t, `{"url":"http://shop.test/all"}`, m.call.Arguments, "the first move goes where the notes point")
+	m = next(in, tools, nil, "")
+	assert.JSONEq(t, `{"url":"http://shop.test/"}`, m.call.Arguments)
+}
