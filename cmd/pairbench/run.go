@@ -84,6 +84,16 @@ func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string) {
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 }
 
+// siteFlags binds the flags of how the browser reaches the site, which run
+// and validate --site share (docs/registry.md, "Bench your own or a
+// staging site").
+func siteFlags(cmd *cobra.Command, o *benchOptions) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.hosts, "host", nil, "send the browser's requests for a host to another address, name=ADDRESS:PORT (an IP or a name: books.example=localhost:8080); repeatable")
+	f.StringVar(&o.caCert, "ca-cert", "", "PEM file of CAs the browser trusts for the run beyond the system's (a staging site's private CA)")
+	f.StringArrayVar(&o.origins, "origin", nil, "point the registry at another origin for the run, FROM=TO: example.com=https://staging.example.com rewrites start_url and urlPatterns; repeatable")
+}
+
 // finish reads the flags bench.Config does not take as they are, then fills
 // the defaults that depend on the clock or the host and checks the whole
 // (bench.Config.Complete).
@@ -171,9 +181,7 @@ func newRunCmd() *cobra.Command {
 	benchFlags(cmd, &o)
 	armFlags(cmd, &arms)
 	cmd.Flags().StringVar(&o.shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
-	cmd.Flags().StringSliceVar(&o.hosts, "host", nil, "send the browser's requests for a host to another address, name=ADDRESS:PORT (an IP or a name: books.example=localhost:8080); repeatable")
-	cmd.Flags().StringVar(&o.caCert, "ca-cert", "", "PEM file of CAs the browser trusts for the run beyond the system's (a staging site's private CA)")
-	cmd.Flags().StringArrayVar(&o.origins, "origin", nil, "point the registry at another origin for the run, FROM=TO: example.com=https://staging.example.com rewrites start_url and urlPatterns; repeatable")
+	siteFlags(cmd, &o)
 	cmd.Flags().StringVar(&o.git.Repo, "git-repo", "", "read the registry from this git repository (URL or path) at --git-ref; REGISTRY is then its path inside the repository")
 	cmd.Flags().StringVar(&o.git.Ref, "git-ref", "HEAD", "branch, tag or commit to read the registry at (with --git-repo)")
 	cmd.Flags().IntVar(&o.git.PR, "pr", 0, "pull request number: if --git-ref is a deleted branch, read refs/pull/N/head instead (the report says so)")

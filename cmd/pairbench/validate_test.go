@@ -275,3 +275,31 @@ func processState(pid int) string {
 	}
 	return f[0]
 }
+
+// TestValidateSitePlaysTheBaselines plays the example registry's baseline
+// against the example site (the scripted model in both arms, the real
+// agent, browser and sandbox): it holds. Then a copy whose steps click an
+// element the page does not have and whose tool_args name an author the
+// site does not know passes the static validate, but not --site: each arm
+// is a problem at its baseline's line.
+func TestValidateSitePlaysTheBaselines(t *testing.T) {
+	tools := needRealStack(t)
+	args := func(dir string) []string {
+		return []string{"validate", dir, "--site", "--example-sites", "--intent", "books-cheapest-by-author", "--tools", tools}
+	}
+	code, out, errOut := runCLI(t, args(exampleRegistry)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "every baseline holds on the site")
+
+	dir := brokenCopy(t,
+		[3]string{cheapestYAML, `args: {element: Author, text: "{{author}}", submit: true}`, `args: {element: Author, text: "Nobody Atall", submit: true}`},
+		[3]string{cheapestYAML, "  tool_args:\n    author: \"{{author}}\"", "  tool_args:\n    author: Nobody Atall"},
+	)
+	code, _, errOut = runCLI(t, "validate", dir)
+	require.Equal(t, exitOK, code, "the copy is valid on paper: %s", errOut)
+	code, out, errOut = runCLI(t, args(dir)...)
+	assert.Equal(t, exitFailure, code, errOut)
+	assert.Contains(t, out, dir+"/"+cheapestYAML+":31: baseline steps against the site: the scripted control answer grades wrong")
+	assert.Contains(t, out, dir+"/"+cheapestYAML+":39: baseline tool_args (entry_tool find_books) against the site: the scripted treatment answer grades wrong")
+	assert.Contains(t, errOut, "2 problems against the site")
+}
