@@ -38,6 +38,7 @@ import (
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // Config is everything a bench is told.
@@ -66,6 +67,13 @@ type Config struct {
 	Arms runner.PlanArms
 	// Pairs is the number of pairs per intent.
 	Pairs int
+	// Planning: see planning.go. With PairsAuto a new run's Pairs is the
+	// fewest that detect Effect (stats.AutoPairs); RefuseUnreachable refuses
+	// a new plan that can reach no label (pairbench run does, unless
+	// --allow-inconclusive).
+	PairsAuto         bool
+	Effect            stats.Effect
+	RefuseUnreachable bool
 	// Agent names the agent benched in both arms (agents.Names; ""
 	// means agents.Default). A run is benched with one agent: a resume
 	// with another is refused, even with Force.

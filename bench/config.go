@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // DefaultConfig is the configuration a bench starts from when it is told
@@ -19,7 +20,7 @@ import (
 // over 2 slots, caps of 300 s, 40 turns and 1 USD per agent, a 10 s start
 // delay and a 300 ms settle, labels at alpha 0.05, runs under "runs".
 func DefaultConfig() Config {
-	return Config{Agent: agents.Default, Pairs: 10, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+	return Config{Agent: agents.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
 		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
@@ -72,7 +73,7 @@ func (c *Config) Complete() error {
 // agent, the model and the browser again; Check reads nothing and writes
 // nothing.
 func (c Config) Check() error {
-	if c.Pairs < 1 || c.Slots < 1 || c.Adoption < 0 {
+	if (c.Pairs < 1 && !c.PairsAuto) || c.Slots < 1 || c.Adoption < 0 {
 		return fmt.Errorf("--pairs and --slots must be at least 1, --adoption at least 0")
 	}
 	if c.Caps.TimeS <= 0 || c.Caps.Turns <= 0 || c.Caps.SpendUSD <= 0 {

@@ -217,6 +217,9 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		for _, s := range skipped {
 			r.problem(runner.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
 		}
+		if err == nil {
+			plan, err = r.planPairs(reg, opts, plan)
+		}
 		return plan, true, err
 	case err != nil:
 		return nil, false, err

@@ -66,7 +66,11 @@ const exactLatticeWork = 4e7
 // and otherwise from its exact first, second and fourth cumulants by the
 // normal approximation with a continuity and an Edgeworth correction. With
 // one stratum of untied pairs it is the signed-rank test itself.
-func vanElteren(strata [][]float64) rankTest {
+func vanElteren(strata [][]float64) rankTest { return vanElterenBy(strata, true) }
+
+// vanElterenBy is vanElteren, with the exact lattice computation only when
+// exact allows it (planning simulations take the approximation).
+func vanElterenBy(strata [][]float64, exact bool) rankTest {
 	var weights []float64 // one per nonzero pair
 	var positive []bool
 	var scale []int // per nonzero pair: its weight on an integer lattice
@@ -112,7 +116,7 @@ func vanElteren(strata [][]float64) rankTest {
 		return out
 	}
 	v, mean := 0.0, 0.0
-	exact := lcm > 0
+	exact = exact && lcm > 0
 	latticeSum := 0
 	for _, st := range ss {
 		for k := range st.ranks {

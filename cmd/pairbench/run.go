@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,6 +36,9 @@ type benchOptions struct {
 	// terminal's live progress display; log records already go through it.
 	logFormat string
 	live      *progress.Terminal
+	// allowInconclusive is --allow-inconclusive: run sets
+	// Config.RefuseUnreachable unless it is given.
+	allowInconclusive bool
 }
 
 // defaultBenchOptions are run's defaults (bench.DefaultConfig); demo's
@@ -48,7 +52,9 @@ func defaultBenchOptions() benchOptions {
 func benchFlags(cmd *cobra.Command, o *benchOptions) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale; a domain skips its stale intents, a stale id fails)")
-	f.IntVar(&o.Pairs, "pairs", o.Pairs, "pairs per intent")
+	f.Var(pairsValue{&o.Config}, "pairs", "pairs per intent, or auto: the fewest that make the run's verdict attainable and detect --effect with 80% power (docs/statistics.md, Planning)")
+	f.Var(effectValue{&o.Effect}, "effect", "with --pairs auto, the effect to detect: a speedup such as 1.5x or an accuracy gain such as +20pp")
+	f.BoolVar(&o.allowInconclusive, "allow-inconclusive", false, "run a plan whose pairs can reach no label (refused otherwise, with exit 2 and the pairs it needs)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
 	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agents.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
 	f.StringVar(&o.Model, "model", o.Model, "model: "+bench.ScriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
@@ -145,6 +151,10 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	stop := display.Animate(ctx)
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
+	var unreachable *bench.UnreachablePlanError
+	if errors.As(err, &unreachable) {
+		err = usageError{err}
+	}
 	if o.PlanOnly && err == nil {
 		fmt.Fprintln(stdout, res.Dir.File(runner.PlanFile))
 	}
@@ -167,6 +177,7 @@ func newRunCmd() *cobra.Command {
 			if err := arms.apply(cmd, &o.Config); err != nil {
 				return usageError{err}
 			}
+			o.RefuseUnreachable = !o.allowInconclusive
 			if err := o.finish(); err != nil {
 				return usageError{err}
 			}

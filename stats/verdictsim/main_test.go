@@ -65,3 +65,19 @@ func TestClaimsCountsVerdictAndIntents(t *testing.T) {
 	assert.False(t, claims(&stats.Report{Verdict: pairbench.NoSignal, Intents: []stats.Intent{{Label: pairbench.Slower, Placebo: true}}}))
 	assert.False(t, claims(&stats.Report{Verdict: pairbench.Inconclusive}))
 }
+
+// TestAutoPairsDeliver: the pairs --pairs auto picks for a broad 1.5× and
+// a broad +20 pp over 10 intents give the verdict with at least 80% power
+// when the runs are simulated through stats.Build.
+func TestAutoPairsDeliver(t *testing.T) {
+	const runs = 200
+	speed, err := stats.AutoPairs(10, 0.05, stats.Effect{Speedup: 1.5})
+	assert.NoError(t, err)
+	gain, err := stats.AutoPairs(10, 0.05, stats.Effect{Accuracy: 0.2})
+	assert.NoError(t, err)
+	ps := rate(scenario{intents: 10, pairs: speed, pc: 0.9, pt: 0.9, speedup: 1.5}, runs, 5, verdictIs(pairbench.Faster, pairbench.Better))
+	pa := rate(scenario{intents: 10, pairs: gain, pc: 0.7, pt: 0.9, speedup: 1}, runs, 5, verdictIs(pairbench.MoreAccurate, pairbench.Better))
+	t.Logf("auto: %d pairs for 1.5× (power %.3f), %d for +20 pp (power %.3f)", speed, ps, gain, pa)
+	assert.GreaterOrEqual(t, ps, 0.8-slack(0.8, runs))
+	assert.GreaterOrEqual(t, pa, 0.8-slack(0.8, runs))
+}

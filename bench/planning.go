@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// UnreachablePlanError refuses a plan whose pairs can reach no label, not
+// the run's verdict nor any intent's (stats.CheckPlan), before the first
+// trial: running it would spend everything for "inconclusive".
+type UnreachablePlanError struct {
+	Check stats.PlanCheck
+	// Needed is the fewest pairs per intent that make the run's verdict
+	// attainable.
+	Needed int
+}
+
+func (e *UnreachablePlanError) Error() string {
+	return fmt.Sprintf("this plan can reach no label: %d %s per intent over %d benched %s (%s); it needs at least %d pairs per intent (--pairs %d, or --pairs auto), or run it anyway with --allow-inconclusive",
+		e.Check.Pairs, plural(e.Check.Pairs, "pair", "pairs"), e.Check.Intents, plural(e.Check.Intents, "intent", "intents"), e.Check.Text(), e.Needed, e.Needed)
+}
+
+// planPairs finishes a new plan's pairs: with PairsAuto it replans with the
+// fewest pairs that detect the configured effect; then it logs what the
+// plan can show and, with RefuseUnreachable, refuses one that can reach no
+// label.
+func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *runner.Plan) (*runner.Plan, error) {
+	benched := 0
+	for _, in := range plan.Intents {
+		if !in.Placebo {
+			benched++
+		}
+	}
+	alpha := opts.Alpha
+	if !(alpha > 0 && alpha < 1) {
+		alpha = stats.DefaultAlpha
+	}
+	if r.cfg.PairsAuto {
+		n, err := stats.AutoPairs(benched, alpha, r.cfg.Effect)
+		if err != nil {
+			return nil, fmt.Errorf("--pairs auto: %w", err)
+		}
+		r.log.Info("pairs auto", "effect", r.cfg.Effect.String(), "intents", benched, "pairs", n)
+		opts.Pairs = n
+		if plan, _, err = runner.NewPlan(reg, opts); err != nil {
+			return nil, err
+		}
+	}
+	check := stats.CheckPlan(benched, opts.Pairs, alpha)
+	r.log.Info("plan", "pairs", opts.Pairs, "intents", benched, "reach", check.Text())
+	if !check.Reachable() && r.cfg.RefuseUnreachable {
+		return nil, &UnreachablePlanError{Check: check, Needed: stats.PairsForVerdict(benched, alpha)}
+	}
+	return plan, nil
+}
