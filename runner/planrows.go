@@ -17,11 +17,16 @@ import (
 // it (same stage, intent, pair, arm and attempt: the first one counts).
 // Rows of intents the plan does not have are kept: the report names them as
 // unplanned, and merge refuses them.
+//
+// A report reads a million rows through it, so what it keeps of each
+// planned pair holds no pointer (the collector never scans it) and takes a
+// few bytes: planRowsIndex.
 type PlanRows struct {
-	runID   string
-	planned map[string]bool
-	orders  map[pairbench.Key]pairbench.Order
-	kept    map[rowID]bool
+	runID string
+	planRowsIndex
+	// kept holds the trials kept that the index does not (another stage,
+	// an intent the plan does not have, an attempt past 64).
+	kept map[rowID]bool
 	// left counts the rows left out, by fault.
 	left map[RowFault]int
 }
@@ -56,15 +61,7 @@ var rowFaults = []struct {
 
 // NewPlanRows returns the judge of rows of plan, which has seen no row yet.
 func NewPlanRows(plan *Plan) *PlanRows {
-	p := &PlanRows{runID: plan.RunID, planned: map[string]bool{}, orders: map[pairbench.Key]pairbench.Order{},
-		kept: map[rowID]bool{}, left: map[RowFault]int{}}
-	for _, in := range plan.Intents {
-		p.planned[in.ID] = true
-		for _, pp := range in.Pairs {
-			p.orders[pairbench.Key{Intent: in.ID, Pair: pp.Pair}] = pp.Order
-		}
-	}
-	return p
+	return &PlanRows{runID: plan.RunID, planRowsIndex: newPlanRowsIndex(plan), kept: map[rowID]bool{}, left: map[RowFault]int{}}
 }
 
 // Fault returns why r, the next row, is not a trial of the plan
@@ -73,13 +70,21 @@ func (p *PlanRows) Fault(r *pairbench.Row) RowFault {
 	switch {
 	case r.RunID != "" && r.RunID != p.runID:
 		return RowOfAnotherRun
-	case r.Stage == pairbench.StagePair && p.planned[r.Intent]:
-		want, ok := p.orders[r.Key()]
-		if !ok {
-			return RowOfNoPlannedPair
-		}
-		if r.Order != want {
-			return RowInAnotherOrder
+	case r.Stage == pairbench.StagePair:
+		if in := p.intent(r.Intent); in != nil {
+			pp := in.pair(r.Pair)
+			if pp == nil {
+				return RowOfNoPlannedPair
+			}
+			if r.Order != pp.order() {
+				return RowInAnotherOrder
+			}
+			if bit, ok := attemptBit(r); ok {
+				if pp.kept[armIndex(r.Arm)]&bit != 0 {
+					return RowRepeated
+				}
+				return RowOfThePlan
+			}
 		}
 	}
 	if p.kept[idOf(*r)] {
@@ -94,6 +99,14 @@ func (p *PlanRows) Keep(r *pairbench.Row) bool {
 	if f := p.Fault(r); f != RowOfThePlan {
 		p.left[f]++
 		return false
+	}
+	if r.Stage == pairbench.StagePair {
+		if in := p.intent(r.Intent); in != nil {
+			if bit, ok := attemptBit(r); ok {
+				in.pair(r.Pair).kept[armIndex(r.Arm)] |= bit
+				return true
+			}
+		}
 	}
 	p.kept[idOf(*r)] = true
 	return true

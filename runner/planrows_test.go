@@ -70,3 +70,40 @@ func TestPlanRowsKeepsOnlyTrialsOfThePlan(t *testing.T) {
 		"rows.jsonl: left out 1 rows that repeat a trial recorded before them (same pair, arm and attempt)",
 	}, told)
 }
+
+// TestPlanRowsIndexesEveryPlan: the judge's index of planned pairs (a
+// slice by pair number, or a map when a plan numbers its pairs sparsely;
+// attempts as bits, past 63 in a map) judges alike whatever the plan's
+// numbers and however many attempts a pair took.
+func TestPlanRowsIndexesEveryPlan(t *testing.T) {
+	for _, numbers := range [][]int{{0, 1, 2}, {1, 2, 3}, {7, 100000, 3}} {
+		plan := execPlan(map[string]int{"a": len(numbers)}, map[string]string{"a": "d"})
+		for k, n := range numbers {
+			plan.Intents[0].Pairs[k].Pair = n
+		}
+		judge := NewPlanRows(plan)
+		for k, n := range numbers {
+			row := pairbench.Row{RunID: "r1", Intent: "a", Domain: "d", Stage: pairbench.StagePair, Pair: n,
+				Order: plan.Intents[0].Pairs[k].Order, Arm: pairbench.Treatment, Attempt: 1, Outcome: pairbench.Correct}
+			for _, attempt := range []int{1, 63, 64, 900} {
+				row.Attempt = attempt
+				assert.True(t, judge.Keep(&row), "pairs %v: pair %d attempt %d", numbers, n, attempt)
+				assert.Equal(t, RowRepeated, judge.Fault(&row), "pairs %v: pair %d attempt %d again", numbers, n, attempt)
+			}
+			row.Attempt = 2
+			row.Arm = pairbench.Control
+			assert.Equal(t, RowOfThePlan, judge.Fault(&row), "the other arm's attempt is its own")
+			swapped := row
+			swapped.Order = pairbench.AB
+			if row.Order == pairbench.AB {
+				swapped.Order = pairbench.BA
+			}
+			assert.Equal(t, RowInAnotherOrder, judge.Fault(&swapped))
+		}
+		for _, n := range []int{-1, 4, 99999, 100001, 1 << 40} {
+			row := pairbench.Row{RunID: "r1", Intent: "a", Stage: pairbench.StagePair, Pair: n, Order: pairbench.AB,
+				Arm: pairbench.Control, Attempt: 1}
+			assert.Equal(t, RowOfNoPlannedPair, judge.Fault(&row), "pairs %v: pair %d", numbers, n)
+		}
+	}
+}

@@ -435,7 +435,7 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 				problems = append(problems, fmt.Sprintf("%s: run id %q, not %q", where, r.RunID, plan.RunID))
 				continue
 			}
-			if !judge.planned[r.Intent] {
+			if judge.intent(r.Intent) == nil {
 				problems = append(problems, fmt.Sprintf("%s: intent %s is not in the plan", where, r.Intent))
 				continue
 			}
@@ -445,7 +445,7 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 				problems = append(problems, fmt.Sprintf("%s: %s pair %d is not in the plan", where, r.Intent, r.Pair))
 				continue
 			case RowInAnotherOrder:
-				problems = append(problems, fmt.Sprintf("%s: %s pair %d ran in order %s, planned %s", where, r.Intent, r.Pair, r.Order, judge.orders[r.Key()]))
+				problems = append(problems, fmt.Sprintf("%s: %s pair %d ran in order %s, planned %s", where, r.Intent, r.Pair, r.Order, judge.intent(r.Intent).pair(r.Pair).order()))
 				continue
 			}
 			if r.Stage == pairbench.StagePair {
