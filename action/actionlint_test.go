@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // root is the repository root: the Action's checkout.
@@ -38,10 +40,9 @@ func workflowFiles(t *testing.T) []string {
 // if actionlint could not run.
 func actionlint(t *testing.T, files ...string) (problems string, ok bool) {
 	t.Helper()
+	realstack.Need(t, realstack.Actionlint)
 	bin, err := filepath.Abs(filepath.Join(root, "tools/bin/actionlint"))
 	require.NoError(t, err)
-	_, err = os.Stat(bin)
-	require.NoError(t, err, "actionlint is missing; run `make setup` to build it into tools/bin")
 	cmd := exec.Command(bin, append([]string{"-oneline", "-no-color", "-config-file", ".github/actionlint.yaml"}, files...)...)
 	cmd.Dir = root
 	var out bytes.Buffer

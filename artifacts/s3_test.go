@@ -26,6 +26,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/artifacts/storetest"
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // The S3 adapter is tested against a real S3 server, versitygw, built into
@@ -82,6 +83,14 @@ func startGateway() (*gateway, error) {
 
 func (g *gateway) stop() { g.Close() }
 
+// needGateway is realstack.Need for the package's S3 server, failing the
+// test when it is installed and did not start.
+func needGateway(t *testing.T) {
+	t.Helper()
+	realstack.Need(t, realstack.S3Server)
+	require.NoError(t, gwErr, "the S3 server for these tests did not start")
+}
+
 // store returns an S3 store on the gateway; cfg's zero fields are filled in.
 func (g *gateway) store(ctx context.Context, cfg artifacts.S3Config) (*artifacts.S3, error) {
 	if cfg.Endpoint == "" {
@@ -105,7 +114,7 @@ var storeSeq atomic.Int64
 // own, so every test starts empty.
 func s3Store(t *testing.T, cfg artifacts.S3Config) *artifacts.S3 {
 	t.Helper()
-	require.NoError(t, gwErr, "the S3 server for these tests did not start")
+	needGateway(t)
 	if cfg.Prefix == "" {
 		cfg.Prefix = fmt.Sprintf("%s/%d", t.Name(), storeSeq.Add(1))
 	}
@@ -157,7 +166,7 @@ func TestS3WrongSecretIsRefused(t *testing.T) {
 }
 
 func TestS3MissingBucketIsNotErrNotExist(t *testing.T) {
-	require.NoError(t, gwErr)
+	needGateway(t)
 	s, err := gw.store(t.Context(), artifacts.S3Config{Bucket: "no-such-bucket", MaxAttempts: 1})
 	require.NoError(t, err)
 	assert.Error(t, s.Check(t.Context()))
@@ -195,7 +204,7 @@ func TestS3PresignedLinkIsSignedAndTyped(t *testing.T) {
 // with 503 SlowDown, as a busy S3 does.
 func flakyProxy(t *testing.T, fail int64) (endpoint string, requests *atomic.Int64) {
 	t.Helper()
-	require.NoError(t, gwErr)
+	needGateway(t)
 	target, err := url.Parse(gw.Endpoint)
 	require.NoError(t, err)
 	// The request keeps the Host it was signed for (the proxy's), which the

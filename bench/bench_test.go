@@ -3,7 +3,6 @@ package bench_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,9 +16,9 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -102,7 +101,7 @@ func TestRegistryWithAFailingBaselineIsRefused(t *testing.T) {
 // checks what every hook saw and what the run left, locally and in the
 // store.
 func TestBenchRunsToItsReport(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	cfg := config(t, "../examples/registry")
 	cfg.Intents, cfg.ExampleSites, cfg.Store = []string{"weather-high-oslo"}, true, t.TempDir()
 
@@ -164,7 +163,7 @@ func TestBenchRunsToItsReport(t *testing.T) {
 
 // TestExecuteNeedsTheSmokeGate opens a bench and runs it without the gate.
 func TestExecuteNeedsTheSmokeGate(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	cfg := config(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	r, err := bench.Open(t.Context(), cfg)
@@ -222,24 +221,6 @@ func scoredOnce(t *testing.T, plan *runner.Plan, rows []pairbench.Row) []pairben
 	return final
 }
 
-// needRealStack fails the test when a real bench cannot run here, naming
-// what is missing; with -short it skips.
-func needRealStack(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs a real bench; skipped with -short")
-	}
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
-	}
-	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
-	}
-	if _, err := os.Stat("../tools/node_modules/@earendil-works/pi-coding-agent/package.json"); err != nil {
-		t.Fatal("the pinned Node tools are not installed (scripts/setup.sh installs them)")
-	}
-}
-
 func TestRegistryErrorQuotesAtMostFiftyProblems(t *testing.T) {
 	var ps intents.Problems
 	for i := range 60 {
@@ -277,6 +258,7 @@ func TestOpenRefusesBadAgentInput(t *testing.T) {
 // resume naming another is refused, even with Force, and one naming none
 // resumes only a pi run (the default).
 func TestResumeWithAnotherAgentIsRefused(t *testing.T) {
+	realstack.Need(t, realstack.NodeTools) // the agents' installs are checked before the plan
 	cfg := config(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	reg, err := intents.Load(cfg.Registry)

@@ -15,6 +15,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
@@ -47,7 +48,7 @@ func exampleHosts(t *testing.T, h http.Handler) map[string]string {
 // browser is created stealthy and deleted, and neither the API key nor a
 // browser's token reaches anything the run wrote.
 func TestBenchOnKernelBrowsers(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	fake := fakeKernel(t)
 	cfg := config(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}

@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 )
@@ -45,7 +46,7 @@ const whoamiTool = `({
 // its own (a slow start, say) and its pair runs again, and a lapse after
 // those rows would leave no pair to score.
 func TestBenchSignedInDomainWhoseSessionLapses(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	reg := t.TempDir()
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../examples/registry")))
 	domain := filepath.Join(reg, "domains", "weather.example")
@@ -156,7 +157,7 @@ func reasons(rows []pairbench.Row) []string {
 // have: the domain is left out of the frozen plan (a problem says so),
 // and a run that names it stops before run.json.
 func TestMissingProfileSkipsTheDomainUnlessNamed(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	reg := t.TempDir()
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../examples/registry")))
 	require.NoError(t, os.WriteFile(filepath.Join(reg, "domains", "weather.example", "domain.json"),

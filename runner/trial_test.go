@@ -28,6 +28,7 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/pi"
@@ -65,23 +66,11 @@ type stack struct {
 	tmp string
 }
 
-// requireStack fails (it does not skip) when something scripts/setup.sh
-// installs is missing: the test is the proof that the real stack works.
-func requireStack(t testing.TB) {
-	t.Helper()
-	for _, p := range []string{local.DefaultChromiumPath, tools.Node(), tools.Pi(), tools.PlaywrightMCP()} {
-		_, err := os.Stat(p)
-		require.NoError(t, err, "run `make setup` (scripts/setup.sh) to install it")
-	}
-	_, err := exec.LookPath("bwrap")
-	require.NoError(t, err, "run `make setup` to install bubblewrap")
-}
-
 // newStack builds the stack pairbench run builds (one spare browser, a warm
 // compile cache); browser changes the browser provider's configuration.
 func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...func(*local.Config)) *stack {
 	t.Helper()
-	requireStack(t)
+	realstack.Need(t)
 	siteSrv := httptest.NewServer(site.New())
 	t.Cleanup(siteSrv.Close)
 	hosts := map[string]string{}
@@ -424,7 +413,7 @@ func TestTrialsOnlyReadTheCompileCache(t *testing.T) {
 // server cannot start) is an error, leaves no cache directory, and the
 // agent runs on without a cache, as pairbench run does after warning.
 func TestFailedWarmUpLeavesNothing(t *testing.T) {
-	requireStack(t)
+	realstack.Need(t)
 	tmp := sandboxtest.TempDir(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // The network half of the adversarial suite: real bubblewrap with
@@ -27,13 +29,12 @@ import (
 // ever dials loopback; isolation is shown by failing to reach listeners this
 // test started on the host and by what the sandbox can see of its network.
 
-// requireBwrapNet skips when bubblewrap cannot create a sandbox here.
+// requireBwrapNet is needBwrap for a sandbox with a network namespace.
 func requireBwrapNet(t *testing.T) string {
 	t.Helper()
+	realstack.Need(t, realstack.Bubblewrap)
 	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
-	}
+	require.NoError(t, err)
 	out, err := exec.Command(bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "/usr/bin/true").CombinedOutput()
 	if err != nil {

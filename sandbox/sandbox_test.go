@@ -17,17 +17,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
-// needBwrap skips the test when bubblewrap cannot create the sandbox this
-// package builds (user, PID and network namespaces, non-root uid).
+// needBwrap is realstack.Need for bubblewrap (skipped with -short, a
+// failure when it is not installed), and skips the test when this host's
+// kernel will not let bubblewrap create the sandbox this package builds
+// (user, PID and network namespaces, non-root uid).
 func needBwrap(t testing.TB) {
 	t.Helper()
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
-	}
-	out, err := exec.Command(bwrap, "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net",
+	realstack.Need(t, realstack.Bubblewrap)
+	out, err := exec.Command("bwrap", "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net",
 		"--disable-userns", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/lib", "/lib",
 		"/usr/bin/true").CombinedOutput()
 	if err != nil {

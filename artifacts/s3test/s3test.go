@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // Region is the region the server runs in.
@@ -93,6 +95,7 @@ func Start(bin, access, secret string, buckets ...string) (*Server, error) {
 // start and closes it when the test ends.
 func StartT(t testing.TB, bin, access, secret string, buckets ...string) *Server {
 	t.Helper()
+	realstack.Need(t, realstack.S3Server)
 	s, err := Start(bin, access, secret, buckets...)
 	if err != nil {
 		t.Fatal(err)

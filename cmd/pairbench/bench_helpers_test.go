@@ -22,9 +22,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/state/statetest"
 )
 
@@ -35,25 +35,12 @@ import (
 // repoRoot is the checkout, seen from this package's directory.
 const repoRoot = "../.."
 
-// needRealStack skips the test when a real bench cannot run here, naming
-// what is missing.
+// needRealStack is realstack.Need for a test that runs real benches, and
+// returns the pinned Node tools' node_modules.
 func needRealStack(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs real benches (minutes); skipped with -short")
-	}
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
-	}
-	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
-	}
-	tools, err := filepath.Abs(filepath.Join(repoRoot, "tools", "node_modules"))
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(tools, "@earendil-works", "pi-coding-agent", "package.json")); err != nil {
-		t.Fatalf("the pinned Node tools are not installed in %s (scripts/setup.sh installs them)", tools)
-	}
-	return tools
+	realstack.Need(t)
+	return realstack.NodeModules(t)
 }
 
 // realBinary is the real pairbench binary, built once for all the tests of

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
@@ -22,6 +23,7 @@ import (
 // browsers and deletes them, and run.json records the provider. The trials
 // themselves on Kernel browsers are bench's TestBenchOnKernelBrowsers.
 func TestRunOnKernelBrowsers(t *testing.T) {
+	realstack.Need(t)
 	fake := kernelForExampleSites(t)
 
 	runs := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -63,6 +64,7 @@ func readRows(t *testing.T, name string) []pairbench.Row {
 // run.json): trials of a registry fetched from git run in
 // TestServeEndToEnd (the local backend benches at the pull request's head).
 func TestRunFromGitAtAPinnedCommit(t *testing.T) {
+	realstack.Need(t)
 	repo := t.TempDir()
 	require.NoError(t, os.CopyFS(filepath.Join(repo, "reg"), os.DirFS("../../examples/registry")))
 	for _, args := range [][]string{{"init", "--quiet", "-b", "main"}, {"add", "."}, {"commit", "--quiet", "-m", "registry"}} {
@@ -89,6 +91,7 @@ func TestRunFromGitAtAPinnedCommit(t *testing.T) {
 }
 
 func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
+	realstack.Need(t)
 	runs := t.TempDir()
 	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
 		"--pairs", "4", "--spend-cap", "0.5", "--budget-usd", "1", "--run-id", "b1", "--runs-dir", runs,
@@ -109,6 +112,7 @@ func TestRunRefusesAPlanOverItsBudget(t *testing.T) {
 // named, and --force resumes it as planned with the report naming what it
 // forced past.
 func TestARunIsOneThing(t *testing.T) {
+	realstack.Need(t)
 	tools, err := filepath.Abs("../../tools/node_modules")
 	require.NoError(t, err)
 	reg := t.TempDir()
@@ -224,6 +228,7 @@ func TestARunIsOneThing(t *testing.T) {
 // budget exactly at their caps: the smoke gate's own zero-tool run spends
 // some of it, so the gate refuses the plan (no trial may pass the budget).
 func TestRunBudgetCountsTheSmokeGate(t *testing.T) {
+	realstack.Need(t)
 	runs := t.TempDir()
 	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
 		"--pairs", "1", "--spend-cap", "0.004", "--budget-usd", "0.008", "--run-id", "b2", "--runs-dir", runs,

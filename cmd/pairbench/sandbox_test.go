@@ -1,17 +1,16 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 func TestSandboxCheckPasses(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
-	}
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	code, out, errOut := runCLI(t, "sandbox", "check")
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Contains(t, out, "sandbox check passed")
@@ -21,15 +20,14 @@ func TestSandboxCheckPasses(t *testing.T) {
 }
 
 func TestSandboxCheckCanLeaveTheBrowserOut(t *testing.T) {
+	realstack.Need(t, realstack.Bubblewrap)
 	code, out, errOut := runCLI(t, "sandbox", "check", "--browser=false")
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.NotContains(t, out, "browser")
 }
 
 func TestSandboxCheckFailsClosedOnAVisiblePath(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
-	}
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	code, out, errOut := runCLI(t, "sandbox", "check", "--hidden", "/usr/share")
 	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Equal(t, "sandbox check failed: a sandbox can see what it must not: visible: /usr/share\n", errOut)
@@ -54,9 +52,7 @@ func TestSandboxRunUsage(t *testing.T) {
 }
 
 func TestSandboxRunConfinesTheCommand(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (Debian package bubblewrap)")
-	}
+	realstack.Need(t, realstack.Bubblewrap)
 	t.Setenv("PAIRBENCH_TEST_REAL_KEY", "sk-real-value-never-inside")
 	code, out, errOut := runCLI(t, "sandbox", "run",
 		"--allow-host", "api.example", "--secret", "API_KEY=PAIRBENCH_TEST_REAL_KEY@api.example",

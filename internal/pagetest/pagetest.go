@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
@@ -26,9 +27,7 @@ type Browser struct {
 // Start starts Chromium for t.
 func Start(t testing.TB) *Browser {
 	t.Helper()
-	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Fatalf("chromium is not installed at %s (make setup installs it): %v", local.DefaultChromiumPath, err)
-	}
+	realstack.Need(t, realstack.Chromium)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(local.DefaultChromiumPath),
 		chromedp.NoSandbox, // tests run as root; the pages are our own

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
@@ -59,9 +59,7 @@ func (l *lines) Result() runner.AgentResult { return l.res }
 // error and its diagnostics leaves it in none of what Run keeps: the
 // transcript, the answer, the error, the tool names and stderr.
 func TestRunRedactsWhatTheAgentPrints(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
-	}
+	realstack.Need(t, realstack.Bubblewrap)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	const secret = "sk-real-provider-key-4b1d9e77"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
@@ -111,9 +111,7 @@ func TestRecordsSkipsAnOverlongLine(t *testing.T) {
 // with them. Run keeps at most MaxTranscriptLines lines (and
 // MaxTranscriptBytes bytes).
 func TestEscapeAgentTranscriptFlood(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Fatal("bubblewrap is not installed (scripts/setup.sh installs it)")
-	}
+	realstack.Need(t, realstack.Bubblewrap)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	tmp := sandboxtest.TempDir(t)

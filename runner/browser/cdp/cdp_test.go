@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/browsertest"
@@ -160,6 +161,7 @@ func provider(t *testing.T, cfg cdp.Config) (*remote.Provider, string) {
 }
 
 func chromium(t *testing.T, hosts map[string]string) (*local.Provider, string) {
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	dir := sandboxtest.TempDir(t)
 	c, err := local.New(local.Config{Hosts: hosts, TempDir: dir, Log: quiet})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 )
 
 func TestBundleRejectsToolsItCannotGuard(t *testing.T) {
@@ -42,11 +43,9 @@ func TestBundleRejectsToolsItCannotGuard(t *testing.T) {
 // TestVendoredPolyfillMatchesPinnedVersion checks the vendored file is the
 // one the project's pinned tools install.
 func TestVendoredPolyfillMatchesPinnedVersion(t *testing.T) {
-	pkg := filepath.Join("..", "..", "..", "tools", "node_modules", "@mcp-b", "webmcp-polyfill")
+	realstack.Need(t, realstack.NodeTools)
+	pkg := filepath.Join(realstack.NodeModules(t), "@mcp-b", "webmcp-polyfill")
 	pinned, err := os.ReadFile(filepath.Join(pkg, "dist", "index.iife.js"))
-	if os.IsNotExist(err) {
-		t.Fatal("tools/node_modules is not installed (scripts/setup.sh installs it)")
-	}
 	require.NoError(t, err)
 	assert.Equal(t, string(pinned), polyfillJS, "polyfill/webmcp-polyfill.iife.js differs from the pinned package")
 	manifest, err := os.ReadFile(filepath.Join(pkg, "package.json"))

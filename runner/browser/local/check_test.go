@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -35,6 +36,7 @@ func TestCheckFailsClearlyWithoutChromium(t *testing.T) {
 // Chromium started the way pairbench used to start it (no sandbox but its
 // own network namespace, without a route out): it must name what is wrong.
 func TestInspectFindsAnUnconfinedChromium(t *testing.T) {
+	realstack.Need(t, realstack.Chromium)
 	// unshare --fork stays the parent of Chromium, as bubblewrap does.
 	unshare := []string{"unshare", "--fork", "--kill-child", "--net"}
 	if os.Geteuid() != 0 {

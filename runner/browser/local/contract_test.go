@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/browsertest"
@@ -19,6 +20,7 @@ import (
 // TestProviderContract holds the local provider, with a spare per slot as
 // benches run it, to the contract every provider passes.
 func TestProviderContract(t *testing.T) {
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	browsertest.Run(t, func(t *testing.T, hosts map[string]string) browsertest.Subject {
 		dir := sandboxtest.TempDir(t)
 		// The contract's stalled page runs out ParseTimeout twice; every

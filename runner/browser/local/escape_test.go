@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -395,6 +396,7 @@ const unprivilegedUID = 65534
 // tests run as root, so both launchers are covered by one go test run (CI
 // runs as root).
 func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	if os.Geteuid() != 0 {
 		t.Skip("the tests run unprivileged already: the escape tests above are that run")
 	}

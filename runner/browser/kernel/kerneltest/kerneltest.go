@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/browsertest"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -127,6 +128,7 @@ func New(t testing.TB, browsers runner.Browsers, profiles ...string) *Server {
 // sandboxes under a fresh directory) reaching hosts (name -> 127.0.0.1:PORT)
 // with the extra Chromium flags; profiles are the profiles it knows.
 func Start(t testing.TB, hosts map[string]string, flags []string, profiles ...string) *Server {
+	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	dir, err := os.MkdirTemp("/tmp", "pairbench-kernel-")
 	if err != nil {
 		t.Fatal(err)
