@@ -4,7 +4,7 @@
 GO ?= go
 BIN := bin/pairbench
 
-.PHONY: all setup build demo test bench fuzz clean
+.PHONY: all setup build demo test test-short bench fuzz clean
 
 all: build
 
@@ -23,16 +23,28 @@ build:
 demo: setup build
 	./$(BIN) demo $(if $(AGENT),--agent $(AGENT))
 
-## test: the whole test suite (what CI runs)
+## test: the whole test suite, its three lanes (what CI runs; docs/testing.md)
+# The short lane first, so that a broken unit fails in minutes; then the
+# full lane and the end-to-end tests of cmd/pairbench (build tag e2e) in
+# one go test, which runs every test once more with the real stack.
 # go test runs GOMAXPROCS packages at once (2 on a 2-core machine): the
 # packages' times add up to about twice the suite's wall time, so running
 # them one at a time (-p 1) would double it. -timeout bounds each package's
 # test binary: the slowest, cmd/pairbench, has taken 40 minutes on a
 # machine loaded many times over, and its tests wait for events until
 # a minute before this deadline rather than on clocks of their own.
+# -parallel 4: the tests that call t.Parallel (the bot's) wait on job
+# queues, not on the CPU; four at a time on 2 cores halve their time again
+# (docs/testing.md).
 test: setup
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 60m ./...
+	$(GO) vet -tags e2e ./cmd/pairbench
+	$(GO) test -short -count=1 -parallel 4 ./...
+	$(GO) test -count=1 -parallel 4 -tags e2e -timeout 60m ./...
+
+## test-short: the fast lane: no Chromium, bubblewrap or Node needed, no setup
+test-short:
+	$(GO) test -short -count=1 -parallel 4 ./...
 
 ## bench: the Go benchmarks behind the speed targets in the issues
 bench: setup

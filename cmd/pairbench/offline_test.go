@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 )
@@ -25,7 +28,7 @@ import (
 // The host's namespace is the one the test binary was started in: its
 // parent's (offline.Run's outer process, or go test without it).
 func TestChromiumStartedByTestsHasNoRouteOut(t *testing.T) {
-	needChromium(t)
+	realstack.Need(t, realstack.Chromium)
 	host := netNamespace(t, os.Getppid())
 	egress := netNamespace(t, os.Getpid())
 	require.NotEqual(t, host, egress, "the tests, and the egress proxies of the browsers they start, run in the host's network namespace")

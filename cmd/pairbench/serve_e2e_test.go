@@ -1,12 +1,12 @@
+//go:build e2e
+
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,38 +147,4 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	assert.NotEqual(t, "failure", run.Conclusion, "the bench succeeded: %s", run.Summary)
 	assert.Contains(t, run.Title, "bench:")
 	return o, run, gh
-}
-
-// registryRepo commits the example registry (at the repository's root, as
-// a registry repository has it) and returns the repository and commit.
-func registryRepo(t *testing.T) (dir, sha string) {
-	t.Helper()
-	dir = t.TempDir()
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../../examples/registry")))
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "--quiet", "-b", "master")
-	git("add", ".")
-	git("commit", "--quiet", "-m", "registry")
-	return dir, git("rev-parse", "HEAD")
-}
-
-// pullRequestOpened is GitHub's example pull_request.opened payload with its
-// head moved to sha.
-func pullRequestOpened(t *testing.T, sha string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "bot", "testdata", "webhooks", "pull_request.opened.json"))
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
-	m["pull_request"].(map[string]any)["head"].(map[string]any)["sha"] = sha
-	out, err := json.Marshal(m)
-	require.NoError(t, err)
-	return out
 }

@@ -1,8 +1,9 @@
+//go:build e2e
+
 package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,8 +12,8 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // runOffline runs the real binary with args in a network namespace of its
@@ -27,19 +28,12 @@ func runOffline(t *testing.T, bin string, args ...string) (code int, stdout, std
 	return code, out.String(), errOut.String()
 }
 
-func needChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(local.DefaultChromiumPath); err != nil {
-		t.Fatalf("Chromium is not installed at %s (scripts/setup.sh installs it)", local.DefaultChromiumPath)
-	}
-}
-
 // TestValidateBrowser registers the example registry's tool files in
 // Chromium, then a copy in which one file throws only in a page: validate
 // accepts it, validate --browser names it at its line with the browser's
 // message.
 func TestValidateBrowser(t *testing.T) {
-	needChromium(t)
+	realstack.Need(t, realstack.Chromium)
 	bin := buildPairbench(t)
 	tmp := sandboxtest.TempDir(t)
 
