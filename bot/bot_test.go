@@ -28,6 +28,7 @@ func fork() map[string]any {
 // queued → in progress → completed, and the verdict is posted once, with a
 // report link on the service (no path of the server anywhere).
 func TestABenchFromPullRequestToVerdict(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range statetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect)
@@ -69,6 +70,7 @@ func TestABenchFromPullRequestToVerdict(t *testing.T) {
 }
 
 func TestARedeliveryIsBenchedOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	body := payload(t, "pull_request.opened.json", nil)
 	d := bot.Delivery{ID: "same", Event: "pull_request", InstallationID: installID, Payload: body}
@@ -86,6 +88,7 @@ func TestARedeliveryIsBenchedOnce(t *testing.T) {
 }
 
 func TestAPushSupersedesAndTheLateVerdictIsIgnored(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	first := f.benches(t)[0].Run
@@ -113,6 +116,7 @@ func TestAPushSupersedesAndTheLateVerdictIsIgnored(t *testing.T) {
 // rollup's headline and the head's check run stay; the old verdict goes into
 // the earlier commits.
 func TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	f.push(t, otherSHA, nil)
@@ -140,6 +144,7 @@ func TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline(t *testing.T) {
 }
 
 func TestStatusCancelAndSupersedeSurviveARestart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
@@ -168,6 +173,7 @@ func TestStatusCancelAndSupersedeSurviveARestart(t *testing.T) {
 // TestALocalBenchResumesByItsRunIDAfterAShutdown: a shutdown puts the
 // running bench back in the queue; the next start runs the same run id.
 func TestALocalBenchResumesByItsRunIDAfterAShutdown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
@@ -182,6 +188,7 @@ func TestALocalBenchResumesByItsRunIDAfterAShutdown(t *testing.T) {
 }
 
 func TestCloseCancelsAndAReopenReusesTheVerdict(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	f.opened(t, map[string]any{"action": "closed", "pull_request.state": "closed", "pull_request.merged": true})
@@ -200,6 +207,7 @@ func TestCloseCancelsAndAReopenReusesTheVerdict(t *testing.T) {
 }
 
 func TestForkReRunsFindTheirPullRequest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, fork())
 	f.comment(t, writer, "/bench run")
@@ -234,6 +242,7 @@ func TestForkReRunsFindTheirPullRequest(t *testing.T) {
 }
 
 func TestApprovalIsOneCommentEditedAsTheHeadMoves(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, fork())
 	assert.Empty(t, f.benches(t), "an untrusted pull request never runs on its own")
@@ -258,6 +267,7 @@ func TestApprovalIsOneCommentEditedAsTheHeadMoves(t *testing.T) {
 // bot refuses rather than bench a commit nobody reviewed; /bench run @<sha>
 // binds the commit explicitly.
 func TestRunRefusesAHeadThatMovedAfterTheComment(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, fork())
 	written := time.Now()
@@ -279,6 +289,7 @@ func TestRunRefusesAHeadThatMovedAfterTheComment(t *testing.T) {
 }
 
 func TestCommandsInCodeQuotesAndCommentsAreNotRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, body := range []string{
 		"Try:\n```\n/bench run\n```",
@@ -298,6 +309,7 @@ func TestCommandsInCodeQuotesAndCommentsAreNotRun(t *testing.T) {
 }
 
 func TestOutsidersGetOneReply(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for range 10 {
 		f.comment(t, stranger, "/bench run")
@@ -328,6 +340,7 @@ func TestOutsidersNeverSilenceMaintainers(t *testing.T) {
 }
 
 func TestUsageDoesNotParseAsACommand(t *testing.T) {
+	t.Parallel()
 	assert.True(t, bot.ParseComment(bot.Usage).Ignored(), "the usage shows commands in a code block")
 }
 
@@ -336,6 +349,7 @@ func TestUsageDoesNotParseAsACommand(t *testing.T) {
 // the rollup found again among the token user's comments, and the user's
 // own comments (such as a usage reply) never read as commands.
 func TestTokenMode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *bot.Config) {})
 	f.stop(t)
 	f.gh.AddUserToken("ghp_service", githubtest.User{Login: "bench-bot", Type: "User"})
@@ -378,6 +392,7 @@ func TestTokenMode(t *testing.T) {
 }
 
 func TestReportLinksCheckAndServe(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
@@ -412,6 +427,7 @@ func TestReportLinksCheckAndServe(t *testing.T) {
 }
 
 func TestActionsBenchAcceptsOnlyTheRunItDispatched(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
@@ -448,6 +464,7 @@ func TestActionsBenchAcceptsOnlyTheRunItDispatched(t *testing.T) {
 // dispatch, recording afterwards, changes nothing: one dispatch, one check
 // run, completed with the verdict, and the verdict's label.
 func TestAWorkflowRunThatEndsBeforeItsDispatchIsRecorded(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range statetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, actions)
@@ -496,6 +513,7 @@ func TestAWorkflowRunThatEndsBeforeItsDispatchIsRecorded(t *testing.T) {
 }
 
 func TestActionsCancelStopsTheRecordedRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	f.opened(t, nil)
 	wf := f.benches(t)[0].WorkflowRunID
@@ -507,6 +525,7 @@ func TestActionsCancelStopsTheRecordedRun(t *testing.T) {
 }
 
 func TestADispatchGitHubRefusesFailsTheBench(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions, func(c *bot.Config) { c.Workflow = "nope.yml" })
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
@@ -519,6 +538,7 @@ func TestADispatchGitHubRefusesFailsTheBench(t *testing.T) {
 // service's state, across a restart, for the local backend (its Request)
 // and for Actions (the workflow_dispatch input), and /bench status names it.
 func TestRunWithAnAgent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	f.comment(t, writer, "/bench run --agent claude-code")

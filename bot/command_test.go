@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseComment(t *testing.T) {
+	t.Parallel()
 	run := func(pairs int, model string, intents ...string) *bot.Command {
 		return &bot.Command{Verb: bot.VerbRun, Pairs: pairs, Model: model, Intents: intents}
 	}
@@ -66,6 +67,7 @@ func TestParseComment(t *testing.T) {
 }
 
 func TestParseCommentReplyIsHelpful(t *testing.T) {
+	t.Parallel()
 	// Every refusal carries the usage, so the user can fix the command.
 	for _, body := range []string{"/bench launch", "/bench run --fast", "/bench status please"} {
 		assert.Contains(t, bot.ParseComment(body).Reply, bot.Usage, body)

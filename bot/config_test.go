@@ -14,6 +14,7 @@ import (
 // run will, so what is wrong takes intents' default and the bench is
 // dispatched; the run then fails, quoting each problem by file and line.
 func TestPullRequestConfigIsReadAsARunReadsIt(t *testing.T) {
+	t.Parallel()
 	for name, config := range map[string]string{
 		"a path outside and an unknown key": "paths:\n  intents: ../elsewhere\nschedule: nightly\n",
 		"not YAML at all":                   "paths: [\n",

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWorkflowInputsLimits(t *testing.T) {
+	t.Parallel()
 	req := bot.Request{
 		RunID:   bot.RunID("pr2-" + headSHA + "-0a1b2c3d"),
 		Repo:    bot.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: defaultRef, Installation: installID},

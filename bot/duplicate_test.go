@@ -88,6 +88,7 @@ func (f *fixture) cancelled() []int64 {
 // (a fork's pull_request run, another repository's, another workflow's),
 // titled for the bench, are not cancelled, nor is the recorded run.
 func TestASecondRunOfABenchIsCancelledWhenItStarts(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range statetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, actions)
@@ -130,6 +131,7 @@ func TestASecondRunOfABenchIsCancelledWhenItStarts(t *testing.T) {
 // The dispatch, recording its run, finds the other one recorded: it leaves
 // the bench to the recorded run and cancels its own.
 func TestADispatchThatFindsAnotherRunRecordedCancelsItsOwn(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range statetest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, actions)

@@ -35,6 +35,7 @@ func openPRs(t *testing.T, f *fixture, n int) {
 // and a connection reset. The jobs wait and retry; all five pull requests
 // that follow are benched, none lost.
 func TestASecondaryRateLimitLocksNobodyOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	var creates atomic.Int32
 	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
@@ -87,6 +88,7 @@ func (m *countingMetrics) GaveUp(kind string) {
 // each time); after its last attempt the bench fails with the reason on its
 // check run and in the rollup, and the metric counts it.
 func TestAJobThatGivesUpEndsVisibly(t *testing.T) {
+	t.Parallel()
 	m := &countingMetrics{}
 	f := newFixture(t, actions, func(c *bot.Config) {
 		c.Metrics = m
@@ -121,6 +123,7 @@ func TestAJobThatGivesUpEndsVisibly(t *testing.T) {
 // workflow run) before the first one is tried again. It finds the check run
 // by its external id: one check run, completed, none left in progress.
 func TestALostAnswerMakesNoSecondCheckRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	var creates atomic.Int32
 	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
@@ -147,6 +150,7 @@ func TestALostAnswerMakesNoSecondCheckRun(t *testing.T) {
 // first job is tried again. The newer job finds the comment by its marker:
 // one rollup.
 func TestALostAnswerMakesNoSecondRollup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	var posts atomic.Int32
 	f.gh.SetFaults(func(r *http.Request) githubtest.Fault {
@@ -187,6 +191,7 @@ func TestALostAnswerMakesNoSecondRollup(t *testing.T) {
 // removed. The records of what the pull request showed were forgotten when
 // the write began, so the label is written again, not taken as shown.
 func TestALabelWriteCutShortIsRedone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions)
 	f.opened(t, nil)
 	first := f.benches(t)[0]

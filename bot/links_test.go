@@ -9,6 +9,7 @@ import (
 )
 
 func TestTheLinkKeyFollowsTheWebhookSecret(t *testing.T) {
+	t.Parallel()
 	a := bot.LinkKey([]byte("secret-1"))
 	assert.Len(t, a, 32)
 	assert.Equal(t, a, bot.LinkKey([]byte("secret-1")), "the same secret, the same key: links survive a restart")

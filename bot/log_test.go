@@ -15,6 +15,7 @@ import (
 // git URL with a token or a presigned link; the logger redacts them in both
 // formats, and refuses a format it does not know.
 func TestLogsCarryNoCredentials(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
 		log, err := bot.NewLogger(&buf, format)

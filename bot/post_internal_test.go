@@ -10,6 +10,7 @@ import (
 )
 
 func TestRenderRollupClipsAnOversizedBody(t *testing.T) {
+	t.Parallel()
 	cur := entry{SHA: strings.Repeat("a", 40), Run: "r1"}
 	earlier := []entry{{SHA: strings.Repeat("b", 40), Run: "r0", Verdict: "better"}}
 	var asked int
@@ -27,6 +28,7 @@ func TestRenderRollupClipsAnOversizedBody(t *testing.T) {
 // credentials make them) and a report that takes all the room it is given:
 // at least 10 earlier commits stay, with their links, and the comment fits.
 func TestRollupKeepsTenEarlierCommitsWhateverTheLinks(t *testing.T) {
+	t.Parallel()
 	link := "https://bucket.s3.eu-west-1.amazonaws.com/runs/report.html?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Security-Token=" + strings.Repeat("T", 600)
 	cur := entry{SHA: strings.Repeat("a", 40), Run: "r-head"}
 	var earlier []entry
@@ -46,6 +48,7 @@ func TestRollupKeepsTenEarlierCommitsWhateverTheLinks(t *testing.T) {
 }
 
 func TestReadHistoryToleratesGarbage(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{"", stickyMarker, historyPrefix + "!!!" + historySuffix, historyPrefix + "e30=", historyPrefix + "bnVsbA==" + historySuffix} {
 		assert.Empty(t, readHistory(body), body)
 	}
@@ -55,6 +58,7 @@ func TestReadHistoryToleratesGarbage(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"git fetch https://x-access-token:ghs_abcdefghijklmnopqrstuvwxyz0123@github.com/o/r.git: exit 128": "git fetch https://***@github.com/o/r.git: exit 128",
 		"token ghp_0123456789abcdefghijABCDEFGHIJ leaked":                                                  "token *** leaked",

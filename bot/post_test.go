@@ -36,6 +36,7 @@ func verdict(t *testing.T, l pairbench.Label, link string) bot.Verdict {
 }
 
 func TestStickyCommentIsEditedNotDuplicated(t *testing.T) {
+	t.Parallel()
 	gh, c := actionClient(t)
 	ctx := context.Background()
 	target := bot.Target{Owner: "Codertocat", Repo: "Hello-World", PR: prNumber, SHA: sha(1)}
@@ -93,6 +94,7 @@ func TestStickyCommentIsEditedNotDuplicated(t *testing.T) {
 }
 
 func TestLabelCreatedOnlyWhenMissing(t *testing.T) {
+	t.Parallel()
 	gh, c := actionClient(t)
 	gh.Repo(repoName, func(r *githubtest.Repo) {
 		r.Labels["bench: mixed"] = githubtest.Label{Name: "bench: mixed", Color: "123456"}
@@ -121,6 +123,7 @@ func operationsOf(calls []githubtest.Call) []string {
 // and a report of many intents: the comment always fits GitHub's limit, and
 // the newest earlier verdicts are the ones kept.
 func TestStickyCommentStaysUnderLimit(t *testing.T) {
+	t.Parallel()
 	gh, c := actionClient(t)
 	ctx := context.Background()
 	rep := readReport(t)
@@ -151,6 +154,7 @@ func TestStickyCommentStaysUnderLimit(t *testing.T) {
 }
 
 func TestConclusion(t *testing.T) {
+	t.Parallel()
 	want := map[pairbench.Label]string{
 		pairbench.Better: "success", pairbench.MoreAccurate: "success", pairbench.Faster: "success",
 		pairbench.Inconclusive: "neutral", pairbench.NoSignal: "neutral", pairbench.NoAdoption: "neutral", pairbench.Mixed: "neutral",

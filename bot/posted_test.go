@@ -62,6 +62,7 @@ func (f *fixture) storeReportFrom(t *testing.T, id string, verdict pairbench.Lab
 // of other shapes. Neither the check runs, the rollup comment nor the
 // replies carry one, yet the report is posted.
 func TestNothingPostedCarriesACredential(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
@@ -85,6 +86,7 @@ func TestNothingPostedCarriesACredential(t *testing.T) {
 // plain token) posts a report.json whose source carries a token, and a
 // failure quoting one.
 func TestPostRedactsAReportsSource(t *testing.T) {
+	t.Parallel()
 	gh, c := actionClient(t)
 	ctx := context.Background()
 	target := bot.Target{Owner: "Codertocat", Repo: "Hello-World", PR: prNumber, SHA: sha(1)}

@@ -17,6 +17,7 @@ import (
 // reports ends as failed after RunTimeout, with the reason on its check run
 // (never left queued or in progress), and its run is cancelled.
 func TestTheReaperEndsVanishedBenches(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, actions, func(c *bot.Config) { c.RunTimeout, c.ReapEvery = 2*time.Second, 300*time.Millisecond })
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
@@ -38,6 +39,7 @@ func TestTheReaperEndsVanishedBenches(t *testing.T) {
 // sees the bench's job ended without a result and fails the bench with
 // that reason, on its check run.
 func TestTheReaperEndsABenchWhoseJobEnded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *bot.Config) { c.ReapEvery = 300 * time.Millisecond })
 	f.opened(t, nil)
 	bn := f.benches(t)[0]

@@ -19,6 +19,7 @@ import (
 // the real webhook server wired to the bot, as cmd/pairbench wires them:
 // each is stored before it is answered, a redelivery is a duplicate.
 func TestSignedDeliveriesThroughServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	secret := []byte("webhook-secret")
 	srv, err := server.New(server.Config{

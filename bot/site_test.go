@@ -116,6 +116,7 @@ func body(t *testing.T, resp *http.Response) string {
 // headers; nothing outside the run's site is served, and a signature opens
 // its own run only.
 func TestReportSitesBehindTheService(t *testing.T) {
+	t.Parallel()
 	bin, err := filepath.Abs("../tools/bin/versitygw")
 	require.NoError(t, err)
 	const access, secret = "pairbench-test", "pairbench-test-secret-0123456789"

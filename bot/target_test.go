@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseTarget(t *testing.T) {
+	t.Parallel()
 	sha := "0123456789abcdef0123456789abcdef01234567"
 	got, err := bot.ParseTarget("acme/registry.v2", 42, sha)
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ import (
 // again, the check reads every file as the commit has it, and the bench is
 // dispatched. A check that finds problems fails the bench undispatched.
 func TestARegistryReadThatFailsIsNotAProblem(t *testing.T) {
+	t.Parallel()
 	var (
 		mu     sync.Mutex
 		trees  []map[string]string
@@ -91,6 +92,7 @@ func TestARegistryReadThatFailsIsNotAProblem(t *testing.T) {
 // at once, unchecked (the workflow's run checks it), whatever the check
 // made of the part it read.
 func TestARegistryTooLargeToReadIsDispatchedUnchecked(t *testing.T) {
+	t.Parallel()
 	var checks atomic.Int32
 	f := newFixture(t, actions, func(c *bot.Config) {
 		c.CheckRegistry = func(tree fs.FS, commit string) error {
