@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -34,6 +35,7 @@ func TestRunArmFlagErrorsExitTwo(t *testing.T) {
 // arms' setups in a real browser, run.json freezes main's commit and both
 // arms' tool files, and the working tree is left as it was.
 func TestRunAgainstARevision(t *testing.T) {
+	realstack.Need(t)
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
