@@ -53,7 +53,7 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 			p.Incomplete++
 			continue
 		}
-		top = math.Max(top, math.Max(last(s.Arms[0]).Wall, last(s.Arms[1]).Wall))
+		top = math.Max(top, math.Max(s.last[0].wall, s.last[1].wall))
 	}
 	if p.Incomplete == len(pairs) {
 		return p
@@ -68,17 +68,17 @@ func newPairedPlot(pairs []*pairSlot, dir string, linked bool) *pairedPlot {
 		if !s.complete() {
 			continue
 		}
-		c, t := last(s.Arms[0]), last(s.Arms[1])
-		l := plotLine{Y1: y(c.Wall), Y2: y(t.Wall), Class: s.class(), Disagree: s.disagree(),
-			Title: "pair " + strconv.Itoa(s.Pair) + ": control " + string(c.Outcome) + " " + seconds(c.Wall) +
-				" → treatment " + string(t.Outcome) + " " + seconds(t.Wall)}
+		c, t := s.last[0], s.last[1]
+		l := plotLine{Y1: y(c.wall), Y2: y(t.wall), Class: s.class(), Disagree: s.disagree(),
+			Title: "pair " + strconv.Itoa(s.Pair) + ": control " + string(c.Outcome()) + " " + seconds(c.wall) +
+				" → treatment " + string(t.Outcome()) + " " + seconds(t.wall)}
 		if linked {
 			l.Href = fmt.Sprintf("%s/%d.html", dir, s.Pair)
 		}
 		switch {
-		case t.Wall < c.Wall:
+		case t.wall < c.wall:
 			p.TreatFaster++
-		case t.Wall > c.Wall:
+		case t.wall > c.wall:
 			p.Slower++
 		}
 		p.Lines = append(p.Lines, l)

@@ -64,26 +64,92 @@ func slug(id string) string {
 // Site gathers, from a run's rows, what the site shows beyond the report:
 // every pair's attempts. Rows are given with Add, as a reader streams them;
 // Write then writes the pages.
+//
+// A run of a million rows is kept in a few tens of bytes a row, in memory
+// the collector never scans: each pair is a pairSlot with no pointer, in
+// one slice, found through its intent's map of pair numbers.
 type Site struct {
 	plan *runner.Plan
 	dir  runner.RunDir
 	// trials is set when the run directory holds trial directories: pair
 	// pages are then written, and whole rows kept for them.
 	trials bool
-	// pairs holds each intent's pairs by pair number.
-	pairs map[string]map[int]*pairSlot
+	// pairs finds each intent's pairs in slots by pair number.
+	pairs map[string]map[int]int32
+	slots []pairSlot
+	// lastID and last are the intent of the last row added and its pairs:
+	// rows come intent by intent.
+	lastID string
+	last   map[int]int32
+	// earlier holds a pair's arm's attempts beside its last, kept with
+	// trial directories only (pair pages list them); rows holds the whole
+	// rows kept for pair pages, which stored attempts index.
+	earlier map[armOf][]stored
+	rows    []*pairbench.Row
 }
 
-// pairSlot is one pair's attempts, per arm (control first), in the order
-// read.
+// armOf is one arm of the pair at an index of Site.slots.
+type armOf struct {
+	slot int32
+	arm  uint8
+}
+
+// pairSlot is one pair: per arm (control first), its attempt that counts
+// so far (the highest attempt number, the later row on a tie) and how
+// many attempts it had.
 type pairSlot struct {
-	Intent string
-	Pair   int
-	Order  pairbench.Order
-	Arms   [2][]*attempt
+	Pair      int
+	at        int32 // its index in Site.slots
+	orderCode uint8
+	n         [2]int32
+	last      [2]stored
 }
 
-// attempt is one row, as the site keeps it.
+// stored is one row, as the site keeps it: outcome and row by number.
+type stored struct {
+	n, turns int
+	wall     float64
+	// row is the index+1 of the whole row in Site.rows, 0 for none.
+	row     int32
+	outcome uint8 // pairbench.Outcomes' index+1, 0 for none
+	adopted bool
+}
+
+// Order is the pair's order.
+func (p *pairSlot) Order() pairbench.Order {
+	if p.orderCode == 2 {
+		return pairbench.BA
+	}
+	if p.orderCode == 1 {
+		return pairbench.AB
+	}
+	return ""
+}
+
+func orderCode(o pairbench.Order) uint8 {
+	switch o {
+	case pairbench.AB:
+		return 1
+	case pairbench.BA:
+		return 2
+	}
+	return 0
+}
+
+// Outcome is the attempt's outcome.
+func (a *stored) Outcome() pairbench.Outcome {
+	if a.outcome == 0 {
+		return ""
+	}
+	return pairbench.Outcomes[a.outcome-1]
+}
+
+func outcomeCode(o pairbench.Outcome) uint8 {
+	return uint8(slices.Index(pairbench.Outcomes, o) + 1) // 0 for an unknown outcome (rows are validated)
+}
+
+// attempt is one row as the pages read it; Row is the whole row, kept
+// when the attempt has a trial directory.
 type attempt struct {
 	N       int
 	Outcome pairbench.Outcome
@@ -105,7 +171,7 @@ func armIndex(a pairbench.Arm) int {
 // NewSite returns a Site for the run with plan whose directory is dir.
 func NewSite(plan *runner.Plan, dir runner.RunDir) *Site {
 	_, err := os.Stat(dir.File(runner.TrialsDir))
-	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: map[string]map[int]*pairSlot{}}
+	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: map[string]map[int]int32{}, earlier: map[armOf][]stored{}}
 }
 
 // Unread is the set of row fields the site does not read: every bulky one
@@ -126,21 +192,42 @@ func (s *Site) Add(r *pairbench.Row) {
 	if r.Stage != pairbench.StagePair {
 		return
 	}
-	byPair := s.pairs[r.Intent]
-	if byPair == nil {
-		byPair = map[int]*pairSlot{}
-		s.pairs[r.Intent] = byPair
+	byPair := s.last
+	if byPair == nil || r.Intent != s.lastID {
+		byPair = s.pairs[r.Intent]
+		if byPair == nil {
+			byPair = map[int]int32{}
+			s.pairs[r.Intent] = byPair
+		}
+		s.lastID, s.last = r.Intent, byPair
 	}
-	slot := byPair[r.Pair]
-	if slot == nil {
-		slot = &pairSlot{Intent: r.Intent, Pair: r.Pair, Order: r.Order}
-		byPair[r.Pair] = slot
+	k, ok := byPair[r.Pair]
+	if !ok {
+		k = int32(len(s.slots))
+		s.slots = append(s.slots, pairSlot{Pair: r.Pair, at: k, orderCode: orderCode(r.Order)})
+		byPair[r.Pair] = k
 	}
-	a := &attempt{N: r.Attempt, Outcome: r.Outcome, Wall: r.WallSeconds, Turns: r.Turns, Adopted: r.Adopted}
+	slot := &s.slots[k]
+	a := stored{n: r.Attempt, outcome: outcomeCode(r.Outcome), wall: r.WallSeconds, turns: r.Turns, adopted: r.Adopted}
 	if s.trials && r.TrialDir != "" {
-		a.Row = copyRow(r)
+		s.rows = append(s.rows, copyRow(r))
+		a.row = int32(len(s.rows))
 	}
-	slot.Arms[armIndex(r.Arm)] = append(slot.Arms[armIndex(r.Arm)], a)
+	arm := armIndex(r.Arm)
+	if slot.n[arm] > 0 {
+		keep, other := slot.last[arm], a
+		if a.n >= keep.n {
+			keep, other = a, keep
+		}
+		slot.last[arm] = keep
+		if s.trials {
+			at := armOf{k, uint8(arm)}
+			s.earlier[at] = append(s.earlier[at], other)
+		}
+	} else {
+		slot.last[arm] = a
+	}
+	slot.n[arm]++
 }
 
 // copyRow is a deep copy of r, which the reader may reuse.
@@ -158,6 +245,35 @@ func copyRow(r *pairbench.Row) *pairbench.Row {
 		}
 	}
 	return &cp
+}
+
+// view is a stored attempt as the pages read it.
+func (s *Site) view(a stored) *attempt {
+	v := &attempt{N: a.n, Outcome: a.Outcome(), Wall: a.wall, Turns: a.turns, Adopted: a.adopted}
+	if a.row > 0 {
+		v.Row = s.rows[a.row-1]
+	}
+	return v
+}
+
+// lastOf is the attempt of arm that counts, nil for none.
+func (p *pairSlot) lastOf(arm int) *stored {
+	if p.n[arm] == 0 {
+		return nil
+	}
+	return &p.last[arm]
+}
+
+// attempts returns every attempt of pair p's arm, its last one last.
+func (s *Site) attempts(p *pairSlot, arm int) []*attempt {
+	if p.n[arm] == 0 {
+		return nil
+	}
+	var out []*attempt
+	for _, a := range s.earlier[armOf{p.at, uint8(arm)}] {
+		out = append(out, s.view(a))
+	}
+	return append(out, s.view(p.last[arm]))
 }
 
 // last is the attempt that counts: the highest attempt number, the later
@@ -198,8 +314,8 @@ var pairClasses = []struct {
 
 // complete reports whether both arms' last attempts were scored.
 func (p *pairSlot) complete() bool {
-	c, t := last(p.Arms[0]), last(p.Arms[1])
-	return c != nil && t != nil && c.Outcome.Scored() && t.Outcome.Scored()
+	c, t := p.lastOf(0), p.lastOf(1)
+	return c != nil && t != nil && c.Outcome().Scored() && t.Outcome().Scored()
 }
 
 // class says how the pair's arms compare.
@@ -207,7 +323,8 @@ func (p *pairSlot) class() pairClass {
 	if !p.complete() {
 		return classIncomplete
 	}
-	c, t := last(p.Arms[0]).Outcome == pairbench.Correct, last(p.Arms[1]).Outcome == pairbench.Correct
+	correct := outcomeCode(pairbench.Correct)
+	c, t := p.last[0].outcome == correct, p.last[1].outcome == correct
 	switch {
 	case c && t:
 		return classBoth
@@ -228,8 +345,8 @@ func (p *pairSlot) disagree() bool {
 // intentPairs returns intent id's pairs by pair number.
 func (s *Site) intentPairs(id string) []*pairSlot {
 	var out []*pairSlot
-	for _, p := range s.pairs[id] {
-		out = append(out, p)
+	for _, k := range s.pairs[id] {
+		out = append(out, &s.slots[k])
 	}
 	slices.SortFunc(out, func(a, b *pairSlot) int { return a.Pair - b.Pair })
 	return out

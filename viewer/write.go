@@ -174,14 +174,14 @@ func (s *Site) intentPage(rep *stats.Report, figures *stats.IntentHTML, in *stat
 	}
 	counts := map[pairClass]int{}
 	for _, p := range pairs {
-		row := pairRow{Pair: p.Pair, Order: string(p.Order), Class: p.class(), Disagree: p.disagree()}
+		row := pairRow{Pair: p.Pair, Order: string(p.Order()), Class: p.class(), Disagree: p.disagree()}
 		if s.trials {
 			row.Page = path.Join(slug(in.ID), fmt.Sprint(p.Pair)+".html")
 		}
 		for arm := range 2 {
-			if a := last(p.Arms[arm]); a != nil {
-				row.Arms[arm] = armCell{Outcome: string(a.Outcome), Wall: seconds(a.Wall), Turns: a.Turns,
-					Adopted: a.Adopted, Attempts: len(p.Arms[arm])}
+			if a := p.lastOf(arm); a != nil {
+				row.Arms[arm] = armCell{Outcome: string(a.Outcome()), Wall: seconds(a.wall), Turns: a.turns,
+					Adopted: a.adopted, Attempts: int(p.n[arm])}
 			}
 		}
 		counts[row.Class]++
@@ -249,7 +249,7 @@ func (s *Site) pairPage(rep *stats.Report, in *stats.Intent, p *pairSlot, prev, 
 		Head:   newPage(rep, fmt.Sprintf("%s · pair %d", in.ID, p.Pair), "../.."),
 		Intent: in.ID, IntentPage: "../" + slug(in.ID) + ".html",
 		Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label),
-		Pair: p.Pair, Order: orderText(p.Order), Class: p.class(),
+		Pair: p.Pair, Order: orderText(p.Order()), Class: p.class(),
 	}
 	for _, c := range pairClasses {
 		if c.Class == v.Class {
@@ -263,7 +263,7 @@ func (s *Site) pairPage(rep *stats.Report, in *stats.Intent, p *pairSlot, prev, 
 		v.Next = fmt.Sprint(next.Pair) + ".html"
 	}
 	for arm, name := range []string{string(pairbench.Control), string(pairbench.Treatment)} {
-		v.Arms[arm] = s.trialView(name, p.Arms[arm])
+		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
 		v.Arms[arm].Root = v.Root
 	}
 	return render("pair", v)
