@@ -1,8 +1,10 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -28,8 +30,12 @@ import (
 // filter on top of the sandbox's); a file: navigation is refused; and a
 // request to a loopback port on this host is refused by its egress without
 // reaching it. It returns other errors when the browser cannot be started.
+//
+// A check that passes logs no warning: its own loopback probe's refusal,
+// the answer it wants, is logged at Debug.
 func Check(ctx context.Context, cfg Config) error {
 	cfg.Spares = 0
+	cfg.Log = slog.New(probeAtDebug{cmp.Or(cfg.Log, slog.Default()).Handler()})
 	p, err := New(cfg)
 	if err != nil {
 		return &sandbox.CheckError{Reason: "browser: " + err.Error()}
@@ -96,6 +102,33 @@ func (b *Browser) checkRefusals(ctx context.Context) []string {
 		problems = append(problems, "the egress did not refuse this host's loopback")
 	}
 	return problems
+}
+
+// probeAtDebug passes records on, but for the egress's refusal of a
+// loopback address (the check's probe: nothing else the check loads asks
+// for one), which it passes at Debug.
+type probeAtDebug struct{ slog.Handler }
+
+func (h probeAtDebug) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && r.Message == "egress denied" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "host" && a.Value.String() == "127.0.0.1" {
+				r.Level = slog.LevelDebug
+			}
+			return true
+		})
+		if !h.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h probeAtDebug) WithAttrs(as []slog.Attr) slog.Handler {
+	return probeAtDebug{h.Handler.WithAttrs(as)}
+}
+func (h probeAtDebug) WithGroup(name string) slog.Handler {
+	return probeAtDebug{h.Handler.WithGroup(name)}
 }
 
 // navigate navigates the start tab to url and returns the navigation's

@@ -342,6 +342,7 @@ func (c Config) args() []string {
 		"--no-default-browser-check",
 		"--disable-background-networking",
 		"--disable-component-update",
+		"--optimization-guide-manifest-override=" + noModelsPath,
 		"--disable-sync",
 		"--disable-dev-shm-usage",
 		"--disable-extensions",

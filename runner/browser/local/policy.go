@@ -12,6 +12,17 @@ import (
 // browser's sandbox has this one file there.
 const policyPath = "/etc/chromium/policies/managed/pairbench.json"
 
+// noModelsPath holds an empty on-device model configuration, which
+// --optimization-guide-manifest-override points Chromium at. Chromium 156
+// asks update.googleapis.com for its on-device model manifest (component
+// ceofaddefefcbblgcgnibnonglccbfja, "Optimization Guide On Device Models
+// Manifest") at every start, as an on-demand component update that
+// --disable-component-update, ComponentUpdatesEnabled and
+// GenAILocalFoundationalModelSettings leave (the request says
+// "updatedisabled" and is sent anyway). With the override it takes its
+// models from this file, which names none, and asks nobody.
+const noModelsPath = "/etc/chromium/pairbench-no-models.json"
+
 // BlockedURLs are the URL patterns no trial browser opens, in either arm,
 // whoever asks (a page, a link, Page.navigate, Target.createTarget): the
 // local file system, the browser's own privileged pages and DevTools'
@@ -53,6 +64,11 @@ var chromiumPolicy = func() string {
 		"BackgroundModeEnabled":                   false,
 		"OptimizationGuideFetchingEnabled":        false,
 		"DefaultBrowserSettingEnabled":            false,
+		// The captive-portal check Chromium makes after a failed
+		// navigation (a TLS error): a GET of
+		// connectivitycheck.gstatic.com/generate_204. Off with the
+		// "resolve navigation errors with a web service" setting.
+		"AlternateErrorPagesEnabled": false,
 	})
 	if err != nil {
 		panic(err) // a constant map always encodes

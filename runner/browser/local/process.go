@@ -163,6 +163,7 @@ func (c Config) policy(e *sandbox.Egress) sandbox.Policy {
 		Bwrap:               c.Bwrap,
 		Executable:          c.Executable,
 	}
+	p.Files[noModelsPath] = "{}" // no on-device models (see noModelsPath)
 	// The fonts' configuration, and the system's font cache: without it
 	// fontconfig scans every font again at each browser's start.
 	for _, dir := range []string{"/etc/fonts", "/var/cache/fontconfig"} {
