@@ -44,6 +44,11 @@ type CheckReport struct {
 	// Init names the binary every sandboxed command starts under
 	// (InitProgram, or the running binary and why).
 	Init string
+	// Shared says what sandboxes share with each other and with the
+	// launcher's user: nothing per user under a root launcher; under an
+	// unprivileged one, that user's kernel counters, of which each
+	// sandbox gets a capped share where the kernel allows.
+	Shared string
 }
 
 // Check is the start-up probe: it fails closed, with a *CheckError whose
@@ -154,7 +159,8 @@ echo probe-ran
 	if problems != "" {
 		return CheckReport{}, &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
 	}
-	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir, Init: describeInit("")}
+	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir, Init: describeInit(""),
+		Shared: sharedReport(sb.id.own())}
 	if sb.devNote != "" {
 		rep.Devices = "writable binds of the host's (" + sb.devNote + "); the sandbox, not their owner, can change only their times"
 	}

@@ -21,8 +21,11 @@ func TestCheckPassesOnThisHost(t *testing.T) {
 		assert.Contains(t, rep.Init, "the running binary, slower to start than "+InitProgram, "no init program beside a test binary")
 		if os.Geteuid() == 0 {
 			assert.Equal(t, "read-only binds from /run/pairbench/dev", rep.Devices)
+			assert.Contains(t, rep.Shared, "nothing per user")
 		} else {
 			assert.Contains(t, rep.Devices, "writable binds of the host's")
+			assert.Contains(t, rep.Shared, "at most 16 inotify instances", "what an unprivileged launcher cannot isolate is said")
+			assert.Contains(t, rep.Shared, "pending signals")
 		}
 	})
 }

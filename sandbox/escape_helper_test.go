@@ -64,6 +64,16 @@ func runEscape(args []string) int {
 		err = unix.Chroot(arg)
 	case "pivot-root":
 		err = unix.PivotRoot(arg, arg)
+	case "inotify-hold": // open up to ARG inotify instances, say how many, hold them until stdin ends
+		n := 0
+		for ; n < num(); n++ {
+			if _, err = unix.InotifyInit1(0); err != nil {
+				break
+			}
+		}
+		fmt.Printf("held %d\n", n)
+		os.Stdin.Read(make([]byte, 1))
+		return 0
 	case "kill":
 		err = unix.Kill(num(), unix.SIGKILL)
 	case "sethostname":

@@ -611,6 +611,9 @@ func (c *Cmd) Start() error {
 	// sandbox's unprivileged user: its user namespace maps the sandbox's
 	// uid to that user, never to root.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.id.credential()}
+	if s.id.own() {
+		shareUserLimits(cmd)
+	}
 	if s.cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = s.cg.fd()

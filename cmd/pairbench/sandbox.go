@@ -55,6 +55,7 @@ func newSandboxCheckCmd() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), "limits:", rep.Limits)
 			fmt.Fprintln(cmd.OutOrStdout(), "device nodes:", rep.Devices)
 			fmt.Fprintln(cmd.OutOrStdout(), "init:", rep.Init)
+			fmt.Fprintln(cmd.OutOrStdout(), "shared between sandboxes:", rep.Shared)
 			return nil
 		},
 	}

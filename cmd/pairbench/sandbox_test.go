@@ -16,6 +16,7 @@ func TestSandboxCheckPasses(t *testing.T) {
 	assert.Contains(t, out, "sandbox check passed")
 	assert.Contains(t, out, "\nlimits: ", "the check says how limits are enforced")
 	assert.Contains(t, out, "\ndevice nodes: ")
+	assert.Contains(t, out, "\nshared between sandboxes: ", "the check says what an unprivileged launcher cannot isolate")
 	assert.Contains(t, out, "the trial browser is confined")
 }
 
