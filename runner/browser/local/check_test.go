@@ -3,8 +3,8 @@ package local
 import (
 	"bytes"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
