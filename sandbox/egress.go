@@ -202,7 +202,7 @@ type Egress struct {
 	admitMu  sync.Mutex
 	admitted map[int]int // host uid -> sandboxes of that uid using this egress
 
-	refusals *refusalLog   // which refusals are logged (see refusalLogBurst)
+	refusals *RefusalLog   // which refusals are logged (see refusalLogBurst)
 	scrub    *scrubber     // removes the secrets from what comes back; nil without secrets
 	conns    chan struct{} // a slot per connection served (MaxConns)
 	closing  chan struct{} // closed by Close
@@ -238,7 +238,7 @@ func NewEgress(ctx context.Context, cfg EgressConfig) (*Egress, error) {
 		upstream:   cfg.Upstream,
 		relays:     map[net.Conn]struct{}{},
 		admitted:   map[int]int{},
-		refusals:   &refusalLog{log: log},
+		refusals:   NewRefusalLog(log, "egress"),
 	}
 	maxConns := cfg.MaxConns
 	if maxConns <= 0 {
@@ -635,7 +635,7 @@ func (e *Egress) acceptForward(l net.Listener, port int) {
 			defer e.untrack(c)
 			u, err := dial()
 			if err != nil {
-				if e.refusals.count() {
+				if e.refusals.Count() {
 					e.log.Warn("egress forward failed", "port", port, "err", err)
 				}
 				return
@@ -705,7 +705,7 @@ func (e *Egress) Close() error {
 		e.relays = nil
 		e.relayMu.Unlock()
 		e.wg.Wait()
-		e.refusals.flush()
+		e.refusals.Flush()
 		for _, tr := range []*http.Transport{e.transport, e.upgradeTransport} {
 			if tr != nil {
 				tr.CloseIdleConnections()

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -178,13 +177,13 @@ func (e *Egress) certificateFor(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 	sni := normalizeHost(hello.ServerName)
 	switch {
 	case sni == "" && !isIPLiteral(tc.target.host):
-		if e.refusals.count() {
+		if e.refusals.Count() {
 			e.log.Warn("egress denied", "host", tc.target.host, "reason", "TLS ClientHello without SNI")
 		}
 		return nil, fmt.Errorf("egress: no SNI for CONNECT target %s", tc.target.host)
 	case sni != "" && sni != tc.target.host:
-		if e.refusals.count() {
-			e.log.Warn("egress denied", "host", tc.target.host, "sni", clip(sni), "reason", "SNI does not match the CONNECT target")
+		if e.refusals.Count() {
+			e.log.Warn("egress denied", "host", tc.target.host, "sni", ClipForLog(sni), "reason", "SNI does not match the CONNECT target")
 		}
 		return nil, fmt.Errorf("egress: SNI %q does not match CONNECT target %q", sni, tc.target.host)
 	}
@@ -407,8 +406,8 @@ func (e *Egress) upstreamError(w http.ResponseWriter, r *http.Request, err error
 	// The error may quote what the upstream sent (a response net/http could
 	// not parse is quoted whole): scrubbed like everything else that comes back.
 	msg := e.scrubText(err.Error())
-	if e.refusals.count() {
-		e.log.Warn("egress upstream failed", "target", t.String(), "err", clip(msg))
+	if e.refusals.Count() {
+		e.log.Warn("egress upstream failed", "target", t.String(), "err", ClipForLog(msg))
 	}
 	http.Error(w, fmt.Sprintf("pairbench egress: upstream %s failed: %s", t, msg), http.StatusBadGateway)
 }
@@ -427,85 +426,18 @@ func (e *Egress) deny(w http.ResponseWriter, r *http.Request, err error) {
 	var denied *DeniedError
 	if !errors.As(err, &denied) {
 		msg := e.scrubText(err.Error())
-		if e.refusals.count() {
-			e.log.Warn("egress failed", "method", clip(r.Method), "host", clip(r.Host), "err", clip(msg))
+		if e.refusals.Count() {
+			e.log.Warn("egress failed", "method", ClipForLog(r.Method), "host", ClipForLog(r.Host), "err", ClipForLog(msg))
 		}
 		http.Error(w, "pairbench egress: "+msg, http.StatusBadGateway)
 		return
 	}
-	if e.refusals.count() {
-		e.log.Warn("egress denied", "method", clip(r.Method), "host", clip(denied.Host), "port", denied.Port, "reason", clip(denied.Reason))
+	if e.refusals.Count() {
+		e.log.Warn("egress denied", "method", ClipForLog(r.Method), "host", ClipForLog(denied.Host), "port", denied.Port, "reason", ClipForLog(denied.Reason))
 	}
 	if e.onDeny != nil {
-		e.onDeny(&DeniedError{Host: clip(denied.Host), Port: denied.Port, Reason: clip(denied.Reason)})
+		e.onDeny(&DeniedError{Host: ClipForLog(denied.Host), Port: denied.Port, Reason: ClipForLog(denied.Reason)})
 	}
 	http.Error(w, e.scrubText(fmt.Sprintf("pairbench egress: request to %q denied: %s", denied.Host, denied.Reason)), http.StatusForbidden)
 }
 
-// A sandbox can make refusals (and upstream failures) as fast as the proxy
-// answers them, each
-// naming what it chose (a Host of up to a MiB): a log line for each, quoting
-// it whole, filled the launcher's log (a runner's stderr, a service's
-// journal) without bound. So the log quotes at most refusalLogMax bytes of
-// anything the sandbox sent, and an egress logs its first refusalLogBurst
-// refusals one by one, then at most one line per refusalLogEvery saying how
-// many more there were (and one at Close).
-const (
-	refusalLogMax   = 512
-	refusalLogBurst = 100
-	refusalLogEvery = 10 * time.Second
-)
-
-// clip returns s cut to refusalLogMax bytes, saying how long it was.
-func clip(s string) string {
-	if len(s) <= refusalLogMax {
-		return s
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:refusalLogMax], ""), len(s))
-}
-
-// refusalLog counts an egress's refusals and the failures a sandbox can
-// provoke (an upstream or a forwarded port that fails), and decides which
-// are logged.
-type refusalLog struct {
-	log      *slog.Logger
-	mu       sync.Mutex
-	n        int       // refusals so far
-	unlogged int       // of them, not logged one by one nor summed up yet
-	summed   time.Time // when unlogged was last summed up
-}
-
-// count counts one refusal and reports whether to log it line by line; it
-// logs the sum of the unlogged ones itself when refusalLogEvery has passed.
-func (l *refusalLog) count() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	if l.n <= refusalLogBurst {
-		return true
-	}
-	l.unlogged++
-	switch {
-	case l.n == refusalLogBurst+1:
-		l.log.Warn("egress refusals from now on are only counted, a line every 10 s", "total", l.n)
-		l.unlogged, l.summed = 0, time.Now()
-	case time.Since(l.summed) >= refusalLogEvery:
-		l.flushLocked()
-	}
-	return false
-}
-
-// flush logs how many refusals were not logged one by one, if any.
-func (l *refusalLog) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.flushLocked()
-}
-
-func (l *refusalLog) flushLocked() {
-	if l.unlogged == 0 {
-		return
-	}
-	l.log.Warn("egress refusals not logged one by one", "more", l.unlogged, "total", l.n)
-	l.unlogged, l.summed = 0, time.Now()
-}

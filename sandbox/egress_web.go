@@ -182,8 +182,8 @@ func (e *Egress) relayTunnel(w http.ResponseWriter, r *http.Request, host string
 			e.deny(w, r, denied)
 			return
 		}
-		if e.refusals.count() {
-			e.log.Warn("egress upstream failed", "target", t.String(), "err", clip(err.Error()))
+		if e.refusals.Count() {
+			e.log.Warn("egress upstream failed", "target", t.String(), "err", ClipForLog(err.Error()))
 		}
 		http.Error(w, fmt.Sprintf("pairbench egress: upstream %s failed: %v", t, err), http.StatusBadGateway)
 		return

@@ -113,6 +113,7 @@ type devToolsGuard struct {
 	hold     *os.File // holds dir (package heldir) until close
 	upstream string   // the browser sandbox's exposed DevTools socket
 	log      *slog.Logger
+	refusals *sandbox.RefusalLog // which of log's refusal lines are written
 	srv      *http.Server
 	proxy    *httputil.ReverseProxy
 	slots    chan struct{} // one per open WebSocket connection
@@ -138,8 +139,9 @@ func startGuard(tempDir, upstream string, log *slog.Logger) (*devToolsGuard, err
 	}
 	g := &devToolsGuard{
 		dir: dir, hold: hold, upstream: upstream, log: log,
-		slots: make(chan struct{}, maxGuardConns),
-		conns: make(map[net.Conn]struct{}),
+		refusals: sandbox.NewRefusalLog(log, "devtools guard"),
+		slots:    make(chan struct{}, maxGuardConns),
+		conns:    make(map[net.Conn]struct{}),
 	}
 	g.proxy = &httputil.ReverseProxy{
 		// The page asked for, by its canonical name, as nothing but a
@@ -185,6 +187,7 @@ func (g *devToolsGuard) close() error {
 	}
 	g.mu.Unlock()
 	g.wg.Wait()
+	g.refusals.Flush()
 	err := os.RemoveAll(g.dir)
 	g.hold.Close()
 	return err
@@ -225,7 +228,7 @@ func (g *devToolsGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !upgrading && r.Method == http.MethodGet && slices.Contains(devToolsPages, strings.TrimSuffix(r.URL.Path, "/")):
 		g.proxy.ServeHTTP(w, r)
 	default:
-		g.log.Warn("devtools guard: refused an HTTP request", "method", r.Method, "path", r.URL.Path)
+		g.logRefusal(slog.LevelWarn, "devtools guard: refused an HTTP request", "method", r.Method, "path", r.URL.Path)
 		http.Error(w, "refused by pairbench: only the DevTools discovery pages and its WebSocket are served", http.StatusForbidden)
 	}
 }
@@ -320,8 +323,29 @@ func (g *devToolsGuard) webSocket(w http.ResponseWriter, r *http.Request) {
 
 func (g *devToolsGuard) logEnd(side string, err error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-		g.log.Warn("devtools guard: connection ended", "side", side, "err", err)
+		g.logRefusal(slog.LevelWarn, "devtools guard: connection ended", "side", side, "err", err)
 	}
+}
+
+// logRefusal logs a refusal, or an end the agent provoked, at level: the
+// agent can make them as fast as the guard answers, each quoting what it
+// chose (a sessionId of up to 64 MiB), so every value is clipped as the
+// egress clips its own (sandbox.ClipForLog) and the lines are rate-limited
+// as the egress's are (sandbox.RefusalLog: the first 100, then a count
+// every 10 s).
+func (g *devToolsGuard) logRefusal(level slog.Level, msg string, args ...any) {
+	if !g.refusals.Count() {
+		return
+	}
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = sandbox.ClipForLog(v)
+		case error:
+			args[i] = sandbox.ClipForLog(v.Error())
+		}
+	}
+	g.log.Log(context.Background(), level, msg, args...)
 }
 
 // WebSocket opcodes (RFC 6455, section 5.2).
@@ -391,7 +415,7 @@ func (g *devToolsGuard) relayCommands(r *bufio.Reader, up, reply *frameWriter) e
 	err := g.commands(r, up, reply)
 	var perr *errProtocol
 	if errors.As(err, &perr) {
-		g.log.Warn("devtools guard: closed an agent's connection", "reason", perr.reason)
+		g.logRefusal(slog.LevelWarn, "devtools guard: closed an agent's connection", "reason", perr.reason)
 		payload := binary.BigEndian.AppendUint16(nil, perr.code)
 		payload = append(payload, truncate(perr.reason, 120)...)
 		reply.write(opClose, payload)
@@ -423,7 +447,7 @@ func (g *devToolsGuard) commands(r *bufio.Reader, up, reply *frameWriter) error 
 			return &errProtocol{1002, "a new message inside a fragmented one"}
 		case h.op == opContinuation && !inMessage:
 			return &errProtocol{1002, "a continuation outside a message"}
-		case h.op < opClose && uint64(len(msg))+h.length > maxCDPMessage:
+		case h.op < opClose && h.length > maxCDPMessage-uint64(len(msg)): // len(msg) <= maxCDPMessage: no wrap
 			return &errProtocol{1009, fmt.Sprintf("a message over %d bytes", maxCDPMessage)}
 		}
 		if h.op >= opClose {
@@ -492,7 +516,7 @@ func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
 		return &errProtocol{1008, "not a DevTools command: " + err.Error()}
 	}
 	if why, ok := refusedMethods[cmd.Method]; ok {
-		g.log.Warn("devtools guard: refused a command", "method", cmd.Method, "session", cmd.SessionID)
+		g.logRefusal(slog.LevelWarn, "devtools guard: refused a command", "method", cmd.Method, "session", cmd.SessionID)
 		return g.refuse(reply, cmd, why)
 	}
 	refused, judged := refusedParams[cmd.Method]
@@ -507,12 +531,12 @@ func (g *devToolsGuard) command(msg []byte, up, reply *frameWriter) error {
 		json.Unmarshal(cmd.Params, &p) // an object, or nil (parseCommand)
 		for _, k := range slices.Sorted(maps.Keys(p)) {
 			if why, ok := refused[k]; ok { // given as null too
-				g.log.Warn("devtools guard: refused a command's parameter", "method", cmd.Method, "session", cmd.SessionID, "param", k)
+				g.logRefusal(slog.LevelWarn, "devtools guard: refused a command's parameter", "method", cmd.Method, "session", cmd.SessionID, "param", k)
 				return g.refuse(reply, cmd, why)
 			}
 		}
 		if download {
-			g.log.Info("devtools guard: a download behaviour set to deny", "method", cmd.Method, "session", cmd.SessionID)
+			g.logRefusal(slog.LevelInfo, "devtools guard: a download behaviour set to deny", "method", cmd.Method, "session", cmd.SessionID)
 			p = denyDownloads(p)
 		}
 		if p != nil {
