@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -35,11 +36,17 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report, figures *stats.Intent
 		return 0, fmt.Errorf("write the site: %w", err)
 	}
 	var written atomic.Int64
+	// The pages are rendered into buffers reused from intent to intent: a
+	// run's pages, hundreds of megabytes at a million rows, are not each a
+	// new allocation.
+	buffers := sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range rep.Intents {
 		g.Go(func() error {
-			n, err := s.writeIntent(out, rep, figures, &rep.Intents[i])
+			page := buffers.Get().(*bytes.Buffer)
+			defer buffers.Put(page)
+			n, err := s.writeIntent(out, page, rep, figures, &rep.Intents[i])
 			written.Add(int64(n))
 			return err
 		})
@@ -49,14 +56,13 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report, figures *stats.Intent
 }
 
 // writeIntent writes intent in's page and, with trial directories, its
-// pairs' pages, and returns how many it wrote.
-func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
+// pairs' pages, rendered in page, and returns how many it wrote.
+func (s *Site) writeIntent(out runner.RunDir, page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
 	pairs := s.intentPairs(in.ID)
-	page, err := s.intentPage(rep, figures, in, pairs)
-	if err != nil {
+	if err := s.intentPage(page, rep, figures, in, pairs); err != nil {
 		return 0, err
 	}
-	if err := writePage(out.File(IntentPage(in.ID)), page); err != nil {
+	if err := writePage(out.File(IntentPage(in.ID)), page.Bytes()); err != nil {
 		return 0, err
 	}
 	if !s.trials {
@@ -73,11 +79,10 @@ func (s *Site) writeIntent(out runner.RunDir, rep *stats.Report, figures *stats.
 		if j+1 < len(pairs) {
 			next = pairs[j+1]
 		}
-		page, err := s.pairPage(rep, in, p, prev, next)
-		if err != nil {
+		if err := s.pairPage(page, rep, in, p, prev, next); err != nil {
 			return 1 + j, err
 		}
-		if err := writePage(out.File(PairPage(in.ID, p.Pair)), page); err != nil {
+		if err := writePage(out.File(PairPage(in.ID, p.Pair)), page.Bytes()); err != nil {
 			return 1 + j, err
 		}
 	}
@@ -158,10 +163,10 @@ type armCell struct {
 	Attempts int
 }
 
-func (s *Site) intentPage(rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent, pairs []*pairSlot) ([]byte, error) {
+func (s *Site) intentPage(page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent, pairs []*pairSlot) error {
 	fragment, err := figures.Fragment(in.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v := intentView{
 		Head: newPage(rep, in.ID, ".."),
@@ -197,7 +202,7 @@ func (s *Site) intentPage(rep *stats.Report, figures *stats.IntentHTML, in *stat
 			v.Classes = append(v.Classes, classChoice{c.Class, c.Name, counts[c.Class]})
 		}
 	}
-	return render("intent", v)
+	return render(page, "intent", v)
 }
 
 func labelText(l pairbench.Label) string {
@@ -244,7 +249,7 @@ type trialFiles struct {
 	Dir, Screenshot, Transcript, Timeline, Setup, WebMCP string
 }
 
-func (s *Site) pairPage(rep *stats.Report, in *stats.Intent, p *pairSlot, prev, next *pairSlot) ([]byte, error) {
+func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent, p *pairSlot, prev, next *pairSlot) error {
 	v := pairView{
 		Head:   newPage(rep, fmt.Sprintf("%s · pair %d", in.ID, p.Pair), "../.."),
 		Intent: in.ID, IntentPage: "../" + slug(in.ID) + ".html",
@@ -266,7 +271,7 @@ func (s *Site) pairPage(rep *stats.Report, in *stats.Intent, p *pairSlot, prev, 
 		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
 		v.Arms[arm].Root = v.Root
 	}
-	return render("pair", v)
+	return render(page, "pair", v)
 }
 
 func orderText(o pairbench.Order) string {
@@ -365,14 +370,15 @@ func readJSON(p string, v any) error {
 	return nil
 }
 
-func render(name string, v any) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(32 << 10) // an intent page of tens of pairs
-	if err := pages.ExecuteTemplate(&b, name, v); err != nil {
-		return nil, fmt.Errorf("render the %s page: %w", name, err)
+// render renders page name of v into b, replacing what b held.
+func render(b *bytes.Buffer, name string, v any) error {
+	b.Reset()
+	if err := pages.ExecuteTemplate(b, name, v); err != nil {
+		return fmt.Errorf("render the %s page: %w", name, err)
 	}
-	return b.Bytes(), nil
+	return nil
 }
+
 
 // errNoRun is returned for a directory with no report to show.
 var errNoRun = errors.New("no report.html: not a reported run directory (run pairbench report on it first)")
