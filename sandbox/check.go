@@ -160,7 +160,7 @@ echo probe-ran
 		return CheckReport{}, &CheckError{"a sandbox can see what it must not: " + strings.ReplaceAll(problems, "\n", "; ")}
 	}
 	rep := CheckReport{Limits: sb.LimitsReport(), Devices: "read-only binds from " + readOnlyDevDir, Init: describeInit(""),
-		Shared: sharedReport(sb.id.own())}
+		Shared: sharedReport(sb.id.own(), sb.divide)}
 	if sb.devNote != "" {
 		rep.Devices = "writable binds of the host's (" + sb.devNote + "); the sandbox, not their owner, can change only their times"
 	}

@@ -227,6 +227,7 @@ type Sandbox struct {
 	id        identity // who the sandbox is on the host
 	devs      string   // where the device nodes in /dev are bound from
 	devNote   string   // why not from readOnlyDevDir, when they are not
+	divide    bool     // start bubblewrap under shareUserLimits (an unprivileged launcher's sandbox)
 	limits    string   // how Limits are enforced, for LimitsReport
 	release   func()   // ends the egress's admission of id
 	dir       string   // per-agent host directory
@@ -262,6 +263,7 @@ func New(ctx context.Context, p Policy) (*Sandbox, error) {
 		return nil, err
 	}
 	s.devs, s.devNote = devSource()
+	s.divide = s.id.own() && canShareUserLimits()
 	if err := s.checkReachable(); err != nil {
 		s.id.release()
 		return nil, err
@@ -611,7 +613,7 @@ func (c *Cmd) Start() error {
 	// sandbox's unprivileged user: its user namespace maps the sandbox's
 	// uid to that user, never to root.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.id.credential()}
-	if s.id.own() {
+	if s.divide {
 		shareUserLimits(cmd)
 	}
 	if s.cg != nil {

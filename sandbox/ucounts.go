@@ -42,14 +42,29 @@ func shareUserLimits(cmd *exec.Cmd) {
 	cmd.SysProcAttr.GidMappingsEnableSetgroups = false
 }
 
+// canShareUserLimits reports whether shareUserLimits may make its user
+// namespace: not where AppArmor restricts unprivileged user namespaces
+// (Ubuntu 24.04), which would give the launcher's own namespace no
+// capability to set limits with (the profile that lets bubblewrap create
+// namespaces does not cover pairbench).
+func canShareUserLimits() bool {
+	b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+	return err != nil || strings.TrimSpace(string(b)) != "1"
+}
+
 // sharedReport says what sandboxes share through their host user, for
-// CheckReport.Shared: own is true when they run as the launcher.
-func sharedReport(own bool) string {
+// CheckReport.Shared: own when they run as the launcher, divided when
+// shareUserLimits gives each its share.
+func sharedReport(own, divided bool) string {
 	if !own {
 		return "nothing per user: each sandbox runs as a host user of its own"
 	}
-	return fmt.Sprintf("the launcher's user and its kernel counters: each sandbox holds at most %d inotify instances and %d watches of them; "+
-		"pending signals, POSIX message queue bytes and locked shared memory are not divided, so one sandbox can exhaust them for all "+
-		"(a root launcher gives each sandbox a user of its own; docs/sandbox.md, \"Who the sandbox is on the host\")",
-		sharedUserLimits["max_inotify_instances"], sharedUserLimits["max_inotify_watches"])
+	share := "inotify instances and watches are not divided either, since AppArmor restricts unprivileged user namespaces here"
+	if divided {
+		share = fmt.Sprintf("each sandbox holds at most %d inotify instances and %d watches of them",
+			sharedUserLimits["max_inotify_instances"], sharedUserLimits["max_inotify_watches"])
+	}
+	return "the launcher's user and its kernel counters: pending signals, POSIX message queue bytes and locked shared memory are not divided, " +
+		"so one sandbox can exhaust them for all; " + share +
+		" (a root launcher gives each sandbox a user of its own; docs/sandbox.md, \"Who the sandbox is on the host\")"
 }
