@@ -25,8 +25,8 @@
 package bench
 
 import (
-	"crypto/x509"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"

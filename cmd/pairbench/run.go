@@ -185,7 +185,12 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			_, err = runBench(cmd.Context(), o, log, cmd.OutOrStdout())
+			logRunStart(log, o)
+			dir, err := runBench(cmd.Context(), o, log, cmd.OutOrStdout())
+			logResume(cmd.Context(), log, cmd, args, o.RunID)
+			if err == nil && !o.PlanOnly && o.Shards == 0 {
+				err = printVerdict(cmd.OutOrStdout(), dir)
+			}
 			return err
 		},
 	}
