@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -48,7 +50,7 @@ func TestRunLogsAndResumeCommand(t *testing.T) {
 	var stdout bytes.Buffer
 	var w lockedBuffer
 	cmd := exec.CommandContext(ctx, bin, "run", filepath.Join(repoRoot, "examples", "registry"), "--example-sites",
-		"--intent", "books-cheapest-by-author", "--pairs", "2", "--slots", "1", "--start-delay", "0",
+		"--intent", "books-cheapest-by-author", "--pairs", "2", "--allow-inconclusive", "--slots", "1", "--start-delay", "0",
 		"--runs-dir", e.runs, "--temp-dir", e.temp, "--tools", tools, "--log-format", "json")
 	cmd.Stdout, cmd.Stderr = &stdout, &w
 	require.NoError(t, cmd.Start())
