@@ -249,7 +249,17 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 		return h.throttledReply(repo, t.PR, user, "refused", fmt.Sprintf("Sorry @%s, only people with write access to this repository can run `/bench` commands. "+
 			"A maintainer can run `/bench run` for you.", user)), nil
 	}
+	// A comment's command is carried out once, and acknowledged with a
+	// reaction, however often its delivery comes (see RecordCommand).
+	written := cm.GetCreatedAt().Time
 	react := func(ctx context.Context, tx *state.Tx) error {
+		if first, err := tx.RecordCommand(ctx, repo.FullName(), cm.GetID()); err != nil || !first {
+			if err == nil {
+				log.Info("command ignored: the comment's command was carried out already", "comment", cm.GetID())
+				err = errDone
+			}
+			return err
+		}
 		_, err := tx.Enqueue(ctx, reactJob{Repo: repo.FullName(), Installation: h.inst, CommentID: cm.GetID(), Content: "eyes"}, nil)
 		return err
 	}
@@ -258,7 +268,7 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 	}
 	switch cmd := parsed.Command; cmd.Verb {
 	case VerbRun:
-		next, err := h.runCommand(ctx, c, repo, t, *cmd, user, cm.GetCreatedAt().Time)
+		next, err := h.runCommand(ctx, c, repo, t, *cmd, user, written)
 		if err != nil {
 			return nil, err
 		}
@@ -275,6 +285,12 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 				bn, _, err := tx.Bench(ctx, run)
 				if err != nil {
 					return err
+				}
+				if writtenBefore(written, bn) {
+					// A late delivery: the cancel was of an earlier bench.
+					msg = fmt.Sprintf("Run `%s` (commit %s) started after your `/bench cancel` was written, so it goes on. "+
+						"Comment `/bench cancel` again to stop it.", run, short(bn.SHA))
+					return h.throttledReply(repo, t.PR, user, "command", msg)(ctx, tx)
 				}
 				if err := h.bot.supersede(ctx, tx, &pull, fmt.Sprintf("@%s cancelled this bench.", user)); err != nil {
 					return err
@@ -302,14 +318,27 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 	return nil, nil
 }
 
-// both applies a, then b.
+// errDone stops a chain of applies (both) early, without an error.
+var errDone = errors.New("done")
+
+// both applies a, then b, unless a returns errDone.
 func (h *handling) both(a, b apply) apply {
 	return func(ctx context.Context, tx *state.Tx) error {
 		if err := a(ctx, tx); err != nil {
+			if errors.Is(err, errDone) {
+				return nil
+			}
 			return err
 		}
 		return b(ctx, tx)
 	}
+}
+
+// writtenBefore reports whether a comment written at written predates
+// bench bn (to the second, GitHub's precision): a command delivered late.
+// An unknown time (a re-run button's) predates nothing.
+func writtenBefore(written time.Time, bn state.Bench) bool {
+	return !written.IsZero() && written.Before(bn.Created.Truncate(time.Second))
 }
 
 // throttledReply queues a reply unless the throttles say enough: one
@@ -430,6 +459,20 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 			}
 			return reply(fmt.Sprintf("@%s: the head moved to `%s` after your comment. Review it and comment `/bench run` again, "+
 				"or `/bench run @<sha>` to bench the commit you reviewed.", user, short(pull.HeadSHA)))(ctx, tx)
+		}
+		if pull.Bench != "" {
+			// A late delivery: a bench of the commit started after the
+			// comment was written already answers it.
+			cur, found, err := tx.Bench(ctx, pull.Bench)
+			if err != nil {
+				return err
+			}
+			if found && !cur.Over() && cur.SHA == t.SHA && writtenBefore(written, cur) {
+				if err := tx.SavePull(ctx, pull); err != nil {
+					return err
+				}
+				return reply(fmt.Sprintf("@%s: run `%s`, started after your comment, is benching `%s` already.", user, cur.Run, short(t.SHA)))(ctx, tx)
+			}
 		}
 		bn, err := h.bot.startBench(ctx, tx, &pull, t.SHA, p, cmd, user)
 		if err != nil {

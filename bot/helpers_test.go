@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,8 +345,13 @@ func (f *fixture) comment(t *testing.T, user, body string) {
 	f.deliver(t, "issue_comment", commentPayload(t, user, body, time.Now()))
 }
 
+// commentIDs numbers the comments of commentPayload: GitHub gives every
+// comment its own id, and the bot carries out each comment's command once.
+var commentIDs atomic.Int64
+
 func commentPayload(t *testing.T, user, body string, at time.Time) []byte {
 	return payload(t, "issue_comment.created.json", map[string]any{
+		"comment.id":         5000 + commentIDs.Add(1),
 		"issue.number":       prNumber,
 		"issue.pull_request": map[string]any{"url": "https://api.github.com/repos/" + repoName + "/pulls/2"},
 		"comment.body":       body,

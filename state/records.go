@@ -185,9 +185,23 @@ func (tx *Tx) MarkHandled(ctx context.Context, installation int64, id string) (f
 }
 
 // ForgetDeliveries deletes the deliveries received before t (GitHub
-// offers redelivery for three days, so older ones cannot come back).
+// offers redelivery for three days, so older ones cannot come back), and
+// the records of commands carried out before t (RecordCommand).
 func (tx *Tx) ForgetDeliveries(ctx context.Context, before time.Time) (int64, error) {
+	if _, err := tx.q.exec(ctx, `DELETE FROM pb_commands WHERE at < $1`, ms(before)); err != nil {
+		return 0, err
+	}
 	return tx.q.exec(ctx, `DELETE FROM pb_deliveries WHERE received_at < $1 AND handled_at <> 0`, ms(before))
+}
+
+// RecordCommand notes that the /bench command of comment id in repo is
+// carried out, and reports whether it was the first time: a delivery of
+// the comment replayed (an operator's redelivery, under another delivery
+// id) is then not carried out again.
+func (tx *Tx) RecordCommand(ctx context.Context, repo string, commentID int64) (bool, error) {
+	n, err := tx.q.exec(ctx, `INSERT INTO pb_commands (repo, comment_id, at) VALUES ($1, $2, $3)
+		ON CONFLICT (repo, comment_id) DO NOTHING`, repo, commentID, ms(tx.now))
+	return n == 1, err
 }
 
 // Pull is what the service knows of a pull request.

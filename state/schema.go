@@ -89,4 +89,14 @@ CREATE TABLE pb_leases (
 )`,
 	// 2: the agent a bench asked for ('' for the default).
 	`ALTER TABLE pb_benches ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
+	// 3: the comments whose /bench command was carried out, so a replayed
+	// or late delivery of one is not.
+	`
+CREATE TABLE pb_commands (
+	repo TEXT NOT NULL,
+	comment_id BIGINT NOT NULL,
+	at BIGINT NOT NULL,
+	PRIMARY KEY (repo, comment_id)
+);
+CREATE INDEX pb_commands_at ON pb_commands (at)`,
 }

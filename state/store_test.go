@@ -242,6 +242,31 @@ func TestRepliesAreCounted(t *testing.T) {
 	})
 }
 
+// TestACommandIsRecordedOnce: RecordCommand is true once per comment of a
+// repository, and forgotten with the deliveries of its time.
+func TestACommandIsRecordedOnce(t *testing.T) {
+	eachDialect(t, func(t *testing.T, cfg state.Config) {
+		ctx := t.Context()
+		s := open(t, cfg)
+		defer s.Close()
+		record := func(repo string, id int64) (first bool) {
+			require.NoError(t, s.Update(ctx, func(tx *state.Tx) (err error) {
+				first, err = tx.RecordCommand(ctx, repo, id)
+				return err
+			}))
+			return first
+		}
+		assert.True(t, record("o/r", 7))
+		assert.False(t, record("o/r", 7), "the same comment again")
+		assert.True(t, record("o/other", 7), "another repository's comment")
+		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error {
+			_, err := tx.ForgetDeliveries(ctx, time.Now().Add(time.Hour))
+			return err
+		}))
+		assert.True(t, record("o/r", 7), "forgotten")
+	})
+}
+
 // TestSQLiteStateDirsAreTheirOwn: a state directory whose name holds URI
 // syntax ("#", "?", "%") is still that directory, with WAL and fsync on.
 func TestSQLiteStateDirsAreTheirOwn(t *testing.T) {
