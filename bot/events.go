@@ -393,6 +393,7 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	}
 	head := pr.GetHead().GetSHA()
 	readAt := pr.GetUpdatedAt().Time
+	fork := pr.GetHead().GetRepo().GetFullName() != pr.GetBase().GetRepo().GetFullName() || pr.GetHead().GetRepo().GetFork()
 	if lagging {
 		head, readAt = rec.HeadSHA, rec.HeadSince
 	}
@@ -446,6 +447,15 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 			readAt = tx.Now()
 		}
 		switch {
+		case pull.HeadSHA == "" && fork && !explicit:
+			// A fork's pull request the service never heard of: which commit
+			// the maintainer reviewed is unknown, so only a named one is benched.
+			pull.HeadSHA, pull.HeadSince = head, readAt
+			if err := tx.SavePull(ctx, pull); err != nil {
+				return err
+			}
+			return reply(fmt.Sprintf("@%s: pairbench has no record of this pull request's commits, so it cannot tell which one you reviewed. "+
+				"Review the commit to bench and comment `/bench run @<sha>` with its full SHA (the head is `%s`).", user, head))(ctx, tx)
 		case pull.HeadSHA == "":
 			pull.HeadSHA = head // a pull request the service never heard of: its head's age is unknown
 		case pull.HeadSHA != head && !readAt.Before(pull.HeadSince.Truncate(time.Second)):

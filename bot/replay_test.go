@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -65,4 +66,23 @@ func TestALateRunDoesNotSupersedeANewerBenchOfItsCommit(t *testing.T) {
 	comments := f.gh.Comments(repoName, prNumber)
 	require.NotEmpty(t, comments)
 	assert.Contains(t, comments[len(comments)-1].Body, "started after your comment, is benching")
+}
+
+// TestAnUnknownForksApprovalNamesItsCommit: a maintainer's /bench run on a
+// fork's pull request the service has no record of (its webhooks predate
+// the installation, or were lost) cannot say which commit was reviewed:
+// it is refused with a reply asking for /bench run @<sha>, which benches
+// that commit. It used to bench whatever the head was.
+func TestAnUnknownForksApprovalNamesItsCommit(t *testing.T) {
+	f := newFixture(t)
+	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Pulls[prNumber].Fork = "stranger/Hello-World" })
+	f.comment(t, writer, "/bench run")
+	assert.Empty(t, f.benches(t))
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1)
+	assert.Contains(t, comments[0].Body, "comment `/bench run @<sha>` with its full SHA (the head is `"+headSHA+"`)")
+
+	f.comment(t, writer, "/bench run @"+headSHA)
+	require.Len(t, f.benches(t), 1)
+	assert.Equal(t, headSHA, f.benches(t)[0].SHA)
 }

@@ -121,9 +121,14 @@ func getPull(s *Server, req *request, r *Repo) response {
 	if updated.IsZero() {
 		updated = s.now()
 	}
+	headRepo := repoJSON(r)
+	if p.Fork != "" {
+		owner, name, _ := strings.Cut(p.Fork, "/")
+		headRepo = map[string]any{"name": name, "full_name": p.Fork, "fork": true, "owner": map[string]any{"login": owner}}
+	}
 	return reply(http.StatusOK, map[string]any{
 		"number": p.Number, "state": state, "draft": p.Draft, "updated_at": updated.UTC().Format(time.RFC3339),
-		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": repoJSON(r)},
+		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": headRepo},
 		"base": map[string]any{"ref": r.DefaultBranch, "repo": repoJSON(r)},
 	})
 }

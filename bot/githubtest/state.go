@@ -47,6 +47,9 @@ type Pull struct {
 	State string
 	// Updated is its updated_at; zero means the time of the read.
 	Updated time.Time
+	// Fork is the full name of the fork its head comes from; "" for a
+	// branch of the repository itself.
+	Fork string
 }
 
 // Comment is an issue or pull-request comment.
