@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"gopkg.in/yaml.v3"
 )
 
 // ConfigFile is the registry's optional configuration file, at its root.
@@ -86,6 +87,10 @@ var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([
 func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]int) {
 	var c Config
 	lines := map[string]int{}
+	// An empty file, or one of comments alone, takes every default.
+	if emptyConfig(data) {
+		return withDefaults(c), lines
+	}
 	if n := parseYAMLDocument(file, data, ps); n != nil {
 		d := newYAMLDecoder(file, ps)
 		lines = d.lines
@@ -118,6 +123,26 @@ func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]in
 			}
 		}
 	}
+	return withDefaults(c), lines
+}
+
+// emptyConfig reports whether a configuration file holds no YAML value: it
+// is empty, or holds comments, blank lines or an empty document alone.
+func emptyConfig(data []byte) bool {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return false
+	}
+	if len(doc.Content) == 0 {
+		return true
+	}
+	n := doc.Content[0]
+	return len(doc.Content) == 1 && n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == ""
+}
+
+// withDefaults fills the paths c leaves out, or gives wrongly, with their
+// defaults.
+func withDefaults(c Config) Config {
 	if c.Paths.Domains == "" || !localPath(c.Paths.Domains) {
 		c.Paths.Domains = DefaultPaths.Domains
 	}
@@ -127,7 +152,7 @@ func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]in
 	if c.Paths.Intents == "" || !localPath(c.Paths.Intents) {
 		c.Paths.Intents = DefaultPaths.Intents
 	}
-	return c, lines
+	return c
 }
 
 // localPath reports whether p is a clean relative slash path that stays

@@ -566,3 +566,28 @@ func TestIntentID(t *testing.T) {
 		assert.Equal(t, want, IntentID("a.yaml", []byte(data)), "%q", data)
 	}
 }
+
+// TestAnEmptyConfigTakesEveryDefault: .pairbench.yml may be empty, or hold
+// comments alone (docs/github-app.md says so); the registry then has every
+// default path, with no problem. It used to fail with "empty file".
+func TestAnEmptyConfigTakesEveryDefault(t *testing.T) {
+	for _, config := range []string{"", "\n", "# pairbench reads this registry\n", "---\n"} {
+		c, err := ParseConfig(ConfigFile, []byte(config))
+		require.NoError(t, err, "%q", config)
+		assert.Equal(t, DefaultPaths, c.Paths)
+
+		mem := fstest.MapFS{}
+		require.NoError(t, fs.WalkDir(os.DirFS(exampleRegistry), ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(filepath.Join(exampleRegistry, p))
+			mem[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+			return err
+		}))
+		mem[ConfigFile] = &fstest.MapFile{Data: []byte(config), Mode: 0o644}
+		reg, err := LoadFS(mem, "reg")
+		require.NoError(t, err, "%q", config)
+		assert.NotEmpty(t, reg.Intents)
+	}
+}

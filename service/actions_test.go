@@ -33,6 +33,7 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 		repoName = "Codertocat/Hello-World"
 		badSHA   = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 		goodSHA  = "2222222222222222222222222222222222222222"
+		emptySHA = "3333333333333333333333333333333333333333" // an empty .pairbench.yml: every default
 		intent   = "bench/intents/weather.example/weather-high-oslo.yaml"
 	)
 	good, err := githubtest.TreeFiles(os.DirFS("../examples/registry"))
@@ -40,6 +41,8 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 	good[".github/workflows/pairbench.yml"] = "name: pairbench\n"
 	bad := maps.Clone(good)
 	bad[intent] += "colour: blue\n"
+	empty := maps.Clone(good)
+	empty[".pairbench.yml"] = ""
 
 	gh := githubtest.New(t)
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -47,7 +50,8 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 	gh.AddApp(4242, &key.PublicKey)
 	gh.Repo(repoName, func(r *githubtest.Repo) {
 		r.DefaultBranch = "master"
-		r.Files["master"], r.Files[badSHA], r.Files[goodSHA] = good, bad, good
+		r.Files["master"], r.Files[badSHA], r.Files[goodSHA], r.Files[emptySHA] = good, bad, good, empty
+		r.Pulls[4] = &githubtest.Pull{Number: 4, HeadSHA: emptySHA, HeadRef: "empty-config", Files: []string{intent}}
 		r.Pulls[2] = &githubtest.Pull{Number: 2, HeadSHA: badSHA, HeadRef: "broken", Files: []string{intent}}
 		r.Pulls[3] = &githubtest.Pull{Number: 3, HeadSHA: goodSHA, HeadRef: "fine", Files: []string{intent}}
 		r.Permissions["Codertocat"] = "admin"
@@ -66,16 +70,16 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 		done <- Run(ctx, o, Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	for pr, sha := range map[int]string{2: badSHA, 3: goodSHA} {
+	for pr, sha := range map[int]string{2: badSHA, 3: goodSHA, 4: emptySHA} {
 		deliverPullRequestOpened(t, "http://"+l.Addr().String(), secret, pr, sha)
 	}
 	require.Eventually(t, func() bool {
-		return len(gh.Comments(repoName, 2)) > 0 && len(gh.Dispatches(repoName)) > 0
-	}, time.Minute, 100*time.Millisecond, "the broken registry's bench fails and comments; the other is dispatched")
+		return len(gh.Comments(repoName, 2)) > 0 && len(gh.Dispatches(repoName)) > 1
+	}, time.Minute, 100*time.Millisecond, "the broken registry's bench fails and comments; the others are dispatched")
 
 	ds := gh.Dispatches(repoName)
-	require.Len(t, ds, 1, "only the registry without problems takes a runner")
-	assert.Equal(t, "3", ds[0].Inputs["pr"])
+	require.Len(t, ds, 2, "only the registries without problems take a runner")
+	assert.ElementsMatch(t, []any{"3", "4"}, []any{ds[0].Inputs["pr"], ds[1].Inputs["pr"]}, "an empty .pairbench.yml takes every default")
 	var failed githubtest.CheckRun
 	require.Eventually(t, func() bool {
 		for _, r := range gh.CheckRuns(repoName) {
@@ -96,6 +100,7 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 	assert.Contains(t, comments[0].Body, `unknown field "colour"`)
 	assert.Contains(t, comments[0].Body, "commit "+badSHA)
 	assert.Empty(t, gh.Comments(repoName, 3), "the dispatched bench has no verdict yet")
+	assert.Empty(t, gh.Comments(repoName, 4), "nor has the one with an empty configuration")
 
 	cancel()
 	select {
