@@ -100,10 +100,10 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 		}
 	}()
 	var lastShown time.Time
-	progress := func(done, total int) {
+	progress := newProgressSlot(func(ctx context.Context, done, total int) {
 		now := time.Now()
 		show := done >= total || now.Sub(lastShown) >= b.cfg.ProgressEvery
-		err := b.state.Update(context.WithoutCancel(ctx), func(tx *state.Tx) error {
+		err := b.state.Update(ctx, func(tx *state.Tx) error {
 			cur, _, err := tx.LockBench(ctx, bn.Run)
 			if err != nil || cur.Over() {
 				return err
@@ -122,8 +122,16 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 		} else if show {
 			lastShown = now
 		}
-	}
-	runErr := b.cfg.Runner.Run(ctx, request(bn), progress)
+	})
+	progressCtx, stopProgress := context.WithCancel(context.WithoutCancel(ctx))
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		progress.run(progressCtx)
+	}()
+	runErr := b.cfg.Runner.Run(ctx, request(bn), progress.report)
+	stopProgress()
+	<-progressDone
 	if ctx.Err() != nil {
 		var cur state.Bench
 		stopCtx := context.WithoutCancel(ctx)
