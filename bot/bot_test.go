@@ -391,6 +391,17 @@ func TestTokenMode(t *testing.T) {
 	assert.Equal(t, 1, rollups)
 }
 
+// forge returns a signature that differs from sig in its first hex digit,
+// whatever that digit is (overwriting it with a fixed one left the real
+// signature whenever it began so).
+func forge(sig string) string {
+	flipped := "1"
+	if sig[0] == '1' {
+		flipped = "2"
+	}
+	return flipped + sig[1:]
+}
+
 func TestReportLinksCheckAndServe(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -413,7 +424,8 @@ func TestReportLinksCheckAndServe(t *testing.T) {
 	assert.Equal(t, "<html></html>", w.Body.String(), "the service serves the report from the store")
 	assert.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none'")
 	sig := strings.Split(strings.TrimPrefix(link, "https://bench.example.test/runs/"+run+"/"), "/")[0]
-	assert.Equal(t, http.StatusForbidden, get(strings.Replace(link, sig, "00"+sig[2:], 1)).Code)
+	require.NotEqual(t, sig, forge(sig))
+	assert.Equal(t, http.StatusForbidden, get(strings.Replace(link, sig, forge(sig), 1)).Code)
 	other := strings.Replace(link, run, "pr2-"+headSHA+"-00000000", 1)
 	assert.Equal(t, http.StatusForbidden, get(other).Code, "a signature is good for its run only")
 
@@ -569,4 +581,15 @@ func TestRunWithAnAgent(t *testing.T) {
 	require.Len(t, ds, 2)
 	assert.Nil(t, ds[0].Inputs["agent"], "no agent input unless one is asked for")
 	assert.Equal(t, "codex", ds[1].Inputs["agent"])
+}
+
+// TestForgeAlwaysForges: forge never returns the signature it is given,
+// whichever digit starts it (the old forgery, "00" over the first two
+// digits, did for one signature in 256).
+func TestForgeAlwaysForges(t *testing.T) {
+	for _, c := range "0123456789abcdef" {
+		sig := string(c) + "0f3a"
+		assert.NotEqual(t, sig, forge(sig))
+		assert.Len(t, forge(sig), len(sig))
+	}
 }
