@@ -117,12 +117,17 @@ func ParseComment(body string) Parsed {
 }
 
 // proseLines returns the lines of a Markdown body that are neither code,
-// nor quoted, nor inside an HTML comment. It errs on the side of ignoring:
-// any line indented by four spaces or a tab counts as code.
+// nor quoted, nor inside an HTML comment or a raw HTML block (<pre>,
+// <textarea>, <script>, <style>). A line that continues a block quote's
+// paragraph without its ">" (a lazy continuation line) is quoted too. It
+// errs on the side of ignoring: any line indented by four spaces or a tab
+// counts as code.
 func proseLines(body string) []string {
 	body = stripHTMLComments(strings.ReplaceAll(body, "\r\n", "\n"))
 	var out []string
-	fence := "" // the open fence's marker, "" outside a fenced block
+	fence := ""     // the open fence's marker, "" outside a fenced block
+	rawEnd := ""    // the closing tag of the open raw HTML block, "" outside one
+	quoted := false // the previous line was a block quote's paragraph
 	for line := range strings.Lines(body) {
 		line = strings.TrimRight(line, "\r\n")
 		trimmed := strings.TrimLeft(line, " ")
@@ -133,18 +138,53 @@ func proseLines(body string) []string {
 			}
 			continue
 		}
+		if rawEnd != "" {
+			if strings.Contains(strings.ToLower(line), rawEnd) {
+				rawEnd = ""
+			}
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			quoted = false
+			continue
+		}
 		if indent < 4 {
 			if m := fenceOpen(trimmed); m != "" {
-				fence = m
+				fence, quoted = m, false
+				continue
+			}
+			if end := rawHTMLOpen(trimmed); end != "" {
+				if !strings.Contains(strings.ToLower(trimmed), end) {
+					rawEnd = end
+				}
+				quoted = false
 				continue
 			}
 		}
-		if indent >= 4 || strings.HasPrefix(line, "\t") || strings.HasPrefix(trimmed, ">") {
+		if strings.HasPrefix(trimmed, ">") {
+			quoted = strings.TrimLeft(trimmed, "> \t") != ""
+			continue
+		}
+		if quoted || indent >= 4 || strings.HasPrefix(line, "\t") {
 			continue
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// rawHTMLOpen returns the closing tag of the raw HTML block a line opens
+// (CommonMark's first kind: <pre>, <script>, <style>, <textarea>, whose
+// lines are not Markdown until the closing tag), or "".
+func rawHTMLOpen(s string) string {
+	lower := strings.ToLower(s)
+	for _, tag := range []string{"pre", "script", "style", "textarea"} {
+		rest, ok := strings.CutPrefix(lower, "<"+tag)
+		if ok && (rest == "" || strings.ContainsAny(rest[:1], " \t>")) {
+			return "</" + tag + ">"
+		}
+	}
+	return ""
 }
 
 // fenceOpen returns the marker of a code fence the line opens (three or
