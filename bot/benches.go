@@ -42,7 +42,14 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 	if err := tx.InsertBench(ctx, bn); err != nil {
 		return bn, err
 	}
-	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, pendingOnce); err != nil {
+	// The check run shows "queued" only if the bench has not started (or
+	// been dispatched) after QueuedCheckDelay; else it is created showing
+	// the bench in progress.
+	queued := *pendingOnce
+	if b.cfg.QueuedCheckDelay > 0 {
+		queued.ScheduledAt = tx.Now().Add(b.cfg.QueuedCheckDelay)
+	}
+	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, &queued); err != nil {
 		return bn, err
 	}
 	pull.Bench = bn.Run

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -125,6 +126,11 @@ type Config struct {
 	ProgressEvery time.Duration
 	// ReapEvery is how often the reaper runs; default a minute.
 	ReapEvery time.Duration
+	// QueuedCheckDelay is how long a new bench's check run waits before it
+	// is created as queued: a bench that starts (or is dispatched) sooner
+	// creates it in progress, a write fewer. Default 10 seconds; negative
+	// creates it at once.
+	QueuedCheckDelay time.Duration
 	// Metrics counts; optional.
 	Metrics Metrics
 	// Logger receives the bot's logs; default discard.
@@ -140,6 +146,9 @@ type Bot struct {
 	// stopping is closed when Stop begins: a local bench interrupted then
 	// is put back in the queue, not failed.
 	stopping chan struct{}
+	// labels remembers the "bench: " labels known to exist, by repository
+	// and name, so each is created once per process, not once per bench.
+	labels sync.Map
 }
 
 // Open checks cfg, opens the state and returns the Bot, whose jobs do not
@@ -163,6 +172,9 @@ func Open(ctx context.Context, cfg Config) (*Bot, error) {
 	cfg.QueueTimeout = orDefault(cfg.QueueTimeout, 24*time.Hour)
 	cfg.ProgressEvery = orDefault(cfg.ProgressEvery, 10*time.Second)
 	cfg.ReapEvery = orDefault(cfg.ReapEvery, time.Minute)
+	if cfg.QueuedCheckDelay == 0 {
+		cfg.QueuedCheckDelay = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -219,7 +219,7 @@ func newFixtureOn(t *testing.T, dialect string, opts ...options) *fixture {
 	f.runner = &fakeRunner{f: f}
 	f.cfg = bot.Config{Clients: clients, Store: store, Pairs: 20, Backend: bot.BackendLocal, Runner: f.runner,
 		State: statetest.Config(t, dialect), PublicURL: "https://bench.example.test", LinkKey: []byte("link-key"),
-		ReapEvery: time.Hour}
+		ReapEvery: time.Hour, QueuedCheckDelay: -1}
 	for _, o := range opts {
 		o(&f.cfg)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v66/github"
 
@@ -314,6 +315,13 @@ var labelColors = map[pairbench.Label]string{
 // repository label with its colour if missing, and removes every other
 // "bench: " label.
 func SetLabel(ctx context.Context, c *github.Client, t Target, label pairbench.Label) error {
+	return setLabel(ctx, c, t, label, nil)
+}
+
+// setLabel is SetLabel remembering in made (when not nil) the labels known
+// to exist in a repository, so a label is created once, not at every
+// verdict.
+func setLabel(ctx context.Context, c *github.Client, t Target, label pairbench.Label, made *sync.Map) error {
 	name := LabelPrefix + string(label)
 	var have bool
 	opts := &github.ListOptions{PerPage: 100}
@@ -345,9 +353,19 @@ func SetLabel(ctx context.Context, c *github.Client, t Target, label pairbench.L
 		color = "ededed"
 	}
 	desc := "pairbench verdict on this pull request's tools"
-	_, _, err := c.Issues.CreateLabel(ctx, t.Owner, t.Repo, &github.Label{Name: &name, Color: &color, Description: &desc})
-	if err != nil && !isAlreadyExists(err) {
-		return fmt.Errorf("create label %q: %w", name, err)
+	key := t.Owner + "/" + t.Repo + "\x00" + name
+	known := false
+	if made != nil {
+		_, known = made.Load(key)
+	}
+	if !known {
+		_, _, err := c.Issues.CreateLabel(ctx, t.Owner, t.Repo, &github.Label{Name: &name, Color: &color, Description: &desc})
+		if err != nil && !isAlreadyExists(err) {
+			return fmt.Errorf("create label %q: %w", name, err)
+		}
+		if made != nil {
+			made.Store(key, true)
+		}
 	}
 	if err := addLabel(ctx, c, t, name); err != nil {
 		return fmt.Errorf("add label %q to %s/%s#%d: %w", name, t.Owner, t.Repo, t.PR, err)

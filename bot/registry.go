@@ -84,8 +84,9 @@ func domainsFor(cfg intents.Config, files []string) []string {
 }
 
 // intentIDs returns the ids of the intents of domain, sorted; a domain
-// without an intent directory has none.
-func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain string) ([]string, error) {
+// without an intent directory has none. With limit above 0 it stops
+// reading intent files once it has that many ids (one call each).
+func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain string, limit int) ([]string, error) {
 	entries, err := r.dir(ctx, path.Join(cfg.Paths.Intents, domain))
 	if isNotFound(err) {
 		return nil, nil
@@ -113,6 +114,9 @@ func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain st
 			continue
 		}
 		ids = append(ids, id)
+		if len(ids) == limit {
+			break
+		}
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
@@ -169,13 +173,15 @@ func (r registryAt) dir(ctx context.Context, p string) ([]*github.RepositoryCont
 // plan is what a bench covers.
 type plan struct {
 	Domains []string
-	// Intents are the ids benched: every intent of Domains, or those a
-	// command named.
+	// Intents are the ids a command named (planIntents); a plan of the
+	// changed files (planFiles) benches every intent of Domains and leaves
+	// it empty.
 	Intents []string
 }
 
 // planFiles plans a bench of the domains that files concern and that have
-// intents at the commit. An empty plan means nothing to bench.
+// intents at the commit. An empty plan means nothing to bench. One intent
+// read per domain says it has intents: the bench reads them all.
 func (r registryAt) planFiles(ctx context.Context, files []string) (plan, error) {
 	cfg, err := r.config(ctx)
 	if err != nil {
@@ -183,13 +189,12 @@ func (r registryAt) planFiles(ctx context.Context, files []string) (plan, error)
 	}
 	var p plan
 	for _, d := range domainsFor(cfg, files) {
-		ids, err := r.intentIDs(ctx, cfg, d)
+		ids, err := r.intentIDs(ctx, cfg, d, 1)
 		if err != nil {
 			return plan{}, err
 		}
 		if len(ids) > 0 {
 			p.Domains = append(p.Domains, d)
-			p.Intents = append(p.Intents, ids...)
 		}
 	}
 	return p, nil
@@ -222,7 +227,7 @@ func (r registryAt) planIntents(ctx context.Context, want []string) (plan, error
 		if len(missing) == 0 {
 			break
 		}
-		ids, err := r.intentIDs(ctx, cfg, d)
+		ids, err := r.intentIDs(ctx, cfg, d, 0)
 		if err != nil {
 			return plan{}, err
 		}

@@ -99,7 +99,9 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 		case <-ctx.Done():
 		}
 	}()
-	var lastShown time.Time
+	// The check run shows the bench running now; progress goes there at
+	// most once per ProgressEvery, and not before.
+	lastShown := time.Now()
 	progress := newProgressSlot(func(ctx context.Context, done, total int) {
 		now := time.Now()
 		show := done >= total || now.Sub(lastShown) >= b.cfg.ProgressEvery

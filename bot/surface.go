@@ -154,7 +154,7 @@ func (b *Bot) showSurface(ctx context.Context, pull state.Pull, benches []state.
 	if head != nil && head.State == state.BenchDone && head.Verdict != "" {
 		want := LabelPrefix + head.Verdict
 		if pull.Label != want {
-			if err := SetLabel(ctx, c, t, pairbench.Label(head.Verdict)); err != nil {
+			if err := setLabel(ctx, c, t, pairbench.Label(head.Verdict), &b.labels); err != nil {
 				return pull, err
 			}
 			pull.Label = want
