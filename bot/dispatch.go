@@ -160,7 +160,7 @@ func (b *Bot) workDispatch(ctx context.Context, job *river.Job[dispatchJob]) err
 		} else if problems != nil {
 			b.cfg.Metrics.Dispatched(BackendActions, "invalid_registry")
 			return b.state.Update(ctx, func(tx *state.Tx) error {
-				return endBench(ctx, tx, bn.Run, state.BenchFailed, "The bench was not started: "+problems.Error(), "")
+				return endBench(ctx, tx, bn.Run, state.BenchFailed, failureReason("The bench was not started: ", problems), "")
 			})
 		}
 		id, url, err := b.dispatch(ctx, c, req)

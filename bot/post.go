@@ -81,8 +81,11 @@ func PostFailure(ctx context.Context, c *github.Client, t Target, run RunID, rea
 }
 
 func failureText(sha, reason string) string {
-	return fmt.Sprintf("**The bench of `%s` failed; there is no verdict.**\n\n%s\n\nA maintainer can comment `/bench run` to try again.\n",
-		short(sha), quoteReason(reason))
+	advice := "\n\nA maintainer can comment `/bench run` to try again."
+	if strings.Contains(reason, noRerun) {
+		advice = ""
+	}
+	return fmt.Sprintf("**The bench of `%s` failed; there is no verdict.**\n\n%s%s\n", short(sha), quoteReason(reason), advice)
 }
 
 // quoteReason renders a failure reason as a block quote, clipped.

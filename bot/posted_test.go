@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/intents"
 )
 
 // Credentials an operator's --git-url or a failing tool may carry: a GitHub
@@ -99,4 +100,29 @@ func TestPostRedactsAReportsSource(t *testing.T) {
 	assert.Contains(t, body, "github.example")
 	assert.True(t, strings.Contains(body, "denied"), body)
 	assertNothingPosted(t, gh)
+}
+
+// TestRegistryProblemsAreAList: a local bench fails on a registry with
+// problems. The comment and the check run list them one per line, each
+// at its file and line, without advice to re-run (the same commit has the
+// same problems). They used to run on as one paragraph, with that advice.
+func TestRegistryProblemsAreAList(t *testing.T) {
+	f := newFixture(t)
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	ps := intents.Problems{
+		{Pos: intents.Pos{File: "bench/intents/books.example/books-count.yml", Line: 3}, Msg: `unknown field "colour"`},
+		{Pos: intents.Pos{File: "domains/books.example/domain.json", Line: 1}, Msg: "start_urls: want a list"},
+	}
+	f.runner.finish(bot.RunID(run), fmt.Errorf("the registry at commit %s has 2 problem(s): %w", headSHA, ps))
+	f.waitBench(t, run, "failed")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.Len(t, comments, 1)
+	body := comments[0].Body
+	assert.Contains(t, body, "> The registry at this commit has 2 problem(s)")
+	assert.Contains(t, body, "\n> - `bench/intents/books.example/books-count.yml:3`: unknown field \"colour\"\n")
+	assert.Contains(t, body, "\n> - `domains/books.example/domain.json:1`: start_urls: want a list")
+	assert.NotContains(t, body, "try again")
+	summary := f.gh.CheckRuns(repoName)[0].Summary
+	assert.Contains(t, summary, "\n- `bench/intents/books.example/books-count.yml:3`: unknown field \"colour\"\n")
 }

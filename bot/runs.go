@@ -158,7 +158,7 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 	}
 	fin := finishJob{Run: bn.Run, OK: runErr == nil}
 	if runErr != nil {
-		fin.Reason = "The run failed: " + runErr.Error()
+		fin.Reason = failureReason("The run failed: ", runErr)
 	}
 	return b.state.Update(context.WithoutCancel(ctx), func(tx *state.Tx) error {
 		_, err := tx.Enqueue(ctx, fin, pendingOnce)

@@ -98,7 +98,8 @@ func TestActionsBackendQuotesRegistryProblemsWithoutDispatching(t *testing.T) {
 	require.Len(t, comments, 1)
 	assert.Contains(t, comments[0].Body, problem, "the comment names the file in the repository and its line")
 	assert.Contains(t, comments[0].Body, `unknown field "colour"`)
-	assert.Contains(t, comments[0].Body, "commit "+badSHA)
+	assert.Contains(t, comments[0].Body, "\n> - `"+intent+":", "one problem a line, as a list")
+	assert.NotContains(t, comments[0].Body, "try again", "a re-run of the commit cannot help")
 	assert.Empty(t, gh.Comments(repoName, 3), "the dispatched bench has no verdict yet")
 	assert.Empty(t, gh.Comments(repoName, 4), "nor has the one with an empty configuration")
 
