@@ -53,7 +53,7 @@ type Options struct {
 // DefaultOptions are the settings of a service told nothing else: the
 // webhook secret in $PAIRBENCH_WEBHOOK_SECRET, GitHub's API at
 // $GITHUB_API_URL, benches on this host (bot.BackendLocal) cloned from
-// github.com, 8 workers, 30 s to shut down, the state in "pairbench-state",
+// github.com, 8 workers, 30 s to shut down, the state in DefaultStateDir,
 // the host name as the replica id, a bench failed as vanished 6 h after it
 // started or after 24 h waiting to start,
 // and local benches like bench.DefaultConfig's, under runs/serve.
@@ -68,12 +68,30 @@ func DefaultOptions() Options {
 		Workflow:        bot.DefaultWorkflow,
 		Workers:         8,
 		ShutdownTimeout: 30 * time.Second,
-		StateDir:        "pairbench-state",
+		StateDir:        DefaultStateDir(),
 		ReplicaID:       DefaultReplicaID(),
 		RunTimeout:      6 * time.Hour,
 		QueueTimeout:    24 * time.Hour,
 		LocalBench:      local,
 	}
+}
+
+// DefaultStateDir is where the service keeps its SQLite state when told
+// nothing, never relative to the working directory (which a service manager
+// chooses): $STATE_DIRECTORY (systemd's StateDirectory=, the first if it
+// lists several), else $XDG_STATE_HOME/pairbench, else
+// ~/.local/state/pairbench; "" if there is no home either.
+func DefaultStateDir() string {
+	if d, _, _ := strings.Cut(os.Getenv("STATE_DIRECTORY"), ":"); filepath.IsAbs(d) {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "pairbench")
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state", "pairbench")
+	}
+	return ""
 }
 
 // DefaultReplicaID is the host name, the replica id of a service that is

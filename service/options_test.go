@@ -81,3 +81,18 @@ func TestDefaultOptionsNeedOnlyWhatTheOperatorMustSay(t *testing.T) {
 	assert.NoError(t, local.Check())
 	assert.Equal(t, "runs/serve", o.LocalBench.RunsDir)
 }
+
+// TestTheDefaultStateDirIsNotTheWorkingDirectorys: systemd's
+// StateDirectory, else the XDG state directory, else ~/.local/state; an
+// absolute path whatever the working directory.
+func TestTheDefaultStateDirIsNotTheWorkingDirectorys(t *testing.T) {
+	t.Setenv("STATE_DIRECTORY", "/var/lib/pairbench:/var/lib/other")
+	assert.Equal(t, "/var/lib/pairbench", DefaultStateDir())
+	assert.Equal(t, "/var/lib/pairbench", DefaultOptions().StateDir)
+	t.Setenv("STATE_DIRECTORY", "")
+	t.Setenv("XDG_STATE_HOME", "/home/op/.state")
+	assert.Equal(t, "/home/op/.state/pairbench", DefaultStateDir())
+	t.Setenv("XDG_STATE_HOME", "relative")
+	t.Setenv("HOME", "/home/op")
+	assert.Equal(t, "/home/op/.local/state/pairbench", DefaultStateDir())
+}
