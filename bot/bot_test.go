@@ -328,6 +328,7 @@ func TestOutsidersGetOneReply(t *testing.T) {
 // refusal; the maintainer's command is still answered. The refusals used
 // to spend the pull request's hourly replies.
 func TestOutsidersNeverSilenceMaintainers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for i := range 12 {
 		f.comment(t, fmt.Sprintf("outsider-%d", i), "/bench run")
@@ -587,6 +588,7 @@ func TestRunWithAnAgent(t *testing.T) {
 // whichever digit starts it (the old forgery, "00" over the first two
 // digits, did for one signature in 256).
 func TestForgeAlwaysForges(t *testing.T) {
+	t.Parallel()
 	for _, c := range "0123456789abcdef" {
 		sig := string(c) + "0f3a"
 		assert.NotEqual(t, sig, forge(sig))

@@ -27,7 +27,9 @@ const (
 // also pays what a process or an installation pays once (the installation
 // token, an hour; the App's login; each label's creation in a repository);
 // the next three are the steady state, at most 16 calls and 5 writes each.
-// It used to take 17–18 calls and 7–8 writes for every one.
+// It used to take 17–18 calls and 7–8 writes for every one. It runs alone
+// (not in parallel): on a loaded machine a bench might not start within
+// QueuedCheckDelay, and its check run would then be created queued first.
 func TestABenchedPullRequestsAPIBudget(t *testing.T) {
 	for _, backend := range []string{bot.BackendLocal, bot.BackendActions} {
 		t.Run(backend, func(t *testing.T) {

@@ -224,6 +224,7 @@ func TestALabelWriteCutShortIsRedone(t *testing.T) {
 // new token and goes through: a /bench status is answered at once. The
 // token used to be kept until its expiry, every job failing meanwhile.
 func TestARevokedTokenIsMintedAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	mints := len(f.gh.CallsTo("apps/create-installation-access-token"))

@@ -58,6 +58,7 @@ func (f *fixture) pullRecord(t *testing.T) state.Pull {
 // bot reads again until the API catches up and benches the new head; on a
 // lagging read it used to drop the push as stale for good.
 func TestAPushSeenBeforeTheAPICatchesUpIsBenched(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	lagged := f.lagPullReads(t, 2, headSHA, time.Now().Add(-time.Hour))
@@ -76,6 +77,7 @@ func TestAPushSeenBeforeTheAPICatchesUpIsBenched(t *testing.T) {
 // still showing the old head. The bot neither records the old head as
 // current nor benches it: it waits for the API and benches the new head.
 func TestARunAnsweredByALaggingAPIKeepsTheNewHead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	time.Sleep(1100 * time.Millisecond) // updated_at has second precision

@@ -107,6 +107,7 @@ func TestPostRedactsAReportsSource(t *testing.T) {
 // at its file and line, without advice to re-run (the same commit has the
 // same problems). They used to run on as one paragraph, with that advice.
 func TestRegistryProblemsAreAList(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run

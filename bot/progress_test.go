@@ -37,6 +37,7 @@ func (r *progressRunner) Run(ctx context.Context, _ bot.Request, progress func(d
 // time; the count reaches the record once the database is free. The hook
 // used to run a transaction with no timeout, stalling every slot behind it.
 func TestABlockedStoreDoesNotStallTrials(t *testing.T) {
+	t.Parallel()
 	r := &progressRunner{start: make(chan struct{}), stop: make(chan struct{}), calls: make(chan time.Duration, 20)}
 	f := newFixture(t, func(c *bot.Config) { c.Runner = r })
 	f.opened(t, nil)

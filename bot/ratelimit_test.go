@@ -20,6 +20,7 @@ import (
 // The next try waits as long as GitHub said; go-github maps only 403 to its
 // rate-limit errors, and a 429 used to be retried after a second.
 func TestA429IsWaitedOutLikeA403(t *testing.T) {
+	t.Parallel()
 	for name, header := range map[string]func() http.Header{
 		"retry-after": func() http.Header { return http.Header{"Retry-After": {"3"}} },
 		"reset": func() http.Header {
@@ -27,6 +28,7 @@ func TestA429IsWaitedOutLikeA403(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, actions)
 			var mu sync.Mutex
 			var tries []time.Time

@@ -61,6 +61,7 @@ func TestTheReaperEndsABenchWhoseJobEnded(t *testing.T) {
 // then starts: it is not failed as vanished for its wait (it used to be,
 // RunTimeout after it was recorded), and it finishes with its verdict.
 func TestTheRunTimeoutCountsFromTheStart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *bot.Config) { c.RunTimeout, c.ReapEvery = 4*time.Second, 200*time.Millisecond })
 	openPRs(t, f, 2)
 	first, second := benchOf(t, f, 3), benchOf(t, f, 4)
@@ -79,6 +80,7 @@ func TestTheRunTimeoutCountsFromTheStart(t *testing.T) {
 // TestABenchWaitsInTheQueueAtMostQueueTimeout: a bench that cannot start
 // (the one local slot is busy) is failed after QueueTimeout, saying so.
 func TestABenchWaitsInTheQueueAtMostQueueTimeout(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *bot.Config) { c.QueueTimeout, c.ReapEvery = time.Second, 200*time.Millisecond })
 	openPRs(t, f, 2)
 	require.Eventually(t, func() bool { return benchOf(t, f, 4).State == state.BenchFailed }, 10*time.Second, 10*time.Millisecond)

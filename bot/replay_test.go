@@ -17,6 +17,7 @@ import (
 // running bench is neither superseded nor dispatched again, and nothing is
 // replied twice.
 func TestAReplayedRunLeavesTheRunningBench(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	body := commentPayload(t, writer, "/bench run", time.Now())
 	f.deliver(t, "issue_comment", body)
@@ -36,6 +37,7 @@ func TestAReplayedRunLeavesTheRunningBench(t *testing.T) {
 // the running bench was recorded arrives late (a delayed or replayed
 // delivery). The bench goes on, and the reply says why.
 func TestACancelOlderThanTheBenchIsIgnored(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	written := time.Now().Add(-time.Minute)
 	f.opened(t, nil)
@@ -55,6 +57,7 @@ func TestACancelOlderThanTheBenchIsIgnored(t *testing.T) {
 // before the head's automatic bench started arrives late: that bench
 // answers it, and goes on.
 func TestALateRunDoesNotSupersedeANewerBenchOfItsCommit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	written := time.Now().Add(-time.Minute)
 	f.opened(t, nil)
@@ -74,6 +77,7 @@ func TestALateRunDoesNotSupersedeANewerBenchOfItsCommit(t *testing.T) {
 // it is refused with a reply asking for /bench run @<sha>, which benches
 // that commit. It used to bench whatever the head was.
 func TestAnUnknownForksApprovalNamesItsCommit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.gh.Repo(repoName, func(r *githubtest.Repo) { r.Pulls[prNumber].Fork = "stranger/Hello-World" })
 	f.comment(t, writer, "/bench run")

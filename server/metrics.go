@@ -63,7 +63,7 @@ func NewMetrics() *Metrics {
 		}, []string{"backend", "result"}),
 		githubCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pairbench_github_api_calls_total",
-			Help: "GitHub REST calls made, by operation and HTTP status code.",
+			Help: "GitHub REST calls made, by endpoint (method and route template) and HTTP status code.",
 		}, []string{"operation", "code"}),
 		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "pairbench_github_rate_limit_remaining",
@@ -96,8 +96,9 @@ func (m *Metrics) Dispatched(backend, result string) {
 func (m *Metrics) GaveUp(kind string) { m.gaveUp.WithLabelValues(kind).Inc() }
 
 // GitHubCall counts one GitHub REST call: operation is a name from a small
-// fixed set, such as the HTTP method or "issues.create_comment" (never a URL,
-// to bound the label values); code is the HTTP status, or 0 when no answer
+// fixed set, such as the endpoint's method and route template
+// ("GET /repos/{owner}/{repo}/pulls/{pull_number}"; never a raw URL, to
+// bound the label values); code is the HTTP status, or 0 when no answer
 // came.
 func (m *Metrics) GitHubCall(operation string, code int) {
 	m.githubCalls.WithLabelValues(operation, strconv.Itoa(code)).Inc()

@@ -8,7 +8,8 @@ import (
 )
 
 // GitHubMetrics is a transport that counts the GitHub REST calls through
-// it, by method and status, and (through InstallationTransport, which
+// it, by endpoint ("GET /repos/{owner}/{repo}/pulls/{pull_number}", see
+// githubRoutes) and status, and (through InstallationTransport, which
 // bot.NewAppClients and bot.NewTokenClients look for) the rate limit
 // GitHub reports left for each installation.
 type GitHubMetrics struct {
@@ -17,12 +18,13 @@ type GitHubMetrics struct {
 }
 
 func (g *GitHubMetrics) RoundTrip(req *http.Request) (*http.Response, error) {
+	route := githubRoute(req.Method, req.URL.Path)
 	resp, err := g.Base.RoundTrip(req)
 	if err != nil {
-		g.Metrics.GitHubCall(req.Method, 0)
+		g.Metrics.GitHubCall(route, 0)
 		return resp, err
 	}
-	g.Metrics.GitHubCall(req.Method, resp.StatusCode)
+	g.Metrics.GitHubCall(route, resp.StatusCode)
 	return resp, nil
 }
 
