@@ -78,6 +78,8 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	assert.Contains(t, comments[0].Body, problem, "the comment names the file in the repository and its line")
 	assert.Contains(t, comments[0].Body, `unknown field "colour"`)
 	assert.NotContains(t, comments[0].Body, os.TempDir(), "no path of the service's host")
+	assert.Contains(t, comments[0].Body, "\n> - `"+problem, "one problem a line, as a list")
+	assert.NotContains(t, comments[0].Body, "try again", "a re-run of the commit cannot help")
 
 	cancel()
 	select {

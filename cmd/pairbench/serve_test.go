@@ -117,14 +117,15 @@ func TestServeWiresServerAndBot(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, m := get("/metrics")
 		return strings.Contains(m, `pairbench_webhook_deliveries_total{event="pull_request",result="stored"} 1`) &&
-			strings.Contains(m, `pairbench_github_api_calls_total{code="500",operation="GET"}`)
+			strings.Contains(m, `pairbench_github_api_calls_total{code="500",operation="GET /repos/{owner}/{repo}/pulls/{pull_number}"}`)
 	}, 2*time.Minute, 20*time.Millisecond, "the bot stores the delivery and its job meets the fake's 500 (and will retry)")
 	assert.Positive(t, calls.Load(), "the bot called the GitHub API root given by --api-url")
 
 	_, m := get("/metrics")
 	assert.Contains(t, m, `pairbench_webhook_deliveries_total{event="ping",result="ping"} 1`)
 	assert.Contains(t, m, `pairbench_github_rate_limit_remaining{installation="0"} 4321`)
-	assert.Regexp(t, `pairbench_github_api_calls_total\{code="500",operation="GET"\} [1-9]`, m)
+	assert.Regexp(t, `pairbench_github_api_calls_total\{code="500",operation="GET /repos/\{owner\}/\{repo\}/pulls/\{pull_number\}"\} [1-9]`, m)
+	assert.NotContains(t, m, "Hello-World", "a call is counted by its route, never its path")
 
 	cancel()
 	select {
