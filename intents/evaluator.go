@@ -299,7 +299,8 @@ func (e *evaluator) failure(err error) *ToolError {
 		return &ToolError{Msg: fmt.Sprintf("tool file still ran %v after its %v time limit; its evaluation was killed", e.lim.Grace+replySlack, e.lim.Time)}
 	case code == exitCPU:
 		return &ToolError{Msg: fmt.Sprintf("tool file used more than its %v of CPU time; its evaluation was killed", e.lim.CPU)}
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
+	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
+		strings.Contains(stderr, "failed to allocate"): // the last, the race detector's
 		return &ToolError{Msg: fmt.Sprintf("tool file used more than the %d MiB of memory its evaluation may; its evaluation was killed", e.lim.Memory>>20)}
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
 		return &ToolError{Msg: "tool file recursed too deeply; its evaluation was killed"}
