@@ -45,10 +45,7 @@ func TestBothArmsRecordThePagesOwnTools(t *testing.T) {
 	assert.Positive(t, treatment.Timing.Register)
 	assert.Positive(t, treatment.Timing.Load)
 
-	control, err := setUp(t, p, runner.SetupSpec{
-		Arm: pairbench.Control, StartURL: "http://books.test/hours",
-		Tools: bookTools(t), EntryTool: "find_books",
-	})
+	control, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/hours"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop_hours"}, control.Native)
 	assert.Zero(t, control.Timing.Register, "control registers nothing")
@@ -67,7 +64,7 @@ func TestBothArmsRecordThePagesOwnTools(t *testing.T) {
 func TestControlSeesNoCustomTool(t *testing.T) {
 	site := newTestSite(t)
 	setup, err := setUp(t, newProvider(t, site), runner.SetupSpec{
-		Arm: pairbench.Control, StartURL: "http://books.test/", Tools: bookTools(t),
+		Arm: pairbench.Control, StartURL: "http://books.test/",
 	})
 	require.NoError(t, err)
 	live, err := setup.Browser.LiveTools(context.Background())
