@@ -96,6 +96,9 @@ func (b *bench) inputs(extra map[string]string) map[string]string {
 		"registry": "examples/registry", "intents": "weather-high-oslo, books-cheapest-by-author",
 		"pairs": "3", "slots": "1", "start-delay": "0", "seed": "11", "example-sites": "true", "time-cap": "600",
 		"s3-bucket": s3Bucket, "s3-prefix": "runs", "s3-endpoint": b.endpoint, "s3-region": "us-east-1",
+		// 2 intents × 3 pairs can reach no label: the Action refuses such a
+		// plan unless told (these tests bench the harness).
+		"allow-inconclusive": "true",
 	}
 	for k, v := range extra {
 		if v == "" {
@@ -319,6 +322,24 @@ func TestActionShardedBenchOverS3(t *testing.T) {
 	assert.False(t, rep.step("Sandbox check").Ran, "reporting runs no agent")
 	assert.Equal(t, wholeDir, rep.step("Upload the run or its report site as a workflow artifact").With["path"])
 	assert.Contains(t, rep.Summary, "pairbench verdict")
+
+	// The fail-on gate: a report whose verdict is one of the labels named
+	// fails the job, after the summary, the outputs and the artifact; the
+	// pull request gets the verdict, not a failure.
+	var every []string
+	for _, l := range pairbench.Labels {
+		every = append(every, string(l))
+	}
+	gated, err := b.run("gated", b.inputs(map[string]string{"mode": "report", "run-id": "gh-4242", "run-dir": wholeDir,
+		"fail-on": strings.Join(every, ","), "github-token": ghToken,
+		"s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
+	require.NoError(t, err)
+	assert.True(t, gated.Failed, gated.Log)
+	assert.Contains(t, gated.Log, "::error title=pairbench::the fail-on gate failed: verdict: ")
+	assert.Contains(t, gated.Outputs["gate-failed"], "verdict: "+whole.Outputs["worst-label"])
+	assert.Contains(t, gated.Summary, "pairbench verdict", "the summary is written first")
+	assert.Equal(t, wholeDir, gated.step("Upload the run or its report site as a workflow artifact").With["path"])
+	assert.False(t, gated.step("Post the failure on the pull request").Ran, "a gate is a verdict, not a failure")
 
 	// An aggregate that cannot merge fails, and says so on the pull request.
 	failed, err := b.run("failed", b.inputs(map[string]string{"mode": "merge-and-report", "run-id": "gh-0000",

@@ -22,6 +22,14 @@ run_pairbench() {
   local errlog="$state/stderr.txt" rc=0 reason
   quiet_commands "$PB_BIN" "$@" 2> >(tee "$errlog" >&2) || rc=$?
   wait # for tee
+  if [ "$rc" -eq 3 ]; then
+    # The fail-on gate: the report is written; the job fails once the
+    # summary, outputs and artifact are done (finish).
+    gate_failed="$(grep -m 1 '^pairbench: --fail-on: ' "$errlog" || true)"
+    gate_failed="${gate_failed#pairbench: --fail-on: }"
+    [ -n "$gate_failed" ] || gate_failed="a label named in fail-on"
+    return 0
+  fi
   if [ "$rc" -ne 0 ]; then
     reason="$(awk '/^pairbench: / && !seen { seen = 1; print; next } seen && /^  / { print; next } seen { exit }' "$errlog")"
     [ -n "$reason" ] || reason="$(tail -n 1 "$errlog")"
@@ -33,7 +41,7 @@ run_pairbench() {
 bench_args() {
   want registry "${PB_REGISTRY:-.}" '^[^-]' "a directory path"
   [ -d "${PB_REGISTRY:-.}" ] || fail "registry ${PB_REGISTRY:-.} is not a directory in the workspace"
-  want pairs "${PB_PAIRS:-10}" '^[1-9][0-9]{0,4}$' "a whole number"
+  want pairs "${PB_PAIRS:-10}" '^([1-9][0-9]{0,4}|auto)$' "a whole number or auto"
   want slots "${PB_SLOTS:-2}" '^[1-9][0-9]{0,2}$' "a whole number"
   want agent "${PB_AGENT:-pi}" '^[a-z][a-z0-9-]{0,39}$' "pi, claude-code or codex"
   want model "${PB_MODEL:-scripted}" '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' "scripted or provider/id"
@@ -65,7 +73,26 @@ bench_args() {
     args+=(--kernel-url "$PB_KERNEL_URL")
   fi
   if [ -n "$store" ]; then args+=(--store "$store"); fi
+  want allow-inconclusive "${PB_ALLOW_INCONCLUSIVE:-false}" '^(true|false)$' "true or false"
+  if [ "${PB_ALLOW_INCONCLUSIVE:-false}" = true ]; then args+=(--allow-inconclusive); fi
   return 0
+}
+
+# gate_args holds the fail-on flags of a command that writes the final
+# report (none when fail-on is empty).
+gate_args=()
+gate_failed=""
+if [ -n "${PB_FAIL_ON:-}" ]; then
+  want fail-on "$PB_FAIL_ON" '^[a-z ,]+$' "labels separated by commas, such as less accurate,slower"
+  gate_args=(--fail-on "$PB_FAIL_ON")
+fi
+
+# finish fails the job when the fail-on gate failed, after everything else
+# was done.
+finish() {
+  [ -n "$gate_failed" ] || return 0
+  set_output gate-failed "$gate_failed"
+  fail "the fail-on gate failed: $gate_failed"
 }
 
 # total_shards validates total-shards and prints it (0 when not sharded).
@@ -98,18 +125,19 @@ run)
     printf '### pairbench: shard %s/%s of run `%s` done\n' "$PB_SHARD" "$n" "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
     exit 0
   fi
-  run_pairbench "${args[@]}"
+  run_pairbench "${args[@]}" "${gate_args[@]}"
   summarize "$runs_dir/$run_id"
   if [ -z "$store" ]; then
     set_output artifact-name "pairbench-$run_id"
     set_output artifact-path "$runs_dir/$run_id"
   fi
+  finish
   ;;
 merge-and-report)
   [ -n "$store" ] || fail "mode merge-and-report needs the artifact store (s3-bucket) the shards wrote to"
   out="$state/merged/$run_id"
   rm -rf "$out"
-  merge=(merge --store "$store" --run-id "$run_id" --out "$out" --report)
+  merge=(merge --store "$store" --run-id "$run_id" --out "$out" --report "${gate_args[@]}")
   site="${PB_SITE_URL:-}"
   if [ -n "$site" ]; then
     want site-url "$site" '^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/-]*)?$' "an http(s) URL"
@@ -130,15 +158,17 @@ merge-and-report)
   fi
   case "$link" in http://* | https://*) set_output report-url "$link" ;; esac
   summarize "$out"
+  finish
   ;;
 report)
   dir="${PB_RUN_DIR:-$runs_dir/$run_id}"
   [ -f "$dir/run.json" ] || fail "run-dir $dir holds no run.json"
-  run_pairbench report "$dir" >/dev/null
+  run_pairbench report "$dir" "${gate_args[@]}" >/dev/null
   summarize "$dir"
   if [ -z "$store" ]; then
     set_output artifact-name "pairbench-$run_id-report"
     set_output artifact-path "$dir"
   fi
+  finish
   ;;
 esac

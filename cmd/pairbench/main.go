@@ -129,6 +129,11 @@ func exitCode(ctx context.Context, err error, stderr io.Writer) int {
 	if errors.Is(err, errFailure) {
 		return exitFailure
 	}
+	var ge gateError
+	if errors.As(err, &ge) {
+		fmt.Fprintf(stderr, "pairbench: %v\n", err)
+		return exitGate
+	}
 	fmt.Fprintf(stderr, "pairbench: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) {

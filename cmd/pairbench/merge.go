@@ -29,6 +29,8 @@ type mergeOptions struct {
 	// printed link is then <SiteURL>/<run id>/report.html, which lasts as
 	// long as the store keeps the run.
 	SiteURL string
+	// gate is --fail-on, checked on the merged run's report.
+	gate gateFlag
 }
 
 func newMergeCmd() *cobra.Command {
@@ -41,6 +43,9 @@ func newMergeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Store == "" || o.RunID == "" || o.Out == "" {
 				return usageError{errors.New("merge needs --store, --run-id and --out")}
+			}
+			if len(o.gate.labels) > 0 && !o.Report {
+				return usageError{errors.New("--fail-on needs --report: the gate is checked on the merged run's report")}
 			}
 			if err := bench.CheckRunID(o.RunID); err != nil {
 				return usageError{err}
@@ -61,6 +66,7 @@ func newMergeCmd() *cobra.Command {
 	f.BoolVar(&o.Trials, "trials", false, "also fetch every trial directory (transcripts, setup, webmcp logs)")
 	f.BoolVar(&o.Report, "report", false, "write the report, with its pair pages, into --out and publish it to the store (fetches the trial directories)")
 	f.DurationVar(&o.LinkTTL, "link-ttl", o.LinkTTL, "how long the printed presigned report link works (at most 168h)")
+	addGateFlag(cmd, &o.gate)
 	f.StringVar(&o.SiteURL, "site-url", "", "URL the store's runs are served at as a website (its <run id>/ folders); the printed link is then <URL>/<run id>/report.html, lasting as long as the run")
 	return cmd
 }
@@ -101,5 +107,5 @@ func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdou
 		link = bench.SiteLink(o.SiteURL, o.RunID)
 	}
 	fmt.Fprintln(stdout, link)
-	return nil
+	return o.gate.check(out)
 }

@@ -12,6 +12,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var out, link string
+	var gate gateFlag
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Compute a run's verdict and write report.json, report.md and report.html",
@@ -19,11 +20,18 @@ func newReportCmd() *cobra.Command {
 		Args:  argCount(1, 1, "one RUN_DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer bench.HoldReportMemory()()
-			return runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err := runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			if out == "" {
+				out = args[0]
+			}
+			return gate.check(runner.RunDir{Path: out})
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the reports to (default RUN_DIR)")
 	cmd.Flags().StringVar(&link, "link", "", "URL of the full report, linked from report.md")
+	addGateFlag(cmd, &gate)
 	return cmd
 }
 

@@ -39,6 +39,8 @@ type benchOptions struct {
 	// allowInconclusive is --allow-inconclusive: run sets
 	// Config.RefuseUnreachable unless it is given.
 	allowInconclusive bool
+	// gate is run's --fail-on, checked on the run's report.
+	gate gateFlag
 }
 
 // defaultBenchOptions are run's defaults (bench.DefaultConfig); demo's
@@ -188,13 +190,17 @@ func newRunCmd() *cobra.Command {
 			logRunStart(log, o)
 			dir, err := runBench(cmd.Context(), o, log, cmd.OutOrStdout())
 			logResume(cmd.Context(), log, cmd, args, o.RunID)
-			if err == nil && !o.PlanOnly && o.Shards == 0 {
-				err = printVerdict(cmd.OutOrStdout(), dir)
+			if err != nil || o.PlanOnly || o.Shards > 0 {
+				return err
 			}
-			return err
+			if err := printVerdict(cmd.OutOrStdout(), dir); err != nil {
+				return err
+			}
+			return o.gate.check(dir)
 		},
 	}
 	benchFlags(cmd, &o)
+	addGateFlag(cmd, &o.gate)
 	armFlags(cmd, &arms)
 	cmd.Flags().StringVar(&o.shard, "shard", "", "run only shard k of n (k/n) of the planned pairs")
 	siteFlags(cmd, &o)
