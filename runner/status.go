@@ -71,7 +71,7 @@ func (c *StatusCounter) Status() Status {
 	var order []string
 	for _, p := range c.pairs {
 		k := pairbench.Key{Intent: p.Intent, Pair: p.Pair}
-		pt := c.tally.pairs[k]
+		pt := c.tally.pair(k)
 		if _, seen := benched[p.Intent]; !seen {
 			order = append(order, p.Intent)
 			benched[p.Intent] = false

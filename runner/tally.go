@@ -1,6 +1,10 @@
 package runner
 
-import "github.com/pairbench/pairbench"
+import (
+	"slices"
+
+	"github.com/pairbench/pairbench"
+)
 
 // Tally follows how far a run's planned pairs are as their rows arrive. It
 // is the one count of finished pairs: the schedule (Pending), progress
@@ -15,10 +19,14 @@ import "github.com/pairbench/pairbench"
 // attempt limit, DefaultPairAttempts unless set) is given up: it is not
 // pending, so no resume pays for it again, and the report counts it as lost
 // to aborts.
+//
+// A report follows 500,000 pairs with it: the pairs are two slices in plan
+// order, found through a map per intent of pair numbers to their index,
+// which holds no pointer for the collector to scan.
 type Tally struct {
-	pairs    map[pairbench.Key]*pairTally
-	order    []pairbench.Key // the planned pairs, in plan order
-	specs    map[pairbench.Key]PairSpec
+	specs    []PairSpec  // the planned pairs, in plan order
+	pairs    []pairTally // their state, at the same index
+	index    map[string]map[int]int32
 	done     int
 	attempts int
 }
@@ -51,24 +59,51 @@ func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally 
 	if attempts <= 0 {
 		attempts = DefaultPairAttempts
 	}
-	t := &Tally{pairs: make(map[pairbench.Key]*pairTally, len(pairs)), specs: make(map[pairbench.Key]PairSpec, len(pairs)), attempts: attempts}
-	for _, p := range pairs {
-		k := pairbench.Key{Intent: p.Intent, Pair: p.Pair}
-		if _, dup := t.pairs[k]; !dup {
-			t.pairs[k] = &pairTally{}
-			t.order = append(t.order, k)
-			t.specs[k] = p
+	// specs is pairs itself (never written: a report's 500,000 pairs are
+	// not copied) unless a pair is listed twice.
+	t := &Tally{specs: pairs[:0:0], index: map[string]map[int]int32{}, attempts: attempts}
+	unique := true
+	for i, p := range pairs {
+		byPair := t.index[p.Intent]
+		if byPair == nil {
+			byPair = map[int]int32{}
+			t.index[p.Intent] = byPair
 		}
+		if _, dup := byPair[p.Pair]; dup {
+			if unique {
+				t.specs, unique = slices.Clone(pairs[:i]), false
+			}
+			continue
+		}
+		if unique {
+			byPair[p.Pair] = int32(i)
+			continue
+		}
+		byPair[p.Pair] = int32(len(t.specs))
+		t.specs = append(t.specs, p)
 	}
+	if unique {
+		t.specs = pairs[:len(pairs):len(pairs)]
+	}
+	t.pairs = make([]pairTally, len(t.specs))
 	for _, r := range rows {
 		t.Add(r)
 	}
 	return t
 }
 
+// pair returns the state of pair k, nil for a pair not planned.
+func (t *Tally) pair(k pairbench.Key) *pairTally {
+	i, ok := t.index[k.Intent][k.Pair]
+	if !ok {
+		return nil
+	}
+	return &t.pairs[i]
+}
+
 // Add counts one row.
 func (t *Tally) Add(r pairbench.Row) {
-	p := t.pairs[r.Key()]
+	p := t.pair(r.Key())
 	if p == nil || r.Stage != pairbench.StagePair {
 		return
 	}
@@ -100,7 +135,7 @@ func (t *Tally) Add(r pairbench.Row) {
 // the plan, runner.PlanRows) as used, scoring nothing: its trial directory
 // is its own, and a rerun of its pair takes a later attempt's.
 func (t *Tally) Reserve(r pairbench.Row) {
-	if p := t.pairs[r.Key()]; p != nil && r.Stage == pairbench.StagePair && r.Attempt > p.attempt {
+	if p := t.pair(r.Key()); p != nil && r.Stage == pairbench.StagePair && r.Attempt > p.attempt {
 		p.attempt, p.latest, p.aborted = r.Attempt, 0, false
 	}
 }
@@ -114,8 +149,8 @@ func (t *Tally) givenUp(p *pairTally) bool { return !p.isDone() && len(p.aborted
 // aborted in as many attempts as a pair may have.
 func (t *Tally) GivenUp() int {
 	n := 0
-	for _, p := range t.pairs {
-		if t.givenUp(p) {
+	for i := range t.pairs {
+		if t.givenUp(&t.pairs[i]) {
 			n++
 		}
 	}
@@ -124,27 +159,27 @@ func (t *Tally) GivenUp() int {
 
 // Unfinished returns how many pairs are still to run: neither done nor
 // given up.
-func (t *Tally) Unfinished() int { return len(t.order) - t.done - t.GivenUp() }
+func (t *Tally) Unfinished() int { return len(t.specs) - t.done - t.GivenUp() }
 
 // Benched reports, per planned intent, whether it has a done pair or one
 // still to run; an intent whose every pair was given up could not be
 // benched. Intents are listed in plan order.
 func (t *Tally) Benched() (intents []string, benched map[string]bool) {
 	benched = map[string]bool{}
-	for _, k := range t.order {
-		if _, seen := benched[k.Intent]; !seen {
-			intents = append(intents, k.Intent)
-			benched[k.Intent] = false
+	for i, s := range t.specs {
+		if _, seen := benched[s.Intent]; !seen {
+			intents = append(intents, s.Intent)
+			benched[s.Intent] = false
 		}
-		if !t.givenUp(t.pairs[k]) {
-			benched[k.Intent] = true
+		if !t.givenUp(&t.pairs[i]) {
+			benched[s.Intent] = true
 		}
 	}
 	return intents, benched
 }
 
 // Pairs returns how many pairs are planned.
-func (t *Tally) Pairs() int { return len(t.order) }
+func (t *Tally) Pairs() int { return len(t.specs) }
 
 // Done returns how many pairs are done.
 func (t *Tally) Done() int { return t.done }
@@ -153,8 +188,8 @@ func (t *Tally) Done() int { return t.done }
 // scored in their latest attempt and no trial of it aborted.
 func (t *Tally) Half() int {
 	n := 0
-	for _, p := range t.pairs {
-		if !p.isDone() && p.latest == 1 && !p.aborted {
+	for i := range t.pairs {
+		if p := &t.pairs[i]; !p.isDone() && p.latest == 1 && !p.aborted {
 			n++
 		}
 	}
@@ -170,12 +205,11 @@ func (t *Tally) Half() int {
 func (t *Tally) Pending() []Job {
 	byIntent := make(map[string][]Job)
 	var intentOrder []string
-	for _, k := range t.order {
-		p := t.pairs[k]
+	for i, s := range t.specs {
+		p := &t.pairs[i]
 		if p.isDone() || t.givenUp(p) {
 			continue
 		}
-		s := t.specs[k]
 		if _, ok := byIntent[s.Intent]; !ok {
 			intentOrder = append(intentOrder, s.Intent)
 		}

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +50,24 @@ func TestTallyCountsPairsAsRowsArrive(t *testing.T) {
 	again := NewTally(pairs, rows)
 	assert.Equal(t, tally.Done(), again.Done(), "a tally of the same rows read back agrees")
 	assert.Equal(t, tally.Half(), again.Half())
+}
+
+// TestTallyCountsAPairListedTwiceOnce: a pair listed twice is one pair, as
+// first listed, in its first place, and the caller's list is left as it was.
+func TestTallyCountsAPairListedTwiceOnce(t *testing.T) {
+	pairs := []PairSpec{{Intent: "a", Pair: 0, Order: pairbench.AB}, {Intent: "b", Pair: 3, Order: pairbench.BA},
+		{Intent: "a", Pair: 0, Order: pairbench.BA, Profile: "later"}, {Intent: "a", Pair: 1, Order: pairbench.AB}}
+	listed := slices.Clone(pairs)
+	tally := NewTally(pairs, []pairbench.Row{
+		{Intent: "a", Stage: pairbench.StagePair, Pair: 1, Arm: pairbench.Control, Attempt: 1, Outcome: pairbench.Correct},
+		{Intent: "a", Stage: pairbench.StagePair, Pair: 1, Arm: pairbench.Treatment, Attempt: 1, Outcome: pairbench.Correct},
+	})
+	assert.Equal(t, 3, tally.Pairs())
+	assert.Equal(t, 1, tally.Done())
+	var pending []string
+	for _, j := range tally.Pending() {
+		pending = append(pending, fmt.Sprintf("%s %d %s %q", j.Intent, j.Pair, j.Order, j.Profile))
+	}
+	assert.Equal(t, []string{`a 0 AB ""`, `b 3 BA ""`}, pending)
+	assert.Equal(t, listed, pairs)
 }
