@@ -171,7 +171,14 @@ func armIndex(a pairbench.Arm) int {
 // NewSite returns a Site for the run with plan whose directory is dir.
 func NewSite(plan *runner.Plan, dir runner.RunDir) *Site {
 	_, err := os.Stat(dir.File(runner.TrialsDir))
-	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: map[string]map[int]int32{}, earlier: map[armOf][]stored{}}
+	planned := 0
+	for _, in := range plan.Intents {
+		planned += len(in.Pairs)
+	}
+	// Room for every planned pair: a slice grown by doubling would hold
+	// its old and new arrays at once, twice a large run's pairs.
+	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: map[string]map[int]int32{}, earlier: map[armOf][]stored{},
+		slots: make([]pairSlot, 0, planned)}
 }
 
 // Unread is the set of row fields the site does not read: every bulky one
