@@ -6,6 +6,7 @@
 //	go run ./stats/verdictsim aa        # A/A false claims per run
 //	go run ./stats/verdictsim power     # pairs per intent for 80% power
 //	go run ./stats/verdictsim biased    # accuracy effect, failures slow
+//	go run ./stats/verdictsim looks     # the group-sequential design
 //
 // Each is seeded, so the same command always prints the same table; -runs
 // sets the number of simulated runs per cell.
@@ -21,7 +22,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1000, "simulated runs per cell")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased")
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -29,10 +30,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable}
+	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable}
 	table, ok := tables[flag.Arg(0)]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power or biased)\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased or looks)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	table(os.Stdout, *runs)

@@ -81,3 +81,29 @@ func TestAutoPairsDeliver(t *testing.T) {
 	assert.GreaterOrEqual(t, ps, 0.8-slack(0.8, runs))
 	assert.GreaterOrEqual(t, pa, 0.8-slack(0.8, runs))
 }
+
+// TestLooks: under the default group-sequential design, runs with no
+// effect make a false claim (over every look) at most α of the time and
+// run at most 0.7 of the planned pairs on average; under a broad effect
+// they reach the verdict about as often as the fixed design and run at most
+// 0.9 of its pairs. The full table is go run ./stats/verdictsim looks.
+func TestLooks(t *testing.T) {
+	const runs = 150
+	d := stats.DefaultDesign()
+	for _, c := range []scenario{
+		{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1},
+		{intents: 2, pairs: 30, pc: 0.6, pt: 0.6, speedup: 1},
+	} {
+		claim, used := looksRate(c, d, runs, 8, claims)
+		t.Logf("no effect, %d × %d: false claims %.3f, pairs used %.2f", c.intents, c.pairs, claim, used)
+		assert.LessOrEqual(t, claim, 0.05+slack(0.05, runs))
+		assert.LessOrEqual(t, used, 0.7)
+	}
+	sc := scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1.5}
+	hit := verdictIs(pairbench.Faster, pairbench.Better)
+	power, used := looksRate(sc, d, runs, 8, hit)
+	fixed := rate(sc, runs, 8, hit)
+	t.Logf("1.5×, 10 × 12: verdict %.3f with looks, %.3f fixed; pairs used %.2f", power, fixed, used)
+	assert.LessOrEqual(t, used, 0.9)
+	assert.GreaterOrEqual(t, power, fixed-0.05)
+}
