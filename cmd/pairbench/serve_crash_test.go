@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -440,11 +441,15 @@ func pullEvent(pr int, sha, action string) []byte {
 	})
 }
 
+// commentIDs numbers commentEvent's comments: each comment on GitHub has an
+// id of its own, and the service carries out a comment's command once.
+var commentIDs atomic.Int64
+
 func commentEvent(pr int, body string) []byte {
 	return mustMarshal(nil, map[string]any{
 		"action": "created",
 		"issue":  map[string]any{"number": pr, "pull_request": map[string]any{"url": "x"}},
-		"comment": map[string]any{"id": 1000 + pr, "body": body, "created_at": time.Now().UTC().Format(time.RFC3339),
+		"comment": map[string]any{"id": 1000 + commentIDs.Add(1), "body": body, "created_at": time.Now().UTC().Format(time.RFC3339),
 			"user": map[string]any{"login": "maintainer", "type": "User"}},
 		"repository": repoJSON(), "installation": map[string]any{"id": 1},
 	})
