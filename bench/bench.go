@@ -111,8 +111,9 @@ type Config struct {
 	Browser Browsers
 
 	// Tools is the node_modules directory of the pinned Node tools (Node,
-	// the agents, Playwright MCP).
-	Tools string
+	// the agents, Playwright MCP); Chromium the local browsers' binary
+	// (local.DefaultChromiumPath when empty).
+	Tools, Chromium string
 	// Hosts maps site host names to IP:PORT addresses for the browser
 	// (ParseHosts); CACerts are CAs it trusts for the run beyond the
 	// system's (ReadCACerts); Origins point the registry's intents and

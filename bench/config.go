@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
+	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -146,13 +147,25 @@ func ParseShard(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// DefaultToolsDir finds the pinned Node tools, tools/node_modules, in the
-// working directory or beside the binary (bin/pairbench in a checkout); it
-// returns the first when neither is there.
+// ToolsEnv names the environment variable that says where the pinned Node
+// tools are (a node_modules directory), for a binary installed apart from
+// its checkout.
+const ToolsEnv = "PAIRBENCH_TOOLS"
+
+// DefaultToolsDir finds the pinned Node tools: $PAIRBENCH_TOOLS when set,
+// else the first node_modules directory of tools/node_modules in the
+// working directory, tools/node_modules next to the binary (an install
+// that keeps them beside it) and ../tools/node_modules from the binary
+// (bin/pairbench in a checkout). It returns the first candidate when none
+// is there.
 func DefaultToolsDir() string {
+	if dir := os.Getenv(ToolsEnv); dir != "" {
+		return dir
+	}
 	candidates := []string{"tools/node_modules"}
 	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "..", "tools", "node_modules"))
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "tools", "node_modules"),
+			filepath.Join(filepath.Dir(exe), "..", "tools", "node_modules"))
 	}
 	for _, c := range candidates {
 		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
@@ -160,4 +173,18 @@ func DefaultToolsDir() string {
 		}
 	}
 	return candidates[0]
+}
+
+// ChromiumEnv names the environment variable that gives the local trial
+// browsers' Chromium binary (Config.Chromium) when --chromium does not.
+const ChromiumEnv = "PAIRBENCH_CHROMIUM"
+
+// DefaultChromium is the Chromium binary used when none is given.
+const DefaultChromium = local.DefaultChromiumPath
+
+// toolsMissing is the error of a pinned Node tool that is not in the tools
+// directory dir: where pairbench looked and how to point it elsewhere.
+func toolsMissing(what, dir string, err error) error {
+	return fmt.Errorf("%s is not installed in the pinned Node tools at %s: %w; install them (scripts/setup.sh in pairbench's checkout, or npm ci in its tools/) and give their node_modules with --tools DIR or $%s, or keep tools/node_modules next to the pairbench binary",
+		what, dir, err, ToolsEnv)
 }

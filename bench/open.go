@@ -18,6 +18,7 @@ import (
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
+	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // Open opens the bench cfg describes: it checks the agent, the model and
@@ -63,7 +64,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	tools := newTools(cfg.Tools)
-	versions, err := tools.versions(ctx, name, cfg.Browser)
+	versions, err := tools.versions(ctx, name, cfg.Browser, cmp.Or(cfg.Chromium, local.DefaultChromiumPath))
 	if err != nil {
 		return nil, err
 	}

@@ -54,18 +54,18 @@ func newTools(nodeModules string) tools { return tools{agent.Tools{NodeModules: 
 
 // versions records what every trial of the named agent depends on, for
 // run.json.
-func (t tools) versions(ctx context.Context, name string, browsers Browsers) (runner.Versions, error) {
+func (t tools) versions(ctx context.Context, name string, browsers Browsers, chromium string) (runner.Versions, error) {
 	v := runner.Versions{Pairbench: Version(), AgentName: name}
 	var err error
 	if v.Agent, err = packageVersion(agents.Package(name, t.Tools)); err != nil {
-		return v, fmt.Errorf("%s is not installed (run `make setup`): %w", name, err)
+		return v, toolsMissing(name, t.NodeModules, err)
 	}
 	if v.PlaywrightMCP, err = packageVersion(t.PlaywrightMCP()); err != nil {
-		return v, fmt.Errorf("Playwright MCP is not installed (run `make setup`): %w", err)
+		return v, toolsMissing("Playwright MCP", t.NodeModules, err)
 	}
 	out, err := exec.CommandContext(ctx, t.Node(), "--version").Output()
 	if err != nil {
-		return v, fmt.Errorf("node 22 is not installed (run `make setup`): %w", err)
+		return v, toolsMissing("Node 22", t.NodeModules, err)
 	}
 	v.Node = strings.TrimSpace(string(out))
 	if browsers.remote() {
@@ -74,9 +74,12 @@ func (t tools) versions(ctx context.Context, name string, browsers Browsers) (ru
 		v.Chromium = browsers.Provider
 		return v, nil
 	}
-	out, err = exec.CommandContext(ctx, local.DefaultChromiumPath, "--version").Output()
+	if err := local.CheckBinary(chromium); err != nil {
+		return v, err
+	}
+	out, err = exec.CommandContext(ctx, chromium, "--version").Output()
 	if err != nil {
-		return v, fmt.Errorf("chromium is not installed (run `make setup`): %w", err)
+		return v, fmt.Errorf("chromium: %s --version: %w (install Chromium, or give its binary with --chromium PATH)", chromium, err)
 	}
 	v.Chromium = strings.TrimSpace(string(out))
 	return v, nil
@@ -135,7 +138,7 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 // browserConfig is the browser provider's configuration: the run's hosts,
 // one spare per slot.
 func (r *Run) browserConfig() local.Config {
-	return local.Config{Hosts: r.hosts, CACerts: r.cfg.CACerts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots}
+	return local.Config{ChromiumPath: r.cfg.Chromium, Hosts: r.hosts, CACerts: r.cfg.CACerts, TempDir: r.cfg.TempDir, Log: r.log, Spares: r.cfg.Slots}
 }
 
 // serveExampleSites serves the example sites on loopback until Close, in

@@ -56,7 +56,7 @@ func (r *Run) Smoke(ctx context.Context) error {
 // trial browser's confinement (local.Check). pairbench sandbox check runs
 // it as the smoke gate does. The error of a check that failed is a
 // *sandbox.CheckError saying why.
-func CheckHost(ctx context.Context, hidden []string, tempDir string, browser bool) (sandbox.CheckReport, error) {
+func CheckHost(ctx context.Context, hidden []string, tempDir, chromium string, browser bool) (sandbox.CheckReport, error) {
 	rep, err := sandbox.Check(ctx, sandbox.CheckOptions{Hidden: hidden, TempRoot: tempDir})
 	if err != nil || !browser {
 		return rep, err
@@ -64,11 +64,11 @@ func CheckHost(ctx context.Context, hidden []string, tempDir string, browser boo
 	// The check's browser probes its own confinement (a refused loopback
 	// request is the point): its egress's records are no news, and what
 	// fails comes back as the error.
-	return rep, local.Check(ctx, local.Config{TempDir: tempDir, Log: slog.New(slog.DiscardHandler)})
+	return rep, local.Check(ctx, local.Config{ChromiumPath: chromium, TempDir: tempDir, Log: slog.New(slog.DiscardHandler)})
 }
 
 func (r *Run) smokeGate(ctx context.Context) error {
-	rep, err := CheckHost(ctx, r.hidden(), r.cfg.TempDir, !r.cfg.Browser.remote())
+	rep, err := CheckHost(ctx, r.hidden(), r.cfg.TempDir, r.cfg.Chromium, !r.cfg.Browser.remote())
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,18 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 apt_pkgs=()
 command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
-[ -x /usr/lib/chromium/chromium ] || apt_pkgs+=(chromium)
+# Chromium at Debian's path, or where PAIRBENCH_CHROMIUM says (pairbench's
+# --chromium default). Ubuntu's chromium package is a stub that installs the
+# snap, which cannot run inside pairbench's sandbox: refuse it, saying so.
+chromium="${PAIRBENCH_CHROMIUM:-/usr/lib/chromium/chromium}"
+if ! [ -x "$chromium" ]; then
+  os_id="$(. "${PAIRBENCH_OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")" || os_id=""
+  if [ "$os_id" = ubuntu ]; then
+    say "no Chromium at $chromium, and Ubuntu's chromium package installs the snap, which cannot run in pairbench's sandbox: install a Chromium that is not a snap (Debian's chromium .deb puts it at /usr/lib/chromium/chromium) and run setup again, or set PAIRBENCH_CHROMIUM to its binary (docs/runners.md)"
+    exit 1
+  fi
+  apt_pkgs+=(chromium)
+fi
 command -v npm >/dev/null 2>&1 || apt_pkgs+=(npm)
 command -v git >/dev/null 2>&1 || apt_pkgs+=(git)
 command -v ip >/dev/null 2>&1 || apt_pkgs+=(iproute2)

@@ -27,6 +27,7 @@ func newSandboxCmd() *cobra.Command {
 
 func newSandboxCheckCmd() *cobra.Command {
 	var hidden []string
+	var chromium string
 	browser := true
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -38,7 +39,7 @@ func newSandboxCheckCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("sandbox check: %w", err)
 			}
-			rep, err := bench.CheckHost(cmd.Context(), append([]string{wd}, hidden...), "", browser)
+			rep, err := bench.CheckHost(cmd.Context(), append([]string{wd}, hidden...), "", chromium, browser)
 			var ce *sandbox.CheckError
 			if errors.As(err, &ce) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "sandbox check failed: %s\n", ce.Reason)
@@ -61,6 +62,7 @@ func newSandboxCheckCmd() *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&hidden, "hidden", nil, "a host `PATH` the sandbox must not see (repeatable; the current directory always is)")
 	cmd.Flags().BoolVar(&browser, "browser", true, "also check the trial browser's confinement (needs Chromium)")
+	cmd.Flags().StringVar(&chromium, "chromium", os.Getenv(bench.ChromiumEnv), "Chromium binary of the trial browsers (default $"+bench.ChromiumEnv+", else "+bench.DefaultChromium+")")
 	return cmd
 }
 

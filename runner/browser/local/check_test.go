@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,4 +128,24 @@ func netnsProcesses(link string) []int {
 		}
 	}
 	return pids
+}
+
+// TestSnapChromiumIsRefused gives the provider Ubuntu's chromium stub (a
+// script that asks for the snap) and the snap's own launcher (a link to
+// snap): each is refused, saying what to install instead.
+func TestSnapChromiumIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	stub := filepath.Join(dir, "chromium-browser")
+	require.NoError(t, os.WriteFile(stub, []byte("#!/bin/sh\n# Ubuntu's transitional package\nif ! [ -x /snap/bin/chromium ]; then\n  echo \"Command '$0' requires the chromium snap to be installed.\" >&2\n  exit 1\nfi\nexec /snap/bin/chromium \"$@\"\n"), 0o755))
+	snap := filepath.Join(dir, "snap")
+	require.NoError(t, os.WriteFile(snap, []byte("\x7fELF"), 0o755))
+	launcher := filepath.Join(dir, "chromium")
+	require.NoError(t, os.Symlink(snap, launcher))
+	for _, p := range []string{stub, launcher} {
+		_, err := New(Config{ChromiumPath: p})
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "is Ubuntu's snap Chromium (or the stub that installs it), which cannot run in pairbench's sandbox", p)
+		assert.Contains(t, err.Error(), "--chromium PATH", p)
+	}
+	assert.NoError(t, CheckBinary(DefaultChromiumPath), "Debian's Chromium")
 }

@@ -197,6 +197,9 @@ func New(cfg Config) (*Provider, error) {
 	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("chromium: %s is not an executable file", cfg.ChromiumPath)
 	}
+	if err := CheckBinary(cfg.ChromiumPath); err != nil {
+		return nil, err
+	}
 	for host, addr := range cfg.Hosts {
 		if _, err := netip.ParseAddrPort(addr); err != nil || host == "" || strings.ContainsAny(host, ", /:") {
 			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q: want a host name and IP:PORT", host, addr)
