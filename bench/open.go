@@ -214,6 +214,9 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		if opts.Seed == 0 {
 			opts.Seed = uint64(time.Now().UnixNano())
 		}
+		if r.cfg.PairsAuto {
+			opts.Pairs = 1 // planned once to count the intents; planPairs replans
+		}
 		plan, skipped, err := runner.NewPlan(reg, opts)
 		for _, s := range skipped {
 			r.problem(runner.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
@@ -231,6 +234,9 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			stored.RunID, was, r.agentName, was, r.agentName)
 	}
 	opts.Now = stored.CreatedAt
+	if r.cfg.PairsAuto && len(stored.Intents) > 0 { // auto resumes with the pairs it picked
+		opts.Pairs = len(stored.Intents[0].Pairs)
+	}
 	if opts.Seed == 0 { // not given: the run's own
 		opts.Seed = stored.Seed
 	}

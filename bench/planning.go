@@ -34,6 +34,8 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 			benched++
 		}
 	}
+	benched = max(1, benched) // a run of placebo intents alone is planned as one intent's
+
 	alpha := opts.Alpha
 	if !(alpha > 0 && alpha < 1) {
 		alpha = stats.DefaultAlpha

@@ -240,7 +240,7 @@ func AutoPairs(intents int, alpha float64, e Effect) (int, error) {
 	lo, hi := 1, 2
 	for !ok(hi) {
 		if hi >= 1000 {
-			return 0, fmt.Errorf("detect %s over %d intents: %w", e, intents, ErrNoPairs)
+			return 0, fmt.Errorf("detect %s over %d %s: %w", e, intents, pluralize(intents, "intent"), ErrNoPairs)
 		}
 		lo, hi = hi, min(1000, 2*hi)
 	}

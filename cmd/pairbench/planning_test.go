@@ -7,6 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // allowInconclusive adds --allow-inconclusive to a `pairbench run` the
@@ -50,4 +54,31 @@ func TestPairsFlag(t *testing.T) {
 	assert.NoError(t, e.Set("+20pp"))
 	assert.InDelta(t, 0.2, o.Effect.Accuracy, 1e-12)
 	assert.Error(t, e.Set("0.5x"))
+}
+
+// TestRunPairsAuto: --pairs auto plans the fewest pairs that detect
+// --effect (stats.AutoPairs), run.json freezes them, and a resume with
+// --pairs auto keeps them; an effect no number of pairs detects is an
+// error before anything runs.
+func TestRunPairsAuto(t *testing.T) {
+	runs := t.TempDir()
+	args := []string{"run", "../../examples/registry", "--example-sites", "--intent", "books-count-by-author,books-cheapest-by-author",
+		"--pairs", "auto", "--effect", "2x", "--start-delay", "0", "--run-id", "a1", "--runs-dir", runs,
+		"--tools", "../../tools/node_modules", "--plan-only", "--allow-inconclusive=false"}
+	code, _, stderr := runCLI(t, args...)
+	require.Equal(t, exitOK, code, stderr)
+	plan, err := runner.ReadPlan(filepath.Join(runs, "a1", "run.json"))
+	require.NoError(t, err)
+	want, err := stats.AutoPairs(2, 0.05, stats.Effect{Speedup: 2})
+	require.NoError(t, err)
+	for _, in := range plan.Intents {
+		assert.Len(t, in.Pairs, want, in.ID)
+	}
+	code, _, stderr = runCLI(t, args...)
+	assert.Equal(t, exitOK, code, "a resume with --pairs auto keeps the pairs it picked: %s", stderr)
+
+	code, _, stderr = runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "books-count-by-author",
+		"--pairs", "auto", "--effect", "1.001x", "--run-id", "a2", "--runs-dir", runs, "--tools", "../../tools/node_modules")
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "--pairs auto: detect 1.001× over 1 intent: no number of pairs up to 1,000 per intent detects it")
 }
