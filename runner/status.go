@@ -29,7 +29,6 @@ func (s Status) Finished() bool { return s.Pending == 0 }
 // memory: one small record per planned pair.
 type StatusCounter struct {
 	plan     *Plan
-	pairs    []PairSpec
 	tally    *Tally
 	adoption []pairbench.Row // adoption-stage rows of the run's id
 }
@@ -38,7 +37,7 @@ type StatusCounter struct {
 func NewStatusCounter(plan *Plan) *StatusCounter {
 	ex := Execution{Plan: plan}
 	pairs, _ := ex.Pairs() // not a shard: no error
-	return &StatusCounter{plan: plan, pairs: pairs, tally: NewTallyLimit(pairs, nil, plan.PairAttempts())}
+	return &StatusCounter{plan: plan, tally: NewTallyLimit(pairs, nil, plan.PairAttempts())}
 }
 
 // Add counts one row of the run (rows of another run id are the caller's to
@@ -56,11 +55,12 @@ func (c *StatusCounter) Status() Status {
 	st := Status{Planned: c.tally.Pairs(), Done: c.tally.Done()}
 	dropped := map[string]bool{}
 	if n := c.plan.AdoptionTrials(); n > 0 {
+		pairs := c.tally.Specs()
 		stageOpen := map[string]bool{}
-		for _, j := range adoptionJobs(c.plan, c.pairs, n, c.adoption, c.plan.PairAttempts()) {
+		for _, j := range adoptionJobs(c.plan, pairs, n, c.adoption, c.plan.PairAttempts()) {
 			stageOpen[j.Domain] = true
 		}
-		_, out := adoptedPairs(c.pairs, c.adoption)
+		_, out := adoptedPairs(pairs, c.adoption)
 		for _, d := range out {
 			if !stageOpen[d] {
 				dropped[d] = true
@@ -69,9 +69,9 @@ func (c *StatusCounter) Status() Status {
 	}
 	benched := map[string]bool{}
 	var order []string
-	for _, p := range c.pairs {
-		k := pairbench.Key{Intent: p.Intent, Pair: p.Pair}
-		pt := c.tally.pair(k)
+	for i := range c.tally.specs {
+		p := c.tally.spec(i)
+		pt := &c.tally.pairs[i]
 		if _, seen := benched[p.Intent]; !seen {
 			order = append(order, p.Intent)
 			benched[p.Intent] = false

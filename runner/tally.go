@@ -1,10 +1,6 @@
 package runner
 
-import (
-	"slices"
-
-	"github.com/pairbench/pairbench"
-)
+import "github.com/pairbench/pairbench"
 
 // Tally follows how far a run's planned pairs are as their rows arrive. It
 // is the one count of finished pairs: the schedule (Pending), progress
@@ -22,13 +18,37 @@ import (
 //
 // A report follows 500,000 pairs with it: the pairs are two slices in plan
 // order, found through a map per intent of pair numbers to their index,
-// which holds no pointer for the collector to scan.
+// and none holds a pointer for the collector to scan (a pair's names are
+// numbers in a table of names).
 type Tally struct {
-	specs    []PairSpec  // the planned pairs, in plan order
-	pairs    []pairTally // their state, at the same index
+	specs    []packedSpec // the planned pairs, in plan order
+	names    []string     // the names packedSpec numbers
+	pairs    []pairTally  // their state, at the same index
 	index    map[string]map[int]int32
 	done     int
 	attempts int
+}
+
+// packedSpec is a PairSpec whose strings are indexes into Tally.names.
+type packedSpec struct {
+	intent, domain, order, profile uint32
+	pair                           int
+}
+
+// spec is the planned pair at index i.
+func (t *Tally) spec(i int) PairSpec {
+	s := t.specs[i]
+	return PairSpec{Intent: t.names[s.intent], Domain: t.names[s.domain], Pair: s.pair,
+		Order: pairbench.Order(t.names[s.order]), Profile: t.names[s.profile]}
+}
+
+// Specs returns the planned pairs, in plan order.
+func (t *Tally) Specs() []PairSpec {
+	out := make([]PairSpec, len(t.specs))
+	for i := range out {
+		out[i] = t.spec(i)
+	}
+	return out
 }
 
 // DefaultPairAttempts is how many attempts of a pair may abort before the
@@ -59,31 +79,29 @@ func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally 
 	if attempts <= 0 {
 		attempts = DefaultPairAttempts
 	}
-	// specs is pairs itself (never written: a report's 500,000 pairs are
-	// not copied) unless a pair is listed twice.
-	t := &Tally{specs: pairs[:0:0], index: map[string]map[int]int32{}, attempts: attempts}
-	unique := true
-	for i, p := range pairs {
+	t := &Tally{specs: make([]packedSpec, 0, len(pairs)), index: map[string]map[int]int32{}, attempts: attempts}
+	numbers := map[string]uint32{}
+	number := func(name string) uint32 {
+		n, ok := numbers[name]
+		if !ok {
+			n = uint32(len(t.names))
+			numbers[name] = n
+			t.names = append(t.names, name)
+		}
+		return n
+	}
+	for _, p := range pairs {
 		byPair := t.index[p.Intent]
 		if byPair == nil {
 			byPair = map[int]int32{}
 			t.index[p.Intent] = byPair
 		}
 		if _, dup := byPair[p.Pair]; dup {
-			if unique {
-				t.specs, unique = slices.Clone(pairs[:i]), false
-			}
-			continue
-		}
-		if unique {
-			byPair[p.Pair] = int32(i)
 			continue
 		}
 		byPair[p.Pair] = int32(len(t.specs))
-		t.specs = append(t.specs, p)
-	}
-	if unique {
-		t.specs = pairs[:len(pairs):len(pairs)]
+		t.specs = append(t.specs, packedSpec{intent: number(p.Intent), domain: number(p.Domain), pair: p.Pair,
+			order: number(string(p.Order)), profile: number(p.Profile)})
 	}
 	t.pairs = make([]pairTally, len(t.specs))
 	for _, r := range rows {
@@ -167,12 +185,13 @@ func (t *Tally) Unfinished() int { return len(t.specs) - t.done - t.GivenUp() }
 func (t *Tally) Benched() (intents []string, benched map[string]bool) {
 	benched = map[string]bool{}
 	for i, s := range t.specs {
-		if _, seen := benched[s.Intent]; !seen {
-			intents = append(intents, s.Intent)
-			benched[s.Intent] = false
+		intent := t.names[s.intent]
+		if _, seen := benched[intent]; !seen {
+			intents = append(intents, intent)
+			benched[intent] = false
 		}
 		if !t.givenUp(&t.pairs[i]) {
-			benched[s.Intent] = true
+			benched[intent] = true
 		}
 	}
 	return intents, benched
@@ -205,11 +224,12 @@ func (t *Tally) Half() int {
 func (t *Tally) Pending() []Job {
 	byIntent := make(map[string][]Job)
 	var intentOrder []string
-	for i, s := range t.specs {
+	for i := range t.specs {
 		p := &t.pairs[i]
 		if p.isDone() || t.givenUp(p) {
 			continue
 		}
+		s := t.spec(i)
 		if _, ok := byIntent[s.Intent]; !ok {
 			intentOrder = append(intentOrder, s.Intent)
 		}
