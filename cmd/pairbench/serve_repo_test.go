@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,18 +19,7 @@ func registryRepo(t *testing.T) (dir, sha string) {
 	t.Helper()
 	dir = t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../../examples/registry")))
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "--quiet", "-b", "master")
-	git("add", ".")
-	git("commit", "--quiet", "-m", "registry")
-	return dir, git("rev-parse", "HEAD")
+	return dir, commitAll(t, dir)
 }
 
 // pullRequestOpened is GitHub's example pull_request.opened payload with its
