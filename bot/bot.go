@@ -122,7 +122,7 @@ type Config struct {
 	// fails it; default 24 hours.
 	QueueTimeout time.Duration
 	// ProgressEvery is the shortest interval between two progress updates
-	// of a check run (GitHub limits content writes); default 10 seconds.
+	// of a check run (GitHub limits content writes); default a minute.
 	ProgressEvery time.Duration
 	// ReapEvery is how often the reaper runs; default a minute.
 	ReapEvery time.Duration
@@ -170,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	cfg.RunTimeout = orDefault(cfg.RunTimeout, 6*time.Hour)
 	cfg.QueueTimeout = orDefault(cfg.QueueTimeout, 24*time.Hour)
-	cfg.ProgressEvery = orDefault(cfg.ProgressEvery, 10*time.Second)
+	cfg.ProgressEvery = orDefault(cfg.ProgressEvery, time.Minute)
 	cfg.ReapEvery = orDefault(cfg.ReapEvery, time.Minute)
 	if cfg.QueuedCheckDelay == 0 {
 		cfg.QueuedCheckDelay = 10 * time.Second
