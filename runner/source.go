@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -31,10 +32,17 @@ type Source struct {
 	PR     int  `json:"pr,omitempty"`
 }
 
-// String describes the source for logs and reports.
+// String describes the source for logs and reports, without the
+// credentials a repository URL may carry (https://user:token@host/...):
+// a report is served and posted where anyone reading the pull request sees
+// it.
 func (s Source) String() string {
 	if s.Repo == "" {
 		return "local directory"
+	}
+	if u, err := url.Parse(s.Repo); err == nil && u.User != nil {
+		u.User = nil
+		s.Repo = u.String()
 	}
 	short := s.Commit
 	if len(short) > 12 {

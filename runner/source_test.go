@@ -102,3 +102,12 @@ func TestGitFetchFallsBackToThePRHead(t *testing.T) {
 	_, _, err = GitFetch(context.Background(), t.TempDir(), repo, "feature", 0, ".")
 	assert.ErrorContains(t, err, "fetch feature", "without a PR there is nothing to fall back to")
 }
+
+// TestSourceStringCarriesNoCredential: a registry read through a URL with a
+// token (the service's --git-url for a private registry) is named in
+// reports without it.
+func TestSourceStringCarriesNoCredential(t *testing.T) {
+	s := Source{Repo: "https://x-access-token:ghs_secret0123456789@github.com/o/r.git", Ref: "main", Commit: strings.Repeat("a", 40)}
+	assert.Equal(t, "https://github.com/o/r.git main at aaaaaaaaaaaa", s.String())
+	assert.Equal(t, "/srv/registry main at aaaaaaaaaaaa", Source{Repo: "/srv/registry", Ref: "main", Commit: strings.Repeat("a", 40)}.String())
+}
