@@ -229,6 +229,10 @@ type Row struct {
 	// WebMCPImpl is whose WebMCP the start page had, in either arm; ""
 	// when not recorded.
 	WebMCPImpl WebMCPImpl `json:"webmcp_impl,omitempty"`
+	// WebMCPEnv is the browser's WebMCP environment on the start page; nil
+	// when not recorded (older rows, a trial aborted before its page
+	// loaded, a browser that cannot tell).
+	WebMCPEnv *WebMCPEnv `json:"webmcp_env,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	StartedAt string `json:"started_at,omitempty"` // RFC 3339, UTC

@@ -162,3 +162,34 @@ func TestRowWebMCPImpl(t *testing.T) {
 	_, err = pairbench.ParseRow([]byte(`{"v":1,"intent":"i","arm":"control","outcome":"correct","stage":"pair","order":"AB","attempt":1,"webmcp_impl":"remote"}`))
 	assert.EqualError(t, err, `unknown webmcp_impl "remote"`)
 }
+
+// TestRowWebMCPEnv: webmcp_env is additive, survives a round trip, and is
+// omitted when not recorded.
+func TestRowWebMCPEnv(t *testing.T) {
+	row, err := pairbench.ParseRow([]byte(`{"v":1,"intent":"i","arm":"control","outcome":"correct","stage":"pair","order":"AB","attempt":1}`))
+	require.NoError(t, err)
+	assert.Nil(t, row.WebMCPEnv)
+	enc, err := pairbench.AppendRow(nil, row)
+	require.NoError(t, err)
+	assert.NotContains(t, string(enc), "webmcp_env")
+
+	row.WebMCPEnv = &pairbench.WebMCPEnv{Browser: "Chrome/156.0.8078.114", Switches: []string{"--enable-blink-features=WebMCP"},
+		DevTools: true, FrameTools: map[string][]string{"F1": {"find_books", "shop_hours"}}}
+	assertRoundTrip(t, row)
+}
+
+func TestWebMCPEnvDiffers(t *testing.T) {
+	base := pairbench.WebMCPEnv{Browser: "Chrome/156.0.8078.114", Switches: []string{"--enable-blink-features=WebMCP"}, DevTools: true}
+	same := base
+	same.FrameTools = map[string][]string{"F1": {"find_books"}}
+	assert.False(t, base.Differs(&same), "tools are not compared: treatment registers some")
+	assert.False(t, base.Differs(nil), "an unrecorded environment differs from nothing")
+
+	for name, other := range map[string]pairbench.WebMCPEnv{
+		"version":  {Browser: "Chrome/157.0.1.1", Switches: base.Switches, DevTools: true},
+		"switches": {Browser: base.Browser, DevTools: true},
+		"devtools": {Browser: base.Browser, Switches: base.Switches},
+	} {
+		assert.True(t, base.Differs(&other), name)
+	}
+}

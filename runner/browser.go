@@ -145,6 +145,14 @@ type WebMCPProber interface {
 	NativeWebMCP(ctx context.Context) (bool, error)
 }
 
+// WebMCPEnvReporter is implemented by a Browser that can report its WebMCP
+// environment: its version, the switches it was started with and, where its
+// DevTools WebMCP domain answers, the tools the browser itself sees per frame
+// of the current page.
+type WebMCPEnvReporter interface {
+	WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error)
+}
+
 // ProfileChecker is implemented by a Browsers whose browsers can load
 // stored profiles (signed-in sessions): the smoke gate asks it for each
 // domain's profile before anything is frozen.
@@ -220,6 +228,9 @@ type Setup struct {
 	// WebMCP is NativeWebMCP as the row records it: native or polyfill, ""
 	// when the browser cannot tell (it is no WebMCPProber).
 	WebMCP pairbench.WebMCPImpl `json:"webmcp_impl,omitempty"`
+	// Env is the browser's WebMCP environment on the start page, nil when
+	// the browser cannot tell (it is no WebMCPEnvReporter).
+	Env *pairbench.WebMCPEnv `json:"webmcp_env,omitempty"`
 	// SignedIn names the signed_in_check tool that passed on the start
 	// page, when the domain has one.
 	SignedIn string `json:"signed_in_check,omitempty"`
@@ -472,6 +483,12 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 			impl = pairbench.WebMCPNative
 		}
 	}
+	var env *pairbench.WebMCPEnv
+	if r, ok := b.(WebMCPEnvReporter); ok {
+		if env, err = r.WebMCPEnv(ctx); err != nil {
+			return nil, fmt.Errorf("WebMCP environment: %w", err)
+		}
+	}
 	var signedIn string
 	if c := spec.SignedInCheck; c != nil {
 		if err := checkSignedIn(ctx, b, load.URL, *c); err != nil {
@@ -480,7 +497,7 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 		signedIn = c.Name
 	}
 	timing.Check = time.Since(start)
-	return &Setup{Browser: b, Load: load, Native: native, NativeWebMCP: nativeWebMCP, WebMCP: impl, SignedIn: signedIn, Timing: timing}, nil
+	return &Setup{Browser: b, Load: load, Native: native, NativeWebMCP: nativeWebMCP, WebMCP: impl, Env: env, SignedIn: signedIn, Timing: timing}, nil
 }
 
 func listOrNone(names []string) string {

@@ -170,6 +170,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	tl.setup(setup, string(spec.Arm), time.Now())
 	row.NativeTools = setup.Native
 	row.WebMCPImpl = setup.WebMCP
+	row.WebMCPEnv = setup.Env
 	t.save(filepath.Join(dir, TrialSetup), setup)
 
 	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.log()})

@@ -64,6 +64,12 @@ type Browser struct {
 	// page and message once, in the order seen.
 	failures []pairbench.RegistrationFailure
 	seen     map[pairbench.RegistrationFailure]bool
+	// native holds, by tab session, the tools the browser's own WebMCP
+	// reports (see enableWebMCP).
+	native map[target.SessionID]*frameTools
+	// webmcpSink, when set, also gets every event onEvent does not handle
+	// itself (tests watch the WebMCP domain's invocation events with it).
+	webmcpSink func(*cdproto.Message)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -209,7 +215,10 @@ func (b *Browser) onEvent(msg *cdproto.Message) {
 		}
 		b.mu.Lock()
 		b.tabs = slices.DeleteFunc(b.tabs, func(t *tab) bool { return t.session == ev.SessionID })
+		delete(b.native, ev.SessionID)
 		b.mu.Unlock()
+	default:
+		b.onWebMCPEvent(msg)
 	}
 }
 
@@ -250,6 +259,7 @@ func (b *Browser) prepare(t *tab, scripts []string, waiting bool) {
 			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
 		}
 	}
+	b.enableWebMCP(ctx, t)
 }
 
 // catchUp runs the scripts on a tab's new document when they did not run

@@ -47,6 +47,20 @@ document.modelContext.registerTool({
 });
 </script><h1>Hours</h1>`
 
+// formToolPage declares a form tool (WebMCP's declarative half) without a
+// submit button, and registers a script tool with the browser's own WebMCP
+// where it has one; the tool keeps what it was given.
+const formToolPage = `<!doctype html><title>Search</title>
+<form toolname="search_books" tooldescription="Searches the books." action="/"><input name="q" type="text"></form>
+<script>
+if (document.modelContext) document.modelContext.registerTool({
+  name: "add",
+  description: "Adds a and b.",
+  inputSchema: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}},
+  execute: async (input) => { window.lastInput = input; return JSON.stringify({sum: input.a + input.b}); },
+});
+</script><h1>Search</h1>`
+
 // floodPage's own tool answers with as many bytes as it is asked for, as a
 // hostile page's tool can.
 const floodPage = `<!doctype html><title>Flood</title>
@@ -122,6 +136,9 @@ func newTestSite(t testing.TB) *testSite {
 	})
 	mux.HandleFunc("books.test/hours", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, nativePage)
+	})
+	mux.HandleFunc("books.test/formtool", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, formToolPage)
 	})
 	mux.HandleFunc("books.test/flood", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, floodPage)

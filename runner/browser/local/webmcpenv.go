@@ -1,0 +1,134 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/browser"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/cdproto/webmcp"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
+)
+
+var _ runner.WebMCPEnvReporter = (*Browser)(nil)
+
+// frameTools is what the browser's DevTools WebMCP domain reported for one
+// tab: whether the domain answered, and the live tools by frame.
+type frameTools struct {
+	answered bool
+	frames   map[string][]string
+	count    int // tools in frames, at most maxBrowserTools
+}
+
+// maxBrowserTools bounds the tools kept per tab: a hostile page may
+// register without end.
+const maxBrowserTools = 256
+
+// enableWebMCP turns the DevTools WebMCP domain on for tab t, so that its
+// toolsAdded and toolsRemoved events keep the tab's tools by frame. A
+// browser without the domain (or without WebMCP) answers with an error or
+// reports nothing: that is recorded, not a failure.
+func (b *Browser) enableWebMCP(ctx context.Context, t *tab) {
+	if _, err := send(ctx, b.conn, t.session, webmcp.Enable, struct{}{}); err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.webmcpTools(t.session).answered = true
+}
+
+// webmcpTools returns session's entry, adding it; b.mu must be held.
+func (b *Browser) webmcpTools(session target.SessionID) *frameTools {
+	if b.native == nil {
+		b.native = map[target.SessionID]*frameTools{}
+	}
+	ft := b.native[session]
+	if ft == nil {
+		ft = &frameTools{frames: map[string][]string{}}
+		b.native[session] = ft
+	}
+	return ft
+}
+
+// onWebMCPEvent keeps the tools the browser's WebMCP domain reports.
+func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
+	b.mu.Lock()
+	sink := b.webmcpSink
+	b.mu.Unlock()
+	if sink != nil {
+		sink(msg)
+	}
+	switch msg.Method {
+	case cdproto.MethodType(webmcp.ToolsAdded.Method):
+		var ev webmcp.EventToolsAdded
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		ft := b.webmcpTools(msg.SessionID)
+		for _, tool := range ev.Tools {
+			if tool == nil || ft.count >= maxBrowserTools {
+				continue
+			}
+			frame := string(tool.FrameID)
+			if !slices.Contains(ft.frames[frame], tool.Name) {
+				ft.frames[frame] = append(ft.frames[frame], tool.Name)
+				ft.count++
+			}
+		}
+		b.mu.Unlock()
+	case cdproto.MethodType(webmcp.ToolsRemoved.Method):
+		var ev webmcp.EventToolsRemoved
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		ft := b.webmcpTools(msg.SessionID)
+		for _, tool := range ev.Tools {
+			if tool == nil {
+				continue
+			}
+			frame := string(tool.FrameID)
+			before := len(ft.frames[frame])
+			ft.frames[frame] = slices.DeleteFunc(ft.frames[frame], func(n string) bool { return n == tool.Name })
+			ft.count -= before - len(ft.frames[frame])
+			if len(ft.frames[frame]) == 0 {
+				delete(ft.frames, frame)
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// WebMCPEnv reports the browser's WebMCP environment on the current tab:
+// its version, the switches Config.Flags added, and the tools its DevTools
+// WebMCP domain reports per frame. It implements runner.WebMCPEnvReporter.
+func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
+	t, err := b.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := send(ctx, b.conn, "", browser.GetVersion, struct{}{})
+	if err != nil {
+		return nil, fmt.Errorf("browser version: %w", err)
+	}
+	env := &pairbench.WebMCPEnv{Browser: v.Product, Switches: slices.Clone(b.cfg.Flags)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ft := b.native[t.session]; ft != nil && ft.answered {
+		env.DevTools = true
+		for frame, names := range maps.All(ft.frames) {
+			if env.FrameTools == nil {
+				env.FrameTools = map[string][]string{}
+			}
+			env.FrameTools[frame] = slices.Sorted(slices.Values(names))
+		}
+	}
+	return env, nil
+}
