@@ -81,7 +81,7 @@ func (b *Builder) Report() *Report {
 		if ir := b.byName[spec.ID]; ir != nil {
 			pairs = ir.pairs(&in.Pairs)
 		}
-		in.Pairs.Missing = max(0, max(in.Pairs.Planned, in.Pairs.Seen)-in.Pairs.Complete-in.Pairs.LostToAborts)
+		in.Pairs.Missing = max(0, max(in.Pairs.Planned, in.Pairs.Seen)-in.Pairs.Complete-in.Pairs.LostToAborts-len(in.Pairs.EnvDiffers))
 		work[i] = a.intent(&in, pairs)
 		rep.Intents[i] = in
 	})

@@ -182,6 +182,8 @@ type intentRows struct {
 	index      map[int]int32
 	// extras holds the extras of each pair's last attempts, by pair number.
 	extras map[int32]*[2]*recordExtra
+	// envs holds the WebMCP environments of each pair's last attempts.
+	envs envs
 }
 
 func newIntentRows(name, domain string, agreement *Agreement, planned int) *intentRows {
@@ -225,6 +227,7 @@ func (in *intentRows) add(r *pairbench.Row) {
 		s.last[a], x = newRecord(r, in.agreement)
 		s.has[a] = true
 		pair := s.last[a].pair
+		in.envs.note(pair, a, newEnvKey(r))
 		if e := in.extras[pair]; e != nil {
 			e[a] = x
 		} else if x != nil {
@@ -246,6 +249,10 @@ func (in *intentRows) pairs(counts *PairCounts) []pairRef {
 		s := &in.slots[i]
 		counts.Aborts.Control += int(s.aborts[0])
 		counts.Aborts.Treatment += int(s.aborts[1])
+		if s.complete() && in.envs.differ(s.last[0].pair) {
+			counts.EnvDiffers = append(counts.EnvDiffers, int(s.last[0].pair))
+			continue
+		}
 		if s.complete() {
 			p := pairRef{c: &s.last[0], t: &s.last[1]}
 			if e := in.extras[s.last[0].pair]; e != nil {

@@ -331,6 +331,14 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 	p := in.Pairs
 	add("Pairs", "%d planned, %d seen, %d complete, %d lost to aborts, %d missing; left out: control %d, treatment %d; aborted attempts: control %d, treatment %d",
 		p.Planned, p.Seen, p.Complete, p.LostToAborts, p.Missing, p.LeftOut.Control, p.LeftOut.Treatment, p.Aborts.Control, p.Aborts.Treatment)
+	if len(p.EnvDiffers) > 0 {
+		pairs := make([]string, 0, len(p.EnvDiffers))
+		for _, n := range p.EnvDiffers {
+			pairs = append(pairs, strconv.Itoa(n))
+		}
+		add("Not counted", "pairs %s: their arms ran in different WebMCP environments (browser version, switches, or the browser's own WebMCP in one arm and the polyfill in the other; see each row's webmcp_impl and webmcp_env)",
+			showList(pairs, 10))
+	}
 
 	t, acc := in.Table, in.Accuracy
 	add("Accuracy", "both correct %d, treatment only %d, control only %d, neither %d; Δ %s; %s",

@@ -207,6 +207,11 @@ type PairCounts struct {
 	// abort (not run yet, or an arm's row is absent).
 	LostToAborts int `json:"lost_to_aborts"`
 	Missing      int `json:"missing"`
+	// EnvDiffers lists the pairs, scored in both arms, that are not counted
+	// because their arms ran in different WebMCP environments (the rows'
+	// webmcp_impl or webmcp_env: another browser version, other switches,
+	// the browser's own WebMCP in one arm and the polyfill in the other).
+	EnvDiffers []int `json:"webmcp_env_differs,omitempty"`
 	// LeftOut counts incomplete pairs per arm: pairs where that arm has no
 	// scored last attempt.
 	LeftOut ArmCount `json:"left_out"`
