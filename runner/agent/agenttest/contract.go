@@ -252,6 +252,7 @@ func Run(t *testing.T, a Adapter) {
 		assert.NotContains(t, row.ToolsDeclared, "mcp__browser__browser_teleport")
 		assert.Contains(t, row.ToolsDeclared, "mcp__pairbench__webmcp", "what the agent declared is recorded")
 	})
+	t.Run("60-character tool name", b.longNames)
 	t.Run("real key", func(t *testing.T) { b.realKey(t) })
 	t.Run("model errors", func(t *testing.T) {
 		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
