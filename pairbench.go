@@ -233,6 +233,10 @@ type Row struct {
 	// when not recorded (older rows, a trial aborted before its page
 	// loaded, a browser that cannot tell).
 	WebMCPEnv *WebMCPEnv `json:"webmcp_env,omitempty"`
+	// BrowserWebMCP are the tool invocations the browser's own WebMCP
+	// reported, in order, where it reports them (native WebMCP with the
+	// DevTools WebMCP domain); nil elsewhere.
+	BrowserWebMCP []BrowserCall `json:"browser_webmcp,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	StartedAt string `json:"started_at,omitempty"` // RFC 3339, UTC

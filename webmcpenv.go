@@ -33,3 +33,12 @@ func (e *WebMCPEnv) Differs(o *WebMCPEnv) bool {
 	}
 	return e.Browser != o.Browser || e.DevTools != o.DevTools || !slices.Equal(e.Switches, o.Switches)
 }
+
+// BrowserCall is a tool invocation as the browser's own WebMCP reported it
+// (the DevTools WebMCP domain's toolInvoked and toolResponded events).
+type BrowserCall struct {
+	Tool string `json:"tool"`
+	// Status is the browser's: Completed, Error or Canceled; "" when the
+	// browser reported no response before the trial ended.
+	Status string `json:"status,omitempty"`
+}

@@ -153,6 +153,13 @@ type WebMCPEnvReporter interface {
 	WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error)
 }
 
+// BrowserCallRecorder is implemented by a Browser that records the tool
+// invocations its own WebMCP reports. BrowserCalls returns them in order,
+// and false when the browser reports none (no DevTools WebMCP domain).
+type BrowserCallRecorder interface {
+	BrowserCalls() ([]pairbench.BrowserCall, bool)
+}
+
 // ProfileChecker is implemented by a Browsers whose browsers can load
 // stored profiles (signed-in sessions): the smoke gate asks it for each
 // domain's profile before anything is frozen.

@@ -254,6 +254,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	for _, inv := range row.WebMCP {
 		row.Adopted = row.Adopted || inv.Registered
 	}
+	if mismatch := CheckBrowserCalls(setup.Browser, setup, &row); mismatch != "" {
+		return abort(mismatch)
+	}
 
 	row.Turns, row.InputTokens, row.OutputTokens, row.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.Cost
 	row.ToolsDeclared = res.Declared

@@ -67,6 +67,8 @@ type Browser struct {
 	// native holds, by tab session, the tools the browser's own WebMCP
 	// reports (see enableWebMCP).
 	native map[target.SessionID]*frameTools
+	// calls are the tool invocations the browser's own WebMCP reported.
+	calls []browserCall
 	// webmcpSink, when set, also gets every event onEvent does not handle
 	// itself (tests watch the WebMCP domain's invocation events with it).
 	webmcpSink func(*cdproto.Message)

@@ -16,7 +16,19 @@ import (
 	"github.com/pairbench/pairbench/runner"
 )
 
-var _ runner.WebMCPEnvReporter = (*Browser)(nil)
+var (
+	_ runner.WebMCPEnvReporter   = (*Browser)(nil)
+	_ runner.BrowserCallRecorder = (*Browser)(nil)
+)
+
+// maxBrowserCalls bounds the invocations a browser records.
+const maxBrowserCalls = 1000
+
+// browserCall is an invocation the browser's WebMCP reported.
+type browserCall struct {
+	id   string
+	call pairbench.BrowserCall
+}
 
 // frameTools is what the browser's DevTools WebMCP domain reported for one
 // tab: whether the domain answered, and the live tools by frame.
@@ -65,6 +77,26 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 		sink(msg)
 	}
 	switch msg.Method {
+	case cdproto.MethodType(webmcp.ToolInvoked.Method):
+		var ev webmcp.EventToolInvoked
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		if len(b.calls) < maxBrowserCalls {
+			b.calls = append(b.calls, browserCall{id: ev.InvocationID, call: pairbench.BrowserCall{Tool: ev.ToolName}})
+		}
+		b.mu.Unlock()
+	case cdproto.MethodType(webmcp.ToolResponded.Method):
+		var ev webmcp.EventToolResponded
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		if i := slices.IndexFunc(b.calls, func(c browserCall) bool { return c.id == ev.InvocationID }); i >= 0 {
+			b.calls[i].call.Status = string(ev.Status)
+		}
+		b.mu.Unlock()
 	case cdproto.MethodType(webmcp.ToolsAdded.Method):
 		var ev webmcp.EventToolsAdded
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
@@ -131,4 +163,22 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 		}
 	}
 	return env, nil
+}
+
+// BrowserCalls returns the tool invocations the browser's own WebMCP
+// reported on any of its tabs, in order (at most maxBrowserCalls), and
+// whether its DevTools WebMCP domain answered on a tab. It implements
+// runner.BrowserCallRecorder.
+func (b *Browser) BrowserCalls() ([]pairbench.BrowserCall, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	answered := false
+	for _, ft := range b.native {
+		answered = answered || ft.answered
+	}
+	out := make([]pairbench.BrowserCall, 0, len(b.calls))
+	for _, c := range b.calls {
+		out = append(out, c.call)
+	}
+	return out, answered
 }

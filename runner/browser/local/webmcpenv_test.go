@@ -149,3 +149,41 @@ func TestChromiumWebMCPDomain(t *testing.T) {
 	_, err = send(t.Context(), b.conn, tb.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: "nope", Input: []byte(`{}`)})
 	assert.ErrorContains(t, err, "Tool not found")
 }
+
+// TestBrowserSeesTheAgentsNativeCalls: with the browser's own WebMCP, a
+// call the agent makes through pairbench's webmcp tool is seen by the
+// browser too, and the trial's check finds both sides agree; with the
+// polyfill the browser sees nothing and there is nothing to check.
+func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
+	site := newTestSite(t)
+	for _, native := range []bool{true, false} {
+		p := newProvider(t, site, func(c *Config) {
+			if native {
+				c.Flags = []string{nativeSwitch}
+			}
+		})
+		setup, err := setUp(t, p, runner.SetupSpec{
+			Arm: pairbench.Treatment, StartURL: "http://books.test/hours",
+			Tools: bookTools(t), EntryTool: "find_books",
+		})
+		require.NoError(t, err)
+		server, cs := agentSession(t, setup.Browser)
+		text, isErr := callTool(t, cs, map[string]any{"action": "invoke", "tool": "find_books", "arguments": map[string]any{"author": "Ada"}})
+		require.False(t, isErr, text)
+		text, isErr = callTool(t, cs, map[string]any{"action": "invoke", "tool": "explode"})
+		require.True(t, isErr, text)
+		_, isErr = callTool(t, cs, map[string]any{"action": "invoke", "tool": "no_such_tool"})
+		require.True(t, isErr)
+
+		calls, ok := setup.Browser.(runner.BrowserCallRecorder).BrowserCalls()
+		assert.True(t, ok, "the domain answers")
+		if !native {
+			assert.Empty(t, calls, "the polyfill's calls are invisible to the browser")
+			continue
+		}
+		assert.Equal(t, []pairbench.BrowserCall{{Tool: "find_books", Status: "Completed"}, {Tool: "explode", Status: "Error"}}, calls)
+		row := pairbench.Row{WebMCP: server.Invocations()}
+		assert.Empty(t, runner.CheckBrowserCalls(setup.Browser, setup, &row))
+		assert.Equal(t, calls, row.BrowserWebMCP)
+	}
+}
