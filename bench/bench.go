@@ -65,8 +65,11 @@ type Config struct {
 	// against the registry's tools. An arm's tools@REV reads the registry
 	// at REV of its repository (the registry directory's, or Git's).
 	Arms runner.PlanArms
-	// Pairs is the number of pairs per intent.
-	Pairs int
+	// Pairs is the number of pairs per intent. A resume keeps the run's
+	// pairs unless PairsGiven (--pairs was given): then more pairs top the
+	// run up (runner.Plan.TopUp) and fewer are refused.
+	Pairs      int
+	PairsGiven bool
 	// Planning: see planning.go. With PairsAuto a new run's Pairs is the
 	// fewest that detect Effect (stats.AutoPairs); RefuseUnreachable refuses
 	// a new plan that can reach no label (pairbench run does, unless

@@ -234,8 +234,16 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			stored.RunID, was, r.agentName, was, r.agentName)
 	}
 	opts.Now = stored.CreatedAt
-	if r.cfg.PairsAuto && len(stored.Intents) > 0 { // auto resumes with the pairs it picked
-		opts.Pairs = len(stored.Intents[0].Pairs)
+	topUp := 0
+	if have := stored.PairsPerIntent(); r.cfg.PairsGiven && opts.Pairs != have {
+		if opts.Pairs < have {
+			_, err := stored.TopUp(opts.Pairs) // says why
+			return nil, false, err
+		}
+		topUp = opts.Pairs
+	}
+	if have := stored.PairsPerIntent(); !r.cfg.PairsGiven || topUp > 0 { // compared as planned
+		opts.Pairs = have
 	}
 	if opts.Seed == 0 { // not given: the run's own
 		opts.Seed = stored.Seed
@@ -259,6 +267,19 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			return nil, false, err
 		}
 		r.problem(runner.Problem{Msg: "resuming a run whose plan changed", Attrs: []any{"changes", changes}})
+	}
+	if topUp > 0 {
+		if r.cfg.Shards > 0 {
+			return nil, false, fmt.Errorf("shard %d/%d of run %s: top the run up to %d pairs once with `pairbench run --plan-only --pairs %d`, then start every shard",
+				r.cfg.Shard, r.cfg.Shards, stored.RunID, topUp, topUp)
+		}
+		if stored, err = stored.TopUp(topUp); err != nil {
+			return nil, false, err
+		}
+		if err := r.dir.WritePlan(stored); err != nil {
+			return nil, false, err
+		}
+		r.log.Info("topped up", "run", stored.RunID, "pairs", topUp, "looks", stored.Looks)
 	}
 	r.log.Info("resuming", "run", stored.RunID)
 	return stored, false, nil

@@ -56,6 +56,11 @@ type Plan struct {
 	// tools against a revision's (a tools@REV control): the registry's
 	// (.pairbench.yml), else stats.DefaultMargins. Nil otherwise.
 	Margins *stats.Margins `json:"margins,omitempty"`
+
+	// Looks are the pairs per intent at each look of a run topped up with
+	// more pairs (TopUp), ascending; nil for a run of one look at all its
+	// pairs, as every run.json from before runs could be topped up.
+	Looks []int `json:"looks,omitempty"`
 }
 
 // BrowserPolicy records, in run.json, the confinement and the policy every
@@ -236,6 +241,9 @@ func (p *Plan) Validate() error {
 			pairs[pp.Pair] = true
 		}
 	}
+	if err := p.checkLooks(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -255,6 +263,9 @@ func (p *Plan) StatsPlan() stats.Plan {
 		sp.Model.Agent = p.Versions.AgentName + " " + p.Versions.Agent
 	}
 	sp.Arms, sp.Margins = p.statsArms(), p.Margins
+	if d := p.Design(); d != nil { // the last look, at its share of α
+		sp.Alpha = d.LookAlpha(p.Alpha, len(d.Looks)-1)
+	}
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{
 			ID:      in.ID,

@@ -23,14 +23,14 @@ func (v pairsValue) String() string {
 
 func (v pairsValue) Set(s string) error {
 	if s == "auto" {
-		v.c.PairsAuto, v.c.Pairs = true, 0
+		v.c.PairsAuto, v.c.Pairs, v.c.PairsGiven = true, 0, false
 		return nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
 		return fmt.Errorf("want a number of pairs of at least 1, or auto")
 	}
-	v.c.PairsAuto, v.c.Pairs = false, n
+	v.c.PairsAuto, v.c.Pairs, v.c.PairsGiven = false, n, true
 	return nil
 }
 

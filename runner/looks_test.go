@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// TestTopUp: a top-up keeps every planned pair and its order, adds pairs
+// numbered on with orders balanced among themselves, records the looks
+// (the report's level is the last look's share of α) and leaves the plan
+// it was given alone; fewer pairs are refused, saying how to resume.
+func TestTopUp(t *testing.T) {
+	p := testPlan()
+	p.Intents[1].Pairs = append(p.Intents[1].Pairs, PlannedPair{Pair: 1, Order: pairbench.AB})
+	before, err := json.Marshal(p)
+	require.NoError(t, err)
+
+	q, err := p.TopUp(6)
+	require.NoError(t, err)
+	after, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(before), string(after), "the plan topped up is unchanged")
+	assert.Equal(t, []int{2, 6}, q.Looks)
+	for i, in := range q.Intents {
+		require.Len(t, in.Pairs, 6, in.ID)
+		assert.Equal(t, p.Intents[i].Pairs, in.Pairs[:2], "%s: the planned pairs as they were", in.ID)
+		ab := 0
+		for j, pp := range in.Pairs[2:] {
+			assert.Equal(t, 2+j, pp.Pair)
+			if pp.Order == pairbench.AB {
+				ab++
+			}
+		}
+		assert.Equal(t, 2, ab, "%s: the 4 new pairs are balanced", in.ID)
+	}
+	require.NoError(t, q.Validate())
+	assert.Equal(t, 6, q.StatsPlan().Intents[0].Pairs, "the report counts every pair")
+	d := q.Design()
+	require.NotNil(t, d)
+	assert.Equal(t, []float64{2.0 / 6, 1}, d.Looks)
+	assert.InDelta(t, 0.05-stats.Spent(0.05, 2.0/6), q.StatsPlan().Alpha, 1e-12, "the last look decides at the α left")
+	assert.Less(t, q.StatsPlan().Alpha, 0.05)
+
+	again, err := q.TopUp(9)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 6, 9}, again.Looks, "a second top-up adds a look")
+	assert.Len(t, again.Intents[0].Pairs, 9)
+
+	same, err := q.TopUp(6)
+	require.NoError(t, err)
+	assert.Equal(t, q, same, "as many pairs: the plan as it was")
+
+	_, err = q.TopUp(4)
+	require.Error(t, err)
+	assert.Equal(t, "run r1 plans 6 pairs per intent and a resume cannot drop planned pairs; resume with --pairs 6, or more to top it up", err.Error())
+}
+
+// TestPlanWithoutLooks: a run.json from before top-ups has no looks, one
+// look at all its pairs, and reports at the plan's α; looks that are not
+// ascending or end short of the pairs are refused.
+func TestPlanWithoutLooks(t *testing.T) {
+	p := testPlan()
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"looks"`)
+	got, err := ReadPlan(writeFile(t, "run.json", string(b)))
+	require.NoError(t, err)
+	assert.Nil(t, got.Design())
+	assert.Equal(t, 0.05, got.StatsPlan().Alpha)
+
+	for _, looks := range [][]int{{2, 2}, {0, 2}, {1}} {
+		p.Looks = looks
+		assert.ErrorContains(t, p.Validate(), "looks", "%v", looks)
+	}
+}
