@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,14 +16,16 @@ import (
 
 // TestTopUpResume runs a real one-pair bench, then resumes it with --pairs
 // 2: only the new pair runs, the first pair's rows stay as they were, and
-// the report counts both, at the last look's share of α. A resume without
-// --pairs keeps the run's pairs; one with fewer is refused, saying why.
+// the report counts both, at the last look's share of α, and the store
+// holds the topped-up plan, so a fresh runner resumes from it. A resume
+// without --pairs keeps the run's pairs; one with fewer is refused, saying
+// why.
 func TestTopUpResume(t *testing.T) {
 	tools := needRealStack(t)
-	runs := t.TempDir()
+	runs, store := t.TempDir(), t.TempDir()
 	args := func(more ...string) []string {
 		return append([]string{"run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
-			"--start-delay", "0", "--run-id", "t1", "--runs-dir", runs, "--tools", tools, "--seed", "7"}, more...)
+			"--start-delay", "0", "--run-id", "t1", "--runs-dir", runs, "--store", store, "--tools", tools, "--seed", "7"}, more...)
 	}
 	dir := filepath.Join(runs, "t1")
 	code, _, stderr := runCLI(t, args("--pairs", "1")...)
@@ -44,9 +49,21 @@ func TestTopUpResume(t *testing.T) {
 	assert.Equal(t, 2, rep.Intents[0].Pairs.Complete, "the report counts both pairs")
 	assert.InDelta(t, 0.05-stats.Spent(0.05, 0.5), rep.Alpha, 1e-12)
 
+	local, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	stored, err := os.ReadFile(filepath.Join(store, "t1", "run.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(local), string(stored), "the store holds the topped-up plan")
+
 	code, _, stderr = runCLI(t, args()...)
 	require.Equal(t, exitOK, code, "without --pairs a resume keeps the run's pairs: %s", stderr)
 	assert.Equal(t, rows, readRows(t, filepath.Join(dir, "rows.jsonl")), "a finished run resumes to nothing")
+
+	fresh := args()
+	fresh[slices.Index(fresh, runs)] = t.TempDir()
+	code, _, stderr = runCLI(t, fresh...)
+	require.Equal(t, exitOK, code, "a fresh runner resumes the topped-up run from the store: %s", stderr)
+	assert.Contains(t, stderr, fmt.Sprintf("took %d rows from the store", len(rows)))
 
 	code, _, stderr = runCLI(t, args("--pairs", "1")...)
 	assert.Equal(t, exitFailure, code)
