@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -185,5 +186,51 @@ func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
 		row := pairbench.Row{WebMCP: server.Invocations()}
 		assert.Empty(t, runner.CheckBrowserCalls(setup.Browser, setup, &row))
 		assert.Equal(t, calls, row.BrowserWebMCP)
+	}
+}
+
+// BenchmarkWebMCPNativeAgainstPolyfill measures a treatment trial's browser
+// work with the polyfill and with the browser's own WebMCP side by side:
+// the setup (start, registration, load, checks, the WebMCP environment) and
+// one call of a registered tool, then the close. go test's -count repeats
+// each mode on its own; run the command several times instead, so the two
+// alternate under the same load, and compare the ratios.
+func BenchmarkWebMCPNativeAgainstPolyfill(b *testing.B) {
+	site := newTestSite(b)
+	initProgram := sandboxtest.InitProgram(b)
+	spec := runner.SetupSpec{
+		Arm: pairbench.Treatment, StartURL: "http://books.test/",
+		Tools: bookTools(b), EntryTool: "find_books", Attempts: 1,
+	}
+	for _, mode := range []string{"polyfill", "native"} {
+		b.Run(mode, func(b *testing.B) {
+			p := newProvider(b, site, func(c *Config) {
+				c.Executable = initProgram
+				if mode == "native" {
+					c.Flags = []string{nativeSwitch}
+				}
+			})
+			var setupTime, invokeTime time.Duration
+			for b.Loop() {
+				setup, err := runner.SetUpBrowser(b.Context(), quiet, p, spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if want := pairbench.WebMCPImpl(mode); setup.WebMCP != want {
+					b.Fatalf("%s: the page's WebMCP is %q", mode, setup.WebMCP)
+				}
+				setupTime += setup.Timing.Total()
+				start := time.Now()
+				if _, err := setup.Browser.InvokeTool(b.Context(), "find_books", []byte(`{"author":"Ada"}`)); err != nil {
+					b.Fatal(err)
+				}
+				invokeTime += time.Since(start)
+				if err := setup.Browser.Close(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(setupTime)/float64(b.N)/1e6, "setup-ms")
+			b.ReportMetric(float64(invokeTime)/float64(b.N)/1e6, "invoke-ms")
+		})
 	}
 }
