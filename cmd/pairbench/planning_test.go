@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -28,6 +29,7 @@ func allowInconclusive(args []string) []string {
 // never reach α (2·½³ = 0.25), so run refuses it before anything runs,
 // with exit 2 and the pairs it needs.
 func TestRunRefusesAPlanThatCanReachNoLabel(t *testing.T) {
+	realstack.Need(t, realstack.NodeTools) // run checks the agent is installed before it plans
 	runs := t.TempDir()
 	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo", "--pairs", "3",
 		"--run-id", "p1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--allow-inconclusive=false")
@@ -61,6 +63,7 @@ func TestPairsFlag(t *testing.T) {
 // --pairs auto keeps them; an effect no number of pairs detects is an
 // error before anything runs.
 func TestRunPairsAuto(t *testing.T) {
+	realstack.Need(t, realstack.NodeTools) // run checks the agent is installed before it plans
 	runs := t.TempDir()
 	args := []string{"run", "../../examples/registry", "--example-sites", "--intent", "books-count-by-author,books-cheapest-by-author",
 		"--pairs", "auto", "--effect", "2x", "--start-delay", "0", "--run-id", "a1", "--runs-dir", runs,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 )
@@ -24,12 +24,8 @@ import (
 // runner.BrowserToolArgs, which validate checks baseline steps against,
 // has each browser tool's arguments as it declares them.
 func TestBrowserToolArgsAreThePinnedPlaywrightMCPs(t *testing.T) {
-	nm, err := filepath.Abs("../../tools/node_modules")
-	require.NoError(t, err)
-	tools := agent.Tools{NodeModules: nm}
-	if _, err := os.Stat(tools.PlaywrightMCP()); err != nil {
-		t.Fatalf("the pinned Node tools are not installed in %s (scripts/setup.sh installs them)", nm)
-	}
+	realstack.Need(t, realstack.NodeTools)
+	tools := agent.Tools{NodeModules: realstack.NodeModules(t)}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.Node(), filepath.Join(tools.PlaywrightMCP(), "cli.js"), "--no-webmcp")
