@@ -275,11 +275,14 @@ type Run struct {
 	// smokeCost is what this runner's smoke gate cost.
 	smokeCost float64
 
-	hosts  map[string]string // the browser's host mappings
-	store  artifacts.Store   // nil without one
-	sync   *artifacts.Syncer // nil without a store
-	trials *runner.Trials
-	agent  agents.Agent
+	hosts map[string]string // the browser's host mappings
+	store artifacts.Store   // nil without one
+	sync  *artifacts.Syncer // nil without a store
+	// leaseLost hears that another runner took the run's lease over (nil
+	// without a store).
+	leaseLost chan error
+	trials    *runner.Trials
+	agent     agents.Agent
 	// agentName is the agent benched; harness the tools its CLI always
 	// declares beside the allowlist.
 	agentName string
@@ -339,6 +342,9 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer r.Close()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.stopOnLostLease(ctx, cancel)
 	res := Result{Dir: r.Dir()}
 	if err := r.Smoke(ctx); err != nil {
 		return res, err

@@ -81,6 +81,9 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	if r.store != nil {
+		if err := r.takeLease(ctx); err != nil {
+			return nil, err
+		}
 		// The store and the directory are one run: what the store holds
 		// (the plan, this runner's rows) comes into the directory first, so
 		// a runner on a fresh machine resumes it, and no upload replaces

@@ -132,6 +132,11 @@ func TestReconcileRefusesWhatWouldMixTwoRuns(t *testing.T) {
 			local:  map[string][]byte{PlanFile: planJSON(t, testPlan()), RowsFile: encodeRows(t, runRows(0))},
 			want:   "books-cheapest pair 0 control attempt 1 is recorded differently",
 		},
+		"a clash says which copy is kept, and how to keep either": {
+			stored: map[string][]byte{PlanFile: planJSON(t, testPlan()), RowsFile: encodeRows(t, changed)},
+			local:  map[string][]byte{PlanFile: planJSON(t, testPlan()), RowsFile: encodeRows(t, runRows(0))},
+			want:   "two runners ran it. Nothing was changed: the store's copy is kept as it is, and this directory's rows are not uploaded over it. To keep the store's copy, move ",
+		},
 		"stored rows without a plan": {
 			stored: map[string][]byte{RowsFile: encodeRows(t, runRows(0))},
 			want:   "holds rows (rows.jsonl) but no run.json",

@@ -176,8 +176,8 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 			missing = append(missing, r)
 			have[idOf(r)] = b
 		case !bytes.Equal(mine, b):
-			return nil, fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it; keep one copy of the run",
-				runID, r.Intent, r.Pair, r.Arm, r.Attempt, d.File(rel))
+			return nil, fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it. Nothing was changed: the store's copy is kept as it is, and this directory's rows are not uploaded over it. To keep the store's copy, move %s aside and run again (the run resumes from the store); to keep this directory's, report it where it is (pairbench report %[6]s) or run it again with a new --run-id",
+				runID, r.Intent, r.Pair, r.Arm, r.Attempt, d.File(rel), d.Path)
 		}
 	}
 	if len(missing) == 0 {
