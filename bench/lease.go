@@ -34,7 +34,12 @@ func (r *Run) takeLease(ctx context.Context) error {
 		<-done
 		release, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return l.Release(release)
+		if err := l.Release(release); err != nil {
+			// It goes stale by itself; the next runner of this host takes
+			// it at once.
+			r.log.Warn("could not release the run's lease", "run_id", r.cfg.RunID, "err", err)
+		}
+		return nil
 	})
 	return nil
 }

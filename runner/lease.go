@@ -155,10 +155,18 @@ func (l *Lease) write(ctx context.Context) error {
 // runner holds it now.
 func (l *Lease) Renew(ctx context.Context) error {
 	err := l.write(ctx)
-	if errors.Is(err, artifacts.ErrPrecondition) {
-		return fmt.Errorf("%w: %w", ErrLeaseLost, err)
+	if !errors.Is(err, artifacts.ErrPrecondition) {
+		return err
 	}
-	return err
+	// A write that reached the store and whose answer was lost, tried
+	// again by the store's client, finds its own record: still ours.
+	data, version, gerr := l.store.GetVersion(ctx, l.key)
+	var rec leaseRecord
+	if gerr == nil && json.Unmarshal(data, &rec) == nil && rec.Holder == l.holder {
+		l.version = version
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrLeaseLost, err)
 }
 
 // Keep renews the lease every LeaseTTL/4 until ctx ends, and calls lost
