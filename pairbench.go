@@ -214,6 +214,12 @@ type Row struct {
 	CostUSD      float64 `json:"cost_usd"`
 	CapsHit      []Cap   `json:"caps_hit,omitempty"`
 
+	// StartupSeconds is the time from the agent's launch to its first
+	// model request: the agent CLI's own start-up, inside WallSeconds.
+	// WallSeconds less it is the time from the first model request. 0 when
+	// the agent made no request, or in rows from before the field.
+	StartupSeconds float64 `json:"startup_seconds,omitempty"`
+
 	ToolsDeclared []string     `json:"tools_declared,omitempty"`
 	WebMCP        []Invocation `json:"webmcp,omitempty"`
 	NativeTools   []string     `json:"native_tools,omitempty"`

@@ -138,6 +138,8 @@ func (s *rowScan) row(r *Row) bool {
 			return 1 << 27, s.int(&r.BrowserRefusals)
 		case "webmcp_impl":
 			return 1 << 28, s.name((*string)(&r.WebMCPImpl))
+		case "startup_seconds":
+			return 1 << 29, s.float(&r.StartupSeconds)
 		}
 		return 0, false
 	})

@@ -228,6 +228,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	select {
 	case at := <-firstTurn:
 		tl.mark(StepFirstTurn, at)
+		row.StartupSeconds = at.Sub(launched).Seconds()
 	default:
 	}
 	tl.mark(StepAgentEnded, ended)

@@ -240,9 +240,29 @@ func speedOf(pairs []pairRef, randomized bool) (*Speed, *rankSample) {
 	}
 	s.MedianControl, s.MedianTreatment = median(tc), median(tt)
 	s.RatioOfMedians = finite(ratio(s.MedianControl, s.MedianTreatment))
+	s.FromFirstRequest = fromFirstRequest(pairs)
 	rs := newRankSample(d)
 	s.Speedup.Est = math.Exp(rs.hl) // the test fills in the rest
 	return s, &rs
+}
+
+// fromFirstRequest describes the pairs' times from each agent's first
+// model request; nil unless every trial recorded its start-up.
+func fromFirstRequest(pairs []pairRef) *SpeedFromFirstRequest {
+	n := len(pairs)
+	tc, tt, d := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, p := range pairs {
+		if p.c.startup <= 0 || p.t.startup <= 0 {
+			return nil
+		}
+		tc[i], tt[i] = max(p.c.wall-float64(p.c.startup), 0), max(p.t.wall-float64(p.t.startup), 0)
+		d[i] = logRatio(tc[i], tt[i])
+	}
+	f := &SpeedFromFirstRequest{MedianControl: median(tc), MedianTreatment: median(tt)}
+	f.RatioOfMedians = finite(ratio(f.MedianControl, f.MedianTreatment))
+	rs := newRankSample(d)
+	f.Speedup = math.Exp(rs.hl)
+	return f
 }
 
 func ratio(c, t float64) float64 {

@@ -21,6 +21,8 @@ type record struct {
 	turns       int32
 	oc          uint8 // the outcome's index in pairbench.Outcomes
 	flags       recordFlags
+	// startup is the agent's start-up inside wall (Row.StartupSeconds).
+	startup float32
 }
 
 type recordFlags uint16
@@ -102,7 +104,7 @@ func (x *recordExtra) native() []string {
 // extra (nil without any); agreement is the intent's check, if any.
 func newRecord(r *pairbench.Row, agreement *Agreement) (record, *recordExtra) {
 	t := record{
-		wall: r.WallSeconds, cost: r.CostUSD, inputTokens: r.InputTokens, startDelay: r.StartDelayMS,
+		wall: r.WallSeconds, cost: r.CostUSD, inputTokens: r.InputTokens, startDelay: r.StartDelayMS, startup: float32(r.StartupSeconds),
 		pair: int32(r.Pair), attempt: int32(min(r.Attempt, 1<<31-1)), turns: int32(max(min(r.Turns, 1<<31-1), -1<<31)),
 		oc: uint8(max(0, slices.Index(pairbench.Outcomes, r.Outcome))), // Add takes valid rows only
 	}

@@ -408,6 +408,10 @@ func viewSpeed(s *Speed) string {
 	if s.SpeedupAdj != nil {
 		out += "; " + viewFamily(s.Family, s.SpeedupAdj, showExactSpeedup)
 	}
+	if f := s.FromFirstRequest; f != nil {
+		out += fmt.Sprintf("; from the first model request (the agents' start-up left out): median %s control vs %s treatment (ratio of medians %s), typical speedup %s",
+			showSecs(f.MedianControl), showSecs(f.MedianTreatment), showOptTimes(f.RatioOfMedians), showOptTimes(finite(f.Speedup)))
+	}
 	return out
 }
 

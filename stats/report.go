@@ -377,6 +377,23 @@ type Speed struct {
 	// Composite is the test on time to a correct answer that a speed claim
 	// also needs (nil for Adopters and the placebo check).
 	Composite *Composite `json:"composite,omitempty"`
+	// FromFirstRequest describes the same pairs' times from each agent's
+	// first model request, leaving out the agent CLI's start-up, which is
+	// the same work in both arms and pulls the wall-time ratio towards 1.
+	// Reported beside the wall-time figures; no label reads it. Nil when a
+	// pair's rows do not record the start-up.
+	FromFirstRequest *SpeedFromFirstRequest `json:"from_first_request,omitempty"`
+}
+
+// SpeedFromFirstRequest is Speed's figures over time from the first model
+// request (Row.WallSeconds less Row.StartupSeconds).
+type SpeedFromFirstRequest struct {
+	MedianControl   float64  `json:"median_control"`
+	MedianTreatment float64  `json:"median_treatment"`
+	RatioOfMedians  *float64 `json:"ratio_of_medians"`
+	// Speedup is exp of the Hodges–Lehmann estimate of the per-pair
+	// log(control/treatment) of these times (descriptive, no interval).
+	Speedup float64 `json:"speedup"`
 }
 
 // Interval is an estimate with lower and upper bounds. In JSON a non-finite

@@ -51,6 +51,8 @@ func TestBenchAStagingSite(t *testing.T) {
 	for _, r := range rows {
 		if r.Attempt == rows[len(rows)-1].Attempt {
 			assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
+			assert.Positive(t, r.StartupSeconds, "%s: the agent's start-up is recorded", r.Arm)
+			assert.Less(t, r.StartupSeconds, r.WallSeconds, "%s: inside the wall time", r.Arm)
 			if r.Arm == pairbench.Treatment {
 				require.NotEmpty(t, r.WebMCP, "the tools register on the staging origin")
 				assert.Equal(t, "find_books", r.WebMCP[0].Tool)
@@ -58,6 +60,11 @@ func TestBenchAStagingSite(t *testing.T) {
 			}
 		}
 	}
+
+	rep := readReport(t, filepath.Join(runs, "st1"))
+	require.NotNil(t, rep.Intents[0].Speed, "both arms correct")
+	require.NotNil(t, rep.Intents[0].Speed.FromFirstRequest, "the speed from the first model request is reported")
+	assert.Less(t, rep.Intents[0].Speed.FromFirstRequest.MedianControl, rep.Intents[0].Speed.MedianControl)
 
 	code, _, stderr = runCLI(t, "run", exampleRegistry, "--intent", "books-cheapest-by-author", "--origin", "book.example=https://staging.test",
 		"--runs-dir", t.TempDir(), "--tools", tools)
