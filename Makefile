@@ -14,8 +14,11 @@ setup:
 # pairbench and, beside it, the sandbox's init (sandbox.InitProgram), a small
 # program without cgo that starts inside every sandbox in about a
 # millisecond (pairbench itself would serve, starting far slower).
+# The commit goes into the binary (pairbench version, run.json) even where Go
+# cannot stamp it itself.
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 build:
-	$(GO) build -o $(BIN) ./cmd/pairbench
+	$(GO) build -ldflags "-X github.com/pairbench/pairbench/bench.revision=$(REVISION)" -o $(BIN) ./cmd/pairbench
 	CGO_ENABLED=0 $(GO) build -o $(dir $(BIN))pairbench-sandbox-init ./cmd/pairbench-sandbox-init
 
 ## demo: a real bench of the example registry on embedded defaults
