@@ -39,6 +39,12 @@ func newSandboxCheckCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("sandbox check: %w", err)
 			}
+			for _, h := range hidden {
+				// A path that is not there proves nothing hidden.
+				if _, err := os.Lstat(h); err != nil {
+					return usageError{fmt.Errorf("--hidden %s: %w", h, err)}
+				}
+			}
 			rep, err := bench.CheckHost(cmd.Context(), append([]string{wd}, hidden...), "", chromium, browser)
 			var ce *sandbox.CheckError
 			if errors.As(err, &ce) {

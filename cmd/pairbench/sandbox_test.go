@@ -70,3 +70,13 @@ func TestSandboxRunConfinesTheCommand(t *testing.T) {
 	assert.NotContains(t, out+errOut, "sk-real-value-never-inside")
 	assert.Contains(t, errOut, "pairbench: sh exited with status 1")
 }
+
+// TestSandboxCheckRefusesAHiddenPathThatIsNotThere: a --hidden path that
+// does not exist proves nothing hidden; the check refuses it as a usage
+// error instead of passing.
+func TestSandboxCheckRefusesAHiddenPathThatIsNotThere(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "sandbox", "check", "--browser=false", "--hidden", "/nonexistent/secrets")
+	assert.Equal(t, exitUsage, code, stdout)
+	assert.Contains(t, stderr, "--hidden /nonexistent/secrets: lstat /nonexistent/secrets: no such file or directory")
+	assert.NotContains(t, stdout, "passed")
+}
