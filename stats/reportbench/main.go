@@ -6,8 +6,8 @@
 // memory (getrusage) are taken, so that a busy machine slows all of them
 // alike; the report is the median of the rounds and the ratios of the
 // medians, of wall time and of CPU time (user and system, all threads).
-// The goal (issue 14): the whole report in at most half the time of the
-// python loop, in at most 256 MiB.
+// The goal (issues 14 and 32): the whole report in at most half the time
+// of the python loop, in at most 256 MiB.
 //
 //	go run ./stats/reportbench -intents 1000   # 1,000,000 rows
 //	go run ./stats/reportbench -intents 100    # 100,000 rows
