@@ -69,6 +69,8 @@ type Browser struct {
 	native map[target.SessionID]*frameTools
 	// calls are the tool invocations the browser's own WebMCP reported.
 	calls []browserCall
+	// callsCut is set once a call past maxBrowserCalls was dropped.
+	callsCut bool
 	// webmcpSink, when set, also gets every event onEvent does not handle
 	// itself (tests watch the WebMCP domain's invocation events with it).
 	webmcpSink func(*cdproto.Message)

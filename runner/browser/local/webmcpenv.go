@@ -85,6 +85,8 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 		b.mu.Lock()
 		if len(b.calls) < maxBrowserCalls {
 			b.calls = append(b.calls, browserCall{id: ev.InvocationID, call: pairbench.BrowserCall{Tool: ev.ToolName}})
+		} else {
+			b.callsCut = true
 		}
 		b.mu.Unlock()
 	case cdproto.MethodType(webmcp.ToolResponded.Method):
@@ -167,7 +169,9 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 
 // BrowserCalls returns the tool invocations the browser's own WebMCP
 // reported on any of its tabs, in order (at most maxBrowserCalls), and
-// whether its DevTools WebMCP domain answered on a tab. It implements
+// whether its DevTools WebMCP domain answered on a tab and every call was
+// kept (past maxBrowserCalls the browser's record is no longer whole, so
+// it cannot tell). It implements
 // runner.BrowserCallRecorder.
 func (b *Browser) BrowserCalls() ([]pairbench.BrowserCall, bool) {
 	b.mu.Lock()
@@ -180,5 +184,5 @@ func (b *Browser) BrowserCalls() ([]pairbench.BrowserCall, bool) {
 	for _, c := range b.calls {
 		out = append(out, c.call)
 	}
-	return out, answered
+	return out, answered && !b.callsCut
 }

@@ -1,17 +1,18 @@
 package local
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/cdproto/webmcp"
-	"maps"
-	"slices"
-	"strings"
-	"testing"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -233,4 +234,25 @@ func BenchmarkWebMCPNativeAgainstPolyfill(b *testing.B) {
 			b.ReportMetric(float64(invokeTime)/float64(b.N)/1e6, "invoke-ms")
 		})
 	}
+}
+
+// TestBrowserCallsPastTheCapCannotTell: a browser that dropped calls past
+// its cap no longer claims a whole record, so no trial is failed for calls
+// it did not keep.
+func TestBrowserCallsPastTheCapCannotTell(t *testing.T) {
+	b := &Browser{native: map[target.SessionID]*frameTools{"s": {answered: true}}}
+	invoked := func(i int) *cdproto.Message {
+		return &cdproto.Message{Method: cdproto.MethodType(webmcp.ToolInvoked.Method), SessionID: "s",
+			Params: fmt.Appendf(nil, `{"toolName":"flood","frameId":"F","invocationId":"%d","input":"{}"}`, i)}
+	}
+	for i := range maxBrowserCalls {
+		b.onWebMCPEvent(invoked(i))
+	}
+	calls, ok := b.BrowserCalls()
+	assert.Len(t, calls, maxBrowserCalls)
+	assert.True(t, ok)
+	b.onWebMCPEvent(invoked(maxBrowserCalls))
+	calls, ok = b.BrowserCalls()
+	assert.Len(t, calls, maxBrowserCalls)
+	assert.False(t, ok)
 }
