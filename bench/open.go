@@ -55,6 +55,9 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := runner.CheckIntentNames(reg, cfg.Intents); err != nil {
+		return nil, err
+	}
 	if cfg.ExampleSites {
 		if err := r.serveExampleSites(); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -117,15 +118,28 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	return p, skipped, nil
 }
 
+// ErrUnknownIntent is wrapped by the error of an --intent that names no
+// intent or domain of the registry: a bad argument (exit 2).
+var ErrUnknownIntent = errors.New("no intent or domain")
+
+// CheckIntentNames fails, wrapping ErrUnknownIntent, when a name of sel
+// is neither an intent id nor a domain of reg.
+func CheckIntentNames(reg *intents.Registry, sel []string) error {
+	for _, name := range sel {
+		if reg.Intent(name) == nil && reg.Domain(name) == nil {
+			return fmt.Errorf("%w named %q in %s", ErrUnknownIntent, name, reg.Root)
+		}
+	}
+	return nil
+}
+
 // selectIntents returns the intents named by sel (ids or domains), or every
 // intent when sel is empty, leaving out stale ones unless named by id.
 func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*intents.Intent, []Skipped, error) {
 	var out []*intents.Intent
 	var skipped []Skipped
-	for _, name := range sel {
-		if reg.Intent(name) == nil && reg.Domain(name) == nil {
-			return nil, nil, fmt.Errorf("no intent or domain named %q in %s", name, reg.Root)
-		}
+	if err := CheckIntentNames(reg, sel); err != nil {
+		return nil, nil, err
 	}
 	for _, in := range reg.Intents {
 		byID := slices.Contains(sel, in.ID)

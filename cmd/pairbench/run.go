@@ -155,7 +155,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
 	var unreachable *bench.UnreachablePlanError
-	if errors.As(err, &unreachable) {
+	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) {
 		err = usageError{err}
 	}
 	if o.PlanOnly && err == nil {

@@ -31,6 +31,7 @@ func TestRunFlagErrorsExitTwo(t *testing.T) {
 		{"run", "../../examples/registry", "--log-format", "xml"},
 		{"run", "../../examples/registry", "--no-such-flag"},
 		{"run", "../../examples/registry", "--host", "books.example"},
+		{"run", "../../examples/registry", "--intent", "no-such-intent", "--runs-dir", t.TempDir()},
 	} {
 		code, _, stderr := runCLI(t, args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
