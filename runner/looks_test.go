@@ -46,6 +46,7 @@ func TestTopUp(t *testing.T) {
 	assert.Equal(t, []float64{2.0 / 6, 1}, d.Looks)
 	assert.InDelta(t, 0.05-stats.Spent(0.05, 2.0/6), q.StatsPlan().Alpha, 1e-12, "the last look decides at the α left")
 	assert.Less(t, q.StatsPlan().Alpha, 0.05)
+	assert.Equal(t, &stats.Looked{Pairs: []int{2, 6}, Look: 2, RunAlpha: 0.05}, q.StatsPlan().Looks)
 
 	again, err := q.TopUp(9)
 	require.NoError(t, err)
@@ -73,6 +74,7 @@ func TestPlanWithoutLooks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got.Design())
 	assert.Equal(t, 0.05, got.StatsPlan().Alpha)
+	assert.Nil(t, got.StatsPlan().Looks)
 
 	for _, looks := range [][]int{{2, 2}, {0, 2}, {1}} {
 		p.Looks = looks

@@ -265,6 +265,7 @@ func (p *Plan) StatsPlan() stats.Plan {
 	sp.Arms, sp.Margins = p.statsArms(), p.Margins
 	if d := p.Design(); d != nil { // the last look, at its share of α
 		sp.Alpha = d.LookAlpha(p.Alpha, len(d.Looks)-1)
+		sp.Looks = &stats.Looked{Pairs: p.Looks, Look: len(p.Looks), RunAlpha: p.Alpha}
 	}
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{

@@ -36,7 +36,7 @@ func (b *Builder) Report() *Report {
 	rep := &Report{
 		V: ReportVersion, RunID: plan.RunID, Model: plan.Model, Source: plan.Source,
 		Alpha: alpha, Z: Z(alpha), Seed: plan.Seed, SkippedRows: b.skipped,
-		Incomplete: plan.Incomplete, Forced: plan.Forced,
+		Incomplete: plan.Incomplete, Forced: plan.Forced, Looks: plan.Looks,
 	}
 
 	adoption := b.adoption

@@ -479,7 +479,8 @@ const htmlSource = `<!DOCTYPE html>
 {{end}}{{if .Claims}}<p>{{.Claims}}</p>
 {{end}}{{end}}<p>{{if .Total}}{{if .Headline.Pooled}}Verdict {{.Headline.Pooled}}; per intent{{else}}Worst label of {{.Total}} {{plural .Total "intent"}}{{end}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
 <div class="warning"><p><strong>Forced resume.</strong> {{.ForcedNote}}</p><ul>{{range .Forced}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
-{{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
+{{if .Looks}}<p>{{.Looks}}</p>
+{{end}}{{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
 {{if .MixedWebMCP}}<p class="warning"><strong>Mixed WebMCP.</strong> {{.MixedWebMCP}}</p>
 {{end}}<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
 </header>

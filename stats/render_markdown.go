@@ -367,6 +367,9 @@ func mdRunLine(v reportView, link string) string {
 		}
 		b.WriteString("\n")
 	}
+	if v.Looks != "" {
+		b.WriteString("> [!NOTE]\n> " + mdText(v.Looks) + "\n\n")
+	}
 	if v.Scripted {
 		b.WriteString("> [!WARNING]\n> " + mdText(scriptedNote) + "\n\n")
 	}

@@ -43,6 +43,9 @@ type reportView struct {
 	// resume was forced past.
 	Incomplete string
 	Forced     []string
+	// Looks says at which look of a group-sequential design the report
+	// decides, and at what level ("" for a run of one look).
+	Looks string
 	// MixedWebMCP says, when set, that some trials ran on the browser's own
 	// WebMCP and others on the polyfill: every rendering flags it.
 	MixedWebMCP string
@@ -178,6 +181,9 @@ func newView(r *Report) reportView {
 	}
 	v.Footer = viewRunFacts(r)
 	v.Headline = newHeadlineView(r)
+	if r.Looks != nil {
+		v.Looks = r.Looks.note(r.Alpha)
+	}
 	if in := r.Incomplete; in != nil {
 		v.Incomplete = fmt.Sprintf("%d of %d planned %s not run yet", in.Pending, in.Planned, pluralize(in.Planned, "pair"))
 		if in.Why != "" {

@@ -37,6 +37,9 @@ type Plan struct {
 	// each resumed past it with --force: the trials are not all of one
 	// plan.
 	Forced []string `json:"forced,omitempty"`
+	// Looks, when set, is the look of a group-sequential design the report
+	// decides, at Alpha (the look's share of the run's α).
+	Looks *Looked `json:"looks,omitempty"`
 	// Arms names the two arms when the run configured them; nil for no
 	// tools against the registry's tools. Margins, when set, are the
 	// head-against-base non-inferiority margins: each intent then gets a
@@ -139,6 +142,8 @@ type Report struct {
 	// Plan.Forced.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
 	Forced     []string    `json:"forced,omitempty"`
+	// Looks repeats Plan.Looks.
+	Looks *Looked `json:"looks,omitempty"`
 	// Arms repeats Plan.Arms; NonInferiority is the run's head-against-base
 	// verdict (RunNonInferiority), "" without margins.
 	Arms           *Arms    `json:"arms,omitempty"`

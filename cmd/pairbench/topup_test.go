@@ -48,6 +48,9 @@ func TestTopUpResume(t *testing.T) {
 	assert.Equal(t, 2, rep.Intents[0].Pairs.Planned)
 	assert.Equal(t, 2, rep.Intents[0].Pairs.Complete, "the report counts both pairs")
 	assert.InDelta(t, 0.05-stats.Spent(0.05, 0.5), rep.Alpha, 1e-12)
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "Look 2 of 2 (1, then 2 pairs per intent): the run was topped up")
 
 	local, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
