@@ -140,6 +140,52 @@ func (s *rowScan) row(r *Row) bool {
 			return 1 << 28, s.name((*string)(&r.WebMCPImpl))
 		case "startup_seconds":
 			return 1 << 29, s.float(&r.StartupSeconds)
+		case "webmcp_env":
+			return 1 << 30, s.webmcpEnv(&r.WebMCPEnv)
+		case "browser_webmcp":
+			return 1 << 31, objects(s, &r.BrowserWebMCP, func(c *BrowserCall, key []byte) (uint32, bool) {
+				switch string(key) {
+				case "tool":
+					return 1, s.name(&c.Tool)
+				case "status":
+					return 2, s.name(&c.Status)
+				}
+				return 0, false
+			})
+		}
+		return 0, false
+	})
+}
+
+// webmcpEnv reads a WebMCP environment; null is encoding/json's to decide.
+func (s *rowScan) webmcpEnv(out **WebMCPEnv) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	e := new(WebMCPEnv)
+	*out = e
+	return s.fields(func(key []byte) (uint32, bool) {
+		switch string(key) {
+		case "browser":
+			return 1, s.name(&e.Browser)
+		case "switches":
+			return 2, s.names(&e.Switches)
+		case "devtools_webmcp":
+			return 4, s.bool(&e.DevTools)
+		case "frame_tools":
+			if s.peek() != '{' {
+				return 8, false
+			}
+			e.FrameTools = map[string][]string{}
+			return 8, s.object(s.key, func(key []byte) bool {
+				if _, dup := e.FrameTools[string(key)]; dup {
+					return false // encoding/json's to decide
+				}
+				var tools []string
+				ok := s.names(&tools)
+				e.FrameTools[string(key)] = tools
+				return ok
+			})
 		}
 		return 0, false
 	})
