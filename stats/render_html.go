@@ -68,6 +68,10 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 		}
 	}
 	page.Figures = figures.frags
+	var err error
+	if page.Arms, err = htmlArms(r); err != nil {
+		return err
+	}
 	if err := htmlTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html report: %w", err)
 	}
@@ -152,6 +156,8 @@ type htmlPage struct {
 	Page map[string]string
 	// Figures are the intents' fragments, in the report's order.
 	Figures []template.HTML
+	// Arms is the arms section of a run whose arms were configured.
+	Arms template.HTML
 }
 
 // filters are the run page's choices: one per label present and one per
@@ -483,7 +489,7 @@ const htmlSource = `<!DOCTYPE html>
 {{end}}{{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
 {{if .MixedWebMCP}}<p class="warning"><strong>Mixed WebMCP.</strong> {{.MixedWebMCP}}</p>
 {{end}}<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
-</header>
+{{.Arms}}</header>
 
 <h2>Intents</h2>
 {{if .Intents}}{{template "filters" .Filters}}{{end}}

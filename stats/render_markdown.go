@@ -65,6 +65,7 @@ func Markdown(r *Report, opts MarkdownOptions) string {
 
 	var must strings.Builder
 	must.WriteString(mdVerdictLine(v))
+	must.WriteString(mdArms(r))
 	if len(top) > 0 {
 		must.WriteString(narrowHead)
 		for _, in := range top {
@@ -524,6 +525,7 @@ func CheckSummary(r *Report, opts MarkdownOptions) string {
 	intents := worstFirst(v.Intents)
 	var b strings.Builder
 	b.WriteString(mdVerdictLine(v))
+	b.WriteString(mdArms(r))
 	b.WriteString(mdRunNames(v) + "\n\n")
 	b.WriteString(mdMixedWebMCP(v))
 	if len(intents) > 0 {
