@@ -65,6 +65,14 @@ type Config struct {
 	// against the registry's tools. An arm's tools@REV reads the registry
 	// at REV of its repository (the registry directory's, or Git's).
 	Arms runner.PlanArms
+	// Changes, a git revision (a pull request's base), benches what changed
+	// since it in the registry directory's working tree: each domain as
+	// intents.Comparisons chooses (tools changed: against its tools at
+	// Changes; new, or its intents alone changed: against no tools); an
+	// untouched domain is not benched, and a bench with nothing changed
+	// fails with ErrNothingChanged. It sets Arms and Intents, which must
+	// be left empty.
+	Changes string
 	// Pairs is the number of pairs per intent. A resume keeps the run's
 	// pairs unless PairsGiven (--pairs was given): then more pairs top the
 	// run up (runner.Plan.TopUp) and fewer are refused.

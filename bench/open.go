@@ -102,15 +102,21 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 
-	revs, arms, err := r.readRevs(ctx, cmpArms(cfg.Arms))
+	arms, againstNone := cmpArms(cfg.Arms), []string(nil)
+	if cfg.Changes != "" {
+		if arms, againstNone, err = r.applyChanges(ctx, reg); err != nil {
+			return nil, err
+		}
+	}
+	revs, arms, err := r.readRevs(ctx, arms)
 	if err != nil {
 		return nil, err
 	}
 	policy := r.browserPolicy()
-	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
+	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: r.cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
-		Arms: arms, Revs: revs}
+		Arms: arms, Revs: revs, AgainstNone: againstNone}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}

@@ -140,6 +140,10 @@ type ArmSetup struct {
 	// the arm's revision: the arm registers nothing (it is benched as
 	// none).
 	Absent bool `json:"absent,omitempty"`
+	// None is true when the run benches the domain against no tools
+	// although the arm reads tools at a revision (PlanOptions.AgainstNone:
+	// a pull request changed its intents alone).
+	None bool `json:"none,omitempty"`
 	// Context is the path in the registry of the context pack the arm's
 	// agent is given, ContextHash its content hash; both "" without one.
 	Context     string `json:"context,omitempty"`
@@ -175,16 +179,18 @@ func (p *Plan) ArmSpecs() PlanArms {
 // planArms fills in's arms from the specs: the tools each registers (the
 // domain's at head, or at the arm's revision in revs), and the context
 // pack it is given. It fails when an arm asks for a context pack that d
-// does not name.
-func planArms(arms PlanArms, revs map[string]*intents.Registry, d *intents.Domain) (*IntentArms, error) {
+// does not name. againstNone leaves control without tools.
+func planArms(arms PlanArms, revs map[string]*intents.Registry, d *intents.Domain, againstNone bool) (*IntentArms, error) {
 	out := &IntentArms{}
 	for _, arm := range pairbench.Arms {
 		spec, setup := arms.Of(arm), out.Of(arm)
 		var tools []intents.Tool
-		switch spec.Tools {
-		case RegistryTools:
+		switch {
+		case arm == pairbench.Control && againstNone && spec.Tools == RevTools:
+			setup.None = true
+		case spec.Tools == RegistryTools:
 			tools = d.Registered()
-		case RevTools:
+		case spec.Tools == RevTools:
 			reg := revs[spec.Rev]
 			if reg == nil {
 				return nil, fmt.Errorf("%s arm: the registry at %s was not read", arm, spec.Rev)
@@ -375,7 +381,7 @@ func (p *Plan) statsArms() *stats.Arms {
 			continue
 		}
 		seen[in.Domain] = true
-		d := stats.DomainArms{Domain: in.Domain, AbsentInControl: in.Arms.Control.Absent}
+		d := stats.DomainArms{Domain: in.Domain, AbsentInControl: in.Arms.Control.Absent, AgainstNone: in.Arms.Control.None}
 		control := map[string]ArmTool{}
 		for _, t := range in.Arms.Control.Tools {
 			control[t.Name] = t
@@ -391,7 +397,7 @@ func (p *Plan) statsArms() *stats.Arms {
 			delete(control, t.Name)
 		}
 		d.Removed = slices.Sorted(maps.Keys(control))
-		if !p.Arms.Control.Tools.registers() || !p.Arms.Treatment.Tools.registers() {
+		if !p.Arms.Control.Tools.registers() || !p.Arms.Treatment.Tools.registers() || in.Arms.Control.None {
 			d.Added, d.Removed, d.Edited = nil, nil, nil // no tools on one side: nothing to compare
 		}
 		out.Domains = append(out.Domains, d)

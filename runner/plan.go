@@ -277,7 +277,7 @@ func (p *Plan) StatsPlan() stats.Plan {
 			Pairs:   len(in.Pairs),
 		}
 		if in.Arms != nil && p.Margins != nil {
-			pi.NewDomain = in.Arms.Control.Absent
+			pi.NoBaseTools = in.Arms.Control.Absent || in.Arms.Control.None
 		}
 		if a := in.Agreement; a != nil {
 			pi.Agreement = &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}

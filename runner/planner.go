@@ -51,6 +51,10 @@ type PlanOptions struct {
 	// arm's Commit.
 	Arms PlanArms
 	Revs map[string]*intents.Registry
+	// AgainstNone names domains whose control registers nothing even
+	// though the control arm reads tools at a revision: a pull request
+	// changed their intents alone (intents.Comparisons).
+	AgainstNone []string
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -101,7 +105,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			pi.Tools = append(pi.Tools, t.Name)
 		}
 		if p.Arms != nil {
-			arms, err := planArms(*p.Arms, opts.Revs, d)
+			arms, err := planArms(*p.Arms, opts.Revs, d, slices.Contains(opts.AgainstNone, d.Name))
 			if err != nil {
 				return nil, nil, fmt.Errorf("intent %s: %w", in.ID, err)
 			}

@@ -211,3 +211,33 @@ func gitOutput(ctx context.Context, dir string, limit int64, args ...string) ([]
 	}
 	return out, nil
 }
+
+// GitChangedFiles lists the files of the registry directory dir (a path
+// inside a git working tree) that differ between revision rev and the
+// working tree, committed or not, as slash paths relative to dir.
+func GitChangedFiles(ctx context.Context, dir, rev string) ([]string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return nil, fmt.Errorf("revision %q: not a git revision", rev)
+	}
+	out, err := gitOutput(ctx, dir, 16<<20, "diff", "--name-only", "--no-renames", "--relative", rev, "--", ".")
+	if err != nil {
+		return nil, fmt.Errorf("changes of %s since %s: %w", dir, rev, err)
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\n") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	// Untracked files are changes too (a new domain not yet added).
+	out, err = gitOutput(ctx, dir, 16<<20, "ls-files", "--others", "--exclude-standard", "--", ".")
+	if err != nil {
+		return nil, fmt.Errorf("untracked files of %s: %w", dir, err)
+	}
+	for _, f := range strings.Split(string(out), "\n") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

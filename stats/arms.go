@@ -24,6 +24,10 @@ type DomainArms struct {
 	// AbsentInControl is true when the domain is not in the registry at
 	// the control arm's revision: it is new, and benched against none.
 	AbsentInControl bool `json:"absent_in_control,omitempty"`
+	// AgainstNone is true when the run benched the domain against no
+	// tools although control reads tools at a revision: a pull request
+	// changed its intents alone, so its tools are the same on both sides.
+	AgainstNone bool `json:"against_none,omitempty"`
 	// Added, Removed and Edited name the tools treatment registers and
 	// control does not, control registers and treatment does not, and
 	// both register from different files.

@@ -273,7 +273,7 @@ func (a *analysis) nonInferiorities(plan Plan, intents []Intent, work []intentWo
 	m := *plan.Margins
 	fresh := map[string]bool{}
 	for _, p := range plan.Intents {
-		fresh[p.ID] = p.NewDomain
+		fresh[p.ID] = p.NoBaseTools
 	}
 	var idx []int
 	for i := range intents {

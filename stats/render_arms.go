@@ -55,6 +55,9 @@ func mdArms(r *Report) string {
 		if d.AbsentInControl {
 			parts = append(parts, "new: not in the control's registry, so benched against no tools")
 		}
+		if d.AgainstNone {
+			parts = append(parts, "its intents alone changed, so benched against no tools")
+		}
 		for _, p := range []struct {
 			what  string
 			names []string
@@ -63,7 +66,7 @@ func mdArms(r *Report) string {
 				parts = append(parts, p.what+" "+mdCodeList(p.names))
 			}
 		}
-		if len(parts) == 0 && a.Control.Tools && a.Treatment.Tools && !d.AbsentInControl {
+		if len(parts) == 0 && a.Control.Tools && a.Treatment.Tools {
 			parts = append(parts, "tools unchanged")
 		}
 		if len(parts) > 0 {
@@ -102,7 +105,7 @@ var armsHTMLTemplate = template.Must(template.New("arms").Parse(`<section class=
 {{if .Result}}<p><strong>Head against base: {{.Result}}</strong>{{with .Margins}} (margins: at most {{.AccuracyPoints}} points less accurate, at most {{.SlowerPercent}}% slower){{end}}.</p>
 <ul>{{range .Intents}}<li><code>{{.ID}}</code>: <strong>{{.NonInferiority.Result}}</strong>: {{.NonInferiority.Why}}</li>{{end}}</ul>
 {{end}}{{with .Arms.Domains}}<p>Tools, treatment against control:</p>
-<ul>{{range .}}<li><code>{{.Domain}}</code>:{{if .AbsentInControl}} new: not in the control's registry, so benched against no tools;{{end}}{{with .Added}} added {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Removed}} removed {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Edited}} edited {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}</li>{{end}}</ul>
+<ul>{{range .}}<li><code>{{.Domain}}</code>:{{if .AbsentInControl}} new: not in the control's registry, so benched against no tools;{{end}}{{if .AgainstNone}} its intents alone changed, so benched against no tools;{{end}}{{with .Added}} added {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Removed}} removed {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Edited}} edited {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}</li>{{end}}</ul>
 {{end}}{{with .Tools}}<table><thead><tr><th>domain</th><th>tool</th><th>control calls</th><th>control failures</th><th>treatment calls</th><th>treatment failures</th></tr></thead><tbody>
 {{range .}}<tr><td><code>{{.Domain}}</code></td><td><code>{{.Tool}}</code></td><td>{{.PerArm.Control.Calls}}</td><td>{{.PerArm.Control.Failures}}</td><td>{{.PerArm.Treatment.Calls}}</td><td>{{.PerArm.Treatment.Failures}}</td></tr>
 {{end}}</tbody></table>{{end}}

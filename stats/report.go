@@ -80,10 +80,10 @@ type PlanIntent struct {
 	Tools []string `json:"tools,omitempty"`
 	// Pairs is the number of pairs planned.
 	Pairs int `json:"pairs"`
-	// NewDomain is true in a run of head against base (Plan.Margins) when
-	// the base has no such domain: control registers nothing, and the
-	// intent gets no non-inferiority verdict.
-	NewDomain bool `json:"new_domain,omitempty"`
+	// NoBaseTools is true in a run of head against base (Plan.Margins)
+	// when control registers nothing for the intent (its domain is new, or
+	// its intents alone changed): it gets no non-inferiority verdict.
+	NoBaseTools bool `json:"no_base_tools,omitempty"`
 }
 
 // Agreement is the check applied to an intent's both-correct pairs.

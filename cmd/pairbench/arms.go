@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,7 @@ import (
 
 // armOptions are run's --control, --treatment and --against.
 type armOptions struct {
-	control, treatment, against string
+	control, treatment, against, changes string
 }
 
 // armFlags binds run's arm flags to o.
@@ -21,10 +22,21 @@ func armFlags(cmd *cobra.Command, o *armOptions) {
 	f.StringVar(&o.control, "control", "none", "the control arm: none, tools, tools@REV, context, tools+context or tools@REV+context (REV: a git revision of the registry's repository)")
 	f.StringVar(&o.treatment, "treatment", "tools", "the treatment arm, as --control")
 	f.StringVar(&o.against, "against", "", "bench the registry's tools against its tools at git revision REV: --control tools@REV --treatment tools")
+	f.StringVar(&o.changes, "changes", "", "bench what changed since git revision BASE (a pull request's base): a domain whose tools changed against its tools at BASE, a new one or one whose intents alone changed against no tools, an untouched one not at all")
 }
 
-// apply sets cfg.Arms from the flags; the error names the flag at fault.
+// apply sets cfg.Arms (or cfg.Changes) from the flags; the error names
+// the flag at fault.
 func (o armOptions) apply(cmd *cobra.Command, cfg *bench.Config) error {
+	if o.changes != "" {
+		for _, f := range []string{"control", "treatment", "against", "intent"} {
+			if cmd.Flags().Changed(f) {
+				return fmt.Errorf("--changes chooses the arms and intents from the diff: give no --%s with it", f)
+			}
+		}
+		cfg.Changes = o.changes
+		return nil
+	}
 	if o.against != "" {
 		if cmd.Flags().Changed("control") || cmd.Flags().Changed("treatment") {
 			return errors.New("--against REV is --control tools@REV --treatment tools: give one or the others")
@@ -42,4 +54,15 @@ func (o armOptions) apply(cmd *cobra.Command, cfg *bench.Config) error {
 		return fmt.Errorf("--control and --treatment are both %s: a bench compares two different arms", cfg.Arms.Control)
 	}
 	return nil
+}
+
+// nothingToBench turns a bench of --changes that found nothing changed
+// into a line on stdout and success: a pull request that touches no domain
+// needs no bench.
+func nothingToBench(err error, stdout io.Writer) error {
+	if errors.Is(err, bench.ErrNothingChanged) {
+		fmt.Fprintln(stdout, "pairbench: "+err.Error())
+		return nil
+	}
+	return err
 }

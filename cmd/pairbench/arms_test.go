@@ -75,3 +75,65 @@ func TestRunAgainstARevision(t *testing.T) {
 	assert.NotEqual(t, arms.Control.Tools, arms.Treatment.Tools, "the PR's edit is frozen as a different file")
 	assert.Equal(t, "pr", git("rev-parse", "--abbrev-ref", "HEAD"), "the working tree is untouched")
 }
+
+// TestRunChanges plans --changes main from a PR branch that edits a books
+// tool and an intent of weather: books is benched against main's tools,
+// weather (its intents alone changed) against no tools; with nothing
+// changed the run says so and succeeds.
+func TestRunChanges(t *testing.T) {
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	reg := filepath.Join(repo, "reg")
+	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
+	git("init", "--quiet", "-b", "main")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "registry")
+	git("checkout", "--quiet", "-b", "pr")
+
+	runs := t.TempDir()
+	args := []string{"run", reg, "--changes", "main", "--example-sites", "--pairs", "1", "--start-delay", "0",
+		"--runs-dir", runs, "--tools", "../../tools/node_modules", "--plan-only"}
+	code, stdout, stderr := runCLI(t, append(args, "--run-id", "c0")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "nothing to bench: no domain of "+reg+" changed since main")
+	assert.NoDirExists(t, filepath.Join(runs, "c0"))
+
+	tool := filepath.Join(reg, "domains", "books.example", "tools", "find_books.js")
+	src, err := os.ReadFile(tool)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tool, append(src, []byte("// edited\n")...), 0o644))
+	intent := filepath.Join(reg, "bench", "intents", "weather.example", "weather-high-oslo.yaml")
+	src, err = os.ReadFile(intent)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(intent, append(src, []byte("# edited\n")...), 0o644))
+	code, _, stderr = runCLI(t, append(args, "--run-id", "c1")...)
+	require.Equal(t, exitOK, code, stderr)
+	plan, err := runner.ReadPlan(filepath.Join(runs, "c1", "run.json"))
+	require.NoError(t, err)
+	require.NotNil(t, plan.Arms)
+	assert.Equal(t, "tools@main", plan.Arms.Control.String())
+	domains := map[string]bool{}
+	for _, in := range plan.Intents {
+		domains[in.Domain] = true
+		require.NotNil(t, in.Arms)
+		if in.Domain == "weather.example" {
+			assert.True(t, in.Arms.Control.None, "its intents alone changed: against no tools")
+			assert.Empty(t, in.Arms.Control.Tools)
+		} else {
+			assert.False(t, in.Arms.Control.None)
+			assert.NotEmpty(t, in.Arms.Control.Tools, "its tools changed: against main's")
+		}
+	}
+	assert.Equal(t, map[string]bool{"books.example": true, "weather.example": true}, domains)
+
+	code, _, stderr = runCLI(t, append(args, "--run-id", "c2", "--against", "main")...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "give no --against with it")
+}

@@ -192,7 +192,7 @@ func newRunCmd() *cobra.Command {
 			dir, err := runBench(cmd.Context(), o, log, cmd.OutOrStdout())
 			logResume(cmd.Context(), log, cmd, args, o.RunID)
 			if err != nil || o.PlanOnly || o.Shards > 0 {
-				return err
+				return nothingToBench(err, cmd.OutOrStdout())
 			}
 			if err := printVerdict(cmd.OutOrStdout(), dir); err != nil {
 				return err
