@@ -53,6 +53,10 @@ bench_args() {
   for in in ${intents//,/ }; do
     args+=(--intent "$in")
   done
+  local base="${PB_BASE:-}"
+  if [ -z "${intents//[, ]/}" ] && [ -n "$base" ] && [ "$base" != none ]; then
+    changes_args "$base"
+  fi
   local number='^[0-9]+(\.[0-9]+)?$'
   if [ -n "${PB_TIME_CAP:-}" ]; then want time-cap "$PB_TIME_CAP" "$number"; args+=(--time-cap "$PB_TIME_CAP"); fi
   if [ -n "${PB_TURN_CAP:-}" ]; then want turn-cap "$PB_TURN_CAP" '^[1-9][0-9]*$'; args+=(--turn-cap "$PB_TURN_CAP"); fi
@@ -95,6 +99,26 @@ finish() {
   fail "the fail-on gate failed: $gate_failed"
 }
 
+# changes_args adds --changes BASE: the pull request's changes since its
+# base decide what is benched. The base commit is fetched when the checkout
+# does not have it (a shallow clone); head, when given, must be the
+# checked-out commit or a parent of it (a pull request's merge commit).
+changes_args() {
+  local base="$1" reg="${PB_REGISTRY:-.}" head="${PB_HEAD:-}"
+  want base "$base" '^[A-Za-z0-9][A-Za-z0-9._/~^-]{0,199}$' "a git revision"
+  git -C "$reg" rev-parse --git-dir >/dev/null 2>&1 || fail "registry $reg is not in a git checkout, so it has no base $base"
+  if ! git -C "$reg" cat-file -e "$base^{commit}" 2>/dev/null; then
+    git -C "$reg" fetch --quiet --no-tags --depth=1 origin "$base" || fail "base $base is not in the checkout and could not be fetched"
+  fi
+  if [ -n "$head" ]; then
+    want head "$head" '^[0-9a-f]{7,64}$' "a commit SHA"
+    local at
+    at="$(git -C "$reg" rev-parse HEAD HEAD^1 HEAD^2 2>/dev/null || true)"
+    grep -q "^$head" <<<"$at" || fail "head $head is not the checked-out commit (nor a parent of it): check out the pull request's head or merge commit first"
+  fi
+  args+=(--changes "$base")
+}
+
 # total_shards validates total-shards and prints it (0 when not sharded).
 total_shards() {
   local n="${PB_TOTAL_SHARDS:-}"
@@ -125,7 +149,14 @@ run)
     printf '### pairbench: shard %s/%s of run `%s` done\n' "$PB_SHARD" "$n" "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
     exit 0
   fi
-  run_pairbench "${args[@]}" "${gate_args[@]}"
+  run_pairbench "${args[@]}" "${gate_args[@]}" >"$state/run.txt"
+  cat "$state/run.txt"
+  if grep -q '^pairbench: nothing to bench' "$state/run.txt"; then
+    # The pull request touches no domain: no bench, and a summary that says so.
+    set_output worst-label ""
+    printf '### pairbench: nothing to bench\n\n%s\n' "$(grep '^pairbench: nothing to bench' "$state/run.txt" | head -n 1)" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    exit 0
+  fi
   summarize "$runs_dir/$run_id"
   if [ -z "$store" ]; then
     set_output artifact-name "pairbench-$run_id"

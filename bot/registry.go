@@ -55,32 +55,16 @@ func (r registryAt) config(ctx context.Context) (intents.Config, error) {
 }
 
 // domainsFor returns the domains, sorted, that changes to files concern,
-// as intents.Registry.DomainsFor decides: files under a domain's directory
-// or intent directory, or matching its globs in the configuration. Only
-// valid domain names pass: names come from the pull request and end up in
-// workflow inputs.
+// as intents.Comparisons decides for the service and the Action alike:
+// files under a domain's directory or intent directory, or matching its
+// globs in the configuration. Only valid domain names pass: names come
+// from the pull request and end up in workflow inputs.
 func domainsFor(cfg intents.Config, files []string) []string {
-	names := map[string]bool{}
-	for d := range cfg.Domains {
-		if intents.ValidDomainName(d) {
-			names[d] = true
-		}
+	var out []string
+	for _, c := range intents.Comparisons(cfg, files, nil) {
+		out = append(out, c.Domain)
 	}
-	for _, f := range files {
-		for _, dir := range []string{cfg.Paths.Domains, cfg.Paths.Intents} {
-			if rest, ok := strings.CutPrefix(path.Clean(f), dir+"/"); ok {
-				if name, _, isDir := strings.Cut(rest, "/"); isDir && intents.ValidDomainName(name) {
-					names[name] = true
-				}
-			}
-		}
-	}
-	reg := &intents.Registry{Config: cfg}
-	for n := range names {
-		reg.Domains = append(reg.Domains, &intents.Domain{Name: n})
-	}
-	slices.SortFunc(reg.Domains, func(a, b *intents.Domain) int { return strings.Compare(a.Name, b.Name) })
-	return reg.DomainsFor(files)
+	return out
 }
 
 // intentIDs returns the ids of the intents of domain, sorted; a domain

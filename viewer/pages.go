@@ -141,7 +141,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 
 {{define "pair"}}{{template "head" .Head}}<nav class="crumbs"><a href="{{.Root}}/report.html">run {{.Run}}</a> › <a href="{{.IntentPage}}">intent <code>{{.Intent}}</code></a> › pair {{.Pair}}{{if .Prev}} · <a href="{{.Prev}}">← previous pair</a>{{end}}{{if .Next}} · <a href="{{.Next}}">next pair →</a>{{end}}</nav>
 <h1><code>{{.Intent}}</code> · pair {{.Pair}} <span class="swatch k-{{.Class}}"></span><small>{{.ClassName}}</small></h1>
-<p>Intent label <span class="label {{.LabelClass}}">{{.Label}}</span> · {{.Order}} · both arms ran the same agent, model, prompt and browser; treatment had the site's WebMCP tools registered.</p>
+<p>Intent label <span class="label {{.LabelClass}}">{{.Label}}</span> · {{.Order}} · both arms ran the same agent, model, prompt and browser; {{if .Compared}}{{.Compared}}{{else}}treatment had the site's WebMCP tools registered{{end}}.</p>
 <div class="pair">{{range .Arms}}{{template "arm" .}}{{end}}</div>
 </body>
 </html>

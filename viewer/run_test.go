@@ -39,6 +39,9 @@ type fakeRun struct {
 	// mixed runs the first intent's trials on the browser's own WebMCP,
 	// the others' on the polyfill (as all do without it).
 	mixed bool
+	// against benches the tools against their version at main
+	// (--against main).
+	against bool
 }
 
 // write writes the run's plan, rows and trial directories into dir and
@@ -54,6 +57,10 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 		Model:    runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
 		Caps:     runner.PlanCaps{TimeS: 120, Turns: 30},
 		Seed:     7, Alpha: 0.05,
+	}
+	if f.against {
+		plan.Arms = &runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: "main", Commit: "1a2b3c4d5e6f"},
+			Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
 	}
 	var rows []byte
 	shot := screenshot(t)

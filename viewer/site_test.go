@@ -216,3 +216,17 @@ func TestHandlerServesTheSiteOnly(t *testing.T) {
 	_, err = viewer.Handler(t.TempDir())
 	assert.ErrorContains(t, err, "run pairbench report on it first")
 }
+
+// TestSiteNamesTheArms: a run of a pull request's tools against main's
+// names the arms on every pair page and on the run page.
+func TestSiteNamesTheArms(t *testing.T) {
+	run := fakeRun{intents: 1, pairs: 2, trials: true, against: true}.write(t, t.TempDir())
+	page := readFile(t, run.File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 1)))
+	assert.Contains(t, page, "<h2>control: main@1a2b3c4&#39;s tools")
+	assert.Contains(t, page, "<h2>treatment: the registry&#39;s tools")
+	assert.Contains(t, page, "control had main@1a2b3c4&#39;s tools; treatment had the registry&#39;s tools.")
+	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)), "<strong>Compared:</strong> the registry&#39;s tools (treatment, <code>tools</code>) against main@1a2b3c4&#39;s tools")
+
+	plain := readFile(t, fakeRun{intents: 1, pairs: 2, trials: true}.write(t, t.TempDir()).File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 1)))
+	assert.Contains(t, plain, "treatment had the site's WebMCP tools registered")
+}

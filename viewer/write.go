@@ -225,6 +225,9 @@ type pairView struct {
 	ClassName                             string
 	Prev, Next                            string
 	Arms                                  [2]trialView
+	// Compared names the arms of a run whose arms were configured ("" for
+	// no tools against tools).
+	Compared string
 }
 
 // trialView is one arm of a pair page: its attempt that counts, in full.
@@ -267,7 +270,13 @@ func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent,
 	if next != nil {
 		v.Next = fmt.Sprint(next.Pair) + ".html"
 	}
-	for arm, name := range []string{string(pairbench.Control), string(pairbench.Treatment)} {
+	names := []string{string(pairbench.Control), string(pairbench.Treatment)}
+	if a := rep.Arms; a != nil {
+		names[0] += ": " + a.Control.Name
+		names[1] += ": " + a.Treatment.Name
+		v.Compared = fmt.Sprintf("control had %s; treatment had %s", a.Control.Name, a.Treatment.Name)
+	}
+	for arm, name := range names {
 		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
 		v.Arms[arm].Root = v.Root
 	}
