@@ -19,6 +19,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -236,7 +237,7 @@ func intentOf(t *testing.T, rep *stats.Report, id string) stats.Intent {
 
 // TestArmsThroughTheRealStack is the proof, bench by bench.
 func TestArmsThroughTheRealStack(t *testing.T) {
-	needRealStack(t)
+	realstack.Need(t)
 	reg, mainCommit := armsRepo(t)
 	srv := httptest.NewServer(armsSite(time.Second))
 	defer srv.Close()

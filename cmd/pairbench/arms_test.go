@@ -81,6 +81,7 @@ func TestRunAgainstARevision(t *testing.T) {
 // weather (its intents alone changed) against no tools; with nothing
 // changed the run says so and succeeds.
 func TestRunChanges(t *testing.T) {
+	realstack.Need(t)
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
