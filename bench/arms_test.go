@@ -190,7 +190,7 @@ func armsRepo(t *testing.T) (string, string) {
 	mainCommit := git("rev-parse", "HEAD")
 
 	git("checkout", "--quiet", "-b", "pr")
-	write("domains/slow.test/tools/find_books.js", armsTool("slow.test", armsFetch, "\n    await new Promise((done) => setTimeout(done, 3000));"))
+	write("domains/slow.test/tools/find_books.js", armsTool("slow.test", armsFetch, "\n    await new Promise((done) => setTimeout(done, 6000));"))
 	write("domains/broken.test/tools/find_books.js", armsTool("broken.test", `"/api/books?athor=" + encodeURIComponent(input.author)`, ""))
 	write("domains/refactor.test/tools/find_books.js", "function booksURL(author) {\n  return \"/api/books?author=\" + encodeURIComponent(author);\n}\n\n"+
 		armsTool("refactor.test", "booksURL(input.author)", ""))
@@ -239,7 +239,7 @@ func intentOf(t *testing.T, rep *stats.Report, id string) stats.Intent {
 func TestArmsThroughTheRealStack(t *testing.T) {
 	realstack.Need(t)
 	reg, mainCommit := armsRepo(t)
-	srv := httptest.NewServer(armsSite(time.Second))
+	srv := httptest.NewServer(armsSite(2 * time.Second))
 	defer srv.Close()
 	hosts := map[string]string{}
 	for _, d := range []string{"slow.test", "broken.test", "refactor.test", "calm.test", "fresh.test", "route.test", "empty.test"} {
@@ -301,7 +301,8 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 		assert.Equal(t, in.Control.Correct, in.Treatment.Correct, "the same answers")
 	})
 	t.Run("a delay in a tool is slower against base and still faster against none", func(t *testing.T) {
-		rep := armsBench(t, reg, hosts, against, 6, 0.05, "slow.test")
+		// Eight pairs: a loaded machine's noise may turn one pair round.
+		rep := armsBench(t, reg, hosts, against, 8, 0.05, "slow.test")
 		in := intentOf(t, rep, "slow.test-titles")
 		assert.Equal(t, pairbench.Slower, in.Label, in.Why)
 		rep = armsBench(t, reg, hosts, runner.DefaultArms, 6, 0.05, "slow.test")
