@@ -266,16 +266,16 @@ func (c PlanCheck) Text() string {
 			fmt.Fprintf(&b, "%s: no label is attainable (%d pairs give at best p %.3g, above the %.3g it needs)\n", what, r.Pairs, MinSignP(r.Pairs), r.Level)
 			return
 		}
-		gain := "none up to +30 pp"
-		if r.Accuracy > 0 {
-			gain = fmt.Sprintf("+%.0f pp", math.Ceil(100*r.Accuracy))
-		}
-		speed := "none up to 4×"
+		speed := "no speedup up to 4×"
 		if r.Speedup > 0 {
-			speed = fmt.Sprintf("%.2f×", math.Ceil(100*r.Speedup)/100)
+			speed = fmt.Sprintf("a speedup of %.2f× or more", math.Ceil(100*r.Speedup)/100)
 		}
-		fmt.Fprintf(&b, "%s: labels attainable at %.3g over %d pairs; 80%% power for a speedup of %s or an accuracy gain of %s (from %.0f%% correct)\n",
-			what, r.Level, r.Pairs, speed, gain, 100*planControl)
+		gain := fmt.Sprintf("no accuracy gain up to +%.0f pp", 100*(1-planControl))
+		if r.Accuracy > 0 {
+			gain = fmt.Sprintf("an accuracy gain of +%.0f pp or more", math.Ceil(100*r.Accuracy))
+		}
+		fmt.Fprintf(&b, "%s: labels attainable at %.3g over %d pairs; detected with 80%% power: %s, %s (planning model: each arm %.0f%% correct, control %.0f%% for accuracy)\n",
+			what, r.Level, r.Pairs, speed, gain, 100*planArmCorrect, 100*planControl)
 	}
 	line(fmt.Sprintf("run's verdict, pooled over %d %s", c.Intents, pluralize(c.Intents, "intent")), c.Verdict)
 	line(fmt.Sprintf("each intent, %d pairs", c.Pairs), c.Intent)

@@ -19,6 +19,21 @@ func TestCheckPlanTheExampleRegistry(t *testing.T) {
 	assert.Greater(t, c.Verdict.Speedup, 1.0)
 }
 
+// TestCheckPlanSaysWhatItCannotDetect: two intents of seven pairs can
+// reach the verdict, but under the planning model (90% correct per arm) a
+// speed claim often meets more control-only than treatment-only pairs and
+// needs the composite test too, so no speedup up to 4× has 80% power; the
+// text says so in words, not as "a speedup of none".
+func TestCheckPlanSaysWhatItCannotDetect(t *testing.T) {
+	small := CheckPlan(2, 7, 0.05)
+	require.True(t, small.Verdict.Attainable)
+	assert.Zero(t, small.Verdict.Speedup)
+	assert.Contains(t, small.Text(), "detected with 80% power: no speedup up to 4×, no accuracy gain up to +30 pp")
+	big := CheckPlan(10, 5, 0.05)
+	require.Positive(t, big.Verdict.Speedup)
+	assert.Regexp(t, `detected with 80% power: a speedup of 1\.\d\d× or more, an accuracy gain of \+\d+ pp or more`, big.Text())
+}
+
 // TestCheckPlanUnreachable: one intent of five pairs reaches nothing; six
 // pairs are needed (2·½⁶ ≤ 0.05).
 func TestCheckPlanUnreachable(t *testing.T) {
