@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 )
@@ -200,7 +201,7 @@ func (l *loader) file(rel string) string { return filepath.Join(l.name, filepath
 func (l *loader) read(rel string, limit int64) ([]byte, error) {
 	st, err := fs.Stat(l.fsys, rel)
 	if err != nil {
-		return nil, err
+		return nil, symlinkLoop(err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
@@ -220,6 +221,32 @@ func (l *loader) read(rel string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes; the limit is %d", st.Size(), limit)
 	}
 	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+// isDir says whether the directory entry e at rel is a directory, following
+// a symbolic link (a loop, or a link out of the registry, is an error that
+// names rel and the cause).
+func (l *loader) isDir(rel string, e fs.DirEntry) (bool, error) {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir(), nil
+	}
+	st, err := fs.Stat(l.fsys, rel)
+	if err != nil {
+		return false, symlinkLoop(err)
+	}
+	return st.IsDir(), nil
+}
+
+// errSymlinkLoop is what reading a path that is a symbolic link loop says
+// (the problem's position names the path).
+var errSymlinkLoop = errors.New("a symbolic link loop (ELOOP)")
+
+// symlinkLoop returns errSymlinkLoop for an ELOOP error, else err.
+func symlinkLoop(err error) error {
+	if errors.Is(err, syscall.ELOOP) {
+		return errSymlinkLoop
+	}
+	return err
 }
 
 func (l *loader) load() {
@@ -263,7 +290,12 @@ func (l *loader) loadDomains() {
 			continue
 		}
 		rel := path.Join(dir, e.Name())
-		if !e.IsDir() {
+		isDir, err := l.isDir(rel, e)
+		if err != nil {
+			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			continue
+		}
+		if !isDir {
 			l.ps.add(Pos{File: l.file(rel)}, "not a domain directory; %s holds one directory per domain", dir)
 			continue
 		}
@@ -386,7 +418,12 @@ func (l *loader) loadIntents() {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if !e.IsDir() {
+		isDir, err := l.isDir(rel, e)
+		if err != nil {
+			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			continue
+		}
+		if !isDir {
 			l.ps.add(Pos{File: l.file(rel), Line: 1}, "intent files belong in %s/<domain>/", dir)
 			continue
 		}

@@ -591,3 +591,19 @@ func TestAnEmptyConfigTakesEveryDefault(t *testing.T) {
 		assert.NotEmpty(t, reg.Intents)
 	}
 }
+
+// TestLoadNamesASymlinkLoop puts symbolic links that point at themselves
+// where a domain directory and an intents directory belong: each is
+// reported as the loop it is, by path, not as a missing directory or file.
+func TestLoadNamesASymlinkLoop(t *testing.T) {
+	dir := copyRegistry(t)
+	require.NoError(t, os.Symlink("loop.example", filepath.Join(dir, "domains/loop.example")))
+	require.NoError(t, os.Symlink("loop.example", filepath.Join(dir, "bench/intents/loop.example")))
+	require.NoError(t, os.Symlink("loop.js", filepath.Join(dir, "domains/weather.example/tools/loop.js")))
+	got := problemLines(t, dir)
+	assert.Equal(t, []string{
+		"bench/intents/loop.example: cannot read: a symbolic link loop (ELOOP)",
+		"domains/loop.example: cannot read: a symbolic link loop (ELOOP)",
+		"domains/weather.example/tools/loop.js:1: cannot read tool file: a symbolic link loop (ELOOP)",
+	}, got)
+}
