@@ -86,6 +86,9 @@ type ToolError struct {
 	Msg  string
 	// abandoned says a built-in still runs in the runtime that gave up.
 	abandoned bool
+	// property is the tool's top-level property the error is about, if
+	// any: evalToolHere sets Line to the line it is written on.
+	property string
 }
 
 func (e *ToolError) Error() string { return e.Msg }
@@ -171,6 +174,10 @@ func evalToolHere(src string, lim ToolLimits) (Tool, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
+			var te *ToolError
+			if errors.As(r.err, &te) && te.Line == 0 && te.property != "" {
+				te.Line = propertyLine(src, te.property)
+			}
 			return Tool{}, r.err
 		}
 		r.tool.Source, r.tool.Function = src, fn
@@ -375,9 +382,11 @@ func clip(s string) string {
 // file's code (except Proxy traps, which are refused, and the interrupt
 // bounds anything else).
 type metaReader struct {
-	vm     *goja.Runtime
-	gopd   goja.Callable // Object.getOwnPropertyDescriptor, taken before the tool ran
-	budget int
+	// property is the top-level property of the tool being read.
+	property string
+	vm       *goja.Runtime
+	gopd     goja.Callable // Object.getOwnPropertyDescriptor, taken before the tool ran
+	budget   int
 }
 
 // metaError is a problem with the shape of a tool's metadata.
@@ -386,10 +395,21 @@ func metaError(format string, args ...any) *ToolError {
 }
 
 func (r *metaReader) tool(v goja.Value) (Tool, error) {
+	t, err := r.readTool(v)
+	var te *ToolError
+	if errors.As(err, &te) && te.property == "" {
+		te.property = r.property
+	}
+	return t, err
+}
+
+// readTool is tool, noting in r.property the top-level property it reads.
+func (r *metaReader) readTool(v goja.Value) (Tool, error) {
 	obj, ok := v.(*goja.Object)
 	if !ok || obj.ClassName() != "Object" || obj.ExportType() == reflect.TypeFor[goja.Proxy]() {
 		return Tool{}, metaError("tool file must end in one object literal, like ({ name: ..., execute(input) {...} })")
 	}
+	r.property = ""
 	if err := knownKeys(obj, "", toolKeys); err != nil {
 		return Tool{}, err
 	}
@@ -400,6 +420,7 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 			return ""
 		}
 		var val any
+		r.property = key
 		val, err = r.field(obj, key)
 		s, ok := val.(string)
 		if err == nil && val != nil && !ok {
@@ -414,6 +435,7 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		return Tool{}, err
 	}
 
+	r.property = "inputSchema"
 	schema, err := r.field(obj, "inputSchema")
 	if err != nil {
 		return Tool{}, err
@@ -426,6 +448,7 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		t.InputSchema = m
 	}
 
+	r.property = "annotations"
 	ann, err := r.field(obj, "annotations")
 	if err != nil {
 		return Tool{}, err
@@ -447,6 +470,7 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		}
 	}
 
+	r.property = "urlPatterns"
 	pats, err := r.field(obj, "urlPatterns")
 	if err != nil {
 		return Tool{}, err
@@ -465,6 +489,7 @@ func (r *metaReader) tool(v goja.Value) (Tool, error) {
 		}
 	}
 
+	r.property = "execute"
 	exec, present, err := r.own(obj, "execute")
 	if err != nil {
 		return Tool{}, err
@@ -499,12 +524,16 @@ func knownKeys(obj any, prefix string, known []string) error {
 		if slices.Contains(known, k) {
 			continue
 		}
+		err := metaError("unknown property %s%s (known: %s)", prefix, k, strings.Join(known, ", "))
 		for _, want := range known {
 			if strings.EqualFold(k, want) {
-				return metaError("unknown property %s%s: did you mean %s%s?", prefix, k, prefix, want)
+				err = metaError("unknown property %s%s: did you mean %s%s?", prefix, k, prefix, want)
 			}
 		}
-		return metaError("unknown property %s%s (known: %s)", prefix, k, strings.Join(known, ", "))
+		if prefix == "" {
+			err.property = k
+		}
+		return err
 	}
 	return nil
 }

@@ -188,3 +188,21 @@ func TestEvalToolRefusesUnknownProperties(t *testing.T) {
 		assert.ErrorContains(t, err, want, src)
 	}
 }
+
+// TestEvalToolPropertyErrorLines checks that a problem with one of the
+// tool's properties is reported at the line the property is written on.
+func TestEvalToolPropertyErrorLines(t *testing.T) {
+	for src, line := range map[string]int{
+		"({\n  name: 'a',\n  description: 'd',\n  title: 7,\n  execute() {},\n})":                                  4,
+		"({\n  name: 'a',\n  description: 'd',\n  inputschema: {},\n  execute() {},\n})":                           4,
+		"({\n  name: 'a',\n  description: 'd',\n  annotations: {\n    readOnlyHint: 'yes' },\n  execute() {},\n})": 4,
+		"({\n  name: 'a',\n  description: 'd',\n  'urlPatterns': [\n    'x', 3],\n  execute() {},\n})":             4,
+		"const e = 1;\n({\n  name: 'a',\n  description: 'd',\n  execute: e,\n})":                                   5,
+		"({\n  name: 'a',\n  description: 'd',\n  get title() { return 'x' },\n  execute() {},\n})":                4,
+	} {
+		_, err := EvalTool(src, ToolLimits{})
+		var te *ToolError
+		require.ErrorAs(t, err, &te, src)
+		assert.Equal(t, line, te.Line, "%s: %v", src, err)
+	}
+}

@@ -227,3 +227,47 @@ func bareLiteralLine(src string, lines []string) int {
 	}
 	return 0
 }
+
+// propertyLine returns the line of the tool file src on which its tool's
+// object literal writes the top-level property key, or 0 when it does not
+// (the property came from a spread, or a computed key).
+func propertyLine(src, key string) int {
+	prog, err := parseScript(src)
+	if err != nil || len(prog.Body) == 0 {
+		return 0
+	}
+	var lit *ast.ObjectLiteral
+	for i := len(prog.Body) - 1; i >= 0 && lit == nil; i-- {
+		if _, empty := prog.Body[i].(*ast.EmptyStatement); !empty {
+			lit = objectLiteral(prog.Body[i])
+			if lit == nil {
+				return 0
+			}
+		}
+	}
+	if lit == nil {
+		return 0
+	}
+	line := 0
+	for _, p := range lit.Value {
+		var name string
+		switch p := p.(type) {
+		case *ast.PropertyKeyed:
+			switch k := p.Key.(type) {
+			case *ast.StringLiteral:
+				name = k.Value.String()
+			case *ast.Identifier:
+				name = k.Name.String()
+			}
+			if p.Computed {
+				name = ""
+			}
+		case *ast.PropertyShort:
+			name = p.Name.Name.String()
+		}
+		if name == key { // the last one written is the one that counts
+			line = prog.File.Position(int(p.Idx0()) - prog.File.Base()).Line
+		}
+	}
+	return line
+}
