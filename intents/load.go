@@ -59,6 +59,19 @@ func (r *Registry) Intent(id string) *Intent {
 	return nil
 }
 
+// Untested returns the domains that have tools and no intent: a run
+// benches none of their tools. It is not a problem (the other domains run,
+// and tools may land before their intents); validate notes each.
+func (r *Registry) Untested() []*Domain {
+	var out []*Domain
+	for _, d := range r.Domains {
+		if len(d.Tools) > 0 && !slices.ContainsFunc(r.Intents, func(in *Intent) bool { return in.Domain == d.Name }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Flawed reports whether Load found a problem in file (a Pos.File).
 func (r *Registry) Flawed(file string) bool { return r.flawed[file] }
 

@@ -68,6 +68,16 @@ func runValidate(ctx context.Context, dir string, o bench.ValidateOptions, stdou
 	for _, s := range v.Stale {
 		fmt.Fprintf(stderr, "%s: note: intent %s is stale and a run skips it: %s\n", s.Intent.Pos, s.Intent.ID, s.Reason)
 	}
+	if v.Registry != nil {
+		for _, d := range v.Registry.Untested() {
+			tools := fmt.Sprintf("%d tools", len(d.Tools))
+			if len(d.Tools) == 1 {
+				tools = "1 tool"
+			}
+			fmt.Fprintf(stderr, "%s: note: domain %s has %s and no intents: a run benches none of its tools (intents are %s/%s/<id>.yaml)\n",
+				d.File, d.Name, tools, v.Registry.Config.Paths.Intents, d.Name)
+		}
+	}
 	for _, p := range v.Problems {
 		fmt.Fprintln(stdout, p)
 	}

@@ -303,3 +303,15 @@ func TestValidateSitePlaysTheBaselines(t *testing.T) {
 	assert.Contains(t, out, dir+"/"+cheapestYAML+":39: baseline tool_args (entry_tool find_books) against the site: the scripted treatment answer grades wrong")
 	assert.Contains(t, errOut, "2 problems against the site")
 }
+
+// TestValidateNotesADomainWithToolsAndNoIntents removes weather.example's
+// intents: its tools would never be benched, which validate says in a note
+// (the registry is still valid: the other domain runs).
+func TestValidateNotesADomainWithToolsAndNoIntents(t *testing.T) {
+	dir := brokenCopy(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "bench/intents/weather.example")))
+	code, out, errOut := runCLI(t, "validate", dir)
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, filepath.Join(dir, "domains/weather.example/domain.json")+
+		": note: domain weather.example has 1 tool and no intents: a run benches none of its tools (intents are bench/intents/weather.example/<id>.yaml)\n", errOut)
+}
