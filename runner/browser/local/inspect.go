@@ -14,11 +14,13 @@ import (
 
 // browserEnv are the only variables a browser's processes may hold: the
 // sandbox's, the egress's proxy variables, and those Chromium and the init
-// set for their own children.
+// set for their own children (FC_FONTATIONS: Chromium 156 sets it in a
+// process that reads fonts, tells fontconfig which font backend to use, and
+// holds no secret).
 var browserEnv = []string{
 	"HOME", "TMPDIR", "PATH", "LANG", "PWD",
 	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "NODE_USE_ENV_PROXY",
-	"DBUS_SESSION_BUS_ADDRESS", "CHROME_DESKTOP",
+	"DBUS_SESSION_BUS_ADDRESS", "CHROME_DESKTOP", "FC_FONTATIONS",
 }
 
 // browserTop and browserEtc are what a browser may see at / and in /etc.
