@@ -207,7 +207,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 // Responses API at the model's base URL, the key from OPENAI_API_KEY, few
 // retries), the appended system prompt as developer instructions, no web
 // search, no approvals, Codex's own sandbox off (ours holds it; an inner
-// bubblewrap cannot start under --disable-userns), the built-in tools off,
+// bubblewrap cannot start under --disable-userns), its analytics off, the built-in tools off,
 // and each MCP server limited to the allowlist's tools of it.
 func ConfigTOML(task runner.AgentTask, servers []runner.MCPServer) string {
 	var b strings.Builder
@@ -226,6 +226,10 @@ func ConfigTOML(task runner.AgentTask, servers []runner.MCPServer) string {
 	if task.SystemPrompt != "" {
 		line("developer_instructions", strconv.Quote(task.SystemPrompt))
 	}
+	// Codex's analytics go to ab.chatgpt.com, which the egress proxy
+	// refuses: a refusal in the log of every trial, for nothing.
+	b.WriteString("\n[analytics]\n")
+	line("enabled", "false")
 	b.WriteString("\n[features]\n")
 	for _, f := range features {
 		line(f, "false")
