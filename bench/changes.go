@@ -18,21 +18,25 @@ var ErrNothingChanged = errors.New("nothing to bench")
 // the domains that changed since the base revision (intents.Comparisons),
 // benched against their tools at the base, a new domain (one the base does
 // not have) or one whose intents alone changed against no tools. It
-// returns the arms and the domains benched against none.
-func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry) (runner.PlanArms, []string, error) {
+// returns the arms and the domains benched against none. A registry read
+// from git (Config.Git, at head) has the changes a pull request shows:
+// those of head since its merge base with the base revision.
+func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runner.Source) (runner.PlanArms, []string, error) {
 	base := r.cfg.Changes
-	if r.cfg.Git != nil {
-		return runner.PlanArms{}, nil, errors.New("--changes reads the changes of a registry directory in a git working tree; with --git-repo give --against and --intent instead")
-	}
 	if r.cfg.Arms != (runner.PlanArms{}) || len(r.cfg.Intents) > 0 {
 		return runner.PlanArms{}, nil, errors.New("--changes chooses the arms and the intents from the diff; give no --control, --treatment, --against or --intent with it")
 	}
-	changed, err := runner.GitChangedFiles(ctx, r.cfg.Registry, base)
+	arms := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: base}, Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
+	revs, read, err := r.readRevs(ctx, arms)
 	if err != nil {
 		return runner.PlanArms{}, nil, err
 	}
-	arms := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: base}, Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
-	revs, _, err := r.readRevs(ctx, arms)
+	var changed []string
+	if g := r.cfg.Git; g != nil {
+		changed, err = runner.GitChangedSince(ctx, g.Cache, read.Control.Commit, head.Commit, r.cfg.Registry)
+	} else {
+		changed, err = runner.GitChangedFiles(ctx, r.cfg.Registry, base)
+	}
 	if err != nil {
 		return runner.PlanArms{}, nil, err
 	}

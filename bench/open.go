@@ -104,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 
 	arms, againstNone := cmpArms(cfg.Arms), []string(nil)
 	if cfg.Changes != "" {
-		if arms, againstNone, err = r.applyChanges(ctx, reg); err != nil {
+		if arms, againstNone, err = r.applyChanges(ctx, reg, source); err != nil {
 			return nil, err
 		}
 	}

@@ -241,3 +241,33 @@ func GitChangedFiles(ctx context.Context, dir, rev string) ([]string, error) {
 	}
 	return files, nil
 }
+
+// GitChangedSince lists the files of the tree dir ("." for the whole tree)
+// that commit head changes since its merge base with commit base, both in
+// the git directory gitDir (GitFetch's cache): the files a pull request of
+// head into base shows, as slash paths relative to dir.
+func GitChangedSince(ctx context.Context, gitDir, base, head, dir string) ([]string, error) {
+	if !isCommitID(base) || !isCommitID(head) {
+		return nil, fmt.Errorf("changes of %q since %q: want two commit ids", head, base)
+	}
+	if dir = path.Clean(dir); !fs.ValidPath(dir) {
+		return nil, fmt.Errorf("registry path %q: want a relative path inside the repository", dir)
+	}
+	out, err := gitOutput(ctx, gitDir, 16<<20, "diff", "--name-only", "--no-renames", base+"..."+head, "--", dir)
+	if err != nil {
+		return nil, fmt.Errorf("changes of %s since %s: %w", head, base, err)
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\n") {
+		if dir != "." {
+			var ok bool
+			if f, ok = strings.CutPrefix(f, dir+"/"); !ok {
+				continue
+			}
+		}
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

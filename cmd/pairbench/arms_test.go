@@ -138,3 +138,56 @@ func TestRunChanges(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "give no --against with it")
 }
+
+// TestRunChangesFromGit benches a pull request read from git, as the
+// service's local backend does: --changes BASE with --git-repo benches what
+// the pull request changed since its merge base with BASE, not what BASE
+// changed after the branch was made.
+func TestRunChangesFromGit(t *testing.T) {
+	realstack.Need(t)
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	appendTo := func(name, line string) {
+		f, err := os.OpenFile(filepath.Join(repo, "reg", name), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(line)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "reg"), os.DirFS("../../examples/registry")))
+	git("init", "--quiet", "-b", "main")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "registry")
+	git("checkout", "--quiet", "-b", "pr")
+	appendTo("domains/books.example/tools/find_books.js", "// edited\n")
+	git("commit", "--quiet", "-am", "edit a books tool")
+	git("checkout", "--quiet", "main")
+	appendTo("domains/weather.example/tools/list_cities.js", "// edited on main\n")
+	git("commit", "--quiet", "-am", "edit a weather tool on main")
+	base := git("rev-parse", "HEAD")
+
+	runs, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	code, _, stderr := runCLI(t, "run", "reg", "--git-repo", repo, "--git-ref", "pr", "--git-cache", cache, "--changes", base,
+		"--example-sites", "--pairs", "1", "--start-delay", "0", "--run-id", "g1", "--runs-dir", runs,
+		"--tools", "../../tools/node_modules", "--plan-only")
+	require.Equal(t, exitOK, code, stderr)
+	plan, err := runner.ReadPlan(filepath.Join(runs, "g1", "run.json"))
+	require.NoError(t, err)
+	require.NotNil(t, plan.Arms)
+	assert.Equal(t, "tools@"+base, plan.Arms.Control.String())
+	assert.Equal(t, base, plan.Arms.Control.Commit)
+	domains := map[string]bool{}
+	for _, in := range plan.Intents {
+		domains[in.Domain] = true
+		require.NotNil(t, in.Arms)
+		assert.NotEmpty(t, in.Arms.Control.Tools, "its tools changed: against the base's")
+	}
+	assert.Equal(t, map[string]bool{"books.example": true}, domains, "the weather tool changed on main, not in the pull request")
+}
