@@ -72,6 +72,12 @@ type Request struct {
 	Model string
 	// Agent names the agent benched; "" means the backend's default.
 	Agent string
+	// Base is the pull request's base commit when the bench benches what
+	// the pull request changed (Intents empty): each of Domains as
+	// intents.Comparisons chooses, head's tools against Base's where they
+	// changed. "" benches Domains against no tools (a bench recorded
+	// before bases were, or one of named intents).
+	Base string
 }
 
 // Limits of workflow_dispatch.
@@ -108,6 +114,11 @@ func WorkflowInputs(req Request) (map[string]any, error) {
 	}
 	if req.Model != "" {
 		in["model"] = req.Model
+	}
+	if req.Base != "" {
+		// Sent only for a bench of the pull request's changes: the Action
+		// benches them since base (pairbench run --changes BASE).
+		in["base"] = req.Base
 	}
 	if req.Agent != "" {
 		// Sent only when asked for, so a workflow that declares no agent
@@ -288,6 +299,15 @@ func (b *Bot) dispatch(ctx context.Context, c *github.Client, req Request) (int6
 	}
 	_, err = c.Do(ctx, hr, &out)
 	var e *github.ErrorResponse
+	if _, withBase := inputs["base"]; withBase && errors.As(err, &e) && e.Response != nil &&
+		e.Response.StatusCode == http.StatusUnprocessableEntity && strings.Contains(e.Message, "Unexpected inputs provided") && strings.Contains(e.Message, `"base"`) {
+		// A workflow made before the base input: the bench runs as it did
+		// then, against no tools, and the operator is told how to change it.
+		b.log.Warn("the workflow declares no base input: the pull request is benched against no tools; add the input (docs/github-app.md)",
+			"workflow", b.cfg.Workflow, "repo", req.Repo.FullName(), "run", req.RunID)
+		req.Base = ""
+		return b.dispatch(ctx, c, req)
+	}
 	if errors.As(err, &e) && e.Response != nil && (e.Response.StatusCode == http.StatusNotFound || e.Response.StatusCode == http.StatusUnprocessableEntity) {
 		return 0, "", &dispatchRefused{fmt.Errorf("dispatch %s on %s@%s: %w", b.cfg.Workflow, req.Repo.FullName(), req.Repo.DefaultBranch, err)}
 	}

@@ -104,7 +104,7 @@ func (h *handling) pullRequest(ctx context.Context) (apply, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: sha}.planFiles(ctx, files)
+	p, err := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: sha}.planFiles(ctx, files, pr.GetBase().GetSHA())
 	if errors.Is(err, ErrNoConfig) {
 		log.Info("no .pairbench.yml at the head commit: not a registry, nothing to do")
 		return nil, nil
@@ -419,7 +419,7 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	} else {
 		var files []string
 		if files, err = listFiles(ctx, c, t); err == nil {
-			p, err = reg.planFiles(ctx, files)
+			p, err = reg.planFiles(ctx, files, pr.GetBase().GetSHA())
 		}
 	}
 	var unknown *UnknownIntentsError

@@ -43,6 +43,7 @@ const (
 	repoName   = "Codertocat/Hello-World"
 	prNumber   = 2
 	headSHA    = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+	baseSHA    = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e" // the payloads' pull_request.base.sha
 	appID      = 31337
 	installID  = 1
 	writer     = "maintainer"
@@ -229,7 +230,7 @@ func newFixtureOn(t *testing.T, dialect string, opts ...options) *fixture {
 		r.Files[headSHA] = registryFiles
 		r.Files[defaultRef] = registryFiles
 		r.Files[otherSHA] = registryFiles
-		r.Pulls[prNumber] = &githubtest.Pull{Number: prNumber, HeadSHA: headSHA, HeadRef: "changes",
+		r.Pulls[prNumber] = &githubtest.Pull{Number: prNumber, HeadSHA: headSHA, HeadRef: "changes", BaseSHA: baseSHA,
 			Files: []string{"domains/books.example/tools/find_books.js", "README.md"}}
 		r.Permissions[writer] = "write"
 		r.Permissions["Codertocat"] = "admin"

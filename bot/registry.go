@@ -161,17 +161,23 @@ type plan struct {
 	// changed files (planFiles) benches every intent of Domains and leaves
 	// it empty.
 	Intents []string
+	// Base is the pull request's base commit, for a plan of the changed
+	// files: the bench benches each domain as intents.Comparisons chooses
+	// from the diff (tools changed: against Base's tools; new, or intents
+	// alone changed: against no tools).
+	Base string
 }
 
-// planFiles plans a bench of the domains that files concern and that have
-// intents at the commit. An empty plan means nothing to bench. One intent
-// read per domain says it has intents: the bench reads them all.
-func (r registryAt) planFiles(ctx context.Context, files []string) (plan, error) {
+// planFiles plans a bench of the domains that files (the pull request's
+// changes since base, its base commit) concern and that have intents at
+// the commit. An empty plan means nothing to bench. One intent read per
+// domain says it has intents: the bench reads them all.
+func (r registryAt) planFiles(ctx context.Context, files []string, base string) (plan, error) {
 	cfg, err := r.config(ctx)
 	if err != nil {
 		return plan{}, err
 	}
-	var p plan
+	p := plan{Base: base}
 	for _, d := range domainsFor(cfg, files) {
 		ids, err := r.intentIDs(ctx, cfg, d, 1)
 		if err != nil {

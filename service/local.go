@@ -54,7 +54,13 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 	o.Git = &bench.Git{Repo: strings.NewReplacer("{owner}", req.Repo.Owner, "{repo}", req.Repo.Name).Replace(d.gitURL),
 		Ref: req.HeadSHA, PR: req.PR, Cache: filepath.Join(o.RunsDir, ".git-cache")}
 	o.Intents = req.Intents
-	if len(o.Intents) == 0 {
+	switch {
+	case len(o.Intents) == 0 && req.Base != "":
+		// What the pull request changed since its base, each domain as
+		// intents.Comparisons chooses: the bench reads the diff in its git
+		// cache, as the bot read it through the API.
+		o.Changes = req.Base
+	case len(o.Intents) == 0:
 		o.Intents = req.Domains
 	}
 	if req.Pairs > 0 {

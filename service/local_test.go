@@ -26,6 +26,7 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 	assert.Zero(t, c.Seed, "a new run draws its seed")
 	assert.Equal(t, &bench.Git{Repo: "https://git.example/octo/registry.git", Ref: "abc123", PR: 7, Cache: filepath.Join("/var/runs", ".git-cache")}, c.Git)
 	assert.Equal(t, []string{"books.example", "weather.example"}, c.Intents, "no intents asked: every intent of the domains")
+	assert.Empty(t, c.Changes, "a bench without a base (recorded before bases were) is against no tools")
 	assert.Equal(t, "s3://bucket/runs", c.Store)
 	assert.Equal(t, 4, c.Pairs, "--pairs over the template")
 	assert.Equal(t, "openai/gpt-5.4-mini", c.Model, "--model over the template")
@@ -42,4 +43,23 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 	assert.Equal(t, 2, c.Pairs, "what the bench asks for wins")
 	assert.Equal(t, bench.ScriptedModel, c.Model)
 	assert.Equal(t, "claude-code", c.Agent)
+	req.Base = "0123456789abcdef0123456789abcdef01234567"
+	c = r.config(req, func(int, int) {})
+	assert.Empty(t, c.Changes, "named intents are benched as named, against no tools")
+}
+
+// TestALocalBenchOfAPullRequestsChangesIsAgainstItsBase: a bench with the
+// pull request's base benches what the pull request changed since it, each
+// domain as intents.Comparisons chooses (bench.Config.Changes), at head.
+func TestALocalBenchOfAPullRequestsChangesIsAgainstItsBase(t *testing.T) {
+	o := validOptions(t)
+	o.GitURL = "https://git.example/{owner}/{repo}.git"
+	o.LocalBench = bench.Config{Agent: "pi", Pairs: 10, Model: bench.ScriptedModel, RunsDir: "/var/runs"}
+	r := NewLocalRunner(o, slog.New(slog.DiscardHandler))
+	base := "0123456789abcdef0123456789abcdef01234567"
+	c := r.config(bot.Request{RunID: "pr-7-abc", Repo: bot.Repo{Owner: "octo", Name: "registry"}, PR: 7, HeadSHA: "abc123",
+		Domains: []string{"books.example"}, Base: base}, func(int, int) {})
+	assert.Equal(t, base, c.Changes)
+	assert.Empty(t, c.Intents, "the diff chooses the intents")
+	assert.Equal(t, "abc123", c.Git.Ref, "head is read from git; the base through the same cache")
 }

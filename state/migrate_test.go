@@ -12,7 +12,8 @@ import (
 
 // TestSchemaOneIsMigrated opens a database a pairbench of schema version 1
 // wrote: its bench keeps every field, takes the default agent, and takes an
-// agent once saved with one.
+// agent once saved with one; it has no base (benches against no tools)
+// until one is saved.
 func TestSchemaOneIsMigrated(t *testing.T) {
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, SQLiteFile))
@@ -42,12 +43,14 @@ func TestSchemaOneIsMigrated(t *testing.T) {
 		assert.Equal(t, "m", b.Model)
 		assert.Equal(t, 2, b.PR)
 		assert.Empty(t, b.Agent, "a bench from before agents were asked for takes the default")
-		b.Agent = "codex"
+		assert.Empty(t, b.Base, "a bench from before bases were recorded benches against no tools")
+		b.Agent, b.Base = "codex", "bbb"
 		return tx.SaveBench(ctx, b)
 	}))
 	require.NoError(t, s.View(ctx, func(tx *Tx) error {
 		b, _, err := tx.Bench(ctx, "r1")
 		assert.Equal(t, "codex", b.Agent)
+		assert.Equal(t, "bbb", b.Base)
 		return err
 	}))
 	var version int64

@@ -99,4 +99,7 @@ CREATE TABLE pb_commands (
 	PRIMARY KEY (repo, comment_id)
 );
 CREATE INDEX pb_commands_at ON pb_commands (at)`,
+	// 4: the pull request's base commit a bench compares head's tools
+	// against ('' for a bench against no tools, as every bench before).
+	`ALTER TABLE pb_benches ADD COLUMN base_sha TEXT NOT NULL DEFAULT ''`,
 }

@@ -126,10 +126,13 @@ func getPull(s *Server, req *request, r *Repo) response {
 		owner, name, _ := strings.Cut(p.Fork, "/")
 		headRepo = map[string]any{"name": name, "full_name": p.Fork, "fork": true, "owner": map[string]any{"login": owner}}
 	}
+	base := map[string]any{"ref": r.DefaultBranch, "repo": repoJSON(r)}
+	if p.BaseSHA != "" {
+		base["sha"] = p.BaseSHA
+	}
 	return reply(http.StatusOK, map[string]any{
 		"number": p.Number, "state": state, "draft": p.Draft, "updated_at": updated.UTC().Format(time.RFC3339),
-		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": headRepo},
-		"base": map[string]any{"ref": r.DefaultBranch, "repo": repoJSON(r)},
+		"head": map[string]any{"sha": p.HeadSHA, "ref": p.HeadRef, "repo": headRepo}, "base": base,
 	})
 }
 
@@ -461,6 +464,18 @@ func createDispatch(s *Server, req *request, r *Repo) response {
 	}
 	if len(in.Inputs) > 25 {
 		return fail(http.StatusUnprocessableEntity, "you can only pass up to 25 inputs")
+	}
+	if declared, ok := r.WorkflowInputs[wf]; ok {
+		var unexpected []string
+		for k := range in.Inputs {
+			if !slices.Contains(declared, k) {
+				unexpected = append(unexpected, strconv.Quote(k))
+			}
+		}
+		if len(unexpected) > 0 {
+			sort.Strings(unexpected)
+			return fail(http.StatusUnprocessableEntity, "Unexpected inputs provided: [%s]", strings.Join(unexpected, ", "))
+		}
 	}
 	// The run is named as the workflow's run-name says; the example's is
 	// "pairbench <run id>".

@@ -18,6 +18,10 @@ type Repo struct {
 	// Permissions maps a user login to "admin", "maintain", "write",
 	// "triage", "read" or "none"; a login not listed has "none".
 	Permissions map[string]string
+	// WorkflowInputs lists, by workflow file name, the inputs its
+	// workflow_dispatch declares: a dispatch of that workflow with another
+	// input is refused, as GitHub does. A workflow not listed takes any.
+	WorkflowInputs map[string][]string
 
 	Comments     []Comment
 	Reactions    []Reaction
@@ -40,6 +44,8 @@ type Pull struct {
 	Number  int
 	HeadSHA string
 	HeadRef string
+	// BaseSHA is its base branch's commit ("" leaves base.sha out).
+	BaseSHA string
 	// Files are the paths the pull request changes.
 	Files []string
 	Draft bool

@@ -18,6 +18,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -91,7 +92,7 @@ const e2eRepo = "Codertocat/Hello-World"
 // the bench to end (its check run completed, the rollup and the label
 // posted) and returns the options, the check run and the fake GitHub.
 func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions, githubtest.CheckRun, *githubtest.Server) {
-	repo, sha := registryRepo(t)
+	repo, sha, base := registryRepo(t)
 
 	gh := githubtest.New(t)
 	appID, keyPEM := testApp(t, gh)
@@ -134,7 +135,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 		}
 	})
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "e2e-1", pullRequestOpened(t, sha))
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "e2e-1", pullRequestOpened(t, sha, base))
 
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(e2eRepo)
@@ -146,5 +147,17 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	assert.Equal(t, sha, run.HeadSHA)
 	assert.NotEqual(t, "failure", run.Conclusion, "the bench succeeded: %s", run.Summary)
 	assert.Contains(t, run.Title, "bench:")
+	// The pull request edits a weather.example tool: the bench compares its
+	// tools with the base commit's, as intents.Comparisons chooses.
+	plan, err := runner.ReadPlan(filepath.Join(o.Store, run.ExternalID, "run.json"))
+	require.NoError(t, err)
+	require.NotNil(t, plan.Arms, "the run records its arms")
+	assert.Equal(t, "tools@"+base, plan.Arms.Control.String(), "against the pull request's base")
+	assert.Equal(t, base, plan.Arms.Control.Commit)
+	for _, in := range plan.Intents {
+		assert.Equal(t, "weather.example", in.Domain, "only the domain the pull request changed")
+		require.NotNil(t, in.Arms)
+		assert.NotEmpty(t, in.Arms.Control.Tools, "the base's tools, not none")
+	}
 	return o, run, gh
 }

@@ -60,7 +60,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "problems-1", pullRequestOpened(t, sha))
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "problems-1", pullRequestOpened(t, sha, ""))
 
 	// The check run and the comment are written by jobs of their own: wait
 	// for both.

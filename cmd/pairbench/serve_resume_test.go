@@ -29,7 +29,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	tools := needRealStack(t)
 	bin := buildPairbench(t)
 	becomeSubreaper(t)
-	repo, sha := registryRepo(t)
+	repo, sha, base := registryRepo(t)
 	gh := githubtest.New(t)
 	appID, keyPEM := testApp(t, gh)
 	files, err := githubtest.TreeFiles(os.DirFS(repo))
@@ -60,7 +60,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	p.start()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	(&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha))
+	(&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha, base))
 
 	var runID string
 	require.Eventually(t, func() bool {

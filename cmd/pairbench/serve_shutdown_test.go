@@ -69,7 +69,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "stall-1", pullRequestOpened(t, sha))
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "stall-1", pullRequestOpened(t, sha, ""))
 	require.Eventually(t, func() bool { return conns.Load() > 0 }, time.Minute, 20*time.Millisecond, "git is fetching from the stalled server")
 	time.Sleep(500 * time.Millisecond)
 

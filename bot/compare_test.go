@@ -1,0 +1,65 @@
+package bot_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/state"
+)
+
+// TestAPullRequestIsBenchedAgainstItsBase: a pull request that edits an
+// existing domain's tool (the fixture's domains/books.example/tools/
+// find_books.js) is benched against its base's tools, not against no
+// tools: the base commit of the pull_request payload reaches the local
+// backend's bench and the Actions dispatch's base input, from the event and
+// from /bench run alike; a bench of named intents carries none.
+func TestAPullRequestIsBenchedAgainstItsBase(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	assert.Equal(t, baseSHA, bn.Base, "the payload's base commit is recorded with the bench")
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	got := f.runner.Runs()[0]
+	assert.Equal(t, baseSHA, got.Base, "the local backend benches against the base")
+	assert.Equal(t, []string{"books.example"}, got.Domains)
+	assert.Empty(t, got.Intents, "the diff chooses each domain's comparison")
+
+	f.comment(t, writer, "/bench run")
+	assert.Equal(t, baseSHA, f.benches(t)[0].Base, "/bench run reads the base of the pull request GitHub has now")
+	f.comment(t, writer, "/bench run books-count")
+	assert.Empty(t, f.benches(t)[0].Base, "named intents are benched against no tools")
+
+	a := newFixture(t, actions)
+	a.opened(t, nil)
+	ds := a.gh.Dispatches(repoName)
+	require.Len(t, ds, 1)
+	assert.Equal(t, baseSHA, ds[0].Inputs["base"], "the Action benches the pull request's changes since base")
+	a.comment(t, writer, "/bench run books-count")
+	ds = a.gh.Dispatches(repoName)
+	require.Len(t, ds, 2)
+	assert.Nil(t, ds[1].Inputs["base"], "no base input for named intents")
+}
+
+// TestAWorkflowWithoutABaseInputStillBenches: a workflow written before
+// the base input (GitHub refuses a dispatch with an input it does not
+// declare) is dispatched again without it, and benches as it did.
+func TestAWorkflowWithoutABaseInputStillBenches(t *testing.T) {
+	t.Parallel()
+	a := newFixture(t, actions)
+	a.gh.Repo(repoName, func(r *githubtest.Repo) {
+		r.WorkflowInputs = map[string][]string{"pairbench.yml": {"run_id", "pr", "head_sha", "domains", "intents", "pairs", "model", "agent"}}
+	})
+	a.opened(t, nil)
+	ds := a.gh.Dispatches(repoName)
+	require.Len(t, ds, 1, "one dispatch GitHub took")
+	assert.Nil(t, ds[0].Inputs["base"])
+	assert.Equal(t, "books.example", ds[0].Inputs["domains"])
+	bn := a.benches(t)[0]
+	assert.Equal(t, state.BenchRunning, bn.State, "the bench runs")
+	assert.NotZero(t, bn.WorkflowRunID)
+}
