@@ -38,6 +38,9 @@ func TestExampleWorkflowPinTakesItsInputs(t *testing.T) {
 			}
 			uses++
 			out, err := exec.Command("git", "-C", root, "show", commit+":action.yml").Output()
+			if shallow, _ := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output(); err != nil && strings.TrimSpace(string(shallow)) == "true" {
+				t.Skipf("job %s pins %s, which this shallow clone's history does not hold: the test needs a full clone", job, commit)
+			}
 			require.NoError(t, err, "job %s pins %s, which this clone's history does not have", job, commit)
 			var action struct {
 				Inputs map[string]any `yaml:"inputs"`
