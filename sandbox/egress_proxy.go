@@ -440,4 +440,3 @@ func (e *Egress) deny(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	http.Error(w, e.scrubText(fmt.Sprintf("pairbench egress: request to %q denied: %s", denied.Host, denied.Reason)), http.StatusForbidden)
 }
-

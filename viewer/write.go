@@ -388,6 +388,5 @@ func render(b *bytes.Buffer, name string, v any) error {
 	return nil
 }
 
-
 // errNoRun is returned for a directory with no report to show.
 var errNoRun = errors.New("no report.html: not a reported run directory (run pairbench report on it first)")
