@@ -2,9 +2,7 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,14 +35,7 @@ func TestRunArmFlagErrorsExitTwo(t *testing.T) {
 func TestRunAgainstARevision(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
+	git := gitIn(t, repo)
 	reg := filepath.Join(repo, "reg")
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
 	git("init", "--quiet", "-b", "main")
@@ -83,14 +74,7 @@ func TestRunAgainstARevision(t *testing.T) {
 func TestRunChanges(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
+	git := gitIn(t, repo)
 	reg := filepath.Join(repo, "reg")
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
 	git("init", "--quiet", "-b", "main")
@@ -146,14 +130,7 @@ func TestRunChanges(t *testing.T) {
 func TestRunChangesFromGit(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
+	git := gitIn(t, repo)
 	appendTo := func(name, line string) {
 		f, err := os.OpenFile(filepath.Join(repo, "reg", name), os.O_APPEND|os.O_WRONLY, 0)
 		require.NoError(t, err)

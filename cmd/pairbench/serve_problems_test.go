@@ -90,11 +90,12 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	}
 }
 
-// commitAll commits everything in dir as a new repository's first commit
-// and returns its id.
-func commitAll(t *testing.T, dir string) string {
-	t.Helper()
-	git := func(args ...string) string {
+// gitIn returns a function that runs git in dir with a fixed identity and no
+// user configuration, failing the test on an error, and returns its
+// trimmed output.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
@@ -102,6 +103,13 @@ func commitAll(t *testing.T, dir string) string {
 		require.NoError(t, err, string(out))
 		return strings.TrimSpace(string(out))
 	}
+}
+
+// commitAll commits everything in dir as a new repository's first commit
+// and returns its id.
+func commitAll(t *testing.T, dir string) string {
+	t.Helper()
+	git := gitIn(t, dir)
 	git("init", "--quiet", "-b", "master")
 	git("add", ".")
 	git("commit", "--quiet", "-m", "registry")
