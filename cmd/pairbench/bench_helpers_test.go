@@ -202,9 +202,11 @@ func becomeSubreaper(t *testing.T) {
 	t.Cleanup(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
 }
 
-// liveOrphans lists the live (not zombie) children of this process other
-// than those in keep and the PostgreSQL server a test started, as "pid
-// cmdline".
+// liveOrphans lists the live children of this process other than those in
+// keep and the PostgreSQL server a test started, as "pid cmdline". A zombie
+// is not live, nor is a process already exiting: its memory is gone (the
+// kernel shows an empty command line), so it was killed and can run no more
+// code; only reaping it is left.
 func liveOrphans(keep ...int) []string {
 	keep = append(keep, statetest.ServerPID())
 	self := os.Getpid()
@@ -229,6 +231,9 @@ func liveOrphans(keep ...int) []string {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		if len(cmdline) == 0 {
+			continue
+		}
 		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
 	}
 	return out
