@@ -124,10 +124,13 @@ const (
 	AnswerAgreement AnswerClass = "agreement"
 	// AnswerShapeOnly: only the answer's shape can be checked.
 	AnswerShapeOnly AnswerClass = "shape only"
+	// AnswerJudged: the task is open-ended; a judge model scores the answer
+	// against the intent's weighted criteria.
+	AnswerJudged AnswerClass = "judged"
 )
 
 // AnswerClasses lists every answer class.
-var AnswerClasses = []AnswerClass{AnswerPinned, AnswerAgreement, AnswerShapeOnly}
+var AnswerClasses = []AnswerClass{AnswerPinned, AnswerAgreement, AnswerShapeOnly, AnswerJudged}
 
 // Valid reports whether c is a known answer class.
 func (c AnswerClass) Valid() bool { return slices.Contains(AnswerClasses, c) }

@@ -133,6 +133,7 @@ func (l *loader) checkIntent(li *loadedIntent) {
 	c.required()
 	c.placeholders()
 	c.classAndAgreement()
+	c.criteria()
 	c.answerSchema()
 	c.baseline()
 	c.domainAndEntryTool()
@@ -195,7 +196,7 @@ func (c intentCheck) placeholders() {
 func (c intentCheck) classAndAgreement() {
 	in := c.in
 	if in.Class != "" && !in.Class.Valid() {
-		c.add("class", "class %q: want %q, %q or %q", in.Class, pairbench.AnswerPinned, pairbench.AnswerAgreement, pairbench.AnswerShapeOnly)
+		c.add("class", "class %q: want %q, %q, %q or %q", in.Class, pairbench.AnswerPinned, pairbench.AnswerAgreement, pairbench.AnswerShapeOnly, pairbench.AnswerJudged)
 	}
 	if in.Class == pairbench.AnswerAgreement && in.Agreement == nil {
 		c.add("class", "class %q needs an agreement", pairbench.AnswerAgreement)

@@ -40,6 +40,13 @@ type Intent struct {
 	// Placebo marks an intent the registered tools cannot answer; the report
 	// pools such intents into the placebo check.
 	Placebo bool `json:"placebo,omitempty" yaml:"placebo"`
+	// Criteria, PassAt and Checks make an open-ended intent (class judged;
+	// see criteria.go): a judge scores the answer on the criteria, and a
+	// trial is correct at a weighted score of PassAt or more. Checks, on
+	// any intent, are hard checks on the page the agent left.
+	Criteria []Criterion `json:"criteria,omitempty" yaml:"criteria"`
+	PassAt   *float64    `json:"pass_at,omitempty" yaml:"pass_at"`
+	Checks   []Check     `json:"checks,omitempty" yaml:"checks"`
 }
 
 // Rule is one check on the extracted answer. Which fields apply depends on

@@ -303,7 +303,7 @@ func TestLoadProblems(t *testing.T) {
 		{
 			name:   "class invalid",
 			mutate: func(t *testing.T, dir string) { edit(t, dir, oslo, "class: pinned", "class: loose") },
-			want:   []string{oslo + `:16: class "loose": want "pinned", "agreement" or "shape only"`},
+			want:   []string{oslo + `:16: class "loose": want "pinned", "agreement", "shape only" or "judged"`},
 		},
 		{
 			name: "undefined placeholder",

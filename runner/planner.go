@@ -188,6 +188,9 @@ func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p
 		if err != nil {
 			return nil, fmt.Errorf("intent %s: %w", pi.ID, err)
 		}
+		if resolved.Judged() || len(resolved.Checks) > 0 {
+			return nil, fmt.Errorf("intent %s: judged intents and page checks are validated but not yet benched", pi.ID)
+		}
 		d := reg.Domain(pi.Domain)
 		if d == nil {
 			return nil, fmt.Errorf("intent %s: domain %s is not in the registry", pi.ID, pi.Domain)
