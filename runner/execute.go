@@ -156,9 +156,11 @@ type Progress struct {
 	// Running is how many trials run now.
 	Running int
 	// Trials and Aborts count the trials this execution recorded; Spend is
-	// their cost in USD.
+	// their cost in USD, or in the scripted model's notional prices when
+	// Notional is set: then no money was spent.
 	Trials, Aborts int
 	Spend          float64
+	Notional       bool
 }
 
 // follower counts an execution's progress and calls its hooks.
@@ -279,7 +281,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	for _, r := range rows {
 		ex.spend.spent += r.CostUSD
 	}
-	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs()}
+	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted}
 	f.mu.Lock()
 	f.report()
 	f.mu.Unlock()

@@ -297,7 +297,7 @@ func newIntentView(r *Report, in *Intent) intentView {
 	v.Aborted = in.Pairs.Aborts.Control+in.Pairs.Aborts.Treatment > 0
 	v.Discordant = acc.Discordant
 	v.Facts = viewIntentFacts(r, in)
-	v.Arms = viewArmRows(&in.Control, &in.Treatment)
+	v.Arms = viewArmRows(&in.Control, &in.Treatment, r.Model.Scripted)
 	return v
 }
 
@@ -437,7 +437,19 @@ func viewCheck(c *AgreementCheck) string {
 	return b.String()
 }
 
-func viewArmRows(c, t *ArmStats) []armRow {
+// ShowCost shows a cost as the report does: see costFormat.
+func ShowCost(cost float64, scripted bool) string { return fmt.Sprintf(costFormat(scripted), cost) }
+
+// costFormat formats a cost: in dollars, or as notional units for a
+// scripted model, whose prices stand in for a provider's and bill nothing.
+func costFormat(scripted bool) string {
+	if scripted {
+		return "%.4f notional"
+	}
+	return "$%.4f"
+}
+
+func viewArmRows(c, t *ArmStats, scripted bool) []armRow {
 	rows := []armRow{
 		{"n", strconv.Itoa(c.N), strconv.Itoa(t.N)},
 		{"correct", showRate(c.Correct, c.N, c.Rate), showRate(t.Correct, t.N, t.Rate)},
@@ -447,7 +459,7 @@ func viewArmRows(c, t *ArmStats) []armRow {
 		{"minutes per correct answer", showOpt(c.MinutesPerCorrect, "%.2f"), showOpt(t.MinutesPerCorrect, "%.2f")},
 		{"median turns", showOpt(c.MedianTurns, "%.1f"), showOpt(t.MedianTurns, "%.1f")},
 		{"median input tokens", showOpt(c.MedianInputTokens, "%.0f"), showOpt(t.MedianInputTokens, "%.0f")},
-		{"median cost", showOpt(c.MedianCost, "$%.4f"), showOpt(t.MedianCost, "$%.4f")},
+		{"median cost", showOpt(c.MedianCost, costFormat(scripted)), showOpt(t.MedianCost, costFormat(scripted))},
 		{"used a registered tool", viewAdoption(c.Adoption), viewAdoption(t.Adoption)},
 		{"correct without a tool call", strconv.Itoa(c.Toolless), strconv.Itoa(t.Toolless)},
 	}
@@ -528,8 +540,13 @@ func viewRunFacts(r *Report) []viewFact {
 		showNum(r.Alpha), r.Z)
 	add("Intervals", "%s", holmNote)
 	add("Speed", "%s", speedNote)
-	add("Spend", "$%.4f over %d attempts (aborted and adoption trials included)", rc.SpendUSD, rc.Attempts)
-	add("Complete pairs", "control %.1f agent-minutes, %d turns, $%.4f; treatment %.1f agent-minutes, %d turns, $%.4f",
+	cost := costFormat(r.Model.Scripted)
+	spend := fmt.Sprintf(cost, rc.SpendUSD)
+	if r.Model.Scripted {
+		spend += " (the scripted model's stand-in prices: nothing was billed)"
+	}
+	add("Spend", "%s over %d attempts (aborted and adoption trials included)", spend, rc.Attempts)
+	add("Complete pairs", "control %.1f agent-minutes, %d turns, "+cost+"; treatment %.1f agent-minutes, %d turns, "+cost,
 		rc.Control.AgentMinutes, rc.Control.Turns, rc.Control.SpendUSD, rc.Treatment.AgentMinutes, rc.Treatment.Turns, rc.Treatment.SpendUSD)
 
 	var hist []string

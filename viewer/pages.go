@@ -155,7 +155,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 {{if .Error}}<dt>error</dt><dd>{{.Error}}</dd>{{end}}
 <dt>wall time</dt><dd>{{seconds .WallSeconds}} (start delay {{millis .StartDelayMS}})</dd>
 <dt>turns</dt><dd>{{.Turns}}</dd>
-<dt>tokens</dt><dd>{{.InputTokens}} in · {{.OutputTokens}} out · ${{printf "%.4f" .CostUSD}}</dd>
+<dt>tokens</dt><dd>{{.InputTokens}} in · {{.OutputTokens}} out · {{$.Cost}}</dd>
 {{if .CapsHit}}<dt>caps hit</dt><dd>{{caps .CapsHit}}</dd>{{end}}
 <dt>registered tool used</dt><dd>{{if .Adopted}}yes{{else}}no{{end}}</dd>
 <dt>WebMCP</dt><dd>{{webmcp .WebMCPImpl}}</dd>

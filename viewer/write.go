@@ -237,6 +237,8 @@ type trialView struct {
 	Root    string
 	Missing bool
 	Row     *pairbench.Row
+	// Cost is the row's cost as the report shows it.
+	Cost string
 	// Earlier are the attempts before it (aborted ones, retried).
 	Earlier   []*pairbench.Row
 	Extracted string
@@ -279,6 +281,9 @@ func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent,
 	for arm, name := range names {
 		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
 		v.Arms[arm].Root = v.Root
+		if r := v.Arms[arm].Row; r != nil {
+			v.Arms[arm].Cost = stats.ShowCost(r.CostUSD, rep.Model.Scripted)
+		}
 	}
 	return render(page, "pair", v)
 }

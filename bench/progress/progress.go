@@ -24,6 +24,10 @@ type State struct {
 	runner.Progress
 	// Slots holds the trial each slot runs; nil when idle.
 	Slots []*Slot
+	// Timed trials ran, start to row, for TrialTime together: the pace
+	// the estimate of the time left is drawn from.
+	Timed     int
+	TrialTime time.Duration
 }
 
 // Slot is a trial running in a slot.
@@ -32,15 +36,37 @@ type Slot struct {
 	Started time.Time
 }
 
-// ETA estimates the time left from this runner's pace so far; ok is false
-// until a trial has been recorded.
+// ETA estimates the time left; ok is false until a trial has been timed.
+// A trial takes the mean time of the trials timed so far: the trials
+// running take what is left of it, each at least nothing, and the trials
+// waiting take all of it, the slots working side by side. (Dividing the
+// time since the start by the trials recorded, as a single slot would,
+// counts the set-up and ignores the trials under way: after the first row
+// of a two-slot run it reads more than twice the truth.)
 func (s State) ETA(now time.Time) (left time.Duration, ok bool) {
-	if s.Trials == 0 {
+	if s.Timed == 0 || len(s.Slots) == 0 {
 		return 0, false
 	}
-	trials := 2*(s.Pairs-s.Done) - s.Half
-	perTrial := now.Sub(s.Started) / time.Duration(s.Trials)
-	return time.Duration(max(trials, 0)) * perTrial, true
+	mean := s.TrialTime / time.Duration(s.Timed)
+	waiting := max(2*(s.Pairs-s.Done)-s.Half, 0)
+	var work time.Duration
+	for _, t := range s.Slots {
+		if t != nil && waiting > 0 {
+			waiting--
+			work += max(mean-now.Sub(t.Started), 0)
+		}
+	}
+	work += time.Duration(waiting) * mean
+	return work / time.Duration(len(s.Slots)), true
+}
+
+// money shows an amount spent: in dollars, or as notional units when the
+// costs are a scripted model's, so nobody reads them as money spent.
+func money(amount float64, notional bool, digits int) string {
+	if notional {
+		return fmt.Sprintf("%.*f notional", digits, amount)
+	}
+	return fmt.Sprintf("$%.*f", digits, amount)
 }
 
 // Render returns the display of s at now: one line per slot and a bar
@@ -71,8 +97,8 @@ func Render(s State, now time.Time, width int) []string {
 	if d, ok := s.ETA(now); ok {
 		eta = "ETA " + shortDuration(d)
 	}
-	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs  %d aborted  $%.3f  %s",
-		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, s.Aborts, s.Spend, eta))
+	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs  %d aborted  %s  %s",
+		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, s.Aborts, money(s.Spend, s.Notional, 3), eta))
 	if width > 0 {
 		for i, l := range lines {
 			if r := []rune(l); len(r) > width {
@@ -147,6 +173,8 @@ func (d *Display) recorded(row pairbench.Row) {
 	for i, t := range d.state.Slots {
 		if t != nil && t.Spec.Dir == row.TrialDir {
 			d.state.Slots[i] = nil
+			d.state.Timed++
+			d.state.TrialTime += d.now().Sub(t.Started)
 		}
 	}
 	if d.term == nil {
@@ -155,8 +183,11 @@ func (d *Display) recorded(row pairbench.Row) {
 		if left, ok := s.ETA(d.now()); ok {
 			eta = shortDuration(left)
 		}
-		d.log.Info("progress", "pairs_done", s.Done, "pairs", s.Pairs, "aborted", s.Aborts,
-			"spend_usd", fmt.Sprintf("%.4f", s.Spend), "eta", eta)
+		spend := []any{"spend_usd", fmt.Sprintf("%.4f", s.Spend)}
+		if s.Notional {
+			spend = []any{"spend_notional", fmt.Sprintf("%.4f", s.Spend)}
+		}
+		d.log.Info("progress", append(append([]any{"pairs_done", s.Done, "pairs", s.Pairs, "aborted", s.Aborts}, spend...), "eta", eta)...)
 	}
 	d.drawLocked()
 }

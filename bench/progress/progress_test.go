@@ -25,16 +25,21 @@ func TestRenderProgress(t *testing.T) {
 	s := State{
 		Progress: runner.Progress{Started: start, Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642},
 		Slots: []*Slot{
-			{Spec: trialSpec("books-count-by-author", 3, pairbench.Treatment, 2), Started: now.Add(-75 * time.Second)},
+			{Spec: trialSpec("books-count-by-author", 3, pairbench.Treatment, 2), Started: now.Add(-20 * time.Second)},
 			nil,
 		},
+		Timed: 8, TrialTime: 8 * 30 * time.Second,
 	}
-	// 8 trials in 2 minutes is 15 s a trial; 2×6−1 = 11 trials are left.
+	// 2×6−1 = 11 trials are left at 30 s each: the one running has 10 s to
+	// go, the 10 waiting 300 s, over 2 slots.
 	assert.Equal(t, []string{
-		"slot 1  books-count-by-author pair 3 treatment (attempt 2)  1m15s",
+		"slot 1  books-count-by-author pair 3 treatment (attempt 2)  20s",
 		"slot 2  idle",
-		"[############............] 6/12 pairs  1 aborted  $0.064  ETA 2m45s",
+		"[############............] 6/12 pairs  1 aborted  $0.064  ETA 2m35s",
 	}, Render(s, now, 0))
+	s.Notional = true
+	assert.Contains(t, Render(s, now, 0)[2], " 0.064 notional ", "a scripted model's prices are not money")
+	s.Notional = false
 
 	lines := Render(s, now, 20)
 	for _, l := range lines {
@@ -42,10 +47,29 @@ func TestRenderProgress(t *testing.T) {
 	}
 	assert.Equal(t, "slot 1  books-count-", lines[0])
 
-	s.Trials = 0
+	s.Timed = 0
 	assert.Contains(t, Render(s, now, 0)[2], "ETA ?", "no pace before the first trial")
 	s.Done, s.Pairs = 0, 0
 	assert.Contains(t, Render(s, now, 0)[2], "[........................] 0/0 pairs")
+}
+
+// TestFirstETAIsThePace checks the estimate after the first row of a
+// two-slot run, where the old one (the time since the start over the
+// trials recorded) read 2.4 times the truth: 40 trials of 60 s each, a
+// minute of set-up first, the second slot's trial under way for 50 s.
+func TestFirstETAIsThePace(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	now := start.Add(2 * time.Minute)
+	s := State{
+		Progress: runner.Progress{Started: start, Pairs: 20, Half: 1, Trials: 1, Running: 1},
+		Slots:    []*Slot{nil, {Started: now.Add(-50 * time.Second)}},
+		Timed:    1, TrialTime: time.Minute,
+	}
+	left, ok := s.ETA(now)
+	require.True(t, ok)
+	// The truth: 10 s for the running trial, then 38 trials two at a time.
+	truth := 10*time.Second + 19*time.Minute
+	assert.InDelta(t, truth.Seconds(), left.Seconds(), 5, "ETA %v, truth about %v", left, truth)
 }
 
 // TestProgressFollowsTheHooks feeds the display the hooks of a bench: it
@@ -76,6 +100,9 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 
 	assert.Equal(t, 1, strings.Count(logs.String(), "msg=progress"), "without a terminal, a progress record per row")
 	assert.Contains(t, logs.String(), "pairs_done=3 pairs=3 aborted=1 spend_usd=0.0500 eta=0s")
+	h.Progress(runner.Progress{Pairs: 3, Done: 3, Trials: 2, Spend: 0.07, Notional: true})
+	h.Row(pairbench.Row{Intent: b2.Job.Intent, Pair: b2.Job.Pair, Arm: b2.Arm, TrialDir: b2.Dir})
+	assert.Contains(t, logs.String(), "spend_notional=0.0700", "a scripted model's spend is not logged as dollars")
 
 	h.Problem(runner.Problem{File: "rows.jsonl", Line: 3, Msg: "skipped a partial last line"})
 	assert.Contains(t, logs.String(), `level=WARN msg="skipped a partial last line" file=rows.jsonl line=3`)
