@@ -250,6 +250,9 @@ func (l *loader) isDir(rel string, e fs.DirEntry) (bool, error) {
 	return st.IsDir(), nil
 }
 
+// hasMeta reports whether a path holds a glob's special characters.
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
 // errSymlinkLoop is what reading a path that is a symbolic link loop says
 // (the problem's position names the path).
 var errSymlinkLoop = errors.New("a symbolic link loop (ELOOP)")
@@ -336,9 +339,16 @@ func (l *loader) loadDomain(name, rel string) {
 	d.Name = name
 	l.loadContext(d.Domain, rel, d.lines["context"])
 
-	toolFiles, err := fs.Glob(l.fsys, path.Join(rel, l.reg.Config.Paths.Tools))
+	pattern := path.Join(rel, l.reg.Config.Paths.Tools)
+	toolFiles, err := fs.Glob(l.fsys, pattern)
 	if err != nil {
 		l.ps.add(Pos{File: l.file(rel)}, "tool glob: %v", err)
+	}
+	// Glob skips a directory it cannot read as if it held nothing: name it.
+	if dir := path.Dir(pattern); dir != rel && !hasMeta(dir) {
+		if _, err := fs.Stat(l.fsys, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.ps.add(Pos{File: l.file(dir)}, "cannot read the tool files' directory: %v", symlinkLoop(err))
+		}
 	}
 	for _, tf := range toolFiles {
 		l.readTool(d.Domain, tf)

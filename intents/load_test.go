@@ -600,9 +600,17 @@ func TestLoadNamesASymlinkLoop(t *testing.T) {
 	require.NoError(t, os.Symlink("loop.example", filepath.Join(dir, "domains/loop.example")))
 	require.NoError(t, os.Symlink("loop.example", filepath.Join(dir, "bench/intents/loop.example")))
 	require.NoError(t, os.Symlink("loop.js", filepath.Join(dir, "domains/weather.example/tools/loop.js")))
+	// A whole tools directory that loops: its tools are not merely absent.
+	books := filepath.Join(dir, "domains/books.example/tools")
+	require.NoError(t, os.RemoveAll(books))
+	require.NoError(t, os.Symlink("tools", books))
 	got := problemLines(t, dir)
 	assert.Equal(t, []string{
+		`bench/intents/books.example/books-cheapest-by-author.yaml:9: entry_tool "find_books" is not a tool of books.example`,
+		`bench/intents/books.example/books-cheapest-poetry.yaml:10: entry_tool "list_genre" is not a tool of books.example`,
+		`bench/intents/books.example/books-count-by-author.yaml:8: entry_tool "find_books" is not a tool of books.example`,
 		"bench/intents/loop.example: cannot read: a symbolic link loop (ELOOP)",
+		"domains/books.example/tools: cannot read the tool files' directory: a symbolic link loop (ELOOP)",
 		"domains/loop.example: cannot read: a symbolic link loop (ELOOP)",
 		"domains/weather.example/tools/loop.js:1: cannot read tool file: a symbolic link loop (ELOOP)",
 	}, got)

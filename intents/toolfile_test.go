@@ -199,6 +199,9 @@ func TestEvalToolPropertyErrorLines(t *testing.T) {
 		"({\n  name: 'a',\n  description: 'd',\n  'urlPatterns': [\n    'x', 3],\n  execute() {},\n})":             4,
 		"const e = 1;\n({\n  name: 'a',\n  description: 'd',\n  execute: e,\n})":                                   5,
 		"({\n  name: 'a',\n  description: 'd',\n  get title() { return 'x' },\n  execute() {},\n})":                4,
+		// Set by a spread or a computed key: the element that set it.
+		"const common = { title: 7 };\n({\n  name: 'a',\n  description: 'd',\n  ...common,\n  execute() {},\n})": 5,
+		"({\n  name: 'a',\n  description: 'd',\n  ['ti' + 'tle']: 7,\n  execute() {},\n})":                       4,
 	} {
 		_, err := EvalTool(src, ToolLimits{})
 		var te *ToolError

@@ -248,7 +248,11 @@ func propertyLine(src, key string) int {
 	if lit == nil {
 		return 0
 	}
-	line := 0
+	lineOf := func(n ast.Node) int { return prog.File.Position(int(n.Idx0()) - prog.File.Base()).Line }
+	// A key written out is where the property was set; failing that, the
+	// last spread or computed key, which can have set it; failing that, the
+	// object itself.
+	line, maybe := 0, lineOf(lit)
 	for _, p := range lit.Value {
 		var name string
 		switch p := p.(type) {
@@ -260,14 +264,19 @@ func propertyLine(src, key string) int {
 				name = k.Name.String()
 			}
 			if p.Computed {
-				name = ""
+				name, maybe = "", lineOf(p)
 			}
 		case *ast.PropertyShort:
 			name = p.Name.Name.String()
+		case *ast.SpreadElement:
+			maybe = lineOf(p)
 		}
 		if name == key { // the last one written is the one that counts
-			line = prog.File.Position(int(p.Idx0()) - prog.File.Base()).Line
+			line = lineOf(p)
 		}
+	}
+	if line == 0 {
+		return maybe
 	}
 	return line
 }
