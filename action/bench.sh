@@ -110,6 +110,20 @@ changes_args() {
   if ! git -C "$reg" cat-file -e "$base^{commit}" 2>/dev/null; then
     git -C "$reg" fetch --quiet --no-tags --depth=1 origin "$base" || fail "base $base is not in the checkout and could not be fetched"
   fi
+  # The changes are counted from where head branched from base (what the
+  # pull request shows), so a shallow checkout is deepened until it holds
+  # that commit.
+  local depth
+  for depth in 64 512 4096; do
+    git -C "$reg" merge-base "$base" HEAD >/dev/null 2>&1 && break
+    [ "$(git -C "$reg" rev-parse --is-shallow-repository)" = true ] || break
+    git -C "$reg" fetch --quiet --no-tags --deepen="$depth" origin "$base" "$(git -C "$reg" rev-parse HEAD)" ||
+      fail "the checkout does not reach where it branched from base $base, and could not be deepened"
+  done
+  if ! git -C "$reg" merge-base "$base" HEAD >/dev/null 2>&1 && [ "$(git -C "$reg" rev-parse --is-shallow-repository)" = true ]; then
+    git -C "$reg" fetch --quiet --no-tags --unshallow origin "$base" ||
+      fail "the checkout does not reach where it branched from base $base, and could not be unshallowed"
+  fi
   if [ -n "$head" ]; then
     want head "$head" '^[0-9a-f]{7,64}$' "a commit SHA"
     local at

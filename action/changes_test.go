@@ -1,6 +1,9 @@
 package action
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
+	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -23,14 +28,7 @@ func TestActionBenchesWhatThePullRequestChanged(t *testing.T) {
 		t.Skip("runs a real bench (Chromium, pi in bubblewrap); not in -short")
 	}
 	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
+	git := gitAt(t, repo)
 	require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(root, "examples/registry"))))
 	git("init", "--quiet", "-b", "main")
 	git("add", ".")
@@ -69,4 +67,132 @@ func TestActionBenchesWhatThePullRequestChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bad.Failed)
 	assert.Contains(t, bad.Log, "is not the checked-out commit")
+}
+
+// TestActionBenchesAServiceDispatchAgainstItsBase runs the example
+// workflow's plan job as the service dispatches it: the inputs
+// bot.WorkflowInputs sends for a bench of a pull request's changes (its
+// base commit among them), through the job's with: expressions, into the
+// Action, on a shallow checkout of the pull request's head. The pull
+// request edits a weather tool; main edited a books tool after the branch
+// was made. The plan benches weather against the base's tools and leaves
+// books alone: the changes are counted from where the branch left main,
+// which the Action fetched into the shallow checkout.
+func TestActionBenchesAServiceDispatchAgainstItsBase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the smoke gate in a real browser (Chromium, pi in bubblewrap); not in -short")
+	}
+	upstream := t.TempDir()
+	git := gitAt(t, upstream)
+	appendTo := func(name, line string) {
+		f, err := os.OpenFile(filepath.Join(upstream, name), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(line)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, os.CopyFS(upstream, os.DirFS(filepath.Join(root, "examples/registry"))))
+	git("init", "--quiet", "-b", "main")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "main")
+	for i := range 3 { // history below the fork point, which a shallow clone lacks
+		git("commit", "--quiet", "--allow-empty", "-m", fmt.Sprint("main ", i))
+	}
+	git("checkout", "--quiet", "-b", "pr")
+	appendTo("domains/weather.example/tools/list_cities.js", "// the pull request's edit\n")
+	git("commit", "--quiet", "-am", "edit list_cities")
+	git("commit", "--quiet", "--allow-empty", "-m", "a second commit on the branch")
+	head := git("rev-parse", "HEAD")
+	git("checkout", "--quiet", "main")
+	appendTo("domains/books.example/tools/find_books.js", "// edited on main since the branch\n")
+	git("commit", "--quiet", "-am", "edit find_books on main")
+	base := git("rev-parse", "HEAD")
+
+	// actions/checkout of head_sha: one commit deep.
+	work := filepath.Join(t.TempDir(), "checkout")
+	out, err := exec.Command("git", "clone", "--quiet", "--depth", "1", "--branch", "pr", "file://"+upstream, work).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Equal(t, "true", gitAt(t, work)("rev-parse", "--is-shallow-repository"))
+
+	run := runIDFor(head)
+	dispatched, err := bot.WorkflowInputs(bot.Request{RunID: bot.RunID(run), PR: prNumber, HeadSHA: head,
+		Domains: []string{"weather.example"}, Pairs: 1, Base: base})
+	require.NoError(t, err)
+	with := exampleJobWith(t, "plan", dispatched)
+	assert.Equal(t, base, with["base"])
+	assert.Equal(t, head, with["head"])
+	assert.Empty(t, with["intents"], "a bench of the changes names no intents")
+
+	b := newBench(t)
+	in := b.inputs(map[string]string{"registry": work, "intents": "", "pairs": with["pairs"], "mode": with["mode"],
+		"run-id": with["run-id"], "total-shards": with["total-shards"], "base": with["base"], "head": with["head"]})
+	res := b.mustRun("dispatched", in)
+	assert.Equal(t, "[1,2,3]", res.Outputs["shards"])
+
+	plan := storedPlan(t, b, run)
+	require.NotNil(t, plan.Arms)
+	assert.Equal(t, "tools@"+base, plan.Arms.Control.String())
+	assert.Equal(t, base, plan.Arms.Control.Commit)
+	var ids []string
+	for _, in := range plan.Intents {
+		ids = append(ids, in.ID)
+		require.NotNil(t, in.Arms)
+		assert.NotEmpty(t, in.Arms.Control.Tools, "%s: against the base's tools", in.ID)
+	}
+	assert.Equal(t, []string{"weather-high-oslo"}, ids, "books changed on main after the branch, not in the pull request")
+}
+
+// runIDFor makes a run id of the service's shape for a bench of sha.
+func runIDFor(sha string) string { return fmt.Sprintf("pr%d-%s-0123abcd", prNumber, sha) }
+
+// gitAt returns a function that runs git in dir and returns its output.
+func gitAt(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+}
+
+// exampleJobWith evaluates the with: of the example workflow's step that
+// uses the Action in job, given the workflow_dispatch inputs (and no
+// repository variables or secrets), as GitHub would.
+func exampleJobWith(t *testing.T, job string, dispatched map[string]any) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "examples/workflows/pairbench.yml"))
+	require.NoError(t, err)
+	var wf workflowSteps
+	require.NoError(t, yaml.Unmarshal(data, &wf))
+	c := &exprContext{vars: map[string]any{"inputs": dispatched, "vars": map[string]any{}, "secrets": map[string]any{}}}
+	for _, st := range wf.Jobs[job].Steps {
+		if !strings.HasPrefix(st.Uses, "pairbench/pairbench@") {
+			continue
+		}
+		out := map[string]string{}
+		for k, v := range st.With {
+			out[k], err = c.template(toString(v))
+			require.NoError(t, err, "job %s, with %s", job, k)
+		}
+		return out
+	}
+	t.Fatalf("job %s of the example workflow does not use the Action", job)
+	return nil
+}
+
+// storedPlan reads run's run.json from the test's store.
+func storedPlan(t *testing.T, b *bench, run string) *runner.Plan {
+	t.Helper()
+	r, err := b.store().Get(context.Background(), run+"/"+runner.PlanFile)
+	require.NoError(t, err)
+	defer r.Close()
+	path := filepath.Join(t.TempDir(), runner.PlanFile)
+	data, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	plan, err := runner.ReadPlan(path)
+	require.NoError(t, err)
+	return plan
 }

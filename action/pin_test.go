@@ -20,14 +20,7 @@ import (
 func TestExampleWorkflowPinTakesItsInputs(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "examples/workflows/pairbench.yml"))
 	require.NoError(t, err)
-	var wf struct {
-		Jobs map[string]struct {
-			Steps []struct {
-				Uses string         `yaml:"uses"`
-				With map[string]any `yaml:"with"`
-			}
-		}
-	}
+	var wf workflowSteps
 	require.NoError(t, yaml.Unmarshal(data, &wf))
 	uses := 0
 	for job, j := range wf.Jobs {
@@ -53,4 +46,15 @@ func TestExampleWorkflowPinTakesItsInputs(t *testing.T) {
 		}
 	}
 	assert.Positive(t, uses, "the example workflow uses the Action")
+}
+
+// workflowSteps is a workflow's jobs and their steps: what each uses, and
+// with what.
+type workflowSteps struct {
+	Jobs map[string]struct {
+		Steps []struct {
+			Uses string         `yaml:"uses"`
+			With map[string]any `yaml:"with"`
+		}
+	}
 }

@@ -65,8 +65,9 @@ type Config struct {
 	// against the registry's tools. An arm's tools@REV reads the registry
 	// at REV of its repository (the registry directory's, or Git's).
 	Arms runner.PlanArms
-	// Changes, a git revision (a pull request's base), benches what changed
-	// since it in the registry directory's working tree: each domain as
+	// Changes, a git revision (a pull request's base), benches what the
+	// registry directory's working tree changed since its merge base with
+	// it (what a pull request into it shows): each domain as
 	// intents.Comparisons chooses (tools changed: against its tools at
 	// Changes; new, or its intents alone changed: against no tools); an
 	// untouched domain is not benched, and a bench with nothing changed

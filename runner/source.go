@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -213,33 +214,29 @@ func gitOutput(ctx context.Context, dir string, limit int64, args ...string) ([]
 }
 
 // GitChangedFiles lists the files of the registry directory dir (a path
-// inside a git working tree) that differ between revision rev and the
-// working tree, committed or not, as slash paths relative to dir.
+// inside a git working tree) that the working tree changes, committed or
+// not, since its merge base with revision rev: what a pull request of the
+// checked-out branch into rev shows, not what rev changed after the branch
+// was made. Paths are slash paths relative to dir.
 func GitChangedFiles(ctx context.Context, dir, rev string) ([]string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("revision %q: not a git revision", rev)
 	}
-	out, err := gitOutput(ctx, dir, 16<<20, "diff", "--name-only", "--no-renames", "--relative", rev, "--", ".")
+	fork, err := mergeBase(ctx, dir, rev, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	out, err := gitOutput(ctx, dir, 16<<20, "diff", "--name-only", "--no-renames", "--relative", fork, "--", ".")
 	if err != nil {
 		return nil, fmt.Errorf("changes of %s since %s: %w", dir, rev, err)
 	}
-	var files []string
-	for _, f := range strings.Split(string(out), "\n") {
-		if f != "" {
-			files = append(files, f)
-		}
-	}
+	files := lines(out, "")
 	// Untracked files are changes too (a new domain not yet added).
 	out, err = gitOutput(ctx, dir, 16<<20, "ls-files", "--others", "--exclude-standard", "--", ".")
 	if err != nil {
 		return nil, fmt.Errorf("untracked files of %s: %w", dir, err)
 	}
-	for _, f := range strings.Split(string(out), "\n") {
-		if f != "" {
-			files = append(files, f)
-		}
-	}
-	return files, nil
+	return append(files, lines(out, "")...), nil
 }
 
 // GitChangedSince lists the files of the tree dir ("." for the whole tree)
@@ -253,21 +250,45 @@ func GitChangedSince(ctx context.Context, gitDir, base, head, dir string) ([]str
 	if dir = path.Clean(dir); !fs.ValidPath(dir) {
 		return nil, fmt.Errorf("registry path %q: want a relative path inside the repository", dir)
 	}
-	out, err := gitOutput(ctx, gitDir, 16<<20, "diff", "--name-only", "--no-renames", base+"..."+head, "--", dir)
+	fork, err := mergeBase(ctx, gitDir, base, head)
+	if err != nil {
+		return nil, err
+	}
+	out, err := gitOutput(ctx, gitDir, 16<<20, "diff", "--name-only", "--no-renames", fork, head, "--", dir)
 	if err != nil {
 		return nil, fmt.Errorf("changes of %s since %s: %w", head, base, err)
 	}
+	if dir == "." {
+		return lines(out, ""), nil
+	}
+	return lines(out, dir+"/"), nil
+}
+
+// mergeBase returns the commit where the histories of revisions base and
+// head met (git merge-base), the point a pull request's changes are
+// counted from, the same for a working tree and the git cache. Histories
+// that never met, or not within what a shallow clone holds, are an error
+// saying so.
+func mergeBase(ctx context.Context, dir, base, head string) (string, error) {
+	out, err := git(ctx, dir, "merge-base", "--end-of-options", base, head)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return "", fmt.Errorf("%s and %s have no common history here (a shallow clone? fetch their history down to where they branched)", base, head)
+	}
+	if err != nil {
+		return "", fmt.Errorf("where %s branched from %s: %w", head, base, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// lines returns the non-empty lines of git's output that start with
+// prefix, without it.
+func lines(out []byte, prefix string) []string {
 	var files []string
 	for _, f := range strings.Split(string(out), "\n") {
-		if dir != "." {
-			var ok bool
-			if f, ok = strings.CutPrefix(f, dir+"/"); !ok {
-				continue
-			}
-		}
-		if f != "" {
+		if f, ok := strings.CutPrefix(f, prefix); ok && f != "" {
 			files = append(files, f)
 		}
 	}
-	return files, nil
+	return files
 }
