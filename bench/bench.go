@@ -365,6 +365,11 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 		return res, nil
 	}
 	runErr := r.Execute(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, runner.ErrLeaseLost) {
+		// Stopped because another runner has the run now: say so, not
+		// "context canceled", so the service's check run says it too.
+		runErr = fmt.Errorf("stopped: %w", cause)
+	}
 	if runErr != nil && ctx.Err() != nil {
 		return res, errors.Join(runErr, r.finalUpload(ctx))
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -58,4 +59,40 @@ func TestSecondRunnerOnARunIsRefused(t *testing.T) {
 	ok, err = artifacts.Exists(t.Context(), store, "r1/run.json")
 	require.NoError(t, err)
 	assert.True(t, ok, "planned")
+}
+
+// TestRunnerThatLosesItsLeaseStops takes a running run's lease over in its
+// store, as a second runner would after this one stopped renewing: the
+// runner stops at its next renewal and its error says why (what the
+// service's check run shows as the failure), rather than "context
+// canceled", and it does not finish the pairs the new holder now owns.
+func TestRunnerThatLosesItsLeaseStops(t *testing.T) {
+	tools := needRealStack(t)
+	loc := startS3(t, "bench")
+	store, err := artifacts.Open(t.Context(), loc)
+	require.NoError(t, err)
+	runs := filepath.Join(t.TempDir(), "runs")
+	stolen := make(chan struct{})
+	go func() {
+		defer close(stolen)
+		for t.Context().Err() == nil {
+			if ok, _ := artifacts.Exists(t.Context(), store, "r2/run.json"); ok {
+				store.Put(t.Context(), "r2/lease.json", bytes.NewReader([]byte(fmt.Sprintf(
+					`{"holder":"ci-runner-9 pid 99","host":"ci-runner-9","pid":99,"renewed_at":%q,"ttl_seconds":120}`,
+					time.Now().UTC().Format(time.RFC3339Nano)))))
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	code, _, stderr := runCLI(t, "run", exampleRegistry, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "40",
+		"--run-id", "r2", "--runs-dir", runs, "--store", loc, "--tools", tools)
+	<-stolen
+	assert.NotEqual(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "lost the run's lease to another runner; stopping")
+	assert.Contains(t, stderr, "stopped: another runner took the run's lease over")
+	assert.NotContains(t, stderr, "context canceled")
+	rows, err := os.ReadFile(filepath.Join(runs, "r2", "rows.jsonl"))
+	require.NoError(t, err)
+	assert.Less(t, bytes.Count(rows, []byte("\n")), 80, "the runner stopped before it ran every pair")
 }
