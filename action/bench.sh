@@ -48,6 +48,11 @@ bench_args() {
   args=(run "${PB_REGISTRY:-.}" --run-id "$run_id" --runs-dir "$runs_dir"
     --pairs "${PB_PAIRS:-10}" --slots "${PB_SLOTS:-2}" --agent "${PB_AGENT:-pi}" --model "${PB_MODEL:-scripted}"
     --log-format json)
+  if [ -n "${PB_EFFECT:-}" ]; then
+    want effect "$PB_EFFECT" '^([0-9]+(\.[0-9]+)?x|\+?[0-9]+(\.[0-9]+)?pp)$' "a speedup such as 1.5x or an accuracy gain such as +20pp"
+    [ "${PB_PAIRS:-10}" = auto ] || fail "input effect is what pairs auto plans for: set pairs to auto, or leave effect empty"
+    args+=(--effect "$PB_EFFECT")
+  fi
   local intents="${PB_INTENTS:-}" in
   want intents "$intents" '^[A-Za-z0-9._, -]*$' "ids or domains separated by commas or spaces"
   for in in ${intents//,/ }; do
