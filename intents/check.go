@@ -186,6 +186,7 @@ func (c intentCheck) placeholders() {
 		eachString(r.Value, use(path))
 		eachString(r.Values, use(path))
 	}
+	c.checkPlaceholders()
 	eachString(in.Baseline.ToolArgs, use("baseline.tool_args"))
 	eachString(in.Baseline.Answer, use("baseline.answer"))
 	for i, s := range in.Baseline.Steps {

@@ -134,3 +134,43 @@ func (c intentCheck) reported(path string) bool {
 	}
 	return false
 }
+
+// checks returns cs with fixtures substituted in their selectors, texts
+// and values.
+func (r *resolver) checks(cs []Check) []Check {
+	if cs == nil {
+		return nil
+	}
+	out := make([]Check, len(cs))
+	for i, c := range cs {
+		c.Selector, c.Text = r.str(c.Selector), r.str(c.Text)
+		if c.Value != nil {
+			v := r.str(*c.Value)
+			c.Value = &v
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// checkPlaceholders checks that every {{name}} in a check names a fixture,
+// at the check's line.
+func (c intentCheck) checkPlaceholders() {
+	for i, ch := range c.in.Checks {
+		texts := []string{ch.Selector, ch.Text}
+		if ch.Value != nil {
+			texts = append(texts, *ch.Value)
+		}
+		for _, s := range texts {
+			names, bad := placeholders(s)
+			for _, b := range bad {
+				c.l.ps.add(ch.Pos, "checks[%d]: malformed placeholder %s (want {{name}})", i, b)
+			}
+			for _, n := range names {
+				if _, ok := c.in.Fixtures[n]; !ok {
+					c.l.ps.add(ch.Pos, "checks[%d]: {{%s}} names no fixture", i, n)
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,24 @@ func TestChecksOnAnyIntent(t *testing.T) {
 	in := reg.Intent("books-cheapest-by-author")
 	require.Len(t, in.Checks, 1)
 	assert.Equal(t, "main exists", in.Checks[0].String())
+}
+
+// TestChecksTakeFixtures: a check's selector, text and value may name
+// fixtures, substituted when the run is planned; an unknown one is a
+// problem at the check's line.
+func TestChecksTakeFixtures(t *testing.T) {
+	text := strings.Replace(judgedIntent, "  - selector: \"#genre\"\n    value: poetry", "  - selector: \"#{{field}}\"\n    value: \"{{genre}}\"", 1)
+	text = strings.Replace(text, "baseline:", "fixtures:\n  field: genre\n  genre: poetry\nbaseline:", 1)
+	dir, _ := writeJudged(t, text)
+	reg, err := Load(dir)
+	require.NoError(t, err)
+	in, err := Resolve(*reg.Intent("books-poetry-gift"), time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, `#genre has value "poetry"`, in.Checks[1].String())
+	assert.Equal(t, `#{{field}} has value "{{genre}}"`, reg.Intent("books-poetry-gift").Checks[1].String(), "the registry keeps its text")
+
+	_, file := writeJudged(t, strings.Replace(judgedIntent, "text: Poetry", "text: \"{{nope}}\"", 1))
+	_, err = Load(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), file+":22: checks[0]: {{nope}} names no fixture")
 }

@@ -80,6 +80,7 @@ func Resolve(in Intent, start time.Time) (Intent, error) {
 		s.Args, _ = r.value(s.Args).(map[string]any)
 		out.Baseline.Steps = append(out.Baseline.Steps, s)
 	}
+	out.Checks = r.checks(in.Checks)
 	if r.err != nil {
 		return Intent{}, r.err
 	}

@@ -188,8 +188,8 @@ func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p
 		if err != nil {
 			return nil, fmt.Errorf("intent %s: %w", pi.ID, err)
 		}
-		if resolved.Judged() || len(resolved.Checks) > 0 {
-			return nil, fmt.Errorf("intent %s: judged intents and page checks are validated but not yet benched", pi.ID)
+		if resolved.Judged() {
+			return nil, fmt.Errorf("intent %s: judged intents are validated but not yet benched", pi.ID)
 		}
 		d := reg.Domain(pi.Domain)
 		if d == nil {

@@ -239,6 +239,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	// The page as the agent left it, at the same moment and size in both
 	// arms.
 	t.screenshot(ctx, setup.Browser, filepath.Join(dir, TrialScreenshot), tl)
+	page, pageProblem := t.finalPage(ctx, setup.Browser, in, dir)
 	_ = os.RemoveAll(task.Dir)
 	tools.Close()
 	if len(setupSpec.Tools) > 0 {
@@ -269,6 +270,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		row.Error = err.Error()
 		return abort("agent: " + err.Error())
 	}
+	if pageProblem != "" {
+		return abort(pageProblem)
+	}
 	facts := grade.Facts{
 		Allowlist: t.Plan.Allowlist, ToolsDeclared: res.Declared,
 		OutsideCalls: outsideCalls(res.Calls, t.Plan.Allowlist),
@@ -277,6 +281,9 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		Costs: costs(res),
 	}
 	facts.Grade = in.Grader.Grade(res.Final)
+	if page != nil {
+		facts.Grade = grade.GradePage(in.Intent.Checks, *page, facts.Grade)
+	}
 	row.Answer = pairbench.Answer{Raw: res.Final, Extracted: facts.Grade.Extracted}
 	row.Outcome, row.Reason = grade.Classify(facts)
 	if row.Error == "" && res.ErrorMessage != "" {

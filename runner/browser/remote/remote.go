@@ -124,6 +124,7 @@ type Driver interface {
 	runner.Screenshotter
 	runner.ToolRunner
 	runner.WebMCPProber
+	runner.PageReader
 }
 
 // Config configures a Provider.
