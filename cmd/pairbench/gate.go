@@ -39,7 +39,7 @@ func (*gateFlag) Type() string { return "labels" }
 
 // addGateFlag binds --fail-on to g.
 func addGateFlag(cmd *cobra.Command, g *gateFlag) {
-	cmd.Flags().Var(g, "fail-on", `exit 3 when the final report's verdict or a benched intent's label is one of these (comma-separated, e.g. "less accurate,slower"): a merge gate`)
+	cmd.Flags().Var(g, "fail-on", `exit 3 when the final report's verdict or a benched intent's label is one of these, or with worse when head is worse than base (comma-separated, e.g. "less accurate,slower" or "worse"): a merge gate`)
 }
 
 // gateError says which labels failed --fail-on.

@@ -29,8 +29,11 @@ func TestReportFailOn(t *testing.T) {
 	assert.Equal(t, exitOK, code, "the placebo intent's label fails no gate: %s", stderr)
 
 	code, _, stderr = runCmd(t, "report", demoDir, "--out", out, "--fail-on", "worse")
+	assert.Equal(t, exitOK, code, "the demo benches no head against base, so nothing is worse: %s", stderr)
+
+	code, _, stderr = runCmd(t, "report", demoDir, "--out", out, "--fail-on", "not worse")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, `"worse" is not a label`)
+	assert.Contains(t, stderr, `"not worse" is not a label`)
 }
 
 // TestMergeFailOn: merge --report --fail-on gates the merged run's report;
