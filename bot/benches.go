@@ -19,7 +19,7 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 	bn := state.Bench{
 		Run: string(newRunID(pull.PR, sha)), Repo: pull.Repo, PR: pull.PR, Installation: pull.Installation, SHA: sha,
 		DefaultBranch: pull.DefaultBranch, Backend: b.cfg.Backend, Domains: p.Domains, Intents: cmd.Intents,
-		Pairs: cmd.Pairs, Model: cmd.Model, Agent: cmd.Agent, Base: p.Base, RequestedBy: by, State: state.BenchQueued, Created: tx.Now(), CheckVersion: 1,
+		Pairs: cmd.Pairs, Model: cmd.Model, Agent: cmd.Agent, Base: p.Base, FailOn: p.FailOn, RequestedBy: by, State: state.BenchQueued, Created: tx.Now(), CheckVersion: 1,
 	}
 	if bn.Pairs == 0 {
 		bn.Pairs = b.cfg.Pairs

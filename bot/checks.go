@@ -150,8 +150,34 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	// The summary is short, the verdict and the worst intents; the text
 	// holds every intent and figure, and details_url links the report.
 	opts := stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run)}
-	return checkView{status: "completed", conclusion: Conclusion(rep.Verdict), title: title,
-		summary: stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}, nil
+	conclusion, gate := gatedConclusion(rep, bn.FailOn)
+	return checkView{status: "completed", conclusion: conclusion, title: title,
+		summary: gate + stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}, nil
+}
+
+// gatedConclusion is a finished bench's conclusion. Without failOn (the
+// registry's fail_on) it is Conclusion(verdict). With it, the registry
+// decides what blocks: failure when the report fails the gate
+// (stats.Report.Gate; the summary's first line then says what failed it),
+// else success for a verdict that helps and neutral for any other, so a
+// label the registry did not name never fails the check.
+func gatedConclusion(rep *stats.Report, failOn string) (conclusion, summary string) {
+	if failOn == "" {
+		return Conclusion(rep.Verdict), ""
+	}
+	labels, err := stats.ParseGate(failOn)
+	if err != nil {
+		// The registry's check refused it; recorded before that check, it
+		// gates nothing.
+		return Conclusion(rep.Verdict), ""
+	}
+	if failed := rep.Gate(labels); len(failed) > 0 {
+		return conclusionFailure, fmt.Sprintf("**Failed `fail_on: %s`**: %s.\n\n", failOn, strings.Join(failed, "; "))
+	}
+	if c := Conclusion(rep.Verdict); c == conclusionSuccess {
+		return c, ""
+	}
+	return conclusionNeutral, ""
 }
 
 // postCheck writes the view on GitHub and returns the check run's id (0

@@ -104,13 +104,19 @@ func (h *handling) pullRequest(ctx context.Context) (apply, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: sha}.planFiles(ctx, files, pr.GetBase().GetSHA())
+	reg := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: sha}
+	p, err := reg.planFiles(ctx, files, pr.GetBase().GetSHA())
 	if errors.Is(err, ErrNoConfig) {
 		log.Info("no .pairbench.yml at the head commit: not a registry, nothing to do")
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Domains) > 0 {
+		if p.FailOn, err = reg.failOnAt(ctx, pr.GetBase().GetSHA()); err != nil {
+			return nil, err
+		}
 	}
 	why, trustedPR := trusted(pr)
 	return func(ctx context.Context, tx *state.Tx) error {
@@ -434,6 +440,9 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 		return nil, err
 	case len(p.Domains) == 0:
 		return reply(fmt.Sprintf("Nothing to bench: at %s this pull request changes no domain that has intents. Name intents with `/bench run INTENT ...`.", short(t.SHA))), nil
+	}
+	if p.FailOn, err = reg.failOnAt(ctx, pr.GetBase().GetSHA()); err != nil {
+		return nil, err
 	}
 	return func(ctx context.Context, tx *state.Tx) error {
 		pull, err := h.lockPull(ctx, tx, repo, t.PR)

@@ -166,6 +166,29 @@ type plan struct {
 	// from the diff (tools changed: against Base's tools; new, or intents
 	// alone changed: against no tools).
 	Base string
+	// FailOn is .pairbench.yml's fail_on at the pull request's base
+	// commit (failOnAt): what fails the bench's check run ("" lets the
+	// verdict decide).
+	FailOn string
+}
+
+// failOnAt reads fail_on from .pairbench.yml at commit base, the pull
+// request's base: the gate is the base branch's, as branch protection is,
+// so a pull request cannot lift it by editing its own copy. A base
+// without the file, or "" for base, gates nothing.
+func (r registryAt) failOnAt(ctx context.Context, base string) (string, error) {
+	if base == "" {
+		return "", nil
+	}
+	r.sha = base
+	cfg, err := r.config(ctx)
+	if errors.Is(err, ErrNoConfig) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(cfg.FailOnLabels(), ","), nil
 }
 
 // planFiles plans a bench of the domains that files (the pull request's

@@ -9,6 +9,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"gopkg.in/yaml.v3"
+
+	"github.com/pairbench/pairbench"
 )
 
 // ConfigFile is the registry's optional configuration file, at its root.
@@ -29,7 +31,27 @@ type Config struct {
 	// benched: CompareBase (head against base, the default) or CompareBoth
 	// (also head against no tools). See Comparisons.
 	Compare string `yaml:"compare"`
+	// FailOn names what fails a pull request's check run, comma-separated
+	// as pairbench run --fail-on takes it ("worse, less accurate"): the
+	// run's verdict or a benched intent's label, or "worse" (head worse
+	// than base). Empty: the check's conclusion follows the verdict.
+	FailOn string `yaml:"fail_on"`
 }
+
+// FailOnLabels returns FailOn's names, trimmed, without empty ones.
+func (c Config) FailOnLabels() []string {
+	var out []string
+	for _, f := range strings.Split(c.FailOn, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// gateWorse is the non-inferiority result a gate may name beside the
+// labels (stats.GateWorse).
+const gateWorse = "worse"
 
 // Margins are a registry's non-inferiority margins; zero means the
 // default.
@@ -114,6 +136,13 @@ func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]in
 		if c.Compare != "" && c.Compare != CompareBase && c.Compare != CompareBoth {
 			ps.add(d.at(d.line("compare")), "compare: %q: want %s or %s", c.Compare, CompareBase, CompareBoth)
 			c.Compare = ""
+		}
+		for _, l := range c.FailOnLabels() {
+			if pairbench.Label(l).Rank() < 0 && l != gateWorse {
+				ps.add(d.at(d.line("fail_on")), "fail_on: %q is not a label (want labels such as less accurate, slower, or worse)", l)
+				c.FailOn = ""
+				break
+			}
 		}
 		for dom, globs := range c.Domains {
 			for _, g := range globs {

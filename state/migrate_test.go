@@ -44,13 +44,15 @@ func TestSchemaOneIsMigrated(t *testing.T) {
 		assert.Equal(t, 2, b.PR)
 		assert.Empty(t, b.Agent, "a bench from before agents were asked for takes the default")
 		assert.Empty(t, b.Base, "a bench from before bases were recorded benches against no tools")
-		b.Agent, b.Base = "codex", "bbb"
+		assert.Empty(t, b.FailOn, "a bench from before fail_on lets its verdict decide")
+		b.Agent, b.Base, b.FailOn = "codex", "bbb", "worse"
 		return tx.SaveBench(ctx, b)
 	}))
 	require.NoError(t, s.View(ctx, func(tx *Tx) error {
 		b, _, err := tx.Bench(ctx, "r1")
 		assert.Equal(t, "codex", b.Agent)
 		assert.Equal(t, "bbb", b.Base)
+		assert.Equal(t, "worse", b.FailOn)
 		return err
 	}))
 	var version int64

@@ -102,4 +102,7 @@ CREATE INDEX pb_commands_at ON pb_commands (at)`,
 	// 4: the pull request's base commit a bench compares head's tools
 	// against ('' for a bench against no tools, as every bench before).
 	`ALTER TABLE pb_benches ADD COLUMN base_sha TEXT NOT NULL DEFAULT ''`,
+	// 5: what fails the bench's check run (.pairbench.yml's fail_on at the
+	// bench's commit; '' for the verdict's own conclusion).
+	`ALTER TABLE pb_benches ADD COLUMN fail_on TEXT NOT NULL DEFAULT ''`,
 }
