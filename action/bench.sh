@@ -58,8 +58,10 @@ bench_args() {
   for in in ${intents//,/ }; do
     args+=(--intent "$in")
   done
+  # With a base, the changes choose each domain's comparison: of the
+  # domains they touch, or of the intents named.
   local base="${PB_BASE:-}"
-  if [ -z "${intents//[, ]/}" ] && [ -n "$base" ] && [ "$base" != none ]; then
+  if [ -n "$base" ] && [ "$base" != none ]; then
     changes_args "$base"
   fi
   local number='^[0-9]+(\.[0-9]+)?$'

@@ -114,7 +114,7 @@ func TestActionBenchesAServiceDispatchAgainstItsBase(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Equal(t, "true", gitAt(t, work)("rev-parse", "--is-shallow-repository"))
 
-	run := runIDFor(head)
+	run := fmt.Sprintf("pr%d-%s-0123abcd", prNumber, head)
 	dispatched, err := bot.WorkflowInputs(bot.Request{RunID: bot.RunID(run), PR: prNumber, HeadSHA: head,
 		Domains: []string{"weather.example"}, Pairs: 1, Base: base})
 	require.NoError(t, err)
@@ -140,10 +140,28 @@ func TestActionBenchesAServiceDispatchAgainstItsBase(t *testing.T) {
 		assert.NotEmpty(t, in.Arms.Control.Tools, "%s: against the base's tools", in.ID)
 	}
 	assert.Equal(t, []string{"weather-high-oslo"}, ids, "books changed on main after the branch, not in the pull request")
-}
 
-// runIDFor makes a run id of the service's shape for a bench of sha.
-func runIDFor(sha string) string { return fmt.Sprintf("pr%d-%s-0123abcd", prNumber, sha) }
+	// /bench run INTENT…: the named intents, each domain as its changes
+	// choose; books is untouched by the pull request, so against no tools.
+	run = fmt.Sprintf("pr%d-%s-4567cdef", prNumber, head)
+	dispatched, err = bot.WorkflowInputs(bot.Request{RunID: bot.RunID(run), PR: prNumber, HeadSHA: head,
+		Domains: []string{"books.example", "weather.example"}, Intents: []string{"books-count-by-author", "weather-high-oslo"}, Pairs: 1, Base: base})
+	require.NoError(t, err)
+	with = exampleJobWith(t, "plan", dispatched)
+	in = b.inputs(map[string]string{"registry": work, "intents": with["intents"], "pairs": with["pairs"], "mode": with["mode"],
+		"run-id": with["run-id"], "total-shards": with["total-shards"], "base": with["base"], "head": with["head"]})
+	b.mustRun("named", in)
+	plan = storedPlan(t, b, run)
+	against := map[string]string{}
+	for _, in := range plan.Intents {
+		require.NotNil(t, in.Arms)
+		against[in.ID] = "base"
+		if in.Arms.Control.None {
+			against[in.ID] = "none"
+		}
+	}
+	assert.Equal(t, map[string]string{"weather-high-oslo": "base", "books-count-by-author": "none"}, against)
+}
 
 // gitAt returns a function that runs git in dir and returns its output.
 func gitAt(t *testing.T, dir string) func(args ...string) string {

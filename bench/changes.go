@@ -21,10 +21,15 @@ var ErrNothingChanged = errors.New("nothing to bench")
 // returns the arms and the domains benched against none. A registry read
 // from git (Config.Git, at head) has the changes a pull request shows:
 // those of head since its merge base with the base revision.
+//
+// With Config.Intents (named intents or domains, a /bench run INTENT …)
+// the diff chooses the comparison of each named one's domain the same way
+// and selects nothing more: a named intent whose domain's tools did not
+// change is benched against no tools.
 func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runner.Source) (runner.PlanArms, []string, error) {
 	base := r.cfg.Changes
-	if r.cfg.Arms != (runner.PlanArms{}) || len(r.cfg.Intents) > 0 {
-		return runner.PlanArms{}, nil, errors.New("--changes chooses the arms and the intents from the diff; give no --control, --treatment, --against or --intent with it")
+	if r.cfg.Arms != (runner.PlanArms{}) {
+		return runner.PlanArms{}, nil, errors.New("--changes chooses the arms from the diff; give no --control, --treatment or --against with it")
 	}
 	arms := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: base}, Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
 	revs, read, err := r.readRevs(ctx, arms)
@@ -40,25 +45,59 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 	if err != nil {
 		return runner.PlanArms{}, nil, err
 	}
-	var none []string
+	againstBase := map[string]bool{}
+	var benched, none []string
 	for _, c := range intents.Comparisons(reg.Config, changed, revs[base].Has) {
 		if reg.Domain(c.Domain) == nil || !hasIntents(reg, c.Domain) {
 			continue // a domain removed, or one without intents: nothing to bench
 		}
-		r.cfg.Intents = append(r.cfg.Intents, c.Domain)
+		benched = append(benched, c.Domain)
 		switch {
-		case !c.New && !slices.Contains(c.Against, intents.AgainstBase):
+		case c.New || !slices.Contains(c.Against, intents.AgainstBase):
 			none = append(none, c.Domain)
-		case len(c.Against) > 1:
-			r.problem(runner.Problem{Msg: "compare: both: this run benches the domain against base; bench it against no tools in a run of its own",
-				Attrs: []any{"domain", c.Domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + c.Domain}})
+		default:
+			againstBase[c.Domain] = true
+			if len(c.Against) > 1 {
+				r.problem(runner.Problem{Msg: "compare: both: this run benches the domain against base; bench it against no tools in a run of its own",
+					Attrs: []any{"domain", c.Domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + c.Domain}})
+			}
 		}
 	}
-	if len(r.cfg.Intents) == 0 {
+	if named := r.cfg.Intents; len(named) > 0 {
+		none = nil
+		for _, d := range namedDomains(reg, named) {
+			if !againstBase[d] {
+				none = append(none, d)
+			}
+		}
+		r.log.Info("benching named intents as the changes choose", "since", base, "intents", named, "against_none", none)
+		return arms, none, nil
+	}
+	if len(benched) == 0 {
 		return runner.PlanArms{}, nil, fmt.Errorf("%w: no domain of %s changed since %s", ErrNothingChanged, r.cfg.Registry, base)
 	}
-	r.log.Info("benching the changes", "since", base, "domains", r.cfg.Intents, "against_none", none)
+	r.cfg.Intents = benched
+	r.log.Info("benching the changes", "since", base, "domains", benched, "against_none", none)
 	return arms, none, nil
+}
+
+// namedDomains returns the domains of names (intent ids or domains), each
+// once, in the order first named; a name that is neither is left to the
+// plan to refuse.
+func namedDomains(reg *intents.Registry, names []string) []string {
+	var out []string
+	for _, n := range names {
+		d := ""
+		if reg.Domain(n) != nil {
+			d = n
+		} else if i := slices.IndexFunc(reg.Intents, func(in *intents.Intent) bool { return in.ID == n }); i >= 0 {
+			d = reg.Intents[i].Domain
+		}
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func hasIntents(reg *intents.Registry, domain string) bool {

@@ -143,6 +143,11 @@ func describe(bn state.Bench) string {
 	} else {
 		parts = append(parts, "every intent of "+domainList(bn.Domains))
 	}
+	if bn.Base == "" {
+		parts = append(parts, "against no tools")
+	} else {
+		parts = append(parts, "each domain against what its changes call for (base "+short(bn.Base)+"'s tools where they changed)")
+	}
 	if bn.Pairs > 0 {
 		parts = append(parts, fmt.Sprintf("%d pairs each", bn.Pairs))
 	}

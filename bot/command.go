@@ -36,7 +36,17 @@ type Command struct {
 	// SHA is the commit a "/bench run @<sha>" binds to: 7 to 40 lowercase
 	// hex digits. "" means the head, as of when the command was written.
 	SHA string
+	// Against is --against: AgainstNone benches every domain against no
+	// tools; "" (or AgainstChanges) lets the pull request's changes choose
+	// each domain's comparison, as an automatic bench does.
+	Against string
 }
+
+// The values of Command.Against.
+const (
+	AgainstChanges = "changes"
+	AgainstNone    = "none"
+)
 
 // Parsed is the outcome of ParseComment: a Command to carry out, or a Reply
 // to post instead, or neither, when the comment is not for the bot.
@@ -66,11 +76,14 @@ const Usage = "Usage:\n\n" +
 	"```\n" +
 	"/bench run [intent ...] [--pairs N] [--model M] [--agent A]   bench this pull request's head commit\n" +
 	"/bench run @SHA [intent ...] [...]                            bench commit SHA of this pull request\n" +
+	"/bench run --against none [intent ...] [...]                  bench against no tools, whatever changed\n" +
 	"/bench cancel                                                 cancel the running bench\n" +
 	"/bench status                                                 say what the bench is doing\n" +
 	"/bench help                                                   show this help\n" +
 	"```\n\n" +
 	"`/bench run` with no intents benches every intent of the domains the pull request changes. " +
+	"Each domain is benched against the base's tools where the pull request changes them, else against no tools; " +
+	"`--against none` benches everything against no tools. " +
 	"`--agent` is `pi` (the default), `claude-code` or `codex`. " +
 	"Only people with write access to the repository may run commands."
 
@@ -228,6 +241,7 @@ func parseRun(args []string) (*Command, error) {
 	fs.IntVar(&c.Pairs, "pairs", 0, "")
 	fs.StringVar(&c.Model, "model", "", "")
 	fs.StringVar(&c.Agent, "agent", "", "")
+	fs.StringVar(&c.Against, "against", "", "")
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -263,6 +277,13 @@ func parseRun(args []string) (*Command, error) {
 	}
 	if c.Model != "" && !modelPattern.MatchString(c.Model) {
 		return nil, fmt.Errorf("%q is not a model name", clipArg(c.Model))
+	}
+	switch c.Against {
+	case "", AgainstChanges:
+		c.Against = ""
+	case AgainstNone:
+	default:
+		return nil, fmt.Errorf("--against %q: want none (no tools) or changes (as the pull request's changes choose, the default)", clipArg(c.Against))
 	}
 	if c.Agent != "" && !agentPattern.MatchString(c.Agent) {
 		return nil, fmt.Errorf("%q is not an agent name (pi, claude-code or codex)", clipArg(c.Agent))

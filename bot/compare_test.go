@@ -16,7 +16,8 @@ import (
 // find_books.js) is benched against its base's tools, not against no
 // tools: the base commit of the pull_request payload reaches the local
 // backend's bench and the Actions dispatch's base input, from the event and
-// from /bench run alike; a bench of named intents carries none.
+// from /bench run alike, named intents included (each domain as its changes
+// choose); /bench run --against none carries none.
 func TestAPullRequestIsBenchedAgainstItsBase(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -32,7 +33,19 @@ func TestAPullRequestIsBenchedAgainstItsBase(t *testing.T) {
 	f.comment(t, writer, "/bench run")
 	assert.Equal(t, baseSHA, f.benches(t)[0].Base, "/bench run reads the base of the pull request GitHub has now")
 	f.comment(t, writer, "/bench run books-count")
-	assert.Empty(t, f.benches(t)[0].Base, "named intents are benched against no tools")
+	bn = f.benches(t)[0]
+	assert.Equal(t, baseSHA, bn.Base, "named intents are benched as the pull request's changes choose")
+	assert.Equal(t, []string{"books-count"}, bn.Intents)
+	f.comment(t, writer, "/bench run --against none books-count")
+	bn = f.benches(t)[0]
+	assert.Empty(t, bn.Base, "--against none: against no tools, whatever changed")
+	assert.Equal(t, []string{"books-count"}, bn.Intents)
+	f.comment(t, writer, "/bench run --against none")
+	bn = f.benches(t)[0]
+	assert.Empty(t, bn.Base)
+	assert.Equal(t, []string{"books.example"}, bn.Domains, "the changed domains, against no tools")
+	replies := f.gh.Comments(repoName, prNumber)
+	assert.Contains(t, replies[len(replies)-1].Body, "against no tools")
 
 	a := newFixture(t, actions)
 	a.opened(t, nil)
@@ -42,7 +55,12 @@ func TestAPullRequestIsBenchedAgainstItsBase(t *testing.T) {
 	a.comment(t, writer, "/bench run books-count")
 	ds = a.gh.Dispatches(repoName)
 	require.Len(t, ds, 2)
-	assert.Nil(t, ds[1].Inputs["base"], "no base input for named intents")
+	assert.Equal(t, baseSHA, ds[1].Inputs["base"], "named intents: the base, for the Action to choose each domain's comparison")
+	assert.Equal(t, "books-count", ds[1].Inputs["intents"])
+	a.comment(t, writer, "/bench run --against none books-count")
+	ds = a.gh.Dispatches(repoName)
+	require.Len(t, ds, 3)
+	assert.Nil(t, ds[2].Inputs["base"], "--against none: no base input")
 }
 
 // TestAWorkflowWithoutABaseInputStillBenches: a workflow written before

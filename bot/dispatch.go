@@ -72,11 +72,12 @@ type Request struct {
 	Model string
 	// Agent names the agent benched; "" means the backend's default.
 	Agent string
-	// Base is the pull request's base commit when the bench benches what
-	// the pull request changed (Intents empty): each of Domains as
-	// intents.Comparisons chooses, head's tools against Base's where they
-	// changed. "" benches Domains against no tools (a bench recorded
-	// before bases were, or one of named intents).
+	// Base is the pull request's base commit when the bench benches as the
+	// pull request's changes choose: each of Domains (Intents empty) or
+	// each named intent's domain as intents.Comparisons chooses, head's
+	// tools against Base's where they changed. "" benches Domains or
+	// Intents against no tools (a bench recorded before bases were, or a
+	// /bench run --against none).
 	Base string
 }
 
@@ -116,8 +117,9 @@ func WorkflowInputs(req Request) (map[string]any, error) {
 		in["model"] = req.Model
 	}
 	if req.Base != "" {
-		// Sent only for a bench of the pull request's changes: the Action
-		// benches them since base (pairbench run --changes BASE).
+		// Sent only for a bench as the pull request's changes choose: the
+		// Action benches them since base (pairbench run --changes BASE,
+		// with --intent for named intents).
 		in["base"] = req.Base
 	}
 	if req.Agent != "" {

@@ -421,7 +421,11 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	reg := registryAt{c: c, owner: t.Owner, repo: t.Repo, sha: t.SHA}
 	var p plan
 	if len(cmd.Intents) > 0 {
-		p, err = reg.planIntents(ctx, cmd.Intents)
+		if p, err = reg.planIntents(ctx, cmd.Intents); err == nil {
+			// Each named intent's domain as the pull request's changes
+			// choose, as for an automatic bench (the bench reads the diff).
+			p.Base = pr.GetBase().GetSHA()
+		}
 	} else {
 		var files []string
 		if files, err = listFiles(ctx, c, t); err == nil {
@@ -443,6 +447,9 @@ func (h *handling) runCommand(ctx context.Context, c *github.Client, repo Repo, 
 	}
 	if p.FailOn, err = reg.failOnAt(ctx, pr.GetBase().GetSHA()); err != nil {
 		return nil, err
+	}
+	if cmd.Against == AgainstNone {
+		p.Base = "" // every domain against no tools
 	}
 	return func(ctx context.Context, tx *state.Tx) error {
 		pull, err := h.lockPull(ctx, tx, repo, t.PR)

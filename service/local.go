@@ -55,10 +55,11 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 		Ref: req.HeadSHA, PR: req.PR, Cache: filepath.Join(o.RunsDir, ".git-cache")}
 	o.Intents = req.Intents
 	switch {
-	case len(o.Intents) == 0 && req.Base != "":
+	case req.Base != "":
 		// What the pull request changed since its base, each domain as
 		// intents.Comparisons chooses: the bench reads the diff in its git
-		// cache, as the bot read it through the API.
+		// cache, as the bot read it through the API. Named intents are
+		// benched alone, each domain as its changes choose.
 		o.Changes = req.Base
 	case len(o.Intents) == 0:
 		o.Intents = req.Domains

@@ -45,7 +45,8 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 	assert.Equal(t, "claude-code", c.Agent)
 	req.Base = "0123456789abcdef0123456789abcdef01234567"
 	c = r.config(req, func(int, int) {})
-	assert.Empty(t, c.Changes, "named intents are benched as named, against no tools")
+	assert.Equal(t, req.Base, c.Changes, "named intents are benched as named, each domain as its changes choose")
+	assert.Equal(t, []string{"books.example/find"}, c.Intents)
 }
 
 // TestALocalBenchOfAPullRequestsChangesIsAgainstItsBase: a bench with the

@@ -22,16 +22,16 @@ func armFlags(cmd *cobra.Command, o *armOptions) {
 	f.StringVar(&o.control, "control", "none", "the control arm: none, tools, tools@REV, context, tools+context or tools@REV+context (REV: a git revision of the registry's repository)")
 	f.StringVar(&o.treatment, "treatment", "tools", "the treatment arm, as --control")
 	f.StringVar(&o.against, "against", "", "bench the registry's tools against its tools at git revision REV: --control tools@REV --treatment tools")
-	f.StringVar(&o.changes, "changes", "", "bench what changed since git revision BASE (a pull request's base): a domain whose tools changed against its tools at BASE, a new one or one whose intents alone changed against no tools, an untouched one not at all")
+	f.StringVar(&o.changes, "changes", "", "bench what changed since git revision BASE (a pull request's base): a domain whose tools changed against its tools at BASE, a new one or one whose intents alone changed against no tools, an untouched one not at all; with --intent, those intents, each as its domain's changes choose")
 }
 
 // apply sets cfg.Arms (or cfg.Changes) from the flags; the error names
 // the flag at fault.
 func (o armOptions) apply(cmd *cobra.Command, cfg *bench.Config) error {
 	if o.changes != "" {
-		for _, f := range []string{"control", "treatment", "against", "intent"} {
+		for _, f := range []string{"control", "treatment", "against"} {
 			if cmd.Flags().Changed(f) {
-				return fmt.Errorf("--changes chooses the arms and intents from the diff: give no --%s with it", f)
+				return fmt.Errorf("--changes chooses the arms from the diff: give no --%s with it", f)
 			}
 		}
 		cfg.Changes = o.changes

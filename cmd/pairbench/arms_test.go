@@ -121,6 +121,23 @@ func TestRunChanges(t *testing.T) {
 	code, _, stderr = runCLI(t, append(args, "--run-id", "c2", "--against", "main")...)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "give no --against with it")
+
+	// Named intents: exactly those, each as its domain's changes choose.
+	code, _, stderr = runCLI(t, append(args, "--run-id", "c3", "--intent", "books-count-by-author", "--intent", "weather-high-oslo")...)
+	require.Equal(t, exitOK, code, stderr)
+	plan, err = runner.ReadPlan(filepath.Join(runs, "c3", "run.json"))
+	require.NoError(t, err)
+	var ids []string
+	for _, in := range plan.Intents {
+		ids = append(ids, in.ID)
+		require.NotNil(t, in.Arms)
+		if in.Domain == "weather.example" {
+			assert.True(t, in.Arms.Control.None, "its intents alone changed: against no tools")
+		} else {
+			assert.NotEmpty(t, in.Arms.Control.Tools, "its tools changed: against main's")
+		}
+	}
+	assert.Equal(t, []string{"books-count-by-author", "weather-high-oslo"}, ids, "the named intents, and no other of books")
 }
 
 // TestRunChangesFromGit benches a pull request read from git, as the
