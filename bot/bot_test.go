@@ -48,7 +48,7 @@ func TestABenchFromPullRequestToVerdict(t *testing.T) {
 			require.Equal(t, 1, len(runs), "one check run per bench")
 			assert.Equal(t, bn.Run, runs[0].ExternalID)
 			assert.Equal(t, "success", runs[0].Conclusion)
-			assert.Equal(t, "bench: faster", runs[0].Title)
+			assert.Equal(t, "bench: faster · this PR's tools (ec26c3e) against no tools", runs[0].Title, "the title names the arms")
 			assert.Contains(t, runs[0].Summary, "books-newest-by-author")
 			// The check run's own short summary; the whole comment in its
 			// text; details_url to the report.
@@ -138,7 +138,7 @@ func TestAVerdictForAnOlderCommitChangesNeitherLabelNorHeadline(t *testing.T) {
 	assert.Contains(t, sticky.Body, "| ec26c3e | less accurate |")
 	for _, cr := range f.gh.CheckRuns(repoName) {
 		if cr.ExternalID == head {
-			assert.Equal(t, "bench: better", cr.Title, "the head's check run is its own bench's")
+			assert.Equal(t, "bench: better · this PR's tools (1111111) against no tools", cr.Title, "the head's check run is its own bench's")
 		}
 	}
 }
@@ -368,7 +368,7 @@ func TestTokenMode(t *testing.T) {
 	last := st[len(st)-1]
 	assert.Equal(t, "success", last.State)
 	assert.Equal(t, "pairbench", last.Context)
-	assert.Equal(t, "bench: better", last.Description)
+	assert.Equal(t, "bench: better · this PR's tools (ec26c3e) against no tools", last.Description)
 
 	// The bot's user comments /bench help: the reply is not a command.
 	f.comment(t, "bench-bot", "/bench run")

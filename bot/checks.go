@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,7 +144,7 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	if err != nil {
 		return checkView{}, err
 	}
-	title := "bench: " + string(rep.Verdict)
+	title := "bench: " + string(rep.Verdict) + " · " + comparedTitle(rep, bn.SHA)
 	if rep.Verdict == "" {
 		title = "no verdict: no intents were benched"
 	}
@@ -291,4 +292,43 @@ func clipRunes(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// comparedTitle names what a bench compared by what the arms are, for its
+// check run's title, as the report and the comment do: "this PR's tools
+// (5d6e7f8) against main@1a2b3c4's tools", naming the domains on each side
+// when some were benched against no tools (new, or their intents alone
+// changed). A report without arms (a bench against no tools) compares the
+// tools at sha with none.
+func comparedTitle(rep *stats.Report, sha string) string {
+	a := rep.Arms
+	if a == nil {
+		return fmt.Sprintf("this PR's tools (%s) against no tools", short(sha))
+	}
+	var control, none []string
+	for _, in := range rep.Intents {
+		side := &control
+		if a.ControlFor(in.Domain) == stats.NoToolsArm {
+			side = &none
+		}
+		if !slices.Contains(*side, in.Domain) {
+			*side = append(*side, in.Domain)
+		}
+	}
+	against := a.Treatment.Name + " against "
+	switch {
+	case len(none) == 0:
+		return against + a.Control.Name
+	case len(control) == 0:
+		return against + stats.NoToolsArm.Name
+	}
+	return fmt.Sprintf("%s%s (%s), %s (%s)", against, a.Control.Name, titleList(control), stats.NoToolsArm.Name, titleList(none))
+}
+
+// titleList lists names for a title: the first three, then how many more.
+func titleList(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }

@@ -7,8 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // TestAPullRequestIsBenchedAgainstItsBase: a pull request that edits an
@@ -80,4 +82,39 @@ func TestAWorkflowWithoutABaseInputStillBenches(t *testing.T) {
 	bn := a.benches(t)[0]
 	assert.Equal(t, state.BenchRunning, bn.State, "the bench runs")
 	assert.NotZero(t, bn.WorkflowRunID)
+}
+
+// TestTheCheckRunNamesTheArms: a bench of head against base has its check
+// run's title name both arms by what they are, as the report does, and the
+// domains benched against no tools beside the others.
+func TestTheCheckRunNamesTheArms(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	rep := readReport(t)
+	rep.RunID, rep.Verdict = bn.Run, pairbench.Faster
+	rep.Arms = &stats.Arms{
+		Control:   stats.ArmName{Spec: "tools@" + baseSHA, Name: "master@f95f852's tools", Tools: true},
+		Treatment: stats.ArmName{Spec: "tools", Name: "this PR's tools (ec26c3e)", Tools: true},
+		Domains:   []stats.DomainArms{{Domain: "books.example", Edited: []string{"find_books"}}, {Domain: "weather.example", AgainstNone: true}},
+	}
+	f.finishWith(t, rep)
+	runs := f.gh.CheckRuns(repoName)
+	require.Len(t, runs, 1)
+	assert.Equal(t, "bench: faster · this PR's tools (ec26c3e) against master@f95f852's tools (books.example), no tools (weather.example)", runs[0].Title)
+
+	rep.Arms.Domains = rep.Arms.Domains[:1]
+	for i := range rep.Intents {
+		rep.Intents[i].Domain = "books.example"
+	}
+	f.comment(t, writer, "/bench run")
+	bn = f.benches(t)[0]
+	rep.RunID = bn.Run
+	f.finishWith(t, rep)
+	for _, cr := range f.gh.CheckRuns(repoName) {
+		if cr.ExternalID == bn.Run {
+			assert.Equal(t, "bench: faster · this PR's tools (ec26c3e) against master@f95f852's tools", cr.Title)
+		}
+	}
 }

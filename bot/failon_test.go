@@ -64,11 +64,7 @@ func TestFailOnDecidesTheCheckRun(t *testing.T) {
 					rep.Intents[i].NonInferiority = &stats.NonInferiority{Result: stats.Worse}
 				}
 			}
-			data, err := json.Marshal(rep)
-			require.NoError(t, err)
-			require.NoError(t, f.store.Put(context.Background(), bn.Run+"/report.json", bytes.NewReader(data)))
-			f.runner.finish(bot.RunID(bn.Run), nil)
-			f.waitBench(t, bn.Run, state.BenchDone)
+			f.finishWith(t, rep)
 
 			runs := f.gh.CheckRuns(repoName)
 			require.Len(t, runs, 1)
@@ -80,4 +76,15 @@ func TestFailOnDecidesTheCheckRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// finishWith stores rep as its run's report and ends that local run, as a
+// real bench does, waiting for the bot to post it.
+func (f *fixture) finishWith(t *testing.T, rep *stats.Report) {
+	t.Helper()
+	data, err := json.Marshal(rep)
+	require.NoError(t, err)
+	require.NoError(t, f.store.Put(context.Background(), rep.RunID+"/report.json", bytes.NewReader(data)))
+	f.runner.finish(bot.RunID(rep.RunID), nil)
+	f.waitBench(t, rep.RunID, state.BenchDone)
 }

@@ -82,3 +82,18 @@ func (a *analysis) armsAfterLabels(plan Plan, rep *Report, work []intentWork, to
 		rep.NonInferiority = a.nonInferiorities(plan, rep.Intents, work)
 	}
 }
+
+// NoToolsArm names the arm that registers no tools.
+var NoToolsArm = ArmName{Spec: "none", Name: "no tools"}
+
+// ControlFor is the control arm as domain had it: no tools for a domain
+// benched against none (new at the control's revision, or its intents
+// alone changed), else a.Control.
+func (a *Arms) ControlFor(domain string) ArmName {
+	for _, d := range a.Domains {
+		if d.Domain == domain && (d.AbsentInControl || d.AgainstNone) {
+			return NoToolsArm
+		}
+	}
+	return a.Control
+}
