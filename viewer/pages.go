@@ -120,7 +120,8 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 
 {{define "intent"}}{{template "head" .Head}}<nav class="crumbs"><a href="{{.Root}}/report.html">run {{.Run}}</a> › intent</nav>
 <h1><code>{{.ID}}</code> · <span class="label {{.LabelClass}}">{{.Label}}</span></h1>
-<p>{{if .Domain}}Domain <code>{{.Domain}}</code> · {{end}}{{len .Pairs}} of {{.Planned}} planned pairs have rows{{if .Missing}} ({{.Missing}} missing){{end}}.</p>
+<p>{{if .Domain}}Domain <code>{{.Domain}}</code> · {{end}}{{len .Pairs}} of {{.Planned}} planned pairs have rows{{if .Missing}} ({{.Missing}} missing){{end}}.</p>{{if .Treatment}}
+<p>Compared: treatment had {{.Treatment}}; control had {{.Control}}.</p>{{end}}
 <div class="side">
 <div class="plot">{{.Plot}}</div>
 <div class="figures">{{.Figures}}</div>
@@ -131,7 +132,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 <fieldset><input type="checkbox" id="pd"><label for="pd">where the arms disagree ({{.Disagree}})</label></fieldset>
 </form>
 <table class="summary">
-<tr><th>pair</th><th>order</th><th>control</th><th>treatment</th><th>arms</th></tr>
+<tr><th>pair</th><th>order</th><th>control{{if .Control}}: {{.Control}}{{end}}</th><th>treatment{{if .Treatment}}: {{.Treatment}}{{end}}</th><th>arms</th></tr>
 {{.PairRows}}</table>
 {{if not .Linked}}<p class="note">This run directory has no trial directories, so its pairs have no pages: run the bench with its trials kept (or fetch them with merge --trials) to step through them.</p>{{end}}
 {{else}}<p>No pair of this intent has a row yet.</p>{{end}}

@@ -218,7 +218,7 @@ func TestHandlerServesTheSiteOnly(t *testing.T) {
 }
 
 // TestSiteNamesTheArms: a run of a pull request's tools against main's
-// names the arms on every pair page and on the run page.
+// names the arms on every pair page, intent page and the run page.
 func TestSiteNamesTheArms(t *testing.T) {
 	run := fakeRun{intents: 1, pairs: 2, trials: true, against: true}.write(t, t.TempDir())
 	page := readFile(t, run.File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 1)))
@@ -226,7 +226,14 @@ func TestSiteNamesTheArms(t *testing.T) {
 	assert.Contains(t, page, "<h2>treatment: the registry&#39;s tools")
 	assert.Contains(t, page, "control had main@1a2b3c4&#39;s tools; treatment had the registry&#39;s tools.")
 	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)), "<strong>Compared:</strong> the registry&#39;s tools (treatment, <code>tools</code>) against main@1a2b3c4&#39;s tools")
+	intent := readFile(t, run.File(viewer.IntentPage("books-intent-000-with-a-long-descriptive-name")))
+	assert.Contains(t, intent, "<p>Compared: treatment had the registry&#39;s tools; control had main@1a2b3c4&#39;s tools.</p>")
+	assert.Contains(t, intent, "<th>control: main@1a2b3c4&#39;s tools</th><th>treatment: the registry&#39;s tools</th>")
 
-	plain := readFile(t, fakeRun{intents: 1, pairs: 2, trials: true}.write(t, t.TempDir()).File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 1)))
+	plainRun := fakeRun{intents: 1, pairs: 2, trials: true}.write(t, t.TempDir())
+	plain := readFile(t, plainRun.File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 1)))
 	assert.Contains(t, plain, "treatment had the site's WebMCP tools registered")
+	plainIntent := readFile(t, plainRun.File(viewer.IntentPage("books-intent-000-with-a-long-descriptive-name")))
+	assert.Contains(t, plainIntent, "<th>control</th><th>treatment</th>")
+	assert.NotContains(t, plainIntent, "Compared:")
 }

@@ -137,6 +137,9 @@ type intentView struct {
 	Planned, Missing int
 	// Linked is set when the pairs have pages.
 	Linked bool
+	// Control and Treatment name the arms by what they are when the run
+	// configured them ("" for no tools against tools).
+	Control, Treatment string
 }
 
 type classChoice struct {
@@ -176,6 +179,9 @@ func (s *Site) intentPage(page *bytes.Buffer, rep *stats.Report, figures *stats.
 		Plot:    newPairedPlot(pairs, slug(in.ID), s.trials).html(),
 		Planned: in.Pairs.Planned,
 		Linked:  s.trials,
+	}
+	if a := rep.Arms; a != nil {
+		v.Control, v.Treatment = a.ControlFor(in.Domain).Name, a.Treatment.Name
 	}
 	counts := map[pairClass]int{}
 	for _, p := range pairs {
@@ -274,9 +280,10 @@ func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent,
 	}
 	names := []string{string(pairbench.Control), string(pairbench.Treatment)}
 	if a := rep.Arms; a != nil {
-		names[0] += ": " + a.Control.Name
+		control := a.ControlFor(in.Domain).Name
+		names[0] += ": " + control
 		names[1] += ": " + a.Treatment.Name
-		v.Compared = fmt.Sprintf("control had %s; treatment had %s", a.Control.Name, a.Treatment.Name)
+		v.Compared = fmt.Sprintf("control had %s; treatment had %s", control, a.Treatment.Name)
 	}
 	for arm, name := range names {
 		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
