@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,6 +63,75 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 	}
 	b.log.Info("bench recorded", "run", bn.Run, "repo", bn.Repo, "pr", bn.PR, "sha", short(sha), "domains", bn.Domains, "by", by)
 	return bn, nil
+}
+
+// topUp carries out /bench more: it reopens the pull request's last bench
+// of its head, when that bench ended with a verdict, to run add more pairs
+// per intent (as many as it has when add is 0) under the same run id: the
+// run resumes with the larger count and runs only the new pairs
+// (bench.Config.PairsGiven, runner.Plan.TopUp), and its report decides at
+// the look it reached. The reopened bench shows on a new check run (GitHub
+// never reopens a completed one) and supersedes nothing: no other bench is
+// running. It returns the reply, a refusal saying why when there is
+// nothing to top up.
+func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int, by string) (string, error) {
+	if pull.Bench != "" {
+		return fmt.Sprintf("Run `%s` is still running: `/bench more` tops a run up once it has ended. Comment `/bench status` to see it.", pull.Bench), nil
+	}
+	benches, err := tx.BenchesOfPull(ctx, pull.Repo, pull.PR)
+	if err != nil {
+		return "", err
+	}
+	var last *state.Bench
+	for i, bn := range benches { // newest first
+		if bn.SHA == pull.HeadSHA && pull.HeadSHA != "" {
+			last = &benches[i]
+			break
+		}
+	}
+	switch {
+	case last == nil:
+		return fmt.Sprintf("Nothing to top up: the head %s has no bench. Comment `/bench run` to start one.", codeOrNone(short(pull.HeadSHA))), nil
+	case last.State != state.BenchDone:
+		return fmt.Sprintf("Nothing to top up: the last bench of %s, run `%s`, ended without a verdict (%s). Comment `/bench run` to start a new one.",
+			short(last.SHA), last.Run, last.State), nil
+	case last.Backend != BackendLocal:
+		return fmt.Sprintf("Run `%s` ran on GitHub Actions, where pairbench cannot top a run up yet. Comment `/bench run --pairs %d` for a new run with more pairs.",
+			last.Run, min(last.Pairs+cmp.Or(add, last.Pairs), MaxPairs)), nil
+	}
+	if add == 0 {
+		add = last.Pairs
+	}
+	if last.Pairs+add > MaxPairs {
+		return fmt.Sprintf("Run `%s` has %d pairs per intent: %d more would pass the limit of %d.", last.Run, last.Pairs, add, MaxPairs), nil
+	}
+	bn := *last
+	bn.Pairs += add
+	bn.TopUps++
+	bn.State, bn.Reason, bn.Verdict, bn.RequestedBy = state.BenchQueued, "", "", by
+	bn.Created, bn.Ended, bn.Dispatched = tx.Now(), time.Time{}, time.Time{}
+	bn.DonePairs, bn.TotalPairs = 0, 0
+	bn.CheckID, bn.CheckVersion, bn.CheckPosted = 0, bn.CheckVersion+1, bn.CheckVersion
+	if bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil); err != nil {
+		return "", err
+	}
+	if err := tx.SaveBench(ctx, bn); err != nil {
+		return "", err
+	}
+	if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: bn.CheckVersion}, pendingOnce); err != nil {
+		return "", err
+	}
+	pull.Bench = bn.Run
+	b.log.Info("bench topped up", "run", bn.Run, "pairs", bn.Pairs, "by", by)
+	return fmt.Sprintf("@%s: topping up run `%s` of `%s` with %d more pairs per intent (%d in all); only the new pairs run. The `%s` check shows its progress.",
+		by, bn.Run, short(bn.SHA), add, bn.Pairs, CheckName), nil
+}
+
+func codeOrNone(s string) string {
+	if s == "" {
+		return "(none recorded)"
+	}
+	return "`" + s + "`"
 }
 
 // supersede cancels the bench running for the pull request, if any.

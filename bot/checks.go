@@ -198,7 +198,7 @@ func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView) (int64
 	}
 	id := bn.CheckID
 	if id == 0 {
-		if id, err = findCheck(ctx, c, owner, repo, bn.SHA, bn.Run); err != nil {
+		if id, err = findCheck(ctx, c, owner, repo, bn.SHA, checkExternalID(bn)); err != nil {
 			return 0, err
 		}
 	}
@@ -216,7 +216,7 @@ func (b *Bot) postCheck(ctx context.Context, bn state.Bench, v checkView) (int64
 		status = &v.status
 	}
 	if id == 0 {
-		ext := bn.Run
+		ext := checkExternalID(bn)
 		cr, _, err := c.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
 			Name: CheckName, HeadSHA: bn.SHA, ExternalID: &ext, Status: status, Conclusion: conclusion,
 			StartedAt: &github.Timestamp{Time: bn.Created}, CompletedAt: done, Output: out, DetailsURL: b.detailsURL(bn),
@@ -246,8 +246,25 @@ func (b *Bot) detailsURL(bn state.Bench) *string {
 	return &u
 }
 
-// findCheck returns the id of run's check run on sha, 0 if there is none.
-func findCheck(ctx context.Context, c *github.Client, owner, repo, sha, run string) (int64, error) {
+// checkExternalID is the external id of a bench's check run: its run id,
+// and after the n-th top-up (/bench more) "<run id>+n", the check run of
+// that phase of the run (a completed check run never reopens).
+func checkExternalID(bn state.Bench) string {
+	if bn.TopUps == 0 {
+		return bn.Run
+	}
+	return fmt.Sprintf("%s+%d", bn.Run, bn.TopUps)
+}
+
+// runOfCheck is the run id a check run's external id names.
+func runOfCheck(externalID string) RunID {
+	run, _, _ := strings.Cut(externalID, "+")
+	return RunID(run)
+}
+
+// findCheck returns the id of the check run on sha whose external id is
+// ext, 0 if there is none.
+func findCheck(ctx context.Context, c *github.Client, owner, repo, sha, ext string) (int64, error) {
 	name := CheckName
 	opts := &github.ListCheckRunsOptions{CheckName: &name, ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -256,7 +273,7 @@ func findCheck(ctx context.Context, c *github.Client, owner, repo, sha, run stri
 			return 0, fmt.Errorf("list check runs of %s: %w", short(sha), err)
 		}
 		for _, r := range res.CheckRuns {
-			if r.GetExternalID() == run {
+			if r.GetExternalID() == ext {
 				return r.GetID(), nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ const (
 	VerbCancel Verb = "cancel"
 	VerbStatus Verb = "status"
 	VerbHelp   Verb = "help"
+	VerbMore   Verb = "more"
 )
 
 // Command is a parsed /bench command.
@@ -25,7 +27,8 @@ type Command struct {
 	// Intents are the intent ids named by /bench run; empty means every
 	// intent of the domains the pull request touches.
 	Intents []string
-	// Pairs is --pairs; 0 means the configured default.
+	// Pairs is --pairs; 0 means the configured default. For /bench more
+	// it is the pairs per intent to add; 0 adds as many as the run has.
 	Pairs int
 	// Model is --model; "" means the configured default.
 	Model string
@@ -77,6 +80,7 @@ const Usage = "Usage:\n\n" +
 	"/bench run [intent ...] [--pairs N] [--model M] [--agent A]   bench this pull request's head commit\n" +
 	"/bench run @SHA [intent ...] [...]                            bench commit SHA of this pull request\n" +
 	"/bench run --against none [intent ...] [...]                  bench against no tools, whatever changed\n" +
+	"/bench more [N]                                               top the head's last run up with N more pairs per intent\n" +
 	"/bench cancel                                                 cancel the running bench\n" +
 	"/bench status                                                 say what the bench is doing\n" +
 	"/bench help                                                   show this help\n" +
@@ -84,6 +88,7 @@ const Usage = "Usage:\n\n" +
 	"`/bench run` with no intents benches every intent of the domains the pull request changes. " +
 	"Each domain is benched against the base's tools where the pull request changes them, else against no tools; " +
 	"`--against none` benches everything against no tools. " +
+	"`/bench more` tops up the head's last finished run, by as many pairs again unless N says. " +
 	"`--agent` is `pi` (the default), `claude-code` or `codex`. " +
 	"Only people with write access to the repository may run commands."
 
@@ -115,6 +120,19 @@ func ParseComment(body string) Parsed {
 		c, err := parseRun(rest)
 		if err != nil {
 			return Parsed{Reply: fmt.Sprintf("I could not read that `/bench run`: %v.\n\n%s", err, Usage)}
+		}
+		return Parsed{Command: c}
+	case VerbMore:
+		c := &Command{Verb: VerbMore}
+		if len(rest) > 1 {
+			return Parsed{Reply: fmt.Sprintf("`/bench more` takes at most one argument, the pairs per intent to add (got `%s`).\n\n%s", clipArg(strings.Join(rest, " ")), Usage)}
+		}
+		if len(rest) == 1 {
+			n, err := strconv.Atoi(rest[0])
+			if err != nil || n < 1 || n > MaxPairs {
+				return Parsed{Reply: fmt.Sprintf("`/bench more %s`: give the pairs per intent to add, a whole number from 1 to %d.\n\n%s", clipArg(rest[0]), MaxPairs, Usage)}
+			}
+			c.Pairs = n
 		}
 		return Parsed{Command: c}
 	case VerbCancel, VerbStatus, VerbHelp:

@@ -308,6 +308,21 @@ func (h *handling) issueComment(ctx context.Context) (apply, error) {
 			}
 			return h.throttledReply(repo, t.PR, user, "command", msg)(ctx, tx)
 		}), nil
+	case VerbMore:
+		return h.both(react, func(ctx context.Context, tx *state.Tx) error {
+			pull, err := h.lockPull(ctx, tx, repo, t.PR)
+			if err != nil {
+				return err
+			}
+			msg, err := h.bot.topUp(ctx, tx, &pull, cmd.Pairs, user)
+			if err != nil {
+				return err
+			}
+			if err := tx.SavePull(ctx, pull); err != nil {
+				return err
+			}
+			return h.throttledReply(repo, t.PR, user, "command", msg)(ctx, tx)
+		}), nil
 	case VerbStatus:
 		return h.both(react, func(ctx context.Context, tx *state.Tx) error {
 			pull, err := h.lockPull(ctx, tx, repo, t.PR)
@@ -630,7 +645,7 @@ func (h *handling) checkRun(ctx context.Context) (apply, error) {
 	pr := 0
 	if len(cr.PullRequests) > 0 {
 		pr = cr.PullRequests[0].GetNumber()
-	} else if n, _, ok := parseRunID(RunID(cr.GetExternalID())); ok {
+	} else if n, _, ok := parseRunID(runOfCheck(cr.GetExternalID())); ok {
 		pr = n
 	}
 	return h.rerun(ctx, ev.GetRepo(), pr, cr.GetHeadSHA(), ev.GetSender().GetLogin())

@@ -65,7 +65,9 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 		o.Intents = req.Domains
 	}
 	if req.Pairs > 0 {
-		o.Pairs = req.Pairs
+		// The bench's pairs: a resume with more (/bench more) tops its
+		// run up; with as many it carries on.
+		o.Pairs, o.PairsGiven = req.Pairs, true
 	}
 	if req.Model != "" {
 		o.Model = req.Model

@@ -41,6 +41,7 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 	c = r.config(req, func(int, int) {})
 	assert.Equal(t, []string{"books.example/find"}, c.Intents)
 	assert.Equal(t, 2, c.Pairs, "what the bench asks for wins")
+	assert.True(t, c.PairsGiven, "a resume with more pairs (/bench more) tops the run up")
 	assert.Equal(t, bench.ScriptedModel, c.Model)
 	assert.Equal(t, "claude-code", c.Agent)
 	req.Base = "0123456789abcdef0123456789abcdef01234567"

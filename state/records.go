@@ -345,6 +345,9 @@ type Bench struct {
 	// fail_on, comma-separated labels and "worse"); "" lets the verdict
 	// decide, as for benches recorded before schema 5.
 	FailOn string
+	// TopUps counts the times /bench more topped the run up with more
+	// pairs: each reopened the ended bench, with a check run of its own.
+	TopUps int
 }
 
 // Over reports whether the bench has ended.
@@ -354,19 +357,19 @@ func (b Bench) Over() bool {
 
 const benchColumns = `run, repo, pr, installation, sha, default_branch, backend, domains, intents, pairs, model, requested_by, state,
 	reason, verdict, created_at, ended_at, check_id, check_version, check_posted, workflow_run_id, workflow_run_url, dispatched_at,
-	job_id, done_pairs, total_pairs, agent, base_sha, fail_on`
+	job_id, done_pairs, total_pairs, agent, base_sha, fail_on, top_ups`
 
 func scanBench(scan func(...any) error) (Bench, error) {
 	var b Bench
-	var pr, pairs, created, ended, dispatched, done, total int64
+	var pr, pairs, created, ended, dispatched, done, total, topUps int64
 	var domains, intents string
 	err := scan(&b.Run, &b.Repo, &pr, &b.Installation, &b.SHA, &b.DefaultBranch, &b.Backend, &domains, &intents, &pairs, &b.Model,
 		&b.RequestedBy, &b.State, &b.Reason, &b.Verdict, &created, &ended, &b.CheckID, &b.CheckVersion, &b.CheckPosted,
-		&b.WorkflowRunID, &b.WorkflowRunURL, &dispatched, &b.JobID, &done, &total, &b.Agent, &b.Base, &b.FailOn)
+		&b.WorkflowRunID, &b.WorkflowRunURL, &dispatched, &b.JobID, &done, &total, &b.Agent, &b.Base, &b.FailOn, &topUps)
 	if err != nil {
 		return b, err
 	}
-	b.PR, b.Pairs, b.DonePairs, b.TotalPairs = int(pr), int(pairs), int(done), int(total)
+	b.PR, b.Pairs, b.DonePairs, b.TotalPairs, b.TopUps = int(pr), int(pairs), int(done), int(total), int(topUps)
 	b.Created, b.Ended, b.Dispatched = fromMS(created), fromMS(ended), fromMS(dispatched)
 	b.Domains, b.Intents = splitList(domains), splitList(intents)
 	return b, nil
@@ -396,13 +399,13 @@ func splitList(s string) []string {
 func benchArgs(b Bench) []any {
 	return []any{b.Run, b.Repo, b.PR, b.Installation, b.SHA, b.DefaultBranch, b.Backend, joinList(b.Domains), joinList(b.Intents),
 		b.Pairs, b.Model, b.RequestedBy, b.State, b.Reason, b.Verdict, ms(b.Created), ms(b.Ended), b.CheckID, b.CheckVersion,
-		b.CheckPosted, b.WorkflowRunID, b.WorkflowRunURL, ms(b.Dispatched), b.JobID, b.DonePairs, b.TotalPairs, b.Agent, b.Base, b.FailOn}
+		b.CheckPosted, b.WorkflowRunID, b.WorkflowRunURL, ms(b.Dispatched), b.JobID, b.DonePairs, b.TotalPairs, b.Agent, b.Base, b.FailOn, b.TopUps}
 }
 
 // InsertBench records a new bench.
 func (tx *Tx) InsertBench(ctx context.Context, b Bench) error {
 	_, err := tx.q.exec(ctx, `INSERT INTO pb_benches (`+benchColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-		$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`, benchArgs(b)...)
+		$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`, benchArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("state: insert bench %s: %w", b.Run, err)
 	}
@@ -416,7 +419,7 @@ func (tx *Tx) SaveBench(ctx context.Context, b Bench) error {
 		backend = $7, domains = $8, intents = $9, pairs = $10, model = $11, requested_by = $12, state = $13, reason = $14,
 		verdict = $15, created_at = $16, ended_at = $17, check_id = $18, check_version = $19, check_posted = $20,
 		workflow_run_id = $21, workflow_run_url = $22, dispatched_at = $23, job_id = $24, done_pairs = $25, total_pairs = $26,
-		agent = $27, base_sha = $28, fail_on = $29 WHERE run = $1`, args...)
+		agent = $27, base_sha = $28, fail_on = $29, top_ups = $30 WHERE run = $1`, args...)
 	if err != nil {
 		return fmt.Errorf("state: save bench %s: %w", b.Run, err)
 	}

@@ -105,4 +105,6 @@ CREATE INDEX pb_commands_at ON pb_commands (at)`,
 	// 5: what fails the bench's check run (.pairbench.yml's fail_on at the
 	// bench's commit; '' for the verdict's own conclusion).
 	`ALTER TABLE pb_benches ADD COLUMN fail_on TEXT NOT NULL DEFAULT ''`,
+	// 6: how often /bench more topped the bench's run up.
+	`ALTER TABLE pb_benches ADD COLUMN top_ups BIGINT NOT NULL DEFAULT 0`,
 }

@@ -153,7 +153,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		defer s.Close()
 		now := time.UnixMilli(time.Now().UnixMilli())
 		b := state.Bench{Run: "pr2-aaa-1", Repo: "o/r", PR: 2, Installation: 9, SHA: "aaa", DefaultBranch: "main", Backend: "actions",
-			Domains: []string{"books.example", "weather.example"}, Intents: []string{"x"}, Pairs: 4, Model: "m", Agent: "codex", Base: "bbb", FailOn: "worse,slower", RequestedBy: "me",
+			Domains: []string{"books.example", "weather.example"}, Intents: []string{"x"}, Pairs: 4, Model: "m", Agent: "codex", Base: "bbb", FailOn: "worse,slower", TopUps: 2, RequestedBy: "me",
 			State: state.BenchRunning, Created: now, CheckID: 55, CheckVersion: 3, CheckPosted: 2, WorkflowRunID: 777,
 			WorkflowRunURL: "https://x/1", Dispatched: now, DonePairs: 1, TotalPairs: 8}
 		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error {
