@@ -208,14 +208,10 @@ func (f *follower) report() {
 // RowsFile returns the run-relative rows file this execution appends to.
 func (ex *Execution) RowsFile() string { return RowsFileOf(ex.Shard) }
 
-// Pairs returns the planned pairs of this execution's shard.
+// Pairs returns the planned pairs in force (Plan.PairsInForce) of this
+// execution's shard.
 func (ex *Execution) Pairs() ([]PairSpec, error) {
-	var pairs []PairSpec
-	for _, in := range ex.Plan.Intents {
-		for _, p := range in.Pairs {
-			pairs = append(pairs, PairSpec{Intent: in.ID, Domain: in.Domain, Pair: p.Pair, Order: p.Order, Profile: in.Profile})
-		}
-	}
+	pairs := ex.Plan.PairsInForce()
 	if ex.Shards == 0 {
 		return pairs, nil
 	}
@@ -303,10 +299,9 @@ func (ex *Execution) Run(ctx context.Context) error {
 		}
 	}
 
-	jobs := tally(pairs, rows).Pending()
-	log.Info("pairs", "planned", len(pairs), "pending", len(jobs), "slots", ex.Slots)
-	_, err = ex.runJobs(ctx, rl, f, jobs)
-	return err
+	return ex.runLooks(ctx, log, pairs, rows, func(pairs []PairSpec, rows []pairbench.Row) []Job {
+		return tally(pairs, rows).Pending()
+	}, func(jobs []Job) ([]pairbench.Row, error) { return ex.runJobs(ctx, rl, f, jobs) })
 }
 
 // runJobs runs jobs over the slots and returns the rows it recorded.

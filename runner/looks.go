@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -17,13 +18,98 @@ func (p *Plan) PairsPerIntent() int {
 	return n
 }
 
+// LookPairs is the pairs per intent at each look of design d for a run of
+// pairs per intent: each look's fraction of them rounded up, looks that
+// round to the same number taken once. Nil for a design of one look, or
+// none (a fixed run).
+func LookPairs(d *stats.Design, pairs int) []int {
+	if d == nil {
+		return nil
+	}
+	var looks []int
+	for k := range d.Looks {
+		if n := d.LookPairs(pairs, k); len(looks) == 0 || n > looks[len(looks)-1] {
+			looks = append(looks, n)
+		}
+	}
+	if len(looks) < 2 {
+		return nil
+	}
+	return looks
+}
+
+// lookOrders draws the orders of an intent's pairs numbered from 0,
+// balanced within each look (looks: the pairs per intent at each; nil for
+// one look at all of them), so that every look compares the arms in both
+// orders alike.
+func lookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
+	if len(looks) == 0 {
+		looks = []int{pairs}
+	}
+	var out []PlannedPair
+	for _, upTo := range looks {
+		for _, o := range Orders(upTo-len(out), rng) {
+			out = append(out, PlannedPair{Pair: len(out), Order: o})
+		}
+	}
+	return out
+}
+
+// LastLookAlpha is the level the last look of a run of pairs per intent
+// planned with design d decides at, at run level alpha: alpha itself for
+// a run of one look. Planning checks what a run can reach at it.
+func LastLookAlpha(d *stats.Design, pairs int, alpha float64) float64 {
+	p := Plan{Alpha: alpha, Looks: LookPairs(d, pairs)}
+	if dd := p.Design(); dd != nil {
+		return dd.LookAlpha(alpha, len(dd.Looks)-1)
+	}
+	return alpha
+}
+
+// PairsInForce returns the planned pairs the run still holds to, of every
+// intent in plan order: every planned pair, or, once the run stopped at a
+// look (Stop), the pairs of the looks up to it. What counts the run's
+// pairs (the schedule, Status, the report) counts these: a run that
+// stopped early is complete, its skipped pairs never run nor pending.
+func (p *Plan) PairsInForce() []PairSpec {
+	var pairs []PairSpec
+	for _, in := range p.Intents {
+		for _, pp := range in.Pairs {
+			if p.inForce(pp.Pair) {
+				pairs = append(pairs, PairSpec{Intent: in.ID, Domain: in.Domain, Pair: pp.Pair, Order: pp.Order, Profile: in.Profile})
+			}
+		}
+	}
+	return pairs
+}
+
+// RowInForce reports whether r counts in the run: an adoption trial, or a
+// trial of a pair in force (PairsInForce). A sharded run's shards run
+// their pairs past the look it stops at, which merge decides: those rows
+// are trials of the plan, and count in nothing.
+func (p *Plan) RowInForce(r *pairbench.Row) bool {
+	return r.Stage != pairbench.StagePair || p.inForce(r.Pair)
+}
+
+// inForce reports whether pair (a number; a plan of looks numbers each
+// intent's pairs from 0 in look order) is in force.
+func (p *Plan) inForce(pair int) bool {
+	if p.Stop == nil || len(p.Looks) == 0 {
+		return true
+	}
+	return pair < p.Looks[min(p.Stop.Look, len(p.Looks))-1]
+}
+
 // TopUp returns a copy of p planned for pairs per intent: every intent
 // keeps its planned pairs and gains pairs numbered on from them, their
 // orders balanced among themselves and drawn from the plan's seed and the
 // look they form. Looks records the run's looks: the pairs per intent
 // before the top-up and after it, so the report decides the last look at
-// its share of α (Design). Fewer pairs than planned are refused: a run
-// never drops a planned pair.
+// its share of α (Design). A run that stopped at a look claiming nothing
+// goes on from the next one, the looks up to it passed (Passed); one that
+// claimed a difference is refused with a *ClaimedError, since more pairs
+// would test again what its α was spent on. Fewer pairs than planned are
+// refused: a run never drops a planned pair.
 func (p *Plan) TopUp(pairs int) (*Plan, error) {
 	have := p.PairsPerIntent()
 	if pairs < have {
@@ -33,9 +119,15 @@ func (p *Plan) TopUp(pairs int) (*Plan, error) {
 	if pairs == have {
 		return &q, nil
 	}
+	if s := p.Stop; s != nil && s.Claimed {
+		return nil, &ClaimedError{RunID: p.RunID, Looks: max(1, len(p.Looks)), Stop: *s, Pairs: pairs}
+	}
 	q.Looks = append(append([]int(nil), p.Looks...), pairs)
 	if len(p.Looks) == 0 {
 		q.Looks = []int{have, pairs}
+	}
+	if s := p.Stop; s != nil {
+		q.Passed, q.Stop = s.Look, nil
 	}
 	rng := rand.New(rand.NewPCG(p.Seed, uint64(len(q.Looks))))
 	q.Intents = append([]PlannedIntent(nil), p.Intents...)
@@ -50,15 +142,37 @@ func (p *Plan) TopUp(pairs int) (*Plan, error) {
 	return &q, nil
 }
 
+// ClaimedError refuses to top up a run that already claimed a difference
+// at a look: its α is spent on that claim, and testing again with more
+// pairs is covered by no design (docs/statistics.md, Looks).
+type ClaimedError struct {
+	RunID string
+	// Looks is how many looks the run has; Stop the look it stopped at.
+	Looks int
+	Stop  LookStop
+	// Pairs is the pairs per intent asked for.
+	Pairs int
+}
+
+func (e *ClaimedError) Error() string {
+	claim := "an intent's label"
+	if e.Stop.Kind == stats.StopEfficacy {
+		claim = "the verdict " + string(e.Stop.Verdict)
+	}
+	return fmt.Sprintf("run %s claimed a difference (%s) at look %d of %d, %d pairs per intent: its α is spent on that claim, so topping it up to %d pairs would test again what it decided, which its design does not cover; bench the change again under a new --run-id",
+		e.RunID, claim, e.Stop.Look, e.Looks, e.Stop.Pairs, e.Pairs)
+}
+
 // Design is the group-sequential design the run's looks form: each look's
-// pairs as a fraction of the last's, with no futility bound (a look before
-// the last has already been passed). Nil for a run of one look.
+// pairs as a fraction of the last's, with the plan's futility bound (a
+// run.json of a topped-up run from before runs took their looks has
+// none). Nil for a run of one look.
 func (p *Plan) Design() *stats.Design {
 	if len(p.Looks) < 2 {
 		return nil
 	}
 	last := float64(p.Looks[len(p.Looks)-1])
-	d := &stats.Design{}
+	d := &stats.Design{Futility: p.Futility}
 	for _, n := range p.Looks {
 		d.Looks = append(d.Looks, float64(n)/last)
 	}
@@ -66,9 +180,17 @@ func (p *Plan) Design() *stats.Design {
 }
 
 // checkLooks reports what is wrong with p's looks: they must be ascending
-// pair counts, the last no fewer than any intent's pairs.
+// pair counts, the last no fewer than any intent's pairs, each intent's
+// pairs numbered from 0 in order (a look sees the pairs numbered below
+// it); the looks passed and the stop must be among them.
 func (p *Plan) checkLooks() error {
 	if len(p.Looks) == 0 {
+		if p.Passed != 0 || p.Futility != 0 {
+			return fmt.Errorf("passed %d, futility %v: a run of one look has neither", p.Passed, p.Futility)
+		}
+		if s := p.Stop; s != nil && s.Look != 1 {
+			return fmt.Errorf("stop at look %d: the run has one look", s.Look)
+		}
 		return nil
 	}
 	prev := 0
@@ -80,6 +202,22 @@ func (p *Plan) checkLooks() error {
 	}
 	if have := p.PairsPerIntent(); prev < have {
 		return fmt.Errorf("looks %v: the last look is at %d pairs, the plan has %d", p.Looks, prev, have)
+	}
+	for _, in := range p.Intents {
+		for i, pp := range in.Pairs {
+			if pp.Pair != i {
+				return fmt.Errorf("intent %q: pair %d is listed %d: a run of looks numbers its pairs from 0 in order", in.ID, pp.Pair, i+1)
+			}
+		}
+	}
+	if !(p.Futility >= 0 && p.Futility < 1) {
+		return fmt.Errorf("futility %v: want a p value in [0, 1)", p.Futility)
+	}
+	if p.Passed < 0 || p.Passed >= len(p.Looks) {
+		return fmt.Errorf("passed %d: want fewer than the %d looks", p.Passed, len(p.Looks))
+	}
+	if s := p.Stop; s != nil && (s.Look <= p.Passed || s.Look > len(p.Looks)) {
+		return fmt.Errorf("stop at look %d: want a look after the %d passed, of the %d", s.Look, p.Passed, len(p.Looks))
 	}
 	return nil
 }

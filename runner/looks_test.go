@@ -81,3 +81,70 @@ func TestPlanWithoutLooks(t *testing.T) {
 		assert.ErrorContains(t, p.Validate(), "looks", "%v", looks)
 	}
 }
+
+// TestTopUpAfterAStop: a run that stopped claiming a difference is not
+// topped up (its α is spent on the claim), saying why; one that stopped
+// for futility goes on from its next look, the look it stopped at passed
+// and never decided again, its skipped pairs in force again.
+func TestTopUpAfterAStop(t *testing.T) {
+	claimed := looksPlan(2, 12)
+	claimed.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
+	_, err := claimed.TopUp(18)
+	var ce *ClaimedError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "run r1 claimed a difference (the verdict faster) at look 1 of 3, 4 pairs per intent: its α is spent on that claim, so topping it up to 18 pairs would test again what it decided, which its design does not cover; bench the change again under a new --run-id", err.Error())
+	same, err := claimed.TopUp(12)
+	require.NoError(t, err, "a resume with the pairs it planned is no top-up")
+	assert.Equal(t, claimed.Stop, same.Stop, "and stays stopped")
+
+	futile := looksPlan(2, 12)
+	futile.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal}
+	assert.Len(t, futile.PairsInForce(), 2*4)
+	q, err := futile.TopUp(18)
+	require.NoError(t, err)
+	require.NoError(t, q.Validate())
+	assert.Nil(t, q.Stop)
+	assert.Equal(t, 1, q.Passed)
+	assert.Equal(t, []int{4, 8, 12, 18}, q.Looks)
+	assert.Len(t, q.PairsInForce(), 2*18)
+	l := NewLooker(q)
+	require.Len(t, l.looks, 3, "the passed look is not decided again")
+	assert.Equal(t, 1, l.looks[0].k)
+	assert.InDelta(t, stats.Spent(0.05, 8.0/18)-stats.Spent(0.05, 4.0/18), q.StatsPlanAt(1).Alpha, 1e-12)
+}
+
+// TestNewPlanTakesLooks: a plan made with a design freezes its looks and
+// futility bound, and balances each look's orders on its own.
+func TestNewPlanTakesLooks(t *testing.T) {
+	d := stats.DefaultDesign()
+	assert.Equal(t, []int{3, 5, 7}, LookPairs(&d, 7))
+	assert.Equal(t, []int{1, 2}, LookPairs(&d, 2))
+	assert.Nil(t, LookPairs(&d, 1), "one pair is one look")
+	assert.Nil(t, LookPairs(nil, 12))
+	assert.Equal(t, 0.05, LastLookAlpha(nil, 12, 0.05))
+	assert.InDelta(t, 0.05-stats.Spent(0.05, 8.0/12), LastLookAlpha(&d, 12, 0.05), 1e-12)
+
+	opts := planOpts()
+	opts.Pairs, opts.Design = 12, &d
+	p, _, err := NewPlan(loadExamples(t), opts)
+	require.NoError(t, err)
+	assert.Equal(t, []int{4, 8, 12}, p.Looks)
+	assert.Equal(t, 0.2, p.Futility)
+	assert.Nil(t, p.Stop)
+	opts.Design = nil
+	fixed, _, err := NewPlan(loadExamples(t), opts)
+	require.NoError(t, err)
+	assert.Nil(t, fixed.Looks, "no design: one look")
+	assert.Zero(t, fixed.Futility)
+	for _, look := range [][2]int{{0, 4}, {4, 8}, {8, 12}} {
+		ab := 0
+		for _, pp := range p.Intents[0].Pairs[look[0]:look[1]] {
+			if pp.Order == pairbench.AB {
+				ab++
+			}
+		}
+		assert.Equal(t, 2, ab, "pairs %v: half AB", look)
+	}
+	p.Intents[0].Pairs[0].Pair = 40
+	assert.ErrorContains(t, p.Validate(), "numbers its pairs from 0 in order")
+}

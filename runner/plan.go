@@ -57,10 +57,23 @@ type Plan struct {
 	// (.pairbench.yml), else stats.DefaultMargins. Nil otherwise.
 	Margins *stats.Margins `json:"margins,omitempty"`
 
-	// Looks are the pairs per intent at each look of a run topped up with
-	// more pairs (TopUp), ascending; nil for a run of one look at all its
-	// pairs, as every run.json from before runs could be topped up.
+	// Looks are the pairs per intent at each look of a group-sequential
+	// design (docs/statistics.md, Looks), ascending: planned with the run
+	// (PlanOptions.Design) or added by a top-up (TopUp); nil for a run of
+	// one look at all its pairs, as every run.json from before runs could
+	// be topped up.
 	Looks []int `json:"looks,omitempty"`
+	// Futility is the p above which both pooled tests' p must lie for a
+	// look before the last to stop the run for futility (stats.Design); 0
+	// for none, as in a run.json from before runs took their looks.
+	Futility float64 `json:"futility,omitempty"`
+	// Passed counts the first looks a top-up went on past (a run that
+	// stopped at one claiming nothing): they are not decided again.
+	Passed int `json:"passed,omitempty"`
+	// Stop is the look the run stopped at, and why, once decided (the
+	// runner, or merge for a sharded run, records it); only the pairs of
+	// the looks up to it are in force (PairsInForce).
+	Stop *LookStop `json:"stop,omitempty"`
 }
 
 // BrowserPolicy records, in run.json, the confinement and the policy every
@@ -248,8 +261,20 @@ func (p *Plan) Validate() error {
 }
 
 // StatsPlan returns what package stats needs of the plan to build the
-// report. The bootstrap is seeded with the plan's seed.
+// report: of the look the run stopped at (Stop) at its share of α, else
+// of the last look. The bootstrap is seeded with the plan's seed.
 func (p *Plan) StatsPlan() stats.Plan {
+	k := len(p.Looks) - 1
+	if p.Stop != nil {
+		k = p.Stop.Look - 1
+	}
+	return p.StatsPlanAt(k)
+}
+
+// StatsPlanAt is StatsPlan for look k (from 0) of a run of looks: its
+// pairs, at its share of α (stats.Design.LookAlpha). A run of one look
+// ignores k.
+func (p *Plan) StatsPlanAt(k int) stats.Plan {
 	sp := stats.Plan{
 		RunID: p.RunID,
 		Model: stats.Model{Name: p.Model.String(), Scripted: p.Model.Scripted},
@@ -263,9 +288,14 @@ func (p *Plan) StatsPlan() stats.Plan {
 		sp.Model.Agent = p.Versions.AgentName + " " + p.Versions.Agent
 	}
 	sp.Arms, sp.Margins = p.statsArms(), p.Margins
-	if d := p.Design(); d != nil { // the last look, at its share of α
-		sp.Alpha = d.LookAlpha(p.Alpha, len(d.Looks)-1)
-		sp.Looks = &stats.Looked{Pairs: p.Looks, Look: len(p.Looks), RunAlpha: p.Alpha}
+	upTo := -1 // the pairs a look sees: those numbered below it
+	if d := p.Design(); d != nil {
+		sp.Alpha = d.LookAlpha(p.Alpha, k)
+		sp.Looks = &stats.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha}
+		if s := p.Stop; s != nil && s.Look == k+1 {
+			sp.Looks.Stop, sp.Looks.Reason = s.Kind, s.Reason
+		}
+		upTo = p.Looks[k]
 	}
 	for _, in := range p.Intents {
 		pi := stats.PlanIntent{
@@ -275,6 +305,9 @@ func (p *Plan) StatsPlan() stats.Plan {
 			Placebo: in.Placebo,
 			Tools:   in.Tools,
 			Pairs:   len(in.Pairs),
+		}
+		if upTo >= 0 {
+			pi.Pairs = min(len(in.Pairs), upTo)
 		}
 		if in.Arms != nil && p.Margins != nil {
 			pi.NoBaseTools = in.Arms.Control.Absent || in.Arms.Control.None

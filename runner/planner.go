@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/stats"
 )
 
 // PlanOptions chooses what a new run benches and how.
@@ -26,7 +27,11 @@ type PlanOptions struct {
 	// plan; one selected through its domain is skipped, as validate says.
 	Intents []string
 	// Pairs is the number of pairs per intent.
-	Pairs    int
+	Pairs int
+	// Design is the group-sequential design the run takes its looks by
+	// (docs/statistics.md, Looks), frozen in the plan as its Looks and
+	// Futility; nil for a run of one look at all its pairs.
+	Design   *stats.Design
 	Model    Model
 	Caps     PlanCaps
 	Seed     uint64
@@ -93,6 +98,9 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			p.Margins = margins(reg.Config.Margins)
 		}
 	}
+	if p.Looks = LookPairs(opts.Design, opts.Pairs); p.Looks != nil {
+		p.Futility = opts.Design.Futility
+	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
 		d := reg.Domain(in.Domain)
@@ -111,9 +119,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			}
 			pi.Arms, pi.Tools = arms, arms.Treatment.Names()
 		}
-		for i, o := range Orders(opts.Pairs, rng) {
-			pi.Pairs = append(pi.Pairs, PlannedPair{Pair: i, Order: o})
-		}
+		pi.Pairs = lookOrders(p.Looks, opts.Pairs, rng)
 		p.Intents = append(p.Intents, pi)
 	}
 	if err := p.Validate(); err != nil {

@@ -414,9 +414,11 @@ func (d RunDir) ScanRowsSkipping(runID string, skip pairbench.RowFields, problem
 }
 
 // ScanPlanRows streams the rows of the run planned as plan that are trials
-// of it (PlanRows) to fn, as ScanRowsSkipping streams every row of its run
-// id, and returns how many rows it left out; what it left out is told to
-// problem, if not nil.
+// of it (PlanRows) and in force (Plan.RowInForce) to fn, as
+// ScanRowsSkipping streams every row of its run id, and returns how many
+// rows it left out as not trials of the plan; what it left out is told to
+// problem, if not nil. Trials of pairs past the look the run stopped at
+// are not streamed, nor counted as left out.
 func (d RunDir) ScanPlanRows(plan *Plan, skip pairbench.RowFields, problem func(Problem), fn func(*pairbench.Row)) (skipped int, err error) {
 	files, err := d.RowsFiles()
 	if err != nil {
@@ -428,7 +430,7 @@ func (d RunDir) ScanPlanRows(plan *Plan, skip pairbench.RowFields, problem func(
 	judge := NewPlanRows(plan)
 	for _, rel := range files {
 		err := d.scanRowsFile(rel, skip, problem, func(r *pairbench.Row) {
-			if judge.Keep(r) {
+			if judge.Keep(r) && plan.RowInForce(r) {
 				fn(r)
 			}
 		})

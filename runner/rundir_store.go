@@ -65,6 +65,8 @@ func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.S
 //     was planned by another runner (a --plan-only job, or an earlier
 //     runner on another machine).
 //   - Two different plans under one run id are refused: they are two runs.
+//     One plan with the look the run stopped at recorded (Plan.Stop) and
+//     one without it yet is one run: the directory keeps the stopped one.
 //   - Rows of this runner's rows file that the store holds and the
 //     directory lacks are appended to the directory's (a re-run CI job on
 //     a fresh machine resumes from them), so the next upload replaces the
@@ -115,6 +117,14 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 			}
 			fetched = true
 		case !bytes.Equal(local, remote):
+			if stopped, ok := oneRunStopped(local, remote); ok {
+				if stopped != nil {
+					if err := d.WriteFile(PlanFile, stopped); err != nil {
+						return false, err
+					}
+				}
+				break
+			}
 			return false, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
 				runID, PlanFile, where, d.Path)
 		}

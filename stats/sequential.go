@@ -76,20 +76,58 @@ func (d Design) LookPairs(pairs, k int) int {
 	return max(1, min(pairs, int(math.Ceil(d.Looks[k]*float64(pairs)-1e-9))))
 }
 
+// StopKind is why a look ended a run.
+type StopKind string
+
+const (
+	// StopEfficacy: the look's verdict claims a difference.
+	StopEfficacy StopKind = "efficacy"
+	// StopFutility: before the last look, both pooled tests' p are above
+	// the design's futility bound.
+	StopFutility StopKind = "futility"
+	// StopComplete: the last look, every planned pair done, claiming no
+	// difference in the verdict.
+	StopComplete StopKind = "complete"
+)
+
 // Stop says whether a report built at look k's level (LookAlpha) ends the
 // run, and why: efficacy when its verdict claims a difference, futility
 // (before the last look) when both pooled tests' p are above the design's
 // futility bound. At the last look the run always ends.
 func (d Design) Stop(r *Report, k int) (bool, string) {
+	kind, why := d.Decide(r, k)
+	if kind == StopFutility {
+		why = "futility, " + why
+	}
+	return kind != "", fmt.Sprintf("look %d of %d: %s", k+1, len(d.Looks), why)
+}
+
+// Decide is Stop with the reason's kind, "" when the run goes on to the
+// next look, and the reason in words without the look's number.
+func (d Design) Decide(r *Report, k int) (StopKind, string) {
 	last := k == len(d.Looks)-1
 	if isSignal(r.Verdict) {
-		return true, fmt.Sprintf("look %d of %d: the verdict %s was reached at level %.3g", k+1, len(d.Looks), r.Verdict, r.Alpha)
+		return StopEfficacy, fmt.Sprintf("the verdict %s was reached at level %.3g", r.Verdict, r.Alpha)
 	}
 	if last {
-		return true, fmt.Sprintf("look %d of %d: every planned pair is done", k+1, len(d.Looks))
+		return StopComplete, "every planned pair is done"
 	}
 	if h := r.Headline; d.Futility > 0 && h != nil && h.Speed.P > d.Futility && h.Accuracy.P > d.Futility {
-		return true, fmt.Sprintf("look %d of %d: futility, the pooled speed p %.2g and accuracy p %.2g are both above %g", k+1, len(d.Looks), h.Speed.P, h.Accuracy.P, d.Futility)
+		return StopFutility, fmt.Sprintf("the pooled speed p %.2g and accuracy p %.2g are both above %g", h.Speed.P, h.Accuracy.P, d.Futility)
 	}
-	return false, ""
+	return "", ""
+}
+
+// Claims reports whether r claims any difference between the arms: its
+// verdict or a label of an intent that is not a placebo.
+func (r *Report) Claims() bool {
+	if isSignal(r.Verdict) {
+		return true
+	}
+	for _, in := range r.Intents {
+		if !in.Placebo && isSignal(in.Label) {
+			return true
+		}
+	}
+	return false
 }

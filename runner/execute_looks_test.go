@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// looksPlan is a plan of intents intents of pairs pairs each, taking its
+// looks by the default design (a third, two thirds, all; futility above
+// p 0.2), as NewPlan plans one.
+func looksPlan(intents, pairs int) *Plan {
+	d := stats.DefaultDesign()
+	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: Model{Provider: "scripted", ID: "m"},
+		Looks: LookPairs(&d, pairs), Futility: d.Futility}
+	rng := rand.New(rand.NewPCG(7, 0))
+	for i := range intents {
+		p.Intents = append(p.Intents, PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",
+			Pairs: lookOrders(p.Looks, pairs, rng)})
+	}
+	return p
+}
+
+// timedTrials scores every trial correct, in a time that depends on its
+// pair alone (10 to 16 s), control's speedup times treatment's; it counts
+// the trials it ran. With speedup 1 the arms tie in every pair: no effect.
+type timedTrials struct {
+	speedup float64
+	ran     atomic.Int64
+	// interrupt, if set, is called before each trial; true interrupts it.
+	interrupt func(n int64) bool
+}
+
+func (f *timedTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+	n := f.ran.Add(1)
+	if f.interrupt != nil && f.interrupt(n) {
+		return pairbench.Row{}, fmt.Errorf("stopped: %w", ErrInterrupted)
+	}
+	wall := float64(10 + spec.Job.Pair%7)
+	if spec.Arm == pairbench.Control {
+		wall *= f.speedup
+	}
+	return pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: spec.Job.Intent, Domain: spec.Job.Domain, Stage: spec.Job.Stage,
+		Pair: spec.Job.Pair, Order: spec.Job.Order, Arm: spec.Arm, Attempt: spec.Job.Attempt, TrialDir: spec.Dir,
+		Outcome: pairbench.Correct, Adopted: spec.Arm == pairbench.Treatment, WallSeconds: wall, Turns: 3}, nil
+}
+
+// runLooksPlan runs plan in a new directory to its end and returns the
+// directory and the plan as run.json then holds it.
+func runLooksPlan(t *testing.T, plan *Plan, f *timedTrials) (RunDir, *Plan) {
+	t.Helper()
+	dir := RunDir{Path: t.TempDir()}
+	require.NoError(t, dir.WritePlan(plan))
+	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial}
+	require.NoError(t, ex.Run(context.Background()))
+	stored, err := dir.ReadPlan()
+	require.NoError(t, err)
+	return dir, stored
+}
+
+// TestLooksStopABigEffectAtTheFirstLook: three intents of 30 pairs,
+// treatment twice as fast in every pair. The first look (10 pairs per
+// intent) already reaches `faster` at its level (0.0007), so the run
+// stops there, runs 60 trials instead of 180, records why in run.json,
+// and reads complete; a resume runs nothing more.
+func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
+	plan := looksPlan(3, 30)
+	require.Equal(t, []int{10, 20, 30}, plan.Looks)
+	f := &timedTrials{speedup: 2}
+	dir, stored := runLooksPlan(t, plan, f)
+
+	assert.EqualValues(t, 3*10*2, f.ran.Load(), "only the first look's pairs ran")
+	require.NotNil(t, stored.Stop, "run.json records the stop")
+	assert.Equal(t, 1, stored.Stop.Look)
+	assert.Equal(t, 10, stored.Stop.Pairs)
+	assert.Equal(t, stats.StopEfficacy, stored.Stop.Kind)
+	assert.Equal(t, pairbench.Faster, stored.Stop.Verdict)
+	assert.True(t, stored.Stop.Claimed)
+	for _, r := range rowsOf(t, dir, RowsFile) {
+		assert.Less(t, r.Pair, 10, "no pair past the first look ran")
+	}
+
+	st := statusOf(t, dir, stored)
+	assert.True(t, st.Finished(), "a run that stopped is complete: %+v", st)
+	assert.Equal(t, 30, st.Planned, "the pairs in force")
+	assert.Equal(t, 30, st.Done)
+	assert.Len(t, stored.PairsInForce(), 30)
+
+	again := &timedTrials{speedup: 2}
+	ex := &Execution{Dir: dir, Plan: stored, Slots: 2, Trial: again.trial}
+	require.NoError(t, ex.Run(context.Background()))
+	assert.Zero(t, again.ran.Load(), "a resume of a stopped run runs none of its skipped pairs")
+
+	sp := stored.StatsPlan()
+	assert.Equal(t, 10, sp.Intents[0].Pairs, "the report counts the look's pairs")
+	assert.InDelta(t, stats.Spent(0.05, 1.0/3), sp.Alpha, 1e-12, "at the first look's level")
+	assert.Equal(t, &stats.Looked{Pairs: []int{10, 20, 30}, Look: 1, RunAlpha: 0.05, Stop: stats.StopEfficacy, Reason: stored.Stop.Reason}, sp.Looks)
+}
+
+// TestLooksStopANullRunForFutility: the arms tie in every pair, so both
+// pooled tests' p are 1 at the first look, above the futility bound 0.2:
+// the run stops there for futility, claiming nothing.
+func TestLooksStopANullRunForFutility(t *testing.T) {
+	plan := looksPlan(2, 12)
+	f := &timedTrials{speedup: 1}
+	dir, stored := runLooksPlan(t, plan, f)
+	assert.EqualValues(t, 2*4*2, f.ran.Load())
+	require.NotNil(t, stored.Stop)
+	assert.Equal(t, LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
+	assert.False(t, stored.Stop.Claimed)
+	assert.Contains(t, stored.Stop.Reason, "above 0.2")
+
+	// The look's own report, built apart from the runner, says the same.
+	rows := rowsOf(t, dir, RowsFile)
+	rep := stats.Build(plan.StatsPlanAt(0), rows)
+	require.NotNil(t, rep.Headline)
+	assert.Greater(t, rep.Headline.Speed.P, 0.2)
+	assert.Greater(t, rep.Headline.Accuracy.P, 0.2)
+	assert.True(t, statusOf(t, dir, stored).Finished())
+}
+
+// TestLooksGoOnUntilALookDecides: treatment faster in every pair of three
+// intents of 9 pairs: the first look's 9 pairs give p 2/2⁹, below the
+// futility bound and above the look's level, so the run goes on; the
+// second look's 18 pairs reach `faster`, and the third look never runs.
+func TestLooksGoOnUntilALookDecides(t *testing.T) {
+	plan := looksPlan(3, 9)
+	require.Equal(t, []int{3, 6, 9}, plan.Looks)
+	f := &timedTrials{speedup: 1.5}
+	_, stored := runLooksPlan(t, plan, f)
+	assert.EqualValues(t, 3*6*2, f.ran.Load())
+	require.NotNil(t, stored.Stop)
+	assert.Equal(t, 2, stored.Stop.Look)
+	assert.Equal(t, stats.StopEfficacy, stored.Stop.Kind)
+}
+
+// TestLooksAreTheSameForShardsAndResumes: the same plan run whole, run as
+// two shards (merge then decides from their rows), and run with
+// interruptions and resumes, stops at the same look for the same reason.
+func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
+	for _, speedup := range []float64{1, 1.5, 2} {
+		t.Run(fmt.Sprint(speedup), func(t *testing.T) {
+			_, whole := runLooksPlan(t, looksPlan(3, 9), &timedTrials{speedup: speedup})
+			plan := looksPlan(3, 9) // runLooksPlan's has its stop now
+			require.NotNil(t, whole.Stop)
+
+			// Shards run their share of every look; the looks are taken
+			// from all their rows.
+			sharded := RunDir{Path: t.TempDir()}
+			require.NoError(t, sharded.WritePlan(plan))
+			for k := 1; k <= 2; k++ {
+				ex := &Execution{Dir: sharded, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: (&timedTrials{speedup: speedup}).trial}
+				require.NoError(t, ex.Run(context.Background()))
+			}
+			stored, err := sharded.ReadPlan()
+			require.NoError(t, err)
+			assert.Nil(t, stored.Stop, "a shard records no stop")
+			stop, err := sharded.DecideStop(stored)
+			require.NoError(t, err)
+			assert.Equal(t, whole.Stop, stop)
+			stored.Stop = stop
+			assert.True(t, statusOf(t, sharded, stored).Finished(), "the shards' rows past the stop count in nothing")
+
+			// Interrupted after every 5th trial, resumed until it ends.
+			resumed := RunDir{Path: t.TempDir()}
+			require.NoError(t, resumed.WritePlan(looksPlan(3, 9)))
+			for round := 0; ; round++ {
+				require.Less(t, round, 100)
+				p, err := resumed.ReadPlan()
+				require.NoError(t, err)
+				ctx, cancel := context.WithCancel(context.Background())
+				f := &timedTrials{speedup: speedup, interrupt: func(n int64) bool {
+					if n > 5 {
+						cancel()
+						return true
+					}
+					return false
+				}}
+				err = (&Execution{Dir: resumed, Plan: p, Slots: 1, Trial: f.trial}).Run(ctx)
+				cancel()
+				if err == nil {
+					break
+				}
+				require.ErrorIs(t, err, context.Canceled)
+			}
+			p, err := resumed.ReadPlan()
+			require.NoError(t, err)
+			assert.Equal(t, whole.Stop, p.Stop)
+		})
+	}
+}
+
+// TestLooksRecordAStopDecidedBeforeACrash: a runner killed between the
+// last row of a deciding look and the record of its stop leaves run.json
+// without it; the resume decides the look from the rows, runs nothing,
+// and records the same stop.
+func TestLooksRecordAStopDecidedBeforeACrash(t *testing.T) {
+	plan := looksPlan(3, 30)
+	dir, stored := runLooksPlan(t, plan, &timedTrials{speedup: 2})
+	want := stored.Stop
+	stored.Stop = nil
+	require.NoError(t, dir.WritePlan(stored))
+	f := &timedTrials{speedup: 2}
+	require.NoError(t, (&Execution{Dir: dir, Plan: stored, Slots: 2, Trial: f.trial}).Run(context.Background()))
+	assert.Zero(t, f.ran.Load())
+	again, err := dir.ReadPlan()
+	require.NoError(t, err)
+	assert.Equal(t, want, again.Stop)
+}
+
+// statusOf counts the Status of the run in dir under plan.
+func statusOf(t *testing.T, dir RunDir, plan *Plan) Status {
+	t.Helper()
+	c := NewStatusCounter(plan)
+	_, err := dir.ScanPlanRows(plan, 0, nil, c.Add)
+	require.NoError(t, err)
+	return c.Status()
+}
+
+// TestReconcileKeepsTheRecordedStop: a run.json that records the stop and
+// one that does not yet (its upload failed after the stop) are one run's
+// plan, whichever side holds which: the directory ends with the stop. Two
+// different stops, or a stop beside another plan, are still two runs.
+func TestReconcileKeepsTheRecordedStop(t *testing.T) {
+	open := looksPlan(2, 12)
+	stopped := looksPlan(2, 12)
+	stopped.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal, Reason: "why"}
+	for _, c := range []struct {
+		name          string
+		local, stored *Plan
+	}{{"stored stop", open, stopped}, {"local stop", stopped, open}} {
+		t.Run(c.name, func(t *testing.T) {
+			store, err := artifacts.NewLocal(t.TempDir())
+			require.NoError(t, err)
+			storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, c.stored)})
+			dir := RunDir{Path: t.TempDir()}
+			require.NoError(t, dir.WritePlan(c.local))
+			_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
+			require.NoError(t, err)
+			got, err := dir.ReadPlan()
+			require.NoError(t, err)
+			assert.Equal(t, stopped.Stop, got.Stop)
+		})
+	}
+	other := looksPlan(2, 12)
+	other.Stop = &LookStop{Look: 2, Pairs: 8, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
+	changed := looksPlan(2, 12)
+	changed.Seed++
+	for _, stored := range []*Plan{other, changed} {
+		store, err := artifacts.NewLocal(t.TempDir())
+		require.NoError(t, err)
+		storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, stored)})
+		dir := RunDir{Path: t.TempDir()}
+		require.NoError(t, dir.WritePlan(stopped))
+		_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
+		assert.ErrorContains(t, err, "two different plans")
+	}
+}
