@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -21,7 +23,7 @@ import (
 func looksPlan(intents, pairs int) *Plan {
 	d := stats.DefaultDesign()
 	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: Model{Provider: "scripted", ID: "m"},
-		Looks: LookPairs(&d, pairs), Futility: d.Futility}
+		Looks: LookPairs(&d, pairs, intents, 0.05), Futility: d.Futility}
 	rng := rand.New(rand.NewPCG(7, 0))
 	for i := range intents {
 		p.Intents = append(p.Intents, PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",
@@ -31,10 +33,13 @@ func looksPlan(intents, pairs int) *Plan {
 }
 
 // timedTrials scores every trial correct, in a time that depends on its
-// pair alone (10 to 16 s), control's speedup times treatment's; it counts
-// the trials it ran. With speedup 1 the arms tie in every pair: no effect.
+// pair alone (10 to 16 s), control's speedup times treatment's, times a
+// lognormal noise of σ noise drawn from the trial's intent, pair and arm
+// (none at 0); it counts the trials it ran. With speedup 1 and no noise
+// the arms tie in every pair: no effect.
 type timedTrials struct {
 	speedup float64
+	noise   float64
 	ran     atomic.Int64
 	// interrupt, if set, is called before each trial; true interrupts it.
 	interrupt func(n int64) bool
@@ -48,6 +53,11 @@ func (f *timedTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row,
 	wall := float64(10 + spec.Job.Pair%7)
 	if spec.Arm == pairbench.Control {
 		wall *= f.speedup
+	}
+	if f.noise > 0 {
+		h := fnv.New64a()
+		fmt.Fprint(h, spec.Job.Intent, spec.Job.Pair, spec.Arm)
+		wall *= math.Exp(f.noise * rand.New(rand.NewPCG(h.Sum64(), 1)).NormFloat64())
 	}
 	return pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: spec.Job.Intent, Domain: spec.Job.Domain, Stage: spec.Job.Stage,
 		Pair: spec.Job.Pair, Order: spec.Job.Order, Arm: spec.Arm, Attempt: spec.Job.Attempt, TrialDir: spec.Dir,
@@ -110,12 +120,12 @@ func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
 // pooled tests' p are 1 at the first look, above the futility bound 0.2:
 // the run stops there for futility, claiming nothing.
 func TestLooksStopANullRunForFutility(t *testing.T) {
-	plan := looksPlan(2, 12)
+	plan := looksPlan(3, 30)
 	f := &timedTrials{speedup: 1}
 	dir, stored := runLooksPlan(t, plan, f)
-	assert.EqualValues(t, 2*4*2, f.ran.Load())
+	assert.EqualValues(t, 3*10*2, f.ran.Load())
 	require.NotNil(t, stored.Stop)
-	assert.Equal(t, LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
+	assert.Equal(t, LookStop{Look: 1, Pairs: 10, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
 	assert.False(t, stored.Stop.Claimed)
 	assert.Contains(t, stored.Stop.Reason, "above 0.2")
 
@@ -128,29 +138,45 @@ func TestLooksStopANullRunForFutility(t *testing.T) {
 	assert.True(t, statusOf(t, dir, stored).Finished())
 }
 
-// TestLooksGoOnUntilALookDecides: treatment faster in every pair of three
-// intents of 9 pairs: the first look's 9 pairs give p 2/2⁹, below the
-// futility bound and above the look's level, so the run goes on; the
-// second look's 18 pairs reach `faster`, and the third look never runs.
+// TestLooksGoOnUntilALookDecides: treatment 1.15× faster, each trial's
+// time with its own noise, over three intents of 30 pairs:
+// the run goes on while a look's report neither reaches a verdict at its
+// level nor falls under the futility bound, and stops at the first that
+// does; each look's report is built here apart from the runner, from the
+// rows of the pairs the look sees.
 func TestLooksGoOnUntilALookDecides(t *testing.T) {
-	plan := looksPlan(3, 9)
-	require.Equal(t, []int{3, 6, 9}, plan.Looks)
-	f := &timedTrials{speedup: 1.5}
-	_, stored := runLooksPlan(t, plan, f)
-	assert.EqualValues(t, 3*6*2, f.ran.Load())
+	plan := looksPlan(3, 30)
+	f := &timedTrials{speedup: 1.15, noise: 0.3}
+	dir, stored := runLooksPlan(t, plan, f)
 	require.NotNil(t, stored.Stop)
-	assert.Equal(t, 2, stored.Stop.Look)
-	assert.Equal(t, stats.StopEfficacy, stored.Stop.Kind)
+	assert.Greater(t, stored.Stop.Look, 1, "the first look decides nothing")
+	assert.EqualValues(t, 3*2*plan.Looks[stored.Stop.Look-1], f.ran.Load(), "the pairs up to the stop ran, no more")
+	rows := rowsOf(t, dir, RowsFile)
+	d := plan.Design()
+	for k := range stored.Stop.Look {
+		var seen []pairbench.Row
+		for _, r := range rows {
+			if r.Pair < plan.Looks[k] {
+				seen = append(seen, r)
+			}
+		}
+		kind, _ := d.Decide(stats.Build(plan.StatsPlanAt(k), seen), k)
+		if k < stored.Stop.Look-1 {
+			assert.Empty(t, kind, "look %d goes on", k+1)
+		} else {
+			assert.Equal(t, stored.Stop.Kind, kind, "look %d stops", k+1)
+		}
+	}
 }
 
 // TestLooksAreTheSameForShardsAndResumes: the same plan run whole, run as
 // two shards (merge then decides from their rows), and run with
 // interruptions and resumes, stops at the same look for the same reason.
 func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
-	for _, speedup := range []float64{1, 1.5, 2} {
+	for _, speedup := range []float64{1, 1.5, 3} {
 		t.Run(fmt.Sprint(speedup), func(t *testing.T) {
-			_, whole := runLooksPlan(t, looksPlan(3, 9), &timedTrials{speedup: speedup})
-			plan := looksPlan(3, 9) // runLooksPlan's has its stop now
+			_, whole := runLooksPlan(t, looksPlan(3, 30), &timedTrials{speedup: speedup, noise: 0.3})
+			plan := looksPlan(3, 30) // runLooksPlan's has its stop now
 			require.NotNil(t, whole.Stop)
 
 			// Shards run their share of every look; the looks are taken
@@ -158,7 +184,7 @@ func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
 			sharded := RunDir{Path: t.TempDir()}
 			require.NoError(t, sharded.WritePlan(plan))
 			for k := 1; k <= 2; k++ {
-				ex := &Execution{Dir: sharded, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: (&timedTrials{speedup: speedup}).trial}
+				ex := &Execution{Dir: sharded, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: (&timedTrials{speedup: speedup, noise: 0.3}).trial}
 				require.NoError(t, ex.Run(context.Background()))
 			}
 			stored, err := sharded.ReadPlan()
@@ -170,16 +196,16 @@ func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
 			stored.Stop = stop
 			assert.True(t, statusOf(t, sharded, stored).Finished(), "the shards' rows past the stop count in nothing")
 
-			// Interrupted after every 5th trial, resumed until it ends.
+			// Interrupted after every 25th trial, resumed until it ends.
 			resumed := RunDir{Path: t.TempDir()}
-			require.NoError(t, resumed.WritePlan(looksPlan(3, 9)))
+			require.NoError(t, resumed.WritePlan(looksPlan(3, 30)))
 			for round := 0; ; round++ {
 				require.Less(t, round, 100)
 				p, err := resumed.ReadPlan()
 				require.NoError(t, err)
 				ctx, cancel := context.WithCancel(context.Background())
-				f := &timedTrials{speedup: speedup, interrupt: func(n int64) bool {
-					if n > 5 {
+				f := &timedTrials{speedup: speedup, noise: 0.3, interrupt: func(n int64) bool {
+					if n > 25 {
 						cancel()
 						return true
 					}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/stats"
@@ -19,10 +20,14 @@ func (p *Plan) PairsPerIntent() int {
 }
 
 // LookPairs is the pairs per intent at each look of design d for a run of
-// pairs per intent: each look's fraction of them rounded up, looks that
-// round to the same number taken once. Nil for a design of one look, or
-// none (a fixed run).
-func LookPairs(d *stats.Design, pairs int) []int {
+// pairs per intent over intents benched intents (placebos left out) at
+// run level alpha: each look's fraction of the pairs rounded up, a look
+// that rounds to an earlier one's number taken once, and a look before the
+// last at which the run's verdict cannot be reached at its level
+// (stats.CheckPlan) left out, since it could only stop for futility, on
+// too few pairs to tell anything. Nil when one look is left (a fixed run),
+// or for no design.
+func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 	if d == nil {
 		return nil
 	}
@@ -31,6 +36,19 @@ func LookPairs(d *stats.Design, pairs int) []int {
 		if n := d.LookPairs(pairs, k); len(looks) == 0 || n > looks[len(looks)-1] {
 			looks = append(looks, n)
 		}
+	}
+	for len(looks) > 1 {
+		dd, blind := (&Plan{Looks: looks}).Design(), -1
+		for k, n := range looks[:len(looks)-1] {
+			if !stats.CheckPlan(max(1, intents), n, dd.LookAlpha(alpha, k)).Verdict.Attainable {
+				blind = k
+				break
+			}
+		}
+		if blind < 0 {
+			break
+		}
+		looks = slices.Delete(looks, blind, blind+1)
 	}
 	if len(looks) < 2 {
 		return nil
@@ -55,11 +73,11 @@ func lookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
 	return out
 }
 
-// LastLookAlpha is the level the last look of a run of pairs per intent
-// planned with design d decides at, at run level alpha: alpha itself for
-// a run of one look. Planning checks what a run can reach at it.
-func LastLookAlpha(d *stats.Design, pairs int, alpha float64) float64 {
-	p := Plan{Alpha: alpha, Looks: LookPairs(d, pairs)}
+// LastLookAlpha is the level the last look of a run planned with design
+// d (LookPairs) decides at, at run level alpha: alpha itself for a run of
+// one look. Planning checks what a run can reach at it.
+func LastLookAlpha(d *stats.Design, pairs, intents int, alpha float64) float64 {
+	p := Plan{Looks: LookPairs(d, pairs, intents, alpha)}
 	if dd := p.Design(); dd != nil {
 		return dd.LookAlpha(alpha, len(dd.Looks)-1)
 	}

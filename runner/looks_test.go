@@ -87,7 +87,7 @@ func TestPlanWithoutLooks(t *testing.T) {
 // for futility goes on from its next look, the look it stopped at passed
 // and never decided again, its skipped pairs in force again.
 func TestTopUpAfterAStop(t *testing.T) {
-	claimed := looksPlan(2, 12)
+	claimed := looksPlan(10, 12)
 	claimed.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
 	_, err := claimed.TopUp(18)
 	var ce *ClaimedError
@@ -97,16 +97,17 @@ func TestTopUpAfterAStop(t *testing.T) {
 	require.NoError(t, err, "a resume with the pairs it planned is no top-up")
 	assert.Equal(t, claimed.Stop, same.Stop, "and stays stopped")
 
-	futile := looksPlan(2, 12)
+	futile := looksPlan(10, 12)
 	futile.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal}
-	assert.Len(t, futile.PairsInForce(), 2*4)
+	require.Equal(t, []int{4, 8, 12}, futile.Looks)
+	assert.Len(t, futile.PairsInForce(), 10*4)
 	q, err := futile.TopUp(18)
 	require.NoError(t, err)
 	require.NoError(t, q.Validate())
 	assert.Nil(t, q.Stop)
 	assert.Equal(t, 1, q.Passed)
 	assert.Equal(t, []int{4, 8, 12, 18}, q.Looks)
-	assert.Len(t, q.PairsInForce(), 2*18)
+	assert.Len(t, q.PairsInForce(), 10*18)
 	l := NewLooker(q)
 	require.Len(t, l.looks, 3, "the passed look is not decided again")
 	assert.Equal(t, 1, l.looks[0].k)
@@ -117,18 +118,20 @@ func TestTopUpAfterAStop(t *testing.T) {
 // futility bound, and balances each look's orders on its own.
 func TestNewPlanTakesLooks(t *testing.T) {
 	d := stats.DefaultDesign()
-	assert.Equal(t, []int{3, 5, 7}, LookPairs(&d, 7))
-	assert.Equal(t, []int{1, 2}, LookPairs(&d, 2))
-	assert.Nil(t, LookPairs(&d, 1), "one pair is one look")
-	assert.Nil(t, LookPairs(nil, 12))
-	assert.Equal(t, 0.05, LastLookAlpha(nil, 12, 0.05))
-	assert.InDelta(t, 0.05-stats.Spent(0.05, 8.0/12), LastLookAlpha(&d, 12, 0.05), 1e-12)
+	assert.Equal(t, []int{4, 8, 12}, LookPairs(&d, 12, 10, 0.05))
+	assert.Equal(t, []int{8, 12}, LookPairs(&d, 12, 2, 0.05), "4 pairs of 2 intents cannot reach a verdict at the first look's level")
+	assert.Equal(t, []int{5, 7}, LookPairs(&d, 7, 2, 0.05), "the demo's")
+	assert.Nil(t, LookPairs(&d, 3, 1, 0.05), "no look before the last could reach a verdict")
+	assert.Nil(t, LookPairs(&d, 1, 10, 0.05), "one pair is one look")
+	assert.Nil(t, LookPairs(nil, 12, 10, 0.05))
+	assert.Equal(t, 0.05, LastLookAlpha(nil, 12, 10, 0.05))
+	assert.InDelta(t, 0.05-stats.Spent(0.05, 8.0/12), LastLookAlpha(&d, 12, 10, 0.05), 1e-12)
 
 	opts := planOpts()
 	opts.Pairs, opts.Design = 12, &d
 	p, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)
-	assert.Equal(t, []int{4, 8, 12}, p.Looks)
+	assert.Equal(t, []int{8, 12}, p.Looks, "the examples' 2 benched intents")
 	assert.Equal(t, 0.2, p.Futility)
 	assert.Nil(t, p.Stop)
 	opts.Design = nil
@@ -136,14 +139,14 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, fixed.Looks, "no design: one look")
 	assert.Zero(t, fixed.Futility)
-	for _, look := range [][2]int{{0, 4}, {4, 8}, {8, 12}} {
+	for _, look := range [][2]int{{0, 8}, {8, 12}} {
 		ab := 0
 		for _, pp := range p.Intents[0].Pairs[look[0]:look[1]] {
 			if pp.Order == pairbench.AB {
 				ab++
 			}
 		}
-		assert.Equal(t, 2, ab, "pairs %v: half AB", look)
+		assert.Equal(t, (look[1]-look[0])/2, ab, "pairs %v: half AB", look)
 	}
 	p.Intents[0].Pairs[0].Pair = 40
 	assert.ErrorContains(t, p.Validate(), "numbers its pairs from 0 in order")

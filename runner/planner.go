@@ -98,7 +98,13 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			p.Margins = margins(reg.Config.Margins)
 		}
 	}
-	if p.Looks = LookPairs(opts.Design, opts.Pairs); p.Looks != nil {
+	benched := 0
+	for _, in := range selected {
+		if !in.Placebo {
+			benched++
+		}
+	}
+	if p.Looks = LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil {
 		p.Futility = opts.Design.Futility
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
