@@ -134,6 +134,12 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	assert.Equal(t, []int{8, 12}, p.Looks, "the examples' 2 benched intents")
 	assert.Equal(t, 0.2, p.Futility)
 	assert.Nil(t, p.Stop)
+	placebo := opts
+	placebo.Intents = []string{"weather-high-oslo"}
+	alone, _, err := NewPlan(loadExamples(t), placebo)
+	require.NoError(t, err)
+	assert.Nil(t, alone.Looks, "a run of placebo intents alone takes no looks")
+	assert.Zero(t, alone.Futility)
 	opts.Design = nil
 	fixed, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)

@@ -104,8 +104,12 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			benched++
 		}
 	}
-	if p.Looks = LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil {
+	// A run of placebo intents alone checks the harness and claims
+	// nothing: it takes no looks.
+	if p.Looks = LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
 		p.Futility = opts.Design.Futility
+	} else {
+		p.Looks = nil
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {

@@ -35,6 +35,8 @@ type Looker struct {
 	plan   *Plan
 	design stats.Design
 	looks  []look
+	// stopped is the report of the look Decide stopped at.
+	stopped *stats.Report
 }
 
 // look is one look's pairs (numbered below upTo), their report and their
@@ -100,12 +102,17 @@ func (l *Looker) Decide() *LookStop {
 		rep := lk.report.Report()
 		kind, why := l.design.Decide(rep, lk.k)
 		if kind != "" {
+			l.stopped = rep
 			return &LookStop{Look: lk.k + 1, Pairs: min(lk.upTo, l.plan.PairsPerIntent()), Kind: kind,
 				Verdict: rep.Verdict, Claimed: rep.Claims(), Reason: why}
 		}
 	}
 	return nil
 }
+
+// Report is the report of the look Decide stopped the run at (the one
+// the run is reported at), nil when it stopped at none.
+func (l *Looker) Report() *stats.Report { return l.stopped }
 
 // DecideStop decides plan's looks from the rows of the run in d that are
 // trials of it (ScanPlanRows): the look it stops at, or nil while a look's
