@@ -86,6 +86,10 @@ type Config struct {
 	PairsAuto         bool
 	Effect            stats.Effect
 	RefuseUnreachable bool
+	// Looks is how many looks a new run takes at equal fractions of its
+	// pairs (Design; docs/statistics.md, Looks): it stops at the first
+	// that decides it. 0 or 1: one look, after every pair.
+	Looks int
 	// Agent names the agent benched in both arms (agents.Names; ""
 	// means agents.Default). A run is benched with one agent: a resume
 	// with another is refused, even with Force.

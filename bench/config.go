@@ -19,9 +19,10 @@ import (
 // DefaultConfig is the configuration a bench starts from when it is told
 // nothing else: the default agent on the scripted model, 10 pairs per intent
 // over 2 slots, caps of 300 s, 40 turns and 1 USD per agent, a 10 s start
-// delay and a 300 ms settle, labels at alpha 0.05, runs under "runs".
+// delay and a 300 ms settle, labels at alpha 0.05 over up to DefaultLooks
+// looks, runs under "runs".
 func DefaultConfig() Config {
-	return Config{Agent: agents.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+	return Config{Agent: agents.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Looks: DefaultLooks, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
 		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
@@ -82,6 +83,9 @@ func (c Config) Check() error {
 	}
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return fmt.Errorf("--alpha %v: want a level between 0 and 1", c.Alpha)
+	}
+	if c.Looks < 0 || c.Looks > MaxLooks {
+		return fmt.Errorf("--looks %d: want 1 (one look, after every pair) to %d", c.Looks, MaxLooks)
 	}
 	if _, _, err := c.checkParts(); err != nil {
 		return err

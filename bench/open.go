@@ -116,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: r.cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
-		Arms: arms, Revs: revs, AgainstNone: againstNone}
+		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design()}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
 		return nil, err
 	}
@@ -285,7 +285,16 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			return nil, false, fmt.Errorf("shard %d/%d of run %s: top the run up to %d pairs once with `pairbench run --plan-only --pairs %d`, then start every shard",
 				r.cfg.Shard, r.cfg.Shards, stored.RunID, topUp, topUp)
 		}
+		// A run that claimed a difference is not topped up; one that
+		// stopped claiming nothing goes on from its next look.
+		if stored.Stop, err = stopOf(r.dir, stored); err != nil {
+			return nil, false, err
+		}
 		if stored, err = stored.TopUp(topUp); err != nil {
+			var claimed *runner.ClaimedError
+			if errors.As(err, &claimed) {
+				err = claimedError{claimed}
+			}
 			return nil, false, err
 		}
 		if err := r.dir.WritePlan(stored); err != nil {

@@ -40,8 +40,11 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 	if !(alpha > 0 && alpha < 1) {
 		alpha = stats.DefaultAlpha
 	}
+	// What a run can reach is decided at its last look, at the share of
+	// α its looks leave it (runner.LastLookAlpha; alpha for one look).
+	level := func(pairs int) float64 { return runner.LastLookAlpha(opts.Design, pairs, benched, alpha) }
 	if r.cfg.PairsAuto {
-		n, err := stats.AutoPairs(benched, alpha, r.cfg.Effect)
+		n, err := stats.AutoPairsAt(benched, level, r.cfg.Effect)
 		if err != nil {
 			return nil, fmt.Errorf("--pairs auto: %w", err)
 		}
@@ -51,10 +54,10 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 			return nil, err
 		}
 	}
-	check := stats.CheckPlan(benched, opts.Pairs, alpha)
-	r.log.Info("plan", "pairs", opts.Pairs, "intents", benched, "reach", check.Text())
+	check := stats.CheckPlan(benched, opts.Pairs, level(opts.Pairs))
+	r.log.Info("plan", "pairs", opts.Pairs, "intents", benched, "looks", plan.Looks, "reach", check.Text())
 	if !check.Reachable() && r.cfg.RefuseUnreachable {
-		return nil, &UnreachablePlanError{Check: check, Needed: stats.PairsForVerdict(benched, alpha)}
+		return nil, &UnreachablePlanError{Check: check, Needed: stats.PairsForVerdictAt(benched, level)}
 	}
 	return plan, nil
 }

@@ -53,7 +53,9 @@ type Reported struct {
 // that says so first (stats.Report.Incomplete) and is not final. Resumes
 // forced past a changed plan are named in it. Rows that are not trials of
 // the plan (runner.PlanRows) are left out and counted in the report's
-// SkippedRows. It returns the paths of the
+// SkippedRows. A run of looks is reported at the look it stopped at
+// (runner.Plan.Stop, decided from the rows when run.json has none yet),
+// counting only the pairs in force. It returns the paths of the
 // three renderings, in the order written. What the rows reader skips is told
 // to problem.
 func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) (Reported, error) {
@@ -64,6 +66,14 @@ func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(ru
 	plan, err := dir.ReadPlan()
 	if err != nil {
 		return Reported{}, err
+	}
+	// A run of looks is reported at the look it stopped at: the one
+	// run.json records, else (a sharded run's shards record none) the one
+	// its rows decide, as merge does.
+	if plan.Design() != nil && plan.Stop == nil {
+		if plan.Stop, err = dir.DecideStop(plan); err != nil {
+			return Reported{}, err
+		}
 	}
 	forced, err := dir.ReadForced()
 	if err != nil {
@@ -171,9 +181,20 @@ func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, p
 }
 
 // Merge gathers a run split across runners from store into out, which must
-// be missing or empty (see runner.RunDir.Fetch), and returns its plan.
+// be missing or empty (see runner.RunDir.Fetch), and returns its plan. A
+// sharded run of looks is decided here: its shards, which cannot see each
+// other's rows, ran their share of every look, and the look the rows
+// decide is recorded in out's run.json (runner.Plan.Stop), so the report
+// counts the pairs up to it alone.
 func Merge(ctx context.Context, store artifacts.Store, runID string, out runner.RunDir, trials bool, problem func(runner.Problem)) (*runner.Plan, error) {
-	return out.Fetch(ctx, store, runID, trials, problem)
+	plan, err := out.Fetch(ctx, store, runID, trials, problem)
+	if err != nil || plan.Design() == nil || plan.Stop != nil {
+		return plan, err
+	}
+	if plan.Stop, err = out.DecideStop(plan); err != nil || plan.Stop == nil {
+		return plan, err
+	}
+	return plan, out.WritePlan(plan)
 }
 
 // Publish uploads the report in dir to store under runID, report.json last,

@@ -37,11 +37,11 @@ func (l *Looked) note(alpha float64) string {
 	}
 	switch l.Stop {
 	case StopEfficacy:
-		return fmt.Sprintf("%s: the run stopped here for efficacy, %s; %s%s.", at, l.Reason, level, skipped)
+		return fmt.Sprintf("%s: the run, every intent with it, stopped here for efficacy: %s; %s%s.", at, l.Reason, level, skipped)
 	case StopFutility:
-		return fmt.Sprintf("%s: the run stopped here for futility, %s (non-binding: a resume with more pairs may go on); %s%s.", at, l.Reason, level, skipped)
+		return fmt.Sprintf("%s: the run, every intent with it, stopped here for futility: %s (non-binding: a resume with more pairs may go on); %s%s.", at, l.Reason, level, skipped)
 	case StopComplete:
-		return fmt.Sprintf("%s: the run took every look and claimed no difference before this one; %s.", at, level)
+		return fmt.Sprintf("%s: the run went on through its looks, claiming no difference before this one (a run topped up with more pairs included); %s.", at, level)
 	}
 	return fmt.Sprintf("%s: the run was topped up, so this look is decided at α %.3g, the share of the run's α %g the O'Brien–Fleming design leaves it after the earlier looks (docs/statistics.md, Looks).",
 		at, alpha, l.RunAlpha)

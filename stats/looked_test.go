@@ -2,6 +2,7 @@ package stats
 
 import (
 	"bytes"
+	"html/template"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,35 @@ func TestToppedUpRunSaysItsLook(t *testing.T) {
 	html.Reset()
 	require.NoError(t, WriteHTML(&html, r, HTMLOptions{}))
 	assert.NotContains(t, html.String(), "topped up")
+}
+
+// TestStoppedRunSaysWhereAndWhy: the report of a run that stopped at a
+// look says which, why, at what level and how many pairs it did not run,
+// in the Markdown and the HTML, and report.json carries the stop.
+func TestStoppedRunSaysWhereAndWhy(t *testing.T) {
+	for _, c := range []struct {
+		looked Looked
+		want   string
+	}{
+		{Looked{Pairs: []int{4, 8, 12}, Look: 1, RunAlpha: 0.05, Stop: StopEfficacy, Reason: "the verdict faster was reached at level 0.000687"},
+			"Look 1 of 3 (4, then 8, then 12 pairs per intent): the run, every intent with it, stopped here for efficacy: the verdict faster was reached at level 0.000687; this look is decided at α 0.000687, its share of the run's α 0.05 under the O'Brien–Fleming design (docs/statistics.md, Looks); the 8 further pairs per intent the design planned were not run."},
+		{Looked{Pairs: []int{4, 8, 12}, Look: 2, RunAlpha: 0.05, Stop: StopFutility, Reason: "the pooled speed p 0.6 and accuracy p 1 are both above 0.2"},
+			"Look 2 of 3 (4, then 8, then 12 pairs per intent): the run, every intent with it, stopped here for futility: the pooled speed p 0.6 and accuracy p 1 are both above 0.2 (non-binding: a resume with more pairs may go on); this look is decided at α 0.0157, its share of the run's α 0.05 under the O'Brien–Fleming design (docs/statistics.md, Looks); the 4 further pairs per intent the design planned were not run."},
+		{Looked{Pairs: []int{4, 8, 12}, Look: 3, RunAlpha: 0.05, Stop: StopComplete, Reason: "every planned pair is done"},
+			"Look 3 of 3 (4, then 8, then 12 pairs per intent): the run went on through its looks, claiming no difference before this one (a run topped up with more pairs included); this look is decided at α 0.0336, its share of the run's α 0.05 under the O'Brien–Fleming design (docs/statistics.md, Looks)."},
+	} {
+		r := fixtureReport()
+		r.Looks = &c.looked
+		d := Design{Looks: []float64{1.0 / 3, 2.0 / 3, 1}}
+		r.Alpha = d.LookAlpha(0.05, c.looked.Look-1)
+		assert.Contains(t, Markdown(r, MarkdownOptions{}), "> [!NOTE]\n> "+mdText(c.want))
+		var html bytes.Buffer
+		require.NoError(t, WriteHTML(&html, r, HTMLOptions{}))
+		assert.Contains(t, html.String(), "<p>"+template.HTMLEscapeString(c.want)+"</p>")
+		var js bytes.Buffer
+		require.NoError(t, WriteJSON(&js, r))
+		back, err := ReadJSON(&js)
+		require.NoError(t, err)
+		assert.Equal(t, r.Looks, back.Looks)
+	}
 }

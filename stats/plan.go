@@ -92,8 +92,15 @@ func (c PlanCheck) Reachable() bool { return c.Verdict.Attainable || c.Intent.At
 // PairsForVerdict is the fewest pairs per intent at which the run's verdict
 // can be reached.
 func PairsForVerdict(intents int, alpha float64) int {
+	return PairsForVerdictAt(intents, func(int) float64 { return alpha })
+}
+
+// PairsForVerdictAt is PairsForVerdict for a run decided at level(n) when
+// it has n pairs per intent (the last look's share of α, which depends on
+// where the looks fall).
+func PairsForVerdictAt(intents int, level func(pairs int) float64) int {
 	for n := 1; ; n++ {
-		if CheckPlan(intents, n, alpha).Verdict.Attainable {
+		if CheckPlan(intents, n, level(n)).Verdict.Attainable {
 			return n
 		}
 	}
@@ -236,7 +243,13 @@ var ErrNoPairs = errors.New("no number of pairs up to 1,000 per intent detects i
 // that make the run's verdict attainable and detect e with 80% power under
 // the planning model (docs/statistics.md, Planning).
 func AutoPairs(intents int, alpha float64, e Effect) (int, error) {
-	ok := func(n int) bool { return CheckPlan(intents, n, alpha).Verdict.detects(e) }
+	return AutoPairsAt(intents, func(int) float64 { return alpha }, e)
+}
+
+// AutoPairsAt is AutoPairs for a run decided at level(n) when it has n
+// pairs per intent (the last look's share of α).
+func AutoPairsAt(intents int, level func(pairs int) float64, e Effect) (int, error) {
+	ok := func(n int) bool { return CheckPlan(intents, n, level(n)).Verdict.detects(e) }
 	lo, hi := 1, 2
 	for !ok(hi) {
 		if hi >= 1000 {

@@ -295,7 +295,8 @@ func exitStatus(err error) (int, syscall.Signal) {
 }
 
 // checkCompleteRun asserts what a finished run must hold whatever happened
-// to its runners: every planned pair complete in exactly one attempt (both
+// to its runners: every planned pair in force (all of them, or those of the
+// looks up to the one the run stopped at) complete in exactly one attempt (both
 // arms scored, the last attempt), attempts numbered 1, 2, ... with the arms
 // of each in the pair's order, every row parseable and recorded once with
 // its own trial directory, and a report counting every pair complete. It
@@ -329,43 +330,42 @@ func checkCompleteRun(t *testing.T, dir string) []pairbench.Row {
 	}
 
 	planned := 0
-	for _, in := range plan.Intents {
-		for _, p := range in.Pairs {
-			planned++
-			k := key{in.ID, p.Pair}
-			prs := byPair[k]
-			delete(byPair, k)
-			if !assert.NotEmpty(t, prs, "pair %v has no rows", k) {
-				continue
-			}
-			byAttempt := map[int][]pairbench.Row{}
-			last := 0
-			for _, r := range prs {
-				byAttempt[r.Attempt] = append(byAttempt[r.Attempt], r)
-				last = max(last, r.Attempt)
-			}
-			assert.Len(t, byAttempt, last, "pair %v: attempts not numbered 1..%d", k, last)
-			complete := 0
-			for a := 1; a <= last; a++ {
-				trials := byAttempt[a]
-				want := p.Order.Arms()
-				scored := 0
-				for i, r := range trials {
-					if assert.Less(t, i, 2, "pair %v attempt %d: more than two trials", k, a) {
-						assert.Equal(t, want[i], r.Arm, "pair %v attempt %d: arms out of order", k, a)
-					}
-					if r.Outcome.Scored() {
-						scored++
-					}
-				}
-				if len(trials) == 2 && scored == 2 {
-					complete++
-					assert.Equal(t, last, a, "pair %v: complete in attempt %d but ran again", k, a)
-				}
-			}
-			assert.Equal(t, 1, complete, "pair %v: complete in %d attempts", k, complete)
+	for _, p := range plan.PairsInForce() { // a run that stopped at a look ran those alone
+		planned++
+		k := key{p.Intent, p.Pair}
+		prs := byPair[k]
+		delete(byPair, k)
+		if !assert.NotEmpty(t, prs, "pair %v has no rows", k) {
+			continue
 		}
+		byAttempt := map[int][]pairbench.Row{}
+		last := 0
+		for _, r := range prs {
+			byAttempt[r.Attempt] = append(byAttempt[r.Attempt], r)
+			last = max(last, r.Attempt)
+		}
+		assert.Len(t, byAttempt, last, "pair %v: attempts not numbered 1..%d", k, last)
+		complete := 0
+		for a := 1; a <= last; a++ {
+			trials := byAttempt[a]
+			want := p.Order.Arms()
+			scored := 0
+			for i, r := range trials {
+				if assert.Less(t, i, 2, "pair %v attempt %d: more than two trials", k, a) {
+					assert.Equal(t, want[i], r.Arm, "pair %v attempt %d: arms out of order", k, a)
+				}
+				if r.Outcome.Scored() {
+					scored++
+				}
+			}
+			if len(trials) == 2 && scored == 2 {
+				complete++
+				assert.Equal(t, last, a, "pair %v: complete in attempt %d but ran again", k, a)
+			}
+		}
+		assert.Equal(t, 1, complete, "pair %v: complete in %d attempts", k, complete)
 	}
+
 	assert.Empty(t, byPair, "rows of pairs that were never planned")
 
 	var report struct {

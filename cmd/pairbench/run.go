@@ -56,6 +56,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions) {
 	f.StringSliceVar(&o.Intents, "intent", o.Intents, "intent id or domain to bench (repeatable; default: every intent whose fixtures are not stale; a domain skips its stale intents, a stale id fails)")
 	f.Var(pairsValue{&o.Config}, "pairs", "pairs per intent, or auto: the fewest that make the run's verdict attainable and detect --effect with 80% power (docs/statistics.md, Planning)")
 	f.Var(effectValue{&o.Effect}, "effect", "with --pairs auto, the effect to detect: a speedup such as 1.5x or an accuracy gain such as +20pp")
+	f.IntVar(&o.Looks, "looks", o.Looks, "looks a new run takes at equal fractions of its pairs: it stops at the first that decides it, for efficacy (a verdict at the look's share of --alpha) or futility (docs/statistics.md, Looks); 1: one look, after every pair")
 	f.BoolVar(&o.allowInconclusive, "allow-inconclusive", false, "run a plan whose pairs can reach no label (refused otherwise, with exit 2 and the pairs it needs)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
 	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agents.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
@@ -155,7 +156,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
 	var unreachable *bench.UnreachablePlanError
-	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) {
+	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) || errors.Is(err, bench.ErrClaimed) {
 		err = usageError{err}
 	}
 	if o.PlanOnly && err == nil {

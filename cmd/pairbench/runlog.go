@@ -87,17 +87,50 @@ func printVerdict(w io.Writer, dir runner.RunDir) error {
 		verdict = fmt.Sprintf("incomplete: %d of %d planned pairs have not run", rep.Incomplete.Pending, rep.Incomplete.Planned)
 	}
 	fmt.Fprintf(w, "\nverdict: %s (run %s)\n", verdict, rep.RunID)
+	stopped := stoppedText(rep)
+	if stopped != "" {
+		l := rep.Looks
+		fmt.Fprintf(w, "stopped at look %d of %d, %d of %d pairs per intent: %s (%s)\n", l.Look, len(l.Pairs), l.Pairs[l.Look-1], l.Pairs[len(l.Pairs)-1], l.Stop, l.Reason)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "intent\tlabel\tpairs\tcontrol correct\ttreatment correct\tmedian seconds (control → treatment)")
+	head := "intent\tlabel\tpairs\tcontrol correct\ttreatment correct\tmedian seconds (control → treatment)"
+	if stopped != "" {
+		head += "\tstopped"
+	}
+	fmt.Fprintln(tw, head)
 	for _, in := range rep.Intents {
 		speed := "—"
 		if s := in.Speed; s != nil {
 			speed = fmt.Sprintf("%.1f → %.1f", s.MedianControl, s.MedianTreatment)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", in.ID, labelOrNone(in), in.Pairs.Complete, in.Pairs.Planned,
+		line := fmt.Sprintf("%s\t%s\t%d/%d\t%s\t%s\t%s", in.ID, labelOrNone(in), in.Pairs.Complete, in.Pairs.Planned,
 			armText(in.Control), armText(in.Treatment), speed)
+		if stopped != "" {
+			line += "\t" + stopped
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// stoppedText says at which look a run of looks stopped, and why, as the
+// final table gives it for each intent (the run stops every intent at one
+// look): "look 1/3 efficacy (faster)", "look 1/3 futility", "look 3/3";
+// "" for a run of one look or a report from before runs took their looks.
+// The report is the stopping look's, so its verdict is the one reached.
+func stoppedText(rep *stats.Report) string {
+	l := rep.Looks
+	if l == nil || l.Stop == "" {
+		return ""
+	}
+	at := fmt.Sprintf("look %d/%d", l.Look, len(l.Pairs))
+	switch l.Stop {
+	case stats.StopEfficacy:
+		return at + " efficacy (" + string(rep.Verdict) + ")"
+	case stats.StopFutility:
+		return at + " futility"
+	}
+	return at
 }
 
 func labelOrNone(in stats.Intent) string {

@@ -50,7 +50,10 @@ func TestTopUpResume(t *testing.T) {
 	assert.InDelta(t, 0.05-stats.Spent(0.05, 0.5), rep.Alpha, 1e-12)
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "Look 2 of 2 (1, then 2 pairs per intent): the run was topped up")
+	assert.Contains(t, string(md), "Look 2 of 2 (1, then 2 pairs per intent): the run went on through its looks, claiming no difference before this one (a run topped up with more pairs included); this look is decided at α 0.0444")
+	require.NotNil(t, plan.Stop, "the runner took the last look")
+	assert.Equal(t, stats.StopComplete, plan.Stop.Kind)
+	assert.Equal(t, 1, plan.Passed, "the look the one-pair run ended at was passed")
 
 	local, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/stats"
+)
+
+// looksRun plans the example registry's two books intents at 12 pairs per
+// intent with cfg's looks, runs it with scripted trials (treatment
+// speedup times as fast, every trial correct) until it stops, and returns
+// the open run as a resume with cfg finds it, with what to plan it with.
+func looksRun(t *testing.T, cfg Config, speedup float64) (*Run, *intents.Registry, runner.PlanOptions) {
+	t.Helper()
+	reg, err := intents.Load("../examples/registry")
+	require.NoError(t, err)
+	opts := runner.PlanOptions{RunID: "r1", Intents: []string{"books-cheapest-by-author", "books-count-by-author"}, Pairs: 12,
+		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}, Seed: 3, Alpha: 0.05,
+		Now: time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC), Design: cfg.Design()}
+	plan, _, err := runner.NewPlan(reg, opts)
+	require.NoError(t, err)
+	dir := runner.RunDir{Path: t.TempDir()}
+	require.NoError(t, dir.WritePlan(plan))
+	trial := func(_ context.Context, s runner.TrialSpec) (pairbench.Row, error) {
+		wall := float64(20 + s.Job.Pair%5)
+		if s.Arm == pairbench.Control {
+			wall *= speedup
+		}
+		return pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: s.Job.Intent, Domain: s.Job.Domain, Stage: s.Job.Stage,
+			Pair: s.Job.Pair, Order: s.Job.Order, Arm: s.Arm, Attempt: s.Job.Attempt, TrialDir: s.Dir,
+			Outcome: pairbench.Correct, Adopted: s.Arm == pairbench.Treatment, WallSeconds: wall}, nil
+	}
+	require.NoError(t, (&runner.Execution{Dir: dir, Plan: plan, Slots: 2, Trial: trial}).Run(t.Context()))
+	return &Run{cfg: cfg, dir: dir, log: slog.New(slog.DiscardHandler), agentName: "pi"}, reg, opts
+}
+
+// TestTopUpOfARunThatClaimedIsRefused: a run that stopped at a look with a
+// verdict is not topped up (ErrClaimed, which the CLI exits 2 on), and its
+// run.json stays as it was; a resume with its own pairs resumes it, still
+// stopped. A run of one look that claimed, with no stop recorded, is
+// judged from its rows alike.
+func TestTopUpOfARunThatClaimedIsRefused(t *testing.T) {
+	for _, looks := range []int{3, 1} {
+		t.Run(fmt.Sprint(looks), func(t *testing.T) {
+			cfg := Config{Looks: looks, Pairs: 18, PairsGiven: true}
+			r, reg, opts := looksRun(t, cfg, 2)
+			before, err := r.dir.ReadPlan()
+			require.NoError(t, err)
+			if looks == 3 {
+				require.NotNil(t, before.Stop, "the run stopped at a look")
+				assert.Equal(t, stats.StopEfficacy, before.Stop.Kind)
+			} else {
+				assert.Nil(t, before.Stop, "a run of one look records no stop")
+			}
+			opts.Pairs = 18
+			_, _, err = r.planOrResume(reg, opts)
+			require.ErrorIs(t, err, ErrClaimed)
+			assert.Contains(t, err.Error(), "run r1 claimed a difference (the verdict faster) at look ")
+			after, err := r.dir.ReadPlan()
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "run.json is as it was")
+
+			r.cfg.Pairs, opts.Pairs = 12, 12
+			resumed, _, err := r.planOrResume(reg, opts)
+			require.NoError(t, err)
+			assert.Equal(t, before.Stop, resumed.Stop)
+		})
+	}
+}
+
+// TestTopUpOfAFutileRunGoesOn: a run with no effect stops for futility at
+// its first look; a top-up passes that look and goes on from the next, the
+// skipped pairs back in force, and records the new look in run.json.
+func TestTopUpOfAFutileRunGoesOn(t *testing.T) {
+	cfg := Config{Looks: 3, Pairs: 18, PairsGiven: true}
+	r, reg, opts := looksRun(t, cfg, 1)
+	before, err := r.dir.ReadPlan()
+	require.NoError(t, err)
+	require.NotNil(t, before.Stop)
+	require.Equal(t, stats.StopFutility, before.Stop.Kind)
+	opts.Pairs = 18
+	plan, _, err := r.planOrResume(reg, opts)
+	require.NoError(t, err)
+	assert.Nil(t, plan.Stop)
+	assert.Equal(t, before.Stop.Look, plan.Passed)
+	assert.Equal(t, append(append([]int(nil), before.Looks...), 18), plan.Looks)
+	assert.Len(t, plan.PairsInForce(), 2*18)
+	stored, err := r.dir.ReadPlan()
+	require.NoError(t, err)
+	assert.Equal(t, plan, stored, "run.json holds the topped-up plan")
+}
