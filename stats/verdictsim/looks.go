@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -16,41 +18,45 @@ type looked struct {
 	used   float64
 }
 
-// runLooks simulates one run of sc under design d at level alpha: the run's
-// pairs are drawn whole, and look k sees the first LookPairs of each
-// intent's, decided at LookAlpha; it ends at the first look that stops.
-func runLooks(sc scenario, d stats.Design, alpha float64, rng *rand.Rand) looked {
-	plan, rows := sc.run(rng)
-	for k := range d.Looks {
-		n := d.LookPairs(sc.pairs, k)
-		p := plan
-		p.Alpha = d.LookAlpha(alpha, k)
-		p.Intents = append([]stats.PlanIntent(nil), plan.Intents...)
-		for i := range p.Intents {
-			p.Intents[i].Pairs = n
-		}
-		var sub []pairbench.Row
-		for _, r := range rows {
-			if r.Pair < n {
-				sub = append(sub, r)
-			}
-		}
-		rep := stats.Build(p, sub)
-		if stop, _ := d.Stop(rep, k); stop {
-			return looked{rep, float64(n) / float64(sc.pairs)}
-		}
+// runLooks simulates one run of sc as pairbench takes its looks: planned
+// as runner.NewPlan plans it with design d (runner.LookPairs: a look that
+// could reach no verdict is left out), its pairs drawn whole, and decided
+// by the runner's own stopping logic (runner.Looker, what the runner, a
+// resume and merge run), which reports it at the look it stops at. A plan
+// left with one look is the fixed design.
+func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
+	sp, rows := sc.run(rng)
+	plan := &runner.Plan{V: runner.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: runner.Model{Provider: "sim", ID: "sim"},
+		Looks: runner.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
+	if plan.Looks != nil {
+		plan.Futility = d.Futility
 	}
-	panic("the last look always stops")
+	for _, in := range sp.Intents {
+		pi := runner.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
+		for p := range sc.pairs {
+			pi.Pairs = append(pi.Pairs, runner.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
+		}
+		plan.Intents = append(plan.Intents, pi)
+	}
+	l := runner.NewLooker(plan)
+	for i := range rows {
+		l.Add(&rows[i])
+	}
+	stop := l.Decide()
+	if stop == nil {
+		panic("every pair is done: the last look always stops")
+	}
+	return looked{l.Report(), float64(stop.Pairs) / float64(sc.pairs)}
 }
 
 // looksRate runs sc reps times under d and returns the share of runs for
 // which hit holds of the report they ended with, and the mean share of the
 // planned pairs they ran.
-func looksRate(sc scenario, d stats.Design, reps int, seed uint64, hit func(*stats.Report) bool) (rate, used float64) {
+func looksRate(sc scenario, d *stats.Design, reps int, seed uint64, hit func(*stats.Report) bool) (rate, used float64) {
 	rng := rand.New(rand.NewPCG(seed, uint64(sc.intents)<<20|uint64(sc.pairs)))
 	n := 0
 	for range reps {
-		l := runLooks(sc, d, 0.05, rng)
+		l := runLooks(sc, d, rng)
 		if hit(l.report) {
 			n++
 		}
@@ -59,23 +65,33 @@ func looksRate(sc scenario, d stats.Design, reps int, seed uint64, hit func(*sta
 	return float64(n) / float64(reps), used / float64(reps)
 }
 
-// looksTable prints, for the default design, A/A false claims and expected
-// pairs with no effect, and power and expected pairs under broad effects,
-// beside the fixed design's power.
-func looksTable(w io.Writer, runs int) {
+// designNote says what design the tables simulate.
+func designNote(w io.Writer, runs int) stats.Design {
 	d := stats.DefaultDesign()
 	fmt.Fprintf(w, "Looks at %v of the planned pairs, O'Brien–Fleming-type spending (levels", d.Looks)
 	for k := range d.Looks {
 		fmt.Fprintf(w, " %.4f", d.LookAlpha(0.05, k))
 	}
-	fmt.Fprintf(w, "), futility when both pooled p > %g; %d runs a cell.\n\n", d.Futility, runs)
-	fmt.Fprintln(w, "| scenario | intents × pairs | any claim (looks) | verdict reached: looks | verdict reached: fixed | expected pairs, share of fixed |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|")
+	fmt.Fprintf(w, " before a look that could reach no verdict is left out), futility when both pooled p > %g; decided by runner.Looker; %d runs a cell.\n\n", d.Futility, runs)
+	return d
+}
+
+// looksTable prints, for the default design, false claims and expected
+// pairs with no effect, and power and expected pairs under effects,
+// beside the fixed design's power (which runs every pair: 1.00).
+func looksTable(w io.Writer, runs int) {
+	d := designNote(w, runs)
+	fmt.Fprintln(w, "| scenario | intents × pairs | looks at | any claim (looks) | verdict reached: looks | verdict reached: fixed | expected pairs, share of fixed |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|")
 	for _, c := range looksCells {
-		claim, used := looksRate(c.sc, d, runs, 6, claims)
-		power, _ := looksRate(c.sc, d, runs, 6, c.hit)
+		claim, used := looksRate(c.sc, &d, runs, 6, claims)
+		power, _ := looksRate(c.sc, &d, runs, 6, c.hit)
 		fixed := rate(c.sc, runs, 6, c.hit)
-		fmt.Fprintf(w, "| %s | %d × %d | %.3f | %.3f | %.3f | %.2f |\n", c.name, c.sc.intents, c.sc.pairs, claim, power, fixed, used)
+		at := joinInts(runner.LookPairs(&d, c.sc.pairs, c.sc.intents, stats.DefaultAlpha), ", ")
+		if at == "" {
+			at = "all (one look)"
+		}
+		fmt.Fprintf(w, "| %s | %d × %d | %s | %.3f | %.3f | %.3f | %.2f |\n", c.name, c.sc.intents, c.sc.pairs, at, claim, power, fixed, used)
 	}
 }
 
@@ -88,6 +104,43 @@ var looksCells = []struct {
 	{"no effect (60% correct)", scenario{intents: 3, pairs: 30, pc: 0.6, pt: 0.6, speedup: 1}, claims},
 	{"no effect (90% correct)", scenario{intents: 1, pairs: 60, pc: 0.9, pt: 0.9, speedup: 1}, claims},
 	{"1.5× faster", scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1.5}, verdictIs(pairbench.Faster, pairbench.Better)},
+	{"1.5× faster", scenario{intents: 3, pairs: 20, pc: 0.9, pt: 0.9, speedup: 1.5}, verdictIs(pairbench.Faster, pairbench.Better)},
 	{"1.2× faster", scenario{intents: 10, pairs: 30, pc: 0.9, pt: 0.9, speedup: 1.2}, verdictIs(pairbench.Faster, pairbench.Better)},
 	{"+20 pp (70% → 90%)", scenario{intents: 10, pairs: 24, pc: 0.7, pt: 0.9, speedup: 1}, verdictIs(pairbench.MoreAccurate, pairbench.Better)},
+}
+
+// aaLooksTable prints, over the A/A grid, the share of A/A runs with any
+// false claim when runs take their looks, and the share of the planned
+// pairs they run.
+func aaLooksTable(w io.Writer, runs int) {
+	d := designNote(w, runs)
+	fmt.Fprintln(w, "A/A runs with any false claim (verdict or any intent's label) / expected pairs as a share of the fixed design's; accuracy 60% and 90% alternating.")
+	fmt.Fprintln(w)
+	head := []string{"intents \\ pairs"}
+	for _, n := range aaPairs {
+		head = append(head, fmt.Sprint(n))
+	}
+	fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+	fmt.Fprintln(w, "|"+strings.Repeat("--:|", len(head)))
+	worst, most := 0.0, 0.0
+	for _, k := range aaIntents {
+		cells := []string{fmt.Sprint(k)}
+		for _, n := range aaPairs {
+			r, used := aaLooksRate(k, n, &d, runs)
+			worst, most = max(worst, r), max(most, used)
+			cells = append(cells, fmt.Sprintf("%.3f / %.2f", r, used))
+		}
+		fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
+	}
+	fmt.Fprintf(w, "\nHighest false-claim rate: %.3f; highest share of pairs: %.2f.\n", worst, most)
+}
+
+// aaLooksRate is aaRate for runs that take their looks by d, with the
+// mean share of the planned pairs they run.
+func aaLooksRate(k, n int, d *stats.Design, runs int) (rate, used float64) {
+	half := runs / 2
+	hi, uh := looksRate(scenario{intents: k, pairs: n, pc: 0.9, pt: 0.9, speedup: 1}, d, half, 1, claims)
+	lo, ul := looksRate(scenario{intents: k, pairs: n, pc: 0.6, pt: 0.6, speedup: 1}, d, runs-half, 2, claims)
+	w := func(a, b float64) float64 { return (a*float64(half) + b*float64(runs-half)) / float64(runs) }
+	return w(hi, lo), w(uh, ul)
 }

@@ -1,12 +1,14 @@
 // Command verdictsim simulates runs through stats.Build and prints the
 // figures docs/statistics.md states for the run-level verdict: the share of
 // A/A runs with any false claim, the pairs per intent the pooled tests need
-// for 80% power, and the biased scenario.
+// for 80% power, the biased scenario, and runs that take their looks,
+// decided by the runner's own stopping logic (runner.Looker).
 //
 //	go run ./stats/verdictsim aa        # A/A false claims per run
 //	go run ./stats/verdictsim power     # pairs per intent for 80% power
 //	go run ./stats/verdictsim biased    # accuracy effect, failures slow
 //	go run ./stats/verdictsim looks     # the group-sequential design
+//	go run ./stats/verdictsim aa-looks  # A/A false claims per run, with looks
 //
 // Each is seeded, so the same command always prints the same table; -runs
 // sets the number of simulated runs per cell.
@@ -22,7 +24,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1000, "simulated runs per cell")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks")
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -30,10 +32,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable}
+	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable, "aa-looks": aaLooksTable}
 	table, ok := tables[flag.Arg(0)]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased or looks)\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased, looks or aa-looks)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	table(os.Stdout, *runs)
