@@ -96,7 +96,6 @@ func TestLooks(t *testing.T) {
 	for _, c := range []scenario{
 		{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1},
 		{intents: 2, pairs: 30, pc: 0.6, pt: 0.6, speedup: 1},
-		{intents: 30, pairs: 8, pc: 0.9, pt: 0.9, speedup: 1},
 	} {
 		claim, used := looksRate(c, &d, runs, 8, claims)
 		t.Logf("no effect, %d × %d: false claims %.3f, pairs used %.2f", c.intents, c.pairs, claim, used)
