@@ -246,6 +246,10 @@ type Row struct {
 	// reported, in order, where it reports them (native WebMCP with the
 	// DevTools WebMCP domain); nil elsewhere.
 	BrowserWebMCP []BrowserCall `json:"browser_webmcp,omitempty"`
+	// Judge is the judge's scores of a trial of a judged intent; nil when
+	// no judge was asked (another class, a trial that ended otherwise, or a
+	// row from before judges).
+	Judge *Judgement `json:"judge,omitempty"`
 
 	Error     string `json:"error,omitempty"`
 	StartedAt string `json:"started_at,omitempty"` // RFC 3339, UTC
@@ -334,6 +338,8 @@ func (r Row) Validate() error {
 		return fmt.Errorf("negative wall time or cost")
 	case !r.WebMCPImpl.Valid():
 		return fmt.Errorf("unknown webmcp_impl %q", r.WebMCPImpl)
+	case r.Judge != nil:
+		return r.Judge.validate()
 	}
 	return nil
 }

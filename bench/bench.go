@@ -99,6 +99,8 @@ type Config struct {
 	// endpoint.
 	Model, ModelURL string
 	Caps            runner.PlanCaps
+	// Judge chooses the judge of judged intents (judge.go).
+	Judge JudgeSettings
 	// Seed shuffles the pair orders and seeds the report's bootstrap.
 	Seed uint64
 	// Alpha is the two-sided significance level of the labels.

@@ -90,6 +90,9 @@ func (c Config) Check() error {
 	if _, _, err := c.checkParts(); err != nil {
 		return err
 	}
+	if _, err := c.Judge.planJudge(runner.Model{}); err != nil {
+		return err
+	}
 	return CheckRunID(c.RunID)
 }
 

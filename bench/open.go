@@ -117,7 +117,13 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
 		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design()}
+	if opts.Judge, err = cfg.Judge.planJudge(m); err != nil {
+		return nil, err
+	}
 	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
+		return nil, err
+	}
+	if err := checkJudge(r.plan); err != nil {
 		return nil, err
 	}
 	tis, err := runner.ArmTrialIntents(reg, revs, r.plan)

@@ -102,7 +102,8 @@ func packageVersion(dir string) (string, error) {
 // startParts starts the scripted model when the plan names it, and readies
 // the agent, the browsers and the trials.
 func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.TrialIntent) error {
-	if r.plan.Model.Scripted {
+	scriptedURL := ""
+	if r.plan.Model.Scripted || r.plan.Judge != nil && r.plan.Judge.Model.Scripted {
 		var known []intents.Intent
 		for _, ti := range tis {
 			known = append(known, ti.Intent)
@@ -112,7 +113,10 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 			return fmt.Errorf("scripted model: %w", err)
 		}
 		r.onClose(func() error { stop(); return nil })
-		r.plan.Model.BaseURL = "http://" + addr + "/v1"
+		scriptedURL = "http://" + addr + "/v1"
+	}
+	if r.plan.Model.Scripted {
+		r.plan.Model.BaseURL = scriptedURL
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -132,6 +136,9 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	settle, delay := r.trialTimes()
 	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
 		BrowserMCP: t.BrowserMCP(settle), StartDelay: delay, Log: r.log}
+	if r.plan.Judge != nil {
+		r.trials.Judge = agent.NewJudge(agent.JudgeConfig{HostEnv: os.Environ(), ScriptedURL: scriptedURL, TempRoot: r.cfg.TempDir, Log: r.log})
+	}
 	return nil
 }
 

@@ -80,14 +80,14 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps(), spent); err != nil {
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.BudgetCaps(), spent); err != nil {
 		return err
 	}
 	if r.smokeCost, err = runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
 		return err
 	}
 	// The smoke run's own cost counts too: the trials must still fit.
-	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.Caps.Caps(), spent+r.smokeCost); err != nil {
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.BudgetCaps(), spent+r.smokeCost); err != nil {
 		return err
 	}
 	// Every domain and entry tool of the plan, not only the first intent's:

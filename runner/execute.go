@@ -185,7 +185,7 @@ func (f *follower) recorded(row pairbench.Row) {
 	f.mu.Lock()
 	f.p.Running--
 	f.p.Trials++
-	f.p.Spend += row.CostUSD
+	f.p.Spend += row.SpendUSD()
 	if row.Outcome == pairbench.Aborted {
 		f.p.Aborts++
 	}
@@ -273,9 +273,9 @@ func (ex *Execution) Run(ctx context.Context) error {
 		return err
 	}
 	f := &follower{ex: ex, tally: tally(pairs, rows)}
-	ex.spend = &spending{budget: ex.Budget, caps: ex.Plan.Caps.Caps(), spent: ex.OtherSpend, started: time.Now()}
+	ex.spend = &spending{budget: ex.Budget, caps: ex.Plan.BudgetCaps(), spent: ex.OtherSpend, started: time.Now()}
 	for _, r := range rows {
-		ex.spend.spent += r.CostUSD
+		ex.spend.spent += r.SpendUSD()
 	}
 	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted}
 	f.mu.Lock()
@@ -354,7 +354,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 					ex.spend.release(trials - ran + 1)
 					return aborted, err
 				}
-				ex.spend.spend(row.CostUSD)
+				ex.spend.spend(row.SpendUSD())
 				if ex.OnTrialEnd != nil {
 					ex.OnTrialEnd(spec, row)
 				}

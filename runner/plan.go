@@ -74,6 +74,9 @@ type Plan struct {
 	// runner, or merge for a sharded run, records it); only the pairs of
 	// the looks up to it are in force (PairsInForce).
 	Stop *LookStop `json:"stop,omitempty"`
+
+	// Judge is the judge of a plan with judged intents; nil otherwise.
+	Judge *PlanJudge `json:"judge,omitempty"`
 }
 
 // BrowserPolicy records, in run.json, the confinement and the policy every

@@ -60,6 +60,8 @@ type PlanOptions struct {
 	// though the control arm reads tools at a revision: a pull request
 	// changed their intents alone (intents.Comparisons).
 	AgainstNone []string
+	// Judge is the judge a plan with judged intents freezes.
+	Judge *PlanJudge
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -132,6 +134,9 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 		pi.Pairs = lookOrders(p.Looks, opts.Pairs, rng)
 		p.Intents = append(p.Intents, pi)
 	}
+	if p.Judge, err = planJudge(p, opts.Judge); err != nil {
+		return nil, nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -203,9 +208,6 @@ func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p
 		g, err := grade.Compile(&resolved)
 		if err != nil {
 			return nil, fmt.Errorf("intent %s: %w", pi.ID, err)
-		}
-		if resolved.Judged() {
-			return nil, fmt.Errorf("intent %s: judged intents are validated but not yet benched", pi.ID)
 		}
 		d := reg.Domain(pi.Domain)
 		if d == nil {
@@ -300,6 +302,7 @@ func (p *Plan) Changes(q *Plan) []string {
 	diff("browser policy", policy(p.Browser), policy(q.Browser))
 	diff("seed", p.Seed, q.Seed)
 	diff("alpha", p.Alpha, q.Alpha)
+	diff("judge", p.Judge, q.Judge)
 	if p.Trial != nil && q.Trial != nil {
 		diff("start delay", time.Duration(p.Trial.StartDelayMS)*time.Millisecond, time.Duration(q.Trial.StartDelayMS)*time.Millisecond)
 		diff("settle", time.Duration(p.Trial.SettleMS)*time.Millisecond, time.Duration(q.Trial.SettleMS)*time.Millisecond)

@@ -92,6 +92,8 @@ type Trials struct {
 	// OnAgent, if set, sees each trial once its agent began its first
 	// turn (from the agent adapter's goroutine).
 	OnAgent func(TrialSpec)
+	// Judge scores the answers of judged intents (Plan.Judge's model).
+	Judge Judge
 }
 
 // Run runs one trial and returns its row. Every failure of the trial
@@ -286,6 +288,13 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}
 	row.Answer = pairbench.Answer{Raw: res.Final, Extracted: facts.Grade.Extracted}
 	row.Outcome, row.Reason = grade.Classify(facts)
+	if in.Intent.Judged() && row.Outcome == pairbench.Correct {
+		var why string
+		if facts.Grade, why = t.judge(ctx, in, page, facts.Grade, dir, &row); why != "" {
+			return abort(why)
+		}
+		row.Outcome, row.Reason = grade.Classify(facts)
+	}
 	if row.Error == "" && res.ErrorMessage != "" {
 		row.Error = res.ErrorMessage
 	}

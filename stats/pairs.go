@@ -388,7 +388,7 @@ func (b *Builder) Add(r *pairbench.Row) {
 		return
 	}
 	b.attempts++
-	b.spend += r.CostUSD
+	b.spend += r.SpendUSD()
 	for i := range r.WebMCP {
 		inv := &r.WebMCP[i]
 		acc := b.tool(r.Domain, inv.Tool, inv.Registered)

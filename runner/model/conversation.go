@@ -112,10 +112,13 @@ const errUnknownIntent = "the scripted model knows no intent whose prompt is in 
 // next move of the intent whose prompt the user gave. ok is false when no
 // intent matches.
 func (s *Server) decide(c conversation, prefix string) (t turn, in *intents.Intent, ok bool) {
+	ji, judging := judgeQuestion(c.user)
 	switch {
 	case smoke(c.user):
 		// The runner's smoke gate: a zero-tool run that must just answer.
 		t.move = move{final: "ready"}
+	case judging:
+		t.move = move{final: verdict(ji)} // the scripted judge (judge.go)
 	default:
 		if in, ok = matchIntent(s.intents, c.user); !ok {
 			return t, nil, false

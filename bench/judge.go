@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent"
+)
+
+// DefaultJudgeCaps bound each judging of a judged trial unless the
+// configuration says otherwise: 120 s and 0.10 USD.
+var DefaultJudgeCaps = runner.PlanCaps{TimeS: 120, SpendUSD: 0.10}
+
+// JudgeSettings choose the judge of a run with judged intents
+// (docs/registry.md, Open-ended intents).
+type JudgeSettings struct {
+	// Model is ScriptedModel or provider/id; "" is the agents' model.
+	// ModelURL overrides its provider's endpoint.
+	Model, ModelURL string
+	// Caps bound each judging (time and spend; zero takes
+	// DefaultJudgeCaps').
+	Caps runner.PlanCaps
+	// Twice judges every judged answer a second time, for the report's
+	// judge agreement.
+	Twice bool
+}
+
+// planJudge is the judge the plan freezes when it has judged intents: the
+// settings' model, else the agents' (m). Whether it can be reached is
+// checked once the plan has judged intents (checkJudge).
+func (s JudgeSettings) planJudge(m runner.Model) (*runner.PlanJudge, error) {
+	if s.Model != "" {
+		var err error
+		if m, err = ParseModel(s.Model, s.ModelURL); err != nil {
+			return nil, fmt.Errorf("--judge-model: %w", err)
+		}
+	}
+	caps := s.Caps
+	if caps.TimeS <= 0 {
+		caps.TimeS = DefaultJudgeCaps.TimeS
+	}
+	if caps.SpendUSD <= 0 {
+		caps.SpendUSD = DefaultJudgeCaps.SpendUSD
+	}
+	return &runner.PlanJudge{Model: m, Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion,
+		Caps: runner.PlanCaps{TimeS: caps.TimeS, SpendUSD: caps.SpendUSD}, Twice: s.Twice}, nil
+}
+
+// checkJudge fails, in one line, when the plan's judge cannot be reached
+// (an unknown provider without a base URL, a missing key).
+func checkJudge(p *runner.Plan) error {
+	if p.Judge == nil {
+		return nil
+	}
+	return agent.CheckJudge(p.Judge.Model, os.Environ())
+}
