@@ -35,9 +35,12 @@ func DefaultConfig() Config {
 // still checks the treatment setup of the fourth intent,
 // books-cheapest-poetry: it has the books intents' start page, where the
 // gate requires each registered books tool, its entry tool list_genre too,
-// to be live (TestDemoSmokeGateCoversEveryExampleIntent).
+// to be live (TestDemoSmokeGateCoversEveryExampleIntent). The demo takes
+// one look: at 5 pairs its pooled verdict would stop the run before each
+// intent's label can be reached (demo --looks 3 shows that).
 func DemoConfig() Config {
 	c := DefaultConfig()
+	c.Looks = 1
 	c.Registry, c.RunsDir, c.ExampleSites = filepath.Join("examples", "registry"), filepath.Join("runs", "demo"), true
 	c.Intents = []string{"books-cheapest-by-author", "books-count-by-author", "weather-high-oslo"}
 	c.Pairs, c.StartDelay = 7, 0

@@ -65,6 +65,7 @@ func TestConfigCheckNamesTheFlag(t *testing.T) {
 		"no-agent":   func(c *bench.Config) { c.Agent = "no-agent" },
 		"--browser":  func(c *bench.Config) { c.Browser.Provider = "elsewhere" },
 		"--stealth":  func(c *bench.Config) { c.Browser.Stealth = true },
+		"--looks 11": func(c *bench.Config) { c.Looks = bench.MaxLooks + 1 },
 	} {
 		c := good
 		bad(&c)

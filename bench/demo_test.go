@@ -18,7 +18,7 @@ import (
 // TestDemoConfigCanReachALabel: the demo is a bench Check accepts, and its
 // pairs are the fewest with which every one of its intents can be labelled
 // after Holm's correction: all pairs faster gives an adjusted p at most
-// alpha, one pair fewer does not.
+// alpha, one pair fewer does not; it takes one look, at alpha.
 func TestDemoConfigCanReachALabel(t *testing.T) {
 	c := bench.DemoConfig()
 	c.RunID = "demo"
@@ -32,6 +32,8 @@ func TestDemoConfigCanReachALabel(t *testing.T) {
 	}
 	assert.LessOrEqual(t, holmBest(c.Pairs), c.Alpha, "%d of %d faster in each intent is significant", c.Pairs, c.Pairs)
 	assert.Greater(t, holmBest(c.Pairs-1), c.Alpha, "fewer pairs would do")
+	assert.Nil(t, c.Design(), "one look at α, which the argument above needs (a look at 5 pairs would stop on the pooled verdict)")
+	assert.NotNil(t, bench.DefaultConfig().Design(), "run takes looks")
 }
 
 // TestDemoSmokeGateCoversEveryExampleIntent: the demo benches three of the

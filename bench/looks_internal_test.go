@@ -99,3 +99,16 @@ func TestTopUpOfAFutileRunGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, plan, stored, "run.json holds the topped-up plan")
 }
+
+// TestDesignOfLooks: --looks N looks at N equal fractions of the pairs,
+// the default design for 3, with its futility bound; 0 and 1 are one look.
+func TestDesignOfLooks(t *testing.T) {
+	d := stats.DefaultDesign()
+	assert.Equal(t, &d, Config{Looks: 3}.Design())
+	assert.Equal(t, []float64{0.5, 1}, Config{Looks: 2}.Design().Looks)
+	four := Config{Looks: 4}.Design()
+	require.NoError(t, four.Check())
+	assert.Equal(t, []float64{0.25, 0.5, 0.75, 1}, four.Looks)
+	assert.Nil(t, Config{Looks: 1}.Design())
+	assert.Nil(t, Config{}.Design())
+}
