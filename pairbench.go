@@ -338,6 +338,8 @@ func (r Row) Validate() error {
 		return fmt.Errorf("negative wall time or cost")
 	case !r.WebMCPImpl.Valid():
 		return fmt.Errorf("unknown webmcp_impl %q", r.WebMCPImpl)
+	case r.WebMCPEnv != nil && !r.WebMCPEnv.Mode.Valid():
+		return fmt.Errorf("unknown webmcp_env mode %q", r.WebMCPEnv.Mode)
 	case r.Judge != nil:
 		return r.Judge.validate()
 	}

@@ -172,6 +172,20 @@ func (s *rowScan) webmcpEnv(out **WebMCPEnv) bool {
 			return 2, s.names(&e.Switches)
 		case "devtools_webmcp":
 			return 4, s.bool(&e.DevTools)
+		case "mode":
+			return 16, s.name((*string)(&e.Mode))
+		case "page_native":
+			return 32, s.bool(&e.PageNative)
+		case "origin_trials":
+			return 64, objects(s, &e.OriginTrials, func(o *OriginTrial, key []byte) (uint32, bool) {
+				switch string(key) {
+				case "name":
+					return 1, s.name(&o.Name)
+				case "status":
+					return 2, s.name(&o.Status)
+				}
+				return 0, false
+			})
 		case "frame_tools":
 			if s.peek() != '{' {
 				return 8, false

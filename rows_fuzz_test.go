@@ -174,7 +174,8 @@ func TestRowWebMCPEnv(t *testing.T) {
 	assert.NotContains(t, string(enc), "webmcp_env")
 
 	row.WebMCPEnv = &pairbench.WebMCPEnv{Browser: "Chrome/156.0.8078.114", Switches: []string{"--enable-blink-features=WebMCP"},
-		DevTools: true, FrameTools: map[string][]string{"F1": {"find_books", "shop_hours"}}}
+		DevTools: true, FrameTools: map[string][]string{"F1": {"find_books", "shop_hours"}},
+		Mode: pairbench.WebMCPNative, PageNative: true, OriginTrials: []pairbench.OriginTrial{{Name: "WebMCP", Status: "ValidTokenNotProvided"}}}
 	assertRoundTrip(t, row)
 }
 
@@ -192,4 +193,8 @@ func TestWebMCPEnvDiffers(t *testing.T) {
 	} {
 		assert.True(t, base.Differs(&other), name)
 	}
+	native, polyfill := base, base
+	native.Mode, polyfill.Mode = pairbench.WebMCPNative, pairbench.WebMCPPolyfill
+	assert.True(t, native.Differs(&polyfill), "another --webmcp mode")
+	assert.False(t, native.Differs(&base), "a row from before the mode was recorded differs from nothing")
 }
