@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/cdp"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
@@ -24,6 +25,10 @@ const (
 
 // KernelAPI is Kernel's API, the default of Browsers.Kernel.BaseURL.
 const KernelAPI = kernel.DefaultBaseURL
+
+// NativeWebMCPSwitch is the Chromium switch --webmcp native starts the
+// local browsers with.
+const NativeWebMCPSwitch = local.NativeSwitch
 
 // BrowserProviders names the providers, for flags and messages.
 var BrowserProviders = []string{BrowserLocal, BrowserKernel, BrowserCDP}
@@ -42,6 +47,11 @@ type Browsers struct {
 	Kernel kernel.Config
 	// CDP configures a service that hands out CDP websocket URLs.
 	CDP cdp.Config
+	// WebMCP is whose WebMCP the trials use, in both arms (--webmcp):
+	// pairbench.WebMCPPolyfill, injected into each page, or
+	// pairbench.WebMCPNative, the browser's own (docs/browsers.md). ""
+	// is a fresh run's polyfill, a resumed run's own; the plan records it.
+	WebMCP pairbench.WebMCPImpl
 }
 
 // remote reports whether the browsers run elsewhere than this machine.
@@ -52,6 +62,9 @@ func (b Browsers) remote() bool { return b.Provider == BrowserKernel || b.Provid
 func (b Browsers) Check(cfg Config) error {
 	if !slices.Contains(BrowserProviders, b.Provider) && b.Provider != "" {
 		return fmt.Errorf("--browser %q: want one of %v", b.Provider, BrowserProviders)
+	}
+	if !b.WebMCP.Valid() {
+		return fmt.Errorf("--webmcp %q: want %s (the default) or %s", b.WebMCP, pairbench.WebMCPPolyfill, pairbench.WebMCPNative)
 	}
 	if !b.remote() {
 		if b.Stealth {
@@ -104,7 +117,9 @@ func (r *Run) startBrowsers() (runner.Browsers, error) {
 	if !b.remote() {
 		// One spare browser per slot: each trial's Chromium starts while
 		// the slot's previous trial runs.
-		p, err := local.New(r.browserConfig())
+		cfg := r.browserConfig()
+		cfg.WebMCP = r.plan.WebMCPMode()
+		p, err := local.New(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +131,7 @@ func (r *Run) startBrowsers() (runner.Browsers, error) {
 		return nil, err
 	}
 	connect := func(ctx context.Context, url string) (remote.Driver, error) {
-		return local.Connect(ctx, local.Config{Log: r.log}, url)
+		return local.Connect(ctx, local.Config{Log: r.log, WebMCP: r.plan.WebMCPMode()}, url)
 	}
 	p, err := remote.New(remote.Config{Service: svc, Connect: connect, TempDir: r.cfg.TempDir, Log: r.log})
 	if err != nil {

@@ -116,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: r.cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
-		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design()}
+		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design(), WebMCP: cfg.Browser.WebMCP}
 	if opts.Judge, err = cfg.Judge.planJudge(m); err != nil {
 		return nil, err
 	}
@@ -251,6 +251,13 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		return nil, false, fmt.Errorf("run %s is benched with %s, not %s; resume it with --agent %s, or bench %s under another --run-id",
 			stored.RunID, was, r.agentName, was, r.agentName)
 	}
+	if mode := stored.WebMCPMode(); opts.WebMCP != "" && opts.WebMCP != mode {
+		// Not even with Force: every trial of a run, in both arms, goes
+		// through one WebMCP.
+		return nil, false, fmt.Errorf("run %s is benched with --webmcp %s, not %s; resume it with --webmcp %s (or without --webmcp), or bench %s under another --run-id",
+			stored.RunID, mode, opts.WebMCP, mode, opts.WebMCP)
+	}
+	opts.WebMCP = stored.WebMCPMode() // not given: the run's own
 	opts.Now = stored.CreatedAt
 	topUp := 0
 	if have := stored.PairsPerIntent(); r.cfg.PairsGiven && opts.Pairs != have {

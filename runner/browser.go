@@ -320,6 +320,11 @@ func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec
 			// The tool files decide it: a fresh browser registers them alike.
 			return nil, &SetupError{Failures: failures, Unregistered: ue.Failures}
 		}
+		var pt *PageToolsError
+		if errors.As(err, &pt) {
+			// The page decides it: a fresh browser loads the same tools.
+			return nil, &SetupError{Failures: failures}
+		}
 		var so *SignedOutError
 		if errors.As(err, &so) {
 			// The profile decides it: a fresh browser loads the same session.
@@ -494,6 +499,11 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 	if r, ok := b.(WebMCPEnvReporter); ok {
 		if env, err = r.WebMCPEnv(ctx); err != nil {
 			return nil, fmt.Errorf("WebMCP environment: %w", err)
+		}
+	}
+	if len(spec.Tools) == 0 {
+		if err := checkToolFree(spec.Arm, load.URL, env); err != nil {
+			return nil, err
 		}
 	}
 	var signedIn string

@@ -57,6 +57,12 @@ type Plan struct {
 	// (.pairbench.yml), else stats.DefaultMargins. Nil otherwise.
 	Margins *stats.Margins `json:"margins,omitempty"`
 
+	// WebMCP is whose WebMCP every trial, in both arms, registers tools with
+	// and lists and invokes through (--webmcp): pairbench.WebMCPPolyfill or
+	// pairbench.WebMCPNative; absent in plans made before it was recorded,
+	// which ran the polyfill (WebMCPMode).
+	WebMCP pairbench.WebMCPImpl `json:"webmcp,omitempty"`
+
 	// Looks are the pairs per intent at each look of a group-sequential
 	// design (docs/statistics.md, Looks), ascending: planned with the run
 	// (PlanOptions.Design) or added by a top-up (TopUp); nil for a run of
@@ -225,6 +231,9 @@ func (p *Plan) Validate() error {
 	}
 	if p.Caps.TimeS < 0 || p.Caps.Turns < 0 || p.Caps.SpendUSD < 0 {
 		bad("negative cap")
+	}
+	if !p.WebMCP.Valid() {
+		bad("unknown webmcp %q (want %s or %s)", p.WebMCP, pairbench.WebMCPPolyfill, pairbench.WebMCPNative)
 	}
 	ids := make(map[string]bool)
 	for i, in := range p.Intents {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -50,6 +51,8 @@ type PlanOptions struct {
 	HarnessTools []string
 	// Browser is the browser provider's policy, recorded in run.json.
 	Browser *BrowserPolicy
+	// WebMCP is the run's WebMCP mode (Plan.WebMCP); "" is the polyfill.
+	WebMCP pairbench.WebMCPImpl
 	// Arms are the arms the run compares; the zero value means
 	// DefaultArms. Revs holds the registry at each revision an arm reads
 	// its tools at (PlanArms.Revs), with the commit it resolved to in the
@@ -88,7 +91,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	p := &Plan{
 		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
-		Prices: PricesVersion, Browser: opts.Browser, Trial: &opts.Trial,
+		Prices: PricesVersion, Browser: opts.Browser, Trial: &opts.Trial, WebMCP: cmp.Or(opts.WebMCP, pairbench.WebMCPPolyfill),
 	}
 	if p.Trial.PairAttempts == 0 {
 		p.Trial.PairAttempts = DefaultPairAttempts
@@ -300,6 +303,7 @@ func (p *Plan) Changes(q *Plan) []string {
 		return string(j)
 	}
 	diff("browser policy", policy(p.Browser), policy(q.Browser))
+	diff("webmcp", p.WebMCPMode(), q.WebMCPMode())
 	diff("seed", p.Seed, q.Seed)
 	diff("alpha", p.Alpha, q.Alpha)
 	diff("judge", p.Judge, q.Judge)

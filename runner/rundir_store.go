@@ -467,6 +467,10 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 					continue
 				}
 			}
+			if e := r.WebMCPEnv; e != nil && e.Mode != "" && e.Mode != plan.WebMCPMode() {
+				problems = append(problems, fmt.Sprintf("%s: %s pair %d ran with --webmcp %s, the plan's is %s", where, r.Intent, r.Pair, e.Mode, plan.WebMCPMode()))
+				continue
+			}
 			if fault == RowRepeated {
 				problems = append(problems, fmt.Sprintf("%s: %s %s %d %s attempt %d repeats an earlier row", where, r.Intent, r.Stage, r.Pair, r.Arm, r.Attempt))
 				continue

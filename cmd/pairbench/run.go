@@ -96,6 +96,7 @@ func hostFlags(cmd *cobra.Command, o *benchOptions, prefix string) {
 	f.BoolVar(&o.Browser.Stealth, "stealth", false, prefix+"ask every browser, in both arms, for the cloud provider's anti-bot measures (kernel, or {stealth} in a cdp configuration)")
 	f.StringVar(&o.Browser.Kernel.BaseURL, "kernel-url", "", prefix+"Kernel's API base URL (default "+bench.KernelAPI+")")
 	f.StringVar(&o.cdpConfig, "cdp-config", "", prefix+"JSON file configuring --browser cdp: a create/release pair of HTTP calls or a websocket URL template (docs/browsers.md)")
+	f.StringVar((*string)(&o.Browser.WebMCP), "webmcp", "", prefix+"whose WebMCP both arms use: polyfill (the pinned polyfill injected into each page) or native (the browser's own, Chromium with "+bench.NativeWebMCPSwitch+", listed and invoked through DevTools; control must then have no tool of its own) (default: polyfill, a resumed run keeps its own; docs/browsers.md)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 }
 

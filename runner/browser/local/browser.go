@@ -71,6 +71,13 @@ type Browser struct {
 	calls []browserCall
 	// callsCut is set once a call past maxBrowserCalls was dropped.
 	callsCut bool
+	// responses are the browser's answers to invocations not yet claimed by
+	// InvokeTool; invocationCh, when set, is closed at the next
+	// invocation event (see noteInvocation).
+	responses    []response
+	invocationCh chan struct{}
+	// snapMu makes one snapshot of a browser's tools at a time.
+	snapMu sync.Mutex
 	// webmcpSink, when set, also gets every event onEvent does not handle
 	// itself (tests watch the WebMCP domain's invocation events with it).
 	webmcpSink func(*cdproto.Message)
@@ -318,11 +325,11 @@ func (b *Browser) DevTools() runner.DevTools {
 // started; it implements runner.RefusalReporter.
 func (b *Browser) Refusals() ([]runner.Refusal, int) { return b.proc.refusalList() }
 
-// RegisterTools adds the polyfill, the URL guard and one script per tool to
-// every tab: to the tabs attached now, and to every tab attached later before
-// it runs. It may be called once.
+// RegisterTools adds the polyfill (none in native mode), the URL guard and
+// one script per tool to every tab: to the tabs attached now, and to every
+// tab attached later before it runs. It may be called once.
 func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error {
-	registry, toolScripts, err := bundle(b.mark, tools)
+	registry, toolScripts, err := bundle(b.mark, tools, !b.cfg.native())
 	if err != nil {
 		return err
 	}
@@ -460,8 +467,10 @@ func (b *Browser) waitReadyState(ctx context.Context, t *tab, want ...string) er
 	}
 }
 
-// LiveTools lists the WebMCP tools live on the current tab. The tools that
-// did not register there are recorded for RegistrationFailures.
+// LiveTools lists the WebMCP tools live on the current tab: the page's
+// document.modelContext's, or in native mode those of the tab's main frame
+// as the browser's DevTools WebMCP domain reports them. The tools that did
+// not register there are recorded for RegistrationFailures.
 func (b *Browser) LiveTools(ctx context.Context) ([]webmcp.Tool, error) {
 	t, err := b.current(ctx)
 	if err != nil {
@@ -470,6 +479,10 @@ func (b *Browser) LiveTools(ctx context.Context) ([]webmcp.Tool, error) {
 	l, err := b.list(ctx, t)
 	if err != nil {
 		return nil, err
+	}
+	if b.cfg.native() {
+		tools, _, err := b.nativeTools(ctx, t, l)
+		return tools, err
 	}
 	return l.Tools, nil
 }
@@ -492,9 +505,11 @@ func (b *Browser) RegistrationFailures(ctx context.Context) ([]pairbench.Registr
 
 // listing is what list.js reports of a page.
 type listing struct {
-	URL      string        `json:"url"`
-	Tools    []webmcp.Tool `json:"tools"`
-	Failures []struct {
+	URL   string        `json:"url"`
+	Tools []webmcp.Tool `json:"tools"`
+	// Registered names the tools pairbench's registry registered here.
+	Registered []string `json:"registered"`
+	Failures   []struct {
 		Tool  string `json:"tool"`
 		File  string `json:"file"`
 		Line  int    `json:"line"`
@@ -620,7 +635,9 @@ func (b *Browser) compile(ctx context.Context, t *tab, script string) (string, e
 	return msg, nil
 }
 
-// InvokeTool runs a live tool on the current tab.
+// InvokeTool runs a live tool on the current tab: through the page's
+// document.modelContext, or in native mode through the browser's DevTools
+// WebMCP domain.
 func (b *Browser) InvokeTool(ctx context.Context, name string, args json.RawMessage) (webmcp.Result, error) {
 	t, err := b.current(ctx)
 	if err != nil {
@@ -628,6 +645,9 @@ func (b *Browser) InvokeTool(ctx context.Context, name string, args json.RawMess
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if b.cfg.native() {
+		return b.invokeNative(ctx, t, name, args)
 	}
 	expr, err := call(invokeJS, b.mark, name, string(args))
 	if err != nil {

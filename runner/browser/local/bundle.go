@@ -34,8 +34,9 @@ type toolScript struct {
 }
 
 // bundle returns the scripts that register tools on every new document: the
-// registry (polyfill + URL guard), which must be added first, and one script
-// per tool file. Each tool file is its own script, so a file the browser
+// registry (the polyfill when polyfill is set, and the URL guard), which
+// must be added first, and one script per tool file. Without the polyfill
+// the tools register with the browser's own document.modelContext. Each tool file is its own script, so a file the browser
 // cannot compile costs only that tool (the registry reports it missing).
 //
 // A tool file's script holds its page form (intents.Tool.Function) and hands
@@ -48,7 +49,7 @@ type toolScript struct {
 // The page form starts on the script's first line, so line N of the script
 // is line N of the file, in the browser's messages and stacks as in
 // validate's. Nothing is evaluated from a string in the page.
-func bundle(mark string, tools []intents.Tool) (registry string, scripts []toolScript, err error) {
+func bundle(mark string, tools []intents.Tool, polyfill bool) (registry string, scripts []toolScript, err error) {
 	markJSON := jsonString(mark)
 	// expect is the metadata pairbench read; the page refuses a tool whose
 	// file builds other metadata there.
@@ -93,7 +94,11 @@ func bundle(mark string, tools []intents.Tool) (registry string, scripts []toolS
 	if err != nil {
 		return "", nil, err
 	}
-	registry = headerJS + "(" + markJSON + ", " + strings.TrimSpace(matchJS) + ", function () {\n" + polyfillJS + "\n}, " + string(expected) + ");"
+	install := ""
+	if polyfill {
+		install = polyfillJS
+	}
+	registry = headerJS + "(" + markJSON + ", " + strings.TrimSpace(matchJS) + ", function () {\n" + install + "\n}, " + string(expected) + ");"
 	return registry, scripts, nil
 }
 

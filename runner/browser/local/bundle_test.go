@@ -18,16 +18,16 @@ func TestBundleRejectsToolsItCannotGuard(t *testing.T) {
 	require.NoError(t, err)
 
 	anywhere := tool
-	_, _, err = bundle("m", []intents.Tool{anywhere})
+	_, _, err = bundle("m", []intents.Tool{anywhere}, true)
 	assert.ErrorContains(t, err, "tool t has no URL patterns")
-	_, _, err = bundle("m", []intents.Tool{{Name: "raw", URLPatterns: []string{"http://a.test/*"}, Source: "({})"}})
+	_, _, err = bundle("m", []intents.Tool{{Name: "raw", URLPatterns: []string{"http://a.test/*"}, Source: "({})"}}, true)
 	assert.ErrorContains(t, err, "tool raw has no page form")
 
 	tool.URLPatterns, tool.Path = []string{"http://a.test/*"}, "domains/a.test/tools/t one.js"
-	_, _, err = bundle("m", []intents.Tool{tool, tool})
+	_, _, err = bundle("m", []intents.Tool{tool, tool}, true)
 	assert.ErrorContains(t, err, "tool t is given twice")
 
-	registry, scripts, err := bundle("m", []intents.Tool{tool})
+	registry, scripts, err := bundle("m", []intents.Tool{tool}, true)
 	require.NoError(t, err)
 	assert.Contains(t, registry, "initializeWebMCPPolyfill", "the registry script carries the polyfill")
 	assert.Contains(t, registry, `"file":"domains/a.test/tools/t one.js"`, "the registry expects every tool file")

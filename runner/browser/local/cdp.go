@@ -34,6 +34,15 @@ type conn struct {
 	events chan *cdproto.Message
 	done   chan struct{}
 	wg     sync.WaitGroup
+
+	// queued counts the events read (read's alone to write); handled those
+	// the handler is done with, under evMu, with handledCh closed and
+	// replaced after each while someone waits (see drained).
+	queued    atomic.Int64
+	evMu      sync.Mutex
+	handled   int64
+	waiters   int
+	handledCh chan struct{}
 }
 
 // errConnClosed is the error of a call on a connection that has ended.
@@ -44,10 +53,11 @@ var errConnClosed = errors.New("CDP connection closed")
 // owns; it must not block on a call on the same connection.
 func newConn(tr chromedp.Transport, onEvent func(*cdproto.Message)) *conn {
 	c := &conn{
-		tr:      tr,
-		pending: make(map[int64]chan *cdproto.Message),
-		events:  make(chan *cdproto.Message, 256),
-		done:    make(chan struct{}),
+		tr:        tr,
+		pending:   make(map[int64]chan *cdproto.Message),
+		events:    make(chan *cdproto.Message, 256),
+		done:      make(chan struct{}),
+		handledCh: make(chan struct{}),
 	}
 	c.wg.Add(2)
 	go c.read()
@@ -55,6 +65,13 @@ func newConn(tr chromedp.Transport, onEvent func(*cdproto.Message)) *conn {
 		defer c.wg.Done()
 		for ev := range c.events {
 			onEvent(ev)
+			c.evMu.Lock()
+			c.handled++
+			if c.waiters > 0 {
+				close(c.handledCh)
+				c.handledCh = make(chan struct{})
+			}
+			c.evMu.Unlock()
 		}
 	}()
 	return c
@@ -72,6 +89,7 @@ func (c *conn) read() {
 			return
 		}
 		if msg.ID == 0 {
+			c.queued.Add(1)
 			select {
 			case c.events <- msg:
 			case <-c.done:
@@ -87,6 +105,34 @@ func (c *conn) read() {
 			ch <- msg
 		}
 	}
+}
+
+// drained returns once the handler is done with every event read before
+// the call: the events the browser sent ahead of a reply already received
+// have then been handled. It must not be called from the handler.
+func (c *conn) drained(ctx context.Context) error {
+	target := c.queued.Load()
+	c.evMu.Lock()
+	c.waiters++
+	defer func() {
+		c.evMu.Lock()
+		c.waiters--
+		c.evMu.Unlock()
+	}()
+	for c.handled < target {
+		ch := c.handledCh
+		c.evMu.Unlock()
+		select {
+		case <-ch:
+		case <-c.done:
+			return errConnClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.evMu.Lock()
+	}
+	c.evMu.Unlock()
+	return nil
 }
 
 // shut marks the connection ended with err and fails every pending call.

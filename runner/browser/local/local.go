@@ -44,14 +44,14 @@
 // intents' Go matcher follows (TestURLGuardAgreesWithIntents holds them to the
 // same answers). Control injects nothing.
 //
-// Why the polyfill and not Chromium's native WebMCP: Chromium 156 has
-// document.modelContext natively only behind --enable-features=WebMCPTesting,
-// a testing switch whose API already differs (its executeTool takes an
-// object where the polyfill takes JSON text). The pinned polyfill behaves the
-// same on every Chromium the bench meets, here or in a cloud browser, so a
-// result cannot move because the browser was updated. The feature stays off,
-// so the polyfill is what installs document.modelContext (it defers to a
-// native one when present), and listing and invoking speak to either.
+// Why the polyfill by default: the pinned polyfill behaves the same on
+// every Chromium the bench meets, here or in a cloud browser, so a result
+// cannot move because the browser was updated, and its calls cost less
+// (docs/browsers.md). It defers to a native document.modelContext when one
+// is present, and listing and invoking speak to either. Config.WebMCP
+// native turns Chromium's own WebMCP on (NativeSwitch), injects no
+// polyfill, and lists and invokes through the DevTools WebMCP domain
+// (nativewebmcp.go), form tools included.
 //
 // The guard follows the URL within a document too: a same-document change
 // (history.pushState, back and forward, a fragment) registers the tools that
@@ -82,6 +82,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -115,6 +116,13 @@ type Config struct {
 	Bwrap, Executable string
 	// Flags are extra Chromium command-line flags.
 	Flags []string
+	// WebMCP is whose WebMCP treatment registers its tools with and the
+	// agent's webmcp tool lists and invokes through: the pinned polyfill
+	// (pairbench.WebMCPPolyfill, or ""), injected into the page, or the
+	// browser's own (pairbench.WebMCPNative: NativeSwitch on, nothing
+	// injected but the tools, listing and invoking through the DevTools
+	// WebMCP domain).
+	WebMCP pairbench.WebMCPImpl
 	// TempDir holds the per-browser directories (sandbox and egress); /tmp
 	// when empty.
 	TempDir string
@@ -206,6 +214,9 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	cfg.setDefaults()
+	if !cfg.WebMCP.Valid() {
+		return nil, fmt.Errorf("chromium: WebMCP %q: want %s or %s", cfg.WebMCP, pairbench.WebMCPPolyfill, pairbench.WebMCPNative)
+	}
 	if cfg.Spares < 0 {
 		return nil, fmt.Errorf("chromium: %d spares", cfg.Spares)
 	}
@@ -389,7 +400,7 @@ func (c Config) args() []string {
 	// Chromium keeps one value per switch, so a second --disable-features
 	// would replace ours: a caller's list is merged into it instead.
 	disabled := slices.Clone(disabledFeatures)
-	for _, f := range c.Flags {
+	for _, f := range c.switches() {
 		if list, ok := strings.CutPrefix(f, "--disable-features="); ok {
 			disabled = append(disabled, strings.Split(list, ",")...)
 			continue

@@ -1,14 +1,18 @@
 package local
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/cdproto/webmcp"
 
@@ -36,6 +40,20 @@ type frameTools struct {
 	answered bool
 	frames   map[string][]string
 	count    int // tools in frames, at most maxBrowserTools
+	// snap, while a snapshot is taken, collects every tool added.
+	snap []*webmcp.Tool
+}
+
+// add records tool in its frame, up to maxBrowserTools.
+func (ft *frameTools) add(tool *webmcp.Tool) {
+	if tool == nil || ft.count >= maxBrowserTools {
+		return
+	}
+	frame := string(tool.FrameID)
+	if !slices.Contains(ft.frames[frame], tool.Name) {
+		ft.frames[frame] = append(ft.frames[frame], tool.Name)
+		ft.count++
+	}
 }
 
 // maxBrowserTools bounds the tools kept per tab: a hostile page may
@@ -88,6 +106,7 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 		} else {
 			b.callsCut = true
 		}
+		b.noteInvocation(nil)
 		b.mu.Unlock()
 	case cdproto.MethodType(webmcp.ToolResponded.Method):
 		var ev webmcp.EventToolResponded
@@ -98,6 +117,7 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 		if i := slices.IndexFunc(b.calls, func(c browserCall) bool { return c.id == ev.InvocationID }); i >= 0 {
 			b.calls[i].call.Status = string(ev.Status)
 		}
+		b.noteInvocation(responseOf(&ev))
 		b.mu.Unlock()
 	case cdproto.MethodType(webmcp.ToolsAdded.Method):
 		var ev webmcp.EventToolsAdded
@@ -107,14 +127,10 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 		b.mu.Lock()
 		ft := b.webmcpTools(msg.SessionID)
 		for _, tool := range ev.Tools {
-			if tool == nil || ft.count >= maxBrowserTools {
-				continue
+			if ft.snap != nil && tool != nil && len(ft.snap) < maxBrowserTools {
+				ft.snap = append(ft.snap, tool)
 			}
-			frame := string(tool.FrameID)
-			if !slices.Contains(ft.frames[frame], tool.Name) {
-				ft.frames[frame] = append(ft.frames[frame], tool.Name)
-				ft.count++
-			}
+			ft.add(tool)
 		}
 		b.mu.Unlock()
 	case cdproto.MethodType(webmcp.ToolsRemoved.Method):
@@ -128,6 +144,7 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 			if tool == nil {
 				continue
 			}
+			ft.snap = slices.DeleteFunc(ft.snap, func(t *webmcp.Tool) bool { return t.Name == tool.Name && t.FrameID == tool.FrameID })
 			frame := string(tool.FrameID)
 			before := len(ft.frames[frame])
 			ft.frames[frame] = slices.DeleteFunc(ft.frames[frame], func(n string) bool { return n == tool.Name })
@@ -141,8 +158,10 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 }
 
 // WebMCPEnv reports the browser's WebMCP environment on the current tab:
-// its version, the switches Config.Flags added, and the tools its DevTools
-// WebMCP domain reports per frame. It implements runner.WebMCPEnvReporter.
+// its version, the switches the run added, the run's WebMCP mode, whether
+// the page has the browser's own document.modelContext, the origin trials
+// the browser reports for it, and the tools its DevTools WebMCP domain
+// reports per frame, asked now. It implements runner.WebMCPEnvReporter.
 func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 	t, err := b.current(ctx)
 	if err != nil {
@@ -152,7 +171,27 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("browser version: %w", err)
 	}
-	env := &pairbench.WebMCPEnv{Browser: v.Product, Switches: slices.Clone(b.cfg.Flags)}
+	env := &pairbench.WebMCPEnv{Browser: v.Product, Mode: cmp.Or(b.cfg.WebMCP, pairbench.WebMCPPolyfill)}
+	if b.proc.sb != nil { // a browser pairbench started, with its switches
+		env.Switches = b.cfg.switches()
+	} else {
+		env.Switches = slices.Clone(b.cfg.Flags)
+	}
+	if env.PageNative, err = b.NativeWebMCP(ctx); err != nil {
+		return nil, err
+	}
+	if trials, err := send(ctx, b.conn, t.session, page.GetOriginTrials, page.GetOriginTrialsParams{FrameID: cdp.FrameID(t.id)}); err == nil {
+		for _, tr := range trials.OriginTrials {
+			if tr != nil {
+				env.OriginTrials = append(env.OriginTrials, pairbench.OriginTrial{Name: tr.TrialName, Status: string(tr.Status)})
+			}
+		}
+	}
+	// A browser without the domain cannot be asked: its record stays
+	// unanswered.
+	if _, err := b.snapshot(ctx, t); err != nil && (ctx.Err() != nil || errors.Is(err, errConnClosed)) {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ft := b.native[t.session]; ft != nil && ft.answered {

@@ -1,6 +1,8 @@
 // Lists the WebMCP tools live on this document as JSON text:
 // {url, tools: [{name, title, description, inputSchema, readOnlyHint,
-// registered}], failures: [{tool, file, line, error}], missing: [name]}.
+// registered}], registered: [name], failures: [{tool, file, line, error}],
+// missing: [name]}. registered names the tools pairbench's registry holds
+// registered on this document.
 // missing names the tool files whose patterns match this document but whose
 // script never reached the registry. Go calls it as (mark, matchesURL).
 (async function pairbenchList(mark, matchesURL) {
@@ -16,7 +18,7 @@
       : [];
   const url = location.href;
   const mc = document.modelContext;
-  if (!mc || typeof mc.getTools !== "function") return JSON.stringify({ url, tools: [], failures, missing });
+  if (!mc || typeof mc.getTools !== "function") return JSON.stringify({ url, tools: [], registered: mine, failures, missing });
   const tools = (await mc.getTools()).map((t) => {
     let schema = t.inputSchema;
     if (typeof schema === "string") {
@@ -35,5 +37,5 @@
       registered: mine.includes(t.name),
     };
   });
-  return JSON.stringify({ url, tools, failures, missing });
+  return JSON.stringify({ url, tools, registered: mine, failures, missing });
 })
