@@ -109,6 +109,9 @@ func (r *Run) smokeGate(ctx context.Context) error {
 			return fmt.Errorf("%s setup (%s): %w", arm, r.plan.ArmSpecs().Of(arm), err)
 		}
 	}
+	if err := r.checkToolFree(ctx, tis); err != nil {
+		return err
+	}
 	return r.checkSignedIn(ctx, tis)
 }
 

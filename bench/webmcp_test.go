@@ -1,8 +1,13 @@
 package bench_test
 
 import (
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
@@ -60,4 +66,58 @@ func TestOpenRefusesAnUnknownWebMCPMode(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `--webmcp "builtin": want polyfill (the default) or native`)
 	assert.NoDirExists(t, filepath.Join(cfg.RunsDir, cfg.RunID))
+}
+
+// withOwnTool serves h, with a tool of the page's own registered on
+// weather.example's pages wherever the browser has WebMCP, as a site that
+// adopted WebMCP does.
+func withOwnTool(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != "weather.example" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+			io.WriteString(w, `<script>if (document.modelContext) document.modelContext.registerTool({name: "forecast_widget",
+  description: "The site's own forecast.", execute: async () => "sunny"});</script>`)
+		}
+	})
+}
+
+// TestSmokeGateChecksNativeControlIsToolFree: with --webmcp native the
+// smoke gate sets up control on each start page and stops the run, before
+// run.json, when the browser lists a tool of the page's own there; the
+// polyfill mode records such a tool instead, and a tool-free site passes
+// natively with its tools registered through the browser.
+func TestSmokeGateChecksNativeControlIsToolFree(t *testing.T) {
+	realstack.Need(t)
+	planOnly := func(mode pairbench.WebMCPImpl, h http.Handler) (bench.Config, error) {
+		cfg := config(t, "../examples/registry")
+		cfg.Intents = []string{"weather-high-oslo"}
+		cfg.Hosts = exampleHosts(t, h)
+		cfg.Browser.WebMCP = mode
+		cfg.PlanOnly, cfg.Store = true, t.TempDir()
+		_, err := bench.Bench(t.Context(), cfg)
+		return cfg, err
+	}
+	cfg, err := planOnly(pairbench.WebMCPNative, withOwnTool(site.New()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "intent weather-high-oslo, control setup (--webmcp native): ")
+	assert.Contains(t, err.Error(), "harness error: control's start page http://weather.example/ has tools of its own in the browser's WebMCP (forecast_widget in frame ")
+	assert.NoFileExists(t, filepath.Join(cfg.RunsDir, cfg.RunID, "run.json"))
+
+	_, err = planOnly(pairbench.WebMCPPolyfill, withOwnTool(site.New()))
+	require.NoError(t, err, "the polyfill's control has no WebMCP of the browser's to list the tool")
+
+	cfg, err = planOnly(pairbench.WebMCPNative, site.New())
+	require.NoError(t, err)
+	plan, err := (runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}).ReadPlan()
+	require.NoError(t, err)
+	assert.Equal(t, pairbench.WebMCPNative, plan.WebMCP)
 }
