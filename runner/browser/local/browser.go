@@ -72,9 +72,11 @@ type Browser struct {
 	// callsCut is set once a call past maxBrowserCalls was dropped.
 	callsCut bool
 	// responses are the browser's answers to invocations not yet claimed by
-	// InvokeTool; invocationCh, when set, is closed at the next
-	// invocation event (see noteInvocation).
+	// InvokeTool, kept while awaiting (the native calls under way) is not
+	// 0; invocationCh, when set, is closed at the next invocation event
+	// (see noteInvocation).
 	responses    []response
+	awaiting     int
 	invocationCh chan struct{}
 	// snapMu makes one snapshot of a browser's tools at a time.
 	snapMu sync.Mutex

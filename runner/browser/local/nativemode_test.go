@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -261,4 +263,26 @@ func TestNativeModeIsRefusedUnknown(t *testing.T) {
 	site := newTestSite(t)
 	_, err := New(Config{Hosts: site.hosts(), WebMCP: "builtin", Log: quiet})
 	assert.ErrorContains(t, err, `WebMCP "builtin"`)
+}
+
+// TestNativeResponsesKeptAreBounded: a page that invokes its own tools
+// without end while pairbench waits for its own call cannot make the
+// browser keep more than maxResponses answers, nor more than
+// maxResponseBytes of them (the newest always stays); nothing is kept
+// while no call waits.
+func TestNativeResponsesKeptAreBounded(t *testing.T) {
+	b := &Browser{}
+	b.noteInvocation(&response{id: "idle"})
+	assert.Empty(t, b.responses, "no call waits")
+	b.awaiting = 1
+	for i := range 3 * maxResponses {
+		b.noteInvocation(&response{id: fmt.Sprint(i)})
+	}
+	require.Len(t, b.responses, maxResponses)
+	assert.Equal(t, fmt.Sprint(3*maxResponses-1), b.responses[maxResponses-1].id)
+	big := jsonv2.Value(strings.Repeat("x", maxResponseBytes/2+1))
+	b.noteInvocation(&response{id: "big1", output: big})
+	b.noteInvocation(&response{id: "big2", output: big})
+	require.Len(t, b.responses, 1)
+	assert.Equal(t, "big2", b.responses[0].id)
 }

@@ -36,9 +36,13 @@ func (c Config) switches() []string {
 	return out
 }
 
-// maxResponses bounds the invocation responses kept for InvokeTool to
-// claim: one arrives before its caller waits only in a short race.
-const maxResponses = 64
+// maxResponses and maxResponseBytes bound the invocation responses kept
+// for InvokeTool to claim: one arrives before its caller waits only in a
+// short race, but a page may invoke its own tools without end.
+const (
+	maxResponses     = 64
+	maxResponseBytes = 64 << 20
+)
 
 // response is how the browser answered an invocation.
 type response struct {
@@ -49,13 +53,19 @@ type response struct {
 }
 
 // noteInvocation keeps what the domain said of an invocation for
-// InvokeTool: the response, or that the call started; b.mu must be held.
-// Everyone waiting is woken.
+// InvokeTool, while one waits: the response, or only that the call started
+// (nil); b.mu must be held. Everyone waiting is woken.
 func (b *Browser) noteInvocation(r *response) {
-	if r != nil {
+	if r != nil && b.awaiting > 0 {
 		b.responses = append(b.responses, *r)
-		if len(b.responses) > maxResponses {
-			b.responses = slices.Delete(b.responses, 0, len(b.responses)-maxResponses)
+		// The newest stays, whatever its size: it may be the caller's.
+		size := len(r.output) + len(r.err)
+		for i := len(b.responses) - 2; i >= 0; i-- {
+			size += len(b.responses[i].output) + len(b.responses[i].err)
+			if size > maxResponseBytes || len(b.responses)-i > maxResponses {
+				b.responses = slices.Delete(b.responses, 0, i+1)
+				break
+			}
 		}
 	}
 	if b.invocationCh != nil {
@@ -171,6 +181,17 @@ func (b *Browser) invokeNative(ctx context.Context, t *tab, name string, args js
 		registered = registered || pt.Name == name && pt.Registered
 	}
 	fillOnly := tool.BackendNodeID != 0 && (tool.Annotations == nil || !tool.Annotations.Autosubmit)
+	b.mu.Lock()
+	b.awaiting++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.awaiting--
+		if b.awaiting == 0 {
+			b.responses = nil
+		}
+		b.mu.Unlock()
+	}()
 	res, err := send(ctx, b.conn, t.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: cdp.FrameID(t.id), ToolName: name, Input: jsonv2.Value(args)})
 	if err != nil {
 		var pe *cdproto.Error
