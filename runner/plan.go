@@ -185,7 +185,10 @@ type PlannedIntent struct {
 	// domain.json and every tool file of the domain. A resume whose files
 	// differ is refused unless forced.
 	Files map[string]string `json:"files,omitempty"`
-	Pairs []PlannedPair     `json:"pairs"`
+	// Criteria and PassAt are a judged intent's, as its trials are judged.
+	Criteria []intents.Criterion `json:"criteria,omitempty"`
+	PassAt   *float64            `json:"pass_at,omitempty"`
+	Pairs    []PlannedPair       `json:"pairs"`
 }
 
 // PlannedPair is one pair and the order its trials run in.
@@ -326,6 +329,9 @@ func (p *Plan) StatsPlanAt(k int) stats.Plan {
 		}
 		if a := in.Agreement; a != nil {
 			pi.Agreement = &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
+		}
+		for _, c := range in.Criteria {
+			pi.Criteria = append(pi.Criteria, stats.Criterion{ID: c.ID, Weight: c.Weight})
 		}
 		sp.Intents = append(sp.Intents, pi)
 	}

@@ -122,7 +122,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 		pi := PlannedIntent{
 			ID: in.ID, Domain: in.Domain, Class: in.Class, Agreement: in.Agreement,
 			Placebo: in.Placebo, Profile: d.Profile, Fixtures: intents.FixtureValues(*in, p.CreatedAt),
-			Files: contentHashes(reg, in, d),
+			Files: contentHashes(reg, in, d), Criteria: in.Criteria, PassAt: in.PassAt,
 		}
 		for _, t := range d.Registered() {
 			pi.Tools = append(pi.Tools, t.Name)

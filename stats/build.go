@@ -83,6 +83,7 @@ func (b *Builder) Report() *Report {
 		}
 		in.Pairs.Missing = max(0, max(in.Pairs.Planned, in.Pairs.Seen)-in.Pairs.Complete-in.Pairs.LostToAborts-len(in.Pairs.EnvDiffers))
 		work[i] = a.intent(&in, pairs)
+		in.Score = a.score(spec.Class, spec.Criteria, pairs)
 		rep.Intents[i] = in
 	})
 	placebo := a.placebo(rep.Intents, work)
@@ -105,6 +106,7 @@ func (b *Builder) Report() *Report {
 		rep.Run.Placebo = placebo.out
 	}
 	rep.Run.Attempts, rep.Run.SpendUSD = b.attempts, b.spend
+	rep.Run.Judge = judgeAgreement(rep.Intents)
 	return rep
 }
 

@@ -53,6 +53,8 @@ type recordExtra struct {
 	// hasAnswer whether it was there.
 	answerAt  any
 	hasAnswer bool
+	// judge is the trial's judgement, for a judged intent (score.go).
+	judge *judgeNote
 }
 
 func (t *record) is(f recordFlags) bool { return t.flags&f != 0 }
@@ -145,7 +147,8 @@ func newRecord(r *pairbench.Row, agreement *Agreement) (record, *recordExtra) {
 	if agreement != nil && r.Outcome == pairbench.Correct {
 		extra.answerAt, extra.hasAnswer = pairbench.Lookup(r.Answer.Extracted, agreement.Field)
 	}
-	if extra.nativeTools != nil || extra.caps != nil || extra.hasAnswer {
+	extra.judge = newJudgeNote(r.Judge)
+	if extra.nativeTools != nil || extra.caps != nil || extra.hasAnswer || extra.judge != nil {
 		kept := extra // allocated here only: most records have no extra
 		return t, &kept
 	}

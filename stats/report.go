@@ -84,6 +84,8 @@ type PlanIntent struct {
 	// when control registers nothing for the intent (its domain is new, or
 	// its intents alone changed): it gets no non-inferiority verdict.
 	NoBaseTools bool `json:"no_base_tools,omitempty"`
+	// Criteria are a judged intent's criteria (class judged).
+	Criteria []Criterion `json:"criteria,omitempty"`
 }
 
 // Agreement is the check applied to an intent's both-correct pairs.
@@ -197,6 +199,9 @@ type Intent struct {
 	// NonInferiority is head against base at the plan's margins; nil
 	// without margins.
 	NonInferiority *NonInferiority `json:"non_inferiority,omitempty"`
+	// Score is a judged intent's score comparison (score.go); nil for
+	// other classes.
+	Score *Score `json:"score,omitempty"`
 }
 
 // PairCounts accounts for every pair of an intent.
@@ -545,6 +550,9 @@ type RunChecks struct {
 	// trials had both. The renderings flag a run that has both.
 	WebMCP       WebMCPCount `json:"webmcp,omitzero"`
 	MixedIntents []string    `json:"webmcp_mixed_intents,omitempty"`
+	// Judge is the judge's agreement with itself over every answer of a
+	// judged intent it judged twice; nil when it judged none twice.
+	Judge *JudgeAgreement `json:"judge_agreement,omitempty"`
 }
 
 // ArmTotals sums an arm over complete pairs.

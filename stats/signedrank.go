@@ -349,30 +349,41 @@ func (s rankSample) speedup(null rankNull, alpha float64) ExactInterval {
 // test accepts no difference, which the interval agrees with: it holds 1
 // exactly when accepts.
 func (s rankSample) speedupAt(c int, level float64, accepts bool) ExactInterval {
-	iv := ExactInterval{Est: math.Exp(s.hl), Lo: 0, Hi: math.Inf(1), Level: 1}
+	return s.intervalAt(c, level, accepts, math.Exp, 0, 1)
+}
+
+// intervalAt is the interval the test with critical value c does not
+// reject, on the scale f maps the differences to (exp for speedups, the
+// identity for score differences): [f(W₍c₎), f(W₍M−c+1₎)], with the estimate
+// f(HL); floor is f's least value (the whole range, for c = 0, runs from it
+// to +∞) and none is f(0), no difference, which the interval holds exactly
+// when accepts. See speedupAt.
+func (s rankSample) intervalAt(c int, level float64, accepts bool, f func(float64) float64, floor, none float64) ExactInterval {
+	iv := ExactInterval{Est: f(s.hl), Lo: floor, Hi: math.Inf(1), Level: 1}
 	if c == 0 {
 		iv.TooFew = true
 		return iv
 	}
 	m := s.w.m()
 	rng := s.rng()
-	iv.Lo = math.Exp(s.w.sumAt(c, rng) / 2)
-	iv.Hi = math.Exp(s.w.sumAt(m-c+1, rng) / 2)
+	iv.Lo = f(s.w.sumAt(c, rng) / 2)
+	iv.Hi = f(s.w.sumAt(m-c+1, rng) / 2)
 	iv.Level = level
 	// The test accepts no difference exactly when c ≤ #{W ≥ 0} and
-	// #{W > 0} ≤ M − c, which is what the order statistics say too; exp
-	// can round a bound a hair from 1 onto 1, so the test decides there.
+	// #{W > 0} ≤ M − c, which is what the order statistics say too; f
+	// can round a bound a hair from none onto none, so the test decides
+	// there.
 	switch {
-	case !accepts && iv.Lo <= 1 && 1 <= iv.Hi:
-		if s.lo > m-c { // every speedup accepted is above 1
-			iv.Lo, iv.LoOpen = 1, true
+	case !accepts && iv.Lo <= none && none <= iv.Hi:
+		if s.lo > m-c { // every value accepted is above none
+			iv.Lo, iv.LoOpen = none, true
 		} else {
-			iv.Hi, iv.HiOpen = 1, true
+			iv.Hi, iv.HiOpen = none, true
 		}
-	case accepts && iv.Lo > 1:
-		iv.Lo = 1
-	case accepts && iv.Hi < 1:
-		iv.Hi = 1
+	case accepts && iv.Lo > none:
+		iv.Lo = none
+	case accepts && iv.Hi < none:
+		iv.Hi = none
 	}
 	return iv
 }

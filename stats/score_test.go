@@ -1,0 +1,147 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench"
+)
+
+// judgedRow is a trial of the judged intent "gift" whose judge scored
+// cheapest and runner_up (pass_at 0.8); again, when not nil, is the score
+// of a second judging with the same criteria scores scaled to it.
+func judgedRow(pair int, arm pairbench.Arm, cheapest, runnerUp float64, again *float64) pairbench.Row {
+	order := pairbench.AB
+	if pair%2 == 1 {
+		order = pairbench.BA
+	}
+	r := row("gift", pair, order, arm, 1, ok(60))
+	j := &pairbench.Judgement{Scores: []pairbench.CriterionScore{{ID: "cheapest", Score: cheapest}, {ID: "runner_up", Score: runnerUp}},
+		Score: (2*cheapest + runnerUp) / 3, PassAt: 0.8, CostUSD: 0.001}
+	if j.Score < j.PassAt {
+		r.Outcome = pairbench.Wrong
+	}
+	if again != nil {
+		j.Again = &pairbench.Judgement{Scores: j.Scores, Score: *again, PassAt: 0.8}
+	}
+	r.Judge = j
+	return r
+}
+
+var giftPlan = Plan{RunID: "t", Alpha: 0.05, Intents: []PlanIntent{{ID: "gift", Domain: "books.example", Class: pairbench.AnswerJudged, Pairs: 8,
+	Criteria: []Criterion{{ID: "cheapest", Weight: 2}, {ID: "runner_up", Weight: 1}}}}}
+
+// TestScoreOfAJudgedIntent: eight pairs where treatment names the
+// runner-up and control does not (one control trial was not judged at all:
+// it scores 0): the signed-rank test finds treatment's scores higher, the
+// interval of the difference excludes 0, runner_up goes to treatment and
+// cheapest to neither, and the answers judged twice give the agreement.
+func TestScoreOfAJudgedIntent(t *testing.T) {
+	var rows []pairbench.Row
+	same, flipped := 0.9, 0.5
+	for p := range 8 {
+		c := judgedRow(p, pairbench.Control, 1, 0, nil)
+		if p == 3 {
+			c.Judge, c.Outcome, c.Reason = nil, pairbench.Wrong, "page check main exists failed"
+		}
+		tr := judgedRow(p, pairbench.Treatment, 1, 1, nil)
+		switch p {
+		case 0:
+			tr = judgedRow(p, pairbench.Treatment, 1, 1, &same)
+		case 1:
+			tr = judgedRow(p, pairbench.Treatment, 1, 1, &flipped)
+		}
+		rows = append(rows, c, tr)
+	}
+	rep := Build(giftPlan, rows)
+	require.Len(t, rep.Intents, 1)
+	s := rep.Intents[0].Score
+	require.NotNil(t, s)
+	assert.Equal(t, 8, s.Pairs)
+	assert.InDelta(t, (7*2.0/3)/8, s.Control, 1e-12)
+	assert.Equal(t, 1.0, s.Treatment)
+	// Every difference is positive: the exact two-sided p is 2/2^8.
+	assert.InDelta(t, 2/math.Pow(2, 8), s.P, 1e-12)
+	assert.False(t, s.Diff.Contains(0), "%+v", s.Diff)
+	assert.InDelta(t, 1.0/3, s.Diff.Est, 1e-12, "the Hodges–Lehmann estimate")
+	assert.InDelta(t, 0.95, s.Diff.Level, 0.03)
+	require.Len(t, s.Criteria, 2)
+	assert.Equal(t, CriterionResult{ID: "cheapest", Weight: 2, Control: 7.0 / 8, Treatment: 1, TreatmentWins: 1, Winner: pairbench.Treatment}, s.Criteria[0],
+		"the unjudged control trial scores 0 on every criterion")
+	assert.Equal(t, CriterionResult{ID: "runner_up", Weight: 1, Control: 0, Treatment: 1, TreatmentWins: 8, Winner: pairbench.Treatment}, s.Criteria[1])
+	require.NotNil(t, s.Judge)
+	assert.Equal(t, JudgeAgreement{Answers: 2, SameVerdict: 1, MeanAbsDiff: (0.1 + 0.5) / 2}, *s.Judge)
+	assert.Equal(t, s.Judge, rep.Run.Judge, "the run's agreement pools its intents'")
+	assert.InDelta(t, 16*0.01+16*0.001-0.001, rep.Run.SpendUSD, 1e-12, "the judge's spend counts")
+
+	b, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var back Report
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, s.Criteria, back.Intents[0].Score.Criteria)
+
+	// Another class has no score; a judged intent without complete pairs neither.
+	assert.Nil(t, Build(Plan{Alpha: 0.05, Intents: []PlanIntent{{ID: "x", Class: pairbench.AnswerPinned, Pairs: 2}}}, workedExample("x")).Intents[0].Score)
+	assert.Nil(t, Build(giftPlan, nil).Intents[0].Score)
+}
+
+// TestScoreDiffAgreesWithItsInterval: the interval holds 0 exactly when
+// p > alpha, on scores with many ties, as the judge's few levels give.
+func TestScoreDiffAgreesWithItsInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	levels := []float64{0, 1.0 / 3, 2.0 / 3, 1}
+	for range 500 {
+		n := 1 + rng.IntN(30)
+		sc, st := make([]float64, n), make([]float64, n)
+		for i := range n {
+			sc[i], st[i] = levels[rng.IntN(4)], levels[rng.IntN(4)]
+		}
+		iv, p := ScoreDiff(sc, st, 0.05)
+		require.Equal(t, p > 0.05, iv.Contains(0), "n=%d p=%v %+v", n, p, iv)
+		if !iv.TooFew {
+			assert.True(t, iv.Contains(iv.Est) || iv.Lo == iv.Hi, "%+v", iv)
+		}
+	}
+}
+
+// TestScoreTestAACalibration: A/A by simulation. Both arms' scores come
+// from one distribution (a judge's few levels, many ties and zeros, as
+// judged trials give), so every claim is false: at alpha 0.05 the exact
+// test claims a difference in at most 5% of runs (within Monte Carlo
+// error), at every number of pairs, and the interval covers no difference
+// as often.
+func TestScoreTestAACalibration(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 2))
+	levels := []float64{0, 0, 1.0 / 3, 2.0 / 3, 2.0 / 3, 1, 1, 1}
+	draws := map[string]func() float64{
+		"judge levels": func() float64 { return levels[rng.IntN(len(levels))] },
+		"continuous":   rng.Float64,
+	}
+	const runs = 2000
+	for _, name := range []string{"judge levels", "continuous"} {
+		draw := draws[name]
+		for _, n := range []int{6, 10, 20, 40} {
+			claims := 0
+			for range runs {
+				sc, st := make([]float64, n), make([]float64, n)
+				for i := range n {
+					sc[i], st[i] = draw(), draw()
+				}
+				iv, p := ScoreDiff(sc, st, 0.05)
+				if p <= 0.05 {
+					claims++
+					assert.False(t, iv.Contains(0))
+				}
+			}
+			rate := float64(claims) / runs
+			// 3 standard errors above alpha bounds a calibrated test's rate.
+			assert.LessOrEqual(t, rate, 0.05+3*math.Sqrt(0.05*0.95/runs), "%s, %d pairs: false claims", name, n)
+			t.Logf("%s, %d pairs: %d of %d A/A runs claimed a difference (%.3f)", name, n, claims, runs, rate)
+		}
+	}
+}
