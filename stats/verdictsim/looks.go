@@ -144,3 +144,90 @@ func aaLooksRate(k, n int, d *stats.Design, runs int) (rate, used float64) {
 	w := func(a, b float64) float64 { return (a*float64(half) + b*float64(runs-half)) / float64(runs) }
 	return w(hi, lo), w(uh, ul)
 }
+
+// runTopUp simulates one run of sc that takes its looks by d and, when it
+// stopped claiming nothing, is topped up (runner.Plan.TopUp, as a resume
+// with more pairs and /bench more do) to twice its pairs and decided
+// again from the looks after its stop: the policy that spends the most α a
+// user can, topping up every inconclusive run. It returns whether the run
+// claimed anything, before or after the top-up, and the pairs it ran by
+// its first stop and in all, as shares of its first plan's.
+func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first, used float64) {
+	long := sc
+	long.pairs = 2 * sc.pairs
+	sp, rows := long.run(rng)
+	plan := &runner.Plan{V: runner.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: runner.Model{Provider: "sim", ID: "sim"},
+		Looks: runner.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
+	if plan.Looks != nil {
+		plan.Futility = d.Futility
+	}
+	for _, in := range sp.Intents {
+		pi := runner.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
+		for p := range sc.pairs {
+			pi.Pairs = append(pi.Pairs, runner.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
+		}
+		plan.Intents = append(plan.Intents, pi)
+	}
+	decide := func(plan *runner.Plan) *runner.LookStop {
+		l := runner.NewLooker(plan)
+		for i := range rows {
+			if rows[i].Pair < plan.PairsPerIntent() {
+				l.Add(&rows[i])
+			}
+		}
+		return l.Decide()
+	}
+	plan.Stop = decide(plan)
+	first = float64(plan.Stop.Pairs) / float64(sc.pairs)
+	if plan.Stop.Claimed {
+		return true, first, first
+	}
+	more, err := plan.TopUp(long.pairs)
+	if err != nil {
+		panic(err)
+	}
+	// The pairs TopUp plans past the first plan's take its balanced orders;
+	// the simulated rows alternate, as the runner's rows would follow the
+	// plan: give the rows the plan's orders.
+	for _, in := range more.Intents {
+		for _, pp := range in.Pairs {
+			for i := range rows {
+				if rows[i].Intent == in.ID && rows[i].Pair == pp.Pair {
+					rows[i].Order = pp.Order
+				}
+			}
+		}
+	}
+	stop := decide(more)
+	return stop.Claimed, first, float64(stop.Pairs) / float64(sc.pairs)
+}
+
+// topUpTable prints, for A/A runs, the share with any false claim when
+// every run that stopped claiming nothing is topped up to twice its pairs,
+// beside the share without top-ups.
+func topUpTable(w io.Writer, runs int) {
+	d := designNote(w, runs)
+	fmt.Fprintln(w, "A/A runs: any false claim without a top-up, and when every run that stopped claiming nothing is topped up to twice its pairs (runner.Plan.TopUp), with the pairs run as a share of the first plan's.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| intents × pairs (topped up to) | accuracy | any claim, no top-up | any claim, topped up | pairs run, share of the first plan |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
+	for _, c := range []scenario{
+		{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1},
+		{intents: 10, pairs: 12, pc: 0.6, pt: 0.6, speedup: 1},
+		{intents: 3, pairs: 30, pc: 0.6, pt: 0.6, speedup: 1},
+		{intents: 2, pairs: 10, pc: 0.9, pt: 0.9, speedup: 1},
+		{intents: 1, pairs: 60, pc: 0.9, pt: 0.9, speedup: 1},
+	} {
+		plain, _ := looksRate(c, &d, runs, 9, claims)
+		rng := rand.New(rand.NewPCG(9, uint64(c.intents)<<20|uint64(c.pairs)))
+		n, used := 0, 0.0
+		for range runs {
+			claimed, _, u := runTopUp(c, &d, rng)
+			if claimed {
+				n++
+			}
+			used += u
+		}
+		fmt.Fprintf(w, "| %d × %d (%d) | %.0f%% | %.3f | %.3f | %.2f |\n", c.intents, c.pairs, 2*c.pairs, 100*c.pc, plain, float64(n)/float64(runs), used/float64(runs))
+	}
+}

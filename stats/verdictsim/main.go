@@ -9,6 +9,7 @@
 //	go run ./stats/verdictsim biased    # accuracy effect, failures slow
 //	go run ./stats/verdictsim looks     # the group-sequential design
 //	go run ./stats/verdictsim aa-looks  # A/A false claims per run, with looks
+//	go run ./stats/verdictsim topup     # A/A runs topped up when inconclusive
 //
 // Each is seeded, so the same command always prints the same table; -runs
 // sets the number of simulated runs per cell.
@@ -24,7 +25,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1000, "simulated runs per cell")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks")
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks|topup")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -32,10 +33,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable, "aa-looks": aaLooksTable}
+	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable, "aa-looks": aaLooksTable, "topup": topUpTable}
 	table, ok := tables[flag.Arg(0)]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased, looks or aa-looks)\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased, looks, aa-looks or topup)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	table(os.Stdout, *runs)

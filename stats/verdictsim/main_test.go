@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,4 +124,25 @@ func TestLooksLeaveOutBlindLooks(t *testing.T) {
 	assert.Equal(t, 1.0, used)
 	fixed := rate(scenario{intents: 1, pairs: 6, pc: 0.9, pt: 0.9, speedup: 1}, 50, 8, claims)
 	assert.Equal(t, fixed, claim, "the same runs, the same claims")
+}
+
+// TestTopUpSimulationTopsUpInconclusiveRuns: the top-up simulation drives
+// runner.Plan.TopUp: an A/A run that stopped claiming nothing goes on from
+// the look after its stop and runs more pairs, and a run that claimed at
+// its first stop is not topped up. The rates are go run
+// ./stats/verdictsim topup.
+func TestTopUpSimulationTopsUpInconclusiveRuns(t *testing.T) {
+	d := stats.DefaultDesign()
+	sc := scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10 {
+		claimed, first, used := runTopUp(sc, &d, rng)
+		if !claimed || first != used {
+			assert.Greater(t, used, first, "topped up past its first stop")
+		}
+	}
+	big := scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 2}
+	claimed, first, used := runTopUp(big, &d, rng)
+	assert.True(t, claimed)
+	assert.Equal(t, first, used, "a run that claimed is not topped up")
 }
