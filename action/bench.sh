@@ -179,9 +179,17 @@ run)
     exit 0
   fi
   summarize "$runs_dir/$run_id"
+  upload="$runs_dir/$run_id"
+  if [ -f "$runs_dir/$run_id-none/report.md" ]; then
+    # compare: both: the domains benched against base, against no tools too.
+    printf '\n### pairbench: also against no tools (run `%s-none`)\n\n' "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    cat "$runs_dir/$run_id-none/report.md" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    set_output against-none-label "$(verdict_of "$runs_dir/$run_id-none/report.json")"
+    upload="$runs_dir"
+  fi
   if [ -z "$store" ]; then
     set_output artifact-name "pairbench-$run_id"
-    set_output artifact-path "$runs_dir/$run_id"
+    set_output artifact-path "$upload"
   fi
   finish
   ;;

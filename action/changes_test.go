@@ -27,12 +27,7 @@ func TestActionBenchesWhatThePullRequestChanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real bench (Chromium, pi in bubblewrap); not in -short")
 	}
-	repo := t.TempDir()
-	git := gitAt(t, repo)
-	require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(root, "examples/registry"))))
-	git("init", "--quiet", "-b", "main")
-	git("add", ".")
-	git("commit", "--quiet", "-m", "main")
+	repo, git := exampleRepo(t, "")
 	mainCommit := git("rev-parse", "HEAD")
 	git("checkout", "--quiet", "-b", "pr")
 
@@ -213,4 +208,60 @@ func storedPlan(t *testing.T, b *bench, run string) *runner.Plan {
 	plan, err := runner.ReadPlan(path)
 	require.NoError(t, err)
 	return plan
+}
+
+// TestActionRunsBothComparisons: with compare: both in .pairbench.yml, a
+// pull request that edits a weather tool is benched head against base and,
+// in a second run (<run id>-none), head against no tools; the step summary
+// shows both, each named by its arms, and the artifact holds both runs.
+func TestActionRunsBothComparisons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real benches (Chromium, pi in bubblewrap); not in -short")
+	}
+	repo, git := exampleRepo(t, "compare: both\n")
+	git("checkout", "--quiet", "-b", "pr")
+	tool := filepath.Join(repo, "domains", "weather.example", "tools", "list_cities.js")
+	src, err := os.ReadFile(tool)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tool, append(src, "// the pull request's edit\n"...), 0o644))
+	git("commit", "--quiet", "-am", "edit list_cities")
+
+	b := newBench(t)
+	res := b.mustRun("both", b.inputs(map[string]string{"registry": repo, "intents": "", "base": "main", "pairs": "1",
+		"head": git("rev-parse", "HEAD"), "run-id": "gh-both", "s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
+	runs := filepath.Join(res.Temp, "pairbench-action", "runs")
+	base, err := runner.ReadPlan(filepath.Join(runs, "gh-both", "run.json"))
+	require.NoError(t, err)
+	require.NotNil(t, base.Arms)
+	assert.Equal(t, "tools@main", base.Arms.Control.String())
+	none, err := runner.ReadPlan(filepath.Join(runs, "gh-both-none", "run.json"))
+	require.NoError(t, err)
+	assert.True(t, none.Arms == nil || none.Arms.IsDefault(), "the second run is against no tools")
+	for _, p := range []*runner.Plan{base, none} {
+		require.Len(t, p.Intents, 1)
+		assert.Equal(t, "weather-high-oslo", p.Intents[0].ID)
+	}
+	assert.Contains(t, res.Summary, "main@", "the first comparison names base's tools")
+	assert.Contains(t, res.Summary, "also against no tools (run `gh-both-none`)")
+	assert.NotEmpty(t, res.Outputs["worst-label"])
+	assert.NotEmpty(t, res.Outputs["against-none-label"])
+	assert.Equal(t, runs, res.step("Upload the run or its report site as a workflow artifact").With["path"], "both runs are uploaded")
+}
+
+// exampleRepo commits the example registry, with config appended to its
+// .pairbench.yml, on main of a new git repository, and returns the
+// repository and a function that runs git in it.
+func exampleRepo(t *testing.T, config string) (string, func(args ...string) string) {
+	t.Helper()
+	repo := t.TempDir()
+	git := gitAt(t, repo)
+	require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(root, "examples/registry"))))
+	cfg := filepath.Join(repo, ".pairbench.yml")
+	data, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfg, append(data, config...), 0o644))
+	git("init", "--quiet", "-b", "main")
+	git("add", ".")
+	git("commit", "--quiet", "-m", "main")
+	return repo, git
 }

@@ -287,6 +287,9 @@ type Run struct {
 	smoked         bool
 	// status is the run's status as its last report found it.
 	status *runner.Status
+	// alsoNone lists the domains benched against base that compare: both
+	// also benches against no tools, after this run (Bench).
+	alsoNone []string
 	// smokeCost is what this runner's smoke gate cost.
 	smokeCost float64
 
@@ -344,6 +347,11 @@ type Result struct {
 	// Reports are the report files written, in the order written: none for
 	// a plan-only bench, a shard, or an interrupted run.
 	Reports []string
+	// AgainstNone is the second comparison of a bench of changes whose
+	// configuration asks for both (compare: both): the domains it benched
+	// against base, benched against no tools in run intents.AgainstNoneRunID; nil
+	// when there is none.
+	AgainstNone *Result
 }
 
 // Bench runs the bench cfg describes from start to end: Open, Smoke and,
@@ -389,6 +397,18 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 	err = errors.Join(err, runErr)
 	if r.status != nil && len(r.status.NotBenched) > 0 && runErr == nil {
 		err = errors.Join(err, &NotBenchedError{Intents: r.status.NotBenched})
+	}
+	if len(r.alsoNone) > 0 && err == nil {
+		// compare: both: the same domains, head against no tools.
+		none := cfg
+		none.RunID, none.Changes, none.Intents, none.Arms = intents.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, runner.PlanArms{}
+		r.log.Info("compare: both: benching against no tools too", "run", none.RunID, "domains", r.alsoNone)
+		r.Close()
+		second, err := Bench(ctx, none)
+		res.AgainstNone = &second
+		if err != nil {
+			return res, fmt.Errorf("compare: both: the run against no tools (%s): %w", none.RunID, err)
+		}
 	}
 	return res, err
 }

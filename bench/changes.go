@@ -45,7 +45,7 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 	if err != nil {
 		return runner.PlanArms{}, nil, err
 	}
-	againstBase := map[string]bool{}
+	againstBase, both := map[string]bool{}, map[string]bool{}
 	var benched, none []string
 	for _, c := range intents.Comparisons(reg.Config, changed, revs[base].Has) {
 		if reg.Domain(c.Domain) == nil || !hasIntents(reg, c.Domain) {
@@ -57,10 +57,7 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 			none = append(none, c.Domain)
 		default:
 			againstBase[c.Domain] = true
-			if len(c.Against) > 1 {
-				r.problem(runner.Problem{Msg: "compare: both: this run benches the domain against base; bench it against no tools in a run of its own",
-					Attrs: []any{"domain", c.Domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + c.Domain}})
-			}
+			both[c.Domain] = len(c.Against) > 1
 		}
 	}
 	if named := r.cfg.Intents; len(named) > 0 {
@@ -70,6 +67,11 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 				none = append(none, d)
 			}
 		}
+		for _, n := range named { // compare: both: the named ones, against no tools too
+			if d := namedDomains(reg, []string{n}); len(d) == 1 {
+				r.askBoth(n, both[d[0]])
+			}
+		}
 		r.log.Info("benching named intents as the changes choose", "since", base, "intents", named, "against_none", none)
 		return arms, none, nil
 	}
@@ -77,8 +79,28 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 		return runner.PlanArms{}, nil, fmt.Errorf("%w: no domain of %s changed since %s", ErrNothingChanged, r.cfg.Registry, base)
 	}
 	r.cfg.Intents = benched
+	for _, d := range benched {
+		r.askBoth(d, both[d])
+	}
 	r.log.Info("benching the changes", "since", base, "domains", benched, "against_none", none)
 	return arms, none, nil
+}
+
+// askBoth notes a domain (or a named intent of one) benched against base
+// whose configuration asks for both comparisons (compare: both): a whole
+// run benches it against no tools too, in a run of its own
+// (intents.AgainstNoneRunID); a plan-only or shard run cannot, and says
+// how.
+func (r *Run) askBoth(domain string, both bool) {
+	if !both {
+		return
+	}
+	if r.cfg.PlanOnly || r.cfg.Shards > 0 {
+		r.problem(runner.Problem{Msg: "compare: both: a sharded run benches the domain against base only; bench it against no tools in a run of its own",
+			Attrs: []any{"domain", domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + domain}})
+		return
+	}
+	r.alsoNone = append(r.alsoNone, domain)
 }
 
 // namedDomains returns the domains of names (intent ids or domains), each

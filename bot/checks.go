@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -152,8 +155,34 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	// holds every intent and figure, and details_url links the report.
 	opts := stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run)}
 	conclusion, gate := gatedConclusion(rep, bn.FailOn)
-	return checkView{status: "completed", conclusion: conclusion, title: title,
-		summary: gate + stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}, nil
+	v := checkView{status: "completed", conclusion: conclusion, title: title,
+		summary: gate + stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}
+	second, err := b.againstNone(ctx, bn)
+	if err != nil || second == nil {
+		return v, err
+	}
+	// compare: both: the second comparison, named by its arms.
+	head := fmt.Sprintf("**Also %s: %s**", comparedTitle(second, bn.SHA), second.Verdict)
+	v.summary += "\n" + head + " (run `" + second.RunID + "`).\n"
+	v.text += "\n\n" + head + "\n\n" + stats.Markdown(second, stats.MarkdownOptions{Limit: stats.MarkdownLimit / 3})
+	if c, g := gatedConclusion(second, bn.FailOn); g != "" && v.conclusion != conclusionFailure {
+		v.conclusion, v.summary = c, g+v.summary
+	}
+	return v, nil
+}
+
+// againstNone reads the report of a bench's second comparison, which
+// compare: both asks for (intents.AgainstNoneRunID); nil when the bench
+// has none.
+func (b *Bot) againstNone(ctx context.Context, bn state.Bench) (*stats.Report, error) {
+	if bn.Base == "" {
+		return nil, nil // benched against no tools already
+	}
+	rep, err := b.readReport(ctx, RunID(intents.AgainstNoneRunID(bn.Run)))
+	if errors.Is(err, artifacts.ErrNotExist) {
+		return nil, nil
+	}
+	return rep, err
 }
 
 // gatedConclusion is a finished bench's conclusion. Without failOn (the

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/stats"
@@ -92,13 +94,8 @@ func TestTheCheckRunNamesTheArms(t *testing.T) {
 	f := newFixture(t)
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
-	rep := readReport(t)
-	rep.RunID, rep.Verdict = bn.Run, pairbench.Faster
-	rep.Arms = &stats.Arms{
-		Control:   stats.ArmName{Spec: "tools@" + baseSHA, Name: "master@f95f852's tools", Tools: true},
-		Treatment: stats.ArmName{Spec: "tools", Name: "this PR's tools (ec26c3e)", Tools: true},
-		Domains:   []stats.DomainArms{{Domain: "books.example", Edited: []string{"find_books"}}, {Domain: "weather.example", AgainstNone: true}},
-	}
+	rep := reportAgainstBase(t, bn.Run, pairbench.Faster)
+	rep.Arms.Domains = []stats.DomainArms{{Domain: "books.example", Edited: []string{"find_books"}}, {Domain: "weather.example", AgainstNone: true}}
 	f.finishWith(t, rep)
 	runs := f.gh.CheckRuns(repoName)
 	require.Len(t, runs, 1)
@@ -117,4 +114,47 @@ func TestTheCheckRunNamesTheArms(t *testing.T) {
 			assert.Equal(t, "bench: faster · this PR's tools (ec26c3e) against master@f95f852's tools", cr.Title)
 		}
 	}
+}
+
+// TestBothComparisonsAreShown: a bench whose registry asks for compare:
+// both leaves a second run, <run id>-none, of the same domains against no
+// tools (the bench runs it; service's local backend and the Action alike).
+// The check run and the sticky comment show both results, each named by
+// its arms, and the first decides the conclusion and the label.
+func TestBothComparisonsAreShown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.opened(t, nil)
+	bn := f.benches(t)[0]
+	rep := reportAgainstBase(t, bn.Run, pairbench.Slower)
+	f.storeReport(t, bot.RunID(bn.Run+"-none"), pairbench.Faster)
+	f.finishWith(t, rep)
+
+	runs := f.gh.CheckRuns(repoName)
+	require.Len(t, runs, 1)
+	assert.Equal(t, "failure", runs[0].Conclusion, "the comparison against base decides")
+	assert.Contains(t, runs[0].Title, "against master@f95f852's tools")
+	assert.Contains(t, runs[0].Summary, "**Also this PR's tools (ec26c3e) against no tools: faster** (run `"+bn.Run+"-none`)")
+	assert.Contains(t, runs[0].Text, "**Also this PR's tools (ec26c3e) against no tools: faster**")
+	var sticky string
+	for _, c := range f.gh.Comments(repoName, prNumber) {
+		if strings.Contains(c.Body, "pairbench:rollup") {
+			sticky = c.Body
+		}
+	}
+	assert.Contains(t, sticky, "f95f852's tools (control", "the first comparison, named by its arms")
+	assert.Contains(t, sticky, "**Also this PR's tools (ec26c3e) against no tools** (run `"+bn.Run+"-none`)")
+	assert.Equal(t, []string{"bench: slower"}, f.gh.IssueLabels(repoName, prNumber))
+}
+
+// reportAgainstBase is the test report as a bench of run with the given
+// verdict, of the pull request's tools against its base's.
+func reportAgainstBase(t *testing.T, run string, verdict pairbench.Label) *stats.Report {
+	rep := readReport(t)
+	rep.RunID, rep.Verdict = run, verdict
+	rep.Arms = &stats.Arms{
+		Control:   stats.ArmName{Spec: "tools@" + baseSHA, Name: "master@f95f852's tools", Tools: true},
+		Treatment: stats.ArmName{Spec: "tools", Name: "this PR's tools (ec26c3e)", Tools: true},
+	}
+	return rep
 }

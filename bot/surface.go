@@ -195,8 +195,21 @@ func (b *Bot) headBody(ctx context.Context, pull state.Pull, head *state.Bench, 
 			return nil, err
 		}
 		link := b.reportLink(head.Run)
+		second, err := b.againstNone(ctx, *head)
+		if err != nil {
+			return nil, err
+		}
+		if second == nil {
+			return func(limit int) string {
+				return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit})
+			}, nil
+		}
+		// compare: both: the second comparison below the first, each named
+		// by its arms; a third of the room is the second's.
 		return func(limit int) string {
-			return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit})
+			also := fmt.Sprintf("\n**Also %s** (run `%s`):\n\n", comparedTitle(second, head.SHA), second.RunID) +
+				stats.Markdown(second, stats.MarkdownOptions{Limit: limit / 3})
+			return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit - len(also)}) + also
 		}, nil
 	}
 	msg := fmt.Sprintf("No verdict for %s yet.", short(pull.HeadSHA))

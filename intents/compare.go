@@ -109,6 +109,13 @@ func domainUnder(file, dir string) (string, bool) {
 	return name, isDir && ValidDomainName(name)
 }
 
+// AgainstNoneRunID is the id of the run that benches against no tools the
+// domains a run of id benched against base whose configuration asks for
+// both comparisons (compare: both): the second comparison of a pull
+// request's bench, which pairbench run (package bench) runs and the
+// service (package bot) shows beside the first.
+func AgainstNoneRunID(id string) string { return id + "-none" }
+
 // Has reports whether the registry has domain: Comparisons' inBase for a
 // base registry read whole.
 func (r *Registry) Has(domain string) bool { return r.Domain(domain) != nil }

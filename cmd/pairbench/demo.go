@@ -31,10 +31,11 @@ func newDemoCmd() *cobra.Command {
 				return fmt.Errorf("the example registry is not at %s (run demo from pairbench's checkout, or pass --registry): %w", o.Registry, err)
 			}
 			start := time.Now()
-			dir, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr())
+			res, err := runBench(cmd.Context(), o, log, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			dir := res.Dir
 			md, err := os.ReadFile(dir.File(runner.ReportMarkdown))
 			if err != nil {
 				return err

@@ -151,9 +151,9 @@ func (o *benchOptions) logger(stderr io.Writer) (*slog.Logger, error) {
 
 // runBench runs a bench as `pairbench run` does: records to log, the live
 // display on o.live, and the paths it wrote (run.json for a plan-only
-// bench, else the reports) to stdout. A registry's problems are in the
-// error.
-func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (runner.RunDir, error) {
+// bench, else the reports, those of a second comparison too) to stdout. A
+// registry's problems are in the error.
+func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (bench.Result, error) {
 	display := progress.New(o.live, log, time.Now, o.Slots)
 	hooks := display.Hooks()
 	hooks.Step = o.Hooks.Step // a caller's own watch on the bench's steps
@@ -168,10 +168,12 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	if o.PlanOnly && err == nil {
 		fmt.Fprintln(stdout, res.Dir.File(runner.PlanFile))
 	}
-	for _, p := range res.Reports {
-		fmt.Fprintln(stdout, p)
+	for r := &res; r != nil; r = r.AgainstNone {
+		for _, p := range r.Reports {
+			fmt.Fprintln(stdout, p)
+		}
 	}
-	return res.Dir, err
+	return res, err
 }
 
 func newRunCmd() *cobra.Command {
@@ -196,15 +198,19 @@ func newRunCmd() *cobra.Command {
 				return usageError{err}
 			}
 			logRunStart(log, o)
-			dir, err := runBench(cmd.Context(), o, log, cmd.OutOrStdout())
+			res, err := runBench(cmd.Context(), o, log, cmd.OutOrStdout())
 			logResume(cmd.Context(), log, cmd, args, o.RunID)
 			if err != nil || o.PlanOnly || o.Shards > 0 {
 				return nothingToBench(err, cmd.OutOrStdout())
 			}
-			if err := printVerdict(cmd.OutOrStdout(), dir); err != nil {
-				return err
+			var gates []error
+			for r := &res; r != nil; r = r.AgainstNone { // compare: both's second run too
+				if err := printVerdict(cmd.OutOrStdout(), r.Dir); err != nil {
+					return err
+				}
+				gates = append(gates, o.gate.check(r.Dir))
 			}
-			return o.gate.check(dir)
+			return errors.Join(gates...)
 		},
 	}
 	benchFlags(cmd, &o)
