@@ -361,6 +361,7 @@ func viewIntentFacts(r *Report, in *Intent) []viewFact {
 	if c := in.Check; c != nil {
 		add("Agreement check", "%s", viewCheck(c))
 	}
+	f = append(f, scoreFacts(in)...)
 	add("Attainable", "smallest Holm-adjusted p these pairs could reach: speed %s, accuracy %s (α = %s); chance of a label from noise alone: %s",
 		showP(in.MinP.Speed), showP(in.MinP.Accuracy), showNum(r.Alpha), showP(in.NoiseProb))
 	w := in.Control.WebMCP
@@ -546,6 +547,9 @@ func viewRunFacts(r *Report) []viewFact {
 		spend += " (the scripted model's stand-in prices: nothing was billed)"
 	}
 	add("Spend", "%s over %d attempts (aborted and adoption trials included)", spend, rc.Attempts)
+	if rc.Judge != nil {
+		add("Judge agreement", "%s, over every judged intent", showJudgeAgreement(*rc.Judge))
+	}
 	add("Complete pairs", "control %.1f agent-minutes, %d turns, "+cost+"; treatment %.1f agent-minutes, %d turns, "+cost,
 		rc.Control.AgentMinutes, rc.Control.Turns, rc.Control.SpendUSD, rc.Treatment.AgentMinutes, rc.Treatment.Turns, rc.Treatment.SpendUSD)
 

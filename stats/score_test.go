@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -144,4 +145,30 @@ func TestScoreTestAACalibration(t *testing.T) {
 			t.Logf("%s, %d pairs: %d of %d A/A runs claimed a difference (%.3f)", name, n, claims, runs, rate)
 		}
 	}
+}
+
+// TestScoreIsRendered: the report's Markdown (the comment) and HTML give a
+// judged intent's score comparison, each criterion's winner and the judge's
+// agreement, per intent and for the run.
+func TestScoreIsRendered(t *testing.T) {
+	again := 0.9
+	var rows []pairbench.Row
+	for p := range 8 {
+		rows = append(rows, judgedRow(p, pairbench.Control, 1, 0, &again), judgedRow(p, pairbench.Treatment, 1, 1, &again))
+	}
+	rep := Build(giftPlan, rows)
+	md := Markdown(rep, MarkdownOptions{})
+	for _, want := range []string{
+		"control 0.67, treatment 1.00; treatment minus control +0.33 [+0.33, +0.34]",
+		"signed-rank p 0.0078",
+		"runner\\_up (weight 1): control 0.00, treatment 1.00, higher in 0 and 8 pairs, treatment won",
+		"cheapest (weight 2): control 1.00, treatment 1.00, higher in 0 and 0 pairs, even",
+		"**Judge agreement:** 8 of 16 answers judged twice got the same verdict (50%); mean score difference 0.17, over every judged intent",
+	} {
+		assert.Contains(t, md, want)
+	}
+	var html strings.Builder
+	require.NoError(t, WriteHTML(&html, rep, HTMLOptions{}))
+	assert.Contains(t, html.String(), "treatment won")
+	assert.Contains(t, html.String(), "8 of 16 answers judged twice got the same verdict (50%)")
 }

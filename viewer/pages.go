@@ -165,7 +165,7 @@ const pagesSource = `{{define "head"}}<!DOCTYPE html>
 </dl>
 <h3>Answer</h3>
 {{if .Answer.Raw}}<pre>{{.Answer.Raw}}</pre>{{else}}<p class="note">No final answer.</p>{{end}}
-{{end}}{{if .Extracted}}<p class="meta">extracted and graded:</p><pre>{{.Extracted}}</pre>{{end}}
+{{with .Judge}}{{template "judge" .}}{{end}}{{end}}{{if .Extracted}}<p class="meta">extracted and graded:</p><pre>{{.Extracted}}</pre>{{end}}
 {{if .Earlier}}<details><summary>{{len .Earlier}} earlier {{if eq (len .Earlier) 1}}attempt{{else}}attempts{{end}}</summary><ul>{{range .Earlier}}<li>attempt {{.Attempt}}: <span class="outcome {{outcomeClass .Outcome}}">{{.Outcome}}</span>{{if .Error}} {{.Error}}{{end}}{{if .Reason}} {{.Reason}}{{end}}</li>{{end}}</ul></details>{{end}}
 {{if .Problem}}<p class="warning">{{.Problem}}</p>{{end}}
 <h3>Page at the end</h3>

@@ -42,6 +42,9 @@ type fakeRun struct {
 	// against benches the tools against their version at main
 	// (--against main).
 	against bool
+	// judged makes every intent open-ended: its trials judged on two
+	// criteria, twice (judged.go's judgement).
+	judged bool
 }
 
 // write writes the run's plan, rows and trial directories into dir and
@@ -67,6 +70,9 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 	for i := range f.intents {
 		id := fmt.Sprintf("books-intent-%03d-with-a-long-descriptive-name", i)
 		in := runner.PlannedIntent{ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}
+		if f.judged {
+			in.Class, in.Criteria = pairbench.AnswerJudged, judgedCriteria
+		}
 		// Each intent leans its own way, so the run shows every label.
 		treatBetter := rng.Float64()
 		speed := 0.3 + 2.5*rng.Float64()
@@ -104,6 +110,9 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 				if arm == pairbench.Treatment {
 					r.Adopted = true
 					r.WebMCP = []pairbench.Invocation{{Tool: "find_books", Status: "ok", MS: 420, Registered: true}}
+				}
+				if f.judged && r.Outcome == pairbench.Correct {
+					r.Judge = judgement(arm, f.hostile)
 				}
 				if f.hostile {
 					r.Answer = pairbench.Answer{Raw: hostile, Extracted: map[string]any{"title": hostile}}
