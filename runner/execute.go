@@ -219,8 +219,9 @@ func (ex *Execution) Pairs() ([]PairSpec, error) {
 }
 
 // Run runs every pending job of the execution: the adoption stage first,
-// then every pair lacking a scored trial in either arm. Rows already in the
-// rows file are kept and counted; Run can be called again on the same
+// then every pair in force lacking a scored trial in either arm, look by
+// look, until a look stops the run (runLooks). Rows already in the rows
+// file are kept and counted; Run can be called again on the same
 // directory to resume. It returns ctx's error when interrupted,
 // ErrTooManyAborts when trials keep aborting, or a trial's fault.
 func (ex *Execution) Run(ctx context.Context) error {
