@@ -164,7 +164,7 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	// compare: both: the second comparison, named by its arms.
 	head := fmt.Sprintf("**Also %s: %s**", comparedTitle(second, bn.SHA), second.Verdict)
 	v.summary += "\n" + head + " (run `" + second.RunID + "`).\n"
-	v.text += "\n\n" + head + "\n\n" + stats.Markdown(second, stats.MarkdownOptions{Limit: stats.MarkdownLimit / 3})
+	v.text += "\n\n" + head + "\n\n" + stats.Markdown(second, stats.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: stats.MarkdownLimit / 3})
 	if c, g := gatedConclusion(second, bn.FailOn); g != "" && v.conclusion != conclusionFailure {
 		v.conclusion, v.summary = c, g+v.summary
 	}

@@ -1,6 +1,8 @@
 package bot_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,21 @@ func TestBothComparisonsAreShown(t *testing.T) {
 	assert.Contains(t, sticky, "f95f852's tools (control", "the first comparison, named by its arms")
 	assert.Contains(t, sticky, "**Also this PR's tools (ec26c3e) against no tools** (run `"+bn.Run+"-none`)")
 	assert.Equal(t, []string{"bench: slower"}, f.gh.IssueLabels(repoName, prNumber))
+
+	// The second run's report site is served behind its own signed link.
+	second := bn.Run + "-none"
+	i := strings.Index(sticky, "https://bench.example.test/runs/"+second+"/")
+	require.Positive(t, i, "the comment links the second run's report")
+	link := sticky[i:]
+	link = link[:strings.IndexAny(link, ")> \n")]
+	w := httptest.NewRecorder()
+	f.bot.ReportHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, strings.TrimPrefix(link, "https://bench.example.test"), nil))
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, "<html></html>", w.Body.String())
+	w = httptest.NewRecorder()
+	f.bot.ReportHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet,
+		strings.Replace(strings.TrimPrefix(link, "https://bench.example.test"), second, "pr2-"+headSHA+"-00000000-none", 1), nil))
+	assert.Equal(t, http.StatusForbidden, w.Code, "a signature is good for its run only")
 }
 
 // reportAgainstBase is the test report as a bench of run with the given

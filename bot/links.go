@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/viewer"
@@ -108,7 +109,14 @@ func (b *Bot) ReportHandler() http.Handler {
 		var bn state.Bench
 		var found bool
 		if err := b.state.View(ctx, func(tx *state.Tx) (err error) {
-			bn, found, err = tx.Bench(ctx, run)
+			if bn, found, err = tx.Bench(ctx, run); found || err != nil {
+				return err
+			}
+			// compare: both's second run is known by its bench's.
+			if first, ok := strings.CutSuffix(run, "-none"); ok && intents.AgainstNoneRunID(first) == run {
+				bn, found, err = tx.Bench(ctx, first)
+				found = found && bn.Base != ""
+			}
 			return err
 		}); err != nil {
 			b.log.Error("report link: reading the state", "run", run, "err", err)
@@ -119,7 +127,7 @@ func (b *Bot) ReportHandler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if err := b.serveSiteFile(ctx, w, r, bn.Run, rel, headers); err != nil {
+		if err := b.serveSiteFile(ctx, w, r, run, rel, headers); err != nil {
 			if errors.Is(err, artifacts.ErrNotExist) {
 				http.Error(w, "this run has no such page (yet)", http.StatusNotFound)
 				return

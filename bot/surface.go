@@ -208,7 +208,7 @@ func (b *Bot) headBody(ctx context.Context, pull state.Pull, head *state.Bench, 
 		// by its arms; a third of the room is the second's.
 		return func(limit int) string {
 			also := fmt.Sprintf("\n**Also %s** (run `%s`):\n\n", comparedTitle(second, head.SHA), second.RunID) +
-				stats.Markdown(second, stats.MarkdownOptions{Limit: limit / 3})
+				stats.Markdown(second, stats.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: limit / 3})
 			return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit - len(also)}) + also
 		}, nil
 	}
