@@ -122,6 +122,7 @@ func TestJudgedIntentThroughTheRealStack(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bench/intents/books.example/books-poetry-gift.yaml"), []byte(giftIntent), 0o644))
 	cfg := config(t, dir)
 	cfg.Intents, cfg.ExampleSites = []string{"books-poetry-gift"}, true
+	cfg.Judge.Twice = true
 
 	var mu sync.Mutex
 	var rows []pairbench.Row
@@ -157,9 +158,20 @@ func TestJudgedIntentThroughTheRealStack(t *testing.T) {
 			assert.Equal(t, "judged 0.667, under pass_at 0.800", r.Reason)
 		}
 		assert.Contains(t, r.Judge.Reasoning, "runner_up: the answer holds")
+		require.NotNil(t, r.Judge.Again, "judged twice")
+		assert.Equal(t, r.Judge.Scores, r.Judge.Again.Scores, "the scripted judge agrees with itself")
 		b, err := os.ReadFile(res.Dir.File(filepath.Join(r.TrialDir, runner.TrialJudge)))
 		require.NoError(t, err, "%s keeps what the judge was asked", r.Arm)
 		assert.Contains(t, string(b), `"task"`)
 		assert.NotContains(t, string(b), string(r.Arm), "the judge's question does not name the arm")
+	}
+	assert.True(t, plan.Judge.Twice)
+	md, err := os.ReadFile(res.Dir.File(runner.ReportMarkdown))
+	require.NoError(t, err)
+	for _, want := range []string{
+		"runner\\_up (weight 1): control 0.00, treatment 1.00, higher in 0 and 1 pair, treatment won",
+		"2 of 2 answers judged twice got the same verdict (100%)",
+	} {
+		assert.Contains(t, string(md), want, "the report (and the comment) shows the criteria and the judge's agreement")
 	}
 }
