@@ -20,6 +20,8 @@ import (
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/browser/kernel"
+	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
 // TestResumeWithAnotherWebMCPIsRefused: every trial of a run goes through
@@ -120,4 +122,49 @@ func TestSmokeGateChecksNativeControlIsToolFree(t *testing.T) {
 	plan, err := (runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}).ReadPlan()
 	require.NoError(t, err)
 	assert.Equal(t, pairbench.WebMCPNative, plan.WebMCP)
+}
+
+// TestBenchNativeOnKernelBrowsers: --webmcp native on cloud browsers with
+// WebMCP built in (the fake Kernel's, Chromium with the switch behind it)
+// lists and invokes through the browser's DevTools WebMCP domain over the
+// service's websocket: every treatment call is one the browser saw, and
+// the rows record native mode without switches of pairbench's. On cloud
+// browsers without it, treatment's tools cannot register and the smoke
+// gate stops the run, naming the missing modelContext.
+func TestBenchNativeOnKernelBrowsers(t *testing.T) {
+	realstack.Need(t)
+	for _, builtIn := range []bool{true, false} {
+		var flags []string
+		if builtIn {
+			flags = []string{bench.NativeWebMCPSwitch}
+		}
+		fake := kerneltest.Start(t, exampleHosts(t, site.New()), flags)
+		cfg := config(t, "../examples/registry")
+		cfg.Intents = []string{"weather-high-oslo"}
+		cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL},
+			WebMCP: pairbench.WebMCPNative}
+		res, err := bench.Bench(t.Context(), cfg)
+		if !builtIn {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "document.modelContext is missing")
+			continue
+		}
+		require.NoError(t, err)
+		rows, err := res.Dir.ReadRows(cfg.RunID, nil)
+		require.NoError(t, err)
+		calls := 0
+		for _, r := range rows {
+			if !r.Outcome.Scored() {
+				continue
+			}
+			require.NotNil(t, r.WebMCPEnv)
+			assert.Equal(t, pairbench.WebMCPNative, r.WebMCPEnv.Mode)
+			assert.Empty(t, r.WebMCPEnv.Switches, "a cloud browser's switches are the service's")
+			if r.Arm == pairbench.Treatment {
+				require.Len(t, r.BrowserWebMCP, len(r.WebMCP))
+				calls += len(r.WebMCP)
+			}
+		}
+		assert.Positive(t, calls)
+	}
 }

@@ -125,6 +125,10 @@ type Driver interface {
 	runner.ToolRunner
 	runner.WebMCPProber
 	runner.PageReader
+	// The browser's own WebMCP, as on local browsers: the trial's
+	// webmcp_env, and the calls the browser saw (browser_webmcp).
+	runner.WebMCPEnvReporter
+	runner.BrowserCallRecorder
 }
 
 // Config configures a Provider.
