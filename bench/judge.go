@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -54,4 +55,22 @@ func checkJudge(p *runner.Plan) error {
 		return nil
 	}
 	return agent.CheckJudge(p.Judge.Model, os.Environ())
+}
+
+// smokeJudge asks a run's judge once, about the first judged intent's
+// known-correct answer (runner.SmokeJudge); its cost is the smoke gate's.
+func (r *Run) smokeJudge(ctx context.Context) error {
+	if r.plan.Judge == nil {
+		return nil
+	}
+	for _, in := range r.plan.Intents {
+		ti := r.trials.Intents[in.ID]
+		if ti == nil || !ti.Intent.Judged() {
+			continue
+		}
+		cost, err := runner.SmokeJudge(ctx, r.trials.Judge, r.plan.Judge, &ti.Intent)
+		r.smokeCost += cost
+		return err
+	}
+	return nil
 }

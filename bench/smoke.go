@@ -22,7 +22,8 @@ import (
 // zero-tool agent run answers at a cost above zero, and the treatment
 // setup of every intent works: in one browser (unless two domains' tools
 // could meet on a page), each start page shows its entry tool live and no
-// registered tool failed to register there (runner/toolcheck). A run
+// registered tool failed to register there (runner/toolcheck); a run with
+// judged intents' judge gives a verdict (runner.SmokeJudge). A run
 // resumed from its own run.json has passed it already and goes straight on; a new run freezes run.json only
 // once the gate passed, so a failed gate leaves no plan. The error says
 // which check failed.
@@ -84,6 +85,9 @@ func (r *Run) smokeGate(ctx context.Context) error {
 		return err
 	}
 	if r.smokeCost, err = runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
+		return err
+	}
+	if err := r.smokeJudge(ctx); err != nil {
 		return err
 	}
 	// The smoke run's own cost counts too: the trials must still fit.

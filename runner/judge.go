@@ -247,3 +247,20 @@ func planJudge(p *Plan, j *PlanJudge) (*PlanJudge, error) {
 	}
 	return &frozen, nil
 }
+
+// SmokeJudge asks the plan's judge, before any pair, about the known-correct
+// answer of in (a judged intent's baseline, without a page) and needs a
+// verdict: a judge that is unreachable, refuses the key, is over its caps
+// or does not reply with a score per criterion fails the smoke gate rather
+// than every judged trial. It returns what the judging cost.
+func SmokeJudge(ctx context.Context, judge Judge, pj *PlanJudge, in *intents.Intent) (float64, error) {
+	input := NewJudgeInput(in, in.Baseline.Answer, nil)
+	reply, err := judge.Judge(ctx, JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: pj.Caps.Caps()})
+	if err != nil {
+		return reply.CostUSD, fmt.Errorf("judge %s: %w", pj.Model, err)
+	}
+	if _, err := grade.ReadVerdict(reply.Text, in.Criteria, *in.PassAt); err != nil {
+		return reply.CostUSD, fmt.Errorf("judge %s on %s's known-correct answer: %w", pj.Model, in.ID, err)
+	}
+	return reply.CostUSD, nil
+}
