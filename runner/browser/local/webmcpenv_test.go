@@ -191,7 +191,8 @@ func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
 }
 
 // BenchmarkWebMCPNativeAgainstPolyfill measures a treatment trial's browser
-// work with the polyfill and with the browser's own WebMCP side by side:
+// work in both --webmcp modes side by side (Config.WebMCP: the polyfill,
+// or the browser's own WebMCP listed and invoked through DevTools):
 // the setup (start, registration, load, checks, the WebMCP environment) and
 // one call of a registered tool, then the close. go test's -count repeats
 // each mode on its own; run the command several times instead, so the two
@@ -207,9 +208,7 @@ func BenchmarkWebMCPNativeAgainstPolyfill(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			p := newProvider(b, site, func(c *Config) {
 				c.Executable = initProgram
-				if mode == "native" {
-					c.Flags = []string{nativeSwitch}
-				}
+				c.WebMCP = pairbench.WebMCPImpl(mode) // native: the switch, no polyfill, calls through the DevTools domain
 			})
 			var setupTime, invokeTime time.Duration
 			for b.Loop() {
