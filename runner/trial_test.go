@@ -108,7 +108,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	agent, err := pi.New(pi.Config{
-		Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
+		Node: tools.Node(), Package: tools.Path(pi.Package), ExtraPackages: tools.PlaywrightPackages(),
 		HostEnv: []string{"OPENAI_API_KEY=sk-host-secret-must-not-leak", "HOME=/root"}, Executable: exe,
 		TempRoot: tmp,
 	})
@@ -361,7 +361,7 @@ const SEP = "\08";
 		assert.ErrorContains(t, err, "/nonexistent/chromium")
 	})
 	t.Run("agent binary missing", func(t *testing.T) {
-		_, err := pi.New(pi.Config{Node: "/nonexistent/node", Package: tools.Pi()})
+		_, err := pi.New(pi.Config{Node: "/nonexistent/node", Package: tools.Path(pi.Package)})
 		assert.ErrorContains(t, err, "/nonexistent/node")
 		_, err = pi.New(pi.Config{Node: tools.Node(), Package: "/nonexistent/pi"})
 		assert.ErrorContains(t, err, "/nonexistent/pi")
@@ -417,7 +417,7 @@ func TestFailedWarmUpLeavesNothing(t *testing.T) {
 	tmp := sandboxtest.TempDir(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	agent, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
+	agent, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Path(pi.Package), ExtraPackages: tools.PlaywrightPackages(),
 		Executable: exe, TempRoot: tmp})
 	require.NoError(t, err)
 	err = agent.Warm(context.Background(), runner.MCPServer{Name: "browser", Command: "/nonexistent/server", Listen: 8931})

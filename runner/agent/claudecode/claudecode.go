@@ -22,9 +22,17 @@ import (
 // Name is the agent's name on the command line and in run.json.
 const Name = "claude-code"
 
+// Package is @anthropic-ai/claude-code's directory under node_modules,
+// whose package.json holds the version; Binary is its native binary for
+// this machine (the platform package's: the package's own bin is a copy).
+const (
+	Package = "@anthropic-ai/claude-code"
+	Binary  = "@anthropic-ai/claude-code-linux-x64/claude"
+)
+
 // Config locates Claude Code and says how to confine it.
 type Config struct {
-	// Binary is Claude Code's native binary (agent.Tools.ClaudeCode).
+	// Binary is Claude Code's native binary (Binary, under node_modules).
 	Binary string
 	// ExtraPackages are what the agent's other processes need read-only:
 	// Node and Playwright MCP, which run beside Claude Code.

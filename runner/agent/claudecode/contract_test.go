@@ -44,7 +44,7 @@ func TestContract(t *testing.T) {
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
 		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
-			a, err := claudecode.New(claudecode.Config{Binary: tools.ClaudeCode(),
+			a, err := claudecode.New(claudecode.Config{Binary: tools.Path(claudecode.Binary),
 				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
 				HostEnv:       hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", KeyHeader: "x-api-key",
-		Version: packageVersion(t, tools.ClaudeCodePackage()),
+		Version: packageVersion(t, tools.Path(claudecode.Package)),
 		Stream:  func(caps runner.Caps, m runner.Model) agent.Stream { return claudecode.NewStream(caps, m, nil) },
 		Output:  `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,
 	})

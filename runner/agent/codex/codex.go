@@ -23,6 +23,14 @@ import (
 // Name is the agent's name on the command line and in run.json.
 const Name = "codex"
 
+// Package is @openai/codex's directory under node_modules, whose
+// package.json holds the version; Binary is its native binary for this
+// machine (the platform package's).
+const (
+	Package = "@openai/codex"
+	Binary  = "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+)
+
 // HarnessTools are the tools Codex 0.171 declares whatever it is told:
 // readers of its MCP servers' resources (the same two servers) and a
 // question to the user that exec mode refuses. They join the plan's
@@ -40,7 +48,7 @@ var features = []string{
 
 // Config locates Codex and says how to confine it.
 type Config struct {
-	// Binary is Codex's native binary (agent.Tools.Codex).
+	// Binary is Codex's native binary (Binary, under node_modules).
 	Binary string
 	// ExtraPackages are what the agent's other processes need read-only:
 	// Node and Playwright MCP, which run beside Codex.

@@ -47,7 +47,7 @@ func TestContract(t *testing.T) {
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
 		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
-			a, err := codex.New(codex.Config{Binary: tools.Codex(),
+			a, err := codex.New(codex.Config{Binary: tools.Path(codex.Binary),
 				ExtraPackages: append([]string{tools.Node()}, tools.PlaywrightPackages()...),
 				HostEnv:       hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
-		Version:      packageVersion(t, tools.CodexPackage()),
+		Version:      packageVersion(t, tools.Path(codex.Package)),
 		Stream:       func(caps runner.Caps, m runner.Model) agent.Stream { return both{codex.NewStream(caps, m, nil)} },
 		Output:       `2026-12-01T00:00:00Z TRACE codex_http_client::transport: POST to http://127.0.0.1:1/v1/responses: {"model":"m","tools":[]}`,
 		HarnessTools: codex.HarnessTools,

@@ -45,7 +45,7 @@ func TestContract(t *testing.T) {
 	require.NoError(t, err)
 	agenttest.Run(t, agenttest.Adapter{
 		New: func(t testing.TB, hostEnv []string, tmp string, network agent.Network) runner.Agent {
-			a, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Pi(), ExtraPackages: tools.PlaywrightPackages(),
+			a, err := pi.New(pi.Config{Node: tools.Node(), Package: tools.Path(pi.Package), ExtraPackages: tools.PlaywrightPackages(),
 				HostEnv: hostEnv, Network: network, Executable: exe, TempRoot: tmp})
 			require.NoError(t, err)
 			t.Cleanup(func() { a.Close() })
@@ -56,7 +56,7 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
-		Version: packageVersion(t, tools.Pi()),
+		Version: packageVersion(t, tools.Path(pi.Package)),
 		Stream:  func(caps runner.Caps, _ runner.Model) agent.Stream { return pi.NewStream(caps, nil) },
 		Output:  `{"type":"turn_start"}`,
 		Warm: func(t testing.TB, a runner.Agent, mcp runner.BrowserMCPFunc) {

@@ -16,6 +16,13 @@ import (
 	"github.com/pairbench/pairbench/sandbox"
 )
 
+// Name is the agent's name on the command line and in run.json; Package
+// is its package's directory under node_modules.
+const (
+	Name    = "pi"
+	Package = "@earendil-works/pi-coding-agent"
+)
+
 // Config locates pi and says how to confine it.
 type Config struct {
 	// Node is the Node.js binary (>= 22.19) pi runs on.
@@ -204,7 +211,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 		env[task.Model.KeyEnv] = agent.ScriptedKey
 	}
 	return agent.Run(ctx, agent.Launch{
-		Name: "pi", Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network,
+		Name: Name, Task: task, Route: route, Env: env, HostEnv: a.cfg.HostEnv, Network: a.cfg.Network,
 		Policy: a.policy,
 		Configure: func(home string, servers []runner.MCPServer) ([]string, error) {
 			t := task

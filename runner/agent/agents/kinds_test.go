@@ -1,0 +1,65 @@
+package agents_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/runner/agent"
+	"github.com/pairbench/pairbench/runner/agent/agents"
+)
+
+// TestEveryKindIsWhole: a row of the table is all an agent needs, so every
+// row has every part, and the names are the rows', the default first.
+func TestEveryKindIsWhole(t *testing.T) {
+	require.NotEmpty(t, agents.Kinds)
+	assert.Equal(t, agents.Default, agents.Kinds[0].Name, "the default is the first row")
+	seen := map[string]bool{}
+	for i, k := range agents.Kinds {
+		assert.Regexp(t, `^[a-z][a-z0-9-]*$`, k.Name, "row %d", i)
+		assert.False(t, seen[k.Name], "%s is one row", k.Name)
+		seen[k.Name] = true
+		assert.NotEmpty(t, k.Package, k.Name)
+		assert.NotNil(t, k.Check, k.Name)
+		assert.NotNil(t, k.New, k.Name)
+		assert.Equal(t, k.Name, agents.Names[i])
+		got, err := agents.Find(k.Name)
+		require.NoError(t, err)
+		assert.Equal(t, k.Name, got.Name)
+	}
+	assert.Len(t, agents.Names, len(agents.Kinds))
+}
+
+// TestEveryKindIsInstalled: each row's package and binary are where setup
+// installs them: the agent builds, and its package.json names a version.
+func TestEveryKindIsInstalled(t *testing.T) {
+	realstack.Need(t)
+	tools := agent.Tools{NodeModules: realstack.NodeModules(t)}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, name := range agents.Names {
+		a, err := agents.New(name, agents.Config{Tools: tools, Executable: exe, TempRoot: t.TempDir()})
+		require.NoError(t, err, name)
+		require.NoError(t, a.Close())
+		b, err := os.ReadFile(filepath.Join(agents.Package(name, tools), "package.json"))
+		require.NoError(t, err, name)
+		var meta struct {
+			Version string `json:"version"`
+		}
+		require.NoError(t, json.Unmarshal(b, &meta))
+		assert.Regexp(t, `^\d+\.\d+\.\d+`, meta.Version, name)
+	}
+	_, err = agents.New("aider", agents.Config{Tools: tools})
+	assert.EqualError(t, err, `unknown agent "aider"; want one of pi, claude-code, codex`)
+
+	// A missing install says so, for each agent.
+	for _, name := range agents.Names {
+		_, err := agents.New(name, agents.Config{Tools: agent.Tools{NodeModules: t.TempDir()}})
+		assert.ErrorContains(t, err, "make setup", name)
+	}
+}
