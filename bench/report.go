@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -84,6 +85,7 @@ func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(ru
 	// memory.
 	b := stats.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
+	site.OldTranscripts = agents.OldTranscripts(plan.AgentName())
 	status := runner.NewStatusCounter(plan)
 	skipped, err := dir.ScanPlanRows(plan, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
 		b.Add(row)

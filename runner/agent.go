@@ -49,6 +49,11 @@ type AgentTask struct {
 	Dir string
 	// TranscriptPath is where the adapter writes the redacted transcript.
 	TranscriptPath string
+	// StepsPath, when set, is where the adapter writes the transcript's
+	// steps (TrialSteps), redacted, as the agent writes them; their times
+	// count from Start, the trial's start.
+	StepsPath string
+	Start     time.Time
 	// Started, when set, is called once, from any goroutine, when the
 	// agent begins its first turn: its own start-up and its MCP servers'
 	// are over.

@@ -206,6 +206,8 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		Caps:           t.Plan.Caps.Caps(),
 		Dir:            filepath.Join(dir, "agent"),
 		TranscriptPath: filepath.Join(dir, TrialTranscript),
+		StepsPath:      filepath.Join(dir, TrialSteps),
+		Start:          tl.start,
 	}
 	if devtools.Socket != "" {
 		task.Sockets = map[int]string{devtools.Port: devtools.Socket}

@@ -139,8 +139,8 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 }
 
 // writeTrial writes a trial directory for r like a pi trial's: a
-// transcript of message_end records, its timeline, its WebMCP calls and
-// the end-of-trial screenshot.
+// transcript of message_end records and its steps, its timeline, its
+// WebMCP calls and the end-of-trial screenshot.
 func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, hostile bool) {
 	t.Helper()
 	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
@@ -182,8 +182,23 @@ func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, h
 	}
 	b, err := json.Marshal(tl)
 	require.NoError(t, err)
+	// The same turns as the adapter writes them to steps.jsonl.
+	args, err := json.Marshal(map[string]any{"note": page})
+	require.NoError(t, err)
+	var steps bytes.Buffer
+	for _, s := range []runner.Step{
+		{Kind: runner.TaskStep, AtMS: times[1], Text: "What is the cheapest book by Ada Quill?"},
+		{Kind: runner.CallStep, AtMS: times[2], Turn: 1, Tool: "mcp__pairbench__webmcp", Args: []byte(`{"action":"list"}`)},
+		{Kind: runner.ResultStep, AtMS: times[3], Tool: "mcp__pairbench__webmcp", Text: `{"tools":[{"name":"find_books"}]}`},
+		{Kind: runner.CallStep, AtMS: times[4], Turn: 2, Tool: tool, Args: args},
+		{Kind: runner.ResultStep, AtMS: times[5], Tool: tool, Text: page, Error: hostile},
+		{Kind: runner.TextStep, AtMS: times[6], Turn: 3, Text: r.Answer.Raw},
+	} {
+		require.NoError(t, runner.WriteStep(&steps, s))
+	}
 	dir := r.TrialDir
 	for name, data := range map[string][]byte{
+		runner.TrialSteps:      steps.Bytes(),
 		runner.TrialTranscript: transcript, runner.TrialTimeline: b, runner.TrialScreenshot: shot,
 		runner.TrialSetup: []byte("{}\n"), runner.TrialWebMCP: nil,
 	} {

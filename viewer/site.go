@@ -18,6 +18,7 @@ package viewer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"path"
 	"regexp"
@@ -86,6 +87,13 @@ type Site struct {
 	// rows kept for pair pages, which stored attempts index.
 	earlier map[armOf][]stored
 	rows    []*pairbench.Row
+
+	// OldTranscripts reads the steps of a trial recorded before trials
+	// kept steps.jsonl from its transcript.jsonl, in the run's agent's
+	// own format, each line at its time from timeline.json (bench sets it
+	// from the agents' table). Without it such a trial's page shows no
+	// steps and says why.
+	OldTranscripts func(transcript io.Reader, times []int64) ([]runner.Step, error)
 }
 
 // armOf is one arm of the pair at an index of Site.slots.

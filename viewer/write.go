@@ -346,20 +346,39 @@ func (s *Site) trialView(arm string, attempts []*attempt) trialView {
 			t.Timeline = newTimelineView(&tl, a.Row)
 		}
 	}
-	if t.Files.Transcript != "" {
-		f, err := os.Open(s.dir.File(t.Files.Transcript))
-		if err == nil {
-			t.Steps, err = readTranscript(f, tl.Transcript)
-			f.Close()
-		}
-		if err != nil {
-			problems = append(problems, err.Error())
-		}
-	} else {
-		problems = append(problems, "the trial directory has no "+runner.TrialTranscript)
+	steps, err := s.steps(dir, t.Files.Transcript, tl.Transcript)
+	if err != nil {
+		problems = append(problems, err.Error())
 	}
+	t.Steps = showSteps(steps)
 	t.Problem = strings.Join(problems, "; ")
 	return t
+}
+
+// steps reads a trial's steps from dir: its steps.jsonl, or, for a trial
+// recorded before trials kept one, its transcript (the run-relative path
+// transcript, "" when there is none) through OldTranscripts, each line at
+// its time in times.
+func (s *Site) steps(dir, transcript string, times []int64) ([]runner.Step, error) {
+	f, err := os.Open(s.dir.File(path.Join(dir, runner.TrialSteps)))
+	if err == nil {
+		defer f.Close()
+		return runner.ReadSteps(f)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if transcript == "" {
+		return nil, errors.New("the trial directory has no " + runner.TrialTranscript)
+	}
+	if s.OldTranscripts == nil {
+		return nil, errors.New("the trial directory has no " + runner.TrialSteps)
+	}
+	if f, err = os.Open(s.dir.File(transcript)); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return s.OldTranscripts(f, times)
 }
 
 // trialDir is a row's trial directory as a clean run-relative path, and

@@ -195,6 +195,9 @@ type Launch struct {
 	// as each model turn ends, with the run's cost so far: the model gate
 	// reads it to stop the agent before a turn that would pass a cap.
 	Stream func(transcript io.Writer, meter *Meter) Stream
+	// Steps returns a fresh decoder of the records the stream writes to
+	// the transcript: Run writes their steps to Task.StepsPath.
+	Steps func() Decoder
 	// Diagnostics, when set, reads the CLI's stderr and writes what to keep
 	// to keep (its tail, redacted, is the result's Stderr). It returns the
 	// cap what it read hit, if any: the agent is then killed.
@@ -303,6 +306,16 @@ func Run(ctx context.Context, l Launch) (runner.AgentResult, error) {
 	tw := redactor.Writer(transcript)
 	defer tw.Close()
 	clock := &lineClock{w: tw}
+	if task.StepsPath != "" && l.Steps != nil {
+		f, err := os.Create(task.StepsPath)
+		if err != nil {
+			return runner.AgentResult{}, fmt.Errorf("%s: steps: %w", l.Name, err)
+		}
+		defer f.Close()
+		sw := redactor.Writer(f)
+		defer sw.Close()
+		clock.steps = &stepLog{w: sw, d: l.Steps(), start: task.Start}
+	}
 
 	if task.Caps.Time > 0 {
 		var stop context.CancelFunc
@@ -439,11 +452,12 @@ const (
 
 // lineClock passes what the stream writes to the transcript through to w
 // and notes when each line ended: the stream copies a record as it reads
-// it from the agent, so that is when the agent wrote it. Once a write
-// would pass MaxTranscriptLines or MaxTranscriptBytes, it and every later
-// one are dropped.
+// it from the agent, so that is when the agent wrote it. Each line's steps
+// go to steps, when set. Once a write would pass MaxTranscriptLines or
+// MaxTranscriptBytes, it and every later one are dropped.
 type lineClock struct {
 	w     io.Writer
+	steps *stepLog
 	mu    sync.Mutex
 	at    []time.Time
 	bytes int
@@ -463,7 +477,48 @@ func (c *lineClock) Write(p []byte) (int, error) {
 		c.at = append(c.at, now)
 	}
 	c.bytes += len(p)
+	if c.steps != nil {
+		c.steps.write(p, now)
+	}
 	return c.w.Write(p)
+}
+
+// stepLog decodes the transcript's lines into steps as they are written,
+// and writes the steps to w, at their line's time since start.
+type stepLog struct {
+	w     io.Writer
+	d     Decoder
+	start time.Time
+	// part is the line written so far: a stream may write a record and its
+	// newline apart.
+	part []byte
+}
+
+func (l *stepLog) write(p []byte, at time.Time) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.part = append(l.part, p...)
+			return
+		}
+		line := p[:i]
+		if len(l.part) > 0 {
+			line = append(l.part, line...)
+		}
+		p = p[i+1:]
+		l.part = nil
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		ms := int64(-1)
+		if !l.start.IsZero() {
+			ms = at.Sub(l.start).Milliseconds()
+		}
+		for _, s := range decode(l.d, line) {
+			s.AtMS = ms
+			_ = runner.WriteStep(l.w, s)
+		}
+	}
 }
 
 // cut reports whether writes were dropped.

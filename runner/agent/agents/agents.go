@@ -7,6 +7,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -36,20 +37,24 @@ type Kind struct {
 	Check func(m runner.Model, hostEnv []string) error
 	// New builds it, failing when it is not installed.
 	New func(c Config) (Agent, error)
+	// Steps returns a fresh decoder of its transcript's records into
+	// steps: what it writes to steps.jsonl as it runs, and how a trial
+	// recorded before steps.jsonl is read.
+	Steps func() agent.Decoder
 }
 
 // Kinds are the agents, the default first.
 var Kinds = []Kind{
-	{Name: pi.Name, Package: pi.Package, Check: pi.Check, New: func(c Config) (Agent, error) {
+	{Name: pi.Name, Package: pi.Package, Check: pi.Check, Steps: pi.NewSteps, New: func(c Config) (Agent, error) {
 		return pi.New(pi.Config{Node: c.Tools.Node(), Package: c.Tools.Path(pi.Package), ExtraPackages: c.Tools.PlaywrightPackages(),
 			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
 	}},
-	{Name: claudecode.Name, Package: claudecode.Package, Check: claudecode.Check, New: func(c Config) (Agent, error) {
+	{Name: claudecode.Name, Package: claudecode.Package, Check: claudecode.Check, Steps: claudecode.NewSteps, New: func(c Config) (Agent, error) {
 		a, err := claudecode.New(claudecode.Config{Binary: c.Tools.Path(claudecode.Binary), ExtraPackages: c.besideAgent(),
 			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
 		return unwarmed{a}, err
 	}},
-	{Name: codex.Name, Package: codex.Package, HarnessTools: codex.HarnessTools, Check: codex.Check, New: func(c Config) (Agent, error) {
+	{Name: codex.Name, Package: codex.Package, HarnessTools: codex.HarnessTools, Check: codex.Check, Steps: codex.NewSteps, New: func(c Config) (Agent, error) {
 		a, err := codex.New(codex.Config{Binary: c.Tools.Path(codex.Binary), ExtraPackages: c.besideAgent(),
 			HostEnv: c.HostEnv, Executable: c.Executable, TempRoot: c.TempRoot, Log: c.Log})
 		return unwarmed{a}, err
@@ -137,6 +142,20 @@ func Package(name string, t agent.Tools) string {
 		return ""
 	}
 	return t.Path(k.Package)
+}
+
+// OldTranscripts returns the reader of the named agent's transcript.jsonl
+// into steps, each line at its time in times, for the trials recorded
+// before trials kept steps.jsonl (viewer.Site.OldTranscripts); nil for an
+// unknown agent.
+func OldTranscripts(name string) func(transcript io.Reader, times []int64) ([]runner.Step, error) {
+	k, err := Find(name)
+	if err != nil {
+		return nil
+	}
+	return func(transcript io.Reader, times []int64) ([]runner.Step, error) {
+		return agent.DecodeTranscript(transcript, times, k.Steps())
+	}
 }
 
 // unwarmed is an agent whose native binary needs no warm-up.

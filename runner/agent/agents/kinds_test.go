@@ -27,6 +27,7 @@ func TestEveryKindIsWhole(t *testing.T) {
 		assert.NotEmpty(t, k.Package, k.Name)
 		assert.NotNil(t, k.Check, k.Name)
 		assert.NotNil(t, k.New, k.Name)
+		assert.NotNil(t, k.Steps, k.Name)
 		assert.Equal(t, k.Name, agents.Names[i])
 		got, err := agents.Find(k.Name)
 		require.NoError(t, err)

@@ -5,6 +5,7 @@ package agenttest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -184,6 +185,7 @@ func Run(t *testing.T, a Adapter) {
 			assert.Positive(t, row.CostUSD)
 			assert.Positive(t, row.Turns)
 			b.noCanary(t, dir)
+			checkSteps(t, dir, row)
 			if arm == pairbench.Treatment {
 				assert.True(t, row.Adopted, "treatment calls the page's tool through webmcp")
 			}
@@ -329,6 +331,50 @@ func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent st
 	require.NoError(t, err)
 	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
 	return row, trials.RunDir.File(spec.Dir)
+}
+
+// checkSteps checks the trial's steps.jsonl in dir: the agent's turns as
+// the viewer shows them, written while it ran, ending in the answer the
+// row graded; treatment's include the webmcp call and its result.
+func checkSteps(t *testing.T, dir string, row pairbench.Row) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, runner.TrialSteps))
+	require.NoError(t, err, "the adapter writes the steps")
+	defer f.Close()
+	steps, err := runner.ReadSteps(f)
+	require.NoError(t, err)
+	require.NotEmpty(t, steps)
+	var tl runner.Timeline
+	b, err := os.ReadFile(filepath.Join(dir, runner.TrialTimeline))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &tl))
+	at := map[string]int64{}
+	for _, m := range tl.Marks {
+		at[m.Step] = m.AtMS
+	}
+	var calls, results []string
+	last := ""
+	for i, s := range steps {
+		assert.GreaterOrEqual(t, s.AtMS, at[runner.StepAgentLaunched], "step %d: written after the agent was launched", i)
+		assert.LessOrEqual(t, s.AtMS, at[runner.StepAgentEnded], "step %d: written before it ended", i)
+		if i > 0 {
+			assert.GreaterOrEqual(t, s.AtMS, steps[i-1].AtMS, "step %d: in the order written", i)
+		}
+		switch s.Kind {
+		case runner.CallStep:
+			calls = append(calls, s.Tool)
+			assert.True(t, s.Turn > 0, "step %d: a call belongs to a turn", i)
+		case runner.ResultStep:
+			results = append(results, s.Tool)
+		case runner.TextStep:
+			last = s.Text
+		}
+	}
+	assert.Equal(t, calls, results, "each call has its result, in order")
+	assert.Contains(t, last, strings.TrimSpace(row.Answer.Raw), "the last text is the answer")
+	if row.Arm == pairbench.Treatment {
+		assert.Contains(t, calls, "mcp__pairbench__webmcp")
+	}
 }
 
 // noCanary checks that nothing the trial left holds the host's key.

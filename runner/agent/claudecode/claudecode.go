@@ -190,6 +190,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 			s.Started, s.Meter = task.Started, meter
 			return s
 		},
+		Steps:    NewSteps,
 		TempRoot: a.cfg.TempRoot, Log: a.cfg.Log,
 	})
 }

@@ -206,6 +206,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 			return st
 		},
 		Diagnostics: st.Diagnostics,
+		Steps:       NewSteps,
 		TempRoot:    a.cfg.TempRoot, Log: a.cfg.Log,
 	})
 }

@@ -1,0 +1,80 @@
+package bench_test
+
+import (
+	"encoding/json"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/runner/agent/agents"
+	"github.com/pairbench/pairbench/viewer"
+)
+
+// transcriptSections are a pair page's Transcript sections, one per arm:
+// the steps and the trial's file links.
+var transcriptSections = regexp.MustCompile(`(?s)<h3>Transcript</h3>\n.*?</p>\n`)
+
+// TestTrialsBeforeStepsShowTheirTranscripts: runs recorded before trials
+// kept steps.jsonl (testdata/before-steps: a pair of each agent, made by
+// pairbench at cce150b, their screenshots left out) show each arm's
+// transcript as that pairbench showed it (transcripts.html, cut from its
+// pair page), read through the agent's own decoder; and once the same
+// steps are in steps.jsonl, as a trial writes them now, the page is the
+// same and reads them alone.
+func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
+	for _, name := range agents.Names {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join("testdata", "before-steps", name)
+			want, err := os.ReadFile(filepath.Join(src, "transcripts.html"))
+			require.NoError(t, err)
+			run := runner.RunDir{Path: t.TempDir()}
+			require.NoError(t, os.CopyFS(run.Path, os.DirFS(src)))
+			plan, err := run.ReadPlan()
+			require.NoError(t, err)
+			require.Equal(t, name, plan.AgentName())
+
+			sections := func() string {
+				t.Helper()
+				_, err := bench.WriteReport(run, run, "", func(p runner.Problem) { t.Errorf("rows: %s", p) })
+				require.NoError(t, err)
+				page, err := os.ReadFile(run.File(viewer.PairPage("weather-high-oslo", 0)))
+				require.NoError(t, err)
+				return strings.Join(transcriptSections.FindAllString(string(page), -1), "")
+			}
+			got := sections()
+			require.Equal(t, string(want), got, "the transcripts show as they did")
+			assert.Contains(t, got, `class="s-call"`)
+
+			// The steps written to steps.jsonl, and the transcript made
+			// unreadable: the page shows the steps file's steps.
+			for _, arm := range []string{"0-control", "0-treatment"} {
+				dir := path.Join(runner.TrialsDir, "weather-high-oslo", arm)
+				var tl runner.Timeline
+				b, err := os.ReadFile(run.File(path.Join(dir, runner.TrialTimeline)))
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(b, &tl))
+				f, err := os.Open(run.File(path.Join(dir, runner.TrialTranscript)))
+				require.NoError(t, err)
+				steps, err := agents.OldTranscripts(name)(f, tl.Transcript)
+				f.Close()
+				require.NoError(t, err)
+				require.NotEmpty(t, steps)
+				var out strings.Builder
+				for _, s := range steps {
+					require.NoError(t, runner.WriteStep(&out, s))
+				}
+				require.NoError(t, run.WriteFile(path.Join(dir, runner.TrialSteps), []byte(out.String())))
+				require.NoError(t, run.WriteFile(path.Join(dir, runner.TrialTranscript), []byte("{\"type\":\"unreadable\"}\n")))
+			}
+			assert.Equal(t, string(want), sections(), "steps.jsonl shows the same")
+		})
+	}
+}
