@@ -166,6 +166,9 @@ func TestARunIsOneThing(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(string(pairPage), `<img src="../../trials/`), "both arms' screenshots")
 	assert.NotContains(t, string(pairPage), "has no transcript.jsonl")
 	assert.NotContains(t, string(pairPage), "No screenshot.")
+	steps, err := filepath.Glob(filepath.Join(runsB, "r1", "trials", "weather-high-oslo", "0-*", "steps.jsonl"))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(steps), 2, "both arms' steps came with their trial directories")
 
 	// The store is the runs directory, spelt otherwise.
 	for _, loc := range []string{"file://" + runsA, runsA + "/../a"} {
