@@ -96,6 +96,16 @@ const (
 // attention comes first.
 var Labels = []Label{LessAccurate, Slower, Mixed, NoAdoption, NoSignal, Inconclusive, Faster, MoreAccurate, Better}
 
+// Claims reports whether l claims a difference between the arms (a label
+// of speed or accuracy, not inconclusive, no signal or no adoption).
+func (l Label) Claims() bool {
+	switch l {
+	case Faster, Slower, MoreAccurate, LessAccurate, Better, Mixed:
+		return true
+	}
+	return false
+}
+
 // Rank returns l's position in Labels (0 is worst), or -1 for an unknown label.
 func (l Label) Rank() int { return slices.Index(Labels, l) }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -95,6 +96,9 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 	case last.State != state.BenchDone:
 		return fmt.Sprintf("Nothing to top up: the last bench of %s, run `%s`, ended without a verdict (%s). Comment `/bench run` to start a new one.",
 			short(last.SHA), last.Run, last.State), nil
+	case pairbench.Label(last.Verdict).Claims():
+		return fmt.Sprintf("Run `%s` already reached a verdict, `%s`: its α is spent on that claim, so more pairs would test again what it decided, which its design does not cover. Comment `/bench run` for a new run.",
+			last.Run, last.Verdict), nil
 	case last.Backend != BackendLocal:
 		return fmt.Sprintf("Run `%s` ran on GitHub Actions, where pairbench cannot top a run up yet. Comment `/bench run --pairs %d` for a new run with more pairs.",
 			last.Run, min(last.Pairs+cmp.Or(add, last.Pairs), MaxPairs)), nil

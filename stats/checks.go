@@ -150,11 +150,11 @@ func (a *analysis) runChecks(intents []Intent, work []intentWork) RunChecks {
 		}
 		if in.Label != pairbench.NoAdoption && in.Label != pairbench.Inconclusive {
 			rc.Noise.Expected += in.NoiseProb
-			if isSignal(in.Label) {
+			if in.Label.Claims() {
 				rc.Noise.Observed++
 			}
 		}
-		if in.Class == pairbench.AnswerShapeOnly && isSignal(in.Label) {
+		if in.Class == pairbench.AnswerShapeOnly && in.Label.Claims() {
 			rc.ShapeOnly = append(rc.ShapeOnly, in.ID)
 		}
 		w := in.Control.WebMCP

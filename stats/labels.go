@@ -7,16 +7,6 @@ import (
 	"github.com/pairbench/pairbench"
 )
 
-// isSignal reports whether l claims a difference between the arms.
-func isSignal(l pairbench.Label) bool {
-	switch l {
-	case pairbench.Faster, pairbench.Slower, pairbench.MoreAccurate, pairbench.LessAccurate,
-		pairbench.Better, pairbench.Mixed:
-		return true
-	}
-	return false
-}
-
 // decide gives an intent its label and the reason, from its adjusted p
 // values, attainable p values, pair accounting, agreement check and its
 // domain's adoption stage. The rules are tried in this order:

@@ -66,7 +66,7 @@ func TestAAFalseLabels(t *testing.T) {
 		for _, in := range rep.Intents {
 			intents++
 			hist[in.Label]++
-			if isSignal(in.Label) {
+			if in.Label.Claims() {
 				labelled++
 				anyLabel = true
 			}

@@ -152,7 +152,7 @@ func TestCalibrationIdenticalArms(t *testing.T) {
 			}
 		}
 		rep := Build(armsPlan(k, pairs), rows)
-		if slicesAny(rep.Intents, func(in Intent) bool { return isSignal(in.Label) }) {
+		if slicesAny(rep.Intents, func(in Intent) bool { return in.Label.Claims() }) {
 			labelled++
 		}
 		switch rep.NonInferiority {

@@ -106,7 +106,7 @@ func (d Design) Stop(r *Report, k int) (bool, string) {
 // next look, and the reason in words without the look's number.
 func (d Design) Decide(r *Report, k int) (StopKind, string) {
 	last := k == len(d.Looks)-1
-	if isSignal(r.Verdict) {
+	if r.Verdict.Claims() {
 		return StopEfficacy, fmt.Sprintf("the verdict %s was reached at level %.3g", r.Verdict, r.Alpha)
 	}
 	if last {
@@ -121,11 +121,11 @@ func (d Design) Decide(r *Report, k int) (StopKind, string) {
 // Claims reports whether r claims any difference between the arms: its
 // verdict or a label of an intent that is not a placebo.
 func (r *Report) Claims() bool {
-	if isSignal(r.Verdict) {
+	if r.Verdict.Claims() {
 		return true
 	}
 	for _, in := range r.Intents {
-		if !in.Placebo && isSignal(in.Label) {
+		if !in.Placebo && in.Label.Claims() {
 			return true
 		}
 	}

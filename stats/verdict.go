@@ -310,7 +310,7 @@ func (a *analysis) headline(h *Headline, intents []Intent, placebo *Placebo) {
 		h.Label, h.Why = pairbench.NoSignal, "Across the intents neither speed nor accuracy differed significantly"
 	}
 	for _, in := range worstIntents(intents) {
-		if !in.Placebo && isSignal(in.Label) && in.Label != h.Label {
+		if !in.Placebo && in.Label.Claims() && in.Label != h.Label {
 			h.Claims = append(h.Claims, fmt.Sprintf("%s: %s", in.ID, in.Label))
 		}
 	}
