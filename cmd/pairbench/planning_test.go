@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -72,7 +73,10 @@ func TestRunPairsAuto(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	plan, err := runner.ReadPlan(filepath.Join(runs, "a1", "run.json"))
 	require.NoError(t, err)
-	want, err := stats.AutoPairs(2, 0.05, stats.Effect{Speedup: 2})
+	// The default design's looks: the run is decided at its last look's
+	// share of α.
+	design := bench.DefaultConfig().Design()
+	want, err := stats.AutoPairsAt(2, func(n int) float64 { return runner.LastLookAlpha(design, n, 2, 0.05) }, stats.Effect{Speedup: 2})
 	require.NoError(t, err)
 	for _, in := range plan.Intents {
 		assert.Len(t, in.Pairs, want, in.ID)
