@@ -34,7 +34,11 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 			benched++
 		}
 	}
-	benched = max(1, benched) // a run of placebo intents alone is planned as one intent's
+	design := opts.Design
+	if benched == 0 {
+		design = nil // a run of placebo intents alone takes no looks (runner.NewPlan)
+	}
+	benched = max(1, benched) // and is planned as one intent's
 
 	alpha := opts.Alpha
 	if !(alpha > 0 && alpha < 1) {
@@ -42,7 +46,7 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 	}
 	// What a run can reach is decided at its last look, at the share of
 	// α its looks leave it (runner.LastLookAlpha; alpha for one look).
-	level := func(pairs int) float64 { return runner.LastLookAlpha(opts.Design, pairs, benched, alpha) }
+	level := func(pairs int) float64 { return runner.LastLookAlpha(design, pairs, benched, alpha) }
 	if r.cfg.PairsAuto {
 		n, err := stats.AutoPairsAt(benched, level, r.cfg.Effect)
 		if err != nil {

@@ -89,3 +89,18 @@ func TestRunPairsAuto(t *testing.T) {
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, stderr, "--pairs auto: detect 1.001× over 1 intent: no number of pairs up to 1,000 per intent detects it")
 }
+
+// TestPlaceboRunIsPlannedWithoutLooks: a run of a placebo intent alone
+// takes no looks, so what it can reach is checked at α itself, not at the
+// share a last look would leave it.
+func TestPlaceboRunIsPlannedWithoutLooks(t *testing.T) {
+	realstack.Need(t, realstack.NodeTools) // run checks the agent is installed before it plans
+	runs := t.TempDir()
+	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo", "--pairs", "30",
+		"--plan-only", "--run-id", "p2", "--runs-dir", runs, "--tools", "../../tools/node_modules")
+	require.Equal(t, exitOK, code, stderr)
+	plan, err := runner.ReadPlan(filepath.Join(runs, "p2", "run.json"))
+	require.NoError(t, err)
+	assert.Empty(t, plan.Looks)
+	assert.Contains(t, stderr, "labels attainable at 0.05 over 30 pairs")
+}
