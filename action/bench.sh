@@ -53,6 +53,8 @@ bench_args() {
     [ "${PB_PAIRS:-10}" = auto ] || fail "input effect is what pairs auto plans for: set pairs to auto, or leave effect empty"
     args+=(--effect "$PB_EFFECT")
   fi
+  if [ -n "${PB_LOOKS:-}" ]; then want looks "$PB_LOOKS" '^([1-9]|10)$' "a whole number from 1 to 10"; args+=(--looks "$PB_LOOKS"); fi
+  if [ -n "${PB_WEBMCP:-}" ]; then want webmcp "$PB_WEBMCP" '^(native|polyfill)$' "native or polyfill"; args+=(--webmcp "$PB_WEBMCP"); fi
   local intents="${PB_INTENTS:-}" in
   want intents "$intents" '^[A-Za-z0-9._, -]*$' "ids or domains separated by commas or spaces"
   for in in ${intents//,/ }; do
