@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +19,6 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bot/githubtest"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -378,7 +379,7 @@ func labels(rep *stats.Report) map[string]pairbench.Label {
 // order arm", sorted.
 func plannedTrials(t *testing.T, dir string) []string {
 	t.Helper()
-	plan, err := runner.RunDir{Path: dir}.ReadPlan()
+	plan, err := rundir.RunDir{Path: dir}.ReadPlan()
 	require.NoError(t, err)
 	var out []string
 	for _, in := range plan.Intents {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestActionAgentInput runs the Action with agent: codex (the real Codex in
@@ -33,7 +33,7 @@ func TestActionAgentInput(t *testing.T) {
 
 	res := b.mustRun("codex", with(map[string]string{"agent": "codex", "intents": "books-cheapest-by-author", "pairs": "1", "run-id": "gh-codex"}))
 	dir := filepath.Join(res.Temp, "pairbench-action", "runs", "gh-codex")
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	assert.Equal(t, "codex", plan.Versions.AgentName)
 	assert.NotEmpty(t, plan.Versions.Agent)

@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pairbench/pairbench/bot"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestActionBenchesWhatThePullRequestChanged runs the Action on a pull
@@ -45,7 +45,7 @@ func TestActionBenchesWhatThePullRequestChanged(t *testing.T) {
 	git("commit", "--quiet", "-am", "edit list_cities")
 	with["run-id"], with["head"] = "gh-changes", git("rev-parse", "HEAD")
 	res := b.mustRun("changed", b.inputs(with))
-	plan, err := runner.ReadPlan(filepath.Join(res.Temp, "pairbench-action", "runs", "gh-changes", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(res.Temp, "pairbench-action", "runs", "gh-changes", "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms)
 	assert.Equal(t, "tools@main", plan.Arms.Control.String())
@@ -196,16 +196,16 @@ func exampleJobWith(t *testing.T, job string, dispatched map[string]any) map[str
 }
 
 // storedPlan reads run's run.json from the test's store.
-func storedPlan(t *testing.T, b *bench, run string) *runner.Plan {
+func storedPlan(t *testing.T, b *bench, run string) *rundir.Plan {
 	t.Helper()
-	r, err := b.store().Get(context.Background(), run+"/"+runner.PlanFile)
+	r, err := b.store().Get(context.Background(), run+"/"+rundir.PlanFile)
 	require.NoError(t, err)
 	defer r.Close()
-	path := filepath.Join(t.TempDir(), runner.PlanFile)
+	path := filepath.Join(t.TempDir(), rundir.PlanFile)
 	data, err := io.ReadAll(r)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data, 0o600))
-	plan, err := runner.ReadPlan(path)
+	plan, err := rundir.ReadPlan(path)
 	require.NoError(t, err)
 	return plan
 }
@@ -230,14 +230,14 @@ func TestActionRunsBothComparisons(t *testing.T) {
 	res := b.mustRun("both", b.inputs(map[string]string{"registry": repo, "intents": "", "base": "main", "pairs": "1",
 		"head": git("rev-parse", "HEAD"), "run-id": "gh-both", "s3-bucket": "", "s3-prefix": "", "s3-endpoint": "", "s3-region": ""}))
 	runs := filepath.Join(res.Temp, "pairbench-action", "runs")
-	base, err := runner.ReadPlan(filepath.Join(runs, "gh-both", "run.json"))
+	base, err := rundir.ReadPlan(filepath.Join(runs, "gh-both", "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, base.Arms)
 	assert.Equal(t, "tools@main", base.Arms.Control.String())
-	none, err := runner.ReadPlan(filepath.Join(runs, "gh-both-none", "run.json"))
+	none, err := rundir.ReadPlan(filepath.Join(runs, "gh-both-none", "run.json"))
 	require.NoError(t, err)
 	assert.True(t, none.Arms == nil || none.Arms.IsDefault(), "the second run is against no tools")
-	for _, p := range []*runner.Plan{base, none} {
+	for _, p := range []*rundir.Plan{base, none} {
 		require.Len(t, p.Intents, 1)
 		assert.Equal(t, "weather-high-oslo", p.Intents[0].ID)
 	}

@@ -31,7 +31,7 @@ const syncConcurrency = 4
 // written file out of the store. The files the caller names as last are
 // uploaded after every other, in the order named, so a reader that finds
 // the final one finds the whole run (for a run, its report: see
-// runner.PublishLast).
+// rundir.PublishLast).
 //
 // A Syncer is safe for concurrent use; concurrent Syncs run one at a time.
 type Syncer struct {

@@ -114,7 +114,7 @@ func runDir(t *testing.T) string {
 	return dir
 }
 
-// reportLast is the order a run's report goes last in (runner.PublishLast).
+// reportLast is the order a run's report goes last in (rundir.PublishLast).
 var reportLast = []string{"report.html", "report.md", "report.json"}
 
 func TestSyncUploadsTheLastFilesLast(t *testing.T) {

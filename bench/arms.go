@@ -7,18 +7,20 @@ import (
 	"io/fs"
 	"slices"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 )
 
 // readRevs reads the registry at every revision the run's arms read tools
-// at (runner.PlanArms.Revs), in memory, never checked out: from the
+// at (rundir.PlanArms.Revs), in memory, never checked out: from the
 // registry directory's own git repository, or through the git cache when
 // the registry is read from git (Config.Git). A resumed run reads each at
 // the commit its plan froze, so the trials register what was planned. It
 // returns the registries by revision and arms with each rev arm's commit.
-func (r *Run) readRevs(ctx context.Context, arms runner.PlanArms) (map[string]*intents.Registry, runner.PlanArms, error) {
+func (r *Run) readRevs(ctx context.Context, arms rundir.PlanArms) (map[string]*intents.Registry, rundir.PlanArms, error) {
 	revs := arms.Revs()
 	if len(revs) == 0 {
 		return nil, arms, nil
@@ -26,7 +28,7 @@ func (r *Run) readRevs(ctx context.Context, arms runner.PlanArms) (map[string]*i
 	frozen := map[string]string{} // rev -> commit, of a stored plan
 	if stored, err := r.dir.ReadPlan(); err == nil {
 		for _, arm := range pairbench.Arms {
-			if s := stored.ArmSpecs().Of(arm); s.Tools == runner.RevTools && s.Commit != "" {
+			if s := stored.ArmSpecs().Of(arm); s.Tools == rundir.RevTools && s.Commit != "" {
 				frozen[s.Rev] = s.Commit
 			}
 		}
@@ -44,7 +46,7 @@ func (r *Run) readRevs(ctx context.Context, arms runner.PlanArms) (map[string]*i
 		var tree fs.FS
 		var err error
 		if g := r.cfg.Git; g != nil {
-			var src runner.Source
+			var src rundir.Source
 			src, tree, err = runner.GitFetch(ctx, g.Cache, g.Repo, at, 0, r.cfg.Registry)
 			commit = src.Commit
 		} else {
@@ -61,25 +63,25 @@ func (r *Run) readRevs(ctx context.Context, arms runner.PlanArms) (map[string]*i
 		case errors.As(err, &ps):
 			// The base's own problems are not the head's: its tools are
 			// registered as they loaded, and the log says what was wrong.
-			r.problem(runner.Problem{Msg: "the registry at an arm's revision has problems", Attrs: []any{"rev", rev, "commit", commit, "problems", ps.Error()}})
+			r.problem(rundir.Problem{Msg: "the registry at an arm's revision has problems", Attrs: []any{"rev", rev, "commit", commit, "problems", ps.Error()}})
 		case err != nil:
 			return nil, arms, fmt.Errorf("tools@%s: %w", rev, err)
 		}
 		r.log.Info("arm registry", "rev", rev, "commit", commit)
 		out[rev], commits[rev] = reg, commit
 	}
-	for _, s := range []*runner.ArmSpec{&arms.Control, &arms.Treatment} {
-		if s.Tools == runner.RevTools {
+	for _, s := range []*rundir.ArmSpec{&arms.Control, &arms.Treatment} {
+		if s.Tools == rundir.RevTools {
 			s.Commit = commits[s.Rev]
 		}
 	}
 	return out, arms, nil
 }
 
-// cmpArms returns arms, or runner.DefaultArms for the zero value.
-func cmpArms(arms runner.PlanArms) runner.PlanArms {
-	if arms == (runner.PlanArms{}) {
-		return runner.DefaultArms
+// cmpArms returns arms, or rundir.DefaultArms for the zero value.
+func cmpArms(arms rundir.PlanArms) rundir.PlanArms {
+	if arms == (rundir.PlanArms{}) {
+		return rundir.DefaultArms
 	}
 	return arms
 }

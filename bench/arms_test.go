@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +22,6 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -202,7 +203,7 @@ func armsRepo(t *testing.T) (string, string) {
 
 // armsBench runs a bench of reg's intents with arms, pairs pairs each, and
 // returns its report.
-func armsBench(t *testing.T, reg string, hosts map[string]string, arms runner.PlanArms, pairs int, alpha float64, sel ...string) *stats.Report {
+func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.PlanArms, pairs int, alpha float64, sel ...string) *stats.Report {
 	t.Helper()
 	cfg := config(t, reg)
 	cfg.RunID = strings.NewReplacer("@", "-", "+", "-").Replace(arms.Control.String() + "-vs-" + arms.Treatment.String())
@@ -245,7 +246,7 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 	for _, d := range []string{"slow.test", "broken.test", "refactor.test", "calm.test", "fresh.test", "route.test", "empty.test"} {
 		hosts[d] = strings.TrimPrefix(srv.URL, "http://")
 	}
-	against := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: "main"}, Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
+	against := rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main"}, Treatment: rundir.ArmSpec{Tools: rundir.RegistryTools}}
 
 	// The pull request's diff chooses what is benched, and against what.
 	head, err := intents.Load(reg)
@@ -305,13 +306,13 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 		rep := armsBench(t, reg, hosts, against, 8, 0.05, "slow.test")
 		in := intentOf(t, rep, "slow.test-titles")
 		assert.Equal(t, pairbench.Slower, in.Label, in.Why)
-		rep = armsBench(t, reg, hosts, runner.DefaultArms, 6, 0.05, "slow.test")
+		rep = armsBench(t, reg, hosts, rundir.DefaultArms, 6, 0.05, "slow.test")
 		assert.Nil(t, rep.Arms, "none against tools is today's run")
 		in = intentOf(t, rep, "slow.test-titles")
 		assert.Equal(t, pairbench.Faster, in.Label, in.Why)
 	})
 	t.Run("a context pack that carries the route helps; an empty one does not", func(t *testing.T) {
-		context := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.NoTools}, Treatment: runner.ArmSpec{Tools: runner.NoTools, Context: true}}
+		context := rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.NoTools}, Treatment: rundir.ArmSpec{Tools: rundir.NoTools, Context: true}}
 		rep := armsBench(t, reg, hosts, context, 6, 0.05, "route.test")
 		in := intentOf(t, rep, "route.test-titles")
 		assert.Equal(t, pairbench.Faster, in.Label, in.Why)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -35,7 +35,7 @@ func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
 			src := filepath.Join("testdata", "before-steps", name)
 			want, err := os.ReadFile(filepath.Join(src, "transcripts.html"))
 			require.NoError(t, err)
-			run := runner.RunDir{Path: t.TempDir()}
+			run := rundir.RunDir{Path: t.TempDir()}
 			require.NoError(t, os.CopyFS(run.Path, os.DirFS(src)))
 			plan, err := run.ReadPlan()
 			require.NoError(t, err)
@@ -43,7 +43,7 @@ func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
 
 			sections := func() string {
 				t.Helper()
-				_, err := bench.WriteReport(run, run, "", func(p runner.Problem) { t.Errorf("rows: %s", p) })
+				_, err := bench.WriteReport(run, run, "", func(p rundir.Problem) { t.Errorf("rows: %s", p) })
 				require.NoError(t, err)
 				page, err := os.ReadFile(run.File(viewer.PairPage("weather-high-oslo", 0)))
 				require.NoError(t, err)
@@ -56,12 +56,12 @@ func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
 			// The steps written to steps.jsonl, and the transcript made
 			// unreadable: the page shows the steps file's steps.
 			for _, arm := range []string{"0-control", "0-treatment"} {
-				dir := path.Join(runner.TrialsDir, "weather-high-oslo", arm)
-				var tl runner.Timeline
-				b, err := os.ReadFile(run.File(path.Join(dir, runner.TrialTimeline)))
+				dir := path.Join(rundir.TrialsDir, "weather-high-oslo", arm)
+				var tl rundir.Timeline
+				b, err := os.ReadFile(run.File(path.Join(dir, rundir.TrialTimeline)))
 				require.NoError(t, err)
 				require.NoError(t, json.Unmarshal(b, &tl))
-				f, err := os.Open(run.File(path.Join(dir, runner.TrialTranscript)))
+				f, err := os.Open(run.File(path.Join(dir, rundir.TrialTranscript)))
 				require.NoError(t, err)
 				steps, err := agents.OldTranscripts(name)(f, tl.Transcript)
 				f.Close()
@@ -69,10 +69,10 @@ func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
 				require.NotEmpty(t, steps)
 				var out strings.Builder
 				for _, s := range steps {
-					require.NoError(t, runner.WriteStep(&out, s))
+					require.NoError(t, rundir.WriteStep(&out, s))
 				}
-				require.NoError(t, run.WriteFile(path.Join(dir, runner.TrialSteps), []byte(out.String())))
-				require.NoError(t, run.WriteFile(path.Join(dir, runner.TrialTranscript), []byte("{\"type\":\"unreadable\"}\n")))
+				require.NoError(t, run.WriteFile(path.Join(dir, rundir.TrialSteps), []byte(out.String())))
+				require.NoError(t, run.WriteFile(path.Join(dir, rundir.TrialTranscript), []byte("{\"type\":\"unreadable\"}\n")))
 			}
 			assert.Equal(t, string(want), sections(), "steps.jsonl shows the same")
 		})

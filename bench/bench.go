@@ -33,6 +33,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
@@ -61,10 +63,10 @@ type Config struct {
 	// that is not stale.
 	Intents []string
 	// Arms are the two arms the bench compares (`--control`,
-	// `--treatment`); the zero value is runner.DefaultArms, no tools
+	// `--treatment`); the zero value is rundir.DefaultArms, no tools
 	// against the registry's tools. An arm's tools@REV reads the registry
 	// at REV of its repository (the registry directory's, or Git's).
-	Arms runner.PlanArms
+	Arms rundir.PlanArms
 	// Changes, a git revision (a pull request's base), benches what the
 	// registry directory's working tree changed since its merge base with
 	// it (what a pull request into it shows): each domain as
@@ -76,7 +78,7 @@ type Config struct {
 	Changes string
 	// Pairs is the number of pairs per intent. A resume keeps the run's
 	// pairs unless PairsGiven (--pairs was given): then more pairs top the
-	// run up (runner.Plan.TopUp) and fewer are refused.
+	// run up (rundir.Plan.TopUp) and fewer are refused.
 	Pairs      int
 	PairsGiven bool
 	// Planning: see planning.go. With PairsAuto a new run's Pairs is the
@@ -98,7 +100,7 @@ type Config struct {
 	// provider/id (see ParseModel); ModelURL overrides the provider's
 	// endpoint.
 	Model, ModelURL string
-	Caps            runner.PlanCaps
+	Caps            rundir.PlanCaps
 	// Judge chooses the judge of judged intents (judge.go).
 	Judge JudgeSettings
 	// Seed shuffles the pair orders and seeds the report's bootstrap.
@@ -182,7 +184,7 @@ type Hooks struct {
 	Progress func(runner.Progress)
 	// Problem sees each thing that goes wrong without stopping the bench;
 	// without it, problems are logged as warnings.
-	Problem func(runner.Problem)
+	Problem func(rundir.Problem)
 	// Step sees the bench pass each point of its way (see StepName), from
 	// the goroutine at that point, as it passes it: what a bench killed at
 	// that moment leaves is what a resume must cope with.
@@ -279,14 +281,14 @@ func (e *RegistryError) Unwrap() error { return e.Problems }
 type Run struct {
 	cfg  Config
 	log  *slog.Logger
-	dir  runner.RunDir
-	plan *runner.Plan
+	dir  rundir.RunDir
+	plan *rundir.Plan
 	// fresh is true for a run planned here; adopted for one whose plan was
 	// fetched from the store. Either way the smoke gate has not passed here.
 	fresh, adopted bool
 	smoked         bool
 	// status is the run's status as its last report found it.
-	status *runner.Status
+	status *rundir.Status
 	// alsoNone lists the domains benched against base that compare: both
 	// also benches against no tools, after this run (Bench).
 	alsoNone []string
@@ -309,7 +311,7 @@ type Run struct {
 }
 
 // Dir returns the run directory.
-func (r *Run) Dir() runner.RunDir { return r.dir }
+func (r *Run) Dir() rundir.RunDir { return r.dir }
 
 // Resumed reports whether the run existed before Open: its run.json was
 // frozen by an earlier runner of this run directory.
@@ -331,7 +333,7 @@ func (r *Run) Close() error {
 func (r *Run) onClose(f func() error) { r.closers = append(r.closers, f) }
 
 // problem shows p through the Problem hook, or logs it.
-func (r *Run) problem(p runner.Problem) {
+func (r *Run) problem(p rundir.Problem) {
 	if r.cfg.Hooks.Problem != nil {
 		r.cfg.Hooks.Problem(p)
 		return
@@ -343,7 +345,7 @@ func (r *Run) problem(p runner.Problem) {
 type Result struct {
 	// Dir is the run directory; zero when the bench did not get as far as
 	// taking it.
-	Dir runner.RunDir
+	Dir rundir.RunDir
 	// Reports are the report files written, in the order written: none for
 	// a plan-only bench, a shard, or an interrupted run.
 	Reports []string
@@ -379,7 +381,7 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 		return res, nil
 	}
 	runErr := r.Execute(ctx)
-	if cause := context.Cause(ctx); errors.Is(cause, runner.ErrLeaseLost) {
+	if cause := context.Cause(ctx); errors.Is(cause, rundir.ErrLeaseLost) {
 		// Stopped because another runner has the run now: say so, not
 		// "context canceled", so the service's check run says it too.
 		runErr = fmt.Errorf("stopped: %w", cause)
@@ -401,7 +403,7 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 	if len(r.alsoNone) > 0 && err == nil {
 		// compare: both: the same domains, head against no tools.
 		none := cfg
-		none.RunID, none.Changes, none.Intents, none.Arms = intents.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, runner.PlanArms{}
+		none.RunID, none.Changes, none.Intents, none.Arms = intents.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, rundir.PlanArms{}
 		r.log.Info("compare: both: benching against no tools too", "run", none.RunID, "domains", r.alsoNone)
 		r.Close()
 		second, err := Bench(ctx, none)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +43,7 @@ func config(t *testing.T, registry string) bench.Config {
 	// machine many times busier than this one an agent may take minutes to
 	// declare its tools, and a trial stopped before that aborts.
 	return bench.Config{Registry: registry, RunID: "r1", RunsDir: t.TempDir(), Pairs: 1, Slots: 1,
-		Model: bench.ScriptedModel, Caps: runner.PlanCaps{TimeS: 600, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
+		Model: bench.ScriptedModel, Caps: rundir.PlanCaps{TimeS: 600, Turns: 30, SpendUSD: 1}, Seed: 7, Alpha: 0.05,
 		Settle: 300 * time.Millisecond, Tools: tools, TempDir: sandboxtest.TempDir(t)}
 }
 
@@ -110,18 +112,18 @@ func TestBenchRunsToItsReport(t *testing.T) {
 		started  []runner.TrialSpec
 		rows     []pairbench.Row
 		last     runner.Progress
-		problems []runner.Problem
+		problems []rundir.Problem
 	)
 	cfg.Hooks = bench.Hooks{
 		Start:    func(s runner.TrialSpec) { mu.Lock(); started = append(started, s); mu.Unlock() },
 		Row:      func(r pairbench.Row) { mu.Lock(); rows = append(rows, r); mu.Unlock() },
 		Progress: func(p runner.Progress) { mu.Lock(); last = p; mu.Unlock() },
-		Problem:  func(p runner.Problem) { mu.Lock(); problems = append(problems, p); mu.Unlock() },
+		Problem:  func(p rundir.Problem) { mu.Lock(); problems = append(problems, p); mu.Unlock() },
 	}
 	res, err := bench.Bench(t.Context(), cfg)
 	require.NoError(t, err)
 
-	dir := runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
+	dir := rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
 	assert.Equal(t, dir, res.Dir)
 	plan, err := dir.ReadPlan()
 	require.NoError(t, err)
@@ -181,7 +183,7 @@ func TestExecuteNeedsTheSmokeGate(t *testing.T) {
 // every attempt but the last aborted, and the last scored in both arms;
 // nothing else. It returns the last attempts' rows: each planned trial
 // scored exactly once.
-func scoredOnce(t *testing.T, plan *runner.Plan, rows []pairbench.Row) []pairbench.Row {
+func scoredOnce(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) []pairbench.Row {
 	t.Helper()
 	type attempt struct {
 		intent        string
@@ -267,9 +269,9 @@ func TestResumeWithAnotherAgentIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m,
 		Caps: cfg.Caps, Seed: cfg.Seed, Alpha: cfg.Alpha, Now: time.Now(),
-		Versions: runner.Versions{AgentName: "codex", Agent: "0.171.0"}})
+		Versions: rundir.Versions{AgentName: "codex", Agent: "0.171.0"}})
 	require.NoError(t, err)
-	dir := runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
+	dir := rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
 	require.NoError(t, os.MkdirAll(dir.Path, 0o755))
 	require.NoError(t, dir.WritePlan(plan))
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/cdp"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
@@ -88,7 +90,7 @@ func (b Browsers) service() (remote.Service, error) {
 }
 
 // policy is what run.json records of the browsers.
-func (r *Run) browserPolicy() runner.BrowserPolicy {
+func (r *Run) browserPolicy() rundir.BrowserPolicy {
 	b := r.cfg.Browser
 	if !b.remote() {
 		return r.browserConfig().Policy()
@@ -97,10 +99,10 @@ func (r *Run) browserPolicy() runner.BrowserPolicy {
 	if b.Provider == BrowserCDP && b.CDP.Name != "" {
 		name += ": " + b.CDP.Name
 	}
-	return runner.BrowserPolicy{
+	return rundir.BrowserPolicy{
 		Provider: name,
 		Sandbox:  "the service's",
-		Egress:   runner.BrowserEgress{Never: "set by the service, not by pairbench"},
+		Egress:   rundir.BrowserEgress{Never: "set by the service, not by pairbench"},
 		DevTools: "a websocket to pairbench; to the trial's agent sandbox only through a unix-socket relay on this host (the service's URL and keys stay here)",
 		Writable: "the service's",
 		Stealth:  b.Stealth,

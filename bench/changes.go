@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -26,15 +28,15 @@ var ErrNothingChanged = errors.New("nothing to bench")
 // the diff chooses the comparison of each named one's domain the same way
 // and selects nothing more: a named intent whose domain's tools did not
 // change is benched against no tools.
-func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runner.Source) (runner.PlanArms, []string, error) {
+func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head rundir.Source) (rundir.PlanArms, []string, error) {
 	base := r.cfg.Changes
-	if r.cfg.Arms != (runner.PlanArms{}) {
-		return runner.PlanArms{}, nil, errors.New("--changes chooses the arms from the diff; give no --control, --treatment or --against with it")
+	if r.cfg.Arms != (rundir.PlanArms{}) {
+		return rundir.PlanArms{}, nil, errors.New("--changes chooses the arms from the diff; give no --control, --treatment or --against with it")
 	}
-	arms := runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: base}, Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
+	arms := rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: base}, Treatment: rundir.ArmSpec{Tools: rundir.RegistryTools}}
 	revs, read, err := r.readRevs(ctx, arms)
 	if err != nil {
-		return runner.PlanArms{}, nil, err
+		return rundir.PlanArms{}, nil, err
 	}
 	var changed []string
 	if g := r.cfg.Git; g != nil {
@@ -43,7 +45,7 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 		changed, err = runner.GitChangedFiles(ctx, r.cfg.Registry, base)
 	}
 	if err != nil {
-		return runner.PlanArms{}, nil, err
+		return rundir.PlanArms{}, nil, err
 	}
 	againstBase, both := map[string]bool{}, map[string]bool{}
 	var benched, none []string
@@ -76,7 +78,7 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head runn
 		return arms, none, nil
 	}
 	if len(benched) == 0 {
-		return runner.PlanArms{}, nil, fmt.Errorf("%w: no domain of %s changed since %s", ErrNothingChanged, r.cfg.Registry, base)
+		return rundir.PlanArms{}, nil, fmt.Errorf("%w: no domain of %s changed since %s", ErrNothingChanged, r.cfg.Registry, base)
 	}
 	r.cfg.Intents = benched
 	for _, d := range benched {
@@ -96,7 +98,7 @@ func (r *Run) askBoth(domain string, both bool) {
 		return
 	}
 	if r.cfg.PlanOnly || r.cfg.Shards > 0 {
-		r.problem(runner.Problem{Msg: "compare: both: a sharded run benches the domain against base only; bench it against no tools in a run of its own",
+		r.problem(rundir.Problem{Msg: "compare: both: a sharded run benches the domain against base only; bench it against no tools in a run of its own",
 			Attrs: []any{"domain", domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + domain}})
 		return
 	}

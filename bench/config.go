@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/runner/browser/local"
 	"github.com/pairbench/pairbench/stats"
@@ -23,7 +24,7 @@ import (
 // looks, runs under "runs".
 func DefaultConfig() Config {
 	return Config{Agent: agents.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Looks: DefaultLooks, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
-		Caps: runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
+		Caps: rundir.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
 // DemoConfig is `pairbench demo`'s bench: DefaultConfig on the example
@@ -93,7 +94,7 @@ func (c Config) Check() error {
 	if _, _, err := c.checkParts(); err != nil {
 		return err
 	}
-	if _, err := c.Judge.planJudge(runner.Model{}); err != nil {
+	if _, err := c.Judge.planJudge(rundir.Model{}); err != nil {
 		return err
 	}
 	return CheckRunID(c.RunID)
@@ -113,9 +114,9 @@ func CheckRunID(id string) error {
 // checkParts refuses a browser configuration no provider can run, an
 // unknown agent, a model the agent cannot take, or a missing key; it
 // returns the agent's name (agents.Default for none) and the model.
-func (c Config) checkParts() (agent string, _ runner.Model, _ error) {
+func (c Config) checkParts() (agent string, _ rundir.Model, _ error) {
 	if err := c.Browser.Check(c); err != nil {
-		return "", runner.Model{}, err
+		return "", rundir.Model{}, err
 	}
 	agent = c.Agent
 	if agent == "" {
@@ -123,10 +124,10 @@ func (c Config) checkParts() (agent string, _ runner.Model, _ error) {
 	}
 	m, err := ParseModel(c.Model, c.ModelURL)
 	if err != nil {
-		return "", runner.Model{}, err
+		return "", rundir.Model{}, err
 	}
 	if err := agents.Check(agent, m, os.Environ()); err != nil {
-		return "", runner.Model{}, err
+		return "", rundir.Model{}, err
 	}
 	return agent, m, nil
 }

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
 )
 
 // TestNewRunIDsNeverCollide names many runs started in the same second:
@@ -52,7 +53,7 @@ func TestParseShard(t *testing.T) {
 // naming its flag, and Complete fills the host's defaults of a good one.
 func TestConfigCheckNamesTheFlag(t *testing.T) {
 	good := bench.Config{Agent: "pi", Model: bench.ScriptedModel, Pairs: 1, Slots: 1, Alpha: 0.05,
-		Caps: runner.PlanCaps{TimeS: 10, Turns: 5, SpendUSD: 1}, RunID: "r1"}
+		Caps: rundir.PlanCaps{TimeS: 10, Turns: 5, SpendUSD: 1}, RunID: "r1"}
 	require.NoError(t, good.Check())
 	for want, bad := range map[string]func(*bench.Config){
 		"--pairs":    func(c *bench.Config) { c.Pairs = 0 },

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,7 +47,7 @@ func TestDemoSmokeGateCoversEveryExampleIntent(t *testing.T) {
 	reg, err := intents.Load("../examples/registry")
 	require.NoError(t, err)
 	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: "demo", Intents: bench.DemoConfig().Intents, Pairs: 1, Seed: 1, Alpha: 0.05,
-		Now: time.Now(), Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}})
+		Now: time.Now(), Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}})
 	require.NoError(t, err)
 	tis, err := runner.TrialIntents(reg, plan)
 	require.NoError(t, err)

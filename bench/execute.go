@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -25,7 +27,7 @@ func (r *Run) Execute(ctx context.Context) error {
 	// afresh.
 	r.step(Step{Name: StepWarmUp})
 	if err := r.agent.Warm(ctx, r.trials.BrowserMCP("ws://127.0.0.1:9/warm-up")); err != nil {
-		r.problem(runner.Problem{Msg: "agent warm-up failed; trials run without a compile cache", Attrs: []any{"err", err}})
+		r.problem(rundir.Problem{Msg: "agent warm-up failed; trials run without a compile cache", Attrs: []any{"err", err}})
 	}
 	r.step(Step{Name: StepWarmedUp})
 	up := r.startUploads(ctx)
@@ -54,8 +56,8 @@ func (r *Run) Execute(ctx context.Context) error {
 }
 
 // jobOf is the job a row records an attempt of.
-func jobOf(row pairbench.Row) runner.Job {
-	return runner.Job{Intent: row.Intent, Domain: row.Domain, Stage: row.Stage, Pair: row.Pair, Order: row.Order, Attempt: row.Attempt}
+func jobOf(row pairbench.Row) rundir.Job {
+	return rundir.Job{Intent: row.Intent, Domain: row.Domain, Stage: row.Stage, Pair: row.Pair, Order: row.Order, Attempt: row.Attempt}
 }
 
 // execution is this runner's share of the run.
@@ -148,7 +150,7 @@ func (r *Run) startUploads(ctx context.Context) *uploads {
 			case <-u.kicks:
 			}
 			if err := r.Upload(context.WithoutCancel(ctx)); err != nil {
-				r.problem(runner.Problem{Msg: "upload to the artifact store failed; it is tried again after the next row and at the end", Attrs: []any{"err", err}})
+				r.problem(rundir.Problem{Msg: "upload to the artifact store failed; it is tried again after the next row and at the end", Attrs: []any{"err", err}})
 			}
 		}
 	}()

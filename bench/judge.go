@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // DefaultJudgeCaps bound each judging of a judged trial unless the
 // configuration says otherwise: 120 s and 0.10 USD.
-var DefaultJudgeCaps = runner.PlanCaps{TimeS: 120, SpendUSD: 0.10}
+var DefaultJudgeCaps = rundir.PlanCaps{TimeS: 120, SpendUSD: 0.10}
 
 // JudgeSettings choose the judge of a run with judged intents
 // (docs/registry.md, Open-ended intents).
@@ -21,7 +22,7 @@ type JudgeSettings struct {
 	Model, ModelURL string
 	// Caps bound each judging (time and spend; zero takes
 	// DefaultJudgeCaps').
-	Caps runner.PlanCaps
+	Caps rundir.PlanCaps
 	// Twice judges every judged answer a second time, for the report's
 	// judge agreement.
 	Twice bool
@@ -30,7 +31,7 @@ type JudgeSettings struct {
 // planJudge is the judge the plan freezes when it has judged intents: the
 // settings' model, else the agents' (m). Whether it can be reached is
 // checked once the plan has judged intents (checkJudge).
-func (s JudgeSettings) planJudge(m runner.Model) (*runner.PlanJudge, error) {
+func (s JudgeSettings) planJudge(m rundir.Model) (*rundir.PlanJudge, error) {
 	if s.Model != "" {
 		var err error
 		if m, err = ParseModel(s.Model, s.ModelURL); err != nil {
@@ -44,13 +45,13 @@ func (s JudgeSettings) planJudge(m runner.Model) (*runner.PlanJudge, error) {
 	if caps.SpendUSD <= 0 {
 		caps.SpendUSD = DefaultJudgeCaps.SpendUSD
 	}
-	return &runner.PlanJudge{Model: m, Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion,
-		Caps: runner.PlanCaps{TimeS: caps.TimeS, SpendUSD: caps.SpendUSD}, Twice: s.Twice}, nil
+	return &rundir.PlanJudge{Model: m, Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion,
+		Caps: rundir.PlanCaps{TimeS: caps.TimeS, SpendUSD: caps.SpendUSD}, Twice: s.Twice}, nil
 }
 
 // checkJudge fails, in one line, when the plan's judge cannot be reached
 // (an unknown provider without a base URL, a missing key).
-func checkJudge(p *runner.Plan) error {
+func checkJudge(p *rundir.Plan) error {
 	if p.Judge == nil {
 		return nil
 	}

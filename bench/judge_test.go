@@ -14,6 +14,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -160,13 +161,13 @@ func TestJudgedIntentThroughTheRealStack(t *testing.T) {
 		assert.Contains(t, r.Judge.Reasoning, "runner_up: the answer holds")
 		require.NotNil(t, r.Judge.Again, "judged twice")
 		assert.Equal(t, r.Judge.Scores, r.Judge.Again.Scores, "the scripted judge agrees with itself")
-		b, err := os.ReadFile(res.Dir.File(filepath.Join(r.TrialDir, runner.TrialJudge)))
+		b, err := os.ReadFile(res.Dir.File(filepath.Join(r.TrialDir, rundir.TrialJudge)))
 		require.NoError(t, err, "%s keeps what the judge was asked", r.Arm)
 		assert.Contains(t, string(b), `"task"`)
 		assert.NotContains(t, string(b), string(r.Arm), "the judge's question does not name the arm")
 	}
 	assert.True(t, plan.Judge.Twice)
-	md, err := os.ReadFile(res.Dir.File(runner.ReportMarkdown))
+	md, err := os.ReadFile(res.Dir.File(rundir.ReportMarkdown))
 	require.NoError(t, err)
 	for _, want := range []string{
 		"runner\\_up (weight 1): control 0.00, treatment 1.00, higher in 0 and 1 pair, treatment won",

@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // takeLease takes the run's (this shard's) lease in the store, so that no
-// other runner runs it at the same time (runner.AcquireLease), and keeps it
+// other runner runs it at the same time (rundir.AcquireLease), and keeps it
 // renewed until Close releases it. A lease lost to another runner is told
 // on r.leaseLost.
 func (r *Run) takeLease(ctx context.Context) error {
-	l, err := runner.AcquireLease(ctx, r.store, r.cfg.RunID, r.cfg.Shard, runner.LeaseHolder(), time.Now)
+	l, err := rundir.AcquireLease(ctx, r.store, r.cfg.RunID, r.cfg.Shard, rundir.LeaseHolder(), time.Now)
 	if err != nil || l == nil {
 		return err
 	}

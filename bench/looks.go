@@ -3,7 +3,7 @@ package bench
 import (
 	"errors"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -19,7 +19,7 @@ const MaxLooks = 10
 // by: Looks looks at equal fractions of the pairs, O'Brien–Fleming-type
 // spending and the default non-binding futility bound; nil for one look.
 // The plan leaves out a look that could reach no verdict
-// (runner.LookPairs).
+// (rundir.LookPairs).
 func (c Config) Design() *stats.Design {
 	if c.Looks <= 1 {
 		return nil
@@ -34,12 +34,12 @@ func (c Config) Design() *stats.Design {
 }
 
 // ErrClaimed is matched by the error of a top-up refused because the run
-// already claimed a difference (a *runner.ClaimedError): a bad request
+// already claimed a difference (a *rundir.ClaimedError): a bad request
 // (exit 2), as no design covers it.
 var ErrClaimed = errors.New("the run already claimed a difference")
 
-// claimedError wraps a *runner.ClaimedError so it also matches ErrClaimed.
-type claimedError struct{ *runner.ClaimedError }
+// claimedError wraps a *rundir.ClaimedError so it also matches ErrClaimed.
+type claimedError struct{ *rundir.ClaimedError }
 
 func (e claimedError) Unwrap() []error { return []error{e.ClaimedError, ErrClaimed} }
 
@@ -48,7 +48,7 @@ func (e claimedError) Unwrap() []error { return []error{e.ClaimedError, ErrClaim
 // it recorded its stop, a run from before runs took their looks, whose one
 // look is all its pairs at the plan's α); nil while pairs of a look are
 // still to run.
-func stopOf(dir runner.RunDir, plan *runner.Plan) (*runner.LookStop, error) {
+func stopOf(dir rundir.RunDir, plan *rundir.Plan) (*rundir.LookStop, error) {
 	if plan.Stop != nil {
 		return plan.Stop, nil
 	}

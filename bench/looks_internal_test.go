@@ -12,6 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -25,11 +26,11 @@ func looksRun(t *testing.T, cfg Config, speedup float64) (*Run, *intents.Registr
 	reg, err := intents.Load("../examples/registry")
 	require.NoError(t, err)
 	opts := runner.PlanOptions{RunID: "r1", Intents: []string{"books-cheapest-by-author", "books-count-by-author"}, Pairs: 12,
-		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}, Seed: 3, Alpha: 0.05,
+		Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}, Seed: 3, Alpha: 0.05,
 		Now: time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC), Design: cfg.Design()}
 	plan, _, err := runner.NewPlan(reg, opts)
 	require.NoError(t, err)
-	dir := runner.RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	trial := func(_ context.Context, s runner.TrialSpec) (pairbench.Row, error) {
 		wall := float64(20 + s.Job.Pair%5)

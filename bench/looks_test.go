@@ -11,6 +11,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -21,17 +22,17 @@ import (
 // store's syncer uploads it, report.json last, and ReadVerdict takes it.
 func TestStoppedRunIsFinalAndPublished(t *testing.T) {
 	d := stats.DefaultDesign()
-	plan := &runner.Plan{V: runner.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 1,
-		Model: runner.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
-		Looks: runner.LookPairs(&d, 30, 3, 0.05), Futility: d.Futility}
+	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 1,
+		Model: rundir.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
+		Looks: rundir.LookPairs(&d, 30, 3, 0.05), Futility: d.Futility}
 	for i := range 3 {
-		in := runner.PlannedIntent{ID: fmt.Sprintf("intent-%d", i), Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"t"}}
+		in := rundir.PlannedIntent{ID: fmt.Sprintf("intent-%d", i), Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"t"}}
 		for n := range 30 {
-			in.Pairs = append(in.Pairs, runner.PlannedPair{Pair: n, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[n%2]})
+			in.Pairs = append(in.Pairs, rundir.PlannedPair{Pair: n, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[n%2]})
 		}
 		plan.Intents = append(plan.Intents, in)
 	}
-	dir := runner.RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	trial := func(_ context.Context, s runner.TrialSpec) (pairbench.Row, error) {
 		wall := float64(10 + s.Job.Pair%7)
@@ -58,7 +59,7 @@ func TestStoppedRunIsFinalAndPublished(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Sync(t.Context())
 	require.NoError(t, err)
-	stored, err := runner.ReadStoredReport(t.Context(), store, "r1")
+	stored, err := rundir.ReadStoredReport(t.Context(), store, "r1")
 	require.NoError(t, err, "the final report is published")
 	assert.Equal(t, stats.StopEfficacy, stored.Looks.Stop)
 }

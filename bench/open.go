@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
@@ -38,7 +40,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{cfg: cfg, log: log, dir: runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,
+	r := &Run{cfg: cfg, log: log, dir: rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,
 		agentName: name, harness: agents.HarnessTools(name)}
 	defer func() {
 		if err != nil {
@@ -115,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	policy := r.browserPolicy()
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: r.cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
-		Browser: &policy, Trial: runner.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
+		Browser: &policy, Trial: rundir.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
 		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design(), WebMCP: cfg.Browser.WebMCP}
 	if opts.Judge, err = cfg.Judge.planJudge(m); err != nil {
 		return nil, err
@@ -165,12 +167,12 @@ func (r *Run) lock() error {
 
 // readRegistry loads the registry from its directory, or from git at the
 // pinned ref without a checkout.
-func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, runner.Source, error) {
+func (r *Run) readRegistry(ctx context.Context) (*intents.Registry, rundir.Source, error) {
 	g := r.cfg.Git
 	if g == nil {
 		reg, err := intents.Load(r.cfg.Registry)
 		reg, err = checkRegistry(reg, err, r.cfg.Registry, false, time.Now())
-		return reg, runner.Source{}, err
+		return reg, rundir.Source{}, err
 	}
 	source, tree, err := runner.GitFetch(ctx, g.Cache, g.Repo, g.Ref, g.PR, r.cfg.Registry)
 	if err != nil {
@@ -218,7 +220,7 @@ func checkRegistry(reg *intents.Registry, err error, name string, git bool, now 
 
 // planOrResume returns the run's plan: the stored run.json when the run
 // exists (refusing a changed plan unless Force), else a new one (fresh).
-func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*runner.Plan, bool, error) {
+func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*rundir.Plan, bool, error) {
 	stored, err := r.dir.ReadPlan()
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && r.cfg.Shards > 0:
@@ -237,7 +239,7 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		}
 		plan, skipped, err := runner.NewPlan(reg, opts)
 		for _, s := range skipped {
-			r.problem(runner.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
+			r.problem(rundir.Problem{Msg: "intent skipped", Attrs: []any{"intent", s.Intent, "reason", s.Reason}})
 		}
 		if err == nil {
 			plan, err = r.planPairs(reg, opts, plan)
@@ -288,10 +290,10 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 				stored.RunID, strings.Join(changes, "; "))
 		}
 		// Resumed as planned, and the report names what was forced past.
-		if err := r.dir.RecordForced(runner.ForcedResume{At: time.Now().UTC(), Changes: changes}); err != nil {
+		if err := r.dir.RecordForced(rundir.ForcedResume{At: time.Now().UTC(), Changes: changes}); err != nil {
 			return nil, false, err
 		}
-		r.problem(runner.Problem{Msg: "resuming a run whose plan changed", Attrs: []any{"changes", changes}})
+		r.problem(rundir.Problem{Msg: "resuming a run whose plan changed", Attrs: []any{"changes", changes}})
 	}
 	if topUp > 0 {
 		if r.cfg.Shards > 0 {
@@ -304,7 +306,7 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 			return nil, false, err
 		}
 		if stored, err = stored.TopUp(topUp); err != nil {
-			var claimed *runner.ClaimedError
+			var claimed *rundir.ClaimedError
 			if errors.As(err, &claimed) {
 				err = claimedError{claimed}
 			}

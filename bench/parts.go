@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
@@ -35,16 +37,16 @@ const ScriptedModel = "scripted"
 // ParseModel reads a model's name: ScriptedModel for the scripted model,
 // else provider/id, priced by the agent; baseURL overrides the provider's
 // endpoint.
-func ParseModel(name, baseURL string) (runner.Model, error) {
+func ParseModel(name, baseURL string) (rundir.Model, error) {
 	if name == ScriptedModel {
-		return runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
+		return rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
 			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15}, nil
 	}
 	provider, id, ok := strings.Cut(name, "/")
 	if !ok || provider == "" || id == "" {
-		return runner.Model{}, fmt.Errorf("--model %q: want %s or provider/id (e.g. openai/gpt-5.4-mini)", name, ScriptedModel)
+		return rundir.Model{}, fmt.Errorf("--model %q: want %s or provider/id (e.g. openai/gpt-5.4-mini)", name, ScriptedModel)
 	}
-	return runner.Model{Provider: provider, ID: id, BaseURL: baseURL}, nil
+	return rundir.Model{Provider: provider, ID: id, BaseURL: baseURL}, nil
 }
 
 // tools are the pinned Node tools the agent and its browser control run on.
@@ -54,8 +56,8 @@ func newTools(nodeModules string) tools { return tools{agent.Tools{NodeModules: 
 
 // versions records what every trial of the named agent depends on, for
 // run.json.
-func (t tools) versions(ctx context.Context, name string, browsers Browsers, chromium string) (runner.Versions, error) {
-	v := runner.Versions{Pairbench: Version(), AgentName: name}
+func (t tools) versions(ctx context.Context, name string, browsers Browsers, chromium string) (rundir.Versions, error) {
+	v := rundir.Versions{Pairbench: Version(), AgentName: name}
 	var err error
 	if v.Agent, err = packageVersion(agents.Package(name, t.Tools)); err != nil {
 		return v, toolsMissing(name, t.NodeModules, err)
@@ -188,7 +190,7 @@ func (r *Run) cleanLeftovers() {
 			"compile-cache", len(caches), "model-gate", len(gates), "smoke", len(smokes), "devtools-guard", len(guards), "dir", dir)
 	}
 	if err := errors.Join(err0, err1, err2, err3, err4, err5); err != nil {
-		r.problem(runner.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
+		r.problem(rundir.Problem{Msg: "could not remove every directory left by killed runners", Attrs: []any{"err", err}})
 	}
 }
 

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -27,7 +29,7 @@ func (e *UnreachablePlanError) Error() string {
 // fewest pairs that detect the configured effect; then it logs what the
 // plan can show and, with RefuseUnreachable, refuses one that can reach no
 // label.
-func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *runner.Plan) (*runner.Plan, error) {
+func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *rundir.Plan) (*rundir.Plan, error) {
 	benched := 0
 	for _, in := range plan.Intents {
 		if !in.Placebo {
@@ -45,8 +47,8 @@ func (r *Run) planPairs(reg *intents.Registry, opts runner.PlanOptions, plan *ru
 		alpha = stats.DefaultAlpha
 	}
 	// What a run can reach is decided at its last look, at the share of
-	// α its looks leave it (runner.LastLookAlpha; alpha for one look).
-	level := func(pairs int) float64 { return runner.LastLookAlpha(design, pairs, benched, alpha) }
+	// α its looks leave it (rundir.LastLookAlpha; alpha for one look).
+	level := func(pairs int) float64 { return rundir.LastLookAlpha(design, pairs, benched, alpha) }
 	if r.cfg.PairsAuto {
 		n, err := stats.AutoPairsAt(benched, level, r.cfg.Effect)
 		if err != nil {

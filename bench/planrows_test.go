@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -19,7 +20,7 @@ import (
 // pair run in the other order) change nothing in the report but its count
 // of skipped rows, which the rendered report shows.
 func TestReportLeavesOutRowsNotOfThePlan(t *testing.T) {
-	demo := runner.RunDir{Path: "../examples/runs/demo"}
+	demo := rundir.RunDir{Path: "../examples/runs/demo"}
 	plan, err := demo.ReadPlan()
 	require.NoError(t, err)
 	all, err := demo.ReadRows(plan.RunID, nil)
@@ -86,9 +87,9 @@ func TestReportLeavesOutRowsNotOfThePlan(t *testing.T) {
 // reportOfRows writes plan and rows into a new run directory, reports it
 // with bench.WriteReport and returns the report it wrote (report.json,
 // and report.md) and its warnings.
-func reportOfRows(t *testing.T, plan *runner.Plan, rows []pairbench.Row) (rep *stats.Report, warnings, md string) {
+func reportOfRows(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) (rep *stats.Report, warnings, md string) {
 	t.Helper()
-	dir := runner.RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	var data []byte
 	for _, r := range rows {
@@ -96,13 +97,13 @@ func reportOfRows(t *testing.T, plan *runner.Plan, rows []pairbench.Row) (rep *s
 		data, err = pairbench.AppendRow(data, r)
 		require.NoError(t, err)
 	}
-	require.NoError(t, os.WriteFile(dir.File(runner.RowsFile), data, 0o644))
+	require.NoError(t, os.WriteFile(dir.File(rundir.RowsFile), data, 0o644))
 	var told []string
-	_, err := bench.WriteReport(dir, dir, "", func(p runner.Problem) { told = append(told, p.String()) })
+	_, err := bench.WriteReport(dir, dir, "", func(p rundir.Problem) { told = append(told, p.String()) })
 	require.NoError(t, err)
 	rep, err = dir.ReadReport()
 	require.NoError(t, err)
-	b, err := os.ReadFile(dir.File(runner.ReportMarkdown))
+	b, err := os.ReadFile(dir.File(rundir.ReportMarkdown))
 	require.NoError(t, err)
 	return rep, strings.Join(told, "\n"), string(b)
 }

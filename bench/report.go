@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
@@ -29,7 +30,7 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 	if r.cfg.Shards > 0 {
 		return nil, fmt.Errorf("run %s: shard %d/%d holds part of the run; merge the shards to report it", r.cfg.RunID, r.cfg.Shard, r.cfg.Shards)
 	}
-	rep, err := writeReport(r.dir, r.dir, runner.ReportOptions{Link: r.cfg.Link,
+	rep, err := writeReport(r.dir, r.dir, rundir.ReportOptions{Link: r.cfg.Link,
 		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }}, r.problem)
 	if err != nil {
 		return rep.Paths, err
@@ -42,7 +43,7 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 type Reported struct {
 	// Paths are the files written, in the order written.
 	Paths  []string
-	Status runner.Status
+	Status rundir.Status
 }
 
 // WriteReport builds the report of the run in dir from its plan and every
@@ -53,17 +54,17 @@ type Reported struct {
 // A run with pairs still to run (interrupted, a shard missing) gets a report
 // that says so first (stats.Report.Incomplete) and is not final. Resumes
 // forced past a changed plan are named in it. Rows that are not trials of
-// the plan (runner.PlanRows) are left out and counted in the report's
+// the plan (rundir.PlanRows) are left out and counted in the report's
 // SkippedRows. A run of looks is reported at the look it stopped at
-// (runner.Plan.Stop, decided from the rows when run.json has none yet),
+// (rundir.Plan.Stop, decided from the rows when run.json has none yet),
 // counting only the pairs in force. It returns the paths of the
 // three renderings, in the order written. What the rows reader skips is told
 // to problem.
-func WriteReport(dir, out runner.RunDir, link string, problem func(runner.Problem)) (Reported, error) {
-	return writeReport(dir, out, runner.ReportOptions{Link: link}, problem)
+func WriteReport(dir, out rundir.RunDir, link string, problem func(rundir.Problem)) (Reported, error) {
+	return writeReport(dir, out, rundir.ReportOptions{Link: link}, problem)
 }
 
-func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(runner.Problem)) (Reported, error) {
+func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(rundir.Problem)) (Reported, error) {
 	plan, err := dir.ReadPlan()
 	if err != nil {
 		return Reported{}, err
@@ -86,7 +87,7 @@ func writeReport(dir, out runner.RunDir, o runner.ReportOptions, problem func(ru
 	b := stats.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
 	site.OldTranscripts = agents.OldTranscripts(plan.AgentName())
-	status := runner.NewStatusCounter(plan)
+	status := rundir.NewStatusCounter(plan)
 	skipped, err := dir.ScanPlanRows(plan, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
 		b.Add(row)
 		site.Add(row)
@@ -147,11 +148,11 @@ func HoldReportMemory() (restore func()) {
 // must hold a plan; its report and report site are written into dir, as
 // WriteReport does, when either is missing, or always with rewrite (a run
 // just fetched from a store, whose stored report may lag its rows).
-func ReportForViewing(dir runner.RunDir, rewrite bool, problem func(runner.Problem)) error {
+func ReportForViewing(dir rundir.RunDir, rewrite bool, problem func(rundir.Problem)) error {
 	if _, err := dir.ReadPlan(); err != nil {
 		return err
 	}
-	_, noReport := os.Stat(dir.File(runner.ReportHTML))
+	_, noReport := os.Stat(dir.File(rundir.ReportHTML))
 	_, noSite := os.Stat(dir.File(viewer.IntentsDir))
 	if noReport == nil && noSite == nil && !rewrite {
 		return nil
@@ -164,31 +165,31 @@ func ReportForViewing(dir runner.RunDir, rewrite bool, problem func(runner.Probl
 // directories, into a new temporary directory and readies it to be viewed
 // (ReportForViewing, rewritten: the stored report may lag its rows). The
 // caller calls remove when done viewing; on an error nothing is left.
-func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, problem func(runner.Problem)) (_ runner.RunDir, remove func(), _ error) {
+func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, problem func(rundir.Problem)) (_ rundir.RunDir, remove func(), _ error) {
 	tmp, err := os.MkdirTemp("", "pairbench-view-")
 	if err != nil {
-		return runner.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, err
 	}
-	dir := runner.RunDir{Path: tmp}
+	dir := rundir.RunDir{Path: tmp}
 	remove = func() { os.RemoveAll(tmp) }
 	if _, err := Merge(ctx, store, runID, dir, true, problem); err != nil {
 		remove()
-		return runner.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, err
 	}
 	if err := ReportForViewing(dir, true, problem); err != nil {
 		remove()
-		return runner.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, err
 	}
 	return dir, remove, nil
 }
 
 // Merge gathers a run split across runners from store into out, which must
-// be missing or empty (see runner.RunDir.Fetch), and returns its plan. A
+// be missing or empty (see rundir.RunDir.Fetch), and returns its plan. A
 // sharded run of looks is decided here: its shards, which cannot see each
 // other's rows, ran their share of every look, and the look the rows
-// decide is recorded in out's run.json (runner.Plan.Stop), so the report
+// decide is recorded in out's run.json (rundir.Plan.Stop), so the report
 // counts the pairs up to it alone.
-func Merge(ctx context.Context, store artifacts.Store, runID string, out runner.RunDir, trials bool, problem func(runner.Problem)) (*runner.Plan, error) {
+func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.RunDir, trials bool, problem func(rundir.Problem)) (*rundir.Plan, error) {
 	plan, err := out.Fetch(ctx, store, runID, trials, problem)
 	if err != nil || plan.Design() == nil || plan.Stop != nil {
 		return plan, err
@@ -201,14 +202,14 @@ func Merge(ctx context.Context, store artifacts.Store, runID string, out runner.
 
 // Publish uploads the report in dir to store under runID, report.json last,
 // and returns a link to report.html valid for ttl.
-func Publish(ctx context.Context, store artifacts.Store, runID string, dir runner.RunDir, ttl time.Duration) (string, error) {
+func Publish(ctx context.Context, store artifacts.Store, runID string, dir rundir.RunDir, ttl time.Duration) (string, error) {
 	if _, err := ReadVerdict(dir); err != nil {
 		return "", err
 	}
 	if err := dir.PublishReport(ctx, store, runID); err != nil {
 		return "", err
 	}
-	link, err := store.Presign(ctx, runner.StoreKey(runID, runner.ReportHTML), ttl)
+	link, err := store.Presign(ctx, rundir.StoreKey(runID, rundir.ReportHTML), ttl)
 	if err != nil {
 		return "", fmt.Errorf("link to the report: %w", err)
 	}
@@ -220,13 +221,13 @@ func Publish(ctx context.Context, store artifacts.Store, runID string, dir runne
 // a link that works as long as the store keeps the run, where a presigned
 // link dies within days and reaches report.html alone.
 func SiteLink(siteURL, runID string) string {
-	return strings.TrimSuffix(siteURL, "/") + "/" + url.PathEscape(runID) + "/" + runner.ReportHTML
+	return strings.TrimSuffix(siteURL, "/") + "/" + url.PathEscape(runID) + "/" + rundir.ReportHTML
 }
 
 // ReadVerdict reads the report in dir (report.json) that is a verdict: that
 // of a run with no pair left to run. The report of a run with pairs still to
 // run is an *IncompleteError.
-func ReadVerdict(dir runner.RunDir) (*stats.Report, error) {
+func ReadVerdict(dir rundir.RunDir) (*stats.Report, error) {
 	rep, err := dir.ReadReport()
 	if err != nil {
 		return nil, fmt.Errorf("%w (run `pairbench report %s` first)", err, dir.Path)

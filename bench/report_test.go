@@ -8,12 +8,13 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -23,7 +24,7 @@ import (
 // the same. The example run has agreement checks (whose answers must be
 // read) and, with them taken out of the plan, none (the answers skipped).
 func TestReportSkipsOnlyUnreadFields(t *testing.T) {
-	dir := runner.RunDir{Path: "../examples/runs/demo"}
+	dir := rundir.RunDir{Path: "../examples/runs/demo"}
 	plan, err := dir.ReadPlan()
 	require.NoError(t, err)
 	noAgreement := *plan
@@ -32,7 +33,7 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 		in.Agreement = nil
 		noAgreement.Intents = append(noAgreement.Intents, in)
 	}
-	for name, p := range map[string]*runner.Plan{"agreement checks": plan, "no agreement check": &noAgreement} {
+	for name, p := range map[string]*rundir.Plan{"agreement checks": plan, "no agreement check": &noAgreement} {
 		report := func(skip func(*stats.Builder) pairbench.RowFields) []byte {
 			b := stats.NewBuilder(p.StatsPlan())
 			require.NoError(t, dir.ScanRowsSkipping(p.RunID, skip(b), nil, b.Add))
@@ -54,27 +55,27 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 // leaves a reported run as it is, rewrites it when told, and refuses a
 // directory without a plan.
 func TestReportForViewing(t *testing.T) {
-	require.ErrorContains(t, bench.ReportForViewing(runner.RunDir{Path: t.TempDir()}, false, nil), "not a run")
+	require.ErrorContains(t, bench.ReportForViewing(rundir.RunDir{Path: t.TempDir()}, false, nil), "not a run")
 
-	run := runner.RunDir{Path: t.TempDir()}
-	for _, f := range []string{runner.PlanFile, runner.RowsFile} {
+	run := rundir.RunDir{Path: t.TempDir()}
+	for _, f := range []string{rundir.PlanFile, rundir.RowsFile} {
 		b, err := os.ReadFile(filepath.Join("../examples/runs/demo", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(run.File(f), b, 0o644))
 	}
 	require.NoError(t, bench.ReportForViewing(run, false, nil))
-	require.FileExists(t, run.File(runner.ReportHTML))
+	require.FileExists(t, run.File(rundir.ReportHTML))
 	require.DirExists(t, run.File(viewer.IntentsDir))
 
 	mark := []byte("left as it was")
-	require.NoError(t, os.WriteFile(run.File(runner.ReportHTML), mark, 0o644))
+	require.NoError(t, os.WriteFile(run.File(rundir.ReportHTML), mark, 0o644))
 	require.NoError(t, bench.ReportForViewing(run, false, nil))
-	html, err := os.ReadFile(run.File(runner.ReportHTML))
+	html, err := os.ReadFile(run.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	require.Equal(t, mark, html, "a reported run is served as it is")
 
 	require.NoError(t, bench.ReportForViewing(run, true, nil))
-	html, err = os.ReadFile(run.File(runner.ReportHTML))
+	html, err = os.ReadFile(run.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	require.NotEqual(t, mark, html, "rewrite writes the report again")
 }
@@ -86,7 +87,7 @@ func TestFetchForViewing(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	storeDir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(storeDir, "demo"), 0o755))
-	for _, f := range []string{runner.PlanFile, runner.RowsFile} {
+	for _, f := range []string{rundir.PlanFile, rundir.RowsFile} {
 		b, err := os.ReadFile(filepath.Join("../examples/runs/demo", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(storeDir, "demo", f), b, 0o644))
@@ -96,7 +97,7 @@ func TestFetchForViewing(t *testing.T) {
 
 	run, remove, err := bench.FetchForViewing(context.Background(), store, "demo", nil)
 	require.NoError(t, err)
-	require.FileExists(t, run.File(runner.ReportHTML))
+	require.FileExists(t, run.File(rundir.ReportHTML))
 	require.DirExists(t, run.File(viewer.IntentsDir))
 	remove()
 	require.NoDirExists(t, run.Path)
@@ -129,17 +130,17 @@ func TestHoldReportMemory(t *testing.T) {
 // TestReadVerdict reads a finished run's report, refuses one whose pairs
 // are not all run, and says how to write a missing one.
 func TestReadVerdict(t *testing.T) {
-	rep, err := bench.ReadVerdict(runner.RunDir{Path: "../examples/runs/demo"})
+	rep, err := bench.ReadVerdict(rundir.RunDir{Path: "../examples/runs/demo"})
 	require.NoError(t, err)
 	require.Equal(t, "demo", rep.RunID)
 
-	_, err = bench.ReadVerdict(runner.RunDir{Path: t.TempDir()})
+	_, err = bench.ReadVerdict(rundir.RunDir{Path: t.TempDir()})
 	require.ErrorContains(t, err, "run `pairbench report")
 
-	run := runner.RunDir{Path: t.TempDir()}
+	run := rundir.RunDir{Path: t.TempDir()}
 	plan, err := os.ReadFile("../examples/runs/demo/run.json")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(run.File(runner.PlanFile), plan, 0o644))
+	require.NoError(t, os.WriteFile(run.File(rundir.PlanFile), plan, 0o644))
 	_, err = bench.WriteReport(run, run, "", nil)
 	require.NoError(t, err)
 	_, err = bench.ReadVerdict(run)

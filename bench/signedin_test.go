@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -167,8 +169,8 @@ func TestMissingProfileSkipsTheDomainUnlessNamed(t *testing.T) {
 	cfg := config(t, reg)
 	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
 	cfg.PlanOnly, cfg.Store = true, t.TempDir()
-	var problems []runner.Problem
-	cfg.Hooks.Problem = func(p runner.Problem) { problems = append(problems, p) }
+	var problems []rundir.Problem
+	cfg.Hooks.Problem = func(p rundir.Problem) { problems = append(problems, p) }
 	res, err := bench.Bench(t.Context(), cfg)
 	require.NoError(t, err)
 	plan, err := res.Dir.ReadPlan()

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -43,7 +45,7 @@ func (r *Run) Smoke(ctx context.Context) error {
 	}
 	if r.smokeCost > 0 {
 		// Its cost counts in the run's budget, on every resume.
-		if err := r.dir.RecordSpend(r.cfg.Shard, runner.Spend{At: time.Now().UTC(), What: "smoke gate", CostUSD: r.smokeCost}); err != nil {
+		if err := r.dir.RecordSpend(r.cfg.Shard, rundir.Spend{At: time.Now().UTC(), What: "smoke gate", CostUSD: r.smokeCost}); err != nil {
 			return err
 		}
 	}
@@ -81,7 +83,7 @@ func (r *Run) smokeGate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.BudgetCaps(), spent); err != nil {
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, runner.BudgetCaps(r.plan), spent); err != nil {
 		return err
 	}
 	if r.smokeCost, err = runner.SmokeAgent(ctx, r.trials.Agent, r.plan.Model, r.cfg.TempDir, r.harness...); err != nil {
@@ -91,7 +93,7 @@ func (r *Run) smokeGate(ctx context.Context) error {
 		return err
 	}
 	// The smoke run's own cost counts too: the trials must still fit.
-	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, r.plan.BudgetCaps(), spent+r.smokeCost); err != nil {
+	if err := runner.CheckBudget(r.cfg.Budget, r.plannedTrials(), r.cfg.Slots, runner.BudgetCaps(r.plan), spent+r.smokeCost); err != nil {
 		return err
 	}
 	// Every domain and entry tool of the plan, not only the first intent's:
@@ -158,7 +160,7 @@ func (r *Run) checkProfiles(ctx context.Context) error {
 		if !r.fresh || slices.Contains(r.cfg.Intents, in.ID) || slices.Contains(r.cfg.Intents, in.Domain) {
 			return fmt.Errorf("intent %s: the %s browsers have no profile %q, which domain %s signs in with", in.ID, provider, profile, in.Domain)
 		}
-		r.problem(runner.Problem{Msg: "intent skipped: the browsers have no profile for its domain",
+		r.problem(rundir.Problem{Msg: "intent skipped: the browsers have no profile for its domain",
 			Attrs: []any{"intent", in.ID, "domain", in.Domain, "profile", profile, "browser", provider}})
 	}
 	if len(kept) == 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
@@ -39,7 +40,7 @@ func TestResumeWithAnotherWebMCPIsRefused(t *testing.T) {
 	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: cfg.RunID, Intents: cfg.Intents, Pairs: cfg.Pairs, Model: m,
 		Caps: cfg.Caps, Seed: cfg.Seed, Alpha: cfg.Alpha, Now: time.Now(), WebMCP: pairbench.WebMCPNative})
 	require.NoError(t, err)
-	dir := runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
+	dir := rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}
 	require.NoError(t, os.MkdirAll(dir.Path, 0o755))
 	require.NoError(t, dir.WritePlan(plan))
 
@@ -119,7 +120,7 @@ func TestSmokeGateChecksNativeControlIsToolFree(t *testing.T) {
 
 	cfg, err = planOnly(pairbench.WebMCPNative, site.New())
 	require.NoError(t, err)
-	plan, err := (runner.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}).ReadPlan()
+	plan, err := (rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}).ReadPlan()
 	require.NoError(t, err)
 	assert.Equal(t, pairbench.WebMCPNative, plan.WebMCP)
 }

@@ -70,7 +70,7 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 // of its head, when that bench ended with a verdict, to run add more pairs
 // per intent (as many as it has when add is 0) under the same run id: the
 // run resumes with the larger count and runs only the new pairs
-// (bench.Config.PairsGiven, runner.Plan.TopUp), and its report decides at
+// (bench.Config.PairsGiven, rundir.Plan.TopUp), and its report decides at
 // the look it reached. The reopened bench shows on a new check run (GitHub
 // never reopens a completed one) and supersedes nothing: no other bench is
 // running. It returns the reply, a refusal saying why when there is

@@ -16,7 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -43,7 +43,7 @@ func (b *Bot) reportLink(run string) string {
 	if b.cfg.PublicURL == "" {
 		return ""
 	}
-	return strings.TrimSuffix(b.cfg.PublicURL, "/") + sitePath(run, b.linkSig(run)) + runner.ReportHTML
+	return strings.TrimSuffix(b.cfg.PublicURL, "/") + sitePath(run, b.linkSig(run)) + rundir.ReportHTML
 }
 
 // sitePath is where run's site is served: /runs/<run id>/<signature>/.
@@ -97,7 +97,7 @@ func (b *Bot) ReportHandler() http.Handler {
 		}
 		if !inSite || rel == "" {
 			w.Header().Set("Cache-Control", "no-store")
-			http.Redirect(w, r, sitePath(run, sig)+runner.ReportHTML, http.StatusFound)
+			http.Redirect(w, r, sitePath(run, sig)+rundir.ReportHTML, http.StatusFound)
 			return
 		}
 		headers, ok := siteFile(rel)
@@ -145,7 +145,7 @@ func siteFile(rel string) (http.Header, bool) {
 	if rel != path.Clean(rel) || strings.HasPrefix(rel, "/") || rel == "." || strings.Contains("/"+rel+"/", "/../") {
 		return nil, false
 	}
-	if rel == runner.ReportMarkdown {
+	if rel == rundir.ReportMarkdown {
 		return markdownHeaders(), true
 	}
 	return viewer.Headers(rel)
@@ -165,9 +165,9 @@ func markdownHeaders() http.Header {
 // serveSiteFile streams run's file rel from the store with headers;
 // report.html falls back to report.md.
 func (b *Bot) serveSiteFile(ctx context.Context, w http.ResponseWriter, r *http.Request, run, rel string, headers http.Header) error {
-	rc, err := b.cfg.Store.Get(ctx, runner.StoreKey(run, rel))
-	if errors.Is(err, artifacts.ErrNotExist) && rel == runner.ReportHTML {
-		rc, err = b.cfg.Store.Get(ctx, runner.StoreKey(run, runner.ReportMarkdown))
+	rc, err := b.cfg.Store.Get(ctx, rundir.StoreKey(run, rel))
+	if errors.Is(err, artifacts.ErrNotExist) && rel == rundir.ReportHTML {
+		rc, err = b.cfg.Store.Get(ctx, rundir.StoreKey(run, rundir.ReportMarkdown))
 		headers = markdownHeaders()
 	}
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -55,7 +55,7 @@ func (b *Bot) workFinish(ctx context.Context, job *river.Job[finishJob]) error {
 
 // readReport reads the report run id published in the store.
 func (b *Bot) readReport(ctx context.Context, id RunID) (*stats.Report, error) {
-	return runner.ReadStoredReport(ctx, b.cfg.Store, string(id))
+	return rundir.ReadStoredReport(ctx, b.cfg.Store, string(id))
 }
 
 // workLocalRun runs a bench on this host through the Runner, reporting its

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +27,6 @@ import (
 	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/viewer"
@@ -37,25 +38,25 @@ import (
 // under the run id.
 func writeSite(t *testing.T, store artifacts.Store, runID string) {
 	t.Helper()
-	run := runner.RunDir{Path: t.TempDir()}
-	plan := &runner.Plan{
-		V: runner.PlanVersion, RunID: runID, CreatedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
-		Versions: runner.Versions{Pairbench: "test", AgentName: "pi", Agent: "1.6.0"},
-		Model:    runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
-		Caps:     runner.PlanCaps{TimeS: 120, Turns: 30}, Seed: 7, Alpha: 0.05,
+	run := rundir.RunDir{Path: t.TempDir()}
+	plan := &rundir.Plan{
+		V: rundir.PlanVersion, RunID: runID, CreatedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Versions: rundir.Versions{Pairbench: "test", AgentName: "pi", Agent: "1.6.0"},
+		Model:    rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
+		Caps:     rundir.PlanCaps{TimeS: 120, Turns: 30}, Seed: 7, Alpha: 0.05,
 	}
-	in := runner.PlannedIntent{ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"},
-		Pairs: []runner.PlannedPair{{Pair: 0, Order: pairbench.AB}}}
-	plan.Intents = []runner.PlannedIntent{in}
+	in := rundir.PlannedIntent{ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"},
+		Pairs: []rundir.PlannedPair{{Pair: 0, Order: pairbench.AB}}}
+	plan.Intents = []rundir.PlannedIntent{in}
 	var shot bytes.Buffer
 	require.NoError(t, png.Encode(&shot, image.NewRGBA(image.Rect(0, 0, 8, 5))))
 	var rows []byte
 	for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
-		job := runner.Job{Intent: in.ID, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+		job := rundir.Job{Intent: in.ID, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
 		r := pairbench.Row{V: pairbench.RowVersion, RunID: runID, Intent: in.ID, Domain: in.Domain, Stage: pairbench.StagePair,
 			Order: pairbench.AB, Arm: arm, Attempt: 1, Outcome: pairbench.Correct, WallSeconds: 30, Turns: 4,
 			Answer:   pairbench.Answer{Raw: `{"title": "Paper Boats"}`, Extracted: map[string]any{"title": "Paper Boats"}},
-			TrialDir: runner.TrialDir(job, arm)}
+			TrialDir: rundir.TrialDir(job, arm)}
 		require.NoError(t, os.MkdirAll(run.File(r.TrialDir), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(run.File(r.TrialDir), "screenshot.png"), shot.Bytes(), 0o644))
 		var err error
@@ -63,8 +64,8 @@ func writeSite(t *testing.T, store artifacts.Store, runID string) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, run.WritePlan(plan))
-	require.NoError(t, run.WriteFile(runner.RowsFile, rows))
-	_, err := bench.WriteReport(run, run, "", func(p runner.Problem) { t.Errorf("rows: %s", p) })
+	require.NoError(t, run.WriteFile(rundir.RowsFile, rows))
+	_, err := bench.WriteReport(run, run, "", func(p rundir.Problem) { t.Errorf("rows: %s", p) })
 	require.NoError(t, err)
 	require.NoError(t, fs.WalkDir(os.DirFS(run.Path), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -74,7 +75,7 @@ func writeSite(t *testing.T, store artifacts.Store, runID string) {
 		if err != nil {
 			return err
 		}
-		return store.Put(t.Context(), runner.StoreKey(runID, p), bytes.NewReader(b))
+		return store.Put(t.Context(), rundir.StoreKey(runID, p), bytes.NewReader(b))
 	}))
 }
 
@@ -151,7 +152,7 @@ func TestReportSitesBehindTheService(t *testing.T) {
 
 			resp := s.get(link)
 			require.Equal(t, http.StatusOK, resp.StatusCode)
-			want, _ := viewer.Headers(runner.ReportHTML)
+			want, _ := viewer.Headers(rundir.ReportHTML)
 			assert.Equal(t, want.Get("Content-Security-Policy"), resp.Header.Get("Content-Security-Policy"))
 			assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"), "the signature in the path never leaves in a Referer")
 			runPage := body(t, resp)

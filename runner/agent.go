@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 )
 
@@ -28,7 +30,7 @@ type AgentTask struct {
 	Prompt       string
 	SystemPrompt string
 	// Model names the model as provider/id (e.g. "scripted/pairbench-scripted").
-	Model Model
+	Model rundir.Model
 	// MCPServers are the servers whose tools the agent may call, reached on
 	// loopback ports.
 	MCPServers []MCPServer
@@ -59,26 +61,6 @@ type AgentTask struct {
 	// are over.
 	Started func()
 }
-
-// Model is the model an agent talks to.
-type Model struct {
-	// Provider and ID name the model as the agent knows it.
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
-	// BaseURL overrides the provider's endpoint (the scripted model's
-	// loopback address).
-	BaseURL string `json:"base_url,omitempty"`
-	// KeyEnv names the environment variable holding the provider key.
-	KeyEnv string `json:"key_env,omitempty"`
-	// Scripted marks pairbench's own scripted model: not an LLM.
-	Scripted bool `json:"scripted,omitempty"`
-	// Prices in USD per million tokens, for providers the agent cannot price.
-	InputPrice  float64 `json:"input_price,omitempty"`
-	OutputPrice float64 `json:"output_price,omitempty"`
-}
-
-// String returns provider/id.
-func (m Model) String() string { return m.Provider + "/" + m.ID }
 
 // MCPServer is one MCP server the agent connects to, in one of three ways:
 //   - over streamable HTTP at URL, a server already running;
@@ -142,4 +124,9 @@ type AgentResult struct {
 type ToolCall struct {
 	Name    string
 	IsError bool
+}
+
+// CapsOf returns the plan's caps as the agent's caps.
+func CapsOf(c rundir.PlanCaps) Caps {
+	return Caps{Time: time.Duration(c.TimeS * float64(time.Second)), Turns: c.Turns, SpendUSD: c.SpendUSD}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,27 +21,27 @@ import (
 func TestParseArmSpec(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want ArmSpec
+		want rundir.ArmSpec
 	}{
-		{"none", ArmSpec{Tools: NoTools}},
-		{"tools", ArmSpec{Tools: RegistryTools}},
-		{"tools@main", ArmSpec{Tools: RevTools, Rev: "main"}},
-		{"tools@HEAD~1", ArmSpec{Tools: RevTools, Rev: "HEAD~1"}},
-		{"context", ArmSpec{Tools: NoTools, Context: true}},
-		{"tools+context", ArmSpec{Tools: RegistryTools, Context: true}},
-		{"tools@v1.2+context", ArmSpec{Tools: RevTools, Rev: "v1.2", Context: true}},
+		{"none", rundir.ArmSpec{Tools: rundir.NoTools}},
+		{"tools", rundir.ArmSpec{Tools: rundir.RegistryTools}},
+		{"tools@main", rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main"}},
+		{"tools@HEAD~1", rundir.ArmSpec{Tools: rundir.RevTools, Rev: "HEAD~1"}},
+		{"context", rundir.ArmSpec{Tools: rundir.NoTools, Context: true}},
+		{"tools+context", rundir.ArmSpec{Tools: rundir.RegistryTools, Context: true}},
+		{"tools@v1.2+context", rundir.ArmSpec{Tools: rundir.RevTools, Rev: "v1.2", Context: true}},
 	} {
-		got, err := ParseArmSpec(tc.in)
+		got, err := rundir.ParseArmSpec(tc.in)
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, got, tc.in)
 		assert.Equal(t, tc.in, got.String(), "String reads back")
 	}
 	for _, bad := range []string{"", "tool", "context+tools", "none+context", "tools+tools", "tools@", "tools@-x", "tools+context+context", "both"} {
-		_, err := ParseArmSpec(bad)
+		_, err := rundir.ParseArmSpec(bad)
 		assert.Error(t, err, bad)
 	}
-	assert.True(t, DefaultArms.IsDefault())
-	assert.Equal(t, []string{"main", "v2"}, PlanArms{Control: ArmSpec{Tools: RevTools, Rev: "main"}, Treatment: ArmSpec{Tools: RevTools, Rev: "v2"}}.Revs())
+	assert.True(t, rundir.DefaultArms.IsDefault())
+	assert.Equal(t, []string{"main", "v2"}, rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main"}, Treatment: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "v2"}}.Revs())
 }
 
 // gitRegistry copies the example registry into a new git repository,
@@ -103,7 +105,7 @@ func TestArmsPlanReadsToolsAtARevision(t *testing.T) {
 	require.NoError(t, err)
 	// A news.example intent, so the new domain is planned.
 	opts := planOpts()
-	opts.Arms = PlanArms{Control: ArmSpec{Tools: RevTools, Rev: "main", Commit: commit}, Treatment: ArmSpec{Tools: RegistryTools, Context: true}}
+	opts.Arms = rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main", Commit: commit}, Treatment: rundir.ArmSpec{Tools: rundir.RegistryTools, Context: true}}
 	opts.Revs = map[string]*intents.Registry{"main": base}
 	_, _, err = NewPlan(head, opts)
 	require.ErrorContains(t, err, "domain weather.example names no context pack", "context asked of a domain without a pack")
@@ -119,8 +121,8 @@ func TestArmsPlanReadsToolsAtARevision(t *testing.T) {
 	assert.Equal(t, []string{"find_books", "list_genre", "search_books"}, sortedCopy(in.Arms.Treatment.Names()), "the PR's tools")
 	assert.Equal(t, in.Tools, in.Arms.Treatment.Names())
 	path := "domains/books.example/tools/find_books.js"
-	assert.Contains(t, in.Arms.Control.Tools, ArmTool{Name: "find_books", File: path, Hash: contentHash(src)})
-	assert.Contains(t, in.Arms.Treatment.Tools, ArmTool{Name: "find_books", File: path, Hash: contentHash([]byte(edited))})
+	assert.Contains(t, in.Arms.Control.Tools, rundir.ArmTool{Name: "find_books", File: path, Hash: contentHash(src)})
+	assert.Contains(t, in.Arms.Treatment.Tools, rundir.ArmTool{Name: "find_books", File: path, Hash: contentHash([]byte(edited))})
 	assert.Equal(t, "domains/books.example/notes.md", in.Arms.Treatment.Context)
 	assert.Equal(t, contentHash([]byte("Search by author at /search?author=NAME.")), in.Arms.Treatment.ContextHash)
 	assert.Empty(t, in.Arms.Control.Context, "control has no context")
@@ -128,7 +130,7 @@ func TestArmsPlanReadsToolsAtARevision(t *testing.T) {
 	// run.json keeps the arms; the trials register each arm's own files.
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
-	var back Plan
+	var back rundir.Plan
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.NoError(t, back.Validate())
 	assert.Equal(t, p.Arms, back.Arms)
@@ -172,7 +174,7 @@ func TestArmsPlanReadsToolsAtARevision(t *testing.T) {
 func TestArmsChangesRefuseAnotherBase(t *testing.T) {
 	reg := loadExamples(t)
 	opts := planOpts("books-count-by-author")
-	opts.Arms = PlanArms{Control: ArmSpec{Tools: RevTools, Rev: "main", Commit: "aaaa"}, Treatment: ArmSpec{Tools: RegistryTools}}
+	opts.Arms = rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main", Commit: "aaaa"}, Treatment: rundir.ArmSpec{Tools: rundir.RegistryTools}}
 	opts.Revs = map[string]*intents.Registry{"main": reg}
 	p, _, err := NewPlan(reg, opts)
 	require.NoError(t, err)
@@ -185,15 +187,15 @@ func TestArmsChangesRefuseAnotherBase(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"control arm: main is now commit bbbb, not aaaa"}, p.Changes(q))
 
-	opts.Arms.Control = ArmSpec{Tools: NoTools}
+	opts.Arms.Control = rundir.ArmSpec{Tools: rundir.NoTools}
 	q, _, err = NewPlan(reg, opts)
 	require.NoError(t, err)
 	assert.Nil(t, q.Arms, "none against tools records no arms, as before")
 	assert.Contains(t, p.Changes(q), "control arm: tools@main → none")
 
-	var old Plan
+	var old rundir.Plan
 	require.NoError(t, json.Unmarshal([]byte(`{"v":1}`), &old))
-	assert.Equal(t, DefaultArms, old.ArmSpecs(), "a run.json without arms compared none against tools")
+	assert.Equal(t, rundir.DefaultArms, old.ArmSpecs(), "a run.json without arms compared none against tools")
 }
 
 func withoutDomain(t *testing.T, reg *intents.Registry, name string) *intents.Registry {

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 )
 
 // TrialSpec is one trial attempt of a job.
 type TrialSpec struct {
-	Job Job
+	Job rundir.Job
 	Arm pairbench.Arm
 	// Dir is the trial's directory relative to the run directory (see
 	// TrialDir).
@@ -34,8 +36,8 @@ type TrialFunc func(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 // Execution is one runner's share of a planned run.
 type Execution struct {
 	// Dir is the local run directory, holding run.json.
-	Dir  RunDir
-	Plan *Plan
+	Dir  rundir.RunDir
+	Plan *rundir.Plan
 	// Slots is how many jobs run at once.
 	Slots int
 	// Shard and Shards select this runner's pairs (1-based); 0 means the
@@ -61,7 +63,7 @@ type Execution struct {
 	Log        *slog.Logger
 	// OnProblem, if set, sees what goes wrong without stopping the run;
 	// without it, problems are logged as warnings.
-	OnProblem func(Problem)
+	OnProblem func(rundir.Problem)
 	// OnStart, if set, sees every trial as it starts, and OnProgress the
 	// progress after every start and row. They are called from the slots'
 	// goroutines, one at a time, and must not block.
@@ -167,7 +169,7 @@ type Progress struct {
 type follower struct {
 	ex    *Execution
 	mu    sync.Mutex
-	tally *Tally
+	tally *rundir.Tally
 	p     Progress
 }
 
@@ -206,16 +208,16 @@ func (f *follower) report() {
 }
 
 // RowsFile returns the run-relative rows file this execution appends to.
-func (ex *Execution) RowsFile() string { return RowsFileOf(ex.Shard) }
+func (ex *Execution) RowsFile() string { return rundir.RowsFileOf(ex.Shard) }
 
 // Pairs returns the planned pairs in force (Plan.PairsInForce) of this
 // execution's shard.
-func (ex *Execution) Pairs() ([]PairSpec, error) {
+func (ex *Execution) Pairs() ([]rundir.PairSpec, error) {
 	pairs := ex.Plan.PairsInForce()
 	if ex.Shards == 0 {
 		return pairs, nil
 	}
-	return Shard(pairs, ex.Shard, ex.Shards)
+	return rundir.Shard(pairs, ex.Shard, ex.Shards)
 }
 
 // Run runs every pending job of the execution: the adoption stage first,
@@ -234,7 +236,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	}
 	problem := ex.OnProblem
 	if problem == nil {
-		problem = func(p Problem) { log.Warn(p.Msg, p.LogArgs()...) }
+		problem = func(p rundir.Problem) { log.Warn(p.Msg, p.LogArgs()...) }
 	}
 	all, err := ex.Dir.ReadRowsFile(ex.RowsFile(), problem)
 	if err != nil {
@@ -245,7 +247,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	// it is left out, and counted, so that its pair runs.
 	// The attempts of this run's rows left out stay used: a rerun never
 	// writes into their trial directories.
-	judge := NewPlanRows(ex.Plan)
+	judge := rundir.NewPlanRows(ex.Plan)
 	var rows, left []pairbench.Row
 	for i := range all {
 		switch r := all[i]; {
@@ -256,8 +258,8 @@ func (ex *Execution) Run(ctx context.Context) error {
 		}
 	}
 	judge.Tell(problem, ex.Dir.File(ex.RowsFile()))
-	tally := func(pairs []PairSpec, rows []pairbench.Row) *Tally {
-		t := NewTallyLimit(pairs, rows, ex.PairAttempts)
+	tally := func(pairs []rundir.PairSpec, rows []pairbench.Row) *rundir.Tally {
+		t := rundir.NewTallyLimit(pairs, rows, ex.PairAttempts)
 		for _, r := range left {
 			t.Reserve(r)
 		}
@@ -274,7 +276,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 		return err
 	}
 	f := &follower{ex: ex, tally: tally(pairs, rows)}
-	ex.spend = &spending{budget: ex.Budget, caps: ex.Plan.BudgetCaps(), spent: ex.OtherSpend, started: time.Now()}
+	ex.spend = &spending{budget: ex.Budget, caps: BudgetCaps(ex.Plan), spent: ex.OtherSpend, started: time.Now()}
 	for _, r := range rows {
 		ex.spend.spent += r.SpendUSD()
 	}
@@ -284,7 +286,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	f.mu.Unlock()
 
 	if ex.Adoption > 0 {
-		jobs := adoptionJobs(ex.Plan, pairs, ex.Adoption, rows, ex.attempts())
+		jobs := rundir.AdoptionJobs(ex.Plan, pairs, ex.Adoption, rows, ex.attempts())
 		if len(jobs) > 0 {
 			log.Info("adoption stage", "trials", len(jobs))
 			fresh, err := ex.runJobs(ctx, rl, f, jobs)
@@ -294,19 +296,19 @@ func (ex *Execution) Run(ctx context.Context) error {
 			}
 		}
 		var dropped []string
-		pairs, dropped = adoptedPairs(pairs, rows)
+		pairs, dropped = rundir.AdoptedPairs(pairs, rows)
 		for _, d := range dropped {
-			problem(Problem{Msg: "domain gets no pairs: no adoption trial invoked a tool", Attrs: []any{"domain", d}})
+			problem(rundir.Problem{Msg: "domain gets no pairs: no adoption trial invoked a tool", Attrs: []any{"domain", d}})
 		}
 	}
 
-	return ex.runLooks(ctx, log, pairs, rows, func(pairs []PairSpec, rows []pairbench.Row) []Job {
+	return ex.runLooks(ctx, log, pairs, rows, func(pairs []rundir.PairSpec, rows []pairbench.Row) []rundir.Job {
 		return tally(pairs, rows).Pending()
-	}, func(jobs []Job) ([]pairbench.Row, error) { return ex.runJobs(ctx, rl, f, jobs) })
+	}, func(jobs []rundir.Job) ([]pairbench.Row, error) { return ex.runJobs(ctx, rl, f, jobs) })
 }
 
 // runJobs runs jobs over the slots and returns the rows it recorded.
-func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs []Job) ([]pairbench.Row, error) {
+func (ex *Execution) runJobs(ctx context.Context, rl *rundir.RowLog, f *follower, jobs []rundir.Job) ([]pairbench.Row, error) {
 	var (
 		mu    sync.Mutex
 		fresh []pairbench.Row
@@ -321,7 +323,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 		f.recorded(row)
 		return nil
 	}
-	err := RunQueue(ctx, ex.Slots, jobs, func(ctx context.Context, job Job) ([]bool, error) {
+	err := RunQueue(ctx, ex.Slots, jobs, func(ctx context.Context, job rundir.Job) ([]bool, error) {
 		var aborted []bool
 		arms := job.Order.Arms()
 		if job.Stage == pairbench.StageAdoption {
@@ -347,7 +349,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *RowLog, f *follower, jobs 
 				if arm == "" {
 					continue
 				}
-				spec := TrialSpec{Job: job, Arm: arm, Dir: TrialDir(job, arm)}
+				spec := TrialSpec{Job: job, Arm: arm, Dir: rundir.TrialDir(job, arm)}
 				f.started(spec)
 				row, err := ex.Trial(ctx, spec)
 				ran++
@@ -389,98 +391,5 @@ func (ex *Execution) attempts() int {
 	if ex.PairAttempts > 0 {
 		return ex.PairAttempts
 	}
-	return DefaultPairAttempts
-}
-
-// adoptionJobs returns the adoption trials still to run: n per domain,
-// interleaved across domains, each on the domain's first intent in the
-// plan. A trial with a scored attempt counts as run, and so does one that
-// aborted in limit attempts (given up); any other (it aborted, or never
-// ran) runs again as its next attempt.
-func adoptionJobs(plan *Plan, pairs []PairSpec, n int, rows []pairbench.Row, limit int) []Job {
-	inShard := map[string]bool{}
-	for _, p := range pairs {
-		inShard[p.Intent] = true
-	}
-	done := map[pairbench.Key]int{}
-	aborted := map[pairbench.Key]map[int]bool{}
-	for _, r := range rows {
-		if r.Stage == pairbench.StageAdoption {
-			done[r.Key()] = max(done[r.Key()], r.Attempt)
-			if r.Outcome == pairbench.Aborted {
-				if aborted[r.Key()] == nil {
-					aborted[r.Key()] = map[int]bool{}
-				}
-				aborted[r.Key()][r.Attempt] = true
-			}
-		}
-	}
-	byDomain := map[string][]Job{}
-	var domains []string
-	for _, in := range plan.Intents {
-		if !inShard[in.ID] {
-			continue
-		}
-		if _, seen := byDomain[in.Domain]; seen {
-			continue
-		}
-		domains = append(domains, in.Domain)
-		byDomain[in.Domain] = []Job{}
-		for i := range n {
-			key := pairbench.Key{Intent: in.ID, Pair: i}
-			if scoredAdoption(rows, key) || len(aborted[key]) >= limit {
-				continue
-			}
-			byDomain[in.Domain] = append(byDomain[in.Domain], Job{
-				Intent: in.ID, Domain: in.Domain, Stage: pairbench.StageAdoption,
-				Pair: i, Profile: in.Profile, Attempt: done[key] + 1, Tries: limit - len(aborted[key]),
-			})
-		}
-	}
-	return interleave(domains, byDomain)
-}
-
-func scoredAdoption(rows []pairbench.Row, key pairbench.Key) bool {
-	for _, r := range rows {
-		if r.Stage == pairbench.StageAdoption && r.Key() == key && r.Outcome.Scored() {
-			return true
-		}
-	}
-	return false
-}
-
-// adoptedPairs drops the pairs of domains whose adoption trials never
-// invoked a registered tool, or all aborted, and names those domains.
-func adoptedPairs(pairs []PairSpec, rows []pairbench.Row) ([]PairSpec, []string) {
-	type verdict struct{ ran, adopted bool }
-	byDomain := map[string]*verdict{}
-	for _, r := range rows {
-		if r.Stage != pairbench.StageAdoption {
-			continue
-		}
-		v := byDomain[r.Domain]
-		if v == nil {
-			v = &verdict{}
-			byDomain[r.Domain] = v
-		}
-		if r.Outcome.Scored() {
-			v.ran = true
-			v.adopted = v.adopted || r.Adopted
-		}
-	}
-	var kept []PairSpec
-	var dropped []string
-	seen := map[string]bool{}
-	for _, p := range pairs {
-		v := byDomain[p.Domain]
-		if v == nil || v.adopted {
-			kept = append(kept, p)
-			continue
-		}
-		if !seen[p.Domain] {
-			seen[p.Domain] = true
-			dropped = append(dropped, p.Domain)
-		}
-	}
-	return kept, dropped
+	return rundir.DefaultPairAttempts
 }

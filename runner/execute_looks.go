@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // runLooks runs the pairs look by look: every pair of a look, across the
@@ -17,8 +18,8 @@ import (
 // other shards' rows, so merge takes the looks. pending gives the jobs
 // still to run of some pairs after rows; run runs jobs and returns the
 // rows they recorded.
-func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []PairSpec, rows []pairbench.Row,
-	pending func([]PairSpec, []pairbench.Row) []Job, run func([]Job) ([]pairbench.Row, error)) error {
+func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []rundir.PairSpec, rows []pairbench.Row,
+	pending func([]rundir.PairSpec, []pairbench.Row) []rundir.Job, run func([]rundir.Job) ([]pairbench.Row, error)) error {
 	plan := ex.Plan
 	cuts := plan.Looks
 	if len(cuts) == 0 || plan.Stop != nil { // the pairs in force, at once
@@ -27,7 +28,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []Pai
 	decide := ex.Shards == 0 && plan.Design() != nil && plan.Stop == nil
 	log.Info("pairs", "planned", len(pairs), "looks", len(cuts), "slots", ex.Slots)
 	for k, upTo := range cuts {
-		var look []PairSpec
+		var look []rundir.PairSpec
 		for _, p := range pairs {
 			if p.Pair < upTo {
 				look = append(look, p)
@@ -46,7 +47,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []Pai
 		if !decide {
 			continue
 		}
-		l := NewLooker(plan)
+		l := rundir.NewLooker(plan)
 		for i := range rows {
 			l.Add(&rows[i])
 		}

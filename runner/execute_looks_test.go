@@ -13,21 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
 // looksPlan is a plan of intents intents of pairs pairs each, taking its
 // looks by the default design (a third, two thirds, all; futility above
 // p 0.2), as NewPlan plans one.
-func looksPlan(intents, pairs int) *Plan {
+func looksPlan(intents, pairs int) *rundir.Plan {
 	d := stats.DefaultDesign()
-	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: Model{Provider: "scripted", ID: "m"},
-		Looks: LookPairs(&d, pairs, intents, 0.05), Futility: d.Futility}
+	p := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: rundir.Model{Provider: "scripted", ID: "m"},
+		Looks: rundir.LookPairs(&d, pairs, intents, 0.05), Futility: d.Futility}
 	rng := rand.New(rand.NewPCG(7, 0))
 	for i := range intents {
-		p.Intents = append(p.Intents, PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",
-			Pairs: lookOrders(p.Looks, pairs, rng)})
+		p.Intents = append(p.Intents, rundir.PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",
+			Pairs: rundir.LookOrders(p.Looks, pairs, rng)})
 	}
 	return p
 }
@@ -66,9 +66,9 @@ func (f *timedTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row,
 
 // runLooksPlan runs plan in a new directory to its end and returns the
 // directory and the plan as run.json then holds it.
-func runLooksPlan(t *testing.T, plan *Plan, f *timedTrials) (RunDir, *Plan) {
+func runLooksPlan(t *testing.T, plan *rundir.Plan, f *timedTrials) (rundir.RunDir, *rundir.Plan) {
 	t.Helper()
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
@@ -95,7 +95,7 @@ func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
 	assert.Equal(t, stats.StopEfficacy, stored.Stop.Kind)
 	assert.Equal(t, pairbench.Faster, stored.Stop.Verdict)
 	assert.True(t, stored.Stop.Claimed)
-	for _, r := range rowsOf(t, dir, RowsFile) {
+	for _, r := range rowsOf(t, dir, rundir.RowsFile) {
 		assert.Less(t, r.Pair, 10, "no pair past the first look ran")
 	}
 
@@ -125,12 +125,12 @@ func TestLooksStopANullRunForFutility(t *testing.T) {
 	dir, stored := runLooksPlan(t, plan, f)
 	assert.EqualValues(t, 3*10*2, f.ran.Load())
 	require.NotNil(t, stored.Stop)
-	assert.Equal(t, LookStop{Look: 1, Pairs: 10, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
+	assert.Equal(t, rundir.LookStop{Look: 1, Pairs: 10, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
 	assert.False(t, stored.Stop.Claimed)
 	assert.Contains(t, stored.Stop.Reason, "above 0.2")
 
 	// The look's own report, built apart from the runner, says the same.
-	rows := rowsOf(t, dir, RowsFile)
+	rows := rowsOf(t, dir, rundir.RowsFile)
 	rep := stats.Build(plan.StatsPlanAt(0), rows)
 	require.NotNil(t, rep.Headline)
 	assert.Greater(t, rep.Headline.Speed.P, 0.2)
@@ -151,7 +151,7 @@ func TestLooksGoOnUntilALookDecides(t *testing.T) {
 	require.NotNil(t, stored.Stop)
 	assert.Greater(t, stored.Stop.Look, 1, "the first look decides nothing")
 	assert.EqualValues(t, 3*2*plan.Looks[stored.Stop.Look-1], f.ran.Load(), "the pairs up to the stop ran, no more")
-	rows := rowsOf(t, dir, RowsFile)
+	rows := rowsOf(t, dir, rundir.RowsFile)
 	d := plan.Design()
 	for k := range stored.Stop.Look {
 		var seen []pairbench.Row
@@ -181,7 +181,7 @@ func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
 
 			// Shards run their share of every look; the looks are taken
 			// from all their rows.
-			sharded := RunDir{Path: t.TempDir()}
+			sharded := rundir.RunDir{Path: t.TempDir()}
 			require.NoError(t, sharded.WritePlan(plan))
 			for k := 1; k <= 2; k++ {
 				ex := &Execution{Dir: sharded, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: (&timedTrials{speedup: speedup, noise: 0.3}).trial}
@@ -197,7 +197,7 @@ func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
 			assert.True(t, statusOf(t, sharded, stored).Finished(), "the shards' rows past the stop count in nothing")
 
 			// Interrupted after every 25th trial, resumed until it ends.
-			resumed := RunDir{Path: t.TempDir()}
+			resumed := rundir.RunDir{Path: t.TempDir()}
 			require.NoError(t, resumed.WritePlan(looksPlan(3, 30)))
 			for round := 0; ; round++ {
 				require.Less(t, round, 100)
@@ -244,50 +244,10 @@ func TestLooksRecordAStopDecidedBeforeACrash(t *testing.T) {
 }
 
 // statusOf counts the Status of the run in dir under plan.
-func statusOf(t *testing.T, dir RunDir, plan *Plan) Status {
+func statusOf(t *testing.T, dir rundir.RunDir, plan *rundir.Plan) rundir.Status {
 	t.Helper()
-	c := NewStatusCounter(plan)
+	c := rundir.NewStatusCounter(plan)
 	_, err := dir.ScanPlanRows(plan, 0, nil, c.Add)
 	require.NoError(t, err)
 	return c.Status()
-}
-
-// TestReconcileKeepsTheRecordedStop: a run.json that records the stop and
-// one that does not yet (its upload failed after the stop) are one run's
-// plan, whichever side holds which: the directory ends with the stop. Two
-// different stops, or a stop beside another plan, are still two runs.
-func TestReconcileKeepsTheRecordedStop(t *testing.T) {
-	open := looksPlan(2, 12)
-	stopped := looksPlan(2, 12)
-	stopped.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal, Reason: "why"}
-	for _, c := range []struct {
-		name          string
-		local, stored *Plan
-	}{{"stored stop", open, stopped}, {"local stop", stopped, open}} {
-		t.Run(c.name, func(t *testing.T) {
-			store, err := artifacts.NewLocal(t.TempDir())
-			require.NoError(t, err)
-			storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, c.stored)})
-			dir := RunDir{Path: t.TempDir()}
-			require.NoError(t, dir.WritePlan(c.local))
-			_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
-			require.NoError(t, err)
-			got, err := dir.ReadPlan()
-			require.NoError(t, err)
-			assert.Equal(t, stopped.Stop, got.Stop)
-		})
-	}
-	other := looksPlan(2, 12)
-	other.Stop = &LookStop{Look: 2, Pairs: 8, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
-	changed := looksPlan(2, 12)
-	changed.Seed++
-	for _, stored := range []*Plan{other, changed} {
-		store, err := artifacts.NewLocal(t.TempDir())
-		require.NoError(t, err)
-		storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, stored)})
-		dir := RunDir{Path: t.TempDir()}
-		require.NoError(t, dir.WritePlan(stopped))
-		_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
-		assert.ErrorContains(t, err, "two different plans")
-	}
 }

@@ -9,22 +9,24 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 )
 
-func execPlan(intentsPairs map[string]int, domains map[string]string) *Plan {
-	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Model: Model{Provider: "scripted", ID: "m"}}
+func execPlan(intentsPairs map[string]int, domains map[string]string) *rundir.Plan {
+	p := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Model: rundir.Model{Provider: "scripted", ID: "m"}}
 	for _, id := range []string{"a", "b", "c"} {
 		n, ok := intentsPairs[id]
 		if !ok {
 			continue
 		}
-		in := PlannedIntent{ID: id, Domain: domains[id], Class: "pinned"}
+		in := rundir.PlannedIntent{ID: id, Domain: domains[id], Class: "pinned"}
 		for i := range n {
-			in.Pairs = append(in.Pairs, PlannedPair{Pair: i, Order: []pairbench.Order{pairbench.AB, pairbench.BA}[i%2]})
+			in.Pairs = append(in.Pairs, rundir.PlannedPair{Pair: i, Order: []pairbench.Order{pairbench.AB, pairbench.BA}[i%2]})
 		}
 		p.Intents = append(p.Intents, in)
 	}
@@ -58,16 +60,16 @@ func (f *fakeTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row, 
 }
 
 // rowsOf reads a rows file of d, failing on a partial line.
-func rowsOf(t *testing.T, d RunDir, rel string) []pairbench.Row {
+func rowsOf(t *testing.T, d rundir.RunDir, rel string) []pairbench.Row {
 	t.Helper()
-	rows, err := d.ReadRowsFile(rel, func(p Problem) { t.Errorf("reading %s: %s", rel, p) })
+	rows, err := d.ReadRowsFile(rel, func(p rundir.Problem) { t.Errorf("reading %s: %s", rel, p) })
 	require.NoError(t, err)
 	return rows
 }
 
 // scoredOnce asserts every planned pair is complete in exactly one attempt
 // (both arms scored in it): a resumed or rerun pair never counts twice.
-func scoredOnce(t *testing.T, plan *Plan, rows []pairbench.Row) {
+func scoredOnce(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) {
 	t.Helper()
 	scored := map[string]int{}
 	for _, r := range rows {
@@ -92,9 +94,9 @@ func scoredOnce(t *testing.T, plan *Plan, rows []pairbench.Row) {
 func TestExecuteRunsEveryPairInOrder(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 3, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
 	f := &fakeTrials{}
-	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 2, Trial: f.trial}
+	ex := &Execution{Dir: rundir.RunDir{Path: t.TempDir()}, Plan: plan, Slots: 2, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := rowsOf(t, ex.Dir, RowsFile)
+	rows := rowsOf(t, ex.Dir, rundir.RowsFile)
 	assert.Len(t, rows, 10)
 	scoredOnce(t, plan, rows)
 	// Within each pair, the trials ran in the planned order.
@@ -117,9 +119,9 @@ func TestExecuteRerunsAbortedPairWhole(t *testing.T) {
 		}
 		return pairbench.Correct, true, nil
 	}}
-	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Trial: f.trial}
+	ex := &Execution{Dir: rundir.RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := rowsOf(t, ex.Dir, RowsFile)
+	rows := rowsOf(t, ex.Dir, rundir.RowsFile)
 	var dirs []string
 	for _, r := range rows {
 		dirs = append(dirs, r.TrialDir)
@@ -133,7 +135,7 @@ func TestExecuteRerunsAbortedPairWhole(t *testing.T) {
 
 func TestExecuteResumesAfterInterruptions(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 4, "b": 4, "c": 3}, map[string]string{"a": "d1", "b": "d1", "c": "d2"})
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	// Interrupt the run after every k-th trial, at many points, and resume
 	// each time until nothing is pending.
 	var total atomic.Int32
@@ -164,7 +166,7 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 	}
 	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, PairAttempts: 1000, Trial: (&fakeTrials{}).trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := rowsOf(t, dir, RowsFile)
+	rows := rowsOf(t, dir, rundir.RowsFile)
 	scoredOnce(t, plan, rows)
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -178,7 +180,7 @@ func TestExecuteResumesAfterInterruptions(t *testing.T) {
 // two attempts once, and no resume runs (and pays for) them again.
 func TestExecuteGivesUpAPairThatUsedItsAttempts(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 2, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	var trials atomic.Int32
 	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
 		trials.Add(1)
@@ -191,12 +193,12 @@ func TestExecuteGivesUpAPairThatUsedItsAttempts(t *testing.T) {
 		ex := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: f.trial}
 		require.NoError(t, ex.Run(context.Background()), "run %d", run)
 	}
-	rows := rowsOf(t, dir, RowsFile)
+	rows := rowsOf(t, dir, rundir.RowsFile)
 	broken := 0
 	for _, r := range rows {
 		if r.Intent == "b" {
 			broken++
-			assert.LessOrEqual(t, r.Attempt, DefaultPairAttempts)
+			assert.LessOrEqual(t, r.Attempt, rundir.DefaultPairAttempts)
 		}
 	}
 	// Pair 0 (AB) runs control then the aborting treatment, pair 1 (BA)
@@ -204,13 +206,13 @@ func TestExecuteGivesUpAPairThatUsedItsAttempts(t *testing.T) {
 	assert.Equal(t, 2*2+2*1, broken, "both attempts of each pair, run once")
 	assert.EqualValues(t, 4+6, trials.Load(), "the resumes ran nothing")
 
-	var specs []PairSpec
+	var specs []rundir.PairSpec
 	for _, in := range plan.Intents {
 		for _, p := range in.Pairs {
-			specs = append(specs, PairSpec{Intent: in.ID, Domain: in.Domain, Pair: p.Pair, Order: p.Order})
+			specs = append(specs, rundir.PairSpec{Intent: in.ID, Domain: in.Domain, Pair: p.Pair, Order: p.Order})
 		}
 	}
-	tally := NewTally(specs, rows)
+	tally := rundir.NewTally(specs, rows)
 	assert.Equal(t, 2, tally.GivenUp())
 	assert.Zero(t, tally.Unfinished())
 	intents, benched := tally.Benched()
@@ -231,9 +233,9 @@ func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {
 		}
 		return pairbench.Correct, true, nil
 	}}
-	ex := &Execution{Dir: RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Adoption: 2, Trial: f.trial}
+	ex := &Execution{Dir: rundir.RunDir{Path: t.TempDir()}, Plan: plan, Slots: 1, Adoption: 2, Trial: f.trial}
 	require.NoError(t, ex.Run(context.Background()))
-	rows := rowsOf(t, ex.Dir, RowsFile)
+	rows := rowsOf(t, ex.Dir, rundir.RowsFile)
 	pairsRun := map[string]int{}
 	var adoptionDomains []string
 	for _, r := range rows {
@@ -252,15 +254,15 @@ func TestExecuteAdoptionDropsDomainsThatNeverUseTools(t *testing.T) {
 
 func TestExecuteShardWritesItsOwnRows(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 5, "b": 4}, map[string]string{"a": "d", "b": "d"})
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	var all []pairbench.Row
 	for k := 1; k <= 3; k++ {
 		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 3, Trial: (&fakeTrials{}).trial}
 		require.NoError(t, ex.Run(context.Background()))
-		all = append(all, rowsOf(t, dir, RowsFileOf(k))...)
+		all = append(all, rowsOf(t, dir, rundir.RowsFileOf(k))...)
 	}
 	scoredOnce(t, plan, all)
-	assert.NoFileExists(t, dir.File(RowsFile))
+	assert.NoFileExists(t, dir.File(rundir.RowsFile))
 }
 
 // TestExecuteReportsProgress follows a run through OnStart, OnRow and
@@ -268,7 +270,7 @@ func TestExecuteShardWritesItsOwnRows(t *testing.T) {
 // runner included.
 func TestExecuteReportsProgress(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 3, "b": 2}, map[string]string{"a": "d1", "b": "d2"})
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	// An earlier runner finished pair a/0.
 	first := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: (&fakeTrials{}).trial}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -314,9 +316,9 @@ func TestExecuteReportsProgress(t *testing.T) {
 // were not given: that is the caller's fault, which stops the run, not an
 // aborted trial that would be rerun and paid for again.
 func TestTrialOfAnUnknownIntentIsAFault(t *testing.T) {
-	trials := &Trials{RunDir: RunDir{Path: t.TempDir()}, Plan: testPlan(), Intents: map[string]*TrialIntent{}}
-	job := Job{Intent: "nope", Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
-	row, err := trials.Run(context.Background(), TrialSpec{Job: job, Arm: pairbench.Control, Dir: TrialDir(job, pairbench.Control)})
+	trials := &Trials{RunDir: rundir.RunDir{Path: t.TempDir()}, Plan: execPlan(map[string]int{"a": 1}, map[string]string{"a": "d"}), Intents: map[string]*TrialIntent{}}
+	job := rundir.Job{Intent: "nope", Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	row, err := trials.Run(context.Background(), TrialSpec{Job: job, Arm: pairbench.Control, Dir: rundir.TrialDir(job, pairbench.Control)})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrInterrupted)
 	assert.Empty(t, row.Outcome, "no outcome is recorded for it")
@@ -329,8 +331,8 @@ func TestTrialOfAnUnknownIntentIsAFault(t *testing.T) {
 // it, and a resume with the same budget starts nothing.
 func TestExecuteKeepsToItsBudget(t *testing.T) {
 	plan := execPlan(map[string]int{"a": 6}, map[string]string{"a": "d"})
-	plan.Caps = PlanCaps{TimeS: 60, Turns: 10, SpendUSD: 0.01}
-	dir := RunDir{Path: t.TempDir()}
+	plan.Caps = rundir.PlanCaps{TimeS: 60, Turns: 10, SpendUSD: 0.01}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
 		if s.Job.Pair == 0 && s.Job.Attempt == 1 && s.Arm == pairbench.Treatment {
 			return pairbench.Aborted, false, nil
@@ -349,7 +351,7 @@ func TestExecuteKeepsToItsBudget(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, err.Error(), "raise --budget-usd and run the same command to resume")
 	spent := 0.005
-	for _, r := range rowsOf(t, dir, RowsFile) {
+	for _, r := range rowsOf(t, dir, rundir.RowsFile) {
 		spent += r.CostUSD
 	}
 	assert.LessOrEqual(t, spent, 0.07+1e-9, "never past the budget")
@@ -362,7 +364,7 @@ func TestExecuteKeepsToItsBudget(t *testing.T) {
 
 	ex = &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: costly, Budget: Budget{SpendUSD: 1}, OtherSpend: 0.005}
 	require.NoError(t, ex.Run(context.Background()), "a larger budget resumes the run")
-	scoredOnce(t, plan, rowsOf(t, dir, RowsFile))
+	scoredOnce(t, plan, rowsOf(t, dir, rundir.RowsFile))
 }
 
 // TestResumeOnBadInput resumes runs whose directory holds what no runner
@@ -408,11 +410,11 @@ func TestResumeOnBadInput(t *testing.T) {
 			told: "left out 2 rows of pairs the plan does not have"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir := RunDir{Path: t.TempDir()}
-			require.NoError(t, os.WriteFile(dir.File(RowsFile), []byte(c.rows), 0o644))
+			dir := rundir.RunDir{Path: t.TempDir()}
+			require.NoError(t, os.WriteFile(dir.File(rundir.RowsFile), []byte(c.rows), 0o644))
 			f := &fakeTrials{}
 			var problems []string
-			ex := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: f.trial, OnProblem: func(p Problem) { problems = append(problems, p.String()) }}
+			ex := &Execution{Dir: dir, Plan: plan, Slots: 1, Trial: f.trial, OnProblem: func(p rundir.Problem) { problems = append(problems, p.String()) }}
 			err := ex.Run(context.Background())
 			if c.want != "" {
 				assert.ErrorContains(t, err, c.want)
@@ -420,7 +422,7 @@ func TestResumeOnBadInput(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Contains(t, problems, dir.File(RowsFile)+": "+c.told)
+			assert.Contains(t, problems, dir.File(rundir.RowsFile)+": "+c.told)
 			var ran []string
 			for _, s := range f.ran {
 				ran = append(ran, s.Dir)
@@ -434,11 +436,11 @@ func TestResumeOnBadInput(t *testing.T) {
 	}
 
 	// A truncated run.json names where it ends.
-	dir := RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
-	b, err := os.ReadFile(dir.File(PlanFile))
+	b, err := os.ReadFile(dir.File(rundir.PlanFile))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(dir.File(PlanFile), b[:len(b)/2], 0o644))
+	require.NoError(t, os.WriteFile(dir.File(rundir.PlanFile), b[:len(b)/2], 0o644))
 	_, err = dir.ReadPlan()
 	assert.ErrorContains(t, err, "run.json:")
 	assert.ErrorContains(t, err, "unexpected end of JSON input")

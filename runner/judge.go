@@ -11,6 +11,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // JudgePromptVersion numbers JudgePrompt; run.json records both, and a
@@ -83,7 +84,7 @@ type Judge interface {
 
 // JudgeRequest is one question to a judge.
 type JudgeRequest struct {
-	Model  Model
+	Model  rundir.Model
 	System string
 	User   string
 	// Caps bound this one question: Time its wait, SpendUSD its cost.
@@ -98,41 +99,17 @@ type JudgeReply struct {
 	CostUSD      float64 `json:"cost_usd"`
 }
 
-// PlanJudge is the judge of a run with judged intents, frozen in run.json.
-type PlanJudge struct {
-	// Model is the judge's model: any the agents can use.
-	Model Model `json:"model"`
-	// Prompt is its system prompt (JudgePrompt), PromptVersion its version.
-	Prompt        string `json:"prompt"`
-	PromptVersion int    `json:"prompt_version"`
-	// Caps bound each judging: its wait and its cost.
-	Caps PlanCaps `json:"caps"`
-	// Twice judges every judged answer a second time, to measure the
-	// judge's agreement with itself (the report's judge agreement).
-	Twice bool `json:"twice,omitempty"`
-}
-
-// Judged reports whether the plan has an intent of class judged.
-func (p *Plan) Judged() bool {
-	for _, in := range p.Intents {
-		if in.Class == pairbench.AnswerJudged {
-			return true
-		}
-	}
-	return false
-}
-
-// BudgetCaps are the caps a trial is held at against the run's budget:
+// BudgetCaps returns the caps a trial is held at against the run's budget:
 // the agent's, and for a run with a judge, its judgings' spend and time
 // beside.
-func (p *Plan) BudgetCaps() Caps {
-	c := p.Caps.Caps()
+func BudgetCaps(p *rundir.Plan) Caps {
+	c := CapsOf(p.Caps)
 	if p.Judge != nil && c.SpendUSD > 0 {
 		n := 1.0
 		if p.Judge.Twice {
 			n = 2
 		}
-		j := p.Judge.Caps.Caps()
+		j := CapsOf(p.Judge.Caps)
 		c.SpendUSD += n * j.SpendUSD
 		if c.Time > 0 {
 			c.Time += time.Duration(n) * j.Time
@@ -140,10 +117,6 @@ func (p *Plan) BudgetCaps() Caps {
 	}
 	return c
 }
-
-// TrialJudge is the judge's record of one trial: the question, the
-// reply, and what was made of it (trials/<...>/judge.json).
-const TrialJudge = "judge.json"
 
 // judgeRecord is judge.json.
 type judgeRecord struct {
@@ -167,8 +140,8 @@ func (t *Trials) judge(ctx context.Context, in *TrialIntent, page *pairbench.Pag
 	}
 	input := NewJudgeInput(&in.Intent, g.Extracted, page)
 	rec := judgeRecord{Model: pj.Model.String(), PromptVersion: pj.PromptVersion, Input: input}
-	defer func() { t.save(filepath.Join(dir, TrialJudge), rec) }()
-	req := JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: pj.Caps.Caps()}
+	defer func() { t.save(filepath.Join(dir, rundir.TrialJudge), rec) }()
+	req := JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: CapsOf(pj.Caps)}
 	ask := func() (*pairbench.Judgement, error) {
 		reply, err := t.Judge.Judge(ctx, req)
 		if err != nil {
@@ -219,22 +192,9 @@ func spentOn(replies []JudgeReply) pairbench.Judgement {
 	return j
 }
 
-// String names the judge in a plan's changes: its model, prompt version,
-// caps and whether it judges twice.
-func (j *PlanJudge) String() string {
-	if j == nil {
-		return "none"
-	}
-	s := fmt.Sprintf("%s, prompt v%d, caps %gs $%g", j.Model, j.PromptVersion, j.Caps.TimeS, j.Caps.SpendUSD)
-	if j.Twice {
-		s += ", twice"
-	}
-	return s
-}
-
 // planJudge is the judge p freezes: j for a plan with judged intents, none
 // otherwise. A plan with judged intents and no judge fails.
-func planJudge(p *Plan, j *PlanJudge) (*PlanJudge, error) {
+func planJudge(p *rundir.Plan, j *rundir.PlanJudge) (*rundir.PlanJudge, error) {
 	if !p.Judged() {
 		return nil, nil
 	}
@@ -253,9 +213,9 @@ func planJudge(p *Plan, j *PlanJudge) (*PlanJudge, error) {
 // verdict: a judge that is unreachable, refuses the key, is over its caps
 // or does not reply with a score per criterion fails the smoke gate rather
 // than every judged trial. It returns what the judging cost.
-func SmokeJudge(ctx context.Context, judge Judge, pj *PlanJudge, in *intents.Intent) (float64, error) {
+func SmokeJudge(ctx context.Context, judge Judge, pj *rundir.PlanJudge, in *intents.Intent) (float64, error) {
 	input := NewJudgeInput(in, in.Baseline.Answer, nil)
-	reply, err := judge.Judge(ctx, JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: pj.Caps.Caps()})
+	reply, err := judge.Judge(ctx, JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: CapsOf(pj.Caps)})
 	if err != nil {
 		return reply.CostUSD, fmt.Errorf("judge %s: %w", pj.Model, err)
 	}

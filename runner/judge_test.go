@@ -17,6 +17,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/model"
@@ -77,8 +78,8 @@ func judged(t *testing.T, shared *stack, jr *judgeRequests, checks ...intents.Ch
 	}
 	judge := s.trials.Plan.Model
 	judge.BaseURL = ""
-	s.trials.Plan.Judge = &runner.PlanJudge{Model: judge, Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion,
-		Caps: runner.PlanCaps{TimeS: 120, SpendUSD: 0.1}}
+	s.trials.Plan.Judge = &rundir.PlanJudge{Model: judge, Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion,
+		Caps: rundir.PlanCaps{TimeS: 120, SpendUSD: 0.1}}
 	srv := httptest.NewServer(jr.wrap(model.New(intentsOf(s.trials.Intents), model.Options{})))
 	t.Cleanup(srv.Close)
 	s.trials.Plan.Model.BaseURL = srv.URL + "/v1"
@@ -213,7 +214,7 @@ func TestAPairWhoseJudgeFailedRunsAgain(t *testing.T) {
 	ex := &runner.Execution{Dir: s.trials.RunDir, Plan: s.trials.Plan, Slots: 1, Trial: s.trials.Run}
 	require.NoError(t, ex.Run(context.Background()))
 	require.True(t, failed.Load())
-	rows, err := s.trials.RunDir.ReadRowsFile(runner.RowsFile, func(p runner.Problem) { t.Error(p) })
+	rows, err := s.trials.RunDir.ReadRowsFile(rundir.RowsFile, func(p rundir.Problem) { t.Error(p) })
 	require.NoError(t, err)
 	require.Len(t, rows, 3, "the first trial aborted; its pair ran again whole")
 	assert.Equal(t, pairbench.Aborted, rows[0].Outcome)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/model"
@@ -22,19 +23,19 @@ import (
 // judgings' (two with Twice), and a resume with another judge is a changed
 // plan.
 func TestAJudgedPlanHoldsItsJudgeInTheBudget(t *testing.T) {
-	plan := &runner.Plan{Caps: runner.PlanCaps{TimeS: 60, Turns: 10, SpendUSD: 1},
-		Intents: []runner.PlannedIntent{{ID: "gift", Class: pairbench.AnswerJudged}}}
-	assert.Equal(t, plan.Caps.Caps(), plan.BudgetCaps(), "no judge yet")
-	plan.Judge = &runner.PlanJudge{Model: runner.Model{Provider: "openai", ID: "gpt-judge"}, Caps: runner.PlanCaps{TimeS: 30, SpendUSD: 0.1}}
-	assert.Equal(t, runner.Caps{Time: 90 * time.Second, Turns: 10, SpendUSD: 1.1}, plan.BudgetCaps())
+	plan := &rundir.Plan{Caps: rundir.PlanCaps{TimeS: 60, Turns: 10, SpendUSD: 1},
+		Intents: []rundir.PlannedIntent{{ID: "gift", Class: pairbench.AnswerJudged}}}
+	assert.Equal(t, runner.CapsOf(plan.Caps), runner.BudgetCaps(plan), "no judge yet")
+	plan.Judge = &rundir.PlanJudge{Model: rundir.Model{Provider: "openai", ID: "gpt-judge"}, Caps: rundir.PlanCaps{TimeS: 30, SpendUSD: 0.1}}
+	assert.Equal(t, runner.Caps{Time: 90 * time.Second, Turns: 10, SpendUSD: 1.1}, runner.BudgetCaps(plan))
 	plan.Judge.Twice = true
-	c := plan.BudgetCaps()
+	c := runner.BudgetCaps(plan)
 	assert.Equal(t, 120*time.Second, c.Time)
 	assert.InDelta(t, 1.2, c.SpendUSD, 1e-12)
 
-	err := runner.CheckBudget(runner.Budget{SpendUSD: 10}, 9, 1, plan.BudgetCaps(), 0)
+	err := runner.CheckBudget(runner.Budget{SpendUSD: 10}, 9, 1, runner.BudgetCaps(plan), 0)
 	require.Error(t, err, "9 trials at $1.20 pass a $10 budget though their agents alone would not")
-	assert.NoError(t, runner.CheckBudget(runner.Budget{SpendUSD: 10}, 9, 1, plan.Caps.Caps(), 0))
+	assert.NoError(t, runner.CheckBudget(runner.Budget{SpendUSD: 10}, 9, 1, runner.CapsOf(plan.Caps), 0))
 
 	other := *plan
 	j := *plan.Judge
@@ -54,8 +55,8 @@ func TestSmokeJudge(t *testing.T) {
 		Baseline: intents.Baseline{Answer: map[string]any{"title": "Paper Boats"}}}
 	scripted := httptest.NewServer(model.New(nil, model.Options{}))
 	defer scripted.Close()
-	pj := &runner.PlanJudge{Model: runner.Model{Provider: "pairbench", ID: model.ID, Scripted: true, InputPrice: 3, OutputPrice: 15},
-		Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion, Caps: runner.PlanCaps{TimeS: 60, SpendUSD: 0.1}}
+	pj := &rundir.PlanJudge{Model: rundir.Model{Provider: "pairbench", ID: model.ID, Scripted: true, InputPrice: 3, OutputPrice: 15},
+		Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion, Caps: rundir.PlanCaps{TimeS: 60, SpendUSD: 0.1}}
 	judge := agent.NewJudge(agent.JudgeConfig{ScriptedURL: scripted.URL + "/v1", TempRoot: t.TempDir()})
 	cost, err := runner.SmokeJudge(t.Context(), judge, pj, in)
 	require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
@@ -108,7 +110,7 @@ func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 		plan := *t.Plan
 		plan.Model.BaseURL = srv.URL + "/v1"
 		plan.Allowlist = append(runner.Allowlist(), agents.HarnessTools(name)...)
-		t.Plan, t.RunDir = &plan, runner.RunDir{Path: b.TempDir()}
+		t.Plan, t.RunDir = &plan, rundir.RunDir{Path: b.TempDir()}
 		if name != "pi" { // the stack's pi has its compile cache warm, as run's
 			a, err := agents.New(name, agents.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
 			require.NoError(b, err)
@@ -118,11 +120,11 @@ func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 	}
 	for i := 0; b.Loop(); i++ {
 		for _, o := range all {
-			job := runner.Job{Intent: "weather-high-oslo", Domain: "weather.example", Stage: pairbench.StagePair,
+			job := rundir.Job{Intent: "weather-high-oslo", Domain: "weather.example", Stage: pairbench.StagePair,
 				Pair: i, Order: pairbench.AB, Attempt: 1}
 			arm := pairbench.Arms[i%2]
 			start := time.Now()
-			row, err := o.trials.Run(context.Background(), runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)})
+			row, err := o.trials.Run(context.Background(), runner.TrialSpec{Job: job, Arm: arm, Dir: rundir.TrialDir(job, arm)})
 			total := time.Since(start)
 			require.NoError(b, err)
 			require.Equal(b, pairbench.Correct, row.Outcome, "%s: %s", o.name, row.Reason)

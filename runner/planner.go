@@ -7,16 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -33,38 +32,38 @@ type PlanOptions struct {
 	// (docs/statistics.md, Looks), frozen in the plan as its Looks and
 	// Futility; nil for a run of one look at all its pairs.
 	Design   *stats.Design
-	Model    Model
-	Caps     PlanCaps
+	Model    rundir.Model
+	Caps     rundir.PlanCaps
 	Seed     uint64
 	Alpha    float64
-	Versions Versions
+	Versions rundir.Versions
 	// Now is when the run is planned; days_from_start fixtures count from it.
 	Now time.Time
 	// Source is where the registry was read.
-	Source Source
+	Source rundir.Source
 	// Trial is frozen in the plan as its TrialSettings.
-	Trial TrialSettings
+	Trial rundir.TrialSettings
 	// HarnessTools are tools the agent's CLI always declares beside the
 	// allowlist's, and that reach nothing outside its MCP servers (Codex's
 	// MCP resource readers); they join the plan's allowlist, so the check
 	// of what the agent declared stays exact.
 	HarnessTools []string
 	// Browser is the browser provider's policy, recorded in run.json.
-	Browser *BrowserPolicy
+	Browser *rundir.BrowserPolicy
 	// WebMCP is the run's WebMCP mode (Plan.WebMCP); "" is the polyfill.
 	WebMCP pairbench.WebMCPImpl
 	// Arms are the arms the run compares; the zero value means
 	// DefaultArms. Revs holds the registry at each revision an arm reads
 	// its tools at (PlanArms.Revs), with the commit it resolved to in the
 	// arm's Commit.
-	Arms PlanArms
+	Arms rundir.PlanArms
 	Revs map[string]*intents.Registry
 	// AgainstNone names domains whose control registers nothing even
 	// though the control arm reads tools at a revision: a pull request
 	// changed their intents alone (intents.Comparisons).
 	AgainstNone []string
 	// Judge is the judge a plan with judged intents freezes.
-	Judge *PlanJudge
+	Judge *rundir.PlanJudge
 }
 
 // Skipped is an intent a plan left out, and why.
@@ -77,7 +76,7 @@ type Skipped struct {
 // order (balanced within each intent, shuffled with opts.Seed). It returns
 // the intents it skipped as stale. The registry must have loaded without
 // problems.
-func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) {
+func NewPlan(reg *intents.Registry, opts PlanOptions) (*rundir.Plan, []Skipped, error) {
 	if opts.Pairs < 1 {
 		return nil, nil, fmt.Errorf("pairs = %d; want at least 1", opts.Pairs)
 	}
@@ -88,18 +87,18 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	if len(selected) == 0 {
 		return nil, skipped, fmt.Errorf("no intent to run in %s", reg.Root)
 	}
-	p := &Plan{
-		V: PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
+	p := &rundir.Plan{
+		V: rundir.PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
 		Prices: PricesVersion, Browser: opts.Browser, Trial: &opts.Trial, WebMCP: cmp.Or(opts.WebMCP, pairbench.WebMCPPolyfill),
 	}
 	if p.Trial.PairAttempts == 0 {
-		p.Trial.PairAttempts = DefaultPairAttempts
+		p.Trial.PairAttempts = rundir.DefaultPairAttempts
 	}
-	if opts.Arms != (PlanArms{}) && !opts.Arms.IsDefault() {
+	if opts.Arms != (rundir.PlanArms{}) && !opts.Arms.IsDefault() {
 		arms := opts.Arms
 		p.Arms = &arms
-		if arms.Control.Tools == RevTools {
+		if arms.Control.Tools == rundir.RevTools {
 			p.Margins = margins(reg.Config.Margins)
 		}
 	}
@@ -111,7 +110,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	}
 	// A run of placebo intents alone checks the harness and claims
 	// nothing: it takes no looks.
-	if p.Looks = LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
+	if p.Looks = rundir.LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
 		p.Futility = opts.Design.Futility
 	} else {
 		p.Looks = nil
@@ -119,10 +118,10 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	for _, in := range selected {
 		d := reg.Domain(in.Domain)
-		pi := PlannedIntent{
-			ID: in.ID, Domain: in.Domain, Class: in.Class, Agreement: in.Agreement,
+		pi := rundir.PlannedIntent{
+			ID: in.ID, Domain: in.Domain, Class: in.Class, Agreement: planAgreement(in.Agreement),
 			Placebo: in.Placebo, Profile: d.Profile, Fixtures: intents.FixtureValues(*in, p.CreatedAt),
-			Files: contentHashes(reg, in, d), Criteria: in.Criteria, PassAt: in.PassAt,
+			Files: contentHashes(reg, in, d), Criteria: planCriteria(in.Criteria), PassAt: in.PassAt,
 		}
 		for _, t := range d.Registered() {
 			pi.Tools = append(pi.Tools, t.Name)
@@ -134,7 +133,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*Plan, []Skipped, error) 
 			}
 			pi.Arms, pi.Tools = arms, arms.Treatment.Names()
 		}
-		pi.Pairs = lookOrders(p.Looks, opts.Pairs, rng)
+		pi.Pairs = rundir.LookOrders(p.Looks, opts.Pairs, rng)
 		p.Intents = append(p.Intents, pi)
 	}
 	if p.Judge, err = planJudge(p, opts.Judge); err != nil {
@@ -189,7 +188,7 @@ func selectIntents(reg *intents.Registry, sel []string, now time.Time) ([]*inten
 // TrialIntents prepares the plan's intents for trials: each resolved with
 // the fixtures frozen at plan time, its grader compiled, and the tools its
 // domain registers looked up by the names frozen in the plan.
-func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, error) {
+func TrialIntents(reg *intents.Registry, p *rundir.Plan) (map[string]*TrialIntent, error) {
 	return ArmTrialIntents(reg, nil, p)
 }
 
@@ -197,7 +196,7 @@ func TrialIntents(reg *intents.Registry, p *Plan) (map[string]*TrialIntent, erro
 // tools of the registry at other revisions: revs holds the registry at
 // each (PlanArms.Revs). Each arm's tools and context pack are looked up as
 // the plan froze them.
-func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p *Plan) (map[string]*TrialIntent, error) {
+func ArmTrialIntents(reg *intents.Registry, revs map[string]*intents.Registry, p *rundir.Plan) (map[string]*TrialIntent, error) {
 	out := make(map[string]*TrialIntent, len(p.Intents))
 	for _, pi := range p.Intents {
 		in := reg.Intent(pi.ID)
@@ -276,93 +275,19 @@ func contentHash(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Changes lists how q differs from p in what a resume must keep: the
-// intents and their tools, fixtures, pairs and files (their content
-// hashes), the model, caps, allowlist, component versions, the trial
-// settings, the seed and alpha. An empty list means q can resume p's run.
-func (p *Plan) Changes(q *Plan) []string {
-	var out []string
-	diff := func(what string, a, b any) {
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			out = append(out, fmt.Sprintf("%s: %v → %v", what, a, b))
-		}
+// planAgreement is an intent's agreement check as the plan stores it.
+func planAgreement(a *intents.Agreement) *stats.Agreement {
+	if a == nil {
+		return nil
 	}
-	if p.AgentName() != q.AgentName() {
-		out = append(out, fmt.Sprintf("agent: %s → %s (a run is benched with one agent)", p.AgentName(), q.AgentName()))
-	}
-	diff("model", p.Model.String(), q.Model.String())
-	diff("caps", p.Caps, q.Caps)
-	diff("allowlist", strings.Join(p.Allowlist, ","), strings.Join(q.Allowlist, ","))
-	pv, qv := p.Versions, q.Versions
-	pv.AgentName, qv.AgentName = p.AgentName(), q.AgentName() // told above
-	diff("versions", pv, qv)
-	diff("prices", p.Prices, q.Prices)
-	diff("registry commit", p.Source.Commit, q.Source.Commit)
-	policy := func(b *BrowserPolicy) string {
-		j, _ := json.Marshal(b)
-		return string(j)
-	}
-	diff("browser policy", policy(p.Browser), policy(q.Browser))
-	diff("webmcp", p.WebMCPMode(), q.WebMCPMode())
-	diff("seed", p.Seed, q.Seed)
-	diff("alpha", p.Alpha, q.Alpha)
-	diff("judge", p.Judge, q.Judge)
-	if p.Trial != nil && q.Trial != nil {
-		diff("start delay", time.Duration(p.Trial.StartDelayMS)*time.Millisecond, time.Duration(q.Trial.StartDelayMS)*time.Millisecond)
-		diff("settle", time.Duration(p.Trial.SettleMS)*time.Millisecond, time.Duration(q.Trial.SettleMS)*time.Millisecond)
-		diff("adoption trials", p.Trial.Adoption, q.Trial.Adoption)
-		diff("pair attempts", p.Trial.PairAttempts, q.Trial.PairAttempts)
-	}
-	ids := func(pl *Plan) []string {
-		var s []string
-		for _, in := range pl.Intents {
-			s = append(s, in.ID)
-		}
-		return s
-	}
-	diff("intents", ids(p), ids(q))
-	out = append(out, armChanges(p, q)...)
-	for _, a := range p.Intents {
-		for _, b := range q.Intents {
-			if a.ID != b.ID {
-				continue
-			}
-			diff(a.ID+" tools", a.Tools, b.Tools)
-			diff(a.ID+" fixtures", a.Fixtures, b.Fixtures)
-			diff(a.ID+" pairs", len(a.Pairs), len(b.Pairs))
-			if a.Files != nil { // a run.json from before files were frozen has none
-				out = append(out, fileChanges(a.ID, a.Files, b.Files)...)
-			}
-		}
-	}
-	return out
+	return &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
 }
 
-// AgentName names the run's agent: Versions.AgentName, or pi for a
-// run.json written before runs named their agent (pi was the only one).
-func (p *Plan) AgentName() string {
-	if p.Versions.AgentName == "" {
-		return "pi"
-	}
-	return p.Versions.AgentName
-}
-
-// fileChanges names the files of intent id whose content differs between
-// the content hashes a and b, in path order.
-func fileChanges(id string, a, b map[string]string) []string {
-	var out []string
-	for _, f := range slices.Sorted(maps.Keys(a)) {
-		switch h, ok := b[f]; {
-		case !ok:
-			out = append(out, fmt.Sprintf("%s: %s is gone", id, f))
-		case h != a[f]:
-			out = append(out, fmt.Sprintf("%s: %s changed", id, f))
-		}
-	}
-	for _, f := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[f]; !ok {
-			out = append(out, fmt.Sprintf("%s: %s is new", id, f))
-		}
+// planCriteria are a judged intent's criteria as the plan stores them.
+func planCriteria(cs []intents.Criterion) []rundir.Criterion {
+	var out []rundir.Criterion
+	for _, c := range cs {
+		out = append(out, rundir.Criterion{ID: c.ID, Weight: c.Weight, Description: c.Description})
 	}
 	return out
 }

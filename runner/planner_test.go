@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,8 +27,8 @@ func loadExamples(t *testing.T) *intents.Registry {
 
 func planOpts(sel ...string) PlanOptions {
 	return PlanOptions{RunID: "r", Intents: sel, Pairs: 5, Seed: 42, Alpha: 0.05,
-		Model: Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
-		Caps:  PlanCaps{TimeS: 120, Turns: 20, SpendUSD: 1},
+		Model: rundir.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
+		Caps:  rundir.PlanCaps{TimeS: 120, Turns: 20, SpendUSD: 1},
 		Now:   time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 }
 
@@ -162,8 +164,8 @@ func TestPlanFreezesWhatIsBenched(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../examples/registry")))
 	opts := planOpts("books-cheapest-by-author")
-	opts.Trial = TrialSettings{StartDelayMS: 10000, SettleMS: 300}
-	plan := func() *Plan {
+	opts.Trial = rundir.TrialSettings{StartDelayMS: 10000, SettleMS: 300}
+	plan := func() *rundir.Plan {
 		reg, err := intents.Load(dir)
 		require.NoError(t, err)
 		p, _, err := NewPlan(reg, opts)
@@ -182,7 +184,7 @@ func TestPlanFreezesWhatIsBenched(t *testing.T) {
 	for _, h := range files {
 		assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, h)
 	}
-	assert.Equal(t, DefaultPairAttempts, frozen.Trial.PairAttempts)
+	assert.Equal(t, rundir.DefaultPairAttempts, frozen.Trial.PairAttempts)
 
 	edit := func(rel, old, new string) {
 		t.Helper()

@@ -3,6 +3,8 @@ package runner
 import (
 	"slices"
 	"strings"
+
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // PricesVersion names the price table below; run.json records it, so a
@@ -72,7 +74,7 @@ var prices = map[string]map[string]Price{
 // PriceOf returns what m's tokens cost: m's own prices when it names them
 // (the scripted model, or a model given prices), else the table's entry for
 // its provider and id. ok is false for a model the table does not know.
-func PriceOf(m Model) (p Price, ok bool) {
+func PriceOf(m rundir.Model) (p Price, ok bool) {
 	if m.InputPrice > 0 || m.OutputPrice > 0 {
 		return Price{Input: m.InputPrice, Output: m.OutputPrice, CacheRead: m.InputPrice, CacheWrite: m.InputPrice}, true
 	}

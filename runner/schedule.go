@@ -4,111 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 
-	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 )
-
-// Orders returns the orders of n pairs: half AB and half BA (the odd one out
-// is AB or BA by the seed's first draw), shuffled by rng.
-func Orders(n int, rng *rand.Rand) []pairbench.Order {
-	orders := make([]pairbench.Order, n)
-	first, second := pairbench.AB, pairbench.BA
-	if n%2 == 1 && rng.IntN(2) == 1 {
-		first, second = second, first
-	}
-	for i := range orders {
-		if i < (n+1)/2 {
-			orders[i] = first
-		} else {
-			orders[i] = second
-		}
-	}
-	rng.Shuffle(n, func(i, j int) { orders[i], orders[j] = orders[j], orders[i] })
-	return orders
-}
-
-// Job is one unit of scheduled work: a pair (both trials, in order) or one
-// adoption trial.
-type Job struct {
-	Intent string
-	Domain string
-	Stage  pairbench.Stage
-	Pair   int
-	Order  pairbench.Order
-	// Profile is the signed-in browser profile the job uses; jobs on one
-	// profile never run at the same time. "" means none.
-	Profile string
-	// Attempt is the attempt number the job's trials are recorded under.
-	Attempt int
-	// Tries is how many attempts of the job may still abort before it is
-	// given up (at least 1; 0 is read as 1).
-	Tries int
-}
-
-// String names the job in logs.
-func (j Job) String() string {
-	if j.Stage == pairbench.StageAdoption {
-		return fmt.Sprintf("%s adoption %d", j.Intent, j.Pair)
-	}
-	return fmt.Sprintf("%s pair %d (%s)", j.Intent, j.Pair, j.Order)
-}
-
-// PairSpec is a planned pair: what run.json freezes for each.
-type PairSpec struct {
-	Intent  string
-	Domain  string
-	Pair    int
-	Order   pairbench.Order
-	Profile string
-}
-
-// Pending returns the jobs of the planned pairs that still lack a scored
-// trial in either arm, given the rows already recorded: Tally.Pending of
-// their tally.
-func Pending(pairs []PairSpec, rows []pairbench.Row) []Job { return NewTally(pairs, rows).Pending() }
-
-// interleave takes one job of each key in turn until all are taken.
-func interleave(keys []string, jobs map[string][]Job) []Job {
-	var out []Job
-	for i := 0; ; i++ {
-		took := false
-		for _, k := range keys {
-			if i < len(jobs[k]) {
-				out = append(out, jobs[k][i])
-				took = true
-			}
-		}
-		if !took {
-			return out
-		}
-	}
-}
-
-func armIndex(a pairbench.Arm) int {
-	if a == pairbench.Treatment {
-		return 1
-	}
-	return 0
-}
-
-// Shard returns the pairs of shard k of n (1-based): pair i of each intent
-// belongs to shard (i mod n)+1. The split depends only on the plan, so every
-// runner given the same run.json computes the same shards, and each intent's
-// pairs spread evenly over them.
-func Shard(pairs []PairSpec, k, n int) ([]PairSpec, error) {
-	if n < 1 || k < 1 || k > n {
-		return nil, fmt.Errorf("shard %d/%d: want 1 <= k <= n", k, n)
-	}
-	var out []PairSpec
-	for _, p := range pairs {
-		if p.Pair%n == k-1 {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
 
 // ErrTooManyAborts stops a run whose trials keep aborting: an outage or a
 // runner bug would otherwise abort every remaining trial.
@@ -120,14 +19,14 @@ func AbortLimit(slots int) int { return max(6, 2*slots) }
 
 // JobFunc runs one job and reports how many of its trials ended scored and
 // how many aborted, in the order they ran. An error stops the whole queue.
-type JobFunc func(ctx context.Context, job Job) (aborted []bool, err error)
+type JobFunc func(ctx context.Context, job rundir.Job) (aborted []bool, err error)
 
 // RunQueue runs jobs over slots workers, in order, never two jobs with the
 // same non-empty Profile at once. It stops starting jobs when ctx is done,
 // when a job returns an error (returned), or after AbortLimit(slots)
 // consecutive aborted trials (ErrTooManyAborts). It waits for running jobs
 // before it returns.
-func RunQueue(ctx context.Context, slots int, jobs []Job, run JobFunc) error {
+func RunQueue(ctx context.Context, slots int, jobs []rundir.Job, run JobFunc) error {
 	if slots < 1 {
 		return fmt.Errorf("slots = %d; want at least 1", slots)
 	}
@@ -170,7 +69,7 @@ func RunQueue(ctx context.Context, slots int, jobs []Job, run JobFunc) error {
 type queue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	jobs    []Job
+	jobs    []rundir.Job
 	busy    map[string]bool
 	streak  int
 	limit   int
@@ -180,12 +79,12 @@ type queue struct {
 
 // next blocks until a job whose profile is free can start, and takes it. It
 // returns false when the queue is empty or stopped, or ctx is done.
-func (q *queue) next(ctx context.Context) (Job, bool) {
+func (q *queue) next(ctx context.Context) (rundir.Job, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		if q.stopped || ctx.Err() != nil || q.err != nil || len(q.jobs) == 0 {
-			return Job{}, false
+			return rundir.Job{}, false
 		}
 		for i, j := range q.jobs {
 			if j.Profile != "" && q.busy[j.Profile] {
@@ -201,7 +100,7 @@ func (q *queue) next(ctx context.Context) (Job, bool) {
 	}
 }
 
-func (q *queue) done(job Job, aborted []bool, err error) {
+func (q *queue) done(job rundir.Job, aborted []bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if job.Profile != "" {

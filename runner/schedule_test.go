@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +19,7 @@ import (
 
 func TestOrdersBalancedAndSeeded(t *testing.T) {
 	for n := 0; n <= 13; n++ {
-		orders := Orders(n, rand.New(rand.NewPCG(7, uint64(n))))
+		orders := rundir.Orders(n, rand.New(rand.NewPCG(7, uint64(n))))
 		require.Len(t, orders, n)
 		ab := 0
 		for _, o := range orders {
@@ -26,11 +28,11 @@ func TestOrdersBalancedAndSeeded(t *testing.T) {
 			}
 		}
 		assert.LessOrEqual(t, abs(2*ab-n), 1, "n=%d: %d AB of %d", n, ab, n)
-		again := Orders(n, rand.New(rand.NewPCG(7, uint64(n))))
+		again := rundir.Orders(n, rand.New(rand.NewPCG(7, uint64(n))))
 		assert.Equal(t, orders, again, "same seed, same orders")
 	}
-	a := Orders(20, rand.New(rand.NewPCG(1, 1)))
-	b := Orders(20, rand.New(rand.NewPCG(2, 2)))
+	a := rundir.Orders(20, rand.New(rand.NewPCG(1, 1)))
+	b := rundir.Orders(20, rand.New(rand.NewPCG(2, 2)))
 	assert.NotEqual(t, a, b, "different seeds should shuffle differently")
 }
 
@@ -47,7 +49,7 @@ func row(intent string, pair int, arm pairbench.Arm, attempt int, out pairbench.
 }
 
 func TestPendingResumesOnlyUnscoredPairs(t *testing.T) {
-	pairs := []PairSpec{
+	pairs := []rundir.PairSpec{
 		{Intent: "a", Pair: 0, Order: pairbench.AB}, {Intent: "a", Pair: 1, Order: pairbench.BA},
 		{Intent: "a", Pair: 2, Order: pairbench.AB}, {Intent: "b", Pair: 0, Order: pairbench.BA},
 		{Intent: "b", Pair: 1, Order: pairbench.AB},
@@ -65,7 +67,7 @@ func TestPendingResumesOnlyUnscoredPairs(t *testing.T) {
 		// An adoption row never completes a pair.
 		{V: 1, Intent: "b", Stage: pairbench.StageAdoption, Pair: 1, Arm: pairbench.Treatment, Attempt: 1, Outcome: pairbench.Correct},
 	}
-	jobs := Pending(pairs, rows)
+	jobs := rundir.Pending(pairs, rows)
 	var got []string
 	for _, j := range jobs {
 		got = append(got, j.String())
@@ -82,15 +84,15 @@ func TestPendingResumesOnlyUnscoredPairs(t *testing.T) {
 }
 
 func TestShardPartitionsPairs(t *testing.T) {
-	var pairs []PairSpec
+	var pairs []rundir.PairSpec
 	for _, in := range []string{"x", "y", "z"} {
 		for p := range 7 {
-			pairs = append(pairs, PairSpec{Intent: in, Pair: p})
+			pairs = append(pairs, rundir.PairSpec{Intent: in, Pair: p})
 		}
 	}
 	seen := map[pairbench.Key]int{}
 	for k := 1; k <= 3; k++ {
-		shard, err := Shard(pairs, k, 3)
+		shard, err := rundir.Shard(pairs, k, 3)
 		require.NoError(t, err)
 		assert.NotEmpty(t, shard)
 		for _, p := range shard {
@@ -101,26 +103,26 @@ func TestShardPartitionsPairs(t *testing.T) {
 	for k, n := range seen {
 		assert.Equal(t, 1, n, "%v is in %d shards", k, n)
 	}
-	_, err := Shard(pairs, 4, 3)
+	_, err := rundir.Shard(pairs, 4, 3)
 	assert.Error(t, err)
-	_, err = Shard(pairs, 0, 3)
+	_, err = rundir.Shard(pairs, 0, 3)
 	assert.Error(t, err)
 }
 
 func TestRunQueueNeverSharesAProfile(t *testing.T) {
-	var jobs []Job
+	var jobs []rundir.Job
 	for i := range 24 {
 		profile := ""
 		if i%2 == 0 {
 			profile = []string{"p1", "p2"}[i%4/2]
 		}
-		jobs = append(jobs, Job{Intent: "i", Pair: i, Profile: profile})
+		jobs = append(jobs, rundir.Job{Intent: "i", Pair: i, Profile: profile})
 	}
 	var mu sync.Mutex
 	inUse := map[string]int{}
 	var maxRunning, running atomic.Int32
 	var ran atomic.Int32
-	err := RunQueue(context.Background(), 3, jobs, func(ctx context.Context, j Job) ([]bool, error) {
+	err := RunQueue(context.Background(), 3, jobs, func(ctx context.Context, j rundir.Job) ([]bool, error) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -146,12 +148,12 @@ func TestRunQueueNeverSharesAProfile(t *testing.T) {
 }
 
 func TestRunQueueStopsAfterConsecutiveAborts(t *testing.T) {
-	jobs := make([]Job, 20)
+	jobs := make([]rundir.Job, 20)
 	for i := range jobs {
-		jobs[i] = Job{Intent: "i", Pair: i}
+		jobs[i] = rundir.Job{Intent: "i", Pair: i}
 	}
 	var ran atomic.Int32
-	err := RunQueue(context.Background(), 1, jobs, func(ctx context.Context, j Job) ([]bool, error) {
+	err := RunQueue(context.Background(), 1, jobs, func(ctx context.Context, j rundir.Job) ([]bool, error) {
 		ran.Add(1)
 		if j.Pair < 2 {
 			return []bool{false, false}, nil
@@ -163,7 +165,7 @@ func TestRunQueueStopsAfterConsecutiveAborts(t *testing.T) {
 
 	// A scored trial resets the streak.
 	ran.Store(0)
-	err = RunQueue(context.Background(), 1, jobs, func(ctx context.Context, j Job) ([]bool, error) {
+	err = RunQueue(context.Background(), 1, jobs, func(ctx context.Context, j rundir.Job) ([]bool, error) {
 		ran.Add(1)
 		return []bool{true, false}, nil
 	})
@@ -172,10 +174,10 @@ func TestRunQueueStopsAfterConsecutiveAborts(t *testing.T) {
 }
 
 func TestRunQueueStopsOnCancelAndError(t *testing.T) {
-	jobs := make([]Job, 50)
+	jobs := make([]rundir.Job, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	var ran atomic.Int32
-	err := RunQueue(ctx, 2, jobs, func(ctx context.Context, j Job) ([]bool, error) {
+	err := RunQueue(ctx, 2, jobs, func(ctx context.Context, j rundir.Job) ([]bool, error) {
 		if ran.Add(1) == 3 {
 			cancel()
 		}
@@ -186,7 +188,7 @@ func TestRunQueueStopsOnCancelAndError(t *testing.T) {
 
 	boom := errors.New("boom")
 	ran.Store(0)
-	err = RunQueue(context.Background(), 2, jobs, func(ctx context.Context, j Job) ([]bool, error) {
+	err = RunQueue(context.Background(), 2, jobs, func(ctx context.Context, j rundir.Job) ([]bool, error) {
 		if ran.Add(1) == 2 {
 			return nil, boom
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench/internal/heldir"
 )
 
@@ -27,7 +29,7 @@ const smokePrefix = "pairbench-smoke-"
 // work: an agent prices a model it has no prices for at 0. It returns what
 // the run cost, which counts in the run's budget. Its directory in dir is
 // held while it runs (CleanStale removes a killed runner's).
-func SmokeAgent(ctx context.Context, agent Agent, m Model, dir string, harness ...string) (float64, error) {
+func SmokeAgent(ctx context.Context, agent Agent, m rundir.Model, dir string, harness ...string) (float64, error) {
 	work, hold, err := heldir.Make(dir, smokePrefix)
 	if err != nil {
 		return 0, err

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +42,7 @@ func TestSmokeAgent(t *testing.T) {
 	ok := AgentResult{Final: "ready", StopReason: "stop", Cost: 0.0001, Turns: 1}
 	a := &fakeAgent{res: ok}
 	dir := t.TempDir()
-	cost, err := SmokeAgent(context.Background(), a, Model{Provider: "p", ID: "m"}, dir)
+	cost, err := SmokeAgent(context.Background(), a, rundir.Model{Provider: "p", ID: "m"}, dir)
 	require.NoError(t, err)
 	assert.Equal(t, 0.0001, cost, "what it cost counts in the budget")
 	left, _ := os.ReadDir(dir)
@@ -66,7 +68,7 @@ func TestSmokeAgent(t *testing.T) {
 		if tc.edit != nil {
 			tc.edit(&res)
 		}
-		_, err := SmokeAgent(context.Background(), &fakeAgent{res: res, err: tc.err}, Model{Provider: "p", ID: "m"}, t.TempDir())
+		_, err := SmokeAgent(context.Background(), &fakeAgent{res: res, err: tc.err}, rundir.Model{Provider: "p", ID: "m"}, t.TempDir())
 		assert.ErrorContains(t, err, tc.want, name)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,7 +109,7 @@ func TestGitFetchFallsBackToThePRHead(t *testing.T) {
 // token (the service's --git-url for a private registry) is named in
 // reports without it.
 func TestSourceStringCarriesNoCredential(t *testing.T) {
-	s := Source{Repo: "https://x-access-token:ghs_secret0123456789@github.com/o/r.git", Ref: "main", Commit: strings.Repeat("a", 40)}
+	s := rundir.Source{Repo: "https://x-access-token:ghs_secret0123456789@github.com/o/r.git", Ref: "main", Commit: strings.Repeat("a", 40)}
 	assert.Equal(t, "https://github.com/o/r.git main at aaaaaaaaaaaa", s.String())
-	assert.Equal(t, "/srv/registry main at aaaaaaaaaaaa", Source{Repo: "/srv/registry", Ref: "main", Commit: strings.Repeat("a", 40)}.String())
+	assert.Equal(t, "/srv/registry main at aaaaaaaaaaaa", rundir.Source{Repo: "/srv/registry", Ref: "main", Commit: strings.Repeat("a", 40)}.String())
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
@@ -77,8 +79,8 @@ type BrowserMCPFunc func(cdpURL string) MCPServer
 // Trials runs single trials. Both arms of every pair go through the same
 // code; only the tools registered in the browser differ.
 type Trials struct {
-	RunDir   RunDir
-	Plan     *Plan
+	RunDir   rundir.RunDir
+	Plan     *rundir.Plan
 	Intents  map[string]*TrialIntent
 	Browsers Browsers
 	Agent    Agent
@@ -139,11 +141,11 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	}
 
 	tl := newTimeline(started)
-	tl.mark(StepSetup, time.Now())
+	tl.mark(rundir.StepSetup, time.Now())
 	// Whatever the trial reached is on its timeline, however it ends.
 	defer func() {
-		tl.mark(StepEnd, time.Now())
-		t.save(filepath.Join(dir, TrialTimeline), tl.t)
+		tl.mark(rundir.StepEnd, time.Now())
+		t.save(filepath.Join(dir, rundir.TrialTimeline), tl.t)
 	}()
 
 	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
@@ -156,7 +158,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	if err != nil {
 		var se *SetupError
 		if errors.As(err, &se) {
-			t.save(filepath.Join(dir, TrialSetup), map[string]any{"failures": se.Failures})
+			t.save(filepath.Join(dir, rundir.TrialSetup), map[string]any{"failures": se.Failures})
 			row.Unregistered = onePerTool(se.Unregistered)
 			return abort("setup: " + se.Reason())
 		}
@@ -173,7 +175,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	row.NativeTools = setup.Native
 	row.WebMCPImpl = setup.WebMCP
 	row.WebMCPEnv = setup.Env
-	t.save(filepath.Join(dir, TrialSetup), setup)
+	t.save(filepath.Join(dir, rundir.TrialSetup), setup)
 
 	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.log()})
 	if err := tools.Start(); err != nil {
@@ -191,7 +193,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		}
 	}
 	launched := time.Now()
-	tl.mark(StepAgentLaunched, launched)
+	tl.mark(rundir.StepAgentLaunched, launched)
 	row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
 
 	devtools := setup.Browser.DevTools()
@@ -203,10 +205,10 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		MCPServers:     []MCPServer{browserMCP, {Name: webmcp.ServerName, URL: tools.URL()}},
 		LoopbackPorts:  []int{tools.Port()},
 		Allowlist:      t.Plan.Allowlist,
-		Caps:           t.Plan.Caps.Caps(),
+		Caps:           CapsOf(t.Plan.Caps),
 		Dir:            filepath.Join(dir, "agent"),
-		TranscriptPath: filepath.Join(dir, TrialTranscript),
-		StepsPath:      filepath.Join(dir, TrialSteps),
+		TranscriptPath: filepath.Join(dir, rundir.TrialTranscript),
+		StepsPath:      filepath.Join(dir, rundir.TrialSteps),
 		Start:          tl.start,
 	}
 	if devtools.Socket != "" {
@@ -231,18 +233,18 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	row.WallSeconds = ended.Sub(launched).Seconds()
 	select {
 	case at := <-firstTurn:
-		tl.mark(StepFirstTurn, at)
+		tl.mark(rundir.StepFirstTurn, at)
 		row.StartupSeconds = at.Sub(launched).Seconds()
 	default:
 	}
-	tl.mark(StepAgentEnded, ended)
+	tl.mark(rundir.StepAgentEnded, ended)
 	tl.t.Transcript = tl.times(res.TranscriptTimes)
 	if ctx.Err() != nil {
 		return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
 	}
 	// The page as the agent left it, at the same moment and size in both
 	// arms.
-	t.screenshot(ctx, setup.Browser, filepath.Join(dir, TrialScreenshot), tl)
+	t.screenshot(ctx, setup.Browser, filepath.Join(dir, rundir.TrialScreenshot), tl)
 	page, pageProblem := t.finalPage(ctx, setup.Browser, in, dir)
 	_ = os.RemoveAll(task.Dir)
 	tools.Close()
@@ -256,7 +258,7 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	t.saveRefusals(dir, setup.Browser, &row)
 	row.WebMCP = tools.Invocations()
 	tl.t.WebMCP = tl.times(tools.Starts())
-	t.save(filepath.Join(dir, TrialWebMCP), row.WebMCP)
+	t.save(filepath.Join(dir, rundir.TrialWebMCP), row.WebMCP)
 	for _, inv := range row.WebMCP {
 		row.Adopted = row.Adopted || inv.Registered
 	}
@@ -362,7 +364,7 @@ func (t *Trials) saveRefusals(dir string, b Browser, row *pairbench.Row) {
 	if len(refusals) == 0 {
 		return
 	}
-	t.save(filepath.Join(dir, TrialRefusals), refusals)
+	t.save(filepath.Join(dir, rundir.TrialRefusals), refusals)
 }
 
 // screenshotTimeout bounds the end-of-trial screenshot.
@@ -385,7 +387,7 @@ func (t *Trials) screenshot(ctx context.Context, b Browser, name string, tl *tim
 		t.log().Warn("end-of-trial screenshot", "file", name, "err", err)
 		return
 	}
-	tl.mark(StepScreenshot, time.Now())
+	tl.mark(rundir.StepScreenshot, time.Now())
 }
 
 // log returns the logger, discarding when none was given. Run is called

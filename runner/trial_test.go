@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,11 +94,11 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 	require.NoError(t, err)
 	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{
 		RunID: "t", Intents: intentIDs, Pairs: 1, Seed: 1, Alpha: 0.05, Now: time.Now(),
-		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
+		Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true,
 			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15},
 		// As roomy as the agent contracts' (agenttest): on a machine many
 		// times busier than this one a trial may take minutes.
-		Caps: runner.PlanCaps{TimeS: 600, Turns: 25, SpendUSD: 1},
+		Caps: rundir.PlanCaps{TimeS: 600, Turns: 25, SpendUSD: 1},
 	})
 	require.NoError(t, err)
 	tis, err := runner.TrialIntents(reg, plan)
@@ -118,7 +120,7 @@ func newStack(t testing.TB, intentIDs []string, opts model.Options, browser ...f
 	t.Cleanup(func() { agent.Close() })
 	return &stack{
 		trials: &runner.Trials{
-			RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
+			RunDir: rundir.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: browsers, Agent: agent,
 			BrowserMCP: browserMCP,
 		},
 		browsers: browsers,
@@ -153,11 +155,11 @@ func (s *stack) run(t *testing.T, intent string, arm pairbench.Arm) pairbench.Ro
 			domain = in.Domain
 		}
 	}
-	job := runner.Job{Intent: intent, Domain: domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	job := rundir.Job{Intent: intent, Domain: domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
 	// A bound for a trial that hangs, well beyond its time cap and setup.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	row, err := s.trials.Run(ctx, runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)})
+	row, err := s.trials.Run(ctx, runner.TrialSpec{Job: job, Arm: arm, Dir: rundir.TrialDir(job, arm)})
 	require.NoError(t, err)
 	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
 	return row
@@ -199,21 +201,21 @@ func TestTrialBothArmsForReal(t *testing.T) {
 // with a time for every transcript line and webmcp invocation.
 func assertTrialRecord(t *testing.T, dir string, row pairbench.Row, transcriptLines int) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, runner.TrialScreenshot))
+	f, err := os.Open(filepath.Join(dir, rundir.TrialScreenshot))
 	require.NoError(t, err, "%s: a screenshot at the end of the trial", row.Arm)
 	defer f.Close()
 	cfg, err := png.DecodeConfig(f)
 	require.NoError(t, err)
-	assert.Equal(t, [2]int{runner.ScreenshotWidth, runner.ScreenshotHeight}, [2]int{cfg.Width, cfg.Height}, "same size in both arms")
+	assert.Equal(t, [2]int{rundir.ScreenshotWidth, rundir.ScreenshotHeight}, [2]int{cfg.Width, cfg.Height}, "same size in both arms")
 
-	b, err := os.ReadFile(filepath.Join(dir, runner.TrialTimeline))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.TrialTimeline))
 	require.NoError(t, err)
-	var tl runner.Timeline
+	var tl rundir.Timeline
 	require.NoError(t, json.Unmarshal(b, &tl))
-	want := []string{runner.StepSetup, runner.StepBrowserOpening, runner.StepBrowserOpen, runner.StepPageLoaded, runner.StepSetupDone,
-		runner.StepAgentLaunched, runner.StepFirstTurn, runner.StepAgentEnded, runner.StepScreenshot, runner.StepEnd}
+	want := []string{rundir.StepSetup, rundir.StepBrowserOpening, rundir.StepBrowserOpen, rundir.StepPageLoaded, rundir.StepSetupDone,
+		rundir.StepAgentLaunched, rundir.StepFirstTurn, rundir.StepAgentEnded, rundir.StepScreenshot, rundir.StepEnd}
 	if row.Arm == pairbench.Treatment {
-		want = slices.Insert(want, 3, runner.StepToolsRegistered)
+		want = slices.Insert(want, 3, rundir.StepToolsRegistered)
 	}
 	var steps []string
 	at := map[string]int64{}
@@ -225,15 +227,15 @@ func assertTrialRecord(t *testing.T, dir string, row pairbench.Row, transcriptLi
 		}
 	}
 	assert.Equal(t, want, steps, row.Arm)
-	assert.InDelta(t, row.StartDelayMS, at[runner.StepAgentLaunched]-at[runner.StepPageLoaded], 5, "the start delay sits between page load and launch")
-	assert.InDelta(t, row.WallSeconds*1000, float64(at[runner.StepAgentEnded]-at[runner.StepAgentLaunched]), 5)
+	assert.InDelta(t, row.StartDelayMS, at[rundir.StepAgentLaunched]-at[rundir.StepPageLoaded], 5, "the start delay sits between page load and launch")
+	assert.InDelta(t, row.WallSeconds*1000, float64(at[rundir.StepAgentEnded]-at[rundir.StepAgentLaunched]), 5)
 	assert.Len(t, tl.Transcript, transcriptLines, "a time per transcript line")
 	for _, ms := range tl.Transcript {
-		assert.True(t, ms >= at[runner.StepAgentLaunched] && ms <= at[runner.StepAgentEnded], "transcript line at %d ms, while the agent ran", ms)
+		assert.True(t, ms >= at[rundir.StepAgentLaunched] && ms <= at[rundir.StepAgentEnded], "transcript line at %d ms, while the agent ran", ms)
 	}
 	require.Len(t, tl.WebMCP, len(row.WebMCP), "a start per webmcp invocation")
 	for _, ms := range tl.WebMCP {
-		assert.True(t, ms >= at[runner.StepFirstTurn] && ms <= at[runner.StepAgentEnded], "invocation at %d ms, while the agent ran", ms)
+		assert.True(t, ms >= at[rundir.StepFirstTurn] && ms <= at[rundir.StepAgentEnded], "invocation at %d ms, while the agent ran", ms)
 	}
 }
 
@@ -254,7 +256,7 @@ func (s *stack) trial(t *testing.T, opts model.Options) *stack {
 	t.Cleanup(modelSrv.Close)
 	plan.Model.BaseURL = modelSrv.URL + "/v1"
 	trials := *s.trials
-	trials.RunDir, trials.Plan, trials.Intents = runner.RunDir{Path: t.TempDir()}, &plan, tis
+	trials.RunDir, trials.Plan, trials.Intents = rundir.RunDir{Path: t.TempDir()}, &plan, tis
 	return &stack{trials: &trials, browsers: s.browsers, agent: s.agent, model: modelSrv, tmp: s.tmp}
 }
 

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,12 +8,6 @@ import (
 
 	"github.com/pairbench/pairbench"
 )
-
-// WebMCPMode is the run's WebMCP mode: Plan.WebMCP, or the polyfill for a
-// run.json written before runs recorded it (they all ran the polyfill).
-func (p *Plan) WebMCPMode() pairbench.WebMCPImpl {
-	return cmp.Or(p.WebMCP, pairbench.WebMCPPolyfill)
-}
 
 // PageToolsError says that an arm that registers no tools met a start page
 // whose tools the browser's own WebMCP lists (native mode): the agent's

@@ -135,7 +135,7 @@ type Report struct {
 	Run   RunChecks      `json:"run"`
 	// SkippedRows counts the rows left out: those Build ignored because
 	// they failed pairbench.Row.Validate, and those the report of a run
-	// directory left out as not trials of its plan (runner.PlanRows: another
+	// directory left out as not trials of its plan (rundir.PlanRows: another
 	// run's, a pair the plan does not have or ran in another order, a
 	// repeated trial).
 	SkippedRows int `json:"skipped_rows,omitempty"`

@@ -17,7 +17,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/pagetest"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -41,7 +41,7 @@ func shots(t *testing.T) string {
 	return t.TempDir()
 }
 
-func fileURL(run runner.RunDir, rel string) string {
+func fileURL(run rundir.RunDir, rel string) string {
 	abs, err := filepath.Abs(run.File(rel))
 	if err != nil {
 		panic(err)
@@ -71,7 +71,7 @@ func TestPagesFitAPullRequestsWidth(t *testing.T) {
 			run := fakeRun{intents: c.intents, pairs: c.pairs, trials: true}.write(t, t.TempDir())
 			id := "books-intent-001-with-a-long-descriptive-name"
 			for name, rel := range map[string]string{
-				"run":    runner.ReportHTML,
+				"run":    rundir.ReportHTML,
 				"intent": viewer.IntentPage(id),
 				"pair":   viewer.PairPage(id, 1),
 			} {
@@ -116,7 +116,7 @@ func TestFiltersNeedNoScript(t *testing.T) {
 	require.Positive(t, disagree)
 	require.Less(t, disagree, len(rep.Intents), "the filter must have something to hide")
 
-	p := b.Open(t, fileURL(run, runner.ReportHTML), prWidth)
+	p := b.Open(t, fileURL(run, rundir.ReportHTML), prWidth)
 	rows := "table.summary tr.f-row"
 	assert.Equal(t, len(rep.Intents), visible(p, rows), "up to 40 intents, one table of them all")
 	pagetest.Eval[bool](p, `(document.getElementById('fd').click(), true)`)
@@ -162,7 +162,7 @@ func readFile(t *testing.T, p string) string {
 func TestHostileTrialRunsNothing(t *testing.T) {
 	b := pagetest.Start(t)
 	run := fakeRun{intents: 1, pairs: 2, trials: true, hostile: true}.write(t, t.TempDir())
-	for _, rel := range []string{runner.ReportHTML, viewer.IntentPage("books-intent-000-with-a-long-descriptive-name"),
+	for _, rel := range []string{rundir.ReportHTML, viewer.IntentPage("books-intent-000-with-a-long-descriptive-name"),
 		viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 0)} {
 		url := fileURL(run, rel)
 		p := b.Open(t, url, prWidth)
@@ -192,12 +192,12 @@ func TestCommentThroughGFM(t *testing.T) {
 	for _, n := range []int{3, 40, 300} {
 		t.Run(fmt.Sprintf("%d intents", n), func(t *testing.T) {
 			run := fakeRun{intents: n, pairs: 6}.write(t, t.TempDir())
-			md := readFile(t, run.File(runner.ReportMarkdown))
+			md := readFile(t, run.File(rundir.ReportMarkdown))
 			assert.LessOrEqual(t, utf8.RuneCountInString(md), maxCommentChars, "GitHub refuses a comment longer than this")
 			// GitHub keeps <details> and <summary> (the folds); cmark-gfm
 			// does with --unsafe, its tag filter removing what GitHub does.
 			rendered, err := exec.Command(gfm, "--extension", "table", "--extension", "autolink", "--extension", "strikethrough",
-				"--extension", "tagfilter", "--unsafe", run.File(runner.ReportMarkdown)).Output()
+				"--extension", "tagfilter", "--unsafe", run.File(rundir.ReportMarkdown)).Output()
 			require.NoError(t, err)
 			page := filepath.Join(t.TempDir(), "comment.html")
 			require.NoError(t, os.WriteFile(page, []byte(commentPage(string(rendered))), 0o644))

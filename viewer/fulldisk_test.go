@@ -9,7 +9,7 @@ import (
 
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/internal/fulldisk"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestReportOnAFullDisk writes a run's report and site into a directory on
@@ -18,7 +18,7 @@ import (
 func TestReportOnAFullDisk(t *testing.T) {
 	run := fakeRun{intents: 2, pairs: 3, trials: true}.write(t, t.TempDir())
 	disk := fulldisk.Mount(t, 1<<20)
-	out := runner.RunDir{Path: disk}
+	out := rundir.RunDir{Path: disk}
 	filler := fulldisk.Fill(t, disk)
 
 	_, err := bench.WriteReport(run, out, "", nil)

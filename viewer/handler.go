@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -25,7 +25,7 @@ func Handler(dir string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := root.Stat(runner.ReportHTML); err != nil {
+	if _, err := root.Stat(rundir.ReportHTML); err != nil {
 		root.Close()
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errNoRun
@@ -51,13 +51,13 @@ func Headers(rel string) (http.Header, bool) {
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-cache")
 	switch ext := path.Ext(rel); {
-	case rel == runner.ReportHTML:
+	case rel == rundir.ReportHTML:
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
 		hdr.Set("Content-Security-Policy", stats.HTMLPolicy+"; frame-ancestors 'none'")
 	case ext == ".html" && strings.HasPrefix(rel, IntentsDir+"/"):
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
 		hdr.Set("Content-Security-Policy", Policy+"; frame-ancestors 'none'")
-	case runner.IsTrialFile(rel) && (ext == ".png" || ext == ".json" || ext == ".jsonl"):
+	case rundir.IsTrialFile(rel) && (ext == ".png" || ext == ".json" || ext == ".jsonl"):
 		hdr.Set("Content-Security-Policy", inert)
 		switch ext {
 		case ".png":
@@ -84,7 +84,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
 	if rel == "" {
-		http.Redirect(w, r, "/"+runner.ReportHTML, http.StatusFound)
+		http.Redirect(w, r, "/"+rundir.ReportHTML, http.StatusFound)
 		return
 	}
 	site, ok := Headers(rel)

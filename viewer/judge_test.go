@@ -7,12 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
-var judgedCriteria = []intents.Criterion{{ID: "cheapest", Weight: 2}, {ID: "runner_up", Weight: 1}}
+var judgedCriteria = []rundir.Criterion{{ID: "cheapest", Weight: 2}, {ID: "runner_up", Weight: 1}}
 
 // judgement is a fake run's judgement of a correct trial: treatment names
 // the runner-up, control does not; each judged twice.
@@ -51,7 +50,7 @@ func TestSiteShowsTheJudge(t *testing.T) {
 	intent := readFile(t, run.File(viewer.IntentPage(id)))
 	assert.Contains(t, intent, "runner_up (weight 1): control 0.00, treatment 1.00, higher in 0 and 6 pairs, treatment won")
 	assert.Contains(t, intent, "12 of 12 answers judged twice got the same verdict (100%)")
-	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)), "answers judged twice got the same verdict")
+	assert.Contains(t, readFile(t, run.File(rundir.ReportHTML)), "answers judged twice got the same verdict")
 }
 
 // TestHostileJudgeReasoningIsEscaped: the judge's reasoning is model text

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // pairedPlot is an intent's paired plot: two axes of wall time, control's
@@ -138,20 +138,20 @@ const timelineWidth = 440
 
 // stepNames says what each timeline step means, in the page's words.
 var stepNames = map[string]string{
-	runner.StepSetup:           "setup began",
-	runner.StepBrowserOpening:  "browser asked for",
-	runner.StepBrowserOpen:     "browser open",
-	runner.StepToolsRegistered: "tools registered",
-	runner.StepPageLoaded:      "start page loaded",
-	runner.StepSetupDone:       "setup checked",
-	runner.StepAgentLaunched:   "agent launched (start delay over)",
-	runner.StepFirstTurn:       "first model request",
-	runner.StepAgentEnded:      "agent ended",
-	runner.StepScreenshot:      "screenshot taken",
-	runner.StepEnd:             "row complete",
+	rundir.StepSetup:           "setup began",
+	rundir.StepBrowserOpening:  "browser asked for",
+	rundir.StepBrowserOpen:     "browser open",
+	rundir.StepToolsRegistered: "tools registered",
+	rundir.StepPageLoaded:      "start page loaded",
+	rundir.StepSetupDone:       "setup checked",
+	rundir.StepAgentLaunched:   "agent launched (start delay over)",
+	rundir.StepFirstTurn:       "first model request",
+	rundir.StepAgentEnded:      "agent ended",
+	rundir.StepScreenshot:      "screenshot taken",
+	rundir.StepEnd:             "row complete",
 }
 
-func newTimelineView(tl *runner.Timeline, row *pairbench.Row) *timelineView {
+func newTimelineView(tl *rundir.Timeline, row *pairbench.Row) *timelineView {
 	v := &timelineView{Width: timelineWidth}
 	at := map[string]int64{}
 	for _, m := range tl.Marks {
@@ -175,10 +175,10 @@ func newTimelineView(tl *runner.Timeline, row *pairbench.Row) *timelineView {
 				Title: fmt.Sprintf("%s: %s", title, millis(b-a))})
 		}
 	}
-	phase(runner.StepSetup, runner.StepSetupDone, "ph-setup", "setup")
-	phase(runner.StepSetupDone, runner.StepAgentLaunched, "ph-delay", "start delay")
-	phase(runner.StepAgentLaunched, runner.StepAgentEnded, "ph-agent", "agent")
-	phase(runner.StepAgentEnded, runner.StepEnd, "ph-end", "screenshot and grading")
+	phase(rundir.StepSetup, rundir.StepSetupDone, "ph-setup", "setup")
+	phase(rundir.StepSetupDone, rundir.StepAgentLaunched, "ph-delay", "start delay")
+	phase(rundir.StepAgentLaunched, rundir.StepAgentEnded, "ph-agent", "agent")
+	phase(rundir.StepAgentEnded, rundir.StepEnd, "ph-end", "screenshot and grading")
 	for _, ms := range tl.Transcript {
 		v.Lines = append(v.Lines, x(ms))
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // hostile is text a hostile page could put in a transcript, an answer, a
@@ -49,27 +49,27 @@ type fakeRun struct {
 
 // write writes the run's plan, rows and trial directories into dir and
 // reports it as pairbench report does; it returns the run.
-func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
+func (f fakeRun) write(t testing.TB, dir string) rundir.RunDir {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(f.intents), uint64(f.pairs)))
-	run := runner.RunDir{Path: dir}
+	run := rundir.RunDir{Path: dir}
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	plan := &runner.Plan{
-		V: runner.PlanVersion, RunID: "viewer-test", CreatedAt: start,
-		Versions: runner.Versions{Pairbench: "test", AgentName: "pi", Agent: "1.6.0"},
-		Model:    runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
-		Caps:     runner.PlanCaps{TimeS: 120, Turns: 30},
+	plan := &rundir.Plan{
+		V: rundir.PlanVersion, RunID: "viewer-test", CreatedAt: start,
+		Versions: rundir.Versions{Pairbench: "test", AgentName: "pi", Agent: "1.6.0"},
+		Model:    rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true},
+		Caps:     rundir.PlanCaps{TimeS: 120, Turns: 30},
 		Seed:     7, Alpha: 0.05,
 	}
 	if f.against {
-		plan.Arms = &runner.PlanArms{Control: runner.ArmSpec{Tools: runner.RevTools, Rev: "main", Commit: "1a2b3c4d5e6f"},
-			Treatment: runner.ArmSpec{Tools: runner.RegistryTools}}
+		plan.Arms = &rundir.PlanArms{Control: rundir.ArmSpec{Tools: rundir.RevTools, Rev: "main", Commit: "1a2b3c4d5e6f"},
+			Treatment: rundir.ArmSpec{Tools: rundir.RegistryTools}}
 	}
 	var rows []byte
 	shot := screenshot(t)
 	for i := range f.intents {
 		id := fmt.Sprintf("books-intent-%03d-with-a-long-descriptive-name", i)
-		in := runner.PlannedIntent{ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}
+		in := rundir.PlannedIntent{ID: id, Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}
 		if f.judged {
 			in.Class, in.Criteria = pairbench.AnswerJudged, judgedCriteria
 		}
@@ -81,7 +81,7 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 			if p%2 == 1 {
 				order = pairbench.BA
 			}
-			in.Pairs = append(in.Pairs, runner.PlannedPair{Pair: p, Order: order})
+			in.Pairs = append(in.Pairs, rundir.PlannedPair{Pair: p, Order: order})
 			ctlWall := 20 + 40*rng.Float64()
 			walls := map[pairbench.Arm]float64{pairbench.Control: ctlWall, pairbench.Treatment: ctlWall / speed * (0.8 + 0.4*rng.Float64())}
 			correct := map[pairbench.Arm]bool{pairbench.Control: rng.Float64() < 0.7, pairbench.Treatment: rng.Float64() < treatBetter}
@@ -92,7 +92,7 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 				correct[pairbench.Control], correct[pairbench.Treatment] = true, true // no wrong trial
 			}
 			for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
-				job := runner.Job{Intent: id, Stage: pairbench.StagePair, Pair: p, Order: order, Attempt: 1}
+				job := rundir.Job{Intent: id, Stage: pairbench.StagePair, Pair: p, Order: order, Attempt: 1}
 				r := pairbench.Row{
 					V: pairbench.RowVersion, RunID: plan.RunID, Intent: id, Domain: in.Domain, Stage: pairbench.StagePair,
 					Pair: p, Order: order, Arm: arm, Attempt: 1, Outcome: pairbench.Correct,
@@ -121,7 +121,7 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 					r.Unregistered = []pairbench.RegistrationFailure{{Tool: hostile, File: hostile, URL: hostile, Error: hostile}}
 				}
 				if f.trials {
-					r.TrialDir = runner.TrialDir(job, arm)
+					r.TrialDir = rundir.TrialDir(job, arm)
 					writeTrial(t, run, r, shot, f.hostile)
 				}
 				var err error
@@ -132,8 +132,8 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 		plan.Intents = append(plan.Intents, in)
 	}
 	require.NoError(t, run.WritePlan(plan))
-	require.NoError(t, run.WriteFile(runner.RowsFile, rows))
-	_, err := bench.WriteReport(run, run, "https://ci.example/r/report.html", func(p runner.Problem) { t.Errorf("rows: %s", p) })
+	require.NoError(t, run.WriteFile(rundir.RowsFile, rows))
+	_, err := bench.WriteReport(run, run, "https://ci.example/r/report.html", func(p rundir.Problem) { t.Errorf("rows: %s", p) })
 	require.NoError(t, err)
 	return run
 }
@@ -141,7 +141,7 @@ func (f fakeRun) write(t testing.TB, dir string) runner.RunDir {
 // writeTrial writes a trial directory for r like a pi trial's: a
 // transcript of message_end records and its steps, its timeline, its
 // WebMCP calls and the end-of-trial screenshot.
-func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, hostile bool) {
+func writeTrial(t testing.TB, run rundir.RunDir, r pairbench.Row, shot []byte, hostile bool) {
 	t.Helper()
 	text := func(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
 	page := "### Page\n- Page URL: http://books.example/\n- Page Title: Books Example"
@@ -167,13 +167,13 @@ func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, h
 		times = append(times, int64(1300+900*i))
 	}
 	end := int64(r.WallSeconds * 1000)
-	tl := runner.Timeline{
+	tl := rundir.Timeline{
 		StartedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
-		Marks: []runner.Mark{
-			{Step: runner.StepSetup}, {Step: runner.StepBrowserOpening, AtMS: 1}, {Step: runner.StepBrowserOpen, AtMS: 900},
-			{Step: runner.StepPageLoaded, AtMS: 1100}, {Step: runner.StepSetupDone, AtMS: 1150}, {Step: runner.StepAgentLaunched, AtMS: 1162},
-			{Step: runner.StepFirstTurn, AtMS: 1300}, {Step: runner.StepAgentEnded, AtMS: end}, {Step: runner.StepScreenshot, AtMS: end + 80},
-			{Step: runner.StepEnd, AtMS: end + 300},
+		Marks: []rundir.Mark{
+			{Step: rundir.StepSetup}, {Step: rundir.StepBrowserOpening, AtMS: 1}, {Step: rundir.StepBrowserOpen, AtMS: 900},
+			{Step: rundir.StepPageLoaded, AtMS: 1100}, {Step: rundir.StepSetupDone, AtMS: 1150}, {Step: rundir.StepAgentLaunched, AtMS: 1162},
+			{Step: rundir.StepFirstTurn, AtMS: 1300}, {Step: rundir.StepAgentEnded, AtMS: end}, {Step: rundir.StepScreenshot, AtMS: end + 80},
+			{Step: rundir.StepEnd, AtMS: end + 300},
 		},
 		Transcript: times,
 	}
@@ -186,21 +186,21 @@ func writeTrial(t testing.TB, run runner.RunDir, r pairbench.Row, shot []byte, h
 	args, err := json.Marshal(map[string]any{"note": page})
 	require.NoError(t, err)
 	var steps bytes.Buffer
-	for _, s := range []runner.Step{
-		{Kind: runner.TaskStep, AtMS: times[1], Text: "What is the cheapest book by Ada Quill?"},
-		{Kind: runner.CallStep, AtMS: times[2], Turn: 1, Tool: "mcp__pairbench__webmcp", Args: []byte(`{"action":"list"}`)},
-		{Kind: runner.ResultStep, AtMS: times[3], Tool: "mcp__pairbench__webmcp", Text: `{"tools":[{"name":"find_books"}]}`},
-		{Kind: runner.CallStep, AtMS: times[4], Turn: 2, Tool: tool, Args: args},
-		{Kind: runner.ResultStep, AtMS: times[5], Tool: tool, Text: page, Error: hostile},
-		{Kind: runner.TextStep, AtMS: times[6], Turn: 3, Text: r.Answer.Raw},
+	for _, s := range []rundir.Step{
+		{Kind: rundir.TaskStep, AtMS: times[1], Text: "What is the cheapest book by Ada Quill?"},
+		{Kind: rundir.CallStep, AtMS: times[2], Turn: 1, Tool: "mcp__pairbench__webmcp", Args: []byte(`{"action":"list"}`)},
+		{Kind: rundir.ResultStep, AtMS: times[3], Tool: "mcp__pairbench__webmcp", Text: `{"tools":[{"name":"find_books"}]}`},
+		{Kind: rundir.CallStep, AtMS: times[4], Turn: 2, Tool: tool, Args: args},
+		{Kind: rundir.ResultStep, AtMS: times[5], Tool: tool, Text: page, Error: hostile},
+		{Kind: rundir.TextStep, AtMS: times[6], Turn: 3, Text: r.Answer.Raw},
 	} {
-		require.NoError(t, runner.WriteStep(&steps, s))
+		require.NoError(t, rundir.WriteStep(&steps, s))
 	}
 	dir := r.TrialDir
 	for name, data := range map[string][]byte{
-		runner.TrialSteps:      steps.Bytes(),
-		runner.TrialTranscript: transcript, runner.TrialTimeline: b, runner.TrialScreenshot: shot,
-		runner.TrialSetup: []byte("{}\n"), runner.TrialWebMCP: nil,
+		rundir.TrialSteps:      steps.Bytes(),
+		rundir.TrialTranscript: transcript, rundir.TrialTimeline: b, rundir.TrialScreenshot: shot,
+		rundir.TrialSetup: []byte("{}\n"), rundir.TrialWebMCP: nil,
 	} {
 		require.NoError(t, run.WriteFile(path.Join(dir, name), data))
 	}
@@ -212,9 +212,9 @@ var hostileText = hostile + string(bytes.Repeat([]byte("<b>long</b> "), 400))
 
 // screenshot is a PNG of the screenshot size, a page-like picture.
 func screenshot(t testing.TB) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, runner.ScreenshotWidth, runner.ScreenshotHeight))
-	for y := range runner.ScreenshotHeight {
-		for x := range runner.ScreenshotWidth {
+	img := image.NewRGBA(image.Rect(0, 0, rundir.ScreenshotWidth, rundir.ScreenshotHeight))
+	for y := range rundir.ScreenshotHeight {
+		for x := range rundir.ScreenshotWidth {
 			c := color.RGBA{255, 255, 255, 255}
 			if y < 90 {
 				c = color.RGBA{9, 105, 218, 255}

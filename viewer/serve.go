@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // CheckLoopback refuses an address the site may not be served on: it is
@@ -43,7 +43,7 @@ func Serve(ctx context.Context, dir, addr string, ready func(url string)) error 
 		return fmt.Errorf("view: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	ready("http://" + ln.Addr().String() + "/" + runner.ReportHTML)
+	ready("http://" + ln.Addr().String() + "/" + rundir.ReportHTML)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -27,12 +27,12 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
 // IntentsDir holds the intent pages and, below each, its pair pages.
-const IntentsDir = runner.SiteDir
+const IntentsDir = rundir.SiteDir
 
 // IntentPage is the run-relative path of intent id's page.
 func IntentPage(id string) string { return path.Join(IntentsDir, slug(id)+".html") }
@@ -70,8 +70,8 @@ func slug(id string) string {
 // the collector never scans: each pair is a pairSlot with no pointer, in
 // one slice, found through its intent's map of pair numbers.
 type Site struct {
-	plan *runner.Plan
-	dir  runner.RunDir
+	plan *rundir.Plan
+	dir  rundir.RunDir
 	// trials is set when the run directory holds trial directories: pair
 	// pages are then written, and whole rows kept for them.
 	trials bool
@@ -93,7 +93,7 @@ type Site struct {
 	// own format, each line at its time from timeline.json (bench sets it
 	// from the agents' table). Without it such a trial's page shows no
 	// steps and says why.
-	OldTranscripts func(transcript io.Reader, times []int64) ([]runner.Step, error)
+	OldTranscripts func(transcript io.Reader, times []int64) ([]rundir.Step, error)
 }
 
 // armOf is one arm of the pair at an index of Site.slots.
@@ -177,8 +177,8 @@ func armIndex(a pairbench.Arm) int {
 }
 
 // NewSite returns a Site for the run with plan whose directory is dir.
-func NewSite(plan *runner.Plan, dir runner.RunDir) *Site {
-	_, err := os.Stat(dir.File(runner.TrialsDir))
+func NewSite(plan *rundir.Plan, dir rundir.RunDir) *Site {
+	_, err := os.Stat(dir.File(rundir.TrialsDir))
 	planned := 0
 	for _, in := range plan.Intents {
 		planned += len(in.Pairs)

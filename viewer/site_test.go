@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
 // sitePages lists every page of the site in run, report.html first.
-func sitePages(t *testing.T, run runner.RunDir) []string {
+func sitePages(t *testing.T, run rundir.RunDir) []string {
 	t.Helper()
-	pages := []string{runner.ReportHTML}
+	pages := []string{rundir.ReportHTML}
 	err := filepath.WalkDir(run.File(viewer.IntentsDir), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(run.Path, p)
@@ -37,7 +37,7 @@ func TestSiteHasAPagePerIntentAndPair(t *testing.T) {
 	run := fakeRun{intents: 3, pairs: 4, trials: true}.write(t, t.TempDir())
 	pages := sitePages(t, run)
 	assert.Len(t, pages, 1+3+3*4, "the run page, a page per intent, a page per pair")
-	report, err := os.ReadFile(run.File(runner.ReportHTML))
+	report, err := os.ReadFile(run.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	for i := range 3 {
 		id := "books-intent-00" + string(rune('0'+i)) + "-with-a-long-descriptive-name"
@@ -79,12 +79,12 @@ func TestSiteShowsWebMCPImpl(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(readFile(t, run.File(viewer.PairPage(polyfill, 0))), "<dt>WebMCP</dt><dd>pairbench&#39;s polyfill (the browser has none)</dd>"))
 	assert.Contains(t, readFile(t, run.File(viewer.IntentPage(native))), "<tr><th>WebMCP of the start page</th><td>native 2</td><td>native 2</td></tr>")
 	assert.Contains(t, readFile(t, run.File(viewer.IntentPage(polyfill))), "<tr><th>WebMCP of the start page</th><td>polyfill 2</td><td>polyfill 2</td></tr>")
-	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)),
+	assert.Contains(t, readFile(t, run.File(rundir.ReportHTML)),
 		`<p class="warning"><strong>Mixed WebMCP.</strong> 4 trials ran on the browser&#39;s own WebMCP and 4 on pairbench&#39;s polyfill (each intent&#39;s trials all on one).`)
-	assert.Contains(t, readFile(t, run.File(runner.ReportMarkdown)), "**Mixed WebMCP.**", "the PR comment flags it too")
+	assert.Contains(t, readFile(t, run.File(rundir.ReportMarkdown)), "**Mixed WebMCP.**", "the PR comment flags it too")
 
 	one := fakeRun{intents: 2, pairs: 2, trials: true}.write(t, t.TempDir())
-	assert.NotContains(t, readFile(t, one.File(runner.ReportHTML)), "Mixed WebMCP")
+	assert.NotContains(t, readFile(t, one.File(rundir.ReportHTML)), "Mixed WebMCP")
 }
 
 func TestSiteWithoutTrialsHasIntentPagesOnly(t *testing.T) {
@@ -225,7 +225,7 @@ func TestSiteNamesTheArms(t *testing.T) {
 	assert.Contains(t, page, "<h2>control: main@1a2b3c4&#39;s tools")
 	assert.Contains(t, page, "<h2>treatment: the registry&#39;s tools")
 	assert.Contains(t, page, "control had main@1a2b3c4&#39;s tools; treatment had the registry&#39;s tools.")
-	assert.Contains(t, readFile(t, run.File(runner.ReportHTML)), "<strong>Compared:</strong> the registry&#39;s tools (treatment, <code>tools</code>) against main@1a2b3c4&#39;s tools")
+	assert.Contains(t, readFile(t, run.File(rundir.ReportHTML)), "<strong>Compared:</strong> the registry&#39;s tools (treatment, <code>tools</code>) against main@1a2b3c4&#39;s tools")
 	intent := readFile(t, run.File(viewer.IntentPage("books-intent-000-with-a-long-descriptive-name")))
 	assert.Contains(t, intent, "<p>Compared: treatment had the registry&#39;s tools; control had main@1a2b3c4&#39;s tools.</p>")
 	assert.Contains(t, intent, "<th>control: main@1a2b3c4&#39;s tools</th><th>treatment: the registry&#39;s tools</th>")

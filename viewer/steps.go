@@ -6,14 +6,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
-// A step is one step of a trial's transcript (runner.Step) as its page
+// A step is one step of a trial's transcript (rundir.Step) as its page
 // shows it: a call's arguments and a JSON result indented, the text
 // trimmed to maxStepText.
 type step struct {
-	Kind runner.StepKind
+	Kind rundir.StepKind
 	Turn int
 	AtMS int64
 	Tool string
@@ -27,14 +27,14 @@ type step struct {
 // pages. The trial's files keep everything.
 const maxStepText = 2000
 
-func showSteps(steps []runner.Step) []step {
+func showSteps(steps []rundir.Step) []step {
 	out := make([]step, len(steps))
 	for i, s := range steps {
 		text := s.Text
 		switch {
-		case s.Kind == runner.CallStep && (len(s.Args) > 0 || text == ""):
+		case s.Kind == rundir.CallStep && (len(s.Args) > 0 || text == ""):
 			text = indent(s.Args)
-		case s.Kind == runner.ResultStep:
+		case s.Kind == rundir.ResultStep:
 			if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 				text = indent(json.RawMessage(t))
 			}

@@ -6,27 +6,27 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestShowSteps: a call's arguments and a JSON result are shown indented,
 // a command line and other text as they are, every text trimmed.
 func TestShowSteps(t *testing.T) {
-	got := showSteps([]runner.Step{
-		{Kind: runner.CallStep, Turn: 1, AtMS: 5, Tool: "mcp__pairbench__webmcp", Args: []byte(`{"action":"list"}`)},
-		{Kind: runner.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot"},
-		{Kind: runner.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: ` {"tools":[]}`, Error: true},
-		{Kind: runner.ResultStep, Tool: "shell", Text: "{not json"},
-		{Kind: runner.TextStep, Turn: 3, Text: strings.Repeat("ø", maxStepText+3)},
+	got := showSteps([]rundir.Step{
+		{Kind: rundir.CallStep, Turn: 1, AtMS: 5, Tool: "mcp__pairbench__webmcp", Args: []byte(`{"action":"list"}`)},
+		{Kind: rundir.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot"},
+		{Kind: rundir.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: ` {"tools":[]}`, Error: true},
+		{Kind: rundir.ResultStep, Tool: "shell", Text: "{not json"},
+		{Kind: rundir.TextStep, Turn: 3, Text: strings.Repeat("ø", maxStepText+3)},
 	})
 	want := []step{
-		{Kind: runner.CallStep, Turn: 1, AtMS: 5, Tool: "mcp__pairbench__webmcp", Text: "{\n  \"action\": \"list\"\n}"},
-		{Kind: runner.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot", Text: "{}"},
-		{Kind: runner.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "{\n  \"tools\": []\n}", Error: true},
-		{Kind: runner.ResultStep, Tool: "shell", Text: "{not json"},
-		{Kind: runner.TextStep, Turn: 3, Text: strings.Repeat("ø", maxStepText), Trimmed: 3},
+		{Kind: rundir.CallStep, Turn: 1, AtMS: 5, Tool: "mcp__pairbench__webmcp", Text: "{\n  \"action\": \"list\"\n}"},
+		{Kind: rundir.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot", Text: "{}"},
+		{Kind: rundir.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "{\n  \"tools\": []\n}", Error: true},
+		{Kind: rundir.ResultStep, Tool: "shell", Text: "{not json"},
+		{Kind: rundir.TextStep, Turn: 3, Text: strings.Repeat("ø", maxStepText), Trimmed: 3},
 	}
 	assert.Equal(t, want, got)
 }

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -31,7 +31,7 @@ import (
 // copy that keeps trials/ beside the pages. figures are rep's intent
 // fragments (stats.NewIntentHTML), which report.html shows too. The intents
 // are written on every core. It returns how many pages it wrote.
-func (s *Site) Write(out runner.RunDir, rep *stats.Report, figures *stats.IntentHTML) (int, error) {
+func (s *Site) Write(out rundir.RunDir, rep *stats.Report, figures *stats.IntentHTML) (int, error) {
 	if err := os.MkdirAll(out.File(IntentsDir), 0o755); err != nil {
 		return 0, fmt.Errorf("write the site: %w", err)
 	}
@@ -57,7 +57,7 @@ func (s *Site) Write(out runner.RunDir, rep *stats.Report, figures *stats.Intent
 
 // writeIntent writes intent in's page and, with trial directories, its
 // pairs' pages, rendered in page, and returns how many it wrote.
-func (s *Site) writeIntent(out runner.RunDir, page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
+func (s *Site) writeIntent(out rundir.RunDir, page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
 	pairs := s.intentPairs(in.ID)
 	if err := s.intentPage(page, rep, figures, in, pairs); err != nil {
 		return 0, err
@@ -325,7 +325,7 @@ func (s *Site) trialView(arm string, attempts []*attempt) trialView {
 	}
 	dir, ok := trialDir(a.Row.TrialDir)
 	if !ok {
-		t.Problem = fmt.Sprintf("the row's trial directory %q is not inside %s/", a.Row.TrialDir, runner.TrialsDir)
+		t.Problem = fmt.Sprintf("the row's trial directory %q is not inside %s/", a.Row.TrialDir, rundir.TrialsDir)
 		return t
 	}
 	var problems []string
@@ -336,9 +336,9 @@ func (s *Site) trialView(arm string, attempts []*attempt) trialView {
 		}
 		return rel
 	}
-	t.Files = trialFiles{Dir: dir, Screenshot: file(runner.TrialScreenshot), Transcript: file(runner.TrialTranscript),
-		Timeline: file(runner.TrialTimeline), Setup: file(runner.TrialSetup), WebMCP: file(runner.TrialWebMCP)}
-	var tl runner.Timeline
+	t.Files = trialFiles{Dir: dir, Screenshot: file(rundir.TrialScreenshot), Transcript: file(rundir.TrialTranscript),
+		Timeline: file(rundir.TrialTimeline), Setup: file(rundir.TrialSetup), WebMCP: file(rundir.TrialWebMCP)}
+	var tl rundir.Timeline
 	if t.Files.Timeline != "" {
 		if err := readJSON(s.dir.File(t.Files.Timeline), &tl); err != nil {
 			problems = append(problems, err.Error())
@@ -359,20 +359,20 @@ func (s *Site) trialView(arm string, attempts []*attempt) trialView {
 // recorded before trials kept one, its transcript (the run-relative path
 // transcript, "" when there is none) through OldTranscripts, each line at
 // its time in times.
-func (s *Site) steps(dir, transcript string, times []int64) ([]runner.Step, error) {
-	f, err := os.Open(s.dir.File(path.Join(dir, runner.TrialSteps)))
+func (s *Site) steps(dir, transcript string, times []int64) ([]rundir.Step, error) {
+	f, err := os.Open(s.dir.File(path.Join(dir, rundir.TrialSteps)))
 	if err == nil {
 		defer f.Close()
-		return runner.ReadSteps(f)
+		return rundir.ReadSteps(f)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if transcript == "" {
-		return nil, errors.New("the trial directory has no " + runner.TrialTranscript)
+		return nil, errors.New("the trial directory has no " + rundir.TrialTranscript)
 	}
 	if s.OldTranscripts == nil {
-		return nil, errors.New("the trial directory has no " + runner.TrialSteps)
+		return nil, errors.New("the trial directory has no " + rundir.TrialSteps)
 	}
 	if f, err = os.Open(s.dir.File(transcript)); err != nil {
 		return nil, err
@@ -385,7 +385,7 @@ func (s *Site) steps(dir, transcript string, times []int64) ([]runner.Step, erro
 // whether it lies inside trials/ (a row could say anything).
 func trialDir(rel string) (string, bool) {
 	clean := path.Clean(rel)
-	return clean, fs.ValidPath(clean) && runner.IsTrialFile(clean)
+	return clean, fs.ValidPath(clean) && rundir.IsTrialFile(clean)
 }
 
 // maxTrialJSON bounds the JSON files of a trial the viewer reads.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -142,7 +143,7 @@ func New(term *Terminal, log *slog.Logger, now func() time.Time, slots int) *Dis
 // logged as warnings.
 func (d *Display) Hooks() bench.Hooks {
 	return bench.Hooks{Start: d.started, Row: d.recorded, Progress: d.progressed,
-		Problem: func(pr runner.Problem) { d.log.Warn(pr.Msg, pr.LogArgs()...) }}
+		Problem: func(pr rundir.Problem) { d.log.Warn(pr.Msg, pr.LogArgs()...) }}
 }
 
 // started puts a trial in the first idle slot.

@@ -11,12 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
 
 func trialSpec(intent string, pair int, arm pairbench.Arm, attempt int) runner.TrialSpec {
-	job := runner.Job{Intent: intent, Stage: pairbench.StagePair, Pair: pair, Attempt: attempt}
-	return runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)}
+	job := rundir.Job{Intent: intent, Stage: pairbench.StagePair, Pair: pair, Attempt: attempt}
+	return runner.TrialSpec{Job: job, Arm: arm, Dir: rundir.TrialDir(job, arm)}
 }
 
 func TestRenderProgress(t *testing.T) {
@@ -104,7 +105,7 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 	h.Row(pairbench.Row{Intent: b2.Job.Intent, Pair: b2.Job.Pair, Arm: b2.Arm, TrialDir: b2.Dir})
 	assert.Contains(t, logs.String(), "spend_notional=0.0700", "a scripted model's spend is not logged as dollars")
 
-	h.Problem(runner.Problem{File: "rows.jsonl", Line: 3, Msg: "skipped a partial last line"})
+	h.Problem(rundir.Problem{File: "rows.jsonl", Line: 3, Msg: "skipped a partial last line"})
 	assert.Contains(t, logs.String(), `level=WARN msg="skipped a partial last line" file=rows.jsonl line=3`)
 }
 

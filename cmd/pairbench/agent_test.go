@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/agents"
@@ -70,7 +71,7 @@ func TestDemoWithEachAgent(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 
 			version := packageVersion(t, agents.Package(name, agent.Tools{NodeModules: tools}))
-			dir := runner.RunDir{Path: filepath.Join(runs, "d1")}
+			dir := rundir.RunDir{Path: filepath.Join(runs, "d1")}
 			plan, err := dir.ReadPlan()
 			require.NoError(t, err)
 			assert.Equal(t, name, plan.Versions.AgentName)
@@ -116,14 +117,14 @@ func TestDemoWithEachAgent(t *testing.T) {
 			require.NoError(t, json.Unmarshal(b, &rep))
 			assert.Equal(t, tag, rep.Model.Agent)
 
-			before, err := os.ReadFile(dir.File(runner.PlanFile))
+			before, err := os.ReadFile(dir.File(rundir.PlanFile))
 			require.NoError(t, err)
 			for _, other := range [][]string{{"--agent", "pi"}, {"--agent", "pi", "--force"}} {
 				code, _, stderr = runCLI(t, append(args[:len(args)-2:len(args)-2], other...)...)
 				assert.Equal(t, exitFailure, code, stderr)
 				assert.Contains(t, stderr, "run d1 is benched with "+name+", not pi; resume it with --agent "+name)
 			}
-			after, err := os.ReadFile(dir.File(runner.PlanFile))
+			after, err := os.ReadFile(dir.File(rundir.PlanFile))
 			require.NoError(t, err)
 			assert.Equal(t, string(before), string(after), "the refused resume changed nothing")
 			assert.Equal(t, rows, readRows(t, dir.File("rows.jsonl")), "the refused resume ran no trial")

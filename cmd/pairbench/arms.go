@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // armOptions are run's --control, --treatment and --against.
@@ -44,10 +44,10 @@ func (o armOptions) apply(cmd *cobra.Command, cfg *bench.Config) error {
 		o.control, o.treatment = "tools@"+o.against, "tools"
 	}
 	var err error
-	if cfg.Arms.Control, err = runner.ParseArmSpec(o.control); err != nil {
+	if cfg.Arms.Control, err = rundir.ParseArmSpec(o.control); err != nil {
 		return fmt.Errorf("--control: %w", err)
 	}
-	if cfg.Arms.Treatment, err = runner.ParseArmSpec(o.treatment); err != nil {
+	if cfg.Arms.Treatment, err = rundir.ParseArmSpec(o.treatment); err != nil {
 		return fmt.Errorf("--treatment: %w", err)
 	}
 	if cfg.Arms.Control.String() == cfg.Arms.Treatment.String() {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 func TestRunArmFlagErrorsExitTwo(t *testing.T) {
@@ -54,7 +54,7 @@ func TestRunAgainstARevision(t *testing.T) {
 		"--start-delay", "0", "--run-id", "a1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--plan-only")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "smoke gate")
-	plan, err := runner.ReadPlan(filepath.Join(runs, "a1", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "a1", "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms)
 	assert.Equal(t, "tools@main", plan.Arms.Control.String())
@@ -100,7 +100,7 @@ func TestRunChanges(t *testing.T) {
 	require.NoError(t, os.WriteFile(intent, append(src, []byte("# edited\n")...), 0o644))
 	code, _, stderr = runCLI(t, append(args, "--run-id", "c1")...)
 	require.Equal(t, exitOK, code, stderr)
-	plan, err := runner.ReadPlan(filepath.Join(runs, "c1", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "c1", "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms)
 	assert.Equal(t, "tools@main", plan.Arms.Control.String())
@@ -125,7 +125,7 @@ func TestRunChanges(t *testing.T) {
 	// Named intents: exactly those, each as its domain's changes choose.
 	code, _, stderr = runCLI(t, append(args, "--run-id", "c3", "--intent", "books-count-by-author", "--intent", "weather-high-oslo")...)
 	require.Equal(t, exitOK, code, stderr)
-	plan, err = runner.ReadPlan(filepath.Join(runs, "c3", "run.json"))
+	plan, err = rundir.ReadPlan(filepath.Join(runs, "c3", "run.json"))
 	require.NoError(t, err)
 	var ids []string
 	for _, in := range plan.Intents {
@@ -172,7 +172,7 @@ func TestRunChangesFromGit(t *testing.T) {
 		"--example-sites", "--pairs", "1", "--start-delay", "0", "--run-id", "g1", "--runs-dir", runs,
 		"--tools", "../../tools/node_modules", "--plan-only")
 	require.Equal(t, exitOK, code, stderr)
-	plan, err := runner.ReadPlan(filepath.Join(runs, "g1", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "g1", "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms)
 	assert.Equal(t, "tools@"+base, plan.Arms.Control.String())

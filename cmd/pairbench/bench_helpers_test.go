@@ -24,7 +24,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state/statetest"
 )
 
@@ -303,7 +303,7 @@ func exitStatus(err error) (int, syscall.Signal) {
 // returns the rows.
 func checkCompleteRun(t *testing.T, dir string) []pairbench.Row {
 	t.Helper()
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	f, err := os.Open(filepath.Join(dir, "rows.jsonl"))
 	require.NoError(t, err)

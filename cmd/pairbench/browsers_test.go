@@ -12,7 +12,7 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
@@ -32,8 +32,8 @@ func TestRunOnKernelBrowsers(t *testing.T) {
 		"--run-id", "k1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--temp-dir", sandboxtest.TempDir(t),
 		"--plan-only")
 	require.Equal(t, exitOK, code, stderr)
-	dir := runner.RunDir{Path: filepath.Join(runs, "k1")}
-	assert.Equal(t, dir.File(runner.PlanFile)+"\n", stdout)
+	dir := rundir.RunDir{Path: filepath.Join(runs, "k1")}
+	assert.Equal(t, dir.File(rundir.PlanFile)+"\n", stdout)
 	plan, err := dir.ReadPlan()
 	require.NoError(t, err)
 	require.NotNil(t, plan.Browser)

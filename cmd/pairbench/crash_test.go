@@ -25,7 +25,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 var crashRounds = flag.Int("crash.rounds", 1, "how many times TestCrashResume aims at each of its kill points (1: each once, 16 kills; 5: 68 kills, give go test -timeout 60m)")
@@ -433,10 +433,10 @@ func midTrial(t *testing.T, c *crashRun, hit reported, _ []reported) {
 // the run's plan and every row it holds give, written afresh elsewhere.
 func reportIsTheRows(t *testing.T, dir string) {
 	t.Helper()
-	out := runner.RunDir{Path: t.TempDir()}
-	_, err := bench.WriteReport(runner.RunDir{Path: dir}, out, "", nil)
+	out := rundir.RunDir{Path: t.TempDir()}
+	_, err := bench.WriteReport(rundir.RunDir{Path: dir}, out, "", nil)
 	require.NoError(t, err)
-	for _, name := range []string{runner.ReportJSON, runner.ReportMarkdown} {
+	for _, name := range []string{rundir.ReportJSON, rundir.ReportMarkdown} {
 		want, err := os.ReadFile(out.File(name))
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(dir, name))

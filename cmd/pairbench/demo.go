@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -36,13 +36,13 @@ func newDemoCmd() *cobra.Command {
 				return err
 			}
 			dir := res.Dir
-			md, err := os.ReadFile(dir.File(runner.ReportMarkdown))
+			md, err := os.ReadFile(dir.File(rundir.ReportMarkdown))
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s\n", md)
-			html, _ := filepath.Abs(dir.File(runner.ReportHTML))
+			html, _ := filepath.Abs(dir.File(rundir.ReportHTML))
 			fmt.Fprintf(out, "Full report: %s\n(demo took %s)\n", html, time.Since(start).Round(time.Second))
 			return nil
 		},

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -52,7 +52,7 @@ func (e gateError) Error() string {
 // check reads the report in dir and returns a gateError when it fails the
 // gate; nil without a gate, or when it passes (a report that is not final
 // never fails: it has no verdict).
-func (g *gateFlag) check(dir runner.RunDir) error {
+func (g *gateFlag) check(dir rundir.RunDir) error {
 	if len(g.labels) == 0 {
 		return nil
 	}

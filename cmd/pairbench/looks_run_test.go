@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -29,7 +29,7 @@ func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
 	code, stdout, stderr := runCLI(t, args("--pairs", "7")...)
 	require.Equal(t, exitOK, code, stderr)
 
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	assert.Equal(t, []int{5, 7}, plan.Looks)
 	require.NotNil(t, plan.Stop, "the run stopped at a look: %s", stdout)

@@ -13,23 +13,24 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
 
 // looksPlan is a run of three intents of 30 pairs that takes its looks
 // by the default design: at 10, 20 and 30 pairs per intent.
-func looksPlan(t *testing.T) *runner.Plan {
+func looksPlan(t *testing.T) *rundir.Plan {
 	t.Helper()
 	d := stats.DefaultDesign()
-	p := &runner.Plan{V: runner.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 1,
-		Model: runner.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
-		Looks: runner.LookPairs(&d, 30, 3, 0.05), Futility: d.Futility}
+	p := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 1,
+		Model: rundir.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
+		Looks: rundir.LookPairs(&d, 30, 3, 0.05), Futility: d.Futility}
 	require.Equal(t, []int{10, 20, 30}, p.Looks)
 	for i := range 3 {
-		in := runner.PlannedIntent{ID: fmt.Sprintf("intent-%d", i), Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"t"}}
+		in := rundir.PlannedIntent{ID: fmt.Sprintf("intent-%d", i), Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"t"}}
 		for n := range 30 {
-			in.Pairs = append(in.Pairs, runner.PlannedPair{Pair: n, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[n%2]})
+			in.Pairs = append(in.Pairs, rundir.PlannedPair{Pair: n, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[n%2]})
 		}
 		p.Intents = append(p.Intents, in)
 	}
@@ -55,7 +56,7 @@ func twiceAsFast(_ context.Context, s runner.TrialSpec) (pairbench.Row, error) {
 // the merged run.json, and the two reports are one.
 func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 	plan := looksPlan(t)
-	dir := runner.RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	for k := 1; k <= 2; k++ {
 		ex := &runner.Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: twiceAsFast}
@@ -63,7 +64,7 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 	}
 	rows := 0
 	for k := 1; k <= 2; k++ {
-		rs, err := dir.ReadRowsFile(runner.RowsFileOf(k), nil)
+		rs, err := dir.ReadRowsFile(rundir.RowsFileOf(k), nil)
 		require.NoError(t, err)
 		rows += len(rs)
 	}
@@ -82,17 +83,17 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 		assert.Equal(t, 10, in.Pairs.Planned, in.ID)
 		assert.Equal(t, 10, in.Pairs.Complete, in.ID)
 	}
-	md, err := os.ReadFile(dir.File(runner.ReportMarkdown))
+	md, err := os.ReadFile(dir.File(rundir.ReportMarkdown))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "Look 1 of 3 (10, then 20, then 30 pairs per intent): the run, every intent with it, stopped here for efficacy")
-	html, err := os.ReadFile(dir.File(runner.ReportHTML))
+	html, err := os.ReadFile(dir.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "stopped here for efficacy")
 
 	loc := t.TempDir()
 	store, err := artifacts.Open(t.Context(), loc)
 	require.NoError(t, err)
-	for _, rel := range []string{runner.PlanFile, runner.RowsFileOf(1), runner.RowsFileOf(2)} {
+	for _, rel := range []string{rundir.PlanFile, rundir.RowsFileOf(1), rundir.RowsFileOf(2)} {
 		f, err := os.Open(dir.File(rel))
 		require.NoError(t, err)
 		require.NoError(t, store.Put(t.Context(), "r1/"+rel, f))
@@ -101,16 +102,16 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "merged")
 	code, _, stderr = runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out)
 	require.Equal(t, exitOK, code, stderr)
-	merged, err := runner.ReadPlan(filepath.Join(out, runner.PlanFile))
+	merged, err := rundir.ReadPlan(filepath.Join(out, rundir.PlanFile))
 	require.NoError(t, err)
 	require.NotNil(t, merged.Stop, "merge records the stop")
 	assert.Equal(t, 1, merged.Stop.Look)
 	assert.Equal(t, stats.StopEfficacy, merged.Stop.Kind)
 	code, _, stderr = runCmd(t, "report", out)
 	require.Equal(t, exitOK, code, stderr)
-	a, err := os.ReadFile(filepath.Join(out, runner.ReportJSON))
+	a, err := os.ReadFile(filepath.Join(out, rundir.ReportJSON))
 	require.NoError(t, err)
-	b, err := os.ReadFile(dir.File(runner.ReportJSON))
+	b, err := os.ReadFile(dir.File(rundir.ReportJSON))
 	require.NoError(t, err)
 	assert.JSONEq(t, string(b), string(a), "the merged run's report is the directory's")
 }
@@ -122,7 +123,7 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 // above it).
 func TestFinalTableSaysWhereTheRunStopped(t *testing.T) {
 	plan := looksPlan(t)
-	dir := runner.RunDir{Path: t.TempDir()}
+	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
 	require.NoError(t, (&runner.Execution{Dir: dir, Plan: plan, Slots: 2, Trial: twiceAsFast}).Run(t.Context()))
 	code, _, stderr := runCmd(t, "report", dir.Path)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // mergeOptions are the flags of pairbench merge.
@@ -83,11 +83,11 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 
 // mergeFrom is runMerge on an open store.
 func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
-	out := runner.RunDir{Path: o.Out}
+	out := rundir.RunDir{Path: o.Out}
 	// A published report's pair pages show each trial's transcript and
 	// screenshot: the site is written from the trial directories.
 	trials := o.Trials || o.Report
-	if _, err := bench.Merge(ctx, store, o.RunID, out, trials, warnTo(stderr)); errors.Is(err, runner.ErrNotEmpty) {
+	if _, err := bench.Merge(ctx, store, o.RunID, out, trials, warnTo(stderr)); errors.Is(err, rundir.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
 	} else if err != nil {
 		return err // Merge's errors name the run and the store

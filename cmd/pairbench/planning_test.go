@@ -11,7 +11,7 @@ import (
 
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -71,12 +71,12 @@ func TestRunPairsAuto(t *testing.T) {
 		"--tools", "../../tools/node_modules", "--plan-only", "--allow-inconclusive=false"}
 	code, _, stderr := runCLI(t, args...)
 	require.Equal(t, exitOK, code, stderr)
-	plan, err := runner.ReadPlan(filepath.Join(runs, "a1", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "a1", "run.json"))
 	require.NoError(t, err)
 	// The default design's looks: the run is decided at its last look's
 	// share of α.
 	design := bench.DefaultConfig().Design()
-	want, err := stats.AutoPairsAt(2, func(n int) float64 { return runner.LastLookAlpha(design, n, 2, 0.05) }, stats.Effect{Speedup: 2})
+	want, err := stats.AutoPairsAt(2, func(n int) float64 { return rundir.LastLookAlpha(design, n, 2, 0.05) }, stats.Effect{Speedup: 2})
 	require.NoError(t, err)
 	for _, in := range plan.Intents {
 		assert.Len(t, in.Pairs, want, in.ID)
@@ -99,7 +99,7 @@ func TestPlaceboRunIsPlannedWithoutLooks(t *testing.T) {
 	code, _, stderr := runCLI(t, "run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo", "--pairs", "30",
 		"--plan-only", "--run-id", "p2", "--runs-dir", runs, "--tools", "../../tools/node_modules")
 	require.Equal(t, exitOK, code, stderr)
-	plan, err := runner.ReadPlan(filepath.Join(runs, "p2", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "p2", "run.json"))
 	require.NoError(t, err)
 	assert.Empty(t, plan.Looks)
 	assert.Contains(t, stderr, "labels attainable at 0.05 over 30 pairs")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // postTokenEnv is the environment variable post reads its token from; a
@@ -72,7 +72,7 @@ func newPostCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "posted on %s#%d: the bench of %s failed\n", o.Repo, o.PR, o.SHA)
 				return nil
 			}
-			rep, err := bench.ReadVerdict(runner.RunDir{Path: o.Report})
+			rep, err := bench.ReadVerdict(rundir.RunDir{Path: o.Report})
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/internal/pagetest"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -66,7 +66,7 @@ func TestPublishedShardedRunShowsEveryPair(t *testing.T) {
 	p.Screenshot(shot)
 	t.Logf("screenshot: %s", shot)
 	assert.Equal(t, 2, pagetest.Eval[int](p, `document.querySelectorAll('section.arm').length`), "both arms")
-	assert.Equal(t, 2, pagetest.Eval[int](p, fmt.Sprintf(`[...document.images].filter(i => i.complete && i.naturalWidth === %d).length`, runner.ScreenshotWidth)),
+	assert.Equal(t, 2, pagetest.Eval[int](p, fmt.Sprintf(`[...document.images].filter(i => i.complete && i.naturalWidth === %d).length`, rundir.ScreenshotWidth)),
 		"both arms' screenshots load from the published site")
 	assert.GreaterOrEqual(t, pagetest.Eval[int](p, `document.querySelectorAll('ol.steps li').length`), 2, "the transcripts' steps are shown")
 	assert.Zero(t, pagetest.Eval[int](p, `document.querySelectorAll('.warning').length`), "every trial file was read")

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 func newReportCmd() *cobra.Command {
@@ -26,7 +26,7 @@ func newReportCmd() *cobra.Command {
 			if out == "" {
 				out = args[0]
 			}
-			return gate.check(runner.RunDir{Path: out})
+			return gate.check(rundir.RunDir{Path: out})
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the reports to (default RUN_DIR)")
@@ -42,7 +42,7 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = dir
 	}
-	rep, err := bench.WriteReport(runner.RunDir{Path: dir}, runner.RunDir{Path: out}, link, warnTo(stderr))
+	rep, err := bench.WriteReport(rundir.RunDir{Path: dir}, rundir.RunDir{Path: out}, link, warnTo(stderr))
 	for _, p := range rep.Paths {
 		fmt.Fprintln(stdout, p)
 	}
@@ -53,6 +53,6 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 }
 
 // warnTo returns a problem hook that prints each problem to w as a warning.
-func warnTo(w io.Writer) func(runner.Problem) {
-	return func(p runner.Problem) { fmt.Fprintf(w, "pairbench: warning: %s\n", p) }
+func warnTo(w io.Writer) func(rundir.Problem) {
+	return func(p rundir.Problem) { fmt.Fprintf(w, "pairbench: warning: %s\n", p) }
 }

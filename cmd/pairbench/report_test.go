@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -32,18 +32,18 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func smallRun(t *testing.T) (dir string, rows []byte) {
 	t.Helper()
 	dir = t.TempDir()
-	plan := runner.Plan{
-		V: runner.PlanVersion, RunID: "r1", CreatedAt: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
-		Model: runner.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
+	plan := rundir.Plan{
+		V: rundir.PlanVersion, RunID: "r1", CreatedAt: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+		Model: rundir.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
 		Seed:  1, Alpha: 0.05,
-		Intents: []runner.PlannedIntent{{ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}},
+		Intents: []rundir.PlannedIntent{{ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"find_books"}}},
 	}
 	for pair := range 4 {
 		order := pairbench.AB
 		if pair%2 == 1 {
 			order = pairbench.BA
 		}
-		plan.Intents[0].Pairs = append(plan.Intents[0].Pairs, runner.PlannedPair{Pair: pair, Order: order})
+		plan.Intents[0].Pairs = append(plan.Intents[0].Pairs, rundir.PlannedPair{Pair: pair, Order: order})
 		for _, arm := range order.Arms() {
 			row := pairbench.Row{
 				RunID: "r1", Intent: "books-cheapest", Domain: "books.example", Stage: pairbench.StagePair,

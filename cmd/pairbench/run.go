@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bench/progress"
 	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent/agents"
 )
@@ -166,7 +167,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 		err = usageError{err}
 	}
 	if o.PlanOnly && err == nil {
-		fmt.Fprintln(stdout, res.Dir.File(runner.PlanFile))
+		fmt.Fprintln(stdout, res.Dir.File(rundir.PlanFile))
 	}
 	for r := &res; r != nil; r = r.AgainstNone {
 		for _, p := range r.Reports {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -80,7 +80,7 @@ func TestRunFromGitAtAPinnedCommit(t *testing.T) {
 		"--example-sites", "--intent", "weather-high-oslo", "--pairs", "1", "--start-delay", "0",
 		"--run-id", "g1", "--runs-dir", runs, "--tools", "../../tools/node_modules", "--plan-only")
 	require.Equal(t, exitOK, code, stderr)
-	plan, err := runner.ReadPlan(filepath.Join(runs, "g1", "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(runs, "g1", "run.json"))
 	require.NoError(t, err)
 	assert.Equal(t, repo, plan.Source.Repo)
 	assert.Len(t, plan.Source.Commit, 40)

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -74,7 +74,7 @@ func shellQuote(w string) string {
 // printVerdict writes the verdict table of the report in dir: the run's
 // verdict, then per intent its label, each arm's correct trials and median
 // wall seconds of the both-correct pairs.
-func printVerdict(w io.Writer, dir runner.RunDir) error {
+func printVerdict(w io.Writer, dir rundir.RunDir) error {
 	rep, err := dir.ReadReport()
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -149,7 +149,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	assert.Contains(t, run.Title, "bench:")
 	// The pull request edits a weather.example tool: the bench compares its
 	// tools with the base commit's, as intents.Comparisons chooses.
-	plan, err := runner.ReadPlan(filepath.Join(o.Store, run.ExternalID, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(o.Store, run.ExternalID, "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms, "the run records its arms")
 	assert.Equal(t, "tools@"+base, plan.Arms.Control.String(), "against the pull request's base")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -39,10 +39,10 @@ func TestTopUpResume(t *testing.T) {
 	for _, r := range rows[len(first):] {
 		assert.Equal(t, 1, r.Pair, "only the new pair ran")
 	}
-	plan, err := runner.ReadPlan(filepath.Join(dir, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 2}, plan.Looks)
-	rep, err := runner.RunDir{Path: dir}.ReadReport()
+	rep, err := rundir.RunDir{Path: dir}.ReadReport()
 	require.NoError(t, err)
 	require.Len(t, rep.Intents, 1)
 	assert.Equal(t, 2, rep.Intents[0].Pairs.Planned)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -55,7 +55,7 @@ func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.W
 	if err := viewer.CheckLoopback(o.addr); err != nil {
 		return usageError{err}
 	}
-	run := runner.RunDir{Path: dir}
+	run := rundir.RunDir{Path: dir}
 	if o.store != "" {
 		if err := bench.CheckRunID(o.runID); err != nil {
 			return usageError{err}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -94,7 +94,7 @@ func TestDemoTrialPage(t *testing.T) {
 	code, _, stderr := runCLI(t, "demo", "--registry", exampleRegistry, "--tools", tools, "--runs-dir", runs, "--run-id", "v1",
 		"--intent", "books-cheapest-by-author", "--pairs", "2", "--slots", "2", "--seed", "5", "--time-cap", "600")
 	require.Equal(t, exitOK, code, stderr)
-	dir := runner.RunDir{Path: filepath.Join(runs, "v1")}
+	dir := rundir.RunDir{Path: filepath.Join(runs, "v1")}
 
 	rel := viewer.PairPage("books-cheapest-by-author", 0)
 	b, err := os.ReadFile(dir.File(rel))
@@ -109,7 +109,7 @@ func TestDemoTrialPage(t *testing.T) {
 		cfg, err := png.DecodeConfig(f)
 		f.Close()
 		require.NoError(t, err)
-		assert.Equal(t, [2]int{runner.ScreenshotWidth, runner.ScreenshotHeight}, [2]int{cfg.Width, cfg.Height}, s[1])
+		assert.Equal(t, [2]int{rundir.ScreenshotWidth, rundir.ScreenshotHeight}, [2]int{cfg.Width, cfg.Height}, s[1])
 	}
 	for _, want := range []string{
 		"call <code>mcp__pairbench__webmcp</code>", // the agent listed the page's tools
@@ -124,23 +124,23 @@ func TestDemoTrialPage(t *testing.T) {
 	assert.NotContains(t, page, `class="warning"`, "every trial file was read")
 
 	// view serves it, with the site's policy as a header.
-	base := strings.TrimSuffix(startView(t, viewOptions{addr: "127.0.0.1:0"}, dir.Path), runner.ReportHTML)
+	base := strings.TrimSuffix(startView(t, viewOptions{addr: "127.0.0.1:0"}, dir.Path), rundir.ReportHTML)
 	resp, body := get(t, base+rel)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, page, body)
 	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), viewer.Policy)
 	resp, _ = get(t, base+shots[0][1])
 	assert.Equal(t, "image/png", resp.Header.Get("Content-Type"))
-	resp, _ = get(t, base+runner.RowsFile)
+	resp, _ = get(t, base+rundir.RowsFile)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the rows are not part of the site")
 
 	// A run in a store: fetched with its trials, reported and served.
 	store := t.TempDir()
 	require.NoError(t, os.CopyFS(filepath.Join(store, "v1"), os.DirFS(dir.Path)))
-	for _, gone := range []string{runner.ReportHTML, viewer.IntentsDir} {
+	for _, gone := range []string{rundir.ReportHTML, viewer.IntentsDir} {
 		require.NoError(t, os.RemoveAll(filepath.Join(store, "v1", gone)))
 	}
-	base = strings.TrimSuffix(startView(t, viewOptions{store: store, runID: "v1", addr: "127.0.0.1:0"}, ""), runner.ReportHTML)
+	base = strings.TrimSuffix(startView(t, viewOptions{store: store, runID: "v1", addr: "127.0.0.1:0"}, ""), rundir.ReportHTML)
 	resp, body = get(t, base+rel)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, 2, strings.Count(body, `<section class="arm">`))

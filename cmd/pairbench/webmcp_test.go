@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestRunWebMCPNative runs the example registry with --webmcp native: the
@@ -25,7 +25,7 @@ func TestRunWebMCPNative(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "books-cheapest-by-author")
 
-	dir := runner.RunDir{Path: filepath.Join(runs, "n1")}
+	dir := rundir.RunDir{Path: filepath.Join(runs, "n1")}
 	plan, err := dir.ReadPlan()
 	require.NoError(t, err)
 	assert.Equal(t, pairbench.WebMCPNative, plan.WebMCP)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -70,7 +71,7 @@ type Key struct {
 // ModelRoute returns m's route. host is the provider's API host, used when
 // m has no base URL. A real model without its key fails; the scripted
 // model takes any key.
-func ModelRoute(m runner.Model, host string, key Key, hostEnv []string) (Route, error) {
+func ModelRoute(m rundir.Model, host string, key Key, hostEnv []string) (Route, error) {
 	var r Route
 	port := 443
 	if m.BaseURL != "" {
@@ -516,7 +517,7 @@ func (l *stepLog) write(p []byte, at time.Time) {
 		}
 		for _, s := range decode(l.d, line) {
 			s.AtMS = ms
-			_ = runner.WriteStep(l.w, s)
+			_ = rundir.WriteStep(l.w, s)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/claudecode"
@@ -53,9 +54,9 @@ func (e *endless) Read(p []byte) (int, error) {
 func TestEscapeAgentOutputExhaustsTheRunner(t *testing.T) {
 	readers := map[string]func(io.Reader){
 		"pi stdout":          func(r io.Reader) { pi.NewStream(runner.Caps{}, io.Discard).Feed(r) },
-		"claude code stdout": func(r io.Reader) { claudecode.NewStream(runner.Caps{}, runner.Model{}, io.Discard).Feed(r) },
-		"codex stdout":       func(r io.Reader) { codex.NewStream(runner.Caps{}, runner.Model{}, io.Discard).Feed(r) },
-		"codex stderr":       func(r io.Reader) { codex.NewStream(runner.Caps{}, runner.Model{}, nil).Diagnostics(r, io.Discard) },
+		"claude code stdout": func(r io.Reader) { claudecode.NewStream(runner.Caps{}, rundir.Model{}, io.Discard).Feed(r) },
+		"codex stdout":       func(r io.Reader) { codex.NewStream(runner.Caps{}, rundir.Model{}, io.Discard).Feed(r) },
+		"codex stderr":       func(r io.Reader) { codex.NewStream(runner.Caps{}, rundir.Model{}, nil).Diagnostics(r, io.Discard) },
 	}
 	for name, read := range readers {
 		t.Run(name, func(t *testing.T) {

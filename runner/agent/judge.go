@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -60,7 +61,7 @@ const judgeMaxTokens = 2048
 
 // CheckJudge fails, in one line, for a judge model that cannot be reached:
 // an unknown provider without a base URL, or a missing key.
-func CheckJudge(m runner.Model, hostEnv []string) error {
+func CheckJudge(m rundir.Model, hostEnv []string) error {
 	if m.Scripted {
 		return nil
 	}
@@ -68,7 +69,7 @@ func CheckJudge(m runner.Model, hostEnv []string) error {
 	return err
 }
 
-func judgeRoute(m runner.Model, hostEnv []string) (Route, string, error) {
+func judgeRoute(m rundir.Model, hostEnv []string) (Route, string, error) {
 	keyEnv := strings.ToUpper(strings.ReplaceAll(m.Provider, "-", "_")) + "_API_KEY"
 	if m.KeyEnv != "" {
 		keyEnv = m.KeyEnv
@@ -213,7 +214,7 @@ func post(ctx context.Context, c *http.Client, base, path string, headers map[st
 	return nil
 }
 
-func askOpenAI(ctx context.Context, c *http.Client, m runner.Model, key string, req runner.JudgeRequest, maxTokens int) (runner.JudgeReply, error) {
+func askOpenAI(ctx context.Context, c *http.Client, m rundir.Model, key string, req runner.JudgeRequest, maxTokens int) (runner.JudgeReply, error) {
 	base := m.BaseURL
 	if base == "" {
 		base = "https://" + judgeHosts["openai"] + "/v1"
@@ -249,7 +250,7 @@ func askOpenAI(ctx context.Context, c *http.Client, m runner.Model, key string, 
 	return reply, nil
 }
 
-func askAnthropic(ctx context.Context, c *http.Client, m runner.Model, key string, req runner.JudgeRequest, maxTokens int) (runner.JudgeReply, error) {
+func askAnthropic(ctx context.Context, c *http.Client, m rundir.Model, key string, req runner.JudgeRequest, maxTokens int) (runner.JudgeReply, error) {
 	base := m.BaseURL
 	if base == "" {
 		base = "https://" + judgeHosts["anthropic"] + "/v1"

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 )
@@ -76,7 +77,7 @@ func TestTheJudgeReachesItsModelThroughTheEgress(t *testing.T) {
 	t.Run("openai", func(t *testing.T) {
 		p := newStandIn(t, `{"choices": [{"message": {"role": "assistant", "content": "{\"scores\": {}}"}}], "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}`)
 		req := req
-		req.Model = runner.Model{Provider: "openai", ID: "gpt-judge", BaseURL: p.baseURL(), InputPrice: 2, OutputPrice: 8}
+		req.Model = rundir.Model{Provider: "openai", ID: "gpt-judge", BaseURL: p.baseURL(), InputPrice: 2, OutputPrice: 8}
 		reply, err := p.judge(t, "OPENAI_API_KEY="+judgeCanary).Judge(t.Context(), req)
 		require.NoError(t, err)
 		assert.Equal(t, runner.JudgeReply{Text: `{"scores": {}}`, InputTokens: 1000, OutputTokens: 100, CostUSD: (1000*2 + 100*8) / 1e6}, reply)
@@ -90,7 +91,7 @@ func TestTheJudgeReachesItsModelThroughTheEgress(t *testing.T) {
 	t.Run("anthropic", func(t *testing.T) {
 		p := newStandIn(t, `{"content": [{"type": "text", "text": "verdict"}], "usage": {"input_tokens": 10, "output_tokens": 5}}`)
 		req := req
-		req.Model = runner.Model{Provider: "anthropic", ID: "claude-judge", BaseURL: p.baseURL(), InputPrice: 3, OutputPrice: 15}
+		req.Model = rundir.Model{Provider: "anthropic", ID: "claude-judge", BaseURL: p.baseURL(), InputPrice: 3, OutputPrice: 15}
 		reply, err := p.judge(t, "ANTHROPIC_API_KEY="+judgeCanary).Judge(t.Context(), req)
 		require.NoError(t, err)
 		assert.Equal(t, "verdict", reply.Text)
@@ -100,13 +101,13 @@ func TestTheJudgeReachesItsModelThroughTheEgress(t *testing.T) {
 		assert.Contains(t, p.bodies[0], `"system":"You are the judge`)
 	})
 	t.Run("no key", func(t *testing.T) {
-		m := runner.Model{Provider: "openai", ID: "gpt-judge"}
+		m := rundir.Model{Provider: "openai", ID: "gpt-judge"}
 		assert.EqualError(t, agent.CheckJudge(m, nil), "judge: model openai/gpt-judge: OPENAI_API_KEY is not set")
-		_, err := agent.NewJudge(agent.JudgeConfig{TempRoot: t.TempDir()}).Judge(t.Context(), runner.JudgeRequest{Model: runner.Model{Provider: "openai", ID: "gpt-5"}})
+		_, err := agent.NewJudge(agent.JudgeConfig{TempRoot: t.TempDir()}).Judge(t.Context(), runner.JudgeRequest{Model: rundir.Model{Provider: "openai", ID: "gpt-5"}})
 		assert.EqualError(t, err, "judge: model openai/gpt-5: OPENAI_API_KEY is not set")
 	})
 	t.Run("no price", func(t *testing.T) {
-		_, err := agent.NewJudge(agent.JudgeConfig{TempRoot: t.TempDir()}).Judge(t.Context(), runner.JudgeRequest{Model: runner.Model{Provider: "openai", ID: "unpriced"}})
+		_, err := agent.NewJudge(agent.JudgeConfig{TempRoot: t.TempDir()}).Judge(t.Context(), runner.JudgeRequest{Model: rundir.Model{Provider: "openai", ID: "unpriced"}})
 		assert.EqualError(t, err, "model openai/unpriced has no price; give it one so its spend can be capped")
 	})
 }

@@ -8,18 +8,18 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // Decoder turns the records an agent writes to its transcript into
-// normalised steps (runner.Step), one record at a time. Each adapter has
+// normalised steps (rundir.Step), one record at a time. Each adapter has
 // its own; a fresh one reads each run's transcript, as the agent writes it
 // (Launch.Steps) or from a trial recorded before steps.jsonl
 // (DecodeTranscript).
 type Decoder interface {
 	// Record returns the steps of one line of the transcript, their AtMS
 	// left to the caller.
-	Record(line []byte) []runner.Step
+	Record(line []byte) []rundir.Step
 }
 
 // DecodeTranscript reads a transcript.jsonl the agent whose records d
@@ -27,10 +27,10 @@ type Decoder interface {
 // (timeline.json's transcript_ms; -1 past its end). A line that is not
 // JSON becomes a note with its text, so nothing the agent did is hidden.
 // It reads the trials recorded before the trial kept steps.jsonl.
-func DecodeTranscript(r io.Reader, times []int64, d Decoder) ([]runner.Step, error) {
+func DecodeTranscript(r io.Reader, times []int64, d Decoder) ([]rundir.Step, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), runner.MaxStepLine)
-	var steps []runner.Step
+	sc.Buffer(make([]byte, 0, 64<<10), rundir.MaxStepLine)
+	var steps []rundir.Step
 	for n := 0; sc.Scan(); n++ {
 		at := int64(-1)
 		if n < len(times) {
@@ -53,9 +53,9 @@ func DecodeTranscript(r io.Reader, times []int64, d Decoder) ([]runner.Step, err
 
 // decode is d's steps of one transcript line; a line that is not JSON is
 // a note with its text.
-func decode(d Decoder, line []byte) []runner.Step {
+func decode(d Decoder, line []byte) []rundir.Step {
 	if !json.Valid(line) {
-		return []runner.Step{{Kind: runner.NoteStep, Text: "not JSON: " + string(line)}}
+		return []rundir.Step{{Kind: rundir.NoteStep, Text: "not JSON: " + string(line)}}
 	}
 	return d.Record(line)
 }
@@ -64,7 +64,7 @@ func decode(d Decoder, line []byte) []runner.Step {
 // turns, which run on from record to record.
 type Steps struct {
 	turn int
-	out  []runner.Step
+	out  []rundir.Step
 }
 
 // Turn starts the next model turn.
@@ -72,8 +72,8 @@ func (s *Steps) Turn() { s.turn++ }
 
 // Add adds a step of kind with text; texts, thoughts and calls belong to
 // the current turn.
-func (s *Steps) Add(kind runner.StepKind, text string) {
-	s.add(runner.Step{Kind: kind, Text: text})
+func (s *Steps) Add(kind rundir.StepKind, text string) {
+	s.add(rundir.Step{Kind: kind, Text: text})
 }
 
 // Call adds a call of tool with its arguments, JSON.
@@ -81,32 +81,32 @@ func (s *Steps) Call(tool string, args json.RawMessage) {
 	if len(args) == 0 || string(args) == "null" {
 		args = nil
 	}
-	s.add(runner.Step{Kind: runner.CallStep, Tool: tool, Args: bytes.Clone(args)})
+	s.add(rundir.Step{Kind: rundir.CallStep, Tool: tool, Args: bytes.Clone(args)})
 }
 
 // Command adds a call of tool whose arguments are a command line.
 func (s *Steps) Command(tool, line string) {
-	s.add(runner.Step{Kind: runner.CallStep, Tool: tool, Text: line})
+	s.add(rundir.Step{Kind: rundir.CallStep, Tool: tool, Text: line})
 }
 
 // Result adds what a call of tool returned.
 func (s *Steps) Result(tool, text string, isError bool) {
-	s.add(runner.Step{Kind: runner.ResultStep, Tool: tool, Text: text, Error: isError})
+	s.add(rundir.Step{Kind: rundir.ResultStep, Tool: tool, Text: text, Error: isError})
 }
 
 // Note adds a note.
-func (s *Steps) Note(text string) { s.add(runner.Step{Kind: runner.NoteStep, Text: text}) }
+func (s *Steps) Note(text string) { s.add(rundir.Step{Kind: rundir.NoteStep, Text: text}) }
 
-func (s *Steps) add(st runner.Step) {
+func (s *Steps) add(st rundir.Step) {
 	switch st.Kind {
-	case runner.TextStep, runner.ThinkingStep, runner.CallStep:
+	case rundir.TextStep, rundir.ThinkingStep, rundir.CallStep:
 		st.Turn = s.turn
 	}
 	s.out = append(s.out, st)
 }
 
 // Take returns the steps added since the last Take.
-func (s *Steps) Take() []runner.Step {
+func (s *Steps) Take() []rundir.Step {
 	out := s.out
 	s.out = nil
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/browser/local"
 )
@@ -33,7 +34,7 @@ func BenchmarkSmokeTreatment(b *testing.B) {
 	reg, err := intents.Load("../../examples/registry")
 	require.NoError(b, err)
 	plan, _, err := runner.NewPlan(reg, runner.PlanOptions{RunID: "b", Pairs: 1, Seed: 1, Alpha: 0.05, Now: time.Now(),
-		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}})
+		Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}})
 	require.NoError(b, err)
 	byID, err := runner.TrialIntents(reg, plan)
 	require.NoError(b, err)

@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // naiveGo is the argument that makes this program the naive Go loop.
@@ -132,7 +132,7 @@ func run(dir string, intents, rounds int) error {
 			return err
 		}
 	}
-	rowsFile := runner.RunDir{Path: runDir}.File(runner.RowsFile)
+	rowsFile := rundir.RunDir{Path: runDir}.File(rundir.RowsFile)
 	st, err := os.Stat(rowsFile)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -19,26 +19,26 @@ type looked struct {
 }
 
 // runLooks simulates one run of sc as pairbench takes its looks: planned
-// as runner.NewPlan plans it with design d (runner.LookPairs: a look that
+// as runner.NewPlan plans it with design d (rundir.LookPairs: a look that
 // could reach no verdict is left out), its pairs drawn whole, and decided
-// by the runner's own stopping logic (runner.Looker, what the runner, a
+// by the runner's own stopping logic (rundir.Looker, what the runner, a
 // resume and merge run), which reports it at the look it stops at. A plan
 // left with one look is the fixed design.
 func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 	sp, rows := sc.run(rng)
-	plan := &runner.Plan{V: runner.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: runner.Model{Provider: "sim", ID: "sim"},
-		Looks: runner.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
+	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
+		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
 		plan.Futility = d.Futility
 	}
 	for _, in := range sp.Intents {
-		pi := runner.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
+		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
 		for p := range sc.pairs {
-			pi.Pairs = append(pi.Pairs, runner.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
+			pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
 		}
 		plan.Intents = append(plan.Intents, pi)
 	}
-	l := runner.NewLooker(plan)
+	l := rundir.NewLooker(plan)
 	for i := range rows {
 		l.Add(&rows[i])
 	}
@@ -72,7 +72,7 @@ func designNote(w io.Writer, runs int) stats.Design {
 	for k := range d.Looks {
 		fmt.Fprintf(w, " %.4f", d.LookAlpha(0.05, k))
 	}
-	fmt.Fprintf(w, " before a look that could reach no verdict is left out), futility when both pooled p > %g; decided by runner.Looker; %d runs a cell.\n\n", d.Futility, runs)
+	fmt.Fprintf(w, " before a look that could reach no verdict is left out), futility when both pooled p > %g; decided by rundir.Looker; %d runs a cell.\n\n", d.Futility, runs)
 	return d
 }
 
@@ -87,7 +87,7 @@ func looksTable(w io.Writer, runs int) {
 		claim, used := looksRate(c.sc, &d, runs, 6, claims)
 		power, _ := looksRate(c.sc, &d, runs, 6, c.hit)
 		fixed := rate(c.sc, runs, 6, c.hit)
-		at := joinInts(runner.LookPairs(&d, c.sc.pairs, c.sc.intents, stats.DefaultAlpha), ", ")
+		at := joinInts(rundir.LookPairs(&d, c.sc.pairs, c.sc.intents, stats.DefaultAlpha), ", ")
 		if at == "" {
 			at = "all (one look)"
 		}
@@ -146,7 +146,7 @@ func aaLooksRate(k, n int, d *stats.Design, runs int) (rate, used float64) {
 }
 
 // runTopUp simulates one run of sc that takes its looks by d and, when it
-// stopped claiming nothing, is topped up (runner.Plan.TopUp, as a resume
+// stopped claiming nothing, is topped up (rundir.Plan.TopUp, as a resume
 // with more pairs and /bench more do) to twice its pairs and decided
 // again from the looks after its stop: the policy that spends the most α a
 // user can, topping up every inconclusive run. It returns whether the run
@@ -156,20 +156,20 @@ func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first
 	long := sc
 	long.pairs = 2 * sc.pairs
 	sp, rows := long.run(rng)
-	plan := &runner.Plan{V: runner.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: runner.Model{Provider: "sim", ID: "sim"},
-		Looks: runner.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
+	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
+		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
 		plan.Futility = d.Futility
 	}
 	for _, in := range sp.Intents {
-		pi := runner.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
+		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
 		for p := range sc.pairs {
-			pi.Pairs = append(pi.Pairs, runner.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
+			pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
 		}
 		plan.Intents = append(plan.Intents, pi)
 	}
-	decide := func(plan *runner.Plan) *runner.LookStop {
-		l := runner.NewLooker(plan)
+	decide := func(plan *rundir.Plan) *rundir.LookStop {
+		l := rundir.NewLooker(plan)
 		for i := range rows {
 			if rows[i].Pair < plan.PairsPerIntent() {
 				l.Add(&rows[i])
@@ -207,7 +207,7 @@ func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first
 // beside the share without top-ups.
 func topUpTable(w io.Writer, runs int) {
 	d := designNote(w, runs)
-	fmt.Fprintln(w, "A/A runs: any false claim without a top-up, and when every run that stopped claiming nothing is topped up to twice its pairs (runner.Plan.TopUp), with the pairs run as a share of the first plan's.")
+	fmt.Fprintln(w, "A/A runs: any false claim without a top-up, and when every run that stopped claiming nothing is topped up to twice its pairs (rundir.Plan.TopUp), with the pairs run as a share of the first plan's.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| intents × pairs (topped up to) | accuracy | any claim, no top-up | any claim, topped up | pairs run, share of the first plan |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")

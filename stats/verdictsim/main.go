@@ -2,7 +2,7 @@
 // figures docs/statistics.md states for the run-level verdict: the share of
 // A/A runs with any false claim, the pairs per intent the pooled tests need
 // for 80% power, the biased scenario, and runs that take their looks,
-// decided by the runner's own stopping logic (runner.Looker).
+// decided by the runner's own stopping logic (rundir.Looker).
 //
 //	go run ./stats/verdictsim aa        # A/A false claims per run
 //	go run ./stats/verdictsim power     # pairs per intent for 80% power

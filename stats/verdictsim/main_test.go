@@ -84,7 +84,7 @@ func TestAutoPairsDeliver(t *testing.T) {
 }
 
 // TestLooks: runs that take their looks by the default design, decided by
-// the runner's stopping logic (runner.Looker): with no effect they make a
+// the runner's stopping logic (rundir.Looker): with no effect they make a
 // false claim (over every look) at most α of the time and run at most 0.7
 // of the planned pairs on average; under an effect they run at most 0.9 of
 // the fixed design's pairs, reaching the verdict a little less often: the
@@ -127,7 +127,7 @@ func TestLooksLeaveOutBlindLooks(t *testing.T) {
 }
 
 // TestTopUpSimulationTopsUpInconclusiveRuns: the top-up simulation drives
-// runner.Plan.TopUp: an A/A run that stopped claiming nothing goes on from
+// rundir.Plan.TopUp: an A/A run that stopped claiming nothing goes on from
 // the look after its stop and runs more pairs, and a run that claimed at
 // its first stop is not topped up. The rates are go run
 // ./stats/verdictsim topup.

@@ -27,9 +27,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/pairbench/pairbench/rundir"
+	"github.com/pairbench/pairbench/stats"
+
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
 )
 
 func main() {
@@ -53,7 +54,7 @@ func main() {
 // write writes the demo run's run.json and rows.jsonl into dir.
 func write(dir string) error {
 	plan, rows := demo()
-	run := runner.RunDir{Path: dir}
+	run := rundir.RunDir{Path: dir}
 	if err := run.WritePlan(plan); err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func write(dir string) error {
 			return err
 		}
 	}
-	return run.WriteFile(runner.RowsFile, lines)
+	return run.WriteFile(rundir.RowsFile, lines)
 }
 
 const (
@@ -89,7 +90,7 @@ const (
 type spec struct {
 	id, domain string
 	class      pairbench.AnswerClass
-	agreement  *intents.Agreement
+	agreement  *stats.Agreement
 	placebo    bool
 	tools      []string
 	// The paired table: how many complete pairs fall in each cell.
@@ -125,7 +126,7 @@ func specs() []spec {
 		},
 		{
 			id: "books-cheapest-poetry", domain: "books.example", class: pairbench.AnswerAgreement, tools: booksTools,
-			agreement: &intents.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.01},
+			agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.01},
 			both:      20, speed: fast, adopt: true, missCheapest: 4,
 			good: map[string]any{"title": "Dust Choir", "price": "$6.80"},
 			dear: map[string]any{"title": "Iron Psalms", "price": "$7.20"},
@@ -181,14 +182,14 @@ const (
 	cellLost
 )
 
-func demo() (*runner.Plan, []pairbench.Row) {
+func demo() (*rundir.Plan, []pairbench.Row) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
-	plan := &runner.Plan{
-		V: runner.PlanVersion, RunID: runID, CreatedAt: start,
-		Versions: runner.Versions{Pairbench: "examples-runs-gen", Agent: "1.6.0", Node: "22.23.5", Chromium: "156", PlaywrightMCP: "0.0.83"},
-		Model:    runner.Model{Provider: "synthetic", ID: "examples-runs-gen", Scripted: true},
-		Caps:     runner.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 0.5},
+	plan := &rundir.Plan{
+		V: rundir.PlanVersion, RunID: runID, CreatedAt: start,
+		Versions: rundir.Versions{Pairbench: "examples-runs-gen", Agent: "1.6.0", Node: "22.23.5", Chromium: "156", PlaywrightMCP: "0.0.83"},
+		Model:    rundir.Model{Provider: "synthetic", ID: "examples-runs-gen", Scripted: true},
+		Caps:     rundir.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 0.5},
 		Allowlist: []string{
 			"mcp__browser__browser_click", "mcp__browser__browser_navigate", "mcp__browser__browser_snapshot",
 			"mcp__browser__browser_type", "mcp__pairbench__webmcp",
@@ -209,7 +210,7 @@ func demo() (*runner.Plan, []pairbench.Row) {
 type gen struct {
 	rng   *rand.Rand
 	clock time.Time
-	plan  *runner.Plan
+	plan  *rundir.Plan
 	rows  []pairbench.Row
 }
 
@@ -231,14 +232,14 @@ func (g *gen) intent(s spec) {
 		}
 	}
 	g.rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
-	orders := runner.Orders(len(cells), g.rng)
+	orders := rundir.Orders(len(cells), g.rng)
 
-	pi := runner.PlannedIntent{
+	pi := rundir.PlannedIntent{
 		ID: s.id, Domain: s.domain, Class: s.class, Agreement: s.agreement, Placebo: s.placebo, Tools: s.tools,
 	}
 	both, dear := 0, 0
 	for pair, c := range cells {
-		pi.Pairs = append(pi.Pairs, runner.PlannedPair{Pair: pair, Order: orders[pair]})
+		pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: pair, Order: orders[pair]})
 		if c == cellLost {
 			// Treatment's setup fails, the pair reruns whole, and fails again.
 			for attempt := 1; attempt <= 2; attempt++ {
@@ -330,7 +331,7 @@ func (g *gen) abortedPair(s spec, pair int, order pairbench.Order, attempt int) 
 
 // row starts a row with its identity filled in.
 func (g *gen) row(intent, domain string, stage pairbench.Stage, pair int, order pairbench.Order, arm pairbench.Arm, attempt int) pairbench.Row {
-	dir := runner.TrialDir(runner.Job{Intent: intent, Stage: stage, Pair: pair, Attempt: attempt}, arm)
+	dir := rundir.TrialDir(rundir.Job{Intent: intent, Stage: stage, Pair: pair, Attempt: attempt}, arm)
 	g.clock = g.clock.Add(time.Duration(20+g.rng.IntN(70)) * time.Second)
 	return pairbench.Row{
 		V: pairbench.RowVersion, RunID: runID, Intent: intent, Domain: domain, Stage: stage,
@@ -395,8 +396,8 @@ func writeBig(dir string, n, pairs int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	run := runner.RunDir{Path: dir}
-	f, err := os.Create(run.File(runner.RowsFile))
+	run := rundir.RunDir{Path: dir}
+	f, err := os.Create(run.File(rundir.RowsFile))
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // TestCommittedDemoIsCurrent regenerates the demo run and compares it with
@@ -32,10 +32,10 @@ func TestDemoRowsAreValid(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, write(dir))
 
-	run := runner.RunDir{Path: dir}
+	run := rundir.RunDir{Path: dir}
 	plan, err := run.ReadPlan()
 	require.NoError(t, err)
-	rows, err := run.ReadRows(plan.RunID, func(p runner.Problem) { t.Errorf("demo rows: %s", p) })
+	rows, err := run.ReadRows(plan.RunID, func(p rundir.Problem) { t.Errorf("demo rows: %s", p) })
 	require.NoError(t, err)
 
 	planned := make(map[pairbench.Key]pairbench.Order)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/claudecode"
@@ -34,7 +35,7 @@ type Kind struct {
 	// Check fails, in one line, for a model it cannot take or whose key
 	// hostEnv lacks (the scripted model takes any). It reads nothing from
 	// disk.
-	Check func(m runner.Model, hostEnv []string) error
+	Check func(m rundir.Model, hostEnv []string) error
 	// New builds it, failing when it is not installed.
 	New func(c Config) (Agent, error)
 	// Steps returns a fresh decoder of its transcript's records into
@@ -87,7 +88,7 @@ func Find(name string) (Kind, error) {
 // take, or a model whose key hostEnv lacks (the scripted model takes any).
 // It reads nothing from disk, so bad input is refused before anything else
 // happens.
-func Check(name string, m runner.Model, hostEnv []string) error {
+func Check(name string, m rundir.Model, hostEnv []string) error {
 	k, err := Find(name)
 	if err != nil {
 		return err
@@ -148,12 +149,12 @@ func Package(name string, t agent.Tools) string {
 // into steps, each line at its time in times, for the trials recorded
 // before trials kept steps.jsonl (viewer.Site.OldTranscripts); nil for an
 // unknown agent.
-func OldTranscripts(name string) func(transcript io.Reader, times []int64) ([]runner.Step, error) {
+func OldTranscripts(name string) func(transcript io.Reader, times []int64) ([]rundir.Step, error) {
 	k, err := Find(name)
 	if err != nil {
 		return nil
 	}
-	return func(transcript io.Reader, times []int64) ([]runner.Step, error) {
+	return func(transcript io.Reader, times []int64) ([]rundir.Step, error) {
 		return agent.DecodeTranscript(transcript, times, k.Steps())
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/browser/local"
@@ -50,7 +51,7 @@ type Adapter struct {
 	Version string
 	// Stream returns a fresh parser of the agent's output, for the
 	// malformed-output check.
-	Stream func(caps runner.Caps, m runner.Model) agent.Stream
+	Stream func(caps runner.Caps, m rundir.Model) agent.Stream
 	// Output is a well-formed line of the agent's output that counts one
 	// model turn.
 	Output string
@@ -180,7 +181,7 @@ func Run(t *testing.T, a Adapter) {
 	})
 	t.Run("trial", func(t *testing.T) {
 		for _, arm := range pairbench.Arms {
-			row, dir := b.trial(t, "weather-high-oslo", arm, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil)
+			row, dir := b.trial(t, "weather-high-oslo", arm, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil)
 			assert.Equal(t, pairbench.Correct, row.Outcome, "%s: %s", arm, row.Reason)
 			assert.Positive(t, row.CostUSD)
 			assert.Positive(t, row.Turns)
@@ -195,7 +196,7 @@ func Run(t *testing.T, a Adapter) {
 		// The caps are hard: the turn past the cap is stopped before its
 		// model call, so the model answers exactly the capped turns.
 		for _, turns := range []int{1, 2} {
-			row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: turns, SpendUSD: 1}, nil)
+			row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: turns, SpendUSD: 1}, nil)
 			assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
 			assert.Equal(t, []pairbench.Cap{pairbench.CapTurns}, row.CapsHit)
 			assert.Equal(t, turns, row.Turns, "the row records the capped turns, no more")
@@ -203,15 +204,15 @@ func Run(t *testing.T, a Adapter) {
 		}
 	})
 	t.Run("spend cap", func(t *testing.T) {
-		row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 0.000001}, nil)
+		row, _, rec := b.trialRec(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 0.000001}, nil)
 		assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
 		assert.Equal(t, 1, rec.calls(), "the first turn passed the cap: no second model call")
 		// A cap two turns fit under: the third, as dear as the dearest,
 		// would pass it, so the agent is stopped before it.
-		first, _, _ := b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 1, SpendUSD: 1}, nil)
+		first, _, _ := b.trialRec(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 1, SpendUSD: 1}, nil)
 		limit := first.CostUSD * 2.5
-		row, _, rec = b.trialRec(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: limit}, nil)
+		row, _, rec = b.trialRec(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: limit}, nil)
 		if row.CapsHit != nil {
 			assert.Equal(t, []pairbench.Cap{pairbench.CapSpend}, row.CapsHit)
 			assert.LessOrEqual(t, row.CostUSD, limit, "stopped before the turn that would pass the cap")
@@ -229,7 +230,7 @@ func Run(t *testing.T, a Adapter) {
 			return &model.Fault{Stall: true}
 		}
 		start := time.Now()
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: 20, Turns: 25, SpendUSD: 1}, stall)
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: 20, Turns: 25, SpendUSD: 1}, stall)
 		assert.Equal(t, []pairbench.Cap{pairbench.CapTime}, row.CapsHit)
 		if asked.Load() {
 			assert.Equal(t, pairbench.Timeout, row.Outcome, row.Reason)
@@ -247,8 +248,8 @@ func Run(t *testing.T, a Adapter) {
 		// The allowlist names a browser tool no server offers: the agent
 		// cannot declare it, and the adapter reports what the CLI really
 		// declared, so the trial is aborted as not comparable.
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil,
-			func(p *runner.Plan) { p.Allowlist = append(p.Allowlist, "mcp__browser__browser_teleport") })
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil,
+			func(p *rundir.Plan) { p.Allowlist = append(p.Allowlist, "mcp__browser__browser_teleport") })
 		assert.Equal(t, pairbench.Aborted, row.Outcome, row.Reason)
 		assert.Equal(t, "declared tools differ from the allowlist: missing mcp__browser__browser_teleport", row.Reason)
 		assert.NotContains(t, row.ToolsDeclared, "mcp__browser__browser_teleport")
@@ -257,14 +258,14 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("60-character tool name", b.longNames)
 	t.Run("real key", func(t *testing.T) { b.realKey(t) })
 	t.Run("model errors", func(t *testing.T) {
-		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
+		row, _ := b.trial(t, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, model.FailFrom(1, 400))
 		assert.NotEqual(t, pairbench.Correct, row.Outcome)
 		assert.Contains(t, row.Error, "injected failure", "the model's error is recorded: %s", row.Reason)
 	})
 }
 
-func scripted() runner.Model {
-	return runner.Model{Provider: "pairbench", ID: model.ID, Scripted: true, KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15}
+func scripted() rundir.Model {
+	return rundir.Model{Provider: "pairbench", ID: model.ID, Scripted: true, KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15}
 }
 
 // model serves the scripted model for the registry's intents, injecting
@@ -293,14 +294,14 @@ func (b *bench) scriptedModel(fault func(int) *model.Fault) http.Handler {
 // trial runs one trial of intent in arm with caps, the scripted model
 // injecting fault and the plan changed by edit, and returns its row and
 // its directory.
-func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault, edit ...func(*runner.Plan)) (pairbench.Row, string) {
+func (b *bench) trial(t *testing.T, intent string, arm pairbench.Arm, caps rundir.PlanCaps, fault func(int) *model.Fault, edit ...func(*rundir.Plan)) (pairbench.Row, string) {
 	t.Helper()
 	row, dir, _ := b.trialRec(t, intent, arm, caps, fault, edit...)
 	return row, dir
 }
 
 // trialRec is trial, returning what the model got too.
-func (b *bench) trialRec(t *testing.T, intent string, arm pairbench.Arm, caps runner.PlanCaps, fault func(int) *model.Fault, edit ...func(*runner.Plan)) (pairbench.Row, string, *recorder) {
+func (b *bench) trialRec(t *testing.T, intent string, arm pairbench.Arm, caps rundir.PlanCaps, fault func(int) *model.Fault, edit ...func(*rundir.Plan)) (pairbench.Row, string, *recorder) {
 	t.Helper()
 	url, rec := b.model(fault)
 	m := scripted()
@@ -312,7 +313,7 @@ func (b *bench) trialRec(t *testing.T, intent string, arm pairbench.Arm, caps ru
 
 // trialOf runs one trial of intent in arm with caps, ag talking to m, the
 // plan changed by edit first.
-func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent string, arm pairbench.Arm, caps runner.PlanCaps, edit ...func(*runner.Plan)) (pairbench.Row, string) {
+func (b *bench) trialOf(t *testing.T, ag runner.Agent, m rundir.Model, intent string, arm pairbench.Arm, caps rundir.PlanCaps, edit ...func(*rundir.Plan)) (pairbench.Row, string) {
 	t.Helper()
 	plan, _, err := runner.NewPlan(b.reg, runner.PlanOptions{RunID: "c", Intents: []string{intent}, Pairs: 1, Seed: 1,
 		Alpha: 0.05, Now: time.Now(), Model: m, Caps: caps, HarnessTools: b.a.HarnessTools})
@@ -322,11 +323,11 @@ func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent st
 	}
 	tis, err := runner.TrialIntents(b.reg, plan)
 	require.NoError(t, err)
-	trials := &runner.Trials{RunDir: runner.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: ag, BrowserMCP: b.mcp}
-	job := runner.Job{Intent: intent, Domain: plan.Intents[0].Domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
+	trials := &runner.Trials{RunDir: rundir.RunDir{Path: t.TempDir()}, Plan: plan, Intents: tis, Browsers: b.browsers, Agent: ag, BrowserMCP: b.mcp}
+	job := rundir.Job{Intent: intent, Domain: plan.Intents[0].Domain, Stage: pairbench.StagePair, Pair: 0, Order: pairbench.AB, Attempt: 1}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*roomyTimeS*time.Second)
 	defer cancel()
-	spec := runner.TrialSpec{Job: job, Arm: arm, Dir: runner.TrialDir(job, arm)}
+	spec := runner.TrialSpec{Job: job, Arm: arm, Dir: rundir.TrialDir(job, arm)}
 	row, err := trials.Run(ctx, spec)
 	require.NoError(t, err)
 	require.NoError(t, row.Validate(), "the row is valid rows.jsonl")
@@ -338,14 +339,14 @@ func (b *bench) trialOf(t *testing.T, ag runner.Agent, m runner.Model, intent st
 // row graded; treatment's include the webmcp call and its result.
 func checkSteps(t *testing.T, dir string, row pairbench.Row) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, runner.TrialSteps))
+	f, err := os.Open(filepath.Join(dir, rundir.TrialSteps))
 	require.NoError(t, err, "the adapter writes the steps")
 	defer f.Close()
-	steps, err := runner.ReadSteps(f)
+	steps, err := rundir.ReadSteps(f)
 	require.NoError(t, err)
 	require.NotEmpty(t, steps)
-	var tl runner.Timeline
-	b, err := os.ReadFile(filepath.Join(dir, runner.TrialTimeline))
+	var tl rundir.Timeline
+	b, err := os.ReadFile(filepath.Join(dir, rundir.TrialTimeline))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &tl))
 	at := map[string]int64{}
@@ -355,18 +356,18 @@ func checkSteps(t *testing.T, dir string, row pairbench.Row) {
 	var calls, results []string
 	last := ""
 	for i, s := range steps {
-		assert.GreaterOrEqual(t, s.AtMS, at[runner.StepAgentLaunched], "step %d: written after the agent was launched", i)
-		assert.LessOrEqual(t, s.AtMS, at[runner.StepAgentEnded], "step %d: written before it ended", i)
+		assert.GreaterOrEqual(t, s.AtMS, at[rundir.StepAgentLaunched], "step %d: written after the agent was launched", i)
+		assert.LessOrEqual(t, s.AtMS, at[rundir.StepAgentEnded], "step %d: written before it ended", i)
 		if i > 0 {
 			assert.GreaterOrEqual(t, s.AtMS, steps[i-1].AtMS, "step %d: in the order written", i)
 		}
 		switch s.Kind {
-		case runner.CallStep:
+		case rundir.CallStep:
 			calls = append(calls, s.Tool)
 			assert.True(t, s.Turn > 0, "step %d: a call belongs to a turn", i)
-		case runner.ResultStep:
+		case rundir.ResultStep:
 			results = append(results, s.Tool)
-		case runner.TextStep:
+		case rundir.TextStep:
 			last = s.Text
 		}
 	}

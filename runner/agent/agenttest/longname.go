@@ -12,7 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // longToolName is a WebMCP tool name of 60 characters: within what the
@@ -30,7 +30,7 @@ func (b *bench) longNames(t *testing.T) {
 	require.Len(t, longToolName, 60)
 	long := *b
 	long.reg = longNameRegistry(t, b.reg.Root)
-	row, _ := long.trial(t, "weather-high-oslo", pairbench.Treatment, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil)
+	row, _ := long.trial(t, "weather-high-oslo", pairbench.Treatment, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1}, nil)
 	assert.Equal(t, pairbench.Correct, row.Outcome, row.Reason)
 	assert.True(t, row.Adopted, "the agent called the page's tool")
 	require.NotEmpty(t, row.WebMCP)

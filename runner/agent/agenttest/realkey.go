@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/model"
 )
@@ -75,10 +75,10 @@ func (b *bench) realKey(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
 	ag := a.New(t, append(slices.Clone(hostEnv), hostConfig...), b.tmp, agent.Network{Resolver: loopbackResolver{}, UpstreamRoots: roots, LoopbackHosts: []string{standInHost}})
-	m := runner.Model{Provider: a.Provider, ID: model.ID, KeyEnv: a.KeyEnv, InputPrice: 3, OutputPrice: 15,
+	m := rundir.Model{Provider: a.Provider, ID: model.ID, KeyEnv: a.KeyEnv, InputPrice: 3, OutputPrice: 15,
 		BaseURL: fmt.Sprintf("https://%s:%d/v1", standInHost, srv.Listener.Addr().(*net.TCPAddr).Port)}
 
-	row, dir := b.trialOf(t, ag, m, "weather-high-oslo", pairbench.Treatment, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1})
+	row, dir := b.trialOf(t, ag, m, "weather-high-oslo", pairbench.Treatment, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1})
 	assert.Equal(t, pairbench.Correct, row.Outcome, row.Reason)
 	want := canary
 	if strings.EqualFold(a.KeyHeader, "Authorization") {
@@ -99,7 +99,7 @@ func (b *bench) realKey(t *testing.T) {
 	assert.NotContains(t, fmt.Sprint(row), canary)
 
 	echo.Store(true)
-	row, dir = b.trialOf(t, ag, m, "weather-high-oslo", pairbench.Control, runner.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1})
+	row, dir = b.trialOf(t, ag, m, "weather-high-oslo", pairbench.Control, rundir.PlanCaps{TimeS: roomyTimeS, Turns: 25, SpendUSD: 1})
 	assert.NotEqual(t, pairbench.Correct, row.Outcome)
 	assert.Contains(t, row.Error+row.Reason, "Incorrect API key provided", "the agent printed the model's error")
 	assert.NotContains(t, fmt.Sprint(row), canary, "the row does not hold the key the error quoted")

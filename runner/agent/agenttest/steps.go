@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // Want is a step a transcript decodes to: its kind, turn, tool, a part of
 // its text (or, for a call, of its arguments) and whether it is an error.
 type Want struct {
-	Kind runner.StepKind
+	Kind rundir.StepKind
 	Turn int
 	Tool string
 	Text string
@@ -23,7 +23,7 @@ type Want struct {
 
 // Decodes checks that d decodes transcript, a transcript.jsonl with the
 // line times times, to the steps wants.
-func Decodes(t *testing.T, d agent.Decoder, transcript string, times []int64, wants []Want) []runner.Step {
+func Decodes(t *testing.T, d agent.Decoder, transcript string, times []int64, wants []Want) []rundir.Step {
 	t.Helper()
 	got, err := agent.DecodeTranscript(strings.NewReader(transcript), times, d)
 	require.NoError(t, err)

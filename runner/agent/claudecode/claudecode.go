@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
@@ -78,7 +79,7 @@ func New(cfg Config) (*Agent, error) {
 
 // Check fails, in one line, for a model Claude Code cannot take or whose
 // key hostEnv lacks. It reads nothing from disk.
-func Check(m runner.Model, hostEnv []string) error {
+func Check(m rundir.Model, hostEnv []string) error {
 	if err := speaks(m); err != nil || m.Scripted {
 		return err
 	}
@@ -89,7 +90,7 @@ func Check(m runner.Model, hostEnv []string) error {
 // speaks fails for a model Claude Code cannot talk to: it speaks only the
 // Anthropic Messages API, so the model is Anthropic's or one served at a
 // base URL that speaks it (the scripted model does).
-func speaks(m runner.Model) error {
+func speaks(m rundir.Model) error {
 	if m.Scripted || m.Provider == "anthropic" || m.BaseURL != "" {
 		return nil
 	}
@@ -136,7 +137,7 @@ const mcpConfig = configDir + "/pairbench-mcp.json"
 // one (or the model names its own variable), else CLAUDE_CODE_OAUTH_TOKEN,
 // sent as Authorization: Bearer. The egress proxy swaps the placeholder in
 // that header alone.
-func route(m runner.Model, hostEnv []string) (agent.Route, string, error) {
+func route(m rundir.Model, hostEnv []string) (agent.Route, string, error) {
 	key := agent.Key{Env: "ANTHROPIC_API_KEY", Headers: []string{"X-Api-Key"}}
 	if m.KeyEnv == "" && agent.Lookup(hostEnv, key.Env) == "" && agent.Lookup(hostEnv, "CLAUDE_CODE_OAUTH_TOKEN") != "" {
 		key = agent.Key{Env: "CLAUDE_CODE_OAUTH_TOKEN", Headers: []string{"Authorization"}}
@@ -198,7 +199,7 @@ func (a *Agent) Run(ctx context.Context, task runner.AgentTask) (runner.AgentRes
 // Env is Claude Code's environment for a model, beside the key: its
 // configuration in a fresh directory, no traffic but the model's (no
 // telemetry, error reports, update checks), and the model's base URL.
-func Env(m runner.Model) map[string]string {
+func Env(m rundir.Model) map[string]string {
 	env := map[string]string{
 		"CLAUDE_CONFIG_DIR":                        configDir,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
@@ -56,7 +57,7 @@ func TestContract(t *testing.T) {
 		},
 		Provider: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", KeyHeader: "x-api-key",
 		Version: packageVersion(t, tools.Path(claudecode.Package)),
-		Stream:  func(caps runner.Caps, m runner.Model) agent.Stream { return claudecode.NewStream(caps, m, nil) },
+		Stream:  func(caps runner.Caps, m rundir.Model) agent.Stream { return claudecode.NewStream(caps, m, nil) },
 		Output:  `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -15,7 +15,7 @@ import (
 // Authorization for an OAuth token, so a placeholder anywhere else is
 // refused.
 func TestRouteNamesTheKeyHeader(t *testing.T) {
-	m := runner.Model{Provider: "anthropic", ID: "claude-x"}
+	m := rundir.Model{Provider: "anthropic", ID: "claude-x"}
 
 	r, keyEnv, err := route(m, []string{"ANTHROPIC_API_KEY=sk-ant-real", "CLAUDE_CODE_OAUTH_TOKEN=oauth-real"})
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestRouteNamesTheKeyHeader(t *testing.T) {
 		Hosts: []string{"gateway.example"}, Headers: []string{"X-Api-Key"}}}, r.Secrets,
 		"a key under another name is still sent as X-Api-Key")
 
-	_, _, err = route(runner.Model{Provider: "anthropic", ID: "claude-x"}, nil)
+	_, _, err = route(rundir.Model{Provider: "anthropic", ID: "claude-x"}, nil)
 	assert.EqualError(t, err, "model anthropic/claude-x: neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set")
 }
 

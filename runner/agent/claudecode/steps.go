@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent"
 )
 
@@ -20,7 +20,7 @@ type steps struct {
 // steps.
 func NewSteps() agent.Decoder { return &steps{tools: map[string]string{}} }
 
-func (d *steps) Record(line []byte) []runner.Step {
+func (d *steps) Record(line []byte) []rundir.Step {
 	var rec struct {
 		Type    string          `json:"type"`
 		Message json.RawMessage `json:"message"`
@@ -62,10 +62,10 @@ func (d *steps) message(typ string, raw json.RawMessage, line []byte) {
 		if typ == "assistant" {
 			d.Turn()
 			if t := agent.ContentText(m.Content); t != "" {
-				d.Add(runner.TextStep, t)
+				d.Add(rundir.TextStep, t)
 			}
 		} else {
-			d.Add(runner.TaskStep, agent.ContentText(m.Content))
+			d.Add(rundir.TaskStep, agent.ContentText(m.Content))
 		}
 		return
 	}
@@ -80,14 +80,14 @@ func (d *steps) message(typ string, raw json.RawMessage, line []byte) {
 		case b.Type == "tool_result":
 			d.Result(d.tools[b.ToolUseID], agent.ContentText(b.Content), b.IsError)
 		case b.Type == "thinking":
-			d.Add(runner.ThinkingStep, b.Thinking+b.Text)
+			d.Add(rundir.ThinkingStep, b.Thinking+b.Text)
 		case typ == "assistant":
 			if t := agent.BlockText(b); t != "" {
-				d.Add(runner.TextStep, t)
+				d.Add(rundir.TextStep, t)
 			}
 		default:
 			if t := agent.BlockText(b); t != "" {
-				d.Add(runner.TaskStep, t)
+				d.Add(rundir.TaskStep, t)
 			}
 		}
 	}

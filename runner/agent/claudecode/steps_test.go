@@ -3,7 +3,7 @@ package claudecode_test
 import (
 	"testing"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
 	"github.com/pairbench/pairbench/runner/agent/claudecode"
 )
@@ -25,14 +25,14 @@ const transcript = `{"type":"system","subtype":"init","tools":["mcp__pairbench__
 
 func TestSteps(t *testing.T) {
 	agenttest.Decodes(t, claudecode.NewSteps(), transcript, nil, []agenttest.Want{
-		{Kind: runner.TaskStep, Text: "today's high in Oslo"},
-		{Kind: runner.ThinkingStep, Turn: 1, Text: "Tools first."},
-		{Kind: runner.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: "list"},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "find_books"},
-		{Kind: runner.CallStep, Turn: 2, Tool: "mcp__pairbench__webmcp", Text: "Ada Quill"},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "boom", Err: true},
-		{Kind: runner.TextStep, Turn: 3, Text: "Paper Boats"},
-		{Kind: runner.NoteStep, Text: `the agent ended with an error: "stopped"`},
-		{Kind: runner.NoteStep, Text: `"brand_new"`},
+		{Kind: rundir.TaskStep, Text: "today's high in Oslo"},
+		{Kind: rundir.ThinkingStep, Turn: 1, Text: "Tools first."},
+		{Kind: rundir.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: "list"},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "find_books"},
+		{Kind: rundir.CallStep, Turn: 2, Tool: "mcp__pairbench__webmcp", Text: "Ada Quill"},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: "boom", Err: true},
+		{Kind: rundir.TextStep, Turn: 3, Text: "Paper Boats"},
+		{Kind: rundir.NoteStep, Text: `the agent ended with an error: "stopped"`},
+		{Kind: rundir.NoteStep, Text: `"brand_new"`},
 	})
 }

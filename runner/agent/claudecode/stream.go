@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 )
@@ -84,7 +85,7 @@ type Stream struct {
 // NewStream returns a Stream enforcing caps (zero fields are unlimited),
 // pricing tokens at the model's price, and copying records to transcript
 // (may be nil).
-func NewStream(caps runner.Caps, m runner.Model, transcript io.Writer) *Stream {
+func NewStream(caps runner.Caps, m rundir.Model, transcript io.Writer) *Stream {
 	p, ok := runner.PriceOf(m)
 	return &Stream{caps: caps, price: p, priced: ok, transcript: transcript,
 		usage: map[string]runner.Usage{}, names: map[string]string{}}

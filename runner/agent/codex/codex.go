@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
@@ -92,7 +93,7 @@ func New(cfg Config) (*Agent, error) {
 
 // Check fails, in one line, for a model Codex cannot take or whose key
 // hostEnv lacks. It reads nothing from disk.
-func Check(m runner.Model, hostEnv []string) error {
+func Check(m rundir.Model, hostEnv []string) error {
 	if err := speaks(m); err != nil || m.Scripted {
 		return err
 	}
@@ -103,7 +104,7 @@ func Check(m runner.Model, hostEnv []string) error {
 // speaks fails for a model Codex cannot talk to: it speaks the OpenAI
 // Responses API, so the model is OpenAI's or one served at a base URL that
 // speaks it (the scripted model does).
-func speaks(m runner.Model) error {
+func speaks(m rundir.Model) error {
 	if m.Scripted || m.Provider == "openai" || m.BaseURL != "" {
 		return nil
 	}
@@ -156,7 +157,7 @@ const (
 )
 
 // route says how Codex reaches m, its key read from hostEnv.
-func route(m runner.Model, hostEnv []string) (agent.Route, error) {
+func route(m rundir.Model, hostEnv []string) (agent.Route, error) {
 	host := ""
 	if m.Provider == "openai" {
 		host = "api.openai.com"

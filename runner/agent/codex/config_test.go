@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -13,7 +14,7 @@ import (
 // which the egress proxy refuses, once per trial, in every run's log. The
 // config turns them off, so Codex does not try.
 func TestConfigTurnsAnalyticsOff(t *testing.T) {
-	toml := ConfigTOML(runner.AgentTask{Model: runner.Model{Provider: "openai", ID: "gpt-x"}}, nil)
+	toml := ConfigTOML(runner.AgentTask{Model: rundir.Model{Provider: "openai", ID: "gpt-x"}}, nil)
 	section := ""
 	analytics := ""
 	for line := range strings.SplitSeq(toml, "\n") {

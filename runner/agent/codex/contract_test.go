@@ -12,6 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
@@ -59,7 +60,7 @@ func TestContract(t *testing.T) {
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
 		Version:      packageVersion(t, tools.Path(codex.Package)),
-		Stream:       func(caps runner.Caps, m runner.Model) agent.Stream { return both{codex.NewStream(caps, m, nil)} },
+		Stream:       func(caps runner.Caps, m rundir.Model) agent.Stream { return both{codex.NewStream(caps, m, nil)} },
 		Output:       `2026-12-01T00:00:00Z TRACE codex_http_client::transport: POST to http://127.0.0.1:1/v1/responses: {"model":"m","tools":[]}`,
 		HarnessTools: codex.HarnessTools,
 	})

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -14,12 +14,12 @@ import (
 // Authorization, the header Codex sends it in, so a placeholder anywhere
 // else is refused.
 func TestRouteNamesTheKeyHeader(t *testing.T) {
-	r, err := route(runner.Model{Provider: "openai", ID: "gpt-x"}, []string{"OPENAI_API_KEY=sk-real"})
+	r, err := route(rundir.Model{Provider: "openai", ID: "gpt-x"}, []string{"OPENAI_API_KEY=sk-real"})
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real",
 		Hosts: []string{"api.openai.com"}, Headers: []string{"Authorization"}}}, r.Secrets)
 
-	_, err = route(runner.Model{Provider: "openai", ID: "gpt-x"}, nil)
+	_, err = route(rundir.Model{Provider: "openai", ID: "gpt-x"}, nil)
 	assert.EqualError(t, err, "model openai/gpt-x: OPENAI_API_KEY is not set")
 }
 

@@ -3,7 +3,7 @@ package codex
 import (
 	"encoding/json"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent"
 )
 
@@ -32,7 +32,7 @@ type item struct {
 	ExitCode *int   `json:"exit_code"`
 }
 
-func (d *steps) Record(line []byte) []runner.Step {
+func (d *steps) Record(line []byte) []rundir.Step {
 	var rec struct {
 		Type string          `json:"type"`
 		Item json.RawMessage `json:"item"`
@@ -61,9 +61,9 @@ func (d *steps) item(it *item, raw json.RawMessage) {
 	switch it.Type {
 	case "agent_message":
 		d.Turn()
-		d.Add(runner.TextStep, it.Text)
+		d.Add(rundir.TextStep, it.Text)
 	case "reasoning":
-		d.Add(runner.ThinkingStep, it.Text)
+		d.Add(rundir.ThinkingStep, it.Text)
 	case "mcp_tool_call":
 		d.Turn()
 		tool := it.Tool

@@ -3,7 +3,7 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
 	"github.com/pairbench/pairbench/runner/agent/codex"
 )
@@ -26,16 +26,16 @@ const transcript = `{"type":"thread.started","thread_id":"t1"}
 
 func TestSteps(t *testing.T) {
 	agenttest.Decodes(t, codex.NewSteps(), transcript, nil, []agenttest.Want{
-		{Kind: runner.NoteStep, Text: "Model metadata"},
-		{Kind: runner.ThinkingStep, Text: "Tools first."},
-		{Kind: runner.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: "list"},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: `{"tools":[]}`},
-		{Kind: runner.CallStep, Turn: 2, Tool: "mcp__browser__browser_click", Text: "e1"},
-		{Kind: runner.ResultStep, Tool: "mcp__browser__browser_click", Text: "no such element", Err: true},
-		{Kind: runner.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
-		{Kind: runner.ResultStep, Tool: "shell", Text: "denied", Err: true},
-		{Kind: runner.TextStep, Turn: 4, Text: "Done."},
-		{Kind: runner.NoteStep, Text: `"todo_list"`},
-		{Kind: runner.NoteStep, Text: "stream disconnected"},
+		{Kind: rundir.NoteStep, Text: "Model metadata"},
+		{Kind: rundir.ThinkingStep, Text: "Tools first."},
+		{Kind: rundir.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: "list"},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: `{"tools":[]}`},
+		{Kind: rundir.CallStep, Turn: 2, Tool: "mcp__browser__browser_click", Text: "e1"},
+		{Kind: rundir.ResultStep, Tool: "mcp__browser__browser_click", Text: "no such element", Err: true},
+		{Kind: rundir.CallStep, Turn: 3, Tool: "shell", Text: "ls /"},
+		{Kind: rundir.ResultStep, Tool: "shell", Text: "denied", Err: true},
+		{Kind: rundir.TextStep, Turn: 4, Text: "Done."},
+		{Kind: rundir.NoteStep, Text: `"todo_list"`},
+		{Kind: rundir.NoteStep, Text: "stream disconnected"},
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 )
@@ -58,7 +59,7 @@ type Stream struct {
 // NewStream returns a Stream enforcing caps (zero fields are unlimited),
 // pricing tokens at the model's price, and copying events to transcript
 // (may be nil).
-func NewStream(caps runner.Caps, m runner.Model, transcript io.Writer) *Stream {
+func NewStream(caps runner.Caps, m rundir.Model, transcript io.Writer) *Stream {
 	p, ok := runner.PriceOf(m)
 	return &Stream{caps: caps, price: p, priced: ok, transcript: transcript, declared: map[string]bool{}}
 }

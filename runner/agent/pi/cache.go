@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench/internal/heldir"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
@@ -74,7 +75,7 @@ func (a *Agent) warm(ctx context.Context, cache string, servers []runner.MCPServ
 	defer sb.Close()
 	// Nothing listens in the sandbox's own network namespace: the model
 	// request is refused at once.
-	task := runner.AgentTask{Prompt: "warm-up", Model: runner.Model{Provider: "warm", ID: "none",
+	task := runner.AgentTask{Prompt: "warm-up", Model: rundir.Model{Provider: "warm", ID: "none",
 		BaseURL: "http://127.0.0.1:9999/v1", KeyEnv: "WARM_MODEL_KEY"}}
 	var services []sandbox.Service
 	task.MCPServers, services = agent.BesideAgent(servers, nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
@@ -17,7 +18,7 @@ import (
 
 func TestAgentDirHoldsOnlyTheFrozenConfig(t *testing.T) {
 	task := runner.AgentTask{
-		Model: runner.Model{Provider: "pairbench", ID: "pairbench-scripted", BaseURL: "http://127.0.0.1:9/v1",
+		Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", BaseURL: "http://127.0.0.1:9/v1",
 			KeyEnv: "PAIRBENCH_MODEL_KEY", InputPrice: 3, OutputPrice: 15},
 		MCPServers: []runner.MCPServer{
 			{Name: "browser", Command: "/opt/node", Args: []string{"cli.js", "--cdp-endpoint", "ws://x"}},
@@ -52,7 +53,7 @@ func TestAgentDirHoldsOnlyTheFrozenConfig(t *testing.T) {
 
 func TestArgsIsolatePi(t *testing.T) {
 	a := args(runner.AgentTask{Prompt: "-starts with a dash", Allowlist: []string{"mcp__x__a", "mcp__x__b"},
-		Model: runner.Model{Provider: "openai", ID: "gpt-x"}})
+		Model: rundir.Model{Provider: "openai", ID: "gpt-x"}})
 	for _, flag := range []string{"--no-session", "--no-context-files", "--no-skills", "--no-prompt-templates",
 		"--no-extensions", "--no-builtin-tools", "--no-approve"} {
 		assert.Contains(t, a, flag)
@@ -68,29 +69,29 @@ func TestArgsIsolatePi(t *testing.T) {
 func TestModelRoute(t *testing.T) {
 	env := []string{"OPENAI_API_KEY=sk-real-key-1234", "GEMINI_API_KEY=gm-real-key-5678"}
 
-	r, err := route(runner.Model{Provider: "openai", ID: "gpt-x"}, env)
+	r, err := route(rundir.Model{Provider: "openai", ID: "gpt-x"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.AllowRule{{Host: "api.openai.com", Ports: []int{443}}}, r.Allow)
 	assert.Empty(t, r.Forward)
 	assert.Equal(t, []sandbox.Secret{{Name: "OPENAI_API_KEY", Value: "sk-real-key-1234", Hosts: []string{"api.openai.com"}}}, r.Secrets,
 		"the key is only ever sent to its provider")
 
-	r, err = route(runner.Model{Provider: "google", ID: "gemini-x"}, env)
+	r, err = route(rundir.Model{Provider: "google", ID: "gemini-x"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, "GEMINI_API_KEY", r.Secrets[0].Name, "google/ reads GEMINI_API_KEY")
 
-	r, err = route(runner.Model{Provider: "pairbench", ID: "s", Scripted: true,
+	r, err = route(rundir.Model{Provider: "pairbench", ID: "s", Scripted: true,
 		BaseURL: "http://127.0.0.1:4567/v1", KeyEnv: "PAIRBENCH_MODEL_KEY"}, env)
 	require.NoError(t, err)
 	assert.Empty(t, r.Allow)
 	assert.Equal(t, []int{4567}, r.Forward, "a model on this host is reached by port forward")
 	assert.Empty(t, r.Secrets)
 
-	_, err = route(runner.Model{Provider: "anthropic", ID: "claude-x"}, env)
+	_, err = route(rundir.Model{Provider: "anthropic", ID: "claude-x"}, env)
 	assert.ErrorContains(t, err, "ANTHROPIC_API_KEY is not set")
-	_, err = route(runner.Model{Provider: "nowhere", ID: "x"}, env)
+	_, err = route(rundir.Model{Provider: "nowhere", ID: "x"}, env)
 	assert.ErrorContains(t, err, "unknown provider")
-	r, err = route(runner.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"}, env)
+	r, err = route(rundir.Model{Provider: "nowhere", ID: "x", BaseURL: "https://llm.example.com:8443/v1", KeyEnv: "OPENAI_API_KEY"}, env)
 	require.NoError(t, err)
 	assert.Equal(t, []sandbox.AllowRule{{Host: "llm.example.com", Ports: []int{8443}}}, r.Allow)
 }

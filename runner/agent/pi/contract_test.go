@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/internal/offline"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
@@ -57,7 +58,7 @@ func TestContract(t *testing.T) {
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
 		Version: packageVersion(t, tools.Path(pi.Package)),
-		Stream:  func(caps runner.Caps, _ runner.Model) agent.Stream { return pi.NewStream(caps, nil) },
+		Stream:  func(caps runner.Caps, _ rundir.Model) agent.Stream { return pi.NewStream(caps, nil) },
 		Output:  `{"type":"turn_start"}`,
 		Warm: func(t testing.TB, a runner.Agent, mcp runner.BrowserMCPFunc) {
 			require.NoError(t, a.(*pi.Agent).Warm(context.Background(), mcp("ws://127.0.0.1:9/warm-up")), "as pairbench run does")

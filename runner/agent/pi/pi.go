@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/agent"
 	"github.com/pairbench/pairbench/sandbox"
@@ -153,7 +154,7 @@ var keyEnvs = map[string]string{"google": "GEMINI_API_KEY"}
 // Check fails, in one line, for a model pi cannot reach (a provider it
 // does not know, without a base URL) or whose key hostEnv lacks. It reads
 // nothing from disk.
-func Check(m runner.Model, hostEnv []string) error {
+func Check(m rundir.Model, hostEnv []string) error {
 	if m.Scripted {
 		return nil
 	}
@@ -162,7 +163,7 @@ func Check(m runner.Model, hostEnv []string) error {
 }
 
 // route says how pi reaches m, its key read from hostEnv.
-func route(m runner.Model, hostEnv []string) (agent.Route, error) {
+func route(m rundir.Model, hostEnv []string) (agent.Route, error) {
 	keyEnv := keyEnvs[m.Provider]
 	if keyEnv == "" {
 		keyEnv = strings.ToUpper(strings.ReplaceAll(m.Provider, "-", "_")) + "_API_KEY"

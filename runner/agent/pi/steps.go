@@ -3,7 +3,7 @@ package pi
 import (
 	"encoding/json"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent"
 )
 
@@ -14,7 +14,7 @@ type steps struct{ agent.Steps }
 // NewSteps returns a decoder of pi's transcript records into steps.
 func NewSteps() agent.Decoder { return &steps{} }
 
-func (d *steps) Record(line []byte) []runner.Step {
+func (d *steps) Record(line []byte) []rundir.Step {
 	var rec struct {
 		Type    string `json:"type"`
 		Message *struct {
@@ -33,7 +33,7 @@ func (d *steps) Record(line []byte) []runner.Step {
 	case "system":
 		// pi's own system prompt
 	case "user":
-		d.Add(runner.TaskStep, agent.ContentText(m.Content))
+		d.Add(rundir.TaskStep, agent.ContentText(m.Content))
 	case "assistant":
 		d.Turn()
 		d.blocks(m.Content)
@@ -53,7 +53,7 @@ func (d *steps) blocks(content json.RawMessage) {
 	var bs []agent.Block
 	if json.Unmarshal(content, &bs) != nil {
 		if t := agent.ContentText(content); t != "" {
-			d.Add(runner.TextStep, t)
+			d.Add(rundir.TextStep, t)
 		}
 		return
 	}
@@ -62,10 +62,10 @@ func (d *steps) blocks(content json.RawMessage) {
 		case "toolCall":
 			d.Call(b.Name, b.Arguments)
 		case "thinking":
-			d.Add(runner.ThinkingStep, b.Thinking+b.Text)
+			d.Add(rundir.ThinkingStep, b.Thinking+b.Text)
 		default:
 			if t := agent.BlockText(b); t != "" {
-				d.Add(runner.TextStep, t)
+				d.Add(rundir.TextStep, t)
 			}
 		}
 	}

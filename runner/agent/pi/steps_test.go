@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/agent/agenttest"
 	"github.com/pairbench/pairbench/runner/agent/pi"
 )
@@ -25,16 +25,16 @@ not json <b>
 
 func TestSteps(t *testing.T) {
 	steps := agenttest.Decodes(t, pi.NewSteps(), transcript, []int64{10, 20, 30, 40}, []agenttest.Want{
-		{Kind: runner.TaskStep, Text: "today's high in Oslo"},
-		{Kind: runner.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: `"action":"list"`},
-		{Kind: runner.ResultStep, Tool: "mcp__pairbench__webmcp", Text: `{"tools":[]}`},
-		{Kind: runner.ThinkingStep, Turn: 2, Text: "no tools"},
-		{Kind: runner.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot", Text: "{}"},
-		{Kind: runner.ResultStep, Tool: "mcp__browser__browser_snapshot", Text: "page gone", Err: true},
-		{Kind: runner.TextStep, Turn: 3, Text: `"high_c": 4`},
-		{Kind: runner.NoteStep, Text: "the model request failed: overloaded"},
-		{Kind: runner.NoteStep, Text: "not JSON: not json <b>"},
-		{Kind: runner.NoteStep, Text: `"brand_new"`},
+		{Kind: rundir.TaskStep, Text: "today's high in Oslo"},
+		{Kind: rundir.CallStep, Turn: 1, Tool: "mcp__pairbench__webmcp", Text: `"action":"list"`},
+		{Kind: rundir.ResultStep, Tool: "mcp__pairbench__webmcp", Text: `{"tools":[]}`},
+		{Kind: rundir.ThinkingStep, Turn: 2, Text: "no tools"},
+		{Kind: rundir.CallStep, Turn: 2, Tool: "mcp__browser__browser_snapshot", Text: "{}"},
+		{Kind: rundir.ResultStep, Tool: "mcp__browser__browser_snapshot", Text: "page gone", Err: true},
+		{Kind: rundir.TextStep, Turn: 3, Text: `"high_c": 4`},
+		{Kind: rundir.NoteStep, Text: "the model request failed: overloaded"},
+		{Kind: rundir.NoteStep, Text: "not JSON: not json <b>"},
+		{Kind: rundir.NoteStep, Text: `"brand_new"`},
 	})
 	assert.Equal(t, int64(20), steps[0].AtMS, "the user message is line 2")
 	assert.Equal(t, int64(40), steps[2].AtMS, "the result is line 4")

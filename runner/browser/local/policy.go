@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // policyPath is where Chromium reads mandatory policies on Debian; the
@@ -78,13 +78,13 @@ var chromiumPolicy = func() string {
 
 // Policy describes the confinement and the policy every browser started
 // with c runs under, for run.json.
-func (c Config) Policy() runner.BrowserPolicy {
-	return runner.BrowserPolicy{
+func (c Config) Policy() rundir.BrowserPolicy {
+	return rundir.BrowserPolicy{
 		Provider:        "local",
 		Sandbox:         "bubblewrap",
 		Namespaces:      []string{"user", "mount", "pid", "ipc", "uts", "network"},
 		ChromiumSandbox: []string{"namespaces", "seccomp-bpf"},
-		Egress: runner.BrowserEgress{
+		Egress: rundir.BrowserEgress{
 			PublicPorts: []int{80, 443},
 			Hosts:       slices.Sorted(maps.Keys(c.Hosts)),
 			Never:       "loopback, private, link-local (cloud metadata), CGNAT and every other non-public address, by name or literal",

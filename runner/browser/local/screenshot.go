@@ -7,12 +7,13 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
 
 var _ runner.Screenshotter = (*Browser)(nil)
 
-// Screenshot lays the current tab out at runner.ScreenshotWidth ×
+// Screenshot lays the current tab out at rundir.ScreenshotWidth ×
 // ScreenshotHeight (scale 1) and returns a PNG of what it shows. The trial
 // calls it once its agent has ended, so changing the tab's metrics then
 // changes nothing the agent sees.
@@ -22,7 +23,7 @@ func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := send(ctx, b.conn, t.session, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-		Width: runner.ScreenshotWidth, Height: runner.ScreenshotHeight, DeviceScaleFactor: 1,
+		Width: rundir.ScreenshotWidth, Height: rundir.ScreenshotHeight, DeviceScaleFactor: 1,
 	}); err != nil {
 		return nil, fmt.Errorf("screenshot: set the tab's size: %w", err)
 	}

@@ -6,14 +6,14 @@ import (
 	"image/png"
 	"testing"
 
+	"github.com/pairbench/pairbench/rundir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pairbench/pairbench/runner"
 )
 
 // TestScreenshotIsOneSize: the end-of-trial screenshot is a PNG of the
-// page at runner.ScreenshotWidth × ScreenshotHeight, whatever size the tab
+// page at rundir.ScreenshotWidth × ScreenshotHeight, whatever size the tab
 // had.
 func TestScreenshotIsOneSize(t *testing.T) {
 	site := newTestSite(t)
@@ -26,8 +26,8 @@ func TestScreenshotIsOneSize(t *testing.T) {
 	require.NoError(t, err)
 	img, err := png.Decode(bytes.NewReader(shot))
 	require.NoError(t, err, "a PNG")
-	assert.Equal(t, runner.ScreenshotWidth, img.Bounds().Dx())
-	assert.Equal(t, runner.ScreenshotHeight, img.Bounds().Dy())
+	assert.Equal(t, rundir.ScreenshotWidth, img.Bounds().Dx())
+	assert.Equal(t, rundir.ScreenshotHeight, img.Bounds().Dy())
 	// The page is drawn, not a blank: more than one colour.
 	first := img.At(0, 0)
 	varied := false

@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import "github.com/pairbench/pairbench"
 
@@ -150,7 +150,7 @@ func (t *Tally) Add(r pairbench.Row) {
 }
 
 // Reserve counts the attempt of a row that was left out (not a trial of
-// the plan, runner.PlanRows) as used, scoring nothing: its trial directory
+// the plan, PlanRows) as used, scoring nothing: its trial directory
 // is its own, and a rerun of its pair takes a later attempt's.
 func (t *Tally) Reserve(r pairbench.Row) {
 	if p := t.pair(r.Key()); p != nil && r.Stage == pairbench.StagePair && r.Attempt > p.attempt {

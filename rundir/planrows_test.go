@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"testing"
@@ -106,4 +106,22 @@ func TestPlanRowsIndexesEveryPlan(t *testing.T) {
 			assert.Equal(t, RowOfNoPlannedPair, judge.Fault(&row), "pairs %v: pair %d", numbers, n)
 		}
 	}
+}
+
+// execPlan is a plan of intents a, b and c (as many as intentsPairs names),
+// each with its pairs in alternating order.
+func execPlan(intentsPairs map[string]int, domains map[string]string) *Plan {
+	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Model: Model{Provider: "scripted", ID: "m"}}
+	for _, id := range []string{"a", "b", "c"} {
+		n, ok := intentsPairs[id]
+		if !ok {
+			continue
+		}
+		in := PlannedIntent{ID: id, Domain: domains[id], Class: "pinned"}
+		for i := range n {
+			in.Pairs = append(in.Pairs, PlannedPair{Pair: i, Order: []pairbench.Order{pairbench.AB, pairbench.BA}[i%2]})
+		}
+		p.Intents = append(p.Intents, in)
+	}
+	return p
 }

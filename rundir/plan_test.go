@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"encoding/json"
@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -30,7 +29,7 @@ func testPlan() *Plan {
 		Intents: []PlannedIntent{
 			{
 				ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerAgreement,
-				Agreement: &intents.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
+				Agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
 				Tools:     []string{"find_books"},
 				Fixtures:  map[string]any{"day": "2026-12-01"},
 				Pairs:     []PlannedPair{{Pair: 0, Order: pairbench.AB}, {Pair: 1, Order: pairbench.BA}},
@@ -124,8 +123,4 @@ func TestStatsPlan(t *testing.T) {
 			{ID: "weather-placebo", Domain: "weather.example", Class: pairbench.AnswerShapeOnly, Placebo: true, Pairs: 1},
 		},
 	}, got)
-}
-
-func TestPlanCaps(t *testing.T) {
-	assert.Equal(t, Caps{Time: 90 * time.Second, Turns: 3, SpendUSD: 0.25}, PlanCaps{TimeS: 90, Turns: 3, SpendUSD: 0.25}.Caps())
 }

@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -154,17 +153,12 @@ type PlanCaps struct {
 	SpendUSD float64 `json:"spend_usd"`
 }
 
-// Caps returns c as the agent's caps.
-func (c PlanCaps) Caps() Caps {
-	return Caps{Time: time.Duration(c.TimeS * float64(time.Second)), Turns: c.Turns, SpendUSD: c.SpendUSD}
-}
-
 // PlannedIntent is one intent as frozen for the run.
 type PlannedIntent struct {
 	ID        string                `json:"id"`
 	Domain    string                `json:"domain"`
 	Class     pairbench.AnswerClass `json:"class"`
-	Agreement *intents.Agreement    `json:"agreement,omitempty"`
+	Agreement *stats.Agreement      `json:"agreement,omitempty"`
 	// Placebo marks an intent the registered tools cannot answer.
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools names the tools registered in treatment.
@@ -186,9 +180,20 @@ type PlannedIntent struct {
 	// differ is refused unless forced.
 	Files map[string]string `json:"files,omitempty"`
 	// Criteria and PassAt are a judged intent's, as its trials are judged.
-	Criteria []intents.Criterion `json:"criteria,omitempty"`
-	PassAt   *float64            `json:"pass_at,omitempty"`
-	Pairs    []PlannedPair       `json:"pairs"`
+	Criteria []Criterion   `json:"criteria,omitempty"`
+	PassAt   *float64      `json:"pass_at,omitempty"`
+	Pairs    []PlannedPair `json:"pairs"`
+}
+
+// Criterion is one weighted criterion of a judged intent as the plan
+// freezes it: intents.Criterion's fields, in the same JSON.
+type Criterion struct {
+	// ID names the criterion in rows and reports.
+	ID string `json:"id"`
+	// Weight is its share of the score, relative to the others'.
+	Weight float64 `json:"weight"`
+	// Description is what the judge reads: what a full score needs.
+	Description string `json:"description"`
 }
 
 // PlannedPair is one pair and the order its trials run in.

@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // PairsPerIntent is the most pairs any of p's intents plans (every intent
-// plans the same number in a plan NewPlan made).
+// plans the same number in a plan runner.NewPlan made).
 func (p *Plan) PairsPerIntent() int {
 	n := 0
 	for _, in := range p.Intents {
@@ -56,11 +56,11 @@ func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 	return looks
 }
 
-// lookOrders draws the orders of an intent's pairs numbered from 0,
+// LookOrders draws the orders of an intent's pairs numbered from 0,
 // balanced within each look (looks: the pairs per intent at each; nil for
 // one look at all of them), so that every look compares the arms in both
 // orders alike.
-func lookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
+func LookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
 	if len(looks) == 0 {
 		looks = []int{pairs}
 	}

@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"bytes"
@@ -258,4 +258,12 @@ func TestStatusCountsWhatIsLeft(t *testing.T) {
 	assert.Equal(t, planned, st.GivenUp)
 	assert.Equal(t, []string{"books-cheapest"}, st.NotBenched)
 	assert.True(t, strings.HasPrefix(plan.Intents[0].ID, "books"))
+}
+
+// rowsOf reads a rows file of d, failing on a partial line.
+func rowsOf(t *testing.T, d RunDir, rel string) []pairbench.Row {
+	t.Helper()
+	rows, err := d.ReadRowsFile(rel, func(p Problem) { t.Errorf("reading %s: %s", rel, p) })
+	require.NoError(t, err)
+	return rows
 }

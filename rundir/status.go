@@ -1,4 +1,4 @@
-package runner
+package rundir
 
 import (
 	"github.com/pairbench/pairbench"
@@ -35,8 +35,7 @@ type StatusCounter struct {
 
 // NewStatusCounter returns a counter for plan's whole run, every shard.
 func NewStatusCounter(plan *Plan) *StatusCounter {
-	ex := Execution{Plan: plan}
-	pairs, _ := ex.Pairs() // not a shard: no error
+	pairs := plan.PairsInForce()
 	return &StatusCounter{plan: plan, tally: NewTallyLimit(pairs, nil, plan.PairAttempts())}
 }
 
@@ -57,10 +56,10 @@ func (c *StatusCounter) Status() Status {
 	if n := c.plan.AdoptionTrials(); n > 0 {
 		pairs := c.tally.Specs()
 		stageOpen := map[string]bool{}
-		for _, j := range adoptionJobs(c.plan, pairs, n, c.adoption, c.plan.PairAttempts()) {
+		for _, j := range AdoptionJobs(c.plan, pairs, n, c.adoption, c.plan.PairAttempts()) {
 			stageOpen[j.Domain] = true
 		}
-		_, out := adoptedPairs(pairs, c.adoption)
+		_, out := AdoptedPairs(pairs, c.adoption)
 		for _, d := range out {
 			if !stageOpen[d] {
 				dropped[d] = true
