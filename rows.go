@@ -24,16 +24,33 @@ func (e *RowError) Unwrap() error { return e.Err }
 // every row. A reader that only needs each row once (the report) should use
 // ScanRows, which holds one row at a time.
 func ReadRows(r io.Reader) (rows []Row, partial int, err error) {
-	partial, err = ScanRows(r, func(row *Row) error {
+	partial, err = ScanRows(r, 0, func(row *Row) error {
 		rows = append(rows, *row)
 		return nil
 	})
 	return rows, partial, err
 }
 
+// RowFields is a set of a Row's bulky fields, which a reader that does not
+// need them can have ScanRows leave out.
+type RowFields uint16
+
+const (
+	FieldTrialDir RowFields = 1 << iota
+	FieldReason
+	FieldRaw       // Answer.Raw
+	FieldExtracted // Answer.Extracted
+	FieldToolsDeclared
+	FieldUnregistered
+	FieldError
+	FieldStartedAt
+)
+
 // ScanRows reads a rows.jsonl stream and calls fn with each row, in file
-// order. This is the one reader of the rows format; ReadRows is ScanRows
-// keeping every row.
+// order, leaving the fields in skip empty in every row (they are still
+// read: a line whose skipped field would not decode is as bad as any). This
+// is the one reader of the rows format; ReadRows is ScanRows keeping every
+// row, and a run directory's rows are read with rundir.RunDir.ScanRows.
 //
 // A last line without its newline that does not parse is the trace of a writer
 // killed mid-append: it is skipped and reported as partial (its line number),
@@ -49,29 +66,7 @@ func ReadRows(r io.Reader) (rows []Row, partial int, err error) {
 //
 // The *Row passed to fn, and everything it points to, is valid only during
 // the call: copy what you keep.
-func ScanRows(r io.Reader, fn func(*Row) error) (partial int, err error) {
-	return ScanRowsSkipping(r, 0, fn)
-}
-
-// RowFields is a set of a Row's bulky fields, which a reader that does not
-// need them can have ScanRowsSkipping leave out.
-type RowFields uint16
-
-const (
-	FieldTrialDir RowFields = 1 << iota
-	FieldReason
-	FieldRaw       // Answer.Raw
-	FieldExtracted // Answer.Extracted
-	FieldToolsDeclared
-	FieldUnregistered
-	FieldError
-	FieldStartedAt
-)
-
-// ScanRowsSkipping is ScanRows leaving the fields in skip empty in every
-// row it passes to fn. They are still read: a line whose skipped field
-// would not decode is as bad as in ScanRows.
-func ScanRowsSkipping(r io.Reader, skip RowFields, fn func(*Row) error) (partial int, err error) {
+func ScanRows(r io.Reader, skip RowFields, fn func(*Row) error) (partial int, err error) {
 	workers := runtime.GOMAXPROCS(0)
 	s := &rowStream{
 		skip:  skip,

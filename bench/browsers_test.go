@@ -16,6 +16,7 @@ import (
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner/browser/kernel"
 	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
@@ -56,7 +57,8 @@ func TestBenchOnKernelBrowsers(t *testing.T) {
 
 	res, err := bench.Bench(t.Context(), cfg)
 	require.NoError(t, err)
-	rows, err := res.Dir.ReadRows(cfg.RunID, nil)
+	var rows []pairbench.Row
+	_, err = res.Dir.ScanRows(rundir.RowQuery{RunID: cfg.RunID}, func(r *pairbench.Row) { rows = append(rows, *r) })
 	require.NoError(t, err)
 	plan, err := res.Dir.ReadPlan()
 	require.NoError(t, err)

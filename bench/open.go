@@ -93,7 +93,10 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		// (the plan, this runner's rows) comes into the directory first, so
 		// a runner on a fresh machine resumes it, and no upload replaces
 		// rows it did not read.
-		if r.adopted, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards, r.problem); err != nil {
+		var warnings []rundir.Problem
+		r.adopted, warnings, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards)
+		tell(r.problem, warnings)
+		if err != nil {
 			return nil, err
 		}
 		if r.sync, err = r.dir.Syncer(r.store, cfg.RunID, cfg.Shard); err != nil {

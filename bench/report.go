@@ -88,17 +88,18 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 	site := viewer.NewSite(plan, dir)
 	site.OldTranscripts = agents.OldTranscripts(plan.AgentName())
 	status := rundir.NewStatusCounter(plan)
-	skipped, err := dir.ScanPlanRows(plan, b.Unread()&site.Unread(), problem, func(row *pairbench.Row) {
+	read, err := dir.ScanRows(rundir.RowQuery{Plan: plan, Skip: b.Unread() & site.Unread()}, func(row *pairbench.Row) {
 		b.Add(row)
 		site.Add(row)
 		status.Add(row)
 	})
+	tell(problem, read.Warnings)
 	if err != nil {
 		return Reported{}, err
 	}
 	res := Reported{Status: status.Status()}
 	rep := b.Report()
-	rep.SkippedRows += skipped
+	rep.SkippedRows += read.LeftOut
 	if st := res.Status; !st.Finished() {
 		rep.Incomplete = &stats.Incomplete{Pending: st.Pending, Planned: st.Planned}
 	}
@@ -190,7 +191,8 @@ func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, p
 // decide is recorded in out's run.json (rundir.Plan.Stop), so the report
 // counts the pairs up to it alone.
 func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.RunDir, trials bool, problem func(rundir.Problem)) (*rundir.Plan, error) {
-	plan, err := out.Fetch(ctx, store, runID, trials, problem)
+	plan, warnings, err := out.Fetch(ctx, store, runID, trials)
+	tell(problem, warnings)
 	if err != nil || plan.Design() == nil || plan.Stop != nil {
 		return plan, err
 	}
@@ -198,6 +200,16 @@ func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.
 		return plan, err
 	}
 	return plan, out.WritePlan(plan)
+}
+
+// tell hands each of warnings to problem, when there is one to tell.
+func tell(problem func(rundir.Problem), warnings []rundir.Problem) {
+	if problem == nil {
+		return
+	}
+	for _, p := range warnings {
+		problem(p)
+	}
 }
 
 // Publish uploads the report in dir to store under runID, report.json last,

@@ -36,7 +36,8 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 	for name, p := range map[string]*rundir.Plan{"agreement checks": plan, "no agreement check": &noAgreement} {
 		report := func(skip func(*stats.Builder) pairbench.RowFields) []byte {
 			b := stats.NewBuilder(p.StatsPlan())
-			require.NoError(t, dir.ScanRowsSkipping(p.RunID, skip(b), nil, b.Add))
+			_, err := dir.ScanRows(rundir.RowQuery{RunID: p.RunID, Skip: skip(b)}, b.Add)
+			require.NoError(t, err)
 			var out bytes.Buffer
 			require.NoError(t, stats.WriteJSON(&out, b.Report()))
 			return out.Bytes()

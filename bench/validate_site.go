@@ -7,6 +7,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // ValidateSite plays each intent of reg (the registry cfg.Registry holds,
@@ -36,8 +37,8 @@ func ValidateSite(ctx context.Context, cfg Config, reg *intents.Registry) (inten
 	if err != nil {
 		return nil, err
 	}
-	rows, err := res.Dir.ReadRows(cfg.RunID, nil)
-	if err != nil {
+	var rows []pairbench.Row
+	if _, err := res.Dir.ScanRows(rundir.RowQuery{RunID: cfg.RunID}, func(r *pairbench.Row) { rows = append(rows, *r) }); err != nil {
 		return nil, err
 	}
 	last := map[string]map[pairbench.Arm]pairbench.Row{}

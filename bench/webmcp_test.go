@@ -151,7 +151,8 @@ func TestBenchNativeOnKernelBrowsers(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err)
-		rows, err := res.Dir.ReadRows(cfg.RunID, nil)
+		var rows []pairbench.Row
+		_, err = res.Dir.ScanRows(rundir.RowQuery{RunID: cfg.RunID}, func(r *pairbench.Row) { rows = append(rows, *r) })
 		require.NoError(t, err)
 		calls := 0
 		for _, r := range rows {

@@ -121,16 +121,18 @@ func (p *PlanRows) Skipped() int {
 	return n
 }
 
-// Tell tells problem, one problem per fault, about the rows left out of
-// file (a rows file, or the run directory).
-func (p *PlanRows) Tell(problem func(Problem), file string) {
+// Warnings returns a warning per fault about the rows left out of file (a
+// rows file, or the run directory), none when nothing was left out.
+func (p *PlanRows) Warnings(file string) []Problem {
+	var out []Problem
 	for _, f := range rowFaults {
 		if n := p.left[f.fault]; n > 0 {
 			rows := f.rows
 			if f.fault == RowOfAnotherRun {
 				rows = fmt.Sprintf(rows, p.runID)
 			}
-			tell(problem, Problem{File: file, Msg: fmt.Sprintf("left out %d rows %s", n, rows)})
+			out = append(out, Problem{File: file, Msg: fmt.Sprintf("left out %d rows %s", n, rows)})
 		}
 	}
+	return out
 }

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,7 @@ func TestMergeRefusesARepeatedRow(t *testing.T) {
 		rows, err = pairbench.AppendRow(rows, r)
 		require.NoError(t, err)
 	}
-	err := checkRows(plan, map[string][]byte{RowsFile: rows}, nil)
+	_, err := checkRows(plan, map[string][]byte{RowsFile: rows})
 	var se *ShardsError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"rows.jsonl row 2: a pair 1 control attempt 1 repeats an earlier row"}, se.Problems)
@@ -62,7 +63,9 @@ func TestPlanRowsKeepsOnlyTrialsOfThePlan(t *testing.T) {
 	}
 	assert.Equal(t, 4, judge.Skipped())
 	var told []string
-	judge.Tell(func(p Problem) { told = append(told, p.String()) }, "rows.jsonl")
+	for _, p := range judge.Warnings("rows.jsonl") {
+		told = append(told, p.String())
+	}
 	assert.Equal(t, []string{
 		`rows.jsonl: left out 1 rows whose run_id is not "r1"`,
 		"rows.jsonl: left out 1 rows of pairs the plan does not have",
@@ -124,4 +127,45 @@ func execPlan(intentsPairs map[string]int, domains map[string]string) *Plan {
 		p.Intents = append(p.Intents, in)
 	}
 	return p
+}
+
+// TestScanRowsOfAPlanKeepsItsTrials: a scan with a plan passes on only the
+// trials of the plan, across the rows files, and returns what it left out
+// as warnings and a count, nothing told anywhere else.
+func TestScanRowsOfAPlanKeepsItsTrials(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 2}, map[string]string{"a": "d"})
+	dir := RunDir{Path: t.TempDir()}
+	trial := func(pair int, arm pairbench.Arm) pairbench.Row {
+		return pairbench.Row{RunID: "r1", Intent: "a", Domain: "d", Stage: pairbench.StagePair, Pair: pair,
+			Order: plan.Intents[0].Pairs[pair].Order, Arm: arm, Attempt: 1, Outcome: pairbench.Correct}
+	}
+	foreign := trial(1, pairbench.Control)
+	foreign.RunID = "r9"
+	write := func(rel string, rows ...pairbench.Row) {
+		var b []byte
+		for _, r := range rows {
+			var err error
+			b, err = pairbench.AppendRow(b, r)
+			require.NoError(t, err)
+		}
+		require.NoError(t, dir.WriteFile(rel, b))
+	}
+	write(RowsFile, trial(0, pairbench.Control), trial(0, pairbench.Treatment), foreign)
+	write(RowsFileOf(1), trial(1, pairbench.Control), trial(0, pairbench.Control)) // the last repeats a trial
+
+	var kept []string
+	read, err := dir.ScanRows(RowQuery{Plan: plan, Skip: pairbench.FieldTrialDir}, func(r *pairbench.Row) {
+		kept = append(kept, fmt.Sprintf("%d-%s", r.Pair, r.Arm))
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0-control", "0-treatment", "1-control"}, kept)
+	assert.Equal(t, 2, read.LeftOut)
+	var said []string
+	for _, p := range read.Warnings {
+		said = append(said, p.String())
+	}
+	assert.Equal(t, []string{
+		dir.Path + `: left out 1 rows whose run_id is not "r1"`,
+		dir.Path + ": left out 1 rows that repeat a trial recorded before them (same pair, arm and attempt)",
+	}, said)
 }

@@ -46,10 +46,3 @@ func (p Problem) LogArgs() []any {
 	}
 	return append(args, p.Attrs...)
 }
-
-// tell hands p to problem, when there is one to tell.
-func tell(problem func(Problem), p Problem) {
-	if problem != nil {
-		problem(p)
-	}
-}

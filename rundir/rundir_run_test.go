@@ -77,9 +77,12 @@ func TestReconcileResumesFromTheStore(t *testing.T) {
 	})
 
 	dir := RunDir{Path: filepath.Join(t.TempDir(), "r1")}
-	var said []string
-	fetched, err := dir.Reconcile(t.Context(), store, "r1", 0, 0, func(p Problem) { said = append(said, p.String()) })
+	fetched, warnings, err := dir.Reconcile(t.Context(), store, "r1", 0, 0)
 	require.NoError(t, err)
+	var said []string
+	for _, p := range warnings {
+		said = append(said, p.String())
+	}
 	assert.True(t, fetched, "the plan came from the store")
 	assert.Len(t, rowsOf(t, dir, RowsFile), 2, "the stored rows are the directory's")
 	assert.Equal(t, []string{dir.File(RowsFile) + ": took 2 rows from the store that this directory lacked"}, said)
@@ -94,9 +97,10 @@ func TestReconcileResumesFromTheStore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, rl.Append(runRows(2)[0]))
 	require.NoError(t, rl.Close())
-	fetched, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
+	fetched, warnings, err = dir.Reconcile(t.Context(), store, "r1", 0, 0)
 	require.NoError(t, err)
 	assert.False(t, fetched)
+	assert.Empty(t, warnings, "nothing taken twice")
 	assert.Len(t, rowsOf(t, dir, RowsFile), 3)
 
 	s, err := dir.Syncer(store, "r1", 0)
@@ -170,7 +174,7 @@ func TestReconcileRefusesWhatWouldMixTwoRuns(t *testing.T) {
 				require.NoError(t, dir.WriteFile(rel, data))
 			}
 			before, _ := os.ReadFile(dir.File(RowsFile))
-			_, err = dir.Reconcile(t.Context(), store, "r1", c.k, c.n, nil)
+			_, _, err = dir.Reconcile(t.Context(), store, "r1", c.k, c.n)
 			assert.ErrorContains(t, err, c.want)
 			after, _ := os.ReadFile(dir.File(RowsFile))
 			assert.Equal(t, before, after, "nothing was appended")
@@ -216,16 +220,16 @@ func TestFetchFinishesAFetchThatWasKilled(t *testing.T) {
 	require.NoError(t, os.WriteFile(out.File(fetchMark), []byte("r1"), 0o644))
 	require.NoError(t, out.WriteFile(RowsFile, []byte(`{"half`)))
 
-	_, err = out.Fetch(context.Background(), store, "r1", false, nil)
+	_, _, err = out.Fetch(context.Background(), store, "r1", false)
 	require.NoError(t, err)
 	assert.Len(t, rowsOf(t, out, RowsFile), 2)
 	assert.NoFileExists(t, out.File(fetchMark), "a finished fetch leaves no mark")
 
-	_, err = out.Fetch(context.Background(), store, "r1", false, nil)
+	_, _, err = out.Fetch(context.Background(), store, "r1", false)
 	assert.ErrorIs(t, err, ErrNotEmpty, "a finished fetch is not fetched over")
 	other := RunDir{Path: t.TempDir()}
 	require.NoError(t, os.WriteFile(other.File(fetchMark), []byte("r9"), 0o644))
-	_, err = other.Fetch(context.Background(), store, "r1", false, nil)
+	_, _, err = other.Fetch(context.Background(), store, "r1", false)
 	assert.ErrorIs(t, err, ErrNotEmpty, "the unfinished fetch of another run is not ours to clear")
 }
 
@@ -263,7 +267,15 @@ func TestStatusCountsWhatIsLeft(t *testing.T) {
 // rowsOf reads a rows file of d, failing on a partial line.
 func rowsOf(t *testing.T, d RunDir, rel string) []pairbench.Row {
 	t.Helper()
-	rows, err := d.ReadRowsFile(rel, func(p Problem) { t.Errorf("reading %s: %s", rel, p) })
+	rows, read, err := readAllRows(d, RowQuery{File: rel})
 	require.NoError(t, err)
+	assert.Empty(t, read.Warnings, "reading %s", rel)
 	return rows
+}
+
+// readAllRows reads the rows q selects into memory.
+func readAllRows(d RunDir, q RowQuery) ([]pairbench.Row, RowsRead, error) {
+	var rows []pairbench.Row
+	read, err := d.ScanRows(q, func(r *pairbench.Row) { rows = append(rows, *r) })
+	return rows, read, err
 }

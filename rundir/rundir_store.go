@@ -76,12 +76,12 @@ func (d RunDir) Syncer(store artifacts.Store, runID string, k int) (*artifacts.S
 //     run's report shows their pairs' transcripts and screenshots.
 //   - The layout of both is checked as CheckLayout does.
 //
-// What it took from the store is told to problem.
-func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID string, k, n int, problem func(Problem)) (fetched bool, err error) {
+// What it took from the store is returned as warnings.
+func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID string, k, n int) (fetched bool, warnings []Problem, err error) {
 	prefix := runID + "/"
 	listed, err := store.List(ctx, prefix)
 	if err != nil {
-		return false, fmt.Errorf("read run %s in the store %v: %w", runID, store, err)
+		return false, nil, fmt.Errorf("read run %s in the store %v: %w", runID, store, err)
 	}
 	stored := map[string]bool{}
 	var storedRows, trialFiles []string
@@ -97,77 +97,80 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 	}
 	where := fmt.Sprintf("the store %v", store)
 	if err := checkLayout(where+" (run "+runID+")", stored[PlanFile], storedRows, k, n); err != nil {
-		return false, err
+		return false, nil, err
 	}
 
 	local, err := os.ReadFile(d.File(PlanFile))
 	hasLocal := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("read %s: %w", d.File(PlanFile), err)
+		return false, nil, fmt.Errorf("read %s: %w", d.File(PlanFile), err)
 	}
 	if stored[PlanFile] {
 		remote, err := getObject(ctx, store, StoreKey(runID, PlanFile))
 		if err != nil {
-			return false, err
+			return false, nil, err
 		}
 		switch {
 		case !hasLocal:
 			if err := d.WriteFile(PlanFile, remote); err != nil {
-				return false, err
+				return false, nil, err
 			}
 			fetched = true
 		case !bytes.Equal(local, remote):
 			if stopped, ok := oneRunStopped(local, remote); ok {
 				if stopped != nil {
 					if err := d.WriteFile(PlanFile, stopped); err != nil {
-						return false, err
+						return false, nil, err
 					}
 				}
 				break
 			}
-			return false, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
+			return false, nil, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
 				runID, PlanFile, where, d.Path)
 		}
 	}
 	if err := d.CheckLayout(k, n); err != nil {
-		return fetched, err
+		return fetched, warnings, err
 	}
 
 	rel := RowsFileOf(k)
 	if stored[rel] {
-		taken, err := d.takeStoredRows(ctx, store, runID, rel, k, problem)
+		taken, took, err := d.takeStoredRows(ctx, store, runID, rel, k)
+		warnings = append(warnings, took...)
 		if err != nil {
-			return fetched, err
+			return fetched, warnings, err
 		}
 		if err := d.takeStoredTrials(ctx, store, runID, taken, trialFiles); err != nil {
-			return fetched, err
+			return fetched, warnings, err
 		}
 	}
 	for _, rel := range []string{ForcedFile, SpendFileOf(k)} {
 		if stored[rel] {
 			if err := d.takeStoredLines(ctx, store, runID, rel); err != nil {
-				return fetched, err
+				return fetched, warnings, err
 			}
 		}
 	}
-	return fetched, nil
+	return fetched, warnings, nil
 }
 
 // takeStoredRows appends to the rows file rel (of shard k) the stored rows
 // it lacks, refusing a row recorded differently in the two, and returns
 // the rows it appended.
-func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID, rel string, k int, problem func(Problem)) ([]pairbench.Row, error) {
+func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID, rel string, k int) (_ []pairbench.Row, warnings []Problem, _ error) {
 	data, err := getObject(ctx, store, StoreKey(runID, rel))
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	remote, err := readRows(bytes.NewReader(data), StoreKey(runID, rel), problem)
+	remote, warnings, err := readRows(bytes.NewReader(data), StoreKey(runID, rel))
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	local, err := d.ReadRowsFile(rel, problem)
+	var local []pairbench.Row
+	read, err := d.ScanRows(RowQuery{File: rel}, func(r *pairbench.Row) { local = append(local, *r) })
+	warnings = append(warnings, read.Warnings...)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	have := map[rowID][]byte{}
 	for _, r := range local {
@@ -178,7 +181,7 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 	for _, r := range remote {
 		b, err := pairbench.AppendRow(nil, r)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", StoreKey(runID, rel), err)
+			return nil, warnings, fmt.Errorf("%s: %w", StoreKey(runID, rel), err)
 		}
 		mine, ok := have[idOf(r)]
 		switch {
@@ -186,25 +189,25 @@ func (d RunDir) takeStoredRows(ctx context.Context, store artifacts.Store, runID
 			missing = append(missing, r)
 			have[idOf(r)] = b
 		case !bytes.Equal(mine, b):
-			return nil, fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it. Nothing was changed: the store's copy is kept as it is, and this directory's rows are not uploaded over it. To keep the store's copy, move %s aside and run again (the run resumes from the store); to keep this directory's, report it where it is (pairbench report %[6]s) or run it again with a new --run-id",
+			return nil, warnings, fmt.Errorf("run %s: %s pair %d %s attempt %d is recorded differently in %s and in the store: two runners ran it. Nothing was changed: the store's copy is kept as it is, and this directory's rows are not uploaded over it. To keep the store's copy, move %s aside and run again (the run resumes from the store); to keep this directory's, report it where it is (pairbench report %[6]s) or run it again with a new --run-id",
 				runID, r.Intent, r.Pair, r.Arm, r.Attempt, d.File(rel), d.Path)
 		}
 	}
 	if len(missing) == 0 {
-		return nil, nil
+		return nil, warnings, nil
 	}
 	rl, err := d.OpenRowLog(k)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	defer rl.Close()
 	for _, r := range missing {
 		if err := rl.Append(r); err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 	}
-	tell(problem, Problem{File: d.File(rel), Msg: fmt.Sprintf("took %d rows from the store that this directory lacked", len(missing))})
-	return missing, nil
+	warnings = append(warnings, Problem{File: d.File(rel), Msg: fmt.Sprintf("took %d rows from the store that this directory lacked", len(missing))})
+	return missing, warnings, nil
 }
 
 // takeStoredTrials fetches, of the stored trial files (run-relative), those
@@ -363,15 +366,16 @@ func (e *ShardsError) Error() string {
 // belongs to the stored plan (each row carries the plan's run id and names
 // a planned intent and, for pairs, a planned pair in its planned order, and
 // no pair has rows in two files); a mismatch fails with a *ShardsError
-// listing every problem. Partial last lines are told to problem.
-func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, trials bool, problem func(Problem)) (*Plan, error) {
+// listing every problem. Partial last lines are returned as warnings.
+func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, trials bool) (*Plan, []Problem, error) {
+	var warnings []Problem
 	if err := d.startFetch(runID); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	prefix := runID + "/"
 	stored, err := store.List(ctx, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("list run %s: %w", runID, err)
+		return nil, warnings, fmt.Errorf("list run %s: %w", runID, err)
 	}
 	objects := map[string][]byte{}
 	var trialFiles []string
@@ -384,48 +388,49 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 		}
 	}
 	if _, ok := objects[PlanFile]; !ok {
-		return nil, fmt.Errorf("run %s has no %s in the store %v (is the run id right? pairbench run stores it before its first trial)", runID, PlanFile, store)
+		return nil, warnings, fmt.Errorf("run %s has no %s in the store %v (is the run id right? pairbench run stores it before its first trial)", runID, PlanFile, store)
 	}
 	if len(objects) == 1 {
-		return nil, fmt.Errorf("run %s has no rows yet in the store %v: neither %s nor any shards/<k>/%[3]s", runID, store, RowsFile)
+		return nil, warnings, fmt.Errorf("run %s has no rows yet in the store %v: neither %s nor any shards/<k>/%[3]s", runID, store, RowsFile)
 	}
 	for rel := range objects {
 		if objects[rel], err = getObject(ctx, store, prefix+rel); err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 	}
 	var plan Plan
 	if err := json.Unmarshal(objects[PlanFile], &plan); err != nil {
-		return nil, fmt.Errorf("run %s: stored %s: %w", runID, PlanFile, err)
+		return nil, warnings, fmt.Errorf("run %s: stored %s: %w", runID, PlanFile, err)
 	}
 	if err := plan.Validate(); err != nil {
-		return nil, fmt.Errorf("run %s: stored %s: %w", runID, PlanFile, err)
+		return nil, warnings, fmt.Errorf("run %s: stored %s: %w", runID, PlanFile, err)
 	}
 	if plan.RunID != runID {
-		return nil, fmt.Errorf("run %s: stored %s is the plan of run %q", runID, PlanFile, plan.RunID)
+		return nil, warnings, fmt.Errorf("run %s: stored %s is the plan of run %q", runID, PlanFile, plan.RunID)
 	}
-	if err := checkRows(&plan, objects, problem); err != nil {
-		return nil, err
+	warnings, err = checkRows(&plan, objects)
+	if err != nil {
+		return nil, warnings, err
 	}
 	for rel, data := range objects {
 		if err := d.WriteFile(rel, data); err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 	}
 	if err := d.fetchFiles(ctx, store, runID, trialFiles); err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if err := os.Remove(d.File(fetchMark)); err != nil {
-		return nil, fmt.Errorf("finish the fetch: %w", err)
+		return nil, warnings, fmt.Errorf("finish the fetch: %w", err)
 	}
-	return &plan, nil
+	return &plan, warnings, nil
 }
 
 // checkRows checks that every rows file among objects belongs to plan:
 // right run id, planned intents, and rows that are trials of the plan
 // (PlanRows: planned pairs in their planned order, no repeated row), and no
 // pair split over two files.
-func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) error {
+func checkRows(plan *Plan, objects map[string][]byte) (warnings []Problem, _ error) {
 	judge := NewPlanRows(plan)
 	var problems []string
 	owner := map[pairbench.Key]string{} // pair → the rows file holding it
@@ -434,9 +439,10 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 		if rel == PlanFile || rel == ForcedFile {
 			continue
 		}
-		rows, err := readRows(bytes.NewReader(objects[rel]), rel, problem)
+		rows, partial, err := readRows(bytes.NewReader(objects[rel]), rel)
+		warnings = append(warnings, partial...)
 		if err != nil {
-			return fmt.Errorf("run %s: %w", plan.RunID, err)
+			return warnings, fmt.Errorf("run %s: %w", plan.RunID, err)
 		}
 		for i := range rows {
 			r := &rows[i]
@@ -479,9 +485,9 @@ func checkRows(plan *Plan, objects map[string][]byte, problem func(Problem)) err
 		}
 	}
 	if len(problems) > 0 {
-		return &ShardsError{RunID: plan.RunID, Problems: problems}
+		return warnings, &ShardsError{RunID: plan.RunID, Problems: problems}
 	}
-	return nil
+	return warnings, nil
 }
 
 // SiteDir holds the report site's pages beside report.html (package

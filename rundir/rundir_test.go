@@ -131,16 +131,12 @@ func TestReadRowsReadsEveryRowsFileInShardOrder(t *testing.T) {
 		r.RunID = run
 		return r
 	}
-	var problems []Problem
-	collect := func(p Problem) { problems = append(problems, p) }
-
-	rows, err := dir.ReadRows("r1", collect)
+	rows, read, err := readAllRows(dir, RowQuery{RunID: "r1"})
 	require.NoError(t, err)
 	assert.Empty(t, rows)
-	require.Len(t, problems, 1)
-	assert.Equal(t, dir.Path+": has no rows.jsonl yet; reporting a run with no trials", problems[0].String())
+	require.Len(t, read.Warnings, 1)
+	assert.Equal(t, dir.Path+": has no rows.jsonl yet; reporting a run with no trials", read.Warnings[0].String())
 
-	problems = nil
 	write("shards/10/rows.jsonl", row("r1", 10))
 	write("shards/2/rows.jsonl", row("r1", 2), row("r2", 99))
 	write("rows.jsonl", row("r1", 0))
@@ -154,7 +150,7 @@ func TestReadRowsReadsEveryRowsFileInShardOrder(t *testing.T) {
 	files, err := dir.RowsFiles()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rows.jsonl", "shards/2/rows.jsonl", "shards/10/rows.jsonl"}, files)
-	rows, err = dir.ReadRows("r1", collect)
+	rows, read, err = readAllRows(dir, RowQuery{RunID: "r1"})
 	require.NoError(t, err)
 	var pairs []int
 	for _, r := range rows {
@@ -162,16 +158,27 @@ func TestReadRowsReadsEveryRowsFileInShardOrder(t *testing.T) {
 	}
 	assert.Equal(t, []int{0, 2, 10}, pairs, "rows.jsonl first, then the shards by number; another run's row left out")
 	var said []string
-	for _, p := range problems {
+	for _, p := range read.Warnings {
 		said = append(said, p.String())
 	}
 	assert.Equal(t, []string{
 		dir.File("shards/2/rows.jsonl") + ":3: skipped a partial last line (a writer was interrupted or is still appending)",
 		dir.Path + `: left out 1 rows whose run_id is not "r1"`,
 	}, said)
+	assert.Equal(t, 1, read.LeftOut)
+
+	rows, read, err = readAllRows(dir, RowQuery{File: "shards/2/rows.jsonl"})
+	require.NoError(t, err)
+	assert.Len(t, rows, 2, "one file, every run id's rows")
+	assert.Zero(t, read.LeftOut)
+	require.Len(t, read.Warnings, 1, "the partial line")
+	rows, read, err = readAllRows(dir, RowQuery{File: "shards/404/rows.jsonl"})
+	require.NoError(t, err)
+	assert.Empty(t, rows, "a missing rows file has no rows")
+	assert.Empty(t, read.Warnings)
 
 	require.NoError(t, os.WriteFile(dir.File("shards/10/rows.jsonl"), []byte("{}\n"), 0o644))
-	_, err = dir.ReadRows("r1", collect)
+	_, _, err = readAllRows(dir, RowQuery{RunID: "r1"})
 	assert.ErrorContains(t, err, dir.File("shards/10/rows.jsonl")+":1: unsupported row version 0")
 }
 

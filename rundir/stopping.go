@@ -115,14 +115,14 @@ func (l *Looker) Decide() *LookStop {
 func (l *Looker) Report() *stats.Report { return l.stopped }
 
 // DecideStop decides plan's looks from the rows of the run in d that are
-// trials of it (ScanPlanRows): the look it stops at, or nil while a look's
+// trials of it (ScanRows of the plan): the look it stops at, or nil while a look's
 // pairs are still to run. plan's own Stop, if any, is not read. Rows
 // left out are not told (the report tells them).
 func (d RunDir) DecideStop(plan *Plan) (*LookStop, error) {
 	open := *plan
 	open.Stop = nil
 	l := NewLooker(&open)
-	if _, err := d.ScanPlanRows(&open, l.Unread(), nil, l.Add); err != nil {
+	if _, err := d.ScanRows(RowQuery{Plan: &open, Skip: l.Unread()}, l.Add); err != nil {
 		return nil, err
 	}
 	return l.Decide(), nil

@@ -46,7 +46,7 @@ func TestReconcileKeepsTheRecordedStop(t *testing.T) {
 			storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, c.stored)})
 			dir := RunDir{Path: t.TempDir()}
 			require.NoError(t, dir.WritePlan(c.local))
-			_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
+			_, _, err = dir.Reconcile(t.Context(), store, "r1", 0, 0)
 			require.NoError(t, err)
 			got, err := dir.ReadPlan()
 			require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestReconcileKeepsTheRecordedStop(t *testing.T) {
 		storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, stored)})
 		dir := RunDir{Path: t.TempDir()}
 		require.NoError(t, dir.WritePlan(stopped))
-		_, err = dir.Reconcile(t.Context(), store, "r1", 0, 0, nil)
+		_, _, err = dir.Reconcile(t.Context(), store, "r1", 0, 0)
 		assert.ErrorContains(t, err, "two different plans")
 	}
 }

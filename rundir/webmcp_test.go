@@ -28,7 +28,7 @@ func TestMergeRefusesRowsOfAnotherWebMCPMode(t *testing.T) {
 		rows, err = pairbench.AppendRow(rows, r)
 		require.NoError(t, err)
 	}
-	err := checkRows(plan, map[string][]byte{RowsFile: rows}, nil)
+	_, err := checkRows(plan, map[string][]byte{RowsFile: rows})
 	var se *ShardsError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"rows.jsonl row 2: a pair 1 ran with --webmcp polyfill, the plan's is native"}, se.Problems)

@@ -238,7 +238,11 @@ func (ex *Execution) Run(ctx context.Context) error {
 	if problem == nil {
 		problem = func(p rundir.Problem) { log.Warn(p.Msg, p.LogArgs()...) }
 	}
-	all, err := ex.Dir.ReadRowsFile(ex.RowsFile(), problem)
+	var all []pairbench.Row
+	read, err := ex.Dir.ScanRows(rundir.RowQuery{File: ex.RowsFile()}, func(r *pairbench.Row) { all = append(all, *r) })
+	for _, p := range read.Warnings {
+		problem(p)
+	}
 	if err != nil {
 		return err
 	}
@@ -257,7 +261,9 @@ func (ex *Execution) Run(ctx context.Context) error {
 			left = append(left, r)
 		}
 	}
-	judge.Tell(problem, ex.Dir.File(ex.RowsFile()))
+	for _, p := range judge.Warnings(ex.Dir.File(ex.RowsFile())) {
+		problem(p)
+	}
 	tally := func(pairs []rundir.PairSpec, rows []pairbench.Row) *rundir.Tally {
 		t := rundir.NewTallyLimit(pairs, rows, ex.PairAttempts)
 		for _, r := range left {

@@ -247,7 +247,7 @@ func TestLooksRecordAStopDecidedBeforeACrash(t *testing.T) {
 func statusOf(t *testing.T, dir rundir.RunDir, plan *rundir.Plan) rundir.Status {
 	t.Helper()
 	c := rundir.NewStatusCounter(plan)
-	_, err := dir.ScanPlanRows(plan, 0, nil, c.Add)
+	_, err := dir.ScanRows(rundir.RowQuery{Plan: plan}, c.Add)
 	require.NoError(t, err)
 	return c.Status()
 }

@@ -62,8 +62,10 @@ func (f *fakeTrials) trial(ctx context.Context, spec TrialSpec) (pairbench.Row, 
 // rowsOf reads a rows file of d, failing on a partial line.
 func rowsOf(t *testing.T, d rundir.RunDir, rel string) []pairbench.Row {
 	t.Helper()
-	rows, err := d.ReadRowsFile(rel, func(p rundir.Problem) { t.Errorf("reading %s: %s", rel, p) })
+	var rows []pairbench.Row
+	read, err := d.ScanRows(rundir.RowQuery{File: rel}, func(r *pairbench.Row) { rows = append(rows, *r) })
 	require.NoError(t, err)
+	assert.Empty(t, read.Warnings, "reading %s", rel)
 	return rows
 }
 

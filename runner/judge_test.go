@@ -214,8 +214,10 @@ func TestAPairWhoseJudgeFailedRunsAgain(t *testing.T) {
 	ex := &runner.Execution{Dir: s.trials.RunDir, Plan: s.trials.Plan, Slots: 1, Trial: s.trials.Run}
 	require.NoError(t, ex.Run(context.Background()))
 	require.True(t, failed.Load())
-	rows, err := s.trials.RunDir.ReadRowsFile(rundir.RowsFile, func(p rundir.Problem) { t.Error(p) })
+	var rows []pairbench.Row
+	read, err := s.trials.RunDir.ScanRows(rundir.RowQuery{File: rundir.RowsFile}, func(r *pairbench.Row) { rows = append(rows, *r) })
 	require.NoError(t, err)
+	assert.Empty(t, read.Warnings)
 	require.Len(t, rows, 3, "the first trial aborted; its pair ran again whole")
 	assert.Equal(t, pairbench.Aborted, rows[0].Outcome)
 	assert.Contains(t, rows[0].Reason, "judge: ")
