@@ -394,7 +394,9 @@ func unfinished(gh *githubtest.Server, heads map[int]string) []string {
 		want := "bench: " + string(verdictOf(sha))
 		ok := false
 		for _, cr := range runs {
-			if cr.HeadSHA == sha && cr.Title == want {
+			// The title names the arms after the verdict ("bench: faster ·
+			// this PR's tools … against main@…'s tools").
+			if cr.HeadSHA == sha && (cr.Title == want || strings.HasPrefix(cr.Title, want+" · ")) {
 				ok = true
 			}
 		}
