@@ -34,18 +34,30 @@ func TestActionEffectInput(t *testing.T) {
 	assert.Greater(t, accuracy, speedup, "+20pp needs more pairs than a 1.5× speedup (%d, %d)", accuracy, speedup)
 	assert.Equal(t, speedup, plan("speedup", map[string]string{"effect": "1.5x"}), "the default is 1.5×")
 
-	for name, tc := range map[string]struct {
-		in   map[string]string
-		says string
-	}{
+	refusedBeforePlanning(t, b, map[string]string{"mode": "plan", "total-shards": "1", "pairs": "auto"}, map[string]refusal{
 		"fixed":   {map[string]string{"effect": "+20pp", "pairs": "3"}, "input effect is what pairs auto plans for"},
 		"hostile": {map[string]string{"effect": "1.5x --pairs 1000"}, "input effect is not valid"},
-	} {
-		in := b.inputs(map[string]string{"mode": "plan", "total-shards": "1", "pairs": "auto", "run-id": "gh-" + name})
-		for k, v := range tc.in {
-			in[k] = v
+	})
+}
+
+// refusal is inputs the Action must refuse, and what its log then says.
+type refusal struct {
+	in   map[string]string
+	says string
+}
+
+// refusedBeforePlanning runs a job per refusal, its inputs over base: each
+// fails saying why, and nothing is planned.
+func refusedBeforePlanning(t *testing.T, b *bench, base map[string]string, cases map[string]refusal) {
+	t.Helper()
+	for name, tc := range cases {
+		in := map[string]string{"run-id": "gh-" + name}
+		for _, m := range []map[string]string{base, tc.in} {
+			for k, v := range m {
+				in[k] = v
+			}
 		}
-		res, err := b.run(name, in)
+		res, err := b.run(name, b.inputs(in))
 		require.NoError(t, err)
 		assert.True(t, res.Failed, name)
 		assert.Contains(t, res.Log, tc.says, name)

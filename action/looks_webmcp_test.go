@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 )
@@ -37,21 +36,8 @@ func TestActionLooksAndWebMCPInputs(t *testing.T) {
 	assert.LessOrEqual(t, len(p.Looks), 1, "one look: every pair runs")
 	assert.Equal(t, pairbench.WebMCPNative, p.WebMCP)
 
-	for name, tc := range map[string]struct {
-		in   map[string]string
-		says string
-	}{
-		"looks":  {map[string]string{"looks": "3 --pairs 1000"}, "input looks is not valid"},
-		"webmcp": {map[string]string{"webmcp": "native; true"}, "input webmcp is not valid"},
-	} {
-		in := b.inputs(map[string]string{"mode": "plan", "total-shards": "1", "pairs": "12", "run-id": "gh-bad-" + name})
-		for k, v := range tc.in {
-			in[k] = v
-		}
-		res, err := b.run(name, in)
-		require.NoError(t, err)
-		assert.True(t, res.Failed, name)
-		assert.Contains(t, res.Log, tc.says, name)
-		assert.False(t, b.exists("gh-bad-"+name+"/run.json"), "%s: nothing planned", name)
-	}
+	refusedBeforePlanning(t, b, map[string]string{"mode": "plan", "total-shards": "1", "pairs": "12"}, map[string]refusal{
+		"bad-looks":  {map[string]string{"looks": "3 --pairs 1000"}, "input looks is not valid"},
+		"bad-webmcp": {map[string]string{"webmcp": "native; true"}, "input webmcp is not valid"},
+	})
 }
