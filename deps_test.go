@@ -14,10 +14,13 @@ import (
 
 // engine is what a package that reads runs must never reach, directly or
 // through any package it imports: the engine and every adapter it drives
-// (runner and all below it: agents, browsers, the scripted model, the MCP
-// server), the sandbox, and the heavy modules behind them.
+// (runner and the MCP server below it, the agents, the browsers, the
+// scripted model), the sandbox, and the heavy modules behind them.
 var engine = []string{
 	module + "/runner",
+	module + "/agent",
+	module + "/browser",
+	module + "/model",
 	module + "/sandbox",
 	"github.com/chromedp",
 	"github.com/dop251/goja",

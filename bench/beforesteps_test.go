@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -30,7 +30,7 @@ var transcriptSections = regexp.MustCompile(`(?s)<h3>Transcript</h3>\n.*?</p>\n`
 // steps are in steps.jsonl, as a trial writes them now, the page is the
 // same and reads them alone.
 func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
-	for _, name := range agents.Names {
+	for _, name := range agent.Names {
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join("testdata", "before-steps", name)
 			want, err := os.ReadFile(filepath.Join(src, "transcripts.html"))
@@ -63,7 +63,7 @@ func TestTrialsBeforeStepsShowTheirTranscripts(t *testing.T) {
 				require.NoError(t, json.Unmarshal(b, &tl))
 				f, err := os.Open(run.File(path.Join(dir, rundir.TrialTranscript)))
 				require.NoError(t, err)
-				steps, err := agents.OldTranscripts(name)(f, tl.Transcript)
+				steps, err := agent.OldTranscripts(name)(f, tl.Transcript)
 				f.Close()
 				require.NoError(t, err)
 				require.NotEmpty(t, steps)

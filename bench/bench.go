@@ -18,10 +18,10 @@
 // (file:line), so a caller can print them or quote them in a comment.
 //
 // The package wires the runner to its adapters: the agent Config.Agent
-// names (runner/agent/agents: pi, Claude Code or Codex), the browsers
-// Config.Browser names (local Chromium, runner/browser/local; Kernel's or
-// another service's, runner/browser/remote), and the scripted model
-// (runner/model) when the plan names it.
+// names (agent: pi, Claude Code or Codex), the browsers
+// Config.Browser names (local Chromium, browser/local; Kernel's or
+// another service's, browser/remote), and the scripted model
+// (model) when the plan names it.
 package bench
 
 import (
@@ -36,10 +36,10 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -92,8 +92,8 @@ type Config struct {
 	// pairs (Design; docs/statistics.md, Looks): it stops at the first
 	// that decides it. 0 or 1: one look, after every pair.
 	Looks int
-	// Agent names the agent benched in both arms (agents.Names; ""
-	// means agents.Default). A run is benched with one agent: a resume
+	// Agent names the agent benched in both arms (agent.Names; ""
+	// means agent.Default). A run is benched with one agent: a resume
 	// with another is refused, even with Force.
 	Agent string
 	// Model names the model both arms' agents use: ScriptedModel or
@@ -302,7 +302,7 @@ type Run struct {
 	// without a store).
 	leaseLost chan error
 	trials    *runner.Trials
-	agent     agents.Agent
+	agent     agent.Agent
 	// agentName is the agent benched; harness the tools its CLI always
 	// declares beside the allowlist.
 	agentName string

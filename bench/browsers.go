@@ -11,11 +11,11 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/rundir"
 
+	"github.com/pairbench/pairbench/browser/cdp"
+	"github.com/pairbench/pairbench/browser/kernel"
+	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/browser/remote"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/cdp"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/browser/remote"
 )
 
 // The browser providers Browsers.Provider names.

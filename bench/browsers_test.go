@@ -14,11 +14,11 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/browser/kernel"
+	"github.com/pairbench/pairbench/browser/kernel/kerneltest"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
-	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
 // fakeKernel is a fake Kernel whose browsers reach the example sites.

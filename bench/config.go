@@ -11,9 +11,9 @@ import (
 
 	"github.com/pairbench/pairbench/rundir"
 
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner/agent/agents"
-	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -23,7 +23,7 @@ import (
 // delay and a 300 ms settle, labels at alpha 0.05 over up to DefaultLooks
 // looks, runs under "runs".
 func DefaultConfig() Config {
-	return Config{Agent: agents.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Looks: DefaultLooks, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
+	return Config{Agent: agent.Default, Pairs: 10, Effect: stats.Effect{Speedup: 1.5}, Looks: DefaultLooks, Slots: 2, Model: ScriptedModel, RunsDir: "runs", Alpha: 0.05,
 		Caps: rundir.PlanCaps{TimeS: 300, Turns: 40, SpendUSD: 1}, StartDelay: 10 * time.Second, Settle: 300 * time.Millisecond}
 }
 
@@ -113,23 +113,23 @@ func CheckRunID(id string) error {
 
 // checkParts refuses a browser configuration no provider can run, an
 // unknown agent, a model the agent cannot take, or a missing key; it
-// returns the agent's name (agents.Default for none) and the model.
-func (c Config) checkParts() (agent string, _ rundir.Model, _ error) {
+// returns the agent's name (agent.Default for none) and the model.
+func (c Config) checkParts() (name string, _ rundir.Model, _ error) {
 	if err := c.Browser.Check(c); err != nil {
 		return "", rundir.Model{}, err
 	}
-	agent = c.Agent
-	if agent == "" {
-		agent = agents.Default
+	name = c.Agent
+	if name == "" {
+		name = agent.Default
 	}
 	m, err := ParseModel(c.Model, c.ModelURL)
 	if err != nil {
 		return "", rundir.Model{}, err
 	}
-	if err := agents.Check(agent, m, os.Environ()); err != nil {
+	if err := agent.Check(name, m, os.Environ()); err != nil {
 		return "", rundir.Model{}, err
 	}
-	return agent, m, nil
+	return name, m, nil
 }
 
 // NewRunID names a run started at now that was given no id: a UTC time

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/browser/toolcheck"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/toolcheck"
 	"github.com/pairbench/pairbench/stats"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pairbench/pairbench/agent/launch"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent"
 )
 
 // DefaultJudgeCaps bound each judging of a judged trial unless the
@@ -55,7 +55,7 @@ func checkJudge(p *rundir.Plan) error {
 	if p.Judge == nil {
 		return nil
 	}
-	return agent.CheckJudge(p.Judge.Model, os.Environ())
+	return launch.CheckJudge(p.Judge.Model, os.Environ())
 }
 
 // smokeJudge asks a run's judge once, about the first judged intent's

@@ -15,12 +15,12 @@ import (
 
 	"github.com/pairbench/pairbench/rundir"
 
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent/agents"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // Open opens the bench cfg describes: it checks the agent, the model and
@@ -41,7 +41,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	r := &Run{cfg: cfg, log: log, dir: rundir.RunDir{Path: filepath.Join(cfg.RunsDir, cfg.RunID)}, hosts: cfg.Hosts,
-		agentName: name, harness: agents.HarnessTools(name)}
+		agentName: name, harness: agent.HarnessTools(name)}
 	defer func() {
 		if err != nil {
 			r.Close()

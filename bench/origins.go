@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // Benching your own or a staging site (docs/registry.md): --host maps a

@@ -15,19 +15,19 @@ import (
 
 	"github.com/pairbench/pairbench/rundir"
 
+	"github.com/pairbench/pairbench/agent"
+	"github.com/pairbench/pairbench/agent/launch"
+	"github.com/pairbench/pairbench/agent/pi"
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/model"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent"
-	"github.com/pairbench/pairbench/runner/agent/agents"
-	"github.com/pairbench/pairbench/runner/agent/pi"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/model"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
 // This file wires the runner to its parts: the agent (by name, through
-// runner/agent/agents, where another agent is added), the browsers (local
+// agent, where another agent is added), the browsers (local
 // Chromium, or a cloud service's: browsers.go) and the scripted model.
 
 // ScriptedModel names pairbench's own scripted model where a model is
@@ -50,16 +50,16 @@ func ParseModel(name, baseURL string) (rundir.Model, error) {
 }
 
 // tools are the pinned Node tools the agent and its browser control run on.
-type tools struct{ agent.Tools }
+type tools struct{ launch.Tools }
 
-func newTools(nodeModules string) tools { return tools{agent.Tools{NodeModules: nodeModules}} }
+func newTools(nodeModules string) tools { return tools{launch.Tools{NodeModules: nodeModules}} }
 
 // versions records what every trial of the named agent depends on, for
 // run.json.
 func (t tools) versions(ctx context.Context, name string, browsers Browsers, chromium string) (rundir.Versions, error) {
 	v := rundir.Versions{Pairbench: Version(), AgentName: name}
 	var err error
-	if v.Agent, err = packageVersion(agents.Package(name, t.Tools)); err != nil {
+	if v.Agent, err = packageVersion(agent.Package(name, t.Tools)); err != nil {
 		return v, toolsMissing(name, t.NodeModules, err)
 	}
 	if v.PlaywrightMCP, err = packageVersion(t.PlaywrightMCP()); err != nil {
@@ -124,7 +124,7 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	if err != nil {
 		return err
 	}
-	a, err := agents.New(r.agentName, agents.Config{Tools: t.Tools, HostEnv: os.Environ(), Executable: exe,
+	a, err := agent.New(r.agentName, agent.Config{Tools: t.Tools, HostEnv: os.Environ(), Executable: exe,
 		TempRoot: r.cfg.TempDir, Log: r.log})
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func (r *Run) startParts(ctx context.Context, t tools, tis map[string]*runner.Tr
 	r.trials = &runner.Trials{RunDir: r.dir, Plan: r.plan, Intents: tis, Browsers: browsers, Agent: a,
 		BrowserMCP: t.BrowserMCP(settle), StartDelay: delay, Log: r.log}
 	if r.plan.Judge != nil {
-		r.trials.Judge = agent.NewJudge(agent.JudgeConfig{HostEnv: os.Environ(), ScriptedURL: scriptedURL, TempRoot: r.cfg.TempDir, Log: r.log})
+		r.trials.Judge = launch.NewJudge(launch.JudgeConfig{HostEnv: os.Environ(), ScriptedURL: scriptedURL, TempRoot: r.cfg.TempDir, Log: r.log})
 	}
 	return nil
 }
@@ -182,7 +182,7 @@ func (r *Run) cleanLeftovers() {
 	dir, cutoff := r.cfg.TempDir, time.Now().Add(-leftoverGrace)
 	sandboxes, err1 := sandbox.CleanStale(dir, cutoff)
 	caches, err2 := pi.CleanStale(dir, cutoff)
-	gates, err3 := agent.CleanStale(dir, cutoff)
+	gates, err3 := launch.CleanStale(dir, cutoff)
 	smokes, err4 := runner.CleanStale(dir, cutoff)
 	guards, err5 := local.CleanStale(dir, cutoff)
 	if n := len(sandboxes) + len(caches) + len(gates) + len(smokes) + len(guards); n > 0 {

@@ -12,8 +12,8 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner/agent/agents"
 	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
 )
@@ -86,7 +86,7 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 	// memory.
 	b := stats.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
-	site.OldTranscripts = agents.OldTranscripts(plan.AgentName())
+	site.OldTranscripts = agent.OldTranscripts(plan.AgentName())
 	status := rundir.NewStatusCounter(plan)
 	read, err := dir.ScanRows(rundir.RowQuery{Plan: plan, Skip: b.Unread() & site.Unread()}, func(row *pairbench.Row) {
 		b.Add(row)

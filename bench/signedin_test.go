@@ -17,10 +17,10 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/browser/kernel"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
 )
 
 const whoamiTool = `({

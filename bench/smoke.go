@@ -12,9 +12,9 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/browser/toolcheck"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/toolcheck"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -24,7 +24,7 @@ import (
 // zero-tool agent run answers at a cost above zero, and the treatment
 // setup of every intent works: in one browser (unless two domains' tools
 // could meet on a page), each start page shows its entry tool live and no
-// registered tool failed to register there (runner/toolcheck); a run with
+// registered tool failed to register there (browser/toolcheck); a run with
 // judged intents' judge gives a verdict (runner.SmokeJudge). A run
 // resumed from its own run.json has passed it already and goes straight on; a new run freezes run.json only
 // once the gate passed, so a failed gate leaves no plan. The error says

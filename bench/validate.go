@@ -9,11 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/browser/toolcheck"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/toolcheck"
 )
 
 // ValidateOptions say how far Validate checks.

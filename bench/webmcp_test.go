@@ -16,13 +16,13 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/browser/kernel"
+	"github.com/pairbench/pairbench/browser/kernel/kerneltest"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/browser/kernel"
-	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
 // TestResumeWithAnotherWebMCPIsRefused: every trial of a run goes through

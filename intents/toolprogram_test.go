@@ -52,7 +52,7 @@ var refusedForms = []toolFileForm{
 }
 
 // AcceptedForms returns the documented tool-file forms: the files in
-// testdata/toolforms (which runner/toolcheck registers in Chromium too) and
+// testdata/toolforms (which browser/toolcheck registers in Chromium too) and
 // variants of them that only differ in bytes a file may carry.
 func acceptedForms(t *testing.T) map[string]string {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 )
 
 // Agent runs one agent to completion on one task. Adapters live in
-// runner/agent/...; the trial never knows which agent it drives.
+// agent/...; the trial never knows which agent it drives.
 type Agent interface {
 	// Run starts the agent on the task and returns what it did. It returns an
 	// error only when the agent could not be run or observed at all (a

@@ -16,7 +16,7 @@ import (
 )
 
 // Browsers is a browser provider: it opens one fresh browser per trial. The
-// local provider (runner/browser/local) starts Chromium on this machine. A
+// local provider (browser/local) starts Chromium on this machine. A
 // cloud provider implements the same contract with its API; for Kernel
 // browsers: Open creates a browser (BrowserSpec's Profile and Stealth are its
 // options), DevTools is the browser's CDP websocket URL, RegisterTools is its

@@ -17,7 +17,7 @@ import (
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
 
-// The real provider is tested against Chromium in runner/browser/local; these
+// The real provider is tested against Chromium in browser/local; these
 // fakes pin down SetUpBrowser's own decisions: retries, checks and cleanup.
 
 // scriptedBrowser is a browser whose load result and live tools are scripted.

@@ -10,7 +10,7 @@ import (
 )
 
 // BrowserToolArgs are the arguments of each of BrowserTools, as the pinned
-// Playwright MCP declares them (a test of runner/agent reads them from
+// Playwright MCP declares them (a test of agent/launch reads them from
 // it): every property, and the required ones.
 var BrowserToolArgs = map[string]ToolArgs{
 	"browser_navigate":        {Known: []string{"url"}, Required: []string{"url"}},

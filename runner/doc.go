@@ -5,7 +5,7 @@
 // row appended), with the smoke checks and budgets that gate a run.
 //
 // It declares the parts it drives, Browsers and Agent; the adapters in
-// runner/browser/... and runner/agent/... implement them. What a run writes
+// browser/... and agent/... implement them. What a run writes
 // and how it is read back (the run directory, plan, rows, tally, status and
 // the store side) is package rundir's.
 package runner

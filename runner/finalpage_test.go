@@ -8,8 +8,8 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/model"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/model"
 )
 
 // plainBrowsers hands out browsers that offer runner.Browser alone, as a

@@ -73,7 +73,7 @@ func (ji JudgeInput) Message() string {
 	return string(b)
 }
 
-// Judge asks a judge model one question. Adapters live in runner/agent;
+// Judge asks a judge model one question. Adapters live in agent/launch;
 // they reach the model the way agents do.
 type Judge interface {
 	// Judge sends req and returns the model's reply. It returns an error

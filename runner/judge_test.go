@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent/launch"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/model"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent"
-	"github.com/pairbench/pairbench/runner/model"
 )
 
 // judgeRequests records the judge's requests to the scripted model, and
@@ -83,7 +83,7 @@ func judged(t *testing.T, shared *stack, jr *judgeRequests, checks ...intents.Ch
 	srv := httptest.NewServer(jr.wrap(model.New(intentsOf(s.trials.Intents), model.Options{})))
 	t.Cleanup(srv.Close)
 	s.trials.Plan.Model.BaseURL = srv.URL + "/v1"
-	s.trials.Judge = agent.NewJudge(agent.JudgeConfig{ScriptedURL: srv.URL + "/v1", TempRoot: s.tmp})
+	s.trials.Judge = launch.NewJudge(launch.JudgeConfig{ScriptedURL: srv.URL + "/v1", TempRoot: s.tmp})
 	return s
 }
 
@@ -107,7 +107,7 @@ func TestTheJudgeNeverLearnsTheArm(t *testing.T) {
 	require.Equal(t, 2, jr.count(), "one question per arm")
 	var answers []any
 	for i, body := range jr.bodies {
-		assert.Equal(t, "Bearer "+agent.ScriptedKey, jr.auth[i])
+		assert.Equal(t, "Bearer "+launch.ScriptedKey, jr.auth[i])
 		text := strings.ToLower(string(body))
 		for _, leak := range []string{"control", "treatment", "find_books", "list_genre", "webmcp", "mcp__", "trials/", "i found the answer", "tool"} {
 			assert.NotContains(t, text, leak, "the judge's request %d", i+1)

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent/launch"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/model"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent"
-	"github.com/pairbench/pairbench/runner/model"
 )
 
 // TestAJudgedPlanHoldsItsJudgeInTheBudget: a plan with judged intents
@@ -57,7 +57,7 @@ func TestSmokeJudge(t *testing.T) {
 	defer scripted.Close()
 	pj := &rundir.PlanJudge{Model: rundir.Model{Provider: "pairbench", ID: model.ID, Scripted: true, InputPrice: 3, OutputPrice: 15},
 		Prompt: runner.JudgePrompt, PromptVersion: runner.JudgePromptVersion, Caps: rundir.PlanCaps{TimeS: 60, SpendUSD: 0.1}}
-	judge := agent.NewJudge(agent.JudgeConfig{ScriptedURL: scripted.URL + "/v1", TempRoot: t.TempDir()})
+	judge := launch.NewJudge(launch.JudgeConfig{ScriptedURL: scripted.URL + "/v1", TempRoot: t.TempDir()})
 	cost, err := runner.SmokeJudge(t.Context(), judge, pj, in)
 	require.NoError(t, err)
 	assert.Positive(t, cost)
@@ -66,7 +66,7 @@ func TestSmokeJudge(t *testing.T) {
 		http.Error(w, `{"error": {"message": "invalid api key"}}`, http.StatusUnauthorized)
 	}))
 	defer refusing.Close()
-	judge = agent.NewJudge(agent.JudgeConfig{ScriptedURL: refusing.URL + "/v1", TempRoot: t.TempDir()})
+	judge = launch.NewJudge(launch.JudgeConfig{ScriptedURL: refusing.URL + "/v1", TempRoot: t.TempDir()})
 	_, err = runner.SmokeJudge(t.Context(), judge, pj, in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "judge pairbench/pairbench-scripted: ")
@@ -77,7 +77,7 @@ func TestSmokeJudge(t *testing.T) {
 		io.WriteString(w, `{"choices": [{"message": {"content": "Looks fine to me."}}], "usage": {"prompt_tokens": 10, "completion_tokens": 4}}`)
 	}))
 	defer chatty.Close()
-	judge = agent.NewJudge(agent.JudgeConfig{ScriptedURL: chatty.URL + "/v1", TempRoot: t.TempDir()})
+	judge = launch.NewJudge(launch.JudgeConfig{ScriptedURL: chatty.URL + "/v1", TempRoot: t.TempDir()})
 	cost, err = runner.SmokeJudge(t.Context(), judge, pj, in)
 	assert.EqualError(t, err, `judge pairbench/pairbench-scripted on gift's known-correct answer: the judge's reply holds no verdict (a JSON object): "Looks fine to me."`)
 	assert.Positive(t, cost, "what the reply cost is spent")

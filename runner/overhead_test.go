@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent"
+	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/model"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent/agents"
-	"github.com/pairbench/pairbench/runner/browser/local"
-	"github.com/pairbench/pairbench/runner/model"
 )
 
 // modelClock records when the agent's model calls start and end.
@@ -81,7 +81,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 //
 //	go test ./runner -run '^$' -bench 'TrialOverhead/spare|AgentOverhead' -benchtime 8x
 func BenchmarkAgentOverhead(b *testing.B) {
-	benchmarkOverhead(b, 1, agents.Names, "pi")
+	benchmarkOverhead(b, 1, agent.Names, "pi")
 }
 
 // overheads are one agent's trials' figures, in seconds.
@@ -109,10 +109,10 @@ func benchmarkOverhead(b *testing.B, spares int, names []string, base string) {
 		t := *s.trials
 		plan := *t.Plan
 		plan.Model.BaseURL = srv.URL + "/v1"
-		plan.Allowlist = append(runner.Allowlist(), agents.HarnessTools(name)...)
+		plan.Allowlist = append(runner.Allowlist(), agent.HarnessTools(name)...)
 		t.Plan, t.RunDir = &plan, rundir.RunDir{Path: b.TempDir()}
 		if name != "pi" { // the stack's pi has its compile cache warm, as run's
-			a, err := agents.New(name, agents.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
+			a, err := agent.New(name, agent.Config{Tools: tools, HostEnv: []string{"HOME=/root"}, Executable: exe, TempRoot: s.tmp})
 			require.NoError(b, err)
 			t.Agent = a
 		}

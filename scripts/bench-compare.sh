@@ -2,7 +2,7 @@
 # bench-compare.sh REV PKG BENCH [ROUNDS] [BENCHTIME]
 #
 # Runs the Go benchmarks matching BENCH in package PKG (./runner,
-# ./runner/browser/local, ...) at revision REV (the "before") and in the
+# ./browser/local, ...) at revision REV (the "before") and in the
 # working tree (the "after") side by side in one run: ROUNDS rounds
 # (default 3), each running BENCHTIME (default 4x) of the before, then of
 # the after, so a busy machine weighs on both alike. Prints, per benchmark
@@ -13,7 +13,7 @@
 # runs in its own package directory, as go test would run it.
 #
 #   scripts/bench-compare.sh 7a24cd8 ./runner '^BenchmarkTrialOverhead$/spare' 3 4x
-#   scripts/bench-compare.sh 7a24cd8 ./runner/browser/local '^BenchmarkSetup$' 3 6x
+#   scripts/bench-compare.sh 7a24cd8 ./browser/local '^BenchmarkSetup$' 3 6x
 set -eu
 rev=${1:?usage: bench-compare.sh REV PKG BENCH [ROUNDS] [BENCHTIME]}
 pkg=${2:?usage: bench-compare.sh REV PKG BENCH [ROUNDS] [BENCHTIME]}

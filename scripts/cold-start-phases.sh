@@ -2,7 +2,7 @@
 # cold-start-phases.sh [STARTS]
 #
 # Where a confined cold browser start spends its time, phase by phase.
-# Runs runner/browser/local's BenchmarkSetup (STARTS starts, default 12) of
+# Runs browser/local's BenchmarkSetup (STARTS starts, default 12) of
 # the working tree under `perf trace` (Debian package linux-perf; root),
 # recording only process events, and prints per phase the median over the
 # starts, in milliseconds:
@@ -25,8 +25,8 @@ command -v perf >/dev/null || { echo "cold-start-phases.sh: needs perf (apt-get 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-(cd "$here" && go test -c -o "$tmp/local.test" ./runner/browser/local)
-(cd "$here/runner/browser/local" && perf trace -f --no-syscalls -e execve,clone,clone3,unshare -o "$tmp/trace" \
+(cd "$here" && go test -c -o "$tmp/local.test" ./browser/local)
+(cd "$here/browser/local" && perf trace -f --no-syscalls -e execve,clone,clone3,unshare -o "$tmp/trace" \
 	"$tmp/local.test" -test.run '^$' -test.bench '^BenchmarkSetup$' -test.benchtime "${starts}x" -test.count 1 >/dev/null)
 # Lines read: "  TIME ( DUR ms): COMM/PID SYSCALL(ARGS) = RET".
 awk '

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/agent"
+	"github.com/pairbench/pairbench/agent/launch"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent"
-	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
 // TestBadAgentInputIsOneLine: an unknown agent, a model the agent cannot
@@ -70,14 +70,14 @@ func TestDemoWithEachAgent(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, exitOK, code, stderr)
 
-			version := packageVersion(t, agents.Package(name, agent.Tools{NodeModules: tools}))
+			version := packageVersion(t, agent.Package(name, launch.Tools{NodeModules: tools}))
 			dir := rundir.RunDir{Path: filepath.Join(runs, "d1")}
 			plan, err := dir.ReadPlan()
 			require.NoError(t, err)
 			assert.Equal(t, name, plan.Versions.AgentName)
 			assert.Equal(t, version, plan.Versions.Agent, "the installed version is frozen")
 			assert.Equal(t, runner.PricesVersion, plan.Prices)
-			for _, h := range agents.HarnessTools(name) {
+			for _, h := range agent.HarnessTools(name) {
 				assert.Contains(t, plan.Allowlist, h, "the CLI's harness tools join the allowlist")
 			}
 

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/kernel/kerneltest"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner/browser/kernel/kerneltest"
 )
 
 // TestRunOnKernelBrowsers runs `pairbench run --browser kernel --stealth

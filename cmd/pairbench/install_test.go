@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // TestInstalledBinaryFindsItsTools copies the real binary out of the

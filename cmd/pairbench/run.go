@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bench/progress"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
-	"github.com/pairbench/pairbench/runner/agent/agents"
 )
 
 // benchOptions are the options of a bench (run, demo, and serve's local
@@ -60,7 +60,7 @@ func benchFlags(cmd *cobra.Command, o *benchOptions) {
 	f.IntVar(&o.Looks, "looks", o.Looks, "looks a new run takes at equal fractions of its pairs: it stops at the first that decides it, for efficacy (a verdict at the look's share of --alpha) or futility (docs/statistics.md, Looks); 1: one look, after every pair")
 	f.BoolVar(&o.allowInconclusive, "allow-inconclusive", false, "run a plan whose pairs can reach no label (refused otherwise, with exit 2 and the pairs it needs)")
 	f.IntVar(&o.Adoption, "adoption", 0, "treatment-only adoption trials per domain before its pairs (0: skip the stage)")
-	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agents.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
+	f.StringVar(&o.Agent, "agent", o.Agent, "agent benched in both arms: "+strings.Join(agent.Names, ", ")+" (each its real CLI at the version tools/package.json pins; see docs/cli.md, Agents)")
 	f.StringVar(&o.Model, "model", o.Model, "model: "+bench.ScriptedModel+" (pairbench's deterministic scripted model, not an LLM) or provider/id, e.g. openai/gpt-5.4-mini with OPENAI_API_KEY set")
 	f.StringVar(&o.ModelURL, "model-url", "", "override the provider's API base URL (an OpenAI-compatible endpoint)")
 	f.StringVar(&o.Judge.Model, "judge-model", "", "judge of judged intents: "+bench.ScriptedModel+" or provider/id (default: --model), reached as the agents' model is")

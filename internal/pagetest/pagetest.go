@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/runner/browser/local"
 )
 
 // Browser is one headless Chromium for a test; it ends with the test.

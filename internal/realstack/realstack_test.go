@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/runner/browser/local"
+	"github.com/pairbench/pairbench/browser/local"
 )
 
 // recorder is a test that notes what Need made of it instead of ending.
