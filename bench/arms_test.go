@@ -21,6 +21,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -205,7 +206,7 @@ func armsRepo(t *testing.T) (string, string) {
 // returns its report.
 func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.PlanArms, pairs int, alpha float64, sel ...string) *stats.Report {
 	t.Helper()
-	cfg := config(t, reg)
+	cfg := benchConfig(t, reg)
 	cfg.RunID = strings.NewReplacer("@", "-", "+", "-").Replace(arms.Control.String() + "-vs-" + arms.Treatment.String())
 	cfg.Intents, cfg.Pairs, cfg.Slots, cfg.Alpha, cfg.Hosts, cfg.Arms = sel, pairs, 2, alpha, hosts, arms
 	cfg.Caps.TimeS = 300
@@ -254,14 +255,14 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 	out, err := exec.Command("git", "-C", reg, "diff", "--name-only", "--relative", "main", "--", ".").Output()
 	require.NoError(t, err)
 	base := map[string]bool{"slow.test": true, "broken.test": true, "refactor.test": true, "calm.test": true, "route.test": true, "empty.test": true}
-	cmp := intents.Comparisons(head.Config, strings.Fields(string(out)), func(d string) bool { return base[d] })
-	chosen := map[string][]intents.Against{}
+	cmp := config.Comparisons(head.Config, strings.Fields(string(out)), func(d string) bool { return base[d] })
+	chosen := map[string][]config.Against{}
 	for _, c := range cmp {
 		chosen[c.Domain] = c.Against
 	}
-	assert.Equal(t, map[string][]intents.Against{
-		"broken.test": {intents.AgainstBase}, "refactor.test": {intents.AgainstBase}, "slow.test": {intents.AgainstBase},
-		"fresh.test": {intents.AgainstNone},
+	assert.Equal(t, map[string][]config.Against{
+		"broken.test": {config.AgainstBase}, "refactor.test": {config.AgainstBase}, "slow.test": {config.AgainstBase},
+		"fresh.test": {config.AgainstNone},
 	}, chosen, "calm.test, route.test and empty.test are untouched: not benched")
 
 	t.Run("a broken tool is less accurate and worse against base; a new domain is benched against none", func(t *testing.T) {

@@ -39,6 +39,7 @@ import (
 	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -70,7 +71,7 @@ type Config struct {
 	// Changes, a git revision (a pull request's base), benches what the
 	// registry directory's working tree changed since its merge base with
 	// it (what a pull request into it shows): each domain as
-	// intents.Comparisons chooses (tools changed: against its tools at
+	// config.Comparisons chooses (tools changed: against its tools at
 	// Changes; new, or its intents alone changed: against no tools); an
 	// untouched domain is not benched, and a bench with nothing changed
 	// fails with ErrNothingChanged. It sets Arms and Intents, which must
@@ -351,7 +352,7 @@ type Result struct {
 	Reports []string
 	// AgainstNone is the second comparison of a bench of changes whose
 	// configuration asks for both (compare: both): the domains it benched
-	// against base, benched against no tools in run intents.AgainstNoneRunID; nil
+	// against base, benched against no tools in run config.AgainstNoneRunID; nil
 	// when there is none.
 	AgainstNone *Result
 }
@@ -403,7 +404,7 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 	if len(r.alsoNone) > 0 && err == nil {
 		// compare: both: the same domains, head against no tools.
 		none := cfg
-		none.RunID, none.Changes, none.Intents, none.Arms = intents.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, rundir.PlanArms{}
+		none.RunID, none.Changes, none.Intents, none.Arms = config.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, rundir.PlanArms{}
 		r.log.Info("compare: both: benching against no tools too", "run", none.RunID, "domains", r.alsoNone)
 		r.Close()
 		second, err := Bench(ctx, none)

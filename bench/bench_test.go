@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	offline.Main(m)
 }
 
-func config(t *testing.T, registry string) bench.Config {
+func benchConfig(t *testing.T, registry string) bench.Config {
 	t.Helper()
 	tools, err := filepath.Abs("../tools/node_modules")
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestRegistryProblemsAreValues(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "domains"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "bench", "intents", "x.example"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bench", "intents", "x.example", "a.yaml"), []byte("id: a\ndomain: x.example\nnope: 1\n"), 0o644))
-	cfg := config(t, dir)
+	cfg := benchConfig(t, dir)
 
 	_, err := bench.Open(t.Context(), cfg)
 	var regErr *bench.RegistryError
@@ -87,7 +87,7 @@ func TestRegistryWithAFailingBaselineIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "    high_c: 4\n")
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), "    high_c: 4\n", "    high_c: 41\n", 1)), 0o644))
-	cfg := config(t, dir)
+	cfg := benchConfig(t, dir)
 
 	_, err = bench.Open(t.Context(), cfg)
 	var regErr *bench.RegistryError
@@ -104,7 +104,7 @@ func TestRegistryWithAFailingBaselineIsRefused(t *testing.T) {
 // store.
 func TestBenchRunsToItsReport(t *testing.T) {
 	realstack.Need(t)
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Intents, cfg.ExampleSites, cfg.Store = []string{"weather-high-oslo"}, true, t.TempDir()
 
 	var (
@@ -166,7 +166,7 @@ func TestBenchRunsToItsReport(t *testing.T) {
 // TestExecuteNeedsTheSmokeGate opens a bench and runs it without the gate.
 func TestExecuteNeedsTheSmokeGate(t *testing.T) {
 	realstack.Need(t)
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	r, err := bench.Open(t.Context(), cfg)
 	require.NoError(t, err)
@@ -246,7 +246,7 @@ func TestOpenRefusesBadAgentInput(t *testing.T) {
 		{"claude-code", "openai/gpt-5", "claude-code speaks only the Anthropic Messages API"},
 		{"codex", "openai/gpt-5", "model openai/gpt-5: OPENAI_API_KEY is not set"},
 	} {
-		cfg := config(t, "../examples/registry")
+		cfg := benchConfig(t, "../examples/registry")
 		cfg.Agent, cfg.Model = c.agent, c.model
 		_, err := bench.Open(t.Context(), cfg)
 		require.Error(t, err)
@@ -261,7 +261,7 @@ func TestOpenRefusesBadAgentInput(t *testing.T) {
 // resumes only a pi run (the default).
 func TestResumeWithAnotherAgentIsRefused(t *testing.T) {
 	realstack.Need(t, realstack.NodeTools) // the agents' installs are checked before the plan
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	reg, err := intents.Load(cfg.Registry)
 	require.NoError(t, err)

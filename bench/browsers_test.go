@@ -51,7 +51,7 @@ func exampleHosts(t *testing.T, h http.Handler) map[string]string {
 func TestBenchOnKernelBrowsers(t *testing.T) {
 	realstack.Need(t)
 	fake := fakeKernel(t)
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Stealth: true, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
 
@@ -112,7 +112,7 @@ func TestOpenRefusesBrowserConfigurationsThatCannotRun(t *testing.T) {
 		}, "a cloud browser cannot reach sites served on this machine's loopback"},
 		{func(c *bench.Config) { c.Browser.Provider = bench.BrowserCDP }, "configure a websocket URL template (url) or a create request (create)"},
 	} {
-		cfg := config(t, "../examples/registry")
+		cfg := benchConfig(t, "../examples/registry")
 		c.mutate(&cfg)
 		_, err := bench.Open(t.Context(), cfg)
 		require.Error(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -17,7 +18,7 @@ import (
 var ErrNothingChanged = errors.New("nothing to bench")
 
 // applyChanges turns Config.Changes into the run's arms and selection:
-// the domains that changed since the base revision (intents.Comparisons),
+// the domains that changed since the base revision (config.Comparisons),
 // benched against their tools at the base, a new domain (one the base does
 // not have) or one whose intents alone changed against no tools. It
 // returns the arms and the domains benched against none. A registry read
@@ -49,13 +50,13 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head rund
 	}
 	againstBase, both := map[string]bool{}, map[string]bool{}
 	var benched, none []string
-	for _, c := range intents.Comparisons(reg.Config, changed, revs[base].Has) {
+	for _, c := range config.Comparisons(reg.Config, changed, revs[base].Has) {
 		if reg.Domain(c.Domain) == nil || !hasIntents(reg, c.Domain) {
 			continue // a domain removed, or one without intents: nothing to bench
 		}
 		benched = append(benched, c.Domain)
 		switch {
-		case c.New || !slices.Contains(c.Against, intents.AgainstBase):
+		case c.New || !slices.Contains(c.Against, config.AgainstBase):
 			none = append(none, c.Domain)
 		default:
 			againstBase[c.Domain] = true
@@ -91,7 +92,7 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head rund
 // askBoth notes a domain (or a named intent of one) benched against base
 // whose configuration asks for both comparisons (compare: both): a whole
 // run benches it against no tools too, in a run of its own
-// (intents.AgainstNoneRunID); a plan-only or shard run cannot, and says
+// (config.AgainstNoneRunID); a plan-only or shard run cannot, and says
 // how.
 func (r *Run) askBoth(domain string, both bool) {
 	if !both {

@@ -39,7 +39,7 @@ func TestPageChecksGateTheGrade(t *testing.T) {
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../examples/registry")))
 	file := filepath.Join(dir, "bench/intents/books.example/books-cheapest-by-author.yaml")
 	editFile(t, file, "class: pinned\n", "class: pinned\nchecks:\n  - selector: h1\n    text: \"books by {{author}}\"\n")
-	cfg := config(t, dir)
+	cfg := benchConfig(t, dir)
 	cfg.Intents, cfg.ExampleSites = []string{"books-cheapest-by-author"}, true
 
 	var mu sync.Mutex
@@ -121,7 +121,7 @@ func TestJudgedIntentThroughTheRealStack(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../examples/registry")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bench/intents/books.example/books-poetry-gift.yaml"), []byte(giftIntent), 0o644))
-	cfg := config(t, dir)
+	cfg := benchConfig(t, dir)
 	cfg.Intents, cfg.ExampleSites = []string{"books-poetry-gift"}, true
 	cfg.Judge.Twice = true
 

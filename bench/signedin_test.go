@@ -71,7 +71,7 @@ func TestBenchSignedInDomainWhoseSessionLapses(t *testing.T) {
 	})
 	fake := fakeKernelServing(t, mux, "ada")
 
-	cfg := config(t, reg)
+	cfg := benchConfig(t, reg)
 	cfg.Intents, cfg.Pairs = []string{"weather-high-oslo"}, 2
 	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
 	var mu sync.Mutex
@@ -166,7 +166,7 @@ func TestMissingProfileSkipsTheDomainUnlessNamed(t *testing.T) {
 		[]byte(`{"start_urls": ["http://weather.example/*"], "profile": "ghost"}`), 0o644))
 	fake := fakeKernel(t)
 
-	cfg := config(t, reg)
+	cfg := benchConfig(t, reg)
 	cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL}}
 	cfg.PlanOnly, cfg.Store = true, t.TempDir()
 	var problems []rundir.Problem
@@ -185,7 +185,7 @@ func TestMissingProfileSkipsTheDomainUnlessNamed(t *testing.T) {
 	assert.Contains(t, problems[0].Msg, "no profile for its domain")
 	assert.Contains(t, problems[0].Attrs, "ghost")
 
-	named := config(t, reg)
+	named := benchConfig(t, reg)
 	named.Browser, named.Intents = cfg.Browser, []string{"weather-high-oslo"}
 	_, err = bench.Bench(t.Context(), named)
 	require.Error(t, err)

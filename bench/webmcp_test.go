@@ -31,7 +31,7 @@ import (
 // its own mode.
 func TestResumeWithAnotherWebMCPIsRefused(t *testing.T) {
 	realstack.Need(t, realstack.NodeTools, realstack.Chromium) // the agents' installs are checked before the plan
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Intents = []string{"weather-high-oslo"}
 	reg, err := intents.Load(cfg.Registry)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestResumeWithAnotherWebMCPIsRefused(t *testing.T) {
 // TestOpenRefusesAnUnknownWebMCPMode: a mode that is neither is one line,
 // before anything of the run is made.
 func TestOpenRefusesAnUnknownWebMCPMode(t *testing.T) {
-	cfg := config(t, "../examples/registry")
+	cfg := benchConfig(t, "../examples/registry")
 	cfg.Browser.WebMCP = "builtin"
 	_, err := bench.Open(t.Context(), cfg)
 	require.Error(t, err)
@@ -101,7 +101,7 @@ func withOwnTool(h http.Handler) http.Handler {
 func TestSmokeGateChecksNativeControlIsToolFree(t *testing.T) {
 	realstack.Need(t)
 	planOnly := func(mode pairbench.WebMCPImpl, h http.Handler) (bench.Config, error) {
-		cfg := config(t, "../examples/registry")
+		cfg := benchConfig(t, "../examples/registry")
 		cfg.Intents = []string{"weather-high-oslo"}
 		cfg.Hosts = exampleHosts(t, h)
 		cfg.Browser.WebMCP = mode
@@ -140,7 +140,7 @@ func TestBenchNativeOnKernelBrowsers(t *testing.T) {
 			flags = []string{bench.NativeWebMCPSwitch}
 		}
 		fake := kerneltest.Start(t, exampleHosts(t, site.New()), flags)
-		cfg := config(t, "../examples/registry")
+		cfg := benchConfig(t, "../examples/registry")
 		cfg.Intents = []string{"weather-high-oslo"}
 		cfg.Browser = bench.Browsers{Provider: bench.BrowserKernel, Kernel: kernel.Config{APIKey: fake.Key, BaseURL: fake.URL},
 			WebMCP: pairbench.WebMCPNative}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -172,13 +172,13 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 }
 
 // againstNone reads the report of a bench's second comparison, which
-// compare: both asks for (intents.AgainstNoneRunID); nil when the bench
+// compare: both asks for (config.AgainstNoneRunID); nil when the bench
 // has none.
 func (b *Bot) againstNone(ctx context.Context, bn state.Bench) (*stats.Report, error) {
 	if bn.Base == "" {
 		return nil, nil // benched against no tools already
 	}
-	rep, err := b.readReport(ctx, RunID(intents.AgainstNoneRunID(bn.Run)))
+	rep, err := b.readReport(ctx, RunID(config.AgainstNoneRunID(bn.Run)))
 	if errors.Is(err, artifacts.ErrNotExist) {
 		return nil, nil
 	}

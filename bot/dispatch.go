@@ -74,7 +74,7 @@ type Request struct {
 	Agent string
 	// Base is the pull request's base commit when the bench benches as the
 	// pull request's changes choose: each of Domains (Intents empty) or
-	// each named intent's domain as intents.Comparisons chooses, head's
+	// each named intent's domain as config.Comparisons chooses, head's
 	// tools against Base's where they changed. "" benches Domains or
 	// Intents against no tools (a bench recorded before bases were, or a
 	// /bench run --against none).

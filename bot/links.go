@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/viewer"
@@ -113,7 +113,7 @@ func (b *Bot) ReportHandler() http.Handler {
 				return err
 			}
 			// compare: both's second run is known by its bench's.
-			if first, ok := strings.CutSuffix(run, "-none"); ok && intents.AgainstNoneRunID(first) == run {
+			if first, ok := strings.CutSuffix(run, "-none"); ok && config.AgainstNoneRunID(first) == run {
 				bn, found, err = tx.Bench(ctx, first)
 				found = found && bn.Base != ""
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 // Credentials an operator's --git-url or a failing tool may carry: a GitHub
@@ -111,7 +112,7 @@ func TestRegistryProblemsAreAList(t *testing.T) {
 	f := newFixture(t)
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
-	ps := intents.Problems{
+	ps := config.Problems{
 		{Pos: intents.Pos{File: "bench/intents/books.example/books-count.yml", Line: 3}, Msg: `unknown field "colour"`},
 		{Pos: intents.Pos{File: "domains/books.example/domain.json", Line: 1}, Msg: "start_urls: want a list"},
 	}

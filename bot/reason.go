@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 // noRerun ends the first line of a failure that a re-run of the same
@@ -16,11 +16,11 @@ const noRerun = "a re-run of this commit cannot help: fix them and push."
 const maxListedProblems = 50
 
 // failureReason says why a bench failed: lead and err's message, or, for a
-// registry with problems (an error that wraps intents.Problems, as
+// registry with problems (an error that wraps config.Problems, as
 // bench.RegistryError does), a Markdown list of them, each at its file and
 // line, which a comment and a check run show one per line.
 func failureReason(lead string, err error) string {
-	var ps intents.Problems
+	var ps config.Problems
 	if !errors.As(err, &ps) || len(ps) == 0 {
 		return lead + err.Error()
 	}

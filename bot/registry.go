@@ -11,12 +11,12 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 // ErrNoConfig is returned (wrapped) when the commit has no .pairbench.yml:
 // the repository is not a registry and the bot leaves it alone.
-var ErrNoConfig = errors.New("no " + intents.ConfigFile)
+var ErrNoConfig = errors.New("no " + config.File)
 
 // Bounds on what the bot reads from a registry through the API.
 const (
@@ -38,16 +38,16 @@ type registryAt struct {
 // with problems still plans (intents puts its defaults in place of what is
 // wrong): the registry's full check at the same SHA fails the bench,
 // quoting every problem by file and line.
-func (r registryAt) config(ctx context.Context) (intents.Config, error) {
-	data, err := r.file(ctx, intents.ConfigFile)
+func (r registryAt) config(ctx context.Context) (config.Config, error) {
+	data, err := r.file(ctx, config.File)
 	if isNotFound(err) {
-		return intents.Config{}, fmt.Errorf("%s at %s: %w", r.owner+"/"+r.repo, r.sha, ErrNoConfig)
+		return config.Config{}, fmt.Errorf("%s at %s: %w", r.owner+"/"+r.repo, r.sha, ErrNoConfig)
 	}
 	if err != nil {
-		return intents.Config{}, err
+		return config.Config{}, err
 	}
-	cfg, err := intents.ParseConfig(intents.ConfigFile, data)
-	var ps intents.Problems
+	cfg, err := config.Parse(config.File, data)
+	var ps config.Problems
 	if errors.As(err, &ps) {
 		return cfg, nil
 	}
@@ -55,13 +55,13 @@ func (r registryAt) config(ctx context.Context) (intents.Config, error) {
 }
 
 // domainsFor returns the domains, sorted, that changes to files concern,
-// as intents.Comparisons decides for the service and the Action alike:
+// as config.Comparisons decides for the service and the Action alike:
 // files under a domain's directory or intent directory, or matching its
 // globs in the configuration. Only valid domain names pass: names come
 // from the pull request and end up in workflow inputs.
-func domainsFor(cfg intents.Config, files []string) []string {
+func domainsFor(cfg config.Config, files []string) []string {
 	var out []string
-	for _, c := range intents.Comparisons(cfg, files, nil) {
+	for _, c := range config.Comparisons(cfg, files, nil) {
 		out = append(out, c.Domain)
 	}
 	return out
@@ -70,7 +70,7 @@ func domainsFor(cfg intents.Config, files []string) []string {
 // intentIDs returns the ids of the intents of domain, sorted; a domain
 // without an intent directory has none. With limit above 0 it stops
 // reading intent files once it has that many ids (one call each).
-func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain string, limit int) ([]string, error) {
+func (r registryAt) intentIDs(ctx context.Context, cfg config.Config, domain string, limit int) ([]string, error) {
 	entries, err := r.dir(ctx, path.Join(cfg.Paths.Intents, domain))
 	if isNotFound(err) {
 		return nil, nil
@@ -92,7 +92,7 @@ func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain st
 		if err != nil {
 			return nil, err
 		}
-		id := intents.IntentID(e.GetPath(), data)
+		id := config.IntentID(e.GetPath(), data)
 		if id == "" {
 			// The runner reports the broken file; the bot only plans.
 			continue
@@ -107,7 +107,7 @@ func (r registryAt) intentIDs(ctx context.Context, cfg intents.Config, domain st
 }
 
 // domainDirs lists the domains that have an intent directory.
-func (r registryAt) domainDirs(ctx context.Context, cfg intents.Config) ([]string, error) {
+func (r registryAt) domainDirs(ctx context.Context, cfg config.Config) ([]string, error) {
 	entries, err := r.dir(ctx, cfg.Paths.Intents)
 	if isNotFound(err) {
 		return nil, nil
@@ -162,7 +162,7 @@ type plan struct {
 	// it empty.
 	Intents []string
 	// Base is the pull request's base commit, for a plan of the changed
-	// files: the bench benches each domain as intents.Comparisons chooses
+	// files: the bench benches each domain as config.Comparisons chooses
 	// from the diff (tools changed: against Base's tools; new, or intents
 	// alone changed: against no tools).
 	Base string

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 var (
@@ -28,7 +29,7 @@ var (
 func (l *loader) checkConfigDomains() {
 	for name := range l.reg.Config.Domains {
 		if l.domains[name] == nil {
-			l.ps.add(Pos{File: l.file(ConfigFile), Line: max(l.configLines["domains."+name], 1)}, "domains: %q is not a domain in %s", name, l.reg.Config.Paths.Domains)
+			l.ps.Add(Pos{File: l.file(config.File), Line: max(l.configLines["domains."+name], 1)}, "domains: %q is not a domain in %s", name, l.reg.Config.Paths.Domains)
 		}
 	}
 }
@@ -40,38 +41,38 @@ func (l *loader) checkDomain(d *loadedDomain) {
 	for _, t := range d.Tools {
 		switch {
 		case t.Name == "":
-			l.ps.add(t.Pos, "tool has no name")
+			l.ps.Add(t.Pos, "tool has no name")
 		case !toolName.MatchString(t.Name):
-			l.ps.add(t.Pos, "tool name %q: use letters, digits, '_', '-' or '.' (at most 128)", t.Name)
+			l.ps.Add(t.Pos, "tool name %q: use letters, digits, '_', '-' or '.' (at most 128)", t.Name)
 		case seen[t.Name] != Pos{}:
-			l.ps.add(t.Pos, "tool %q is already defined in %s", t.Name, seen[t.Name].File)
+			l.ps.Add(t.Pos, "tool %q is already defined in %s", t.Name, seen[t.Name].File)
 		default:
 			seen[t.Name] = t.Pos
 		}
 		if strings.TrimSpace(t.Description) == "" {
-			l.ps.add(t.Pos, "tool %s has no description", t.Name)
+			l.ps.Add(t.Pos, "tool %s has no description", t.Name)
 		}
 		if t.InputSchema != nil {
 			if typ, ok := t.InputSchema["type"]; ok && typ != "object" {
-				l.ps.add(t.Pos, "tool %s: inputSchema type must be \"object\"", t.Name)
+				l.ps.Add(t.Pos, "tool %s: inputSchema type must be \"object\"", t.Name)
 			}
 			if _, err := compileSchema(t.InputSchema, "tool:"+d.Name+":"+t.Name); err != nil {
-				l.ps.add(t.Pos, "tool %s: inputSchema: %v", t.Name, err)
+				l.ps.Add(t.Pos, "tool %s: inputSchema: %v", t.Name, err)
 			}
 		}
 		if len(t.URLPatterns) == 0 {
-			l.ps.add(t.Pos, "tool %s has no urlPatterns, so it would appear on no page", t.Name)
+			l.ps.Add(t.Pos, "tool %s has no urlPatterns, so it would appear on no page", t.Name)
 		}
 		for _, p := range t.URLPatterns {
 			if _, err := ParseURLPattern(p); err != nil {
-				l.ps.add(t.Pos, "tool %s: %v", t.Name, err)
+				l.ps.Add(t.Pos, "tool %s: %v", t.Name, err)
 			}
 		}
 	}
 
 	for _, p := range d.StartURLs {
 		if _, err := ParseURLPattern(p); err != nil {
-			l.ps.add(at("start_urls"), "start_urls: %v", err)
+			l.ps.Add(at("start_urls"), "start_urls: %v", err)
 		}
 	}
 	for _, field := range []struct {
@@ -80,19 +81,19 @@ func (l *loader) checkDomain(d *loadedDomain) {
 	}{{"exclude", d.Exclude}, {"needs_sign_in", d.NeedsSignIn}} {
 		for _, name := range field.names {
 			if d.Tool(name) == nil {
-				l.ps.add(at(field.key), "%s names tool %q, which %s does not define", field.key, name, d.Name)
+				l.ps.Add(at(field.key), "%s names tool %q, which %s does not define", field.key, name, d.Name)
 			}
 		}
 	}
 	if d.SignedInCheck != "" {
 		switch t := d.Tool(d.SignedInCheck); {
 		case t == nil:
-			l.ps.add(at("signed_in_check"), "signed_in_check names tool %q, which %s does not define", d.SignedInCheck, d.Name)
+			l.ps.Add(at("signed_in_check"), "signed_in_check names tool %q, which %s does not define", d.SignedInCheck, d.Name)
 		case !t.ReadOnly:
-			l.ps.add(at("signed_in_check"), "signed_in_check tool %q must be read-only (readOnlyHint: true)", d.SignedInCheck)
+			l.ps.Add(at("signed_in_check"), "signed_in_check tool %q must be read-only (readOnlyHint: true)", d.SignedInCheck)
 		}
 		if d.Profile == "" {
-			l.ps.add(at("signed_in_check"), "signed_in_check needs a profile to sign in with")
+			l.ps.Add(at("signed_in_check"), "signed_in_check needs a profile to sign in with")
 		}
 	}
 }
@@ -106,7 +107,7 @@ func (l *loader) checkIntents() {
 			continue
 		}
 		if prev, dup := byID[li.ID]; dup {
-			l.ps.add(Pos{File: li.File, Line: li.dec.line("id")}, "intent id %q is already used by %s", li.ID, prev)
+			l.ps.Add(Pos{File: li.File, Line: li.dec.Line("id")}, "intent id %q is already used by %s", li.ID, prev)
 			continue
 		}
 		byID[li.ID] = li.File
@@ -122,11 +123,11 @@ type intentCheck struct {
 }
 
 func (c intentCheck) add(path, format string, args ...any) {
-	c.l.ps.add(c.li.dec.at(c.li.dec.line(path)), format, args...)
+	c.l.ps.Add(c.li.dec.At(c.li.dec.Line(path)), format, args...)
 }
 
 // has reports whether the intent file spells out the field at path.
-func (c intentCheck) has(path string) bool { return c.li.dec.lines[path] != 0 }
+func (c intentCheck) has(path string) bool { return c.li.dec.Lines[path] != 0 }
 
 func (l *loader) checkIntent(li *loadedIntent) {
 	c := intentCheck{l: l, in: li.Intent, li: li}

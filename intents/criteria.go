@@ -95,7 +95,7 @@ func (c intentCheck) criteria() {
 		path := fmt.Sprintf("criteria[%d]", i)
 		switch {
 		case cr.ID == "":
-			c.l.ps.add(cr.Pos, "%s: missing id", path)
+			c.l.ps.Add(cr.Pos, "%s: missing id", path)
 		case !criterionID.MatchString(cr.ID):
 			c.add(path+".id", "%s: id %q: use lower-case letters, digits, '_' or '-' (at most 40)", path, cr.ID)
 		case seen[cr.ID]:
@@ -115,10 +115,10 @@ func (c intentCheck) criteria() {
 	for i, ch := range in.Checks {
 		path := fmt.Sprintf("checks[%d]", i)
 		if strings.TrimSpace(ch.Selector) == "" {
-			c.l.ps.add(ch.Pos, "%s: missing selector (a CSS selector of the final page)", path)
+			c.l.ps.Add(ch.Pos, "%s: missing selector (a CSS selector of the final page)", path)
 		}
 		if ch.Text != "" && ch.Value != nil {
-			c.l.ps.add(ch.Pos, "%s: give text or value, not both", path)
+			c.l.ps.Add(ch.Pos, "%s: give text or value, not both", path)
 		}
 	}
 }
@@ -126,8 +126,8 @@ func (c intentCheck) criteria() {
 // reported reports whether a problem is already known at the line of the
 // field at path (a value the decoder could not read).
 func (c intentCheck) reported(path string) bool {
-	at := c.li.dec.at(c.li.dec.line(path))
-	for _, p := range c.l.ps.list {
+	at := c.li.dec.At(c.li.dec.Line(path))
+	for _, p := range c.l.ps {
 		if p.Pos == at {
 			return true
 		}
@@ -164,11 +164,11 @@ func (c intentCheck) checkPlaceholders() {
 		for _, s := range texts {
 			names, bad := placeholders(s)
 			for _, b := range bad {
-				c.l.ps.add(ch.Pos, "checks[%d]: malformed placeholder %s (want {{name}})", i, b)
+				c.l.ps.Add(ch.Pos, "checks[%d]: malformed placeholder %s (want {{name}})", i, b)
 			}
 			for _, n := range names {
 				if _, ok := c.in.Fixtures[n]; !ok {
-					c.l.ps.add(ch.Pos, "checks[%d]: {{%s}} names no fixture", i, n)
+					c.l.ps.Add(ch.Pos, "checks[%d]: {{%s}} names no fixture", i, n)
 				}
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // decodeDomain reads a domain.json strictly: one object, known fields only,
 // no duplicates. It returns the domain and the line of each field's key,
 // computed from the decoder's offsets.
-func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]int) {
+func decodeDomain(file string, data []byte, ps *Problems) (*Domain, map[string]int) {
 	d := &Domain{Pos: Pos{File: file, Line: 1}}
 	lines := map[string]int{}
 	lineAt := func(off int64) int {
@@ -21,11 +21,11 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			ps.add(Pos{File: file, Line: lineAt(se.Offset)}, "JSON: %v", se)
+			ps.Add(Pos{File: file, Line: lineAt(se.Offset)}, "JSON: %v", se)
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			ps.add(Pos{File: file, Line: lineAt(int64(len(data)))}, "JSON: unexpected end of file")
+			ps.Add(Pos{File: file, Line: lineAt(int64(len(data)))}, "JSON: unexpected end of file")
 		default:
-			ps.add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "JSON: %v", err)
+			ps.Add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "JSON: %v", err)
 		}
 	}
 
@@ -36,7 +36,7 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 		return d, lines
 	}
 	if tok != json.Delim('{') {
-		ps.add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "domain.json must hold one JSON object")
+		ps.Add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "domain.json must hold one JSON object")
 		return d, lines
 	}
 	d.Line = lineAt(dec.InputOffset())
@@ -54,18 +54,18 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 			return d, lines
 		}
 		if _, dup := lines[key]; dup {
-			ps.add(at, "duplicate field %q", key)
+			ps.Add(at, "duplicate field %q", key)
 			continue
 		}
 		lines[key] = at.Line
 		strs := func(dst *[]string) {
 			if json.Unmarshal(raw, dst) != nil {
-				ps.add(at, "%s: want a list of strings", key)
+				ps.Add(at, "%s: want a list of strings", key)
 			}
 		}
 		str := func(dst *string) {
 			if json.Unmarshal(raw, dst) != nil {
-				ps.add(at, "%s: want a string", key)
+				ps.Add(at, "%s: want a string", key)
 			}
 		}
 		switch key {
@@ -84,7 +84,7 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 		case "context":
 			str(&d.Context)
 		default:
-			ps.add(at, "unknown field %q", key)
+			ps.Add(at, "unknown field %q", key)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
@@ -92,7 +92,7 @@ func decodeDomain(file string, data []byte, ps *problems) (*Domain, map[string]i
 		return d, lines
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		ps.add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "data after the JSON object")
+		ps.Add(Pos{File: file, Line: lineAt(dec.InputOffset())}, "data after the JSON object")
 	}
 	return d, lines
 }

@@ -3,10 +3,16 @@ package intents
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 // placeholder matches a well-formed {{name}} (spaces inside allowed);
@@ -232,3 +238,47 @@ func eachString(v any, fn func(string)) {
 		}
 	}
 }
+
+// fixtureType is decoded by decodeFixture.
+var fixtureType = reflect.TypeFor[Fixture]()
+
+// decodeFixture reads a fixture: a literal, {value: literal} or
+// {days_from_start: n}.
+func decodeFixture(d *config.Decoder, n *yaml.Node, v reflect.Value, path string) {
+	var f Fixture
+	if n.Kind != yaml.MappingNode {
+		f.Value, _ = d.Plain(n, path, 0)
+		if f.Value == nil {
+			d.Problem(n.Line, "%s: fixture has no value", path)
+		}
+		v.Set(reflect.ValueOf(f))
+		return
+	}
+	keys := 0
+	d.EachKey(n, path, func(key string, k, val *yaml.Node) {
+		keys++
+		switch key {
+		case "value":
+			f.Value, _ = d.Plain(val, path+".value", 0)
+		case "days_from_start":
+			var days int
+			if err := config.ResolveAlias(val).Decode(&days); err != nil || val.Kind != yaml.ScalarNode {
+				d.Problem(k.Line, "%s.days_from_start: want a whole number of days", path)
+				return
+			}
+			if days < 0 {
+				d.Problem(k.Line, "%s.days_from_start: want 0 or more days, got %d", path, days)
+			}
+			f.DaysFromStart = &days
+		default:
+			d.Problem(k.Line, "%s: unknown fixture field %q (want value or days_from_start)", path, key)
+		}
+	})
+	if keys != 1 || (f.Value == nil && f.DaysFromStart == nil) {
+		d.Problem(n.Line, "%s: a fixture is a literal, {value: ...} or {days_from_start: n}", path)
+	}
+	v.Set(reflect.ValueOf(f))
+}
+
+// numberString formats a number the way JSON would.
+func numberString(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

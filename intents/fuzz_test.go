@@ -23,9 +23,9 @@ func FuzzLoadIntent(f *testing.F) {
 	f.Add([]byte("rules: [{rule: len, min: x}]\nbaseline: {steps: [{tool: 3, args: [1]}]}\n"))
 	f.Add([]byte("x: &x {a: 1}\ny: {<<: *x}\nanswer: *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var ps problems
+		var ps Problems
 		in, _ := decodeIntent("f.yaml", data, &ps)
-		for _, p := range ps.list {
+		for _, p := range ps {
 			if p.Line < 1 || p.File != "f.yaml" {
 				t.Fatalf("problem without a position: %+v", p)
 			}

@@ -3,15 +3,21 @@
 // each problem by file and line.
 package intents
 
-import "github.com/pairbench/pairbench"
+import (
+	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents/config"
+)
 
-// Pos is where something was read from. Pos.String gives "file:line"; the
-// types that embed Pos (Intent, Rule, Step, ...) therefore print as their
-// position with %v.
-type Pos struct {
-	File string `json:"file,omitempty" yaml:"-"`
-	Line int    `json:"line,omitempty" yaml:"-"`
-}
+// Pos is where something was read from (config.Pos): the types that embed
+// it (Intent, Rule, Step, ...) print as their position with %v.
+type Pos = config.Pos
+
+// Problem and Problems are a registry's problems, each at file:line, as
+// package config reports them for .pairbench.yml too.
+type (
+	Problem  = config.Problem
+	Problems = config.Problems
+)
 
 // Intent is one task on a site with a gradable answer. It is read from
 // bench/intents/<domain>/<id>.yaml (see docs/registry.md).

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pairbench/pairbench/intents/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -29,7 +30,7 @@ type Registry struct {
 	// Root is the registry's name as given to Load or LoadFS; every
 	// Pos.File starts with it.
 	Root   string
-	Config Config
+	Config config.Config
 	// Domains are sorted by name.
 	Domains []*Domain
 	// Intents are sorted by ID.
@@ -159,12 +160,12 @@ func loadFS(fsys fs.FS, name string, eval toolEvaluation, ahead func(ToolLimits)
 		ahead:   ahead,
 	}
 	l.load()
-	l.ps.list.sort()
-	for _, p := range l.ps.list {
+	l.ps.Sort()
+	for _, p := range l.ps {
 		l.reg.flawed[p.File] = true
 	}
-	if len(l.ps.list) > 0 {
-		return l.reg, l.ps.list
+	if len(l.ps) > 0 {
+		return l.reg, l.ps
 	}
 	return l.reg, nil
 }
@@ -174,7 +175,7 @@ type loader struct {
 	name    string // the registry's name in positions
 	fsys    fs.FS
 	reg     *Registry
-	ps      problems
+	ps      Problems
 	domains map[string]*loadedDomain
 	intents []*loadedIntent
 	// configLines is the line of each key in .pairbench.yml.
@@ -202,7 +203,7 @@ type loadedDomain struct {
 type loadedIntent struct {
 	*Intent
 	dirDomain string // the directory the file is in
-	dec       *yamlDecoder
+	dec       *config.Decoder
 }
 
 // file turns a slash path inside the registry into the Pos.File users see.
@@ -282,23 +283,23 @@ func (l *loader) load() {
 }
 
 func (l *loader) loadConfig() {
-	l.reg.Config = Config{Paths: DefaultPaths}
-	data, err := l.read(ConfigFile, maxConfigFile)
+	l.reg.Config = config.Config{Paths: config.DefaultPaths}
+	data, err := l.read(config.File, maxConfigFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	if err != nil {
-		l.ps.add(Pos{File: l.file(ConfigFile)}, "cannot read: %v", err)
+		l.ps.Add(Pos{File: l.file(config.File)}, "cannot read: %v", err)
 		return
 	}
-	l.reg.Config, l.configLines = decodeConfig(l.file(ConfigFile), data, &l.ps)
+	l.reg.Config, l.configLines = config.Read(l.file(config.File), data, &l.ps)
 }
 
 func (l *loader) loadDomains() {
 	dir := l.reg.Config.Paths.Domains
 	entries, err := fs.ReadDir(l.fsys, dir)
 	if err != nil {
-		l.ps.add(Pos{File: l.file(dir)}, "cannot read the domains directory: %v", err)
+		l.ps.Add(Pos{File: l.file(dir)}, "cannot read the domains directory: %v", err)
 		return
 	}
 	for _, e := range entries {
@@ -308,15 +309,15 @@ func (l *loader) loadDomains() {
 		rel := path.Join(dir, e.Name())
 		isDir, err := l.isDir(rel, e)
 		if err != nil {
-			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			l.ps.Add(Pos{File: l.file(rel)}, "cannot read: %v", err)
 			continue
 		}
 		if !isDir {
-			l.ps.add(Pos{File: l.file(rel)}, "not a domain directory; %s holds one directory per domain", dir)
+			l.ps.Add(Pos{File: l.file(rel)}, "not a domain directory; %s holds one directory per domain", dir)
 			continue
 		}
-		if !domainName.MatchString(e.Name()) {
-			l.ps.add(Pos{File: l.file(rel)}, "domain directory %q is not a lower-case host name", e.Name())
+		if !config.ValidDomainName(e.Name()) {
+			l.ps.Add(Pos{File: l.file(rel)}, "domain directory %q is not a lower-case host name", e.Name())
 			continue
 		}
 		l.loadDomain(e.Name(), rel)
@@ -329,9 +330,9 @@ func (l *loader) loadDomain(name, rel string) {
 	d := &loadedDomain{Domain: &Domain{Pos: Pos{File: l.file(file)}}, lines: map[string]int{}}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			l.ps.add(Pos{File: l.file(rel)}, "missing domain.json")
+			l.ps.Add(Pos{File: l.file(rel)}, "missing domain.json")
 		} else {
-			l.ps.add(Pos{File: l.file(file)}, "cannot read: %v", err)
+			l.ps.Add(Pos{File: l.file(file)}, "cannot read: %v", err)
 		}
 	} else {
 		d.Domain, d.lines = decodeDomain(l.file(file), data, &l.ps)
@@ -342,12 +343,12 @@ func (l *loader) loadDomain(name, rel string) {
 	pattern := path.Join(rel, l.reg.Config.Paths.Tools)
 	toolFiles, err := fs.Glob(l.fsys, pattern)
 	if err != nil {
-		l.ps.add(Pos{File: l.file(rel)}, "tool glob: %v", err)
+		l.ps.Add(Pos{File: l.file(rel)}, "tool glob: %v", err)
 	}
 	// Glob skips a directory it cannot read as if it held nothing: name it.
 	if dir := path.Dir(pattern); dir != rel && !hasMeta(dir) {
 		if _, err := fs.Stat(l.fsys, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			l.ps.add(Pos{File: l.file(dir)}, "cannot read the tool files' directory: %v", symlinkLoop(err))
+			l.ps.Add(Pos{File: l.file(dir)}, "cannot read the tool files' directory: %v", symlinkLoop(err))
 		}
 	}
 	for _, tf := range toolFiles {
@@ -368,14 +369,14 @@ func (l *loader) loadContext(d *Domain, rel string, line int) {
 		return
 	}
 	at := Pos{File: d.File, Line: line}
-	if !localPath(d.Context) {
-		l.ps.add(at, "context: %q must be a relative path inside the domain's directory", d.Context)
+	if !config.LocalPath(d.Context) {
+		l.ps.Add(at, "context: %q must be a relative path inside the domain's directory", d.Context)
 		return
 	}
 	d.ContextFile = path.Join(rel, d.Context)
 	data, err := l.read(d.ContextFile, maxContextFile)
 	if err != nil {
-		l.ps.add(at, "context: %v", err)
+		l.ps.Add(at, "context: %v", err)
 		return
 	}
 	d.ContextText = string(data)
@@ -385,7 +386,7 @@ func (l *loader) loadContext(d *Domain, rel string, line int) {
 func (l *loader) readTool(d *Domain, rel string) {
 	data, err := l.read(rel, DefaultToolSource)
 	if err != nil {
-		l.ps.add(Pos{File: l.file(rel), Line: 1}, "cannot read tool file: %v", err)
+		l.ps.Add(Pos{File: l.file(rel), Line: 1}, "cannot read tool file: %v", err)
 		return
 	}
 	l.tools = append(l.tools, toolFile{domain: d, rel: rel, src: string(data)})
@@ -412,7 +413,7 @@ func (l *loader) evalTools() (wait func()) {
 				if errors.As(r.err, &te) && te.Line > 0 {
 					at.Line = te.Line
 				}
-				l.ps.add(at, "%v", r.err)
+				l.ps.Add(at, "%v", r.err)
 				continue
 			}
 			r.tool.Pos, r.tool.Path = at, tf.rel
@@ -424,8 +425,8 @@ func (l *loader) evalTools() (wait func()) {
 func (l *loader) loadIntents() {
 	dir := l.reg.Config.Paths.Intents
 	defer func() {
-		if len(l.reg.Intents) == 0 && len(l.ps.list) == 0 {
-			l.ps.add(Pos{File: l.file(dir)}, "the registry has no intents: a run would bench nothing (intents are %s/<domain>/<id>.yaml)", dir)
+		if len(l.reg.Intents) == 0 && len(l.ps) == 0 {
+			l.ps.Add(Pos{File: l.file(dir)}, "the registry has no intents: a run would bench nothing (intents are %s/<domain>/<id>.yaml)", dir)
 		}
 	}()
 	entries, err := fs.ReadDir(l.fsys, dir)
@@ -433,7 +434,7 @@ func (l *loader) loadIntents() {
 		return
 	}
 	if err != nil {
-		l.ps.add(Pos{File: l.file(dir)}, "cannot read the intents directory: %v", err)
+		l.ps.Add(Pos{File: l.file(dir)}, "cannot read the intents directory: %v", err)
 		return
 	}
 	for _, e := range entries {
@@ -443,16 +444,16 @@ func (l *loader) loadIntents() {
 		}
 		isDir, err := l.isDir(rel, e)
 		if err != nil {
-			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			l.ps.Add(Pos{File: l.file(rel)}, "cannot read: %v", err)
 			continue
 		}
 		if !isDir {
-			l.ps.add(Pos{File: l.file(rel), Line: 1}, "intent files belong in %s/<domain>/", dir)
+			l.ps.Add(Pos{File: l.file(rel), Line: 1}, "intent files belong in %s/<domain>/", dir)
 			continue
 		}
 		files, err := fs.ReadDir(l.fsys, rel)
 		if err != nil {
-			l.ps.add(Pos{File: l.file(rel)}, "cannot read: %v", err)
+			l.ps.Add(Pos{File: l.file(rel)}, "cannot read: %v", err)
 			continue
 		}
 		for _, f := range files {
@@ -461,11 +462,11 @@ func (l *loader) loadIntents() {
 			switch {
 			case strings.HasPrefix(name, "."):
 			case f.IsDir():
-				l.ps.add(at, "not read: intent files are %s/<domain>/<id>.yaml, not in sub-folders", dir)
+				l.ps.Add(at, "not read: intent files are %s/<domain>/<id>.yaml, not in sub-folders", dir)
 			case ext == ".yaml" || ext == ".yml":
 				l.loadIntent(e.Name(), path.Join(rel, name))
 			case strings.EqualFold(ext, ".yaml") || strings.EqualFold(ext, ".yml"):
-				l.ps.add(at, "not read: an intent file's name ends in .yaml or .yml, in lower case")
+				l.ps.Add(at, "not read: an intent file's name ends in .yaml or .yml, in lower case")
 			}
 		}
 	}
@@ -478,7 +479,7 @@ func (l *loader) loadIntent(dirDomain, rel string) {
 	file := l.file(rel)
 	data, err := l.read(rel, maxIntentFile)
 	if err != nil {
-		l.ps.add(Pos{File: file, Line: 1}, "cannot read: %v", err)
+		l.ps.Add(Pos{File: file, Line: 1}, "cannot read: %v", err)
 		return
 	}
 	in, dec := decodeIntent(file, data, &l.ps)
@@ -489,32 +490,21 @@ func (l *loader) loadIntent(dirDomain, rel string) {
 	l.reg.Intents = append(l.reg.Intents, in)
 }
 
-// IntentID reads the id of the intent file data, named name, with Load's
-// own decoder: a file with problems elsewhere still has its id; one that
-// is no YAML mapping, or has no id, has "". The bot plans with it, reading
-// a pull request's intent files one by one; the runner loads them whole.
-func IntentID(name string, data []byte) string {
-	var ps problems
-	if in, _ := decodeIntent(name, data, &ps); in != nil {
-		return in.ID
-	}
-	return ""
-}
-
 // decodeIntent parses one intent file. It returns nil when the file is not
 // a YAML mapping at all.
-func decodeIntent(file string, data []byte, ps *problems) (*Intent, *yamlDecoder) {
-	n := parseYAMLDocument(file, data, ps)
+func decodeIntent(file string, data []byte, ps *Problems) (*Intent, *config.Decoder) {
+	n := config.ParseDocument(file, data, ps)
 	if n == nil {
 		return nil, nil
 	}
 	in := &Intent{}
-	dec := newYAMLDecoder(file, ps)
-	dec.decode(n, reflect.ValueOf(in).Elem(), "")
+	dec := config.NewDecoder(file, ps)
+	dec.Custom = map[reflect.Type]func(*config.Decoder, *yaml.Node, reflect.Value, string){fixtureType: decodeFixture}
+	dec.Decode(n, reflect.ValueOf(in).Elem(), "")
 	if n.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	if line, ok := dec.lines["baseline.answer"]; ok {
+	if line, ok := dec.Lines["baseline.answer"]; ok {
 		in.Baseline.Line = line
 	}
 	return in, dec

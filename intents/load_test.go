@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/intents/config"
 )
 
 const exampleRegistry = "../examples/registry"
@@ -408,7 +409,7 @@ func TestLoadConfig(t *testing.T) {
 	dir := copyRegistry(t)
 	require.NoError(t, os.Rename(filepath.Join(dir, "domains"), filepath.Join(dir, "sites")))
 	require.NoError(t, os.Rename(filepath.Join(dir, "bench"), filepath.Join(dir, "checks")))
-	write(t, dir, ConfigFile, `paths:
+	write(t, dir, config.File, `paths:
   domains: sites
   intents: checks/intents
 domains:
@@ -417,7 +418,7 @@ domains:
 `)
 	reg, err := Load(dir)
 	require.NoError(t, err)
-	assert.Equal(t, Paths{Domains: "sites", Tools: "tools/*.js", Intents: "checks/intents"}, reg.Config.Paths)
+	assert.Equal(t, config.Paths{Domains: "sites", Tools: "tools/*.js", Intents: "checks/intents"}, reg.Config.Paths)
 	assert.Len(t, reg.Intents, 4)
 
 	assert.Equal(t, []string{"books.example"}, reg.DomainsFor([]string{"web/books/index.html"}))
@@ -430,7 +431,7 @@ domains:
 
 func TestLoadConfigProblems(t *testing.T) {
 	dir := copyRegistry(t)
-	write(t, dir, ConfigFile, `paths:
+	write(t, dir, config.File, `paths:
   domains: ../elsewhere
   tools: "[bad"
   intent: x
@@ -502,25 +503,25 @@ func TestLoadFSReadsAnyTree(t *testing.T) {
 // TestParseConfigIsLoadsParser reads .pairbench.yml as the bot does: the
 // problems Load would report, and defaults in place of what is wrong.
 func TestParseConfigIsLoadsParser(t *testing.T) {
-	cfg, err := ParseConfig(".pairbench.yml", []byte("paths:\n  intents: ../elsewhere\n  domains: sites\nschedule: nightly\n"))
+	cfg, err := config.Parse(".pairbench.yml", []byte("paths:\n  intents: ../elsewhere\n  domains: sites\nschedule: nightly\n"))
 	var ps Problems
 	require.ErrorAs(t, err, &ps)
 	assert.Equal(t, []string{
 		`.pairbench.yml:2: paths.intents: "../elsewhere" must be a relative path inside the registry`,
 		`.pairbench.yml:4: unknown field "schedule"`,
 	}, strings.Split(ps.Error(), "\n"))
-	assert.Equal(t, Paths{Domains: "sites", Tools: DefaultPaths.Tools, Intents: DefaultPaths.Intents}, cfg.Paths)
+	assert.Equal(t, config.Paths{Domains: "sites", Tools: config.DefaultPaths.Tools, Intents: config.DefaultPaths.Intents}, cfg.Paths)
 
-	cfg, err = ParseConfig(".pairbench.yml", []byte("paths: [\n"))
+	cfg, err = config.Parse(".pairbench.yml", []byte("paths: [\n"))
 	require.ErrorAs(t, err, &ps)
-	assert.Equal(t, DefaultPaths, cfg.Paths, "bad YAML: every default")
+	assert.Equal(t, config.DefaultPaths, cfg.Paths, "bad YAML: every default")
 
-	cfg, err = ParseConfig(".pairbench.yml", []byte("domains:\n  books.example: [\"shared/*.js\"]\n"))
+	cfg, err = config.Parse(".pairbench.yml", []byte("domains:\n  books.example: [\"shared/*.js\"]\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shared/*.js"}, cfg.Domains["books.example"])
-	assert.True(t, ValidDomainName("books.example"))
-	assert.False(t, ValidDomainName("Books.Example"))
-	assert.False(t, ValidDomainName("x$(id)"))
+	assert.True(t, config.ValidDomainName("books.example"))
+	assert.False(t, config.ValidDomainName("Books.Example"))
+	assert.False(t, config.ValidDomainName("x$(id)"))
 }
 
 // TestLoadRefusesAFIFOWithoutOpeningIt puts named pipes where a tool file
@@ -551,19 +552,38 @@ func TestLoadRefusesAFIFOWithoutOpeningIt(t *testing.T) {
 	}
 }
 
-// TestIntentID reads an intent file's id as Load's decoder does: through
-// problems elsewhere in the file, and not from a file that is no mapping or
-// has no id.
+// TestIntentID: config.IntentID, which the bot reads a pull request's
+// intent files with, reads an intent file's id as Load's decoder does:
+// through problems elsewhere in the file, and not from a file that is no
+// mapping or has no id; and it agrees with the loader on every intent of the
+// example registry.
 func TestIntentID(t *testing.T) {
+	loaderID := func(name string, data []byte) string {
+		var ps Problems
+		if in, _ := decodeIntent(name, data, &ps); in != nil {
+			return in.ID
+		}
+		return ""
+	}
 	for data, want := range map[string]string{
 		"id: books-cheapest\ndomain: books.example\n":                 "books-cheapest",
 		"colour: blue\nid: books-cheapest\npairs: [not, a, number]\n": "books-cheapest",
 		"domain: books.example\n":                                     "",
 		"- id: books-cheapest\n":                                      "",
 		"id: [books-cheapest\n":                                       "",
+		"id: &a books-cheapest\nagain: *a\n":                          "books-cheapest",
 		"":                                                            "",
 	} {
-		assert.Equal(t, want, IntentID("a.yaml", []byte(data)), "%q", data)
+		assert.Equal(t, want, config.IntentID("a.yaml", []byte(data)), "%q", data)
+		assert.Equal(t, want, loaderID("a.yaml", []byte(data)), "%q", data)
+	}
+	reg, err := Load(exampleRegistry)
+	require.NoError(t, err)
+	require.NotEmpty(t, reg.Intents)
+	for _, in := range reg.Intents {
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(exampleRegistry), in.File))
+		require.NoError(t, err)
+		assert.Equal(t, in.ID, config.IntentID(in.File, data), in.File)
 	}
 }
 
@@ -571,10 +591,10 @@ func TestIntentID(t *testing.T) {
 // comments alone (docs/github-app.md says so); the registry then has every
 // default path, with no problem. It used to fail with "empty file".
 func TestAnEmptyConfigTakesEveryDefault(t *testing.T) {
-	for _, config := range []string{"", "\n", "# pairbench reads this registry\n", "---\n"} {
-		c, err := ParseConfig(ConfigFile, []byte(config))
-		require.NoError(t, err, "%q", config)
-		assert.Equal(t, DefaultPaths, c.Paths)
+	for _, file := range []string{"", "\n", "# pairbench reads this registry\n", "---\n"} {
+		c, err := config.Parse(config.File, []byte(file))
+		require.NoError(t, err, "%q", file)
+		assert.Equal(t, config.DefaultPaths, c.Paths)
 
 		mem := fstest.MapFS{}
 		require.NoError(t, fs.WalkDir(os.DirFS(exampleRegistry), ".", func(p string, d fs.DirEntry, err error) error {
@@ -585,9 +605,9 @@ func TestAnEmptyConfigTakesEveryDefault(t *testing.T) {
 			mem[p] = &fstest.MapFile{Data: data, Mode: 0o644}
 			return err
 		}))
-		mem[ConfigFile] = &fstest.MapFile{Data: []byte(config), Mode: 0o644}
+		mem[config.File] = &fstest.MapFile{Data: []byte(file), Mode: 0o644}
 		reg, err := LoadFS(mem, "reg")
-		require.NoError(t, err, "%q", config)
+		require.NoError(t, err, "%q", file)
 		assert.NotEmpty(t, reg.Intents)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -116,7 +117,7 @@ func ContextBlock(text string) string {
 
 // margins returns the registry's margins with the defaults in place of
 // what it leaves out.
-func margins(m intents.Margins) *stats.Margins {
+func margins(m config.Margins) *stats.Margins {
 	out := stats.DefaultMargins
 	if m.AccuracyPoints > 0 {
 		out.AccuracyPoints = m.AccuracyPoints

@@ -60,7 +60,7 @@ type PlanOptions struct {
 	Revs map[string]*intents.Registry
 	// AgainstNone names domains whose control registers nothing even
 	// though the control arm reads tools at a revision: a pull request
-	// changed their intents alone (intents.Comparisons).
+	// changed their intents alone (config.Comparisons).
 	AgainstNone []string
 	// Judge is the judge a plan with judged intents freezes.
 	Judge *rundir.PlanJudge

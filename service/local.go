@@ -57,7 +57,7 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 	switch {
 	case req.Base != "":
 		// What the pull request changed since its base, each domain as
-		// intents.Comparisons chooses: the bench reads the diff in its git
+		// config.Comparisons chooses: the bench reads the diff in its git
 		// cache, as the bot read it through the API. Named intents are
 		// benched alone, each domain as its changes choose.
 		o.Changes = req.Base

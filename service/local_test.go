@@ -52,7 +52,7 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 
 // TestALocalBenchOfAPullRequestsChangesIsAgainstItsBase: a bench with the
 // pull request's base benches what the pull request changed since it, each
-// domain as intents.Comparisons chooses (bench.Config.Changes), at head.
+// domain as config.Comparisons chooses (bench.Config.Changes), at head.
 func TestALocalBenchOfAPullRequestsChangesIsAgainstItsBase(t *testing.T) {
 	o := validOptions(t)
 	o.GitURL = "https://git.example/{owner}/{repo}.git"

@@ -337,7 +337,7 @@ type Bench struct {
 	DonePairs  int
 	TotalPairs int
 	// Base is the pull request's base commit: the bench benches what the
-	// pull request changed, each domain as intents.Comparisons chooses
+	// pull request changed, each domain as config.Comparisons chooses
 	// (tools changed: against Base's tools). "" benches every domain
 	// against no tools, as benches recorded before schema 4 do.
 	Base string

@@ -148,7 +148,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	assert.NotEqual(t, "failure", run.Conclusion, "the bench succeeded: %s", run.Summary)
 	assert.Contains(t, run.Title, "bench:")
 	// The pull request edits a weather.example tool: the bench compares its
-	// tools with the base commit's, as intents.Comparisons chooses.
+	// tools with the base commit's, as config.Comparisons chooses.
 	plan, err := rundir.ReadPlan(filepath.Join(o.Store, run.ExternalID, "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms, "the run records its arms")

@@ -1,10 +1,15 @@
-package intents
+// Package config reads what a registry says of itself without running any
+// of it: its configuration file (.pairbench.yml), which domains a change
+// concerns and how each is compared, an intent file's id, and the problems
+// found, each at file:line, with the strict YAML decoder the registry's
+// loader (package intents) uses too. It links no JavaScript interpreter, so
+// the service's bot can read pull requests with it.
+package config
 
 import (
 	"path"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -13,8 +18,8 @@ import (
 	"github.com/pairbench/pairbench"
 )
 
-// ConfigFile is the registry's optional configuration file, at its root.
-const ConfigFile = ".pairbench.yml"
+// File is the registry's optional configuration file, at its root.
+const File = ".pairbench.yml"
 
 // Config is a registry's .pairbench.yml (see docs/registry.md).
 type Config struct {
@@ -81,18 +86,18 @@ type Paths struct {
 // DefaultPaths is the layout a registry has without a .pairbench.yml.
 var DefaultPaths = Paths{Domains: "domains", Tools: "tools/*.js", Intents: "bench/intents"}
 
-// ParseConfig reads a registry's .pairbench.yml from data, as Load does;
+// Parse reads a registry's .pairbench.yml from data, as intents.Load does;
 // name is the file's name in positions. It returns the configuration with
 // the defaults in place of what is missing or invalid, so a caller can
 // still find its way in the registry, and, when anything is wrong (an
 // unknown key, a path outside the registry, a bad glob, bad YAML), a
 // Problems error naming each by file and line.
-func ParseConfig(name string, data []byte) (Config, error) {
-	var ps problems
-	c, _ := decodeConfig(name, data, &ps)
-	if len(ps.list) > 0 {
-		ps.list.sort()
-		return c, ps.list
+func Parse(name string, data []byte) (Config, error) {
+	var ps Problems
+	c, _ := Read(name, data, &ps)
+	if len(ps) > 0 {
+		ps.Sort()
+		return c, ps
 	}
 	return c, nil
 }
@@ -104,50 +109,50 @@ func ValidDomainName(name string) bool { return domainName.MatchString(name) }
 // domainName is what a domain directory may be called.
 var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
-// decodeConfig reads .pairbench.yml, reporting problems in ps; missing paths
-// take their defaults. It also returns the line of each key.
-func decodeConfig(file string, data []byte, ps *problems) (Config, map[string]int) {
+// Read reads .pairbench.yml, reporting problems in ps; missing paths take
+// their defaults. It also returns the line of each key.
+func Read(file string, data []byte, ps *Problems) (Config, map[string]int) {
 	var c Config
 	lines := map[string]int{}
 	// An empty file, or one of comments alone, takes every default.
 	if emptyConfig(data) {
 		return withDefaults(c), lines
 	}
-	if n := parseYAMLDocument(file, data, ps); n != nil {
-		d := newYAMLDecoder(file, ps)
-		lines = d.lines
-		d.decode(n, reflect.ValueOf(&c).Elem(), "")
+	if n := ParseDocument(file, data, ps); n != nil {
+		d := NewDecoder(file, ps)
+		lines = d.Lines
+		d.Decode(n, reflect.ValueOf(&c).Elem(), "")
 		for key, p := range map[string]string{"paths.domains": c.Paths.Domains, "paths.tools": c.Paths.Tools, "paths.intents": c.Paths.Intents} {
-			if p != "" && !localPath(p) {
-				ps.add(d.at(d.line(key)), "%s: %q must be a relative path inside the registry", key, p)
+			if p != "" && !LocalPath(p) {
+				ps.Add(d.At(d.Line(key)), "%s: %q must be a relative path inside the registry", key, p)
 			}
 		}
 		if c.Paths.Tools != "" && !doublestar.ValidatePattern(c.Paths.Tools) {
-			ps.add(d.at(d.line("paths.tools")), "paths.tools: %q is not a valid glob", c.Paths.Tools)
+			ps.Add(d.At(d.Line("paths.tools")), "paths.tools: %q is not a valid glob", c.Paths.Tools)
 		}
 		if m := c.Margins.AccuracyPoints; m < 0 || m >= 100 {
-			ps.add(d.at(d.line("margins.accuracy_points")), "margins.accuracy_points: %v is not between 0 and 100 points", m)
+			ps.Add(d.At(d.Line("margins.accuracy_points")), "margins.accuracy_points: %v is not between 0 and 100 points", m)
 			c.Margins.AccuracyPoints = 0
 		}
 		if m := c.Margins.SlowerPercent; m < 0 || m > 1000 {
-			ps.add(d.at(d.line("margins.slower_percent")), "margins.slower_percent: %v is not between 0 and 1000 percent", m)
+			ps.Add(d.At(d.Line("margins.slower_percent")), "margins.slower_percent: %v is not between 0 and 1000 percent", m)
 			c.Margins.SlowerPercent = 0
 		}
 		if c.Compare != "" && c.Compare != CompareBase && c.Compare != CompareBoth {
-			ps.add(d.at(d.line("compare")), "compare: %q: want %s or %s", c.Compare, CompareBase, CompareBoth)
+			ps.Add(d.At(d.Line("compare")), "compare: %q: want %s or %s", c.Compare, CompareBase, CompareBoth)
 			c.Compare = ""
 		}
 		for _, l := range c.FailOnLabels() {
 			if pairbench.Label(l).Rank() < 0 && l != gateWorse {
-				ps.add(d.at(d.line("fail_on")), "fail_on: %q is not a label (want labels such as less accurate, slower, or worse)", l)
+				ps.Add(d.At(d.Line("fail_on")), "fail_on: %q is not a label (want labels such as less accurate, slower, or worse)", l)
 				c.FailOn = ""
 				break
 			}
 		}
 		for dom, globs := range c.Domains {
 			for _, g := range globs {
-				if !localPath(strings.TrimPrefix(g, "**/")) || !doublestar.ValidatePattern(g) {
-					ps.add(d.at(d.line("domains."+dom)), "domains.%s: %q is not a valid glob inside the registry", dom, g)
+				if !LocalPath(strings.TrimPrefix(g, "**/")) || !doublestar.ValidatePattern(g) {
+					ps.Add(d.At(d.Line("domains."+dom)), "domains.%s: %q is not a valid glob inside the registry", dom, g)
 				}
 			}
 		}
@@ -172,50 +177,39 @@ func emptyConfig(data []byte) bool {
 // withDefaults fills the paths c leaves out, or gives wrongly, with their
 // defaults.
 func withDefaults(c Config) Config {
-	if c.Paths.Domains == "" || !localPath(c.Paths.Domains) {
+	if c.Paths.Domains == "" || !LocalPath(c.Paths.Domains) {
 		c.Paths.Domains = DefaultPaths.Domains
 	}
-	if c.Paths.Tools == "" || !localPath(c.Paths.Tools) || !doublestar.ValidatePattern(c.Paths.Tools) {
+	if c.Paths.Tools == "" || !LocalPath(c.Paths.Tools) || !doublestar.ValidatePattern(c.Paths.Tools) {
 		c.Paths.Tools = DefaultPaths.Tools
 	}
-	if c.Paths.Intents == "" || !localPath(c.Paths.Intents) {
+	if c.Paths.Intents == "" || !LocalPath(c.Paths.Intents) {
 		c.Paths.Intents = DefaultPaths.Intents
 	}
 	return c
 }
 
-// localPath reports whether p is a clean relative slash path that stays
+// LocalPath reports whether p is a clean relative slash path that stays
 // inside the registry.
-func localPath(p string) bool {
+func LocalPath(p string) bool {
 	return p != "" && !path.IsAbs(p) && !strings.Contains(p, "\\") && path.Clean(p) == p &&
 		p != ".." && !strings.HasPrefix(p, "../")
 }
 
-// DomainsFor returns the domains, sorted, that changes to files concern: a
-// file under a domain's directory or intent directory, or matching one of the
-// domain's globs in Config.Domains. files are slash paths relative to the
-// registry root.
-func (r *Registry) DomainsFor(files []string) []string {
-	var out []string
-	for _, d := range r.Domains {
-		if slices.ContainsFunc(files, func(f string) bool { return r.concerns(d.Name, f) }) {
-			out = append(out, d.Name)
-		}
+// IntentID reads the id of the intent file data, named name, with the
+// registry loader's own decoder: a file with problems elsewhere still has
+// its id; one that is no YAML mapping, or has no id, has "". The bot plans
+// with it, reading a pull request's intent files one by one; the runner
+// loads them whole (intents.Load).
+func IntentID(name string, data []byte) string {
+	var ps Problems
+	n := ParseDocument(name, data, &ps)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return ""
 	}
-	return out
-}
-
-func (r *Registry) concerns(domain, file string) bool {
-	file = path.Clean(file)
-	for _, dir := range []string{r.Config.Paths.Domains, r.Config.Paths.Intents} {
-		if strings.HasPrefix(file, path.Join(dir, domain)+"/") {
-			return true
-		}
+	var in struct {
+		ID string `yaml:"id"`
 	}
-	for _, g := range r.Config.Domains[domain] {
-		if ok, _ := doublestar.Match(g, file); ok {
-			return true
-		}
-	}
-	return false
+	NewDecoder(name, &ps).Decode(n, reflect.ValueOf(&in).Elem(), "")
+	return in.ID
 }

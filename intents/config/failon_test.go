@@ -1,4 +1,4 @@
-package intents
+package config
 
 import (
 	"testing"
@@ -11,17 +11,17 @@ import (
 // comma-separated; a name that is neither is a problem at its line, and the
 // configuration then fails on nothing.
 func TestConfigFailOn(t *testing.T) {
-	cfg, err := ParseConfig(ConfigFile, []byte("fail_on: worse, less accurate\n"))
+	cfg, err := Parse(File, []byte("fail_on: worse, less accurate\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"worse", "less accurate"}, cfg.FailOnLabels())
 
-	cfg, err = ParseConfig(ConfigFile, []byte("compare: both\nfail_on: worse, less acurate\n"))
+	cfg, err = Parse(File, []byte("compare: both\nfail_on: worse, less acurate\n"))
 	var ps Problems
 	require.ErrorAs(t, err, &ps)
 	assert.Equal(t, `.pairbench.yml:2: fail_on: "less acurate" is not a label (want labels such as less accurate, slower, or worse)`, ps.Error())
 	assert.Empty(t, cfg.FailOnLabels())
 
-	cfg, err = ParseConfig(ConfigFile, []byte("paths:\n  intents: bench/intents\n"))
+	cfg, err = Parse(File, []byte("paths:\n  intents: bench/intents\n"))
 	require.NoError(t, err)
 	assert.Empty(t, cfg.FailOnLabels())
 }

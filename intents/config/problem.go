@@ -1,4 +1,4 @@
-package intents
+package config
 
 import (
 	"cmp"
@@ -6,6 +6,13 @@ import (
 	"slices"
 	"strings"
 )
+
+// Pos is where something was read from. Pos.String gives "file:line"; a
+// type that embeds Pos therefore prints as its position with %v.
+type Pos struct {
+	File string `json:"file,omitempty" yaml:"-"`
+	Line int    `json:"line,omitempty" yaml:"-"`
+}
 
 // String formats p as "file:line" ("file" when the line is unknown).
 func (p Pos) String() string {
@@ -37,17 +44,15 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// sort orders problems by file, then line, keeping the order of discovery
+// Sort orders problems by file, then line, keeping the order of discovery
 // within a line.
-func (ps Problems) sort() {
+func (ps Problems) Sort() {
 	slices.SortStableFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 }
 
-// problems collects problems as a loader finds them.
-type problems struct{ list Problems }
-
-func (ps *problems) add(pos Pos, format string, args ...any) {
-	ps.list = append(ps.list, Problem{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+// Add appends the problem at pos, its message formatted as fmt.Sprintf does.
+func (ps *Problems) Add(pos Pos, format string, args ...any) {
+	*ps = append(*ps, Problem{Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }

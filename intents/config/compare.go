@@ -1,4 +1,4 @@
-package intents
+package config
 
 import (
 	"path"
@@ -115,7 +115,3 @@ func domainUnder(file, dir string) (string, bool) {
 // request's bench, which pairbench run (package bench) runs and the
 // service (package bot) shows beside the first.
 func AgainstNoneRunID(id string) string { return id + "-none" }
-
-// Has reports whether the registry has domain: Comparisons' inBase for a
-// base registry read whole.
-func (r *Registry) Has(domain string) bool { return r.Domain(domain) != nil }

@@ -1,4 +1,4 @@
-package intents
+package config
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -21,28 +20,42 @@ const (
 	maxYAMLDepth  = 64
 )
 
-// yamlDecoder fills Go structs from yaml.v3 nodes strictly: unknown and
+// Decoder fills Go structs from yaml.v3 nodes strictly: unknown and
 // duplicate keys are problems, every problem has its line, and every field's
-// line is kept so later checks can point at it.
-type yamlDecoder struct {
+// line is kept so later checks can point at it. Fields are matched by their
+// yaml tags; an embedded Pos gets the position of its mapping.
+type Decoder struct {
+	// Lines maps a field's path ("baseline.answer") to the line of its key.
+	Lines map[string]int
+	// Custom decodes the values of its types in place of the rules above
+	// (a type with a short form, as an intent's fixtures have).
+	Custom map[reflect.Type]func(d *Decoder, n *yaml.Node, v reflect.Value, path string)
+
 	file   string
-	ps     *problems
-	lines  map[string]int // field path ("baseline.answer") → line of its key
-	root   int            // line of the document's top mapping
+	ps     *Problems
+	root   int // line of the document's top mapping
 	budget int
 }
 
-func newYAMLDecoder(file string, ps *problems) *yamlDecoder {
-	return &yamlDecoder{file: file, ps: ps, lines: map[string]int{}, budget: maxYAMLValues}
+// NewDecoder returns a decoder of the file named file that adds its
+// problems to ps.
+func NewDecoder(file string, ps *Problems) *Decoder {
+	return &Decoder{file: file, ps: ps, Lines: map[string]int{}, budget: maxYAMLValues}
 }
 
-func (d *yamlDecoder) at(line int) Pos { return Pos{File: d.file, Line: line} }
+// At is the position of line in the decoder's file.
+func (d *Decoder) At(line int) Pos { return Pos{File: d.file, Line: line} }
 
-// line returns the line of the field at path, or of the nearest enclosing
+// Problem adds a problem at line.
+func (d *Decoder) Problem(line int, format string, args ...any) {
+	d.ps.Add(d.At(line), format, args...)
+}
+
+// Line returns the line of the field at path, or of the nearest enclosing
 // field that has one, or of the document's top mapping.
-func (d *yamlDecoder) line(path string) int {
+func (d *Decoder) Line(path string) int {
 	for {
-		if l, ok := d.lines[path]; ok {
+		if l, ok := d.Lines[path]; ok {
 			return l
 		}
 		i := strings.LastIndexAny(path, ".[")
@@ -53,27 +66,27 @@ func (d *yamlDecoder) line(path string) int {
 	}
 }
 
-// parseYAMLDocument reads exactly one YAML document. A syntax error is
+// ParseDocument reads exactly one YAML document. A syntax error is
 // reported at its line and returns nil.
-func parseYAMLDocument(file string, data []byte, ps *problems) *yaml.Node {
+func ParseDocument(file string, data []byte, ps *Problems) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			ps.add(Pos{File: file, Line: 1}, "empty file")
+			ps.Add(Pos{File: file, Line: 1}, "empty file")
 			return nil
 		}
-		ps.add(Pos{File: file, Line: yamlErrorLine(err)}, "%s", yamlErrorMessage(err))
+		ps.Add(Pos{File: file, Line: yamlErrorLine(err)}, "%s", yamlErrorMessage(err))
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		ps.add(Pos{File: file, Line: extra.Line}, "a second YAML document; one file holds one document")
+		ps.Add(Pos{File: file, Line: extra.Line}, "a second YAML document; one file holds one document")
 	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		return doc.Content[0]
 	}
-	ps.add(Pos{File: file, Line: 1}, "empty file")
+	ps.Add(Pos{File: file, Line: 1}, "empty file")
 	return nil
 }
 
@@ -117,21 +130,20 @@ func yamlErrorMessage(err error) string {
 	return "YAML: " + msg
 }
 
-var (
-	fixtureType = reflect.TypeFor[Fixture]()
-	posType     = reflect.TypeFor[Pos]()
-)
+var posType = reflect.TypeFor[Pos]()
 
-// decode fills v from n; path names v in messages ("" is the document).
-func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	n = resolveAlias(n)
+// Decode fills v from n; path names v in messages ("" is the document).
+func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
+	n = ResolveAlias(n)
 	if n == nil {
 		return
 	}
 	t := v.Type()
+	if custom, ok := d.Custom[t]; ok {
+		custom(d, n, v, path)
+		return
+	}
 	switch {
-	case t == fixtureType:
-		d.fixture(n, v, path)
 	case t.Kind() == reflect.Struct:
 		d.structure(n, v, path)
 	case t.Kind() == reflect.Pointer:
@@ -139,18 +151,18 @@ func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		p := reflect.New(t.Elem())
-		d.decode(n, p.Elem(), path)
+		d.Decode(n, p.Elem(), path)
 		v.Set(p)
 	case t.Kind() == reflect.Interface ||
 		(t.Kind() == reflect.Map || t.Kind() == reflect.Slice) && t.Elem().Kind() == reflect.Interface:
 		// any, map[string]any, []any: JSON-like values.
-		val, ok := d.plain(n, path, 0)
+		val, ok := d.Plain(n, path, 0)
 		if !ok || val == nil {
 			return
 		}
 		rv := reflect.ValueOf(val)
 		if !rv.Type().AssignableTo(t) {
-			d.ps.add(d.at(n.Line), "%s: want %s", orFile(path), kindName(t))
+			d.ps.Add(d.At(n.Line), "%s: want %s", orFile(path), kindName(t))
 			return
 		}
 		v.Set(rv)
@@ -159,12 +171,12 @@ func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		if n.Kind != yaml.SequenceNode {
-			d.ps.add(d.at(n.Line), "%s: want a list", orFile(path))
+			d.ps.Add(d.At(n.Line), "%s: want a list", orFile(path))
 			return
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
-			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			d.Decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
 		}
 		v.Set(s)
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
@@ -172,38 +184,38 @@ func (d *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		if n.Kind != yaml.MappingNode {
-			d.ps.add(d.at(n.Line), "%s: want a mapping", orFile(path))
+			d.ps.Add(d.At(n.Line), "%s: want a mapping", orFile(path))
 			return
 		}
 		m := reflect.MakeMap(t)
-		d.eachKey(n, path, func(key string, k, val *yaml.Node) {
+		d.EachKey(n, path, func(key string, k, val *yaml.Node) {
 			ev := reflect.New(t.Elem()).Elem()
-			d.decode(val, ev, joinPath(path, key))
+			d.Decode(val, ev, joinPath(path, key))
 			m.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), ev)
 		})
 		v.Set(m)
 	default:
 		if n.Kind != yaml.ScalarNode {
-			d.ps.add(d.at(n.Line), "%s: want %s", path, kindName(t))
+			d.ps.Add(d.At(n.Line), "%s: want %s", path, kindName(t))
 			return
 		}
 		if isNull(n) {
 			return
 		}
 		if err := n.Decode(v.Addr().Interface()); err != nil {
-			d.ps.add(d.at(n.Line), "%s: want %s, got %q", path, kindName(t), n.Value)
+			d.ps.Add(d.At(n.Line), "%s: want %s, got %q", path, kindName(t), n.Value)
 		}
 	}
 }
 
 // structure fills the struct v from the mapping n, by yaml tags.
-func (d *yamlDecoder) structure(n *yaml.Node, v reflect.Value, path string) {
+func (d *Decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
 		what := path
 		if what == "" {
 			what = "the file"
 		}
-		d.ps.add(d.at(n.Line), "%s: want a mapping", what)
+		d.ps.Add(d.At(n.Line), "%s: want a mapping", what)
 		return
 	}
 	if path == "" {
@@ -214,7 +226,7 @@ func (d *yamlDecoder) structure(n *yaml.Node, v reflect.Value, path string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Type == posType && f.Anonymous {
-			v.Field(i).Set(reflect.ValueOf(d.at(n.Line)))
+			v.Field(i).Set(reflect.ValueOf(d.At(n.Line)))
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
@@ -222,94 +234,56 @@ func (d *yamlDecoder) structure(n *yaml.Node, v reflect.Value, path string) {
 			fields[name] = i
 		}
 	}
-	d.eachKey(n, path, func(key string, k, val *yaml.Node) {
+	d.EachKey(n, path, func(key string, k, val *yaml.Node) {
 		i, ok := fields[key]
 		if !ok {
 			if path == "" {
-				d.ps.add(d.at(k.Line), "unknown field %q", key)
+				d.ps.Add(d.At(k.Line), "unknown field %q", key)
 			} else {
-				d.ps.add(d.at(k.Line), "unknown field %q in %s", key, path)
+				d.ps.Add(d.At(k.Line), "unknown field %q in %s", key, path)
 			}
 			return
 		}
-		d.decode(val, v.Field(i), joinPath(path, key))
+		d.Decode(val, v.Field(i), joinPath(path, key))
 	})
 }
 
-// eachKey calls fn for each key of the mapping n, reporting non-string and
+// EachKey calls fn for each key of the mapping n, reporting non-string and
 // duplicate keys, and records each key's line.
-func (d *yamlDecoder) eachKey(n *yaml.Node, path string, fn func(key string, k, val *yaml.Node)) {
+func (d *Decoder) EachKey(n *yaml.Node, path string, fn func(key string, k, val *yaml.Node)) {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := resolveAlias(n.Content[i]), n.Content[i+1]
+		k, val := ResolveAlias(n.Content[i]), n.Content[i+1]
 		if k == nil || k.Kind != yaml.ScalarNode {
-			d.ps.add(d.at(n.Content[i].Line), "%s: keys must be strings", orFile(path))
+			d.ps.Add(d.At(n.Content[i].Line), "%s: keys must be strings", orFile(path))
 			continue
 		}
 		if seen[k.Value] {
-			d.ps.add(d.at(k.Line), "duplicate field %q", joinPath(path, k.Value))
+			d.ps.Add(d.At(k.Line), "duplicate field %q", joinPath(path, k.Value))
 			continue
 		}
 		seen[k.Value] = true
-		d.lines[joinPath(path, k.Value)] = k.Line
+		d.Lines[joinPath(path, k.Value)] = k.Line
 		fn(k.Value, k, val)
 	}
 }
 
-// fixture reads a fixture: a literal, {value: literal} or
-// {days_from_start: n}.
-func (d *yamlDecoder) fixture(n *yaml.Node, v reflect.Value, path string) {
-	var f Fixture
-	if n.Kind != yaml.MappingNode {
-		f.Value, _ = d.plain(n, path, 0)
-		if f.Value == nil {
-			d.ps.add(d.at(n.Line), "%s: fixture has no value", path)
-		}
-		v.Set(reflect.ValueOf(f))
-		return
-	}
-	keys := 0
-	d.eachKey(n, path, func(key string, k, val *yaml.Node) {
-		keys++
-		switch key {
-		case "value":
-			f.Value, _ = d.plain(val, path+".value", 0)
-		case "days_from_start":
-			var days int
-			if err := resolveAlias(val).Decode(&days); err != nil || val.Kind != yaml.ScalarNode {
-				d.ps.add(d.at(k.Line), "%s.days_from_start: want a whole number of days", path)
-				return
-			}
-			if days < 0 {
-				d.ps.add(d.at(k.Line), "%s.days_from_start: want 0 or more days, got %d", path, days)
-			}
-			f.DaysFromStart = &days
-		default:
-			d.ps.add(d.at(k.Line), "%s: unknown fixture field %q (want value or days_from_start)", path, key)
-		}
-	})
-	if keys != 1 || (f.Value == nil && f.DaysFromStart == nil) {
-		d.ps.add(d.at(n.Line), "%s: a fixture is a literal, {value: ...} or {days_from_start: n}", path)
-	}
-	v.Set(reflect.ValueOf(f))
-}
-
-// plain converts n to JSON-like Go values: nil, bool, float64, string, []any
+// Plain converts n to JSON-like Go values: nil, bool, float64, string, []any
 // and map[string]any. It reports values JSON cannot hold.
-func (d *yamlDecoder) plain(n *yaml.Node, path string, depth int) (any, bool) {
-	n = resolveAlias(n)
+func (d *Decoder) Plain(n *yaml.Node, path string, depth int) (any, bool) {
+	n = ResolveAlias(n)
 	if n == nil {
 		return nil, true
 	}
 	d.budget--
 	if d.budget < 0 {
 		if d.budget == -1 {
-			d.ps.add(d.at(n.Line), "%s: more than %d values (aliases expanding too far?)", shortPath(path), maxYAMLValues)
+			d.ps.Add(d.At(n.Line), "%s: more than %d values (aliases expanding too far?)", shortPath(path), maxYAMLValues)
 		}
 		return nil, false
 	}
 	if depth > maxYAMLDepth {
-		d.ps.add(d.at(n.Line), "%s: nested more than %d deep", shortPath(path), maxYAMLDepth)
+		d.ps.Add(d.At(n.Line), "%s: nested more than %d deep", shortPath(path), maxYAMLDepth)
 		d.budget = -2 // one report; stop expanding
 		return nil, false
 	}
@@ -328,7 +302,7 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string, depth int) (any, bool) {
 			if err := n.Decode(&f); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 				return f, true
 			}
-			d.ps.add(d.at(n.Line), "%s: %q is not a finite number", path, n.Value)
+			d.ps.Add(d.At(n.Line), "%s: %q is not a finite number", path, n.Value)
 			return nil, false
 		}
 		return n.Value, true
@@ -336,7 +310,7 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string, depth int) (any, bool) {
 		out := make([]any, 0, len(n.Content))
 		ok := true
 		for i, item := range n.Content {
-			v, itemOK := d.plain(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
+			v, itemOK := d.Plain(item, fmt.Sprintf("%s[%d]", path, i), depth+1)
 			ok = ok && itemOK
 			out = append(out, v)
 		}
@@ -346,31 +320,31 @@ func (d *yamlDecoder) plain(n *yaml.Node, path string, depth int) (any, bool) {
 		ok := true
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := resolveAlias(n.Content[i])
+			k := ResolveAlias(n.Content[i])
 			if k == nil || k.Kind != yaml.ScalarNode {
-				d.ps.add(d.at(n.Content[i].Line), "%s: keys must be strings", orFile(path))
+				d.ps.Add(d.At(n.Content[i].Line), "%s: keys must be strings", orFile(path))
 				ok = false
 				continue
 			}
 			if seen[k.Value] {
-				d.ps.add(d.at(k.Line), "duplicate key %q in %s", k.Value, orFile(path))
+				d.ps.Add(d.At(k.Line), "duplicate key %q in %s", k.Value, orFile(path))
 				ok = false
 				continue
 			}
 			seen[k.Value] = true
-			v, itemOK := d.plain(n.Content[i+1], joinPath(path, k.Value), depth+1)
+			v, itemOK := d.Plain(n.Content[i+1], joinPath(path, k.Value), depth+1)
 			ok = ok && itemOK
 			out[k.Value] = v
 		}
 		return out, ok
 	}
-	d.ps.add(d.at(n.Line), "%s: not a JSON value", orFile(path))
+	d.ps.Add(d.At(n.Line), "%s: not a JSON value", orFile(path))
 	return nil, false
 }
 
-// resolveAlias follows an alias to its anchor (yaml.v3 rejects cycles when
+// ResolveAlias follows an alias to its anchor (yaml.v3 rejects cycles when
 // parsing).
-func resolveAlias(n *yaml.Node) *yaml.Node {
+func ResolveAlias(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
 		n = n.Alias
 	}
@@ -423,6 +397,3 @@ func kindName(t reflect.Type) string {
 		return "a value"
 	}
 }
-
-// numberString formats a number the way JSON would.
-func numberString(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
