@@ -43,7 +43,8 @@ func TestReadersNeverReachTheEngine(t *testing.T) {
 		// registry: never goja, as intents (tool files) would bring in.
 		{pkg: "bot", forbidden: engine},
 		{pkg: "viewer", forbidden: append(slices.Clone(engine), module+"/intents")},
-		{pkg: "stats", forbidden: append(slices.Clone(engine), module+"/intents", module+"/rundir")},
+		{pkg: "report", forbidden: append(slices.Clone(engine), module+"/intents", module+"/rundir")},
+		{pkg: "stats", forbidden: append(slices.Clone(engine), module+"/intents", module+"/rundir", module+"/report")},
 		{pkg: "rundir", forbidden: append(slices.Clone(engine), module+"/intents", module+"/grade", "github.com/santhosh-tekuri/jsonschema")},
 		{pkg: "examples/runs/gen", forbidden: append(slices.Clone(engine), module+"/intents")},
 	} {

@@ -19,7 +19,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/artifacts/s3test"
 	"github.com/pairbench/pairbench/bot/githubtest"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 const (
@@ -307,7 +307,7 @@ func TestActionShardedBenchOverS3(t *testing.T) {
 	}
 	sort.Strings(sharded)
 	assert.Equal(t, sharded, attempts(t, mergedDir), "the merge is the shards' rows")
-	for _, rep := range []*stats.Report{merged, unsharded} {
+	for _, rep := range []*report.Report{merged, unsharded} {
 		for _, in := range rep.Intents {
 			assert.Equal(t, 3, in.Pairs.Planned, in.ID)
 			assert.Equal(t, 3, in.Pairs.Complete, "%s: every pair is complete in the report", in.ID)
@@ -356,18 +356,18 @@ func TestActionShardedBenchOverS3(t *testing.T) {
 	assert.Contains(t, comments[0].Body, "https://github.example/acme/registry/actions/runs/4242")
 }
 
-func readReport(t *testing.T, dir string) *stats.Report {
+func readReport(t *testing.T, dir string) *report.Report {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "report.json"))
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := stats.ReadJSON(f)
+	rep, err := report.ReadJSON(f)
 	require.NoError(t, err)
 	return rep
 }
 
 // labels maps each intent of a report to its label.
-func labels(rep *stats.Report) map[string]pairbench.Label {
+func labels(rep *report.Report) map[string]pairbench.Label {
 	out := map[string]pairbench.Label{}
 	for _, in := range rep.Intents {
 		out[in.ID] = in.Label

@@ -23,7 +23,7 @@ import (
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // The arms' proof: a test registry in a real git repository, with a main
@@ -204,7 +204,7 @@ func armsRepo(t *testing.T) (string, string) {
 
 // armsBench runs a bench of reg's intents with arms, pairs pairs each, and
 // returns its report.
-func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.PlanArms, pairs int, alpha float64, sel ...string) *stats.Report {
+func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.PlanArms, pairs int, alpha float64, sel ...string) *report.Report {
 	t.Helper()
 	cfg := benchConfig(t, reg)
 	cfg.RunID = strings.NewReplacer("@", "-", "+", "-").Replace(arms.Control.String() + "-vs-" + arms.Treatment.String())
@@ -212,7 +212,7 @@ func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.Pl
 	cfg.Caps.TimeS = 300
 	res, err := bench.Bench(t.Context(), cfg)
 	require.NoError(t, err)
-	var rep stats.Report
+	var rep report.Report
 	b, err := os.ReadFile(res.Dir.File("report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &rep))
@@ -226,7 +226,7 @@ func armsBench(t *testing.T, reg string, hosts map[string]string, arms rundir.Pl
 	return &rep
 }
 
-func intentOf(t *testing.T, rep *stats.Report, id string) stats.Intent {
+func intentOf(t *testing.T, rep *report.Report, id string) report.Intent {
 	t.Helper()
 	for _, in := range rep.Intents {
 		if in.ID == id {
@@ -234,7 +234,7 @@ func intentOf(t *testing.T, rep *stats.Report, id string) stats.Intent {
 		}
 	}
 	t.Fatalf("no intent %s in the report", id)
-	return stats.Intent{}
+	return report.Intent{}
 }
 
 // TestArmsThroughTheRealStack is the proof, bench by bench.
@@ -272,8 +272,8 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 		broken := intentOf(t, rep, "broken.test-titles")
 		assert.Equal(t, pairbench.LessAccurate, broken.Label, broken.Why)
 		require.NotNil(t, broken.NonInferiority)
-		assert.Equal(t, stats.Worse, broken.NonInferiority.Result, broken.NonInferiority.Why)
-		assert.Equal(t, stats.Worse, rep.NonInferiority)
+		assert.Equal(t, report.Worse, broken.NonInferiority.Result, broken.NonInferiority.Why)
+		assert.Equal(t, report.Worse, rep.NonInferiority)
 		fresh := intentOf(t, rep, "fresh.test-titles")
 		assert.Nil(t, fresh.NonInferiority, "a new domain has no base to be worse than")
 		var domains []string
@@ -299,7 +299,7 @@ func TestArmsThroughTheRealStack(t *testing.T) {
 		rep := armsBench(t, reg, hosts, against, 10, 0.05, "refactor.test")
 		in := intentOf(t, rep, "refactor.test-titles")
 		require.NotNil(t, in.NonInferiority)
-		assert.Equal(t, stats.NotWorse, in.NonInferiority.Result, in.NonInferiority.Why)
+		assert.Equal(t, report.NotWorse, in.NonInferiority.Result, in.NonInferiority.Why)
 		assert.Equal(t, in.Control.Correct, in.Treatment.Correct, "the same answers")
 	})
 	t.Run("a delay in a tool is slower against base and still faster against none", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -59,7 +60,7 @@ func TestTopUpOfARunThatClaimedIsRefused(t *testing.T) {
 			require.NoError(t, err)
 			if looks == 3 {
 				require.NotNil(t, before.Stop, "the run stopped at a look")
-				assert.Equal(t, stats.StopEfficacy, before.Stop.Kind)
+				assert.Equal(t, report.StopEfficacy, before.Stop.Kind)
 			} else {
 				assert.Nil(t, before.Stop, "a run of one look records no stop")
 			}
@@ -88,7 +89,7 @@ func TestTopUpOfAFutileRunGoesOn(t *testing.T) {
 	before, err := r.dir.ReadPlan()
 	require.NoError(t, err)
 	require.NotNil(t, before.Stop)
-	require.Equal(t, stats.StopFutility, before.Stop.Kind)
+	require.Equal(t, report.StopFutility, before.Stop.Kind)
 	opts.Pairs = 18
 	plan, _, err := r.planOrResume(reg, opts)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -61,5 +62,5 @@ func TestStoppedRunIsFinalAndPublished(t *testing.T) {
 	require.NoError(t, err)
 	stored, err := rundir.ReadStoredReport(t.Context(), store, "r1")
 	require.NoError(t, err, "the final report is published")
-	assert.Equal(t, stats.StopEfficacy, stored.Looks.Stop)
+	assert.Equal(t, report.StopEfficacy, stored.Looks.Stop)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // TestReportLeavesOutRowsNotOfThePlan: rows no runner of the plan could have
@@ -88,7 +88,7 @@ func TestReportLeavesOutRowsNotOfThePlan(t *testing.T) {
 // reportOfRows writes plan and rows into a new run directory, reports it
 // with bench.WriteReport and returns the report it wrote (report.json,
 // and report.md) and its warnings.
-func reportOfRows(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) (rep *stats.Report, warnings, md string) {
+func reportOfRows(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) (rep *report.Report, warnings, md string) {
 	t.Helper()
 	dir := rundir.RunDir{Path: t.TempDir()}
 	require.NoError(t, dir.WritePlan(plan))
@@ -109,9 +109,9 @@ func reportOfRows(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) (rep *s
 	return rep, strings.Join(told, "\n"), string(b)
 }
 
-func jsonOf(t *testing.T, rep *stats.Report) string {
+func jsonOf(t *testing.T, rep *report.Report) string {
 	t.Helper()
 	var b strings.Builder
-	require.NoError(t, stats.WriteJSON(&b, rep))
+	require.NoError(t, report.WriteJSON(&b, rep))
 	return b.String()
 }

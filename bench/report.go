@@ -14,7 +14,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -52,7 +52,7 @@ type Reported struct {
 // link. Before them it writes the rest of the report site (package viewer):
 // a page per intent and, when dir holds trial directories, a page per pair.
 // A run with pairs still to run (interrupted, a shard missing) gets a report
-// that says so first (stats.Report.Incomplete) and is not final. Resumes
+// that says so first (report.Report.Incomplete) and is not final. Resumes
 // forced past a changed plan are named in it. Rows that are not trials of
 // the plan (rundir.PlanRows) are left out and counted in the report's
 // SkippedRows. A run of looks is reported at the look it stopped at
@@ -84,7 +84,7 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 	// The rows stream through the statistics, which keep a few numbers of
 	// each, and the status count: a run of any size is reported in little
 	// memory.
-	b := stats.NewBuilder(plan.StatsPlan())
+	b := report.NewBuilder(plan.StatsPlan())
 	site := viewer.NewSite(plan, dir)
 	site.OldTranscripts = agent.OldTranscripts(plan.AgentName())
 	status := rundir.NewStatusCounter(plan)
@@ -101,7 +101,7 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 	rep := b.Report()
 	rep.SkippedRows += read.LeftOut
 	if st := res.Status; !st.Finished() {
-		rep.Incomplete = &stats.Incomplete{Pending: st.Pending, Planned: st.Planned}
+		rep.Incomplete = &report.Incomplete{Pending: st.Pending, Planned: st.Planned}
 	}
 	seen := map[string]bool{}
 	for _, f := range forced {
@@ -112,7 +112,7 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 			}
 		}
 	}
-	figures, err := stats.NewIntentHTML(rep)
+	figures, err := report.NewIntentHTML(rep)
 	if err != nil {
 		return Reported{}, err
 	}
@@ -239,7 +239,7 @@ func SiteLink(siteURL, runID string) string {
 // ReadVerdict reads the report in dir (report.json) that is a verdict: that
 // of a run with no pair left to run. The report of a run with pairs still to
 // run is an *IncompleteError.
-func ReadVerdict(dir rundir.RunDir) (*stats.Report, error) {
+func ReadVerdict(dir rundir.RunDir) (*report.Report, error) {
 	rep, err := dir.ReadReport()
 	if err != nil {
 		return nil, fmt.Errorf("%w (run `pairbench report %s` first)", err, dir.Path)

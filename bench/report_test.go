@@ -15,12 +15,12 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/viewer"
 )
 
 // TestReportSkipsOnlyUnreadFields: the report reads the rows skipping what
-// stats.Builder.Unread names; built from whole rows instead, every number is
+// report.Builder.Unread names; built from whole rows instead, every number is
 // the same. The example run has agreement checks (whose answers must be
 // read) and, with them taken out of the plan, none (the answers skipped).
 func TestReportSkipsOnlyUnreadFields(t *testing.T) {
@@ -34,21 +34,21 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 		noAgreement.Intents = append(noAgreement.Intents, in)
 	}
 	for name, p := range map[string]*rundir.Plan{"agreement checks": plan, "no agreement check": &noAgreement} {
-		report := func(skip func(*stats.Builder) pairbench.RowFields) []byte {
-			b := stats.NewBuilder(p.StatsPlan())
+		reportJSON := func(skip func(*report.Builder) pairbench.RowFields) []byte {
+			b := report.NewBuilder(p.StatsPlan())
 			_, err := dir.ScanRows(rundir.RowQuery{RunID: p.RunID, Skip: skip(b)}, b.Add)
 			require.NoError(t, err)
 			var out bytes.Buffer
-			require.NoError(t, stats.WriteJSON(&out, b.Report()))
+			require.NoError(t, report.WriteJSON(&out, b.Report()))
 			return out.Bytes()
 		}
-		whole := report(func(*stats.Builder) pairbench.RowFields { return 0 })
-		skipped := report((*stats.Builder).Unread)
+		whole := reportJSON(func(*report.Builder) pairbench.RowFields { return 0 })
+		skipped := reportJSON((*report.Builder).Unread)
 		require.Equal(t, string(whole), string(skipped), "%s: the report read other fields than Unread says", name)
 	}
-	b := stats.NewBuilder(noAgreement.StatsPlan())
+	b := report.NewBuilder(noAgreement.StatsPlan())
 	require.NotZero(t, b.Unread()&pairbench.FieldExtracted, "without agreement checks the answers are skipped")
-	b = stats.NewBuilder(plan.StatsPlan())
+	b = report.NewBuilder(plan.StatsPlan())
 	require.Zero(t, b.Unread()&pairbench.FieldExtracted, "agreement checks read the answers")
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents/config"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/state"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // CheckName is the name of the bot's check runs, and the context of its
@@ -153,10 +153,10 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	}
 	// The summary is short, the verdict and the worst intents; the text
 	// holds every intent and figure, and details_url links the report.
-	opts := stats.MarkdownOptions{FullReportURL: b.reportLink(bn.Run)}
+	opts := report.MarkdownOptions{FullReportURL: b.reportLink(bn.Run)}
 	conclusion, gate := gatedConclusion(rep, bn.FailOn)
 	v := checkView{status: "completed", conclusion: conclusion, title: title,
-		summary: gate + stats.CheckSummary(rep, opts), text: stats.Markdown(rep, opts)}
+		summary: gate + report.CheckSummary(rep, opts), text: report.Markdown(rep, opts)}
 	second, err := b.againstNone(ctx, bn)
 	if err != nil || second == nil {
 		return v, err
@@ -164,7 +164,7 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	// compare: both: the second comparison, named by its arms.
 	head := fmt.Sprintf("**Also %s: %s**", comparedTitle(second, bn.SHA), second.Verdict)
 	v.summary += "\n" + head + " (run `" + second.RunID + "`).\n"
-	v.text += "\n\n" + head + "\n\n" + stats.Markdown(second, stats.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: stats.MarkdownLimit / 3})
+	v.text += "\n\n" + head + "\n\n" + report.Markdown(second, report.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: report.MarkdownLimit / 3})
 	if c, g := gatedConclusion(second, bn.FailOn); g != "" && v.conclusion != conclusionFailure {
 		v.conclusion, v.summary = c, g+v.summary
 	}
@@ -174,7 +174,7 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 // againstNone reads the report of a bench's second comparison, which
 // compare: both asks for (config.AgainstNoneRunID); nil when the bench
 // has none.
-func (b *Bot) againstNone(ctx context.Context, bn state.Bench) (*stats.Report, error) {
+func (b *Bot) againstNone(ctx context.Context, bn state.Bench) (*report.Report, error) {
 	if bn.Base == "" {
 		return nil, nil // benched against no tools already
 	}
@@ -188,14 +188,14 @@ func (b *Bot) againstNone(ctx context.Context, bn state.Bench) (*stats.Report, e
 // gatedConclusion is a finished bench's conclusion. Without failOn (the
 // registry's fail_on) it is Conclusion(verdict). With it, the registry
 // decides what blocks: failure when the report fails the gate
-// (stats.Report.Gate; the summary's first line then says what failed it),
+// (report.Report.Gate; the summary's first line then says what failed it),
 // else success for a verdict that helps and neutral for any other, so a
 // label the registry did not name never fails the check.
-func gatedConclusion(rep *stats.Report, failOn string) (conclusion, summary string) {
+func gatedConclusion(rep *report.Report, failOn string) (conclusion, summary string) {
 	if failOn == "" {
 		return Conclusion(rep.Verdict), ""
 	}
-	labels, err := stats.ParseGate(failOn)
+	labels, err := report.ParseGate(failOn)
 	if err != nil {
 		// The registry's check refused it; recorded before that check, it
 		// gates nothing.
@@ -346,7 +346,7 @@ func clipRunes(s string, n int) string {
 // when some were benched against no tools (new, or their intents alone
 // changed). A report without arms (a bench against no tools) compares the
 // tools at sha with none.
-func comparedTitle(rep *stats.Report, sha string) string {
+func comparedTitle(rep *report.Report, sha string) string {
 	a := rep.Arms
 	if a == nil {
 		return fmt.Sprintf("this PR's tools (%s) against no tools", short(sha))
@@ -354,7 +354,7 @@ func comparedTitle(rep *stats.Report, sha string) string {
 	var control, none []string
 	for _, in := range rep.Intents {
 		side := &control
-		if a.ControlFor(in.Domain) == stats.NoToolsArm {
+		if a.ControlFor(in.Domain) == report.NoToolsArm {
 			side = &none
 		}
 		if !slices.Contains(*side, in.Domain) {
@@ -366,9 +366,9 @@ func comparedTitle(rep *stats.Report, sha string) string {
 	case len(none) == 0:
 		return against + a.Control.Name
 	case len(control) == 0:
-		return against + stats.NoToolsArm.Name
+		return against + report.NoToolsArm.Name
 	}
-	return fmt.Sprintf("%s%s (%s), %s (%s)", against, a.Control.Name, titleList(control), stats.NoToolsArm.Name, titleList(none))
+	return fmt.Sprintf("%s%s (%s), %s (%s)", against, a.Control.Name, titleList(control), report.NoToolsArm.Name, titleList(none))
 }
 
 // titleList lists names for a title: the first three, then how many more.

@@ -13,8 +13,8 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/state"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // TestAPullRequestIsBenchedAgainstItsBase: a pull request that edits an
@@ -97,7 +97,7 @@ func TestTheCheckRunNamesTheArms(t *testing.T) {
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
 	rep := reportAgainstBase(t, bn.Run, pairbench.Faster)
-	rep.Arms.Domains = []stats.DomainArms{{Domain: "books.example", Edited: []string{"find_books"}}, {Domain: "weather.example", AgainstNone: true}}
+	rep.Arms.Domains = []report.DomainArms{{Domain: "books.example", Edited: []string{"find_books"}}, {Domain: "weather.example", AgainstNone: true}}
 	f.finishWith(t, rep)
 	runs := f.gh.CheckRuns(repoName)
 	require.Len(t, runs, 1)
@@ -166,12 +166,12 @@ func TestBothComparisonsAreShown(t *testing.T) {
 
 // reportAgainstBase is the test report as a bench of run with the given
 // verdict, of the pull request's tools against its base's.
-func reportAgainstBase(t *testing.T, run string, verdict pairbench.Label) *stats.Report {
+func reportAgainstBase(t *testing.T, run string, verdict pairbench.Label) *report.Report {
 	rep := readReport(t)
 	rep.RunID, rep.Verdict = run, verdict
-	rep.Arms = &stats.Arms{
-		Control:   stats.ArmName{Spec: "tools@" + baseSHA, Name: "master@f95f852's tools", Tools: true},
-		Treatment: stats.ArmName{Spec: "tools", Name: "this PR's tools (ec26c3e)", Tools: true},
+	rep.Arms = &report.Arms{
+		Control:   report.ArmName{Spec: "tools@" + baseSHA, Name: "master@f95f852's tools", Tools: true},
+		Treatment: report.ArmName{Spec: "tools", Name: "this PR's tools (ec26c3e)", Tools: true},
 	}
 	return rep
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/state"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // TestFailOnDecidesTheCheckRun: .pairbench.yml's fail_on on the pull
@@ -61,7 +61,7 @@ func TestFailOnDecidesTheCheckRun(t *testing.T) {
 					rep.Intents[i].Label = pairbench.Inconclusive // only the case's labels
 				}
 				if tc.worse && rep.Intents[i].ID == "books-cheapest-by-author" {
-					rep.Intents[i].NonInferiority = &stats.NonInferiority{Result: stats.Worse}
+					rep.Intents[i].NonInferiority = &report.NonInferiority{Result: report.Worse}
 				}
 			}
 			f.finishWith(t, rep)
@@ -80,7 +80,7 @@ func TestFailOnDecidesTheCheckRun(t *testing.T) {
 
 // finishWith stores rep as its run's report and ends that local run, as a
 // real bench does, waiting for the bot to post it.
-func (f *fixture) finishWith(t *testing.T, rep *stats.Report) {
+func (f *fixture) finishWith(t *testing.T, rep *report.Report) {
 	t.Helper()
 	data, err := json.Marshal(rep)
 	require.NoError(t, err)

@@ -26,9 +26,9 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/state/statetest"
-	"github.com/pairbench/pairbench/stats"
 )
 
 func TestMain(m *testing.M) {
@@ -443,12 +443,12 @@ func (f *fixture) storeReport(t *testing.T, id bot.RunID, verdict pairbench.Labe
 	require.NoError(t, f.store.Put(ctx, string(id)+"/report.html", strings.NewReader("<html></html>")))
 }
 
-func readReport(t *testing.T) *stats.Report {
+func readReport(t *testing.T) *report.Report {
 	t.Helper()
 	fh, err := os.Open(filepath.Join("testdata", "report.json"))
 	require.NoError(t, err)
 	defer fh.Close()
-	rep, err := stats.ReadJSON(fh)
+	rep, err := report.ReadJSON(fh)
 	require.NoError(t, err)
 	return rep
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // MaxCommentChars is GitHub's limit on a comment body.
@@ -50,7 +50,7 @@ type Target struct {
 // Verdict is a finished bench to post.
 type Verdict struct {
 	RunID  RunID
-	Report *stats.Report
+	Report *report.Report
 	// Link is where the full report can be read ("" for none).
 	Link string
 }
@@ -63,7 +63,7 @@ type Verdict struct {
 func PostVerdict(ctx context.Context, c *github.Client, t Target, v Verdict) error {
 	e := entry{SHA: t.SHA, Run: string(v.RunID), Verdict: string(v.Report.Verdict), Link: v.Link}
 	if err := upsertHistorySticky(ctx, c, t, e, func(limit int) string {
-		return stats.Markdown(v.Report, stats.MarkdownOptions{FullReportURL: v.Link, Limit: limit})
+		return report.Markdown(v.Report, report.MarkdownOptions{FullReportURL: v.Link, Limit: limit})
 	}); err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func renderRollup(r rollup) string {
 	if r.run != "" {
 		heading = fmt.Sprintf("%s\n### pairbench: %s (run `%s`)\n\n", stickyMarker, short(r.sha), r.run)
 	}
-	const bodyRoom = stats.MarkdownLimit
+	const bodyRoom = report.MarkdownLimit
 	es := r.earlier[:min(len(r.earlier), maxHistory)]
 	for {
 		tail := renderEarlier(es)

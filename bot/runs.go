@@ -10,9 +10,9 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // workFinish ends a bench its backend says ended: with the verdict of its
@@ -54,7 +54,7 @@ func (b *Bot) workFinish(ctx context.Context, job *river.Job[finishJob]) error {
 }
 
 // readReport reads the report run id published in the store.
-func (b *Bot) readReport(ctx context.Context, id RunID) (*stats.Report, error) {
+func (b *Bot) readReport(ctx context.Context, id RunID) (*report.Report, error) {
 	return rundir.ReadStoredReport(ctx, b.cfg.Store, string(id))
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/state"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // workSurface brings what a pull request shows up to date with its
@@ -201,15 +201,15 @@ func (b *Bot) headBody(ctx context.Context, pull state.Pull, head *state.Bench, 
 		}
 		if second == nil {
 			return func(limit int) string {
-				return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit})
+				return report.Markdown(rep, report.MarkdownOptions{FullReportURL: link, Limit: limit})
 			}, nil
 		}
 		// compare: both: the second comparison below the first, each named
 		// by its arms; a third of the room is the second's.
 		return func(limit int) string {
 			also := fmt.Sprintf("\n**Also %s** (run `%s`):\n\n", comparedTitle(second, head.SHA), second.RunID) +
-				stats.Markdown(second, stats.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: limit / 3})
-			return stats.Markdown(rep, stats.MarkdownOptions{FullReportURL: link, Limit: limit - len(also)}) + also
+				report.Markdown(second, report.MarkdownOptions{FullReportURL: b.reportLink(second.RunID), Limit: limit / 3})
+			return report.Markdown(rep, report.MarkdownOptions{FullReportURL: link, Limit: limit - len(also)}) + also
 		}, nil
 	}
 	msg := fmt.Sprintf("No verdict for %s yet.", short(pull.HeadSHA))

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // ArmTools says which tool files an arm registers.
@@ -244,14 +244,14 @@ func shortCommit(c string) string {
 
 // statsArms names the arms for the report and says per domain how
 // treatment's tools differ from control's; nil for a plan without arms.
-func (p *Plan) statsArms() *stats.Arms {
+func (p *Plan) statsArms() *report.Arms {
 	if p.Arms == nil {
 		return nil
 	}
-	out := &stats.Arms{}
+	out := &report.Arms{}
 	for _, arm := range pairbench.Arms {
 		spec := p.Arms.Of(arm)
-		n := stats.ArmName{Spec: spec.String(), Name: p.ArmName(arm), Tools: spec.Tools != NoTools}
+		n := report.ArmName{Spec: spec.String(), Name: p.ArmName(arm), Tools: spec.Tools != NoTools}
 		if arm == pairbench.Control {
 			out.Control = n
 		} else {
@@ -264,7 +264,7 @@ func (p *Plan) statsArms() *stats.Arms {
 			continue
 		}
 		seen[in.Domain] = true
-		d := stats.DomainArms{Domain: in.Domain, AbsentInControl: in.Arms.Control.Absent, AgainstNone: in.Arms.Control.None}
+		d := report.DomainArms{Domain: in.Domain, AbsentInControl: in.Arms.Control.Absent, AgainstNone: in.Arms.Control.None}
 		control := map[string]ArmTool{}
 		for _, t := range in.Arms.Control.Tools {
 			control[t.Name] = t
@@ -285,7 +285,7 @@ func (p *Plan) statsArms() *stats.Arms {
 		}
 		out.Domains = append(out.Domains, d)
 	}
-	slices.SortFunc(out.Domains, func(a, b stats.DomainArms) int { return strings.Compare(a.Domain, b.Domain) })
+	slices.SortFunc(out.Domains, func(a, b report.DomainArms) int { return strings.Compare(a.Domain, b.Domain) })
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -174,7 +175,7 @@ type ClaimedError struct {
 
 func (e *ClaimedError) Error() string {
 	claim := "an intent's label"
-	if e.Stop.Kind == stats.StopEfficacy {
+	if e.Stop.Kind == report.StopEfficacy {
 		claim = "the verdict " + string(e.Stop.Verdict)
 	}
 	return fmt.Sprintf("run %s claimed a difference (%s) at look %d of %d, %d pairs per intent: its α is spent on that claim, so topping it up to %d pairs would test again what it decided, which its design does not cover; bench the change again under a new --run-id",

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -46,7 +47,7 @@ func TestTopUp(t *testing.T) {
 	assert.Equal(t, []float64{2.0 / 6, 1}, d.Looks)
 	assert.InDelta(t, 0.05-stats.Spent(0.05, 2.0/6), q.StatsPlan().Alpha, 1e-12, "the last look decides at the α left")
 	assert.Less(t, q.StatsPlan().Alpha, 0.05)
-	assert.Equal(t, &stats.Looked{Pairs: []int{2, 6}, Look: 2, RunAlpha: 0.05}, q.StatsPlan().Looks)
+	assert.Equal(t, &report.Looked{Pairs: []int{2, 6}, Look: 2, RunAlpha: 0.05}, q.StatsPlan().Looks)
 
 	again, err := q.TopUp(9)
 	require.NoError(t, err)
@@ -88,7 +89,7 @@ func TestPlanWithoutLooks(t *testing.T) {
 // and never decided again, its skipped pairs in force again.
 func TestTopUpAfterAStop(t *testing.T) {
 	claimed := looksPlan(10, 12)
-	claimed.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
+	claimed.Stop = &LookStop{Look: 1, Pairs: 4, Kind: report.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
 	_, err := claimed.TopUp(18)
 	var ce *ClaimedError
 	require.ErrorAs(t, err, &ce)
@@ -98,7 +99,7 @@ func TestTopUpAfterAStop(t *testing.T) {
 	assert.Equal(t, claimed.Stop, same.Stop, "and stays stopped")
 
 	futile := looksPlan(10, 12)
-	futile.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal}
+	futile.Stop = &LookStop{Look: 1, Pairs: 4, Kind: report.StopFutility, Verdict: pairbench.NoSignal}
 	require.Equal(t, []int{4, 8, 12}, futile.Looks)
 	assert.Len(t, futile.PairsInForce(), 10*4)
 	q, err := futile.TopUp(18)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // PlanVersion is the schema version written in run.json's "v" field. A
@@ -53,8 +53,8 @@ type Plan struct {
 	Arms *PlanArms `json:"arms,omitempty"`
 	// Margins are the non-inferiority margins of a run that benches
 	// tools against a revision's (a tools@REV control): the registry's
-	// (.pairbench.yml), else stats.DefaultMargins. Nil otherwise.
-	Margins *stats.Margins `json:"margins,omitempty"`
+	// (.pairbench.yml), else report.DefaultMargins. Nil otherwise.
+	Margins *report.Margins `json:"margins,omitempty"`
 
 	// WebMCP is whose WebMCP every trial, in both arms, registers tools with
 	// and lists and invokes through (--webmcp): pairbench.WebMCPPolyfill or
@@ -158,7 +158,7 @@ type PlannedIntent struct {
 	ID        string                `json:"id"`
 	Domain    string                `json:"domain"`
 	Class     pairbench.AnswerClass `json:"class"`
-	Agreement *stats.Agreement      `json:"agreement,omitempty"`
+	Agreement *report.Agreement     `json:"agreement,omitempty"`
 	// Placebo marks an intent the registered tools cannot answer.
 	Placebo bool `json:"placebo,omitempty"`
 	// Tools names the tools registered in treatment.
@@ -283,7 +283,7 @@ func (p *Plan) Validate() error {
 // StatsPlan returns what package stats needs of the plan to build the
 // report: of the look the run stopped at (Stop) at its share of α, else
 // of the last look. The bootstrap is seeded with the plan's seed.
-func (p *Plan) StatsPlan() stats.Plan {
+func (p *Plan) StatsPlan() report.Plan {
 	k := len(p.Looks) - 1
 	if p.Stop != nil {
 		k = p.Stop.Look - 1
@@ -294,10 +294,10 @@ func (p *Plan) StatsPlan() stats.Plan {
 // StatsPlanAt is StatsPlan for look k (from 0) of a run of looks: its
 // pairs, at its share of α (stats.Design.LookAlpha). A run of one look
 // ignores k.
-func (p *Plan) StatsPlanAt(k int) stats.Plan {
-	sp := stats.Plan{
+func (p *Plan) StatsPlanAt(k int) report.Plan {
+	sp := report.Plan{
 		RunID: p.RunID,
-		Model: stats.Model{Name: p.Model.String(), Scripted: p.Model.Scripted},
+		Model: report.Model{Name: p.Model.String(), Scripted: p.Model.Scripted},
 		Alpha: p.Alpha,
 		Seed:  p.Seed,
 	}
@@ -311,14 +311,14 @@ func (p *Plan) StatsPlanAt(k int) stats.Plan {
 	upTo := -1 // the pairs a look sees: those numbered below it
 	if d := p.Design(); d != nil {
 		sp.Alpha = d.LookAlpha(p.Alpha, k)
-		sp.Looks = &stats.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha}
+		sp.Looks = &report.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha}
 		if s := p.Stop; s != nil && s.Look == k+1 {
 			sp.Looks.Stop, sp.Looks.Reason = s.Kind, s.Reason
 		}
 		upTo = p.Looks[k]
 	}
 	for _, in := range p.Intents {
-		pi := stats.PlanIntent{
+		pi := report.PlanIntent{
 			ID:      in.ID,
 			Domain:  in.Domain,
 			Class:   in.Class,
@@ -333,10 +333,10 @@ func (p *Plan) StatsPlanAt(k int) stats.Plan {
 			pi.NoBaseTools = in.Arms.Control.Absent || in.Arms.Control.None
 		}
 		if a := in.Agreement; a != nil {
-			pi.Agreement = &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
+			pi.Agreement = &report.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
 		}
 		for _, c := range in.Criteria {
-			pi.Criteria = append(pi.Criteria, stats.Criterion{ID: c.ID, Weight: c.Weight})
+			pi.Criteria = append(pi.Criteria, report.Criterion{ID: c.ID, Weight: c.Weight})
 		}
 		sp.Intents = append(sp.Intents, pi)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 func testPlan() *Plan {
@@ -29,7 +29,7 @@ func testPlan() *Plan {
 		Intents: []PlannedIntent{
 			{
 				ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerAgreement,
-				Agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
+				Agreement: &report.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
 				Tools:     []string{"find_books"},
 				Fixtures:  map[string]any{"day": "2026-12-01"},
 				Pairs:     []PlannedPair{{Pair: 0, Order: pairbench.AB}, {Pair: 1, Order: pairbench.BA}},
@@ -109,15 +109,15 @@ func TestReadPlanNamesEveryProblem(t *testing.T) {
 
 func TestStatsPlan(t *testing.T) {
 	got := testPlan().StatsPlan()
-	assert.Equal(t, stats.Plan{
+	assert.Equal(t, report.Plan{
 		RunID: "r1",
-		Model: stats.Model{Name: "scripted/pairbench-scripted", Scripted: true},
+		Model: report.Model{Name: "scripted/pairbench-scripted", Scripted: true},
 		Alpha: 0.05,
 		Seed:  42,
-		Intents: []stats.PlanIntent{
+		Intents: []report.PlanIntent{
 			{
 				ID: "books-cheapest", Domain: "books.example", Class: pairbench.AnswerAgreement,
-				Agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
+				Agreement: &report.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 1},
 				Tools:     []string{"find_books"}, Pairs: 2,
 			},
 			{ID: "weather-placebo", Domain: "weather.example", Class: pairbench.AnswerShapeOnly, Placebo: true, Pairs: 1},

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // The files of a run, as slash paths relative to its directory. A run has
@@ -362,13 +362,13 @@ func (d RunDir) RowsFiles() ([]string, error) {
 }
 
 // ReadReport reads the run's report.json.
-func (d RunDir) ReadReport() (*stats.Report, error) {
+func (d RunDir) ReadReport() (*report.Report, error) {
 	f, err := os.Open(d.File(ReportJSON))
 	if err != nil {
 		return nil, fmt.Errorf("read the report: %w", err)
 	}
 	defer f.Close()
-	rep, err := stats.ReadJSON(f)
+	rep, err := report.ReadJSON(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
@@ -380,7 +380,7 @@ type ReportOptions struct {
 	// Link is the full report's URL, linked from report.md.
 	Link string
 	// HTML says how report.html links the rest of the report site.
-	HTML stats.HTMLOptions
+	HTML report.HTMLOptions
 	// Wrote, if set, sees the path of each file once it is written.
 	Wrote func(path string)
 }
@@ -388,13 +388,13 @@ type ReportOptions struct {
 // WriteReport writes rep's three renderings into the run directory, each
 // replaced whole, in PublishLast's order reversed (report.json first), and
 // returns their paths in the order written.
-func (d RunDir) WriteReport(rep *stats.Report, o ReportOptions) ([]string, error) {
+func (d RunDir) WriteReport(rep *report.Report, o ReportOptions) ([]string, error) {
 	render := map[string]func(io.Writer) error{
-		ReportJSON: func(w io.Writer) error { return stats.WriteJSON(w, rep) },
+		ReportJSON: func(w io.Writer) error { return report.WriteJSON(w, rep) },
 		ReportMarkdown: func(w io.Writer) error {
-			return stats.WriteMarkdown(w, rep, stats.MarkdownOptions{FullReportURL: o.Link})
+			return report.WriteMarkdown(w, rep, report.MarkdownOptions{FullReportURL: o.Link})
 		},
-		ReportHTML: func(w io.Writer) error { return stats.WriteHTML(w, rep, o.HTML) },
+		ReportHTML: func(w io.Writer) error { return report.WriteHTML(w, rep, o.HTML) },
 	}
 	var written []string
 	for _, name := range slices.Backward(PublishLast) {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // A run is stored under "<run id>/" in an artifact store, with the layout it
@@ -531,14 +531,14 @@ const maxReport = 64 << 20
 // ReadStoredReport reads run runID's published report.json from store. A
 // run that has published none fails with an error wrapping
 // artifacts.ErrNotExist.
-func ReadStoredReport(ctx context.Context, store artifacts.Store, runID string) (*stats.Report, error) {
+func ReadStoredReport(ctx context.Context, store artifacts.Store, runID string) (*report.Report, error) {
 	key := StoreKey(runID, ReportJSON)
 	r, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	rep, err := stats.ReadJSON(io.LimitReader(r, maxReport))
+	rep, err := report.ReadJSON(io.LimitReader(r, maxReport))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 func TestLockRunIsExclusive(t *testing.T) {
@@ -218,7 +218,7 @@ func TestReadStoredReport(t *testing.T) {
 	require.ErrorIs(t, err, artifacts.ErrNotExist, "a run that published no report")
 
 	dir := RunDir{Path: t.TempDir()}
-	_, err = dir.WriteReport(&stats.Report{V: stats.ReportVersion, RunID: "r1", Alpha: 0.05}, ReportOptions{})
+	_, err = dir.WriteReport(&report.Report{V: report.ReportVersion, RunID: "r1", Alpha: 0.05}, ReportOptions{})
 	require.NoError(t, err)
 	require.NoError(t, dir.WriteFile(SiteDir+"/i1.html", []byte("<p>intent</p>")))
 	require.NoError(t, dir.WriteFile(SiteDir+"/i1/0.html", []byte("<p>pair</p>")))

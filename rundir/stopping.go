@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -17,7 +18,7 @@ type LookStop struct {
 	Pairs int `json:"pairs"`
 	// Kind is why the run stopped: efficacy (its verdict claims a
 	// difference), futility, or complete (the last look).
-	Kind stats.StopKind `json:"kind"`
+	Kind report.StopKind `json:"kind"`
 	// Verdict is the run's verdict at the look; Claimed says whether its
 	// report claims any difference (the verdict or an intent's label).
 	Verdict pairbench.Label `json:"verdict"`
@@ -36,7 +37,7 @@ type Looker struct {
 	design stats.Design
 	looks  []look
 	// stopped is the report of the look Decide stopped at.
-	stopped *stats.Report
+	stopped *report.Report
 }
 
 // look is one look's pairs (numbered below upTo), their report and their
@@ -44,7 +45,7 @@ type Looker struct {
 type look struct {
 	k      int
 	upTo   int
-	report *stats.Builder
+	report *report.Builder
 	status *StatusCounter
 }
 
@@ -65,12 +66,12 @@ func NewLooker(plan *Plan) *Looker {
 			at.Intents[i] = in
 			at.Intents[i].Pairs = in.Pairs[:min(len(in.Pairs), upTo)]
 		}
-		l.looks = append(l.looks, look{k: k, upTo: upTo, report: stats.NewBuilder(plan.StatsPlanAt(k)), status: NewStatusCounter(&at)})
+		l.looks = append(l.looks, look{k: k, upTo: upTo, report: report.NewBuilder(plan.StatsPlanAt(k)), status: NewStatusCounter(&at)})
 	}
 	return l
 }
 
-// Unread is what no look's report reads of a row (stats.Builder.Unread).
+// Unread is what no look's report reads of a row (report.Builder.Unread).
 func (l *Looker) Unread() pairbench.RowFields {
 	f := ^pairbench.RowFields(0)
 	for _, lk := range l.looks {
@@ -100,7 +101,7 @@ func (l *Looker) Decide() *LookStop {
 			return nil
 		}
 		rep := lk.report.Report()
-		kind, why := l.design.Decide(rep, lk.k)
+		kind, why := report.Decide(l.design, rep, lk.k)
 		if kind != "" {
 			l.stopped = rep
 			return &LookStop{Look: lk.k + 1, Pairs: min(lk.upTo, l.plan.PairsPerIntent()), Kind: kind,
@@ -112,7 +113,7 @@ func (l *Looker) Decide() *LookStop {
 
 // Report is the report of the look Decide stopped the run at (the one
 // the run is reported at), nil when it stopped at none.
-func (l *Looker) Report() *stats.Report { return l.stopped }
+func (l *Looker) Report() *report.Report { return l.stopped }
 
 // DecideStop decides plan's looks from the rows of the run in d that are
 // trials of it (ScanRows of the plan): the look it stops at, or nil while a look's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -35,7 +36,7 @@ func looksPlan(intents, pairs int) *Plan {
 func TestReconcileKeepsTheRecordedStop(t *testing.T) {
 	open := looksPlan(2, 12)
 	stopped := looksPlan(2, 12)
-	stopped.Stop = &LookStop{Look: 1, Pairs: 4, Kind: stats.StopFutility, Verdict: pairbench.NoSignal, Reason: "why"}
+	stopped.Stop = &LookStop{Look: 1, Pairs: 4, Kind: report.StopFutility, Verdict: pairbench.NoSignal, Reason: "why"}
 	for _, c := range []struct {
 		name          string
 		local, stored *Plan
@@ -54,7 +55,7 @@ func TestReconcileKeepsTheRecordedStop(t *testing.T) {
 		})
 	}
 	other := looksPlan(2, 12)
-	other.Stop = &LookStop{Look: 2, Pairs: 8, Kind: stats.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
+	other.Stop = &LookStop{Look: 2, Pairs: 8, Kind: report.StopEfficacy, Verdict: pairbench.Faster, Claimed: true}
 	changed := looksPlan(2, 12)
 	changed.Seed++
 	for _, stored := range []*Plan{other, changed} {

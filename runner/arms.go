@@ -9,7 +9,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/intents/config"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // planArms fills in's arms from the specs: the tools each registers (the
@@ -117,8 +117,8 @@ func ContextBlock(text string) string {
 
 // margins returns the registry's margins with the defaults in place of
 // what it leaves out.
-func margins(m config.Margins) *stats.Margins {
-	out := stats.DefaultMargins
+func margins(m config.Margins) *report.Margins {
+	out := report.DefaultMargins
 	if m.AccuracyPoints > 0 {
 		out.AccuracyPoints = m.AccuracyPoints
 	}

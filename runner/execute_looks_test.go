@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -92,7 +93,7 @@ func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
 	require.NotNil(t, stored.Stop, "run.json records the stop")
 	assert.Equal(t, 1, stored.Stop.Look)
 	assert.Equal(t, 10, stored.Stop.Pairs)
-	assert.Equal(t, stats.StopEfficacy, stored.Stop.Kind)
+	assert.Equal(t, report.StopEfficacy, stored.Stop.Kind)
 	assert.Equal(t, pairbench.Faster, stored.Stop.Verdict)
 	assert.True(t, stored.Stop.Claimed)
 	for _, r := range rowsOf(t, dir, rundir.RowsFile) {
@@ -113,7 +114,7 @@ func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
 	sp := stored.StatsPlan()
 	assert.Equal(t, 10, sp.Intents[0].Pairs, "the report counts the look's pairs")
 	assert.InDelta(t, stats.Spent(0.05, 1.0/3), sp.Alpha, 1e-12, "at the first look's level")
-	assert.Equal(t, &stats.Looked{Pairs: []int{10, 20, 30}, Look: 1, RunAlpha: 0.05, Stop: stats.StopEfficacy, Reason: stored.Stop.Reason}, sp.Looks)
+	assert.Equal(t, &report.Looked{Pairs: []int{10, 20, 30}, Look: 1, RunAlpha: 0.05, Stop: report.StopEfficacy, Reason: stored.Stop.Reason}, sp.Looks)
 }
 
 // TestLooksStopANullRunForFutility: the arms tie in every pair, so both
@@ -125,13 +126,13 @@ func TestLooksStopANullRunForFutility(t *testing.T) {
 	dir, stored := runLooksPlan(t, plan, f)
 	assert.EqualValues(t, 3*10*2, f.ran.Load())
 	require.NotNil(t, stored.Stop)
-	assert.Equal(t, rundir.LookStop{Look: 1, Pairs: 10, Kind: stats.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
+	assert.Equal(t, rundir.LookStop{Look: 1, Pairs: 10, Kind: report.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
 	assert.False(t, stored.Stop.Claimed)
 	assert.Contains(t, stored.Stop.Reason, "above 0.2")
 
 	// The look's own report, built apart from the runner, says the same.
 	rows := rowsOf(t, dir, rundir.RowsFile)
-	rep := stats.Build(plan.StatsPlanAt(0), rows)
+	rep := report.Build(plan.StatsPlanAt(0), rows)
 	require.NotNil(t, rep.Headline)
 	assert.Greater(t, rep.Headline.Speed.P, 0.2)
 	assert.Greater(t, rep.Headline.Accuracy.P, 0.2)
@@ -160,7 +161,7 @@ func TestLooksGoOnUntilALookDecides(t *testing.T) {
 				seen = append(seen, r)
 			}
 		}
-		kind, _ := d.Decide(stats.Build(plan.StatsPlanAt(k), seen), k)
+		kind, _ := report.Decide(*d, report.Build(plan.StatsPlanAt(k), seen), k)
 		if k < stored.Stop.Look-1 {
 			assert.Empty(t, kind, "look %d goes on", k+1)
 		} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/grade"
 	"github.com/pairbench/pairbench/intents"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -276,11 +277,11 @@ func contentHash(b []byte) string {
 }
 
 // planAgreement is an intent's agreement check as the plan stores it.
-func planAgreement(a *intents.Agreement) *stats.Agreement {
+func planAgreement(a *intents.Agreement) *report.Agreement {
 	if a == nil {
 		return nil
 	}
-	return &stats.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
+	return &report.Agreement{Kind: a.Kind, Field: a.Field, Tolerance: a.Tolerance}
 }
 
 // planCriteria are a judged intent's criteria as the plan stores them.

@@ -17,8 +17,8 @@ import (
 // the smallest K such that at most K intents reach α/K: an intent that
 // could never beat α/K would only raise everyone else's bar.
 
-// familyResult is one intent's part in its family.
-type familyResult struct {
+// FamilyResult is one intent's part in its family.
+type FamilyResult struct {
 	// Tested is true when the intent was selected into the family.
 	Tested bool
 	// Adj is the Holm-adjusted p (1 when not tested).
@@ -34,12 +34,12 @@ type familyResult struct {
 	Threshold float64
 }
 
-// adjustFamily adjusts p values ps, whose attainable values are pmin, at
+// AdjustFamily adjusts p values ps, whose attainable values are pmin, at
 // level alpha. Members with a NaN p are not tested.
-func adjustFamily(ps, pmin []float64, alpha float64) []familyResult {
-	out := make([]familyResult, len(ps))
+func AdjustFamily(ps, pmin []float64, alpha float64) []FamilyResult {
+	out := make([]FamilyResult, len(ps))
 	for i := range out {
-		out[i] = familyResult{Adj: 1, Best: 1}
+		out[i] = FamilyResult{Adj: 1, Best: 1}
 	}
 	k := taroneK(pmin, alpha)
 	var idx []int
@@ -56,7 +56,7 @@ func adjustFamily(ps, pmin []float64, alpha float64) []familyResult {
 	sorted := slices.Sorted(slices.Values(sel))
 	for j, i := range idx {
 		h := newHolmOthers(sorted, sel[j])
-		out[i] = familyResult{Tested: true, Adj: adj[j], Best: h.adjusted(pmin[i]), Threshold: h.threshold(alpha)}
+		out[i] = FamilyResult{Tested: true, Adj: adj[j], Best: h.adjusted(pmin[i]), Threshold: h.threshold(alpha)}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func TestAdjustFamilyThresholdAgreesWithHolm(t *testing.T) {
 			pmin[i] = min(ps[i], []float64{0.0001, 0.03125, 0.0625, 1}[r.IntN(4)])
 		}
 		alpha := []float64{0.05, 0.1}[trial%2]
-		res := adjustFamily(ps, pmin, alpha)
+		res := AdjustFamily(ps, pmin, alpha)
 		var sel []float64
 		for i, f := range res {
 			if f.Tested {
@@ -31,7 +31,7 @@ func TestAdjustFamilyThresholdAgreesWithHolm(t *testing.T) {
 		j := 0
 		for i, f := range res {
 			if !f.Tested {
-				assert.Equal(t, familyResult{Adj: 1, Best: 1}, f)
+				assert.Equal(t, FamilyResult{Adj: 1, Best: 1}, f)
 				continue
 			}
 			require.Equal(t, holm[j], f.Adj, "the family's own Holm")
@@ -62,7 +62,7 @@ func TestTaroneSelection(t *testing.T) {
 		pmin = append(pmin, []float64{1.9e-9, 0.03125}[i%2])
 	}
 	assert.Equal(t, 10, taroneK(pmin, 0.05))
-	res := adjustFamily(pmin, pmin, 0.05)
+	res := AdjustFamily(pmin, pmin, 0.05)
 	for i, f := range res {
 		assert.Equal(t, i%2 == 0, f.Tested, "intent %d", i)
 	}

@@ -111,7 +111,7 @@ const planReps = 300
 
 // detectableSpeedup is the smallest speedup the run's speed claim (van
 // Elteren over strata of n pairs, one stratum when strata is 1, with the
-// composite test where speedClaimP needs it) detects at level with 80%
+// composite test where SpeedClaimP needs it) detects at level with 80%
 // power under the planning model: each arm correct with chance
 // planArmCorrect, a pair's log ratio normal with mean log(speedup) and
 // σ√2. Power is simulated (planReps runs, the tests' normal
@@ -134,9 +134,9 @@ func detectableSpeedup(strata, n int, level float64) float64 {
 					case cc && tc:
 						cond[k] = append(cond[k], d)
 					case tc:
-						d, b = failedRatio, b+1
+						d, b = FailedRatio, b+1
 					case cc:
-						d, c = -failedRatio, c+1
+						d, c = -FailedRatio, c+1
 					default:
 						d = 0
 					}
@@ -144,7 +144,7 @@ func detectableSpeedup(strata, n int, level float64) float64 {
 				}
 			}
 			s, t := vanElterenBy(cond, false), vanElterenBy(comp, false)
-			if speedClaimP(s.p, s.faster, t.p, t.faster, b, c) <= level && s.faster {
+			if SpeedClaimP(s.P, s.Faster, t.P, t.Faster, b, c) <= level && s.Faster {
 				hits++
 			}
 		}
@@ -253,7 +253,7 @@ func AutoPairsAt(intents int, level func(pairs int) float64, e Effect) (int, err
 	lo, hi := 1, 2
 	for !ok(hi) {
 		if hi >= 1000 {
-			return 0, fmt.Errorf("detect %s over %d %s: %w", e, intents, pluralize(intents, "intent"), ErrNoPairs)
+			return 0, fmt.Errorf("detect %s over %d %s: %w", e, intents, intentsWord(intents), ErrNoPairs)
 		}
 		lo, hi = hi, min(1000, 2*hi)
 	}
@@ -290,7 +290,15 @@ func (c PlanCheck) Text() string {
 		fmt.Fprintf(&b, "%s: labels attainable at %.3g over %d pairs; detected with 80%% power: %s, %s (planning model: each arm %.0f%% correct, control %.0f%% for accuracy)\n",
 			what, r.Level, r.Pairs, speed, gain, 100*planArmCorrect, 100*planControl)
 	}
-	line(fmt.Sprintf("run's verdict, pooled over %d %s", c.Intents, pluralize(c.Intents, "intent")), c.Verdict)
+	line(fmt.Sprintf("run's verdict, pooled over %d %s", c.Intents, intentsWord(c.Intents)), c.Verdict)
 	line(fmt.Sprintf("each intent, %d pairs", c.Pairs), c.Intent)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// intentsWord is "intent" or "intents", as n asks.
+func intentsWord(n int) string {
+	if n == 1 {
+		return "intent"
+	}
+	return "intents"
 }

@@ -13,40 +13,12 @@ import (
 // accuracy by the exact McNemar test on every intent's discordant pairs.
 // See docs/statistics.md, The run's verdict.
 
-// failedRatio stands for the log ratio of a pair in which one arm failed,
-// in the composite "time to a correct answer": a failure is slower than any
-// correct answer, so such a pair gets a larger |d| than any pair whose arms
-// were both correct (whose |log ratio| is at most log(1e9 s / 1 ms) ≈ 27.6).
-const failedRatio = 1e3
-
-// compositeRatios returns, for every complete pair, its log ratio in time
-// to a correct answer, log(control/treatment) with a failed trial slower
-// than any correct one: both correct, the log ratio of their wall times;
-// only treatment correct, +failedRatio; only control, −failedRatio;
-// neither, 0 (a tie). Unlike the speed over both-correct pairs, it is not
-// biased when treatment changes how often, and on which trials, an arm
-// fails.
-func compositeRatios(pairs []pairRef) []float64 {
-	d := make([]float64, len(pairs))
-	for i, p := range pairs {
-		switch cc, tc := p.c.correct(), p.t.correct(); {
-		case cc && tc:
-			d[i] = logRatio(p.c.wall, p.t.wall)
-		case tc:
-			d[i] = failedRatio
-		case cc:
-			d[i] = -failedRatio
-		}
-	}
-	return d
-}
-
-// rankTest is the outcome of a signed-rank test: its two-sided p, the
+// RankTest is the outcome of a signed-rank test: its two-sided p, the
 // smallest p its pairs could give (all untied pairs favouring one arm),
 // and whether it leans to treatment being faster.
-type rankTest struct {
-	p, pMin float64
-	faster  bool
+type RankTest struct {
+	P, PMin float64
+	Faster  bool
 	// pairs counts the pairs tested.
 	pairs int
 }
@@ -56,7 +28,7 @@ type rankTest struct {
 // pairs. Above it the Edgeworth approximation is used.
 const exactLatticeWork = 4e7
 
-// vanElteren is the stratified Wilcoxon signed-rank test over strata of
+// VanElteren is the stratified Wilcoxon signed-rank test over strata of
 // log ratios (each intent's pairs): within each stratum the nonzero |d| are
 // ranked (mid-ranks for ties) and each rank weighted by 1/(n + 1), n the
 // stratum's nonzero pairs; the statistic V is the weighted sum of the
@@ -66,11 +38,11 @@ const exactLatticeWork = 4e7
 // and otherwise from its exact first, second and fourth cumulants by the
 // normal approximation with a continuity and an Edgeworth correction. With
 // one stratum of untied pairs it is the signed-rank test itself.
-func vanElteren(strata [][]float64) rankTest { return vanElterenBy(strata, true) }
+func VanElteren(strata [][]float64) RankTest { return vanElterenBy(strata, true) }
 
-// vanElterenBy is vanElteren, with the exact lattice computation only when
+// vanElterenBy is VanElteren, with the exact lattice computation only when
 // exact allows it (planning simulations take the approximation).
-func vanElterenBy(strata [][]float64, exact bool) rankTest {
+func vanElterenBy(strata [][]float64, exact bool) RankTest {
 	var weights []float64 // one per nonzero pair
 	var positive []bool
 	var scale []int // per nonzero pair: its weight on an integer lattice
@@ -111,7 +83,7 @@ func vanElterenBy(strata [][]float64, exact bool) rankTest {
 			lcm = lcmBounded(lcm, st.n+1, 1<<20)
 		}
 	}
-	out := rankTest{p: 1, pMin: 1, pairs: total}
+	out := RankTest{P: 1, PMin: 1, pairs: total}
 	if len(ss) == 0 {
 		return out
 	}
@@ -137,7 +109,7 @@ func vanElterenBy(strata [][]float64, exact bool) rankTest {
 	if exact && float64(latticeSum)*float64(len(scale)) > exactLatticeWork {
 		exact = false
 	}
-	out.faster = v > mean
+	out.Faster = v > mean
 	if exact {
 		vi := 0
 		for k, s := range scale {
@@ -146,13 +118,13 @@ func vanElterenBy(strata [][]float64, exact bool) rankTest {
 			}
 		}
 		null := newLatticeNull(scale, latticeSum)
-		out.p = null.p(vi)
-		out.pMin = null.p(latticeSum)
+		out.P = null.p(vi)
+		out.PMin = null.p(latticeSum)
 		return out
 	}
 	approx := newWeightedNull(weights)
-	out.p = approx.p(v)
-	out.pMin = approx.p(approx.max)
+	out.P = approx.p(v)
+	out.PMin = approx.p(approx.max)
 	return out
 }
 
@@ -239,3 +211,9 @@ func (n weightedNull) lower(s float64) float64 {
 func (n weightedNull) p(s float64) float64 {
 	return min(1, 2*n.lower(min(s, 2*n.mean-s)))
 }
+
+// FailedRatio stands for the log ratio of a pair in which one arm failed,
+// in the composite "time to a correct answer": a failure is slower than any
+// correct answer, so such a pair gets a larger |d| than any pair whose arms
+// were both correct (whose |log ratio| is at most log(1e9 s / 1 ms) ≈ 27.6).
+const FailedRatio = 1e3

@@ -19,15 +19,15 @@ func TestVanElterenOneStratumIsTheSignedRankTest(t *testing.T) {
 		d := make([]float64, n)
 		for i := range n {
 			tc[i], tt[i] = 10+rng.Float64()*20, 10+rng.Float64()*20
-			d[i] = logRatio(tc[i], tt[i])
+			d[i] = LogRatio(tc[i], tt[i])
 		}
 		iv, p := SignedRank(tc, tt, 0.05)
-		got := vanElteren([][]float64{d})
-		require.InDelta(t, p, got.p, 1e-12*max(1, p), "n = %d", n)
+		got := VanElteren([][]float64{d})
+		require.InDelta(t, p, got.P, 1e-12*max(1, p), "n = %d", n)
 		if p <= 0.05 {
-			assert.Equal(t, iv.Est > 1, got.faster, "direction of a significant test")
+			assert.Equal(t, iv.Est > 1, got.Faster, "direction of a significant test")
 		}
-		assert.InDelta(t, MinSignP(n), got.pMin, 1e-15)
+		assert.InDelta(t, MinSignP(n), got.PMin, 1e-15)
 	}
 }
 
@@ -48,7 +48,7 @@ func TestVanElterenExactMatchesApproximation(t *testing.T) {
 			}
 			strata = append(strata, d)
 		}
-		exact := vanElteren(strata)
+		exact := VanElteren(strata)
 		// The same statistic through the approximation.
 		v := 0.0
 		for _, d := range strata {
@@ -67,6 +67,6 @@ func TestVanElterenExactMatchesApproximation(t *testing.T) {
 			}
 		}
 		approx := newWeightedNull(weights).p(v)
-		assert.InDelta(t, exact.p, approx, 0.002+0.05*exact.p, "exact %g approx %g", exact.p, approx)
+		assert.InDelta(t, exact.P, approx, 0.002+0.05*exact.P, "exact %g approx %g", exact.P, approx)
 	}
 }

@@ -1,13 +1,10 @@
 package stats
 
 import (
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pairbench/pairbench"
 )
 
 // TestSpendingAddsUpToAlpha: the default design's looks spend, O'Brien–
@@ -37,27 +34,4 @@ func TestDesignCheckAndLookPairs(t *testing.T) {
 	d := DefaultDesign()
 	assert.Equal(t, []int{4, 8, 12}, []int{d.LookPairs(12, 0), d.LookPairs(12, 1), d.LookPairs(12, 2)})
 	assert.Equal(t, []int{1, 2, 2}, []int{d.LookPairs(2, 0), d.LookPairs(2, 1), d.LookPairs(2, 2)})
-}
-
-// TestStop: a claiming verdict stops at any look; futility before the
-// last when both pooled tests are far from significance; the last look
-// always ends the run.
-func TestStop(t *testing.T) {
-	d := DefaultDesign()
-	r := &Report{Alpha: 0.0157, Verdict: pairbench.Faster}
-	stop, why := d.Stop(r, 1)
-	assert.True(t, stop)
-	assert.Contains(t, why, "look 2 of 3: the verdict faster")
-
-	r = &Report{Verdict: pairbench.NoSignal, Headline: &Headline{Speed: PooledSpeed{P: 0.6}, Accuracy: PooledAccuracy{P: 0.9}}}
-	stop, why = d.Stop(r, 0)
-	assert.True(t, stop)
-	assert.Contains(t, why, "futility")
-	r.Headline.Speed.P = 0.1
-	stop, _ = d.Stop(r, 0)
-	assert.False(t, stop, "a trend keeps the run going")
-	stop, why = d.Stop(r, 2)
-	assert.True(t, stop)
-	assert.Contains(t, why, "every planned pair is done")
-	assert.False(t, math.IsNaN(d.LookAlpha(0.05, 2)))
 }

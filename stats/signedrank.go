@@ -32,19 +32,19 @@ import (
 // error in P(T ≤ t) is below 2e-8 at 1,000 pairs and shrinks as 1/n².
 const exactRankMax = 1000
 
-// rankNull is the null distribution of the signed-rank statistic T for n
+// RankNull is the null distribution of the signed-rank statistic T for n
 // untied pairs: T = Σ i·Bᵢ over i = 1..n with Bᵢ fair coins.
-type rankNull struct {
-	n int
+type RankNull struct {
+	N int
 	// cdf[t] = P(T ≤ t) for t ≤ M/2 (exact), or nil for the approximation.
 	cdf []float64
 }
 
 // m is the number of Walsh averages, the largest value of T.
-func (d rankNull) m() int { return d.n * (d.n + 1) / 2 }
+func (d RankNull) m() int { return d.N * (d.N + 1) / 2 }
 
 // lower returns P(T ≤ t).
-func (d rankNull) lower(t int) float64 {
+func (d RankNull) lower(t int) float64 {
 	m := d.m()
 	switch {
 	case t < 0:
@@ -56,7 +56,7 @@ func (d rankNull) lower(t int) float64 {
 	case d.cdf != nil:
 		return d.cdf[t]
 	}
-	n := float64(d.n)
+	n := float64(d.N)
 	mu := n * (n + 1) / 4
 	v := n * (n + 1) * (2*n + 1) / 24
 	// Fourth cumulant: each i·Bᵢ contributes −i⁴/8.
@@ -68,13 +68,13 @@ func (d rankNull) lower(t int) float64 {
 
 // p returns the two-sided p of the statistic value t:
 // min(1, 2·P(T ≤ min(t, M − t))).
-func (d rankNull) p(t int) float64 {
+func (d RankNull) p(t int) float64 {
 	return min(1, 2*d.lower(min(t, d.m()-t)))
 }
 
 // pRange returns the largest p over statistic values lo..hi: that of the
 // value nearest the middle.
-func (d rankNull) pRange(lo, hi int) float64 {
+func (d RankNull) pRange(lo, hi int) float64 {
 	m := d.m()
 	switch {
 	case 2*hi < m:
@@ -85,10 +85,10 @@ func (d rankNull) pRange(lo, hi int) float64 {
 	return d.p(m / 2)
 }
 
-// critical returns c, the number of statistic values 0, 1, … in each tail
+// Critical returns c, the number of statistic values 0, 1, … in each tail
 // that the test rejects at level alpha (p ≤ alpha): it rejects exactly when
 // T < c or T > M − c. 0 means no value can be rejected.
-func (d rankNull) critical(alpha float64) int {
+func (d RankNull) Critical(alpha float64) int {
 	lo, hi := 0, d.m()/2+1 // p(t) ≤ alpha holds for t < answer
 	for lo < hi {
 		mid := (lo + hi) / 2
@@ -101,13 +101,13 @@ func (d rankNull) critical(alpha float64) int {
 	return lo
 }
 
-// rankNulls calls fn with the null distribution of every n in ns, in
+// RankNulls calls fn with the null distribution of every n in ns, in
 // increasing order of n (each once). The exact distributions come from one
 // pass of the recurrence P_n(t) = (P_{n−1}(t) + P_{n−1}(t − n))/2 up to the
 // largest n needed (at most exactRankMax), so many intents cost no more
 // than the largest. The distribution passed to fn is valid during the call
 // only.
-func rankNulls(ns []int, fn func(rankNull)) {
+func RankNulls(ns []int, fn func(RankNull)) {
 	ns = slices.Clone(ns)
 	slices.Sort(ns)
 	ns = slices.Compact(ns)
@@ -118,7 +118,7 @@ func rankNulls(ns []int, fn func(rankNull)) {
 			continue
 		}
 		if n > exactRankMax {
-			fn(rankNull{n: n})
+			fn(RankNull{N: n})
 			continue
 		}
 		half := n * (n + 1) / 4
@@ -147,15 +147,15 @@ func rankNulls(ns []int, fn func(rankNull)) {
 			sum += pmf[t]
 			cdf[t] = sum
 		}
-		fn(rankNull{n: n, cdf: cdf[:half+1]})
+		fn(RankNull{N: n, cdf: cdf[:half+1]})
 	}
 }
 
-// nullFor returns the null distribution for n pairs, for one-off use.
-func nullFor(n int) rankNull {
-	var out rankNull
-	rankNulls([]int{n}, func(d rankNull) {
-		out = rankNull{n: d.n, cdf: slices.Clone(d.cdf)}
+// NullFor returns the null distribution for n pairs, for one-off use.
+func NullFor(n int) RankNull {
+	var out RankNull
+	RankNulls([]int{n}, func(d RankNull) {
+		out = RankNull{N: d.N, cdf: slices.Clone(d.cdf)}
 	})
 	return out
 }
@@ -263,11 +263,11 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 // finite.
 const timeFloor = 1e-3
 
-// logRatio is log(control/treatment) of one pair's wall times, exactly 0 when
+// LogRatio is log(control/treatment) of one pair's wall times, exactly 0 when
 // they are equal. It is computed as the log of the larger time over the
 // smaller, so a pair with the times swapped gives exactly the opposite
 // value: reciprocal ratios tie in absolute value.
-func logRatio(c, t float64) float64 {
+func LogRatio(c, t float64) float64 {
 	c, t = max(c, timeFloor), max(t, timeFloor)
 	switch {
 	case c == t:
@@ -278,8 +278,8 @@ func logRatio(c, t float64) float64 {
 	return -math.Log(t / c)
 }
 
-// rankSample is a sample of log ratios prepared for the signed-rank test.
-type rankSample struct {
+// RankSample is a sample of log ratios prepared for the signed-rank test.
+type RankSample struct {
 	w walsh
 	// lo and hi bound the statistic at δ = 0 over every way of breaking
 	// ties: #{W > 0} and #{W ≥ 0}.
@@ -287,13 +287,13 @@ type rankSample struct {
 	// best is the statistic if every pair that does not tie at 0 favoured
 	// the same arm: what the attainable p is computed from.
 	best int
-	// hl is the Hodges–Lehmann estimate, the median Walsh average (NaN
+	// HL is the Hodges–Lehmann estimate, the median Walsh average (NaN
 	// without pairs).
-	hl float64
+	HL float64
 }
 
-func newRankSample(d []float64) rankSample {
-	s := rankSample{w: newWalsh(d)}
+func NewRankSample(d []float64) RankSample {
+	s := RankSample{w: newWalsh(d)}
 	below, atOrBelow := s.w.count(0)
 	m := s.w.m()
 	s.lo, s.hi = m-atOrBelow, m-below
@@ -304,24 +304,24 @@ func newRankSample(d []float64) rankSample {
 		}
 	}
 	s.best = m - zeros*(zeros+1)/2
-	s.hl = s.estimate()
+	s.HL = s.estimate()
 	return s
 }
 
-func (s rankSample) n() int { return len(s.w.x) }
+func (s RankSample) N() int { return len(s.w.x) }
 
-// p is the two-sided p at no difference.
-func (s rankSample) p(null rankNull) float64 { return null.pRange(s.lo, s.hi) }
+// P is the two-sided P at no difference.
+func (s RankSample) P(null RankNull) float64 { return null.pRange(s.lo, s.hi) }
 
-// pMin is the smallest p any signs of these magnitudes could give.
-func (s rankSample) pMin(null rankNull) float64 { return null.pRange(s.best, null.m()) }
+// PMin is the smallest p any signs of these magnitudes could give.
+func (s RankSample) PMin(null RankNull) float64 { return null.pRange(s.best, null.m()) }
 
 // rng is the pivot source of the Walsh selection: the answer does not depend
 // on it, only the time taken.
-func (s rankSample) rng() *rand.Rand { return rand.New(rand.NewPCG(uint64(s.n()), 0x5eed)) }
+func (s RankSample) rng() *rand.Rand { return rand.New(rand.NewPCG(uint64(s.N()), 0x5eed)) }
 
 // estimate computes the Hodges–Lehmann estimate: the median Walsh average.
-func (s rankSample) estimate() float64 {
+func (s RankSample) estimate() float64 {
 	m := s.w.m()
 	if m == 0 {
 		return math.NaN()
@@ -336,19 +336,19 @@ func (s rankSample) estimate() float64 {
 // speedup returns the interval of speedups (control over treatment time)
 // that the test at level alpha does not reject, with the estimate exp(HL).
 // See speedupAt.
-func (s rankSample) speedup(null rankNull, alpha float64) ExactInterval {
-	c := null.critical(alpha)
-	return s.speedupAt(c, 1-rejectRate(null, c), s.p(null) > alpha)
+func (s RankSample) speedup(null RankNull, alpha float64) ExactInterval {
+	c := null.Critical(alpha)
+	return s.SpeedupAt(c, 1-RejectRate(null, c), s.P(null) > alpha)
 }
 
-// speedupAt is the interval of speedups the test with critical value c
+// SpeedupAt is the interval of speedups the test with critical value c
 // does not reject: [exp(W₍c₎), exp(W₍M−c+1₎)], closed, with the estimate
 // exp(HL). With c = 0 (fewer pairs than can ever reject) it is the whole
 // range (0, ∞), marked TooFew. level is its coverage for untied data,
 // 1 − P(T < c or T > M − c), which ties only raise; accepts is whether the
 // test accepts no difference, which the interval agrees with: it holds 1
 // exactly when accepts.
-func (s rankSample) speedupAt(c int, level float64, accepts bool) ExactInterval {
+func (s RankSample) SpeedupAt(c int, level float64, accepts bool) ExactInterval {
 	return s.intervalAt(c, level, accepts, math.Exp, 0, 1)
 }
 
@@ -358,8 +358,8 @@ func (s rankSample) speedupAt(c int, level float64, accepts bool) ExactInterval 
 // f(HL); floor is f's least value (the whole range, for c = 0, runs from it
 // to +∞) and none is f(0), no difference, which the interval holds exactly
 // when accepts. See speedupAt.
-func (s rankSample) intervalAt(c int, level float64, accepts bool, f func(float64) float64, floor, none float64) ExactInterval {
-	iv := ExactInterval{Est: f(s.hl), Lo: floor, Hi: math.Inf(1), Level: 1}
+func (s RankSample) intervalAt(c int, level float64, accepts bool, f func(float64) float64, floor, none float64) ExactInterval {
+	iv := ExactInterval{Est: f(s.HL), Lo: floor, Hi: math.Inf(1), Level: 1}
 	if c == 0 {
 		iv.TooFew = true
 		return iv
@@ -397,22 +397,22 @@ func (s rankSample) intervalAt(c int, level float64, accepts bool, f func(float6
 func SignedRank(tc, tt []float64, alpha float64) (ExactInterval, float64) {
 	d := make([]float64, len(tc))
 	for i := range tc {
-		d[i] = logRatio(tc[i], tt[i])
+		d[i] = LogRatio(tc[i], tt[i])
 	}
-	s := newRankSample(d)
-	null := nullFor(s.n())
-	return s.speedup(null, alpha), s.p(null)
+	s := NewRankSample(d)
+	null := NullFor(s.N())
+	return s.speedup(null, alpha), s.P(null)
 }
 
 // SignedRankTest is the signed-rank test for samples of one size, for
 // repeated use (the power simulation in stats/tables): the null
 // distribution is computed once.
 type SignedRankTest struct {
-	null rankNull
+	null RankNull
 }
 
 // NewSignedRankTest prepares the test for n pairs.
-func NewSignedRankTest(n int) SignedRankTest { return SignedRankTest{null: nullFor(n)} }
+func NewSignedRankTest(n int) SignedRankTest { return SignedRankTest{null: NullFor(n)} }
 
 // P returns the two-sided p of the log ratios d (len(d) must be the n the
 // test was made for; d is not modified), ties handled as in SignedRank.
@@ -422,3 +422,15 @@ func (t SignedRankTest) P(d []float64) float64 {
 	m := w.m()
 	return t.null.pRange(m-atOrBelow, m-below)
 }
+
+// RejectRate is the chance that the test with critical value c rejects
+// untied pairs with no difference: 2·P(T < c).
+func RejectRate(null RankNull, c int) float64 {
+	if c == 0 {
+		return 0
+	}
+	return min(1, 2*null.lower(c-1))
+}
+
+// Sorted is the sample's differences, ascending (not to be modified).
+func (s RankSample) Sorted() []float64 { return s.w.x }

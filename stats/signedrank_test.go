@@ -11,7 +11,7 @@ import (
 )
 
 // enumerateNull counts, by listing all 2ⁿ sign patterns, how many give each
-// value of T = Σ i·Bᵢ: an independent reference for rankNull.
+// value of T = Σ i·Bᵢ: an independent reference for RankNull.
 func enumerateNull(n int) []float64 {
 	m := n * (n + 1) / 2
 	counts := make([]float64, m+1)
@@ -39,22 +39,22 @@ func TestRankNullMatchesEnumeration(t *testing.T) {
 		ns = append(ns, n)
 	}
 	seen := 0
-	rankNulls(ns, func(d rankNull) {
+	RankNulls(ns, func(d RankNull) {
 		seen++
-		want := enumerateNull(d.n)
+		want := enumerateNull(d.N)
 		for tt := -1; tt <= d.m()+1; tt++ {
 			w := 0.0
 			if tt >= 0 {
 				w = want[min(tt, d.m())]
 			}
-			require.InDelta(t, w, d.lower(tt), 1e-14, "n=%d t=%d", d.n, tt)
+			require.InDelta(t, w, d.lower(tt), 1e-14, "n=%d t=%d", d.N, tt)
 		}
 	})
 	assert.Equal(t, len(ns), seen)
 	// Published critical values (two-sided α = 0.05: reject T ≤ c−1):
 	// n = 6 → 0, n = 10 → 8, n = 20 → 52, n = 30 → 137.
 	for n, want := range map[int]int{5: 0, 6: 1, 10: 9, 20: 53, 30: 138} {
-		assert.Equal(t, want, nullFor(n).critical(0.05), "n=%d", n)
+		assert.Equal(t, want, NullFor(n).Critical(0.05), "n=%d", n)
 	}
 }
 
@@ -62,8 +62,8 @@ func TestRankNullMatchesEnumeration(t *testing.T) {
 // exactRankMax pairs against the exact distribution at 1,000 pairs: the
 // figures docs/statistics.md quotes.
 func TestRankNullApproximation(t *testing.T) {
-	exact := nullFor(exactRankMax)
-	approx := rankNull{n: exactRankMax}
+	exact := NullFor(exactRankMax)
+	approx := RankNull{N: exactRankMax}
 	worst := 0.0
 	for tt := 0; tt <= exact.m()/2; tt += 7 {
 		worst = max(worst, math.Abs(exact.lower(tt)-approx.lower(tt)))
@@ -71,11 +71,11 @@ func TestRankNullApproximation(t *testing.T) {
 	t.Logf("largest error of P(T ≤ t) at n = %d: %.2g", exactRankMax, worst)
 	assert.Less(t, worst, 1e-7)
 	for _, tc := range []struct{ alpha, rel float64 }{{0.05, 2e-6}, {0.05 / 20, 2e-5}, {0.05 / 1000, 5e-4}} {
-		c := exact.critical(tc.alpha)
+		c := exact.Critical(tc.alpha)
 		e, a := exact.lower(c-1), approx.lower(c-1)
 		t.Logf("α = %g: tail %.6g exact, %.6g approximated (relative error %.2g)", tc.alpha, e, a, math.Abs(e-a)/e)
 		assert.Less(t, math.Abs(e-a)/e, tc.rel)
-		assert.InDelta(t, c, approx.critical(tc.alpha), 1, "critical value at α = %g", tc.alpha)
+		assert.InDelta(t, c, approx.Critical(tc.alpha), 1, "critical value at α = %g", tc.alpha)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestWalshSelectAndCount(t *testing.T) {
 // takes the largest p over every way of breaking ties and signing zeros,
 // which the Walsh-average form claims is the p of the statistic nearest the
 // middle of [#{W > δ}, #{W ≥ δ}].
-func acceptsBrute(d []float64, delta float64, null rankNull, alpha float64) bool {
+func acceptsBrute(d []float64, delta float64, null RankNull, alpha float64) bool {
 	lo, hi := 0, 0
 	for i := range d {
 		for j := i; j < len(d); j++ {
@@ -162,11 +162,11 @@ func TestSpeedupIntervalIsTheTestsDual(t *testing.T) {
 			d[i] = math.Log(float64(4+r.IntN(5)+shift) / float64(4+r.IntN(5))) // coarse: ties and zeros
 		}
 		alpha := []float64{0.05, 0.01, 0.1, 0.0025}[trial%4]
-		s := newRankSample(d)
-		null := nullFor(n)
+		s := NewRankSample(d)
+		null := NullFor(n)
 		iv := s.speedup(null, alpha)
-		require.Equal(t, s.p(null) > alpha, iv.Contains(1), "d=%v p=%v iv=%+v", d, s.p(null), iv)
-		require.Equal(t, acceptsBrute(d, 0, null, alpha), s.p(null) > alpha)
+		require.Equal(t, s.P(null) > alpha, iv.Contains(1), "d=%v p=%v iv=%+v", d, s.P(null), iv)
+		require.Equal(t, acceptsBrute(d, 0, null, alpha), s.P(null) > alpha)
 		sums := walshBrute(d)
 		cands := []float64{sums[0]/2 - 1, sums[len(sums)-1]/2 + 1}
 		for i, v := range sums {
@@ -177,7 +177,7 @@ func TestSpeedupIntervalIsTheTestsDual(t *testing.T) {
 		}
 		// Exp can map distinct log ratios onto one float, so the candidates
 		// are checked against the interval's bounds in log space.
-		c, m := null.critical(alpha), null.m()
+		c, m := null.Critical(alpha), null.m()
 		var loSum, hiSum float64
 		if !iv.TooFew {
 			loSum, hiSum = s.w.sumAt(c, r), s.w.sumAt(m-c+1, r)
@@ -202,7 +202,7 @@ func TestSignedRankIsExactWithTies(t *testing.T) {
 		for i := range mag {
 			mag[i] = float64(r.IntN(4)) // 0 is a zero, the rest tie in groups
 		}
-		null := nullFor(n)
+		null := NullFor(n)
 		for _, alpha := range []float64{0.05, 0.1} {
 			rejected := 0
 			d := make([]float64, n)
@@ -213,7 +213,7 @@ func TestSignedRankIsExactWithTies(t *testing.T) {
 						d[i] = -mag[i]
 					}
 				}
-				if newRankSample(d).p(null) <= alpha {
+				if NewRankSample(d).P(null) <= alpha {
 					rejected++
 				}
 			}
@@ -230,7 +230,7 @@ func TestSignedRankTestAgreesWithSignedRank(t *testing.T) {
 		tc, tt, d := make([]float64, n), make([]float64, n), make([]float64, n)
 		for i := range n {
 			tc[i], tt[i] = float64(1+r.IntN(6)), float64(1+r.IntN(6))
-			d[i] = logRatio(tc[i], tt[i])
+			d[i] = LogRatio(tc[i], tt[i])
 		}
 		_, p := SignedRank(tc, tt, 0.05)
 		require.Equal(t, p, NewSignedRankTest(n).P(d))

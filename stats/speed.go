@@ -7,7 +7,7 @@ import (
 
 // median returns the median of xs (the mean of the two middle values when
 // len(xs) is even), or NaN when xs is empty. It reorders xs.
-func median(xs []float64) float64 {
+func Median(xs []float64) float64 {
 	n := len(xs)
 	if n == 0 {
 		return math.NaN()

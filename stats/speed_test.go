@@ -26,7 +26,7 @@ func TestSelectKthAndMedian(t *testing.T) {
 		if n%2 == 0 {
 			want = (sorted[n/2-1] + sorted[n/2]) / 2
 		}
-		require.Equal(t, want, median(slices.Clone(xs)), "median(%v)", xs)
+		require.Equal(t, want, Median(slices.Clone(xs)), "Median(%v)", xs)
 	}
-	assert.True(t, math.IsNaN(median(nil)))
+	assert.True(t, math.IsNaN(Median(nil)))
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/pagetest"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 	"github.com/pairbench/pairbench/viewer"
 )
 
@@ -241,8 +241,8 @@ details { margin: 8px 0; }
 // TestStylesAreTheOnesThePoliciesAllow guards the hashes: each page's
 // inline style sheet is exactly the one its policy allows.
 func TestStylesAreTheOnesThePoliciesAllow(t *testing.T) {
-	assert.Contains(t, viewer.Policy, stats.StyleSource(viewer.Style))
-	assert.Contains(t, stats.HTMLPolicy, stats.StyleSource(stats.HTMLStyle))
+	assert.Contains(t, viewer.Policy, report.StyleSource(viewer.Style))
+	assert.Contains(t, report.HTMLPolicy, report.StyleSource(report.HTMLStyle))
 	run := fakeRun{intents: 1, pairs: 1, trials: true}.write(t, t.TempDir())
 	page := readFile(t, run.File(viewer.PairPage("books-intent-000-with-a-long-descriptive-name", 0)))
 	m := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(page)

@@ -9,8 +9,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // Handler serves the report site of the run directory dir: report.html at
@@ -53,7 +53,7 @@ func Headers(rel string) (http.Header, bool) {
 	switch ext := path.Ext(rel); {
 	case rel == rundir.ReportHTML:
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
-		hdr.Set("Content-Security-Policy", stats.HTMLPolicy+"; frame-ancestors 'none'")
+		hdr.Set("Content-Security-Policy", report.HTMLPolicy+"; frame-ancestors 'none'")
 	case ext == ".html" && strings.HasPrefix(rel, IntentsDir+"/"):
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
 		hdr.Set("Content-Security-Policy", Policy+"; frame-ancestors 'none'")

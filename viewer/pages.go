@@ -6,19 +6,19 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // Style is the style sheet of the site's intent and pair pages: the
-// report's (stats.HTMLStyle) and the site's own rules.
-var Style = stats.HTMLStyle + siteCSS + filterCSS()
+// report's (report.HTMLStyle) and the site's own rules.
+var Style = report.HTMLStyle + siteCSS + filterCSS()
 
 // Policy is the Content-Security-Policy of the site's intent and pair
 // pages: nothing runs, nothing loads from elsewhere, no form goes
 // anywhere; the page's one inline style sheet (Style, by its hash) and
 // images from the run's own files (the screenshots) are all it may use.
 // Each page carries it; Handler sends it too, with report.html's.
-var Policy = "default-src 'none'; style-src " + stats.StyleSource(Style) + "; img-src 'self'; base-uri 'none'; form-action 'none'"
+var Policy = "default-src 'none'; style-src " + report.StyleSource(Style) + "; img-src 'self'; base-uri 'none'; form-action 'none'"
 
 const siteCSS = `nav.crumbs { margin-bottom: .5rem; color: #57606a; }
 nav.crumbs a { margin-right: .25rem; }

@@ -27,8 +27,8 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // IntentsDir holds the intent pages and, below each, its pair pages.
@@ -44,8 +44,8 @@ func PairPage(id string, p int) string {
 
 // HTMLOptions are report.html's links into the site, and the intents'
 // fragments the site's pages show too (figures, of the same report).
-func HTMLOptions(figures *stats.IntentHTML) stats.HTMLOptions {
-	return stats.HTMLOptions{IntentPage: IntentPage, Figures: figures}
+func HTMLOptions(figures *report.IntentHTML) report.HTMLOptions {
+	return report.HTMLOptions{IntentPage: IntentPage, Figures: figures}
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -191,7 +191,7 @@ func NewSite(plan *rundir.Plan, dir rundir.RunDir) *Site {
 
 // Unread is the set of row fields the site does not read: every bulky one
 // when there are no trial directories (no pair pages to write), none
-// otherwise. Readers that feed the site and stats.Builder together leave
+// otherwise. Readers that feed the site and report.Builder together leave
 // out only what both leave out.
 func (s *Site) Unread() pairbench.RowFields {
 	if s.trials {

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // Write writes the site's pages into out (which may be the run directory
@@ -29,9 +29,9 @@ import (
 // directories, a page per pair. Links to a trial's files (its screenshot,
 // transcript) are relative to the run directory, so out should be it, or a
 // copy that keeps trials/ beside the pages. figures are rep's intent
-// fragments (stats.NewIntentHTML), which report.html shows too. The intents
+// fragments (report.NewIntentHTML), which report.html shows too. The intents
 // are written on every core. It returns how many pages it wrote.
-func (s *Site) Write(out rundir.RunDir, rep *stats.Report, figures *stats.IntentHTML) (int, error) {
+func (s *Site) Write(out rundir.RunDir, rep *report.Report, figures *report.IntentHTML) (int, error) {
 	if err := os.MkdirAll(out.File(IntentsDir), 0o755); err != nil {
 		return 0, fmt.Errorf("write the site: %w", err)
 	}
@@ -57,7 +57,7 @@ func (s *Site) Write(out rundir.RunDir, rep *stats.Report, figures *stats.Intent
 
 // writeIntent writes intent in's page and, with trial directories, its
 // pairs' pages, rendered in page, and returns how many it wrote.
-func (s *Site) writeIntent(out rundir.RunDir, page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent) (int, error) {
+func (s *Site) writeIntent(out rundir.RunDir, page *bytes.Buffer, rep *report.Report, figures *report.IntentHTML, in *report.Intent) (int, error) {
 	pairs := s.intentPairs(in.ID)
 	if err := s.intentPage(page, rep, figures, in, pairs); err != nil {
 		return 0, err
@@ -117,7 +117,7 @@ type Head struct {
 	Run  string
 }
 
-func newPage(rep *stats.Report, title, root string) Head {
+func newPage(rep *report.Report, title, root string) Head {
 	return Head{Title: title, Policy: Policy, Style: template.CSS(Style), Root: root, Run: rep.RunID}
 }
 
@@ -166,14 +166,14 @@ type armCell struct {
 	Attempts int
 }
 
-func (s *Site) intentPage(page *bytes.Buffer, rep *stats.Report, figures *stats.IntentHTML, in *stats.Intent, pairs []*pairSlot) error {
+func (s *Site) intentPage(page *bytes.Buffer, rep *report.Report, figures *report.IntentHTML, in *report.Intent, pairs []*pairSlot) error {
 	fragment, err := figures.Fragment(in.ID)
 	if err != nil {
 		return err
 	}
 	v := intentView{
 		Head: newPage(rep, in.ID, ".."),
-		ID:   in.ID, Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label), Why: in.Why,
+		ID:   in.ID, Label: labelText(in.Label), LabelClass: report.LabelClass(in.Label), Why: in.Why,
 		Domain:  in.Domain,
 		Figures: fragment,
 		Plot:    newPairedPlot(pairs, slug(in.ID), s.trials).html(),
@@ -260,11 +260,11 @@ type trialFiles struct {
 	Dir, Screenshot, Transcript, Timeline, Setup, WebMCP string
 }
 
-func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent, p *pairSlot, prev, next *pairSlot) error {
+func (s *Site) pairPage(page *bytes.Buffer, rep *report.Report, in *report.Intent, p *pairSlot, prev, next *pairSlot) error {
 	v := pairView{
 		Head:   newPage(rep, fmt.Sprintf("%s · pair %d", in.ID, p.Pair), "../.."),
 		Intent: in.ID, IntentPage: "../" + slug(in.ID) + ".html",
-		Label: labelText(in.Label), LabelClass: stats.LabelClass(in.Label),
+		Label: labelText(in.Label), LabelClass: report.LabelClass(in.Label),
 		Pair: p.Pair, Order: orderText(p.Order()), Class: p.class(),
 	}
 	for _, c := range pairClasses {
@@ -289,7 +289,7 @@ func (s *Site) pairPage(page *bytes.Buffer, rep *stats.Report, in *stats.Intent,
 		v.Arms[arm] = s.trialView(name, s.attempts(p, arm))
 		v.Arms[arm].Root = v.Root
 		if r := v.Arms[arm].Row; r != nil {
-			v.Arms[arm].Cost = stats.ShowCost(r.CostUSD, rep.Model.Scripted)
+			v.Arms[arm].Cost = report.ShowCost(r.CostUSD, rep.Model.Scripted)
 		}
 	}
 	return render(page, "pair", v)

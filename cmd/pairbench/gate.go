@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // exitGate is the exit code of a run, report or merge whose final report
@@ -27,7 +27,7 @@ func (g *gateFlag) String() string {
 }
 
 func (g *gateFlag) Set(v string) error {
-	labels, err := stats.ParseGate(v)
+	labels, err := report.ParseGate(v)
 	if err != nil {
 		return err
 	}

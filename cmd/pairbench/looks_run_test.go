@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // TestRunStopsAtALookAndRefusesATopUp runs the demo's intents for real at 7
@@ -33,7 +33,7 @@ func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{5, 7}, plan.Looks)
 	require.NotNil(t, plan.Stop, "the run stopped at a look: %s", stdout)
-	assert.Equal(t, stats.StopEfficacy, plan.Stop.Kind)
+	assert.Equal(t, report.StopEfficacy, plan.Stop.Kind)
 	rows := checkCompleteRun(t, dir)
 	for _, r := range rows {
 		assert.Less(t, r.Pair, plan.Stop.Pairs, "no pair past the look ran")

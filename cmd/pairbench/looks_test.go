@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/stats"
@@ -76,7 +77,7 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 	assert.Equal(t, pairbench.Faster, rep.Verdict)
 	require.NotNil(t, rep.Looks)
 	assert.Equal(t, 1, rep.Looks.Look)
-	assert.Equal(t, stats.StopEfficacy, rep.Looks.Stop)
+	assert.Equal(t, report.StopEfficacy, rep.Looks.Stop)
 	assert.InDelta(t, stats.Spent(0.05, 1.0/3), rep.Alpha, 1e-12)
 	for _, in := range rep.Intents {
 		assert.Equal(t, 10, in.Pairs.Planned, in.ID)
@@ -105,7 +106,7 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, merged.Stop, "merge records the stop")
 	assert.Equal(t, 1, merged.Stop.Look)
-	assert.Equal(t, stats.StopEfficacy, merged.Stop.Kind)
+	assert.Equal(t, report.StopEfficacy, merged.Stop.Kind)
 	code, _, stderr = runCmd(t, "report", out)
 	require.Equal(t, exitOK, code, stderr)
 	a, err := os.ReadFile(filepath.Join(out, rundir.ReportJSON))

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 const demoDir = "../../examples/runs/demo"
@@ -65,12 +65,12 @@ func smallRun(t *testing.T) (dir string, rows []byte) {
 	return dir, rows
 }
 
-func readReport(t *testing.T, dir string) *stats.Report {
+func readReport(t *testing.T, dir string) *report.Report {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "report.json"))
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := stats.ReadJSON(f)
+	rep, err := report.ReadJSON(f)
 	require.NoError(t, err)
 	return rep
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 )
 
 // What `pairbench run` tells its user around the bench: the run id first,
@@ -118,26 +118,26 @@ func printVerdict(w io.Writer, dir rundir.RunDir) error {
 // look): "look 1/3 efficacy (faster)", "look 1/3 futility", "look 3/3";
 // "" for a run of one look or a report from before runs took their looks.
 // The report is the stopping look's, so its verdict is the one reached.
-func stoppedText(rep *stats.Report) string {
+func stoppedText(rep *report.Report) string {
 	l := rep.Looks
 	if l == nil || l.Stop == "" {
 		return ""
 	}
 	at := fmt.Sprintf("look %d/%d", l.Look, len(l.Pairs))
 	switch l.Stop {
-	case stats.StopEfficacy:
+	case report.StopEfficacy:
 		return at + " efficacy (" + string(rep.Verdict) + ")"
-	case stats.StopFutility:
+	case report.StopFutility:
 		return at + " futility"
 	}
 	return at
 }
 
-func labelOrNone(in stats.Intent) string {
+func labelOrNone(in report.Intent) string {
 	if in.Label == "" {
 		return "no label"
 	}
 	return string(in.Label)
 }
 
-func armText(a stats.ArmStats) string { return fmt.Sprintf("%d/%d", a.Correct, a.N) }
+func armText(a report.ArmStats) string { return fmt.Sprintf("%d/%d", a.Correct, a.N) }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -52,7 +53,7 @@ func TestTopUpResume(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "Look 2 of 2 (1, then 2 pairs per intent): the run went on through its looks, claiming no difference before this one (a run topped up with more pairs included); this look is decided at α 0.0444")
 	require.NotNil(t, plan.Stop, "the runner took the last look")
-	assert.Equal(t, stats.StopComplete, plan.Stop.Kind)
+	assert.Equal(t, report.StopComplete, plan.Stop.Kind)
 	assert.Equal(t, 1, plan.Passed, "the look the one-pair run ended at was passed")
 
 	local, err := os.ReadFile(filepath.Join(dir, "run.json"))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
@@ -14,7 +15,7 @@ import (
 // looked is one simulated run under a group-sequential design: the report
 // it ended with and the share of its planned pairs it ran.
 type looked struct {
-	report *stats.Report
+	report *report.Report
 	used   float64
 }
 
@@ -52,7 +53,7 @@ func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 // looksRate runs sc reps times under d and returns the share of runs for
 // which hit holds of the report they ended with, and the mean share of the
 // planned pairs they ran.
-func looksRate(sc scenario, d *stats.Design, reps int, seed uint64, hit func(*stats.Report) bool) (rate, used float64) {
+func looksRate(sc scenario, d *stats.Design, reps int, seed uint64, hit func(*report.Report) bool) (rate, used float64) {
 	rng := rand.New(rand.NewPCG(seed, uint64(sc.intents)<<20|uint64(sc.pairs)))
 	n := 0
 	for range reps {
@@ -98,7 +99,7 @@ func looksTable(w io.Writer, runs int) {
 var looksCells = []struct {
 	name string
 	sc   scenario
-	hit  func(*stats.Report) bool
+	hit  func(*report.Report) bool
 }{
 	{"no effect (90% correct)", scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1}, claims},
 	{"no effect (60% correct)", scenario{intents: 3, pairs: 30, pc: 0.6, pt: 0.6, speedup: 1}, claims},

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -61,15 +62,15 @@ func TestPowerTargets(t *testing.T) {
 
 // TestClaimsCountsVerdictAndIntents: the A/A count is not vacuous.
 func TestClaimsCountsVerdictAndIntents(t *testing.T) {
-	assert.True(t, claims(&stats.Report{Verdict: pairbench.Faster}))
-	assert.True(t, claims(&stats.Report{Verdict: pairbench.NoSignal, Intents: []stats.Intent{{Label: pairbench.Slower}}}))
-	assert.False(t, claims(&stats.Report{Verdict: pairbench.NoSignal, Intents: []stats.Intent{{Label: pairbench.Slower, Placebo: true}}}))
-	assert.False(t, claims(&stats.Report{Verdict: pairbench.Inconclusive}))
+	assert.True(t, claims(&report.Report{Verdict: pairbench.Faster}))
+	assert.True(t, claims(&report.Report{Verdict: pairbench.NoSignal, Intents: []report.Intent{{Label: pairbench.Slower}}}))
+	assert.False(t, claims(&report.Report{Verdict: pairbench.NoSignal, Intents: []report.Intent{{Label: pairbench.Slower, Placebo: true}}}))
+	assert.False(t, claims(&report.Report{Verdict: pairbench.Inconclusive}))
 }
 
 // TestAutoPairsDeliver: the pairs --pairs auto picks for a broad 1.5× and
 // a broad +20 pp over 10 intents give the verdict with at least 80% power
-// when the runs are simulated through stats.Build.
+// when the runs are simulated through report.Build.
 func TestAutoPairsDeliver(t *testing.T) {
 	const runs = 200
 	speed, err := stats.AutoPairs(10, 0.05, stats.Effect{Speedup: 1.5})

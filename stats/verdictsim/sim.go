@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/stats"
 )
 
@@ -34,15 +35,15 @@ const (
 )
 
 // run simulates one run of sc and returns its plan and rows.
-func (sc scenario) run(rng *rand.Rand) (stats.Plan, []pairbench.Row) {
-	plan := stats.Plan{RunID: "sim", Model: stats.Model{Name: "sim"}}
+func (sc scenario) run(rng *rand.Rand) (report.Plan, []pairbench.Row) {
+	plan := report.Plan{RunID: "sim", Model: report.Model{Name: "sim"}}
 	rows := make([]pairbench.Row, 0, 2*sc.intents*sc.pairs)
 	// The struggle thresholds: the standard normal quantiles of pc and pt
 	// (stats.Z(a) is the quantile 1 − a/2).
 	qc, qt := stats.Z(2*(1-sc.pc)), stats.Z(2*(1-sc.pt))
 	for k := range sc.intents {
 		id := fmt.Sprintf("intent-%02d", k)
-		plan.Intents = append(plan.Intents, stats.PlanIntent{ID: id, Domain: "sim.example", Class: pairbench.AnswerPinned, Pairs: sc.pairs, Tools: []string{"t"}})
+		plan.Intents = append(plan.Intents, report.PlanIntent{ID: id, Domain: "sim.example", Class: pairbench.AnswerPinned, Pairs: sc.pairs, Tools: []string{"t"}})
 		for p := range sc.pairs {
 			order := pairbench.AB
 			if p%2 == 1 {
@@ -79,7 +80,7 @@ func (sc scenario) run(rng *rand.Rand) (stats.Plan, []pairbench.Row) {
 
 // claims reports whether a report claims any difference: its verdict or
 // any benched intent's label.
-func claims(rep *stats.Report) bool {
+func claims(rep *report.Report) bool {
 	if claiming(rep.Verdict) {
 		return true
 	}
@@ -102,12 +103,12 @@ func claiming(l pairbench.Label) bool {
 
 // rate runs sc reps times with the given seed and returns the share of
 // runs for which hit holds.
-func rate(sc scenario, reps int, seed uint64, hit func(*stats.Report) bool) float64 {
+func rate(sc scenario, reps int, seed uint64, hit func(*report.Report) bool) float64 {
 	rng := rand.New(rand.NewPCG(seed, uint64(sc.intents)<<20|uint64(sc.pairs)))
 	n := 0
 	for range reps {
 		plan, rows := sc.run(rng)
-		if hit(stats.Build(plan, rows)) {
+		if hit(report.Build(plan, rows)) {
 			n++
 		}
 	}

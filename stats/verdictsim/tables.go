@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/stats"
+	"github.com/pairbench/pairbench/report"
 )
 
 // The A/A grid: numbers of intents and pairs per intent.
@@ -77,7 +77,7 @@ var powerPairs = []int{2, 3, 4, 5, 6, 7, 8, 10, 12}
 var powerEffects = []struct {
 	name, counted string
 	sc            scenario
-	hit           func(*stats.Report) bool
+	hit           func(*report.Report) bool
 }{
 	{"1.5× faster, 90% correct in both", "faster or better", scenario{intents: 10, pc: 0.9, pt: 0.9, speedup: 1.5},
 		verdictIs(pairbench.Faster, pairbench.Better)},
@@ -89,8 +89,8 @@ var powerEffects = []struct {
 		verdictIs(pairbench.MoreAccurate, pairbench.Better)},
 }
 
-func verdictIs(labels ...pairbench.Label) func(*stats.Report) bool {
-	return func(r *stats.Report) bool {
+func verdictIs(labels ...pairbench.Label) func(*report.Report) bool {
+	return func(r *report.Report) bool {
 		for _, l := range labels {
 			if r.Verdict == l {
 				return true
@@ -122,7 +122,7 @@ func biasedTable(w io.Writer, runs int) {
 func biased(sc scenario, runs int) (intents, verdict, alone float64) {
 	var nIntents, slowIntents, slowRuns, aloneSlow int
 	bad := func(l pairbench.Label) bool { return l == pairbench.Slower || l == pairbench.Mixed }
-	_ = rate(sc, runs, 4, func(r *stats.Report) bool {
+	_ = rate(sc, runs, 4, func(r *report.Report) bool {
 		if bad(r.Verdict) {
 			slowRuns++
 		}

@@ -27,8 +27,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/stats"
 
 	"github.com/pairbench/pairbench"
 )
@@ -90,7 +90,7 @@ const (
 type spec struct {
 	id, domain string
 	class      pairbench.AnswerClass
-	agreement  *stats.Agreement
+	agreement  *report.Agreement
 	placebo    bool
 	tools      []string
 	// The paired table: how many complete pairs fall in each cell.
@@ -126,7 +126,7 @@ func specs() []spec {
 		},
 		{
 			id: "books-cheapest-poetry", domain: "books.example", class: pairbench.AnswerAgreement, tools: booksTools,
-			agreement: &stats.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.01},
+			agreement: &report.Agreement{Kind: pairbench.AgreeCheapest, Field: "price", Tolerance: 0.01},
 			both:      20, speed: fast, adopt: true, missCheapest: 4,
 			good: map[string]any{"title": "Dust Choir", "price": "$6.80"},
 			dear: map[string]any{"title": "Iron Psalms", "price": "$7.20"},

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/pairbench/pairbench/stats"
+)
+
+// StopKind is why a look ended a run.
+type StopKind string
+
+const (
+	// StopEfficacy: the look's verdict claims a difference.
+	StopEfficacy StopKind = "efficacy"
+	// StopFutility: before the last look, both pooled tests' p are above
+	// the design's futility bound.
+	StopFutility StopKind = "futility"
+	// StopComplete: the last look, every planned pair done, claiming no
+	// difference in the verdict.
+	StopComplete StopKind = "complete"
+)
+
+// Stop says whether a report built at look k's level (stats.Design.LookAlpha) of design d ends the
+// run, and why: efficacy when its verdict claims a difference, futility
+// (before the last look) when both pooled tests' p are above the design's
+// futility bound. At the last look the run always ends.
+func Stop(d stats.Design, r *Report, k int) (bool, string) {
+	kind, why := Decide(d, r, k)
+	if kind == StopFutility {
+		why = "futility, " + why
+	}
+	return kind != "", fmt.Sprintf("look %d of %d: %s", k+1, len(d.Looks), why)
+}
+
+// Decide is Stop with the reason's kind, "" when the run goes on to the
+// next look, and the reason in words without the look's number.
+func Decide(d stats.Design, r *Report, k int) (StopKind, string) {
+	last := k == len(d.Looks)-1
+	if r.Verdict.Claims() {
+		return StopEfficacy, fmt.Sprintf("the verdict %s was reached at level %.3g", r.Verdict, r.Alpha)
+	}
+	if last {
+		return StopComplete, "every planned pair is done"
+	}
+	if h := r.Headline; d.Futility > 0 && h != nil && h.Speed.P > d.Futility && h.Accuracy.P > d.Futility {
+		return StopFutility, fmt.Sprintf("the pooled speed p %.2g and accuracy p %.2g are both above %g", h.Speed.P, h.Accuracy.P, d.Futility)
+	}
+	return "", ""
+}
+
+// Claims reports whether r claims any difference between the arms: its
+// verdict or a label of an intent that is not a placebo.
+func (r *Report) Claims() bool {
+	if r.Verdict.Claims() {
+		return true
+	}
+	for _, in := range r.Intents {
+		if !in.Placebo && in.Label.Claims() {
+			return true
+		}
+	}
+	return false
+}
