@@ -161,10 +161,10 @@ func run(dir string, intents, rounds int) error {
 
 	fmt.Printf("rows: %d lines, %.0f MB (%s); %d rounds, interleaved; medians\n\n", lines, float64(st.Size())/1e6, rowsFile, rounds)
 	fmt.Printf("| command | wall time | time / python loop | CPU time | CPU / python loop | peak RSS |\n|---|--:|--:|--:|--:|--:|\n")
-	report, python, goLoop := Median(sides[0].runs), Median(sides[1].runs), Median(sides[2].runs)
+	report, python, goLoop := median(sides[0].runs), median(sides[1].runs), median(sides[2].runs)
 	pythonCPU := medianCPU(sides[1].runs)
 	for _, s := range sides {
-		m, c := Median(s.runs), medianCPU(s.runs)
+		m, c := median(s.runs), medianCPU(s.runs)
 		fmt.Printf("| %s | %.2f s | %.2f | %.2f s | %.2f | %d MiB |\n", s.name,
 			m.wall.Seconds(), m.wall.Seconds()/python.wall.Seconds(), c.Seconds(), c.Seconds()/pythonCPU.Seconds(), peak(s.runs)>>20)
 	}
@@ -214,7 +214,7 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func Median(ms []measured) measured {
+func median(ms []measured) measured {
 	s := slices.SortedFunc(slices.Values(ms), func(x, y measured) int { return int(x.wall - y.wall) })
 	return s[len(s)/2]
 }
