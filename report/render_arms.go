@@ -100,17 +100,7 @@ func mdCodeList(names []string) string {
 }
 
 // armsHTMLTemplate is the run page's arms section: the HTML form of mdArms.
-var armsHTMLTemplate = template.Must(template.New("arms").Parse(`<section class="arms">
-<p><strong>Compared:</strong> {{.Arms.Treatment.Name}} (treatment, <code>{{.Arms.Treatment.Spec}}</code>) against {{.Arms.Control.Name}} (control, <code>{{.Arms.Control.Spec}}</code>).</p>
-{{if .Result}}<p><strong>Head against base: {{.Result}}</strong>{{with .Margins}} (margins: at most {{.AccuracyPoints}} points less accurate, at most {{.SlowerPercent}}% slower){{end}}.</p>
-<ul>{{range .Intents}}<li><code>{{.ID}}</code>: <strong>{{.NonInferiority.Result}}</strong>: {{.NonInferiority.Why}}</li>{{end}}</ul>
-{{end}}{{with .Arms.Domains}}<p>Tools, treatment against control:</p>
-<ul>{{range .}}<li><code>{{.Domain}}</code>:{{if .AbsentInControl}} new: not in the control's registry, so benched against no tools;{{end}}{{if .AgainstNone}} its intents alone changed, so benched against no tools;{{end}}{{with .Added}} added {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Removed}} removed {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}{{with .Edited}} edited {{range $i, $t := .}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}};{{end}}</li>{{end}}</ul>
-{{end}}{{with .Tools}}<table><thead><tr><th>domain</th><th>tool</th><th>control calls</th><th>control failures</th><th>treatment calls</th><th>treatment failures</th></tr></thead><tbody>
-{{range .}}<tr><td><code>{{.Domain}}</code></td><td><code>{{.Tool}}</code></td><td>{{.PerArm.Control.Calls}}</td><td>{{.PerArm.Control.Failures}}</td><td>{{.PerArm.Treatment.Calls}}</td><td>{{.PerArm.Treatment.Failures}}</td></tr>
-{{end}}</tbody></table>{{end}}
-</section>
-`))
+var armsHTMLTemplate = template.Must(template.New("arms.html.tmpl").ParseFS(Templates, "arms.html.tmpl"))
 
 // htmlArms renders r's arms section for the run page; "" without arms.
 func htmlArms(r *Report) (template.HTML, error) {

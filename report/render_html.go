@@ -241,46 +241,8 @@ func filterCSS() string {
 // report site.
 var HTMLStyle = baseCSS + filterCSS()
 
-const baseCSS = `body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; margin: 1.5rem auto; max-width: 1400px; padding: 0 1rem; }
-h1 { font-size: 1.5rem; margin: 0 0 .5rem; }
-h2 { font-size: 1.2rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: .5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.num { text-align: right; }
-a { color: #0969da; }
-table.summary { width: 100%; table-layout: auto; }
-table.summary td { overflow-wrap: anywhere; }
-table.summary td small { display: block; color: #57606a; font-size: 12px; }
-table.summary td.big { white-space: nowrap; }
-code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 0 .2rem; border-radius: 3px; overflow-wrap: anywhere; }
-pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: .4rem .6rem; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; max-height: 24rem; overflow-y: auto; }
-.label { font-weight: 600; padding: 0 .4rem; border-radius: 1rem; white-space: nowrap; }
-.l-bad { color: #82071e; background: #ffebe9; }
-.l-meh { color: #57606a; background: #eaeef2; }
-.l-good { color: #116329; background: #dafbe1; }
-.l-none { color: #57606a; }
-.warning { border-left: 4px solid #bf8700; background: #fff8c5; padding: .5rem .75rem; }
-.note { color: #57606a; }
-details { margin: .5rem 0; border: 1px solid #d0d7de; border-radius: 6px; padding: .25rem .75rem; }
-summary { cursor: pointer; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
-dt { font-weight: 600; }
-dd { margin: 0; overflow-wrap: anywhere; }
-.filters { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline; border: 1px solid #d0d7de; border-radius: 6px; padding: .4rem .75rem; background: #f6f8fa; }
-.filters fieldset { border: 0; margin: 0; padding: 0; }
-.filters legend { float: left; font-weight: 600; margin-right: .4rem; }
-.filters label { margin-right: .5rem; white-space: nowrap; }
-svg { max-width: 100%; height: auto; }
-svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }
-svg .grid { stroke: #d0d7de; }
-svg .ref { stroke: #57606a; stroke-dasharray: 4 3; }
-svg .iv { stroke-width: 2; }
-svg .l-bad { stroke: #cf222e; fill: #cf222e; }
-svg .l-meh { stroke: #6e7781; fill: #6e7781; }
-svg .l-good { stroke: #1a7f37; fill: #1a7f37; }
-svg .l-none { stroke: #6e7781; fill: #6e7781; }
-`
+// baseCSS is the report's own rules, templates/report.css.
+var baseCSS = templateFile("report.css")
 
 // svgPlot is a dot-and-interval plot, one row per intent, laid out in
 // pixels. Plot area is X from Left to Right.
@@ -432,13 +394,14 @@ func LabelClass(l pairbench.Label) string {
 	}
 }
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+// htmlTemplate is report.html, templates/report.html.tmpl.
+var htmlTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
 	"labelClass": LabelClass,
 	"labelKey":   labelKey,
 	"plural":     pluralize,
 	"add":        func(a, b float64) float64 { return a + b },
 	"rows":       summaryRows,
-}).Parse(htmlSource))
+}).ParseFS(Templates, "report.html.tmpl"))
 
 // summaryRow is one intent of the summary table, with its page.
 type summaryRow struct {
@@ -463,101 +426,3 @@ func (p htmlPage) IntentPtrs() []*intentView {
 	}
 	return out
 }
-
-const htmlSource = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.Policy}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>pairbench report {{.RunID}}</title>
-<style>{{.Style}}</style>
-</head>
-<body>
-<header>
-{{if .Incomplete}}<h1>pairbench: incomplete run, no verdict: {{.Incomplete}}</h1>
-<p class="warning"><strong>Not finished.</strong> {{.IncompleteNote}}</p>
-<p>{{if .Total}}So far, worst label of {{.Total}} {{plural .Total "intent"}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>
-{{else}}<h1>pairbench verdict: <span class="label {{labelClass .Verdict}}">{{if .Verdict}}{{.Verdict}}{{else}}none{{end}}</span></h1>
-{{with .Headline}}{{if .Suspect}}<p class="warning"><strong>Harness suspect:</strong> {{.Suspect}}.</p>
-{{end}}{{if .Pooled}}<p>{{.Why}}{{if .Figures}} ({{.Figures}}){{end}}.</p>
-{{end}}{{if .Claims}}<p>{{.Claims}}</p>
-{{end}}{{end}}<p>{{if .Total}}{{if .Headline.Pooled}}Verdict {{.Headline.Pooled}}; per intent{{else}}Worst label of {{.Total}} {{plural .Total "intent"}}{{end}}: {{.Counts}}.{{else}}No intents in this run.{{end}}</p>{{end}}{{if .Forced}}
-<div class="warning"><p><strong>Forced resume.</strong> {{.ForcedNote}}</p><ul>{{range .Forced}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
-{{if .Looks}}<p>{{.Looks}}</p>
-{{end}}{{if .Scripted}}<p class="warning"><strong>Scripted model, not an LLM.</strong> {{.ScriptedNote}}</p>{{end}}
-{{if .MixedWebMCP}}<p class="warning"><strong>Mixed WebMCP.</strong> {{.MixedWebMCP}}</p>
-{{end}}<p>Run <code>{{.RunID}}</code>{{if .Agent}} · agent <code>{{.Agent}}</code>{{end}} · model <code>{{.Model}}</code>{{if .Source}} · registry {{.Source}}{{end}}</p>
-{{.Arms}}</header>
-
-<h2>Intents</h2>
-{{if .Intents}}{{template "filters" .Filters}}{{end}}
-{{if .Many}}<p>{{.Total}} intents by label, worst first; open a label for its intents{{if $.Page}}, and an intent for its pairs and trials{{end}}. A filter opens every label.</p>
-{{range .Groups}}<details class="group f-group fl-{{labelKey .Label}}">
-<summary><span class="label {{labelClass .Label}}">{{.Label}}</span> · {{len .Intents}} {{plural (len .Intents) "intent"}}</summary>
-{{template "summary" (rows $ .Intents)}}
-</details>
-{{end}}{{else}}{{template "summary" (rows $ .IntentPtrs)}}
-{{end}}<p class="note">{{.SpeedNote}} {{.HolmNote}}</p>
-
-{{with .Forest}}{{if $.Many}}<details class="group"><summary>Plot: {{.Title}} ({{len .Rows}} intents)</summary>
-{{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
-{{with .SpeedPlot}}{{if $.Many}}<details class="group"><summary>Plot: {{.Title}} ({{len .Rows}} intents)</summary>
-{{template "plot" .}}</details>{{else}}{{template "plot" .}}{{end}}{{end}}
-
-{{if .Intents}}<h2>Details</h2>
-{{range $i, $in := .Intents}}<details id="{{$in.Anchor}}" class="{{template "fclass" $in}}">
-<summary><code>{{$in.ID}}</code> · <span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{if $in.Placebo}} · placebo{{end}}{{with index $.Page $in.Anchor}} · <a href="{{.}}">pairs and trials</a>{{end}}</summary>
-{{index $.Figures $i}}
-</details>
-{{end}}{{end}}
-{{if .Tools}}<h2>WebMCP tool calls and failures</h2>
-<table>
-<tr><th>domain</th><th>tool</th><th>registered</th><th>calls</th><th>failures</th><th>most common errors</th></tr>
-{{range .Tools}}<tr><td><code>{{.Domain}}</code></td><td><code>{{.Tool}}</code></td><td>{{if .Registered}}yes{{if .NotRegistered}}, but did not register in {{.NotRegistered}} trial(s){{end}}{{else}}no (page's own){{end}}</td><td class="num">{{.Calls}}</td><td class="num">{{.Failures}}</td><td>{{range .Errors}}<code>{{.Error}}</code> ×{{.Count}}<br>{{else}}—{{end}}</td></tr>
-{{end}}</table>
-{{end}}
-{{if .Adopt}}<h2>Adoption stage</h2>
-<p class="note">Treatment-only trials run before any pair; a domain whose agents never used a registered tool gets no pairs.</p>
-<table>
-<tr><th>domain</th><th>scored trials</th><th>used a registered tool</th><th>aborted</th></tr>
-{{range .Adopt}}<tr><td><code>{{.Domain}}</code></td><td class="num">{{.Trials}}</td><td class="num">{{.Adopted}}</td><td class="num">{{.Aborted}}</td></tr>
-{{end}}</table>
-{{end}}
-<footer>
-<h2>Run checks</h2>
-<dl>
-{{range .Footer}}<dt>{{.Name}}</dt><dd>{{.Text}}</dd>
-{{end}}</dl>
-</footer>
-</body>
-</html>
-{{define "fclass"}}f-row fl-{{labelKey .Label}}{{range .Outcomes}} fo-{{.}}{{end}}{{if .Aborted}} fo-aborted{{end}}{{if .Discordant}} fd{{end}}{{end}}
-{{define "filters"}}<form class="filters" aria-label="Filters">
-<fieldset><legend>Label</legend><input type="radio" name="fl" id="fl-all" checked><label for="fl-all">all</label>{{range .Labels}}<input class="narrow" type="radio" name="fl" id="fl-{{.ID}}"><label for="fl-{{.ID}}">{{.Name}} ({{.N}})</label>{{end}}</fieldset>
-<fieldset><legend>Trials</legend><input type="radio" name="fo" id="fo-all" checked><label for="fo-all">any</label>{{range .Outcomes}}<input class="narrow" type="radio" name="fo" id="fo-{{.ID}}"><label for="fo-{{.ID}}">some {{.Name}} ({{.N}})</label>{{end}}</fieldset>
-<fieldset><input class="narrow" type="checkbox" id="fd"><label for="fd">pairs where the arms disagree ({{.Disagree}} {{plural .Disagree "intent"}})</label></fieldset>
-</form>{{end}}
-{{define "figures"}}<dl>
-{{range .Facts}}<dt>{{.Name}}</dt><dd>{{.Text}}</dd>
-{{end}}</dl>
-<table>
-<tr><th></th><th>control</th><th>treatment</th></tr>
-{{range .Arms}}<tr><th>{{.Name}}</th><td>{{.Control}}</td><td>{{.Treatment}}</td></tr>
-{{end}}</table>{{end}}
-{{define "summary"}}<table class="summary">
-<tr><th>intent</th><th>label</th><th>pairs</th><th>correct: control → treatment</th><th>Δ accuracy (discordant pairs won by treatment, Holm p)</th><th>speedup (Holm p)</th><th>adoption</th></tr>
-{{range .Rows}}{{$in := .Intent}}<tr class="{{template "fclass" $in}}"><td><a href="{{if .Page}}{{.Page}}{{else}}#{{$in.Anchor}}{{end}}"><code>{{$in.ID}}</code></a></td><td><span class="label {{labelClass $in.Label}}">{{$in.Label}}</span>{{if $in.Placebo}} <small>placebo</small>{{end}}</td><td class="num">{{$in.N}}{{if gt $in.Planned $in.N}}<small>of {{$in.Planned}}</small>{{end}}</td><td class="big">{{$in.ControlPct}} → {{$in.TreatmentPct}}<small>{{$in.ControlCount}} · {{$in.TreatmentCount}}</small></td><td>{{$in.Delta}}<small>{{$in.Share}} · p {{$in.PAccuracy}}</small></td><td>{{$in.Speedup}}<small>p {{$in.PSpeed}}</small></td><td>{{$in.AdoptionPct}}<small>{{$in.AdoptionCount}}</small></td></tr>
-{{end}}</table>{{end}}{{define "plot"}}<h2>{{.Title}}</h2>
-<svg role="img" aria-label="{{.Title}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
-{{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$.Top}}" y2="{{$.Bottom}}"/><text x="{{.X}}" y="{{add $.Bottom 16}}" text-anchor="middle">{{.Label}}</text>
-{{end}}<line class="ref" x1="{{.RefX}}" x2="{{.RefX}}" y1="{{.Top}}" y2="{{.Bottom}}"/>
-<text x="{{.Left}}" y="{{add .Bottom 34}}">{{.Axis}}</text>
-{{range .Rows}}<g class="{{.Class}}"><title>{{.Name}}: {{.Value}}</title>
-<text x="8" y="{{add .Y 4}}" class="name">{{.Name}}</text>
-<line class="iv {{.Class}}" x1="{{.X1}}" x2="{{.X2}}" y1="{{.Y}}" y2="{{.Y}}"/>{{if .LoCut}}<text x="{{add .X1 -10}}" y="{{add .Y 4}}" class="{{.Class}}">◀</text>{{end}}{{if .HiCut}}<text x="{{add .X2 2}}" y="{{add .Y 4}}" class="{{.Class}}">▶</text>{{end}}
-<circle class="{{.Class}}" cx="{{.X}}" cy="{{.Y}}" r="4.5"/>
-<text x="{{add $.Right 16}}" y="{{add .Y 4}}">{{.Value}}</text></g>
-{{end}}</svg>
-{{end}}`
