@@ -268,11 +268,17 @@ type SetupError struct {
 	Unregistered []pairbench.RegistrationFailure
 	// SignedOut is true when the signed-in check failed.
 	SignedOut bool
+
+	// errs are the failures as errors, for errors.Is and As (a full disk).
+	errs []error
 }
 
 func (e *SetupError) Error() string {
 	return fmt.Sprintf("browser setup failed on %d browser(s): %s", len(e.Failures), e.Reason())
 }
+
+// Unwrap returns each browser's failure, in order.
+func (e *SetupError) Unwrap() []error { return e.errs }
 
 // Reason is the last browser's failure, for the row.
 func (e *SetupError) Reason() string {
@@ -304,6 +310,7 @@ func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec
 		attempts = DefaultSetupAttempts
 	}
 	var failures []string
+	var errs []error
 	for i := range attempts {
 		setup, err := setUpOnce(ctx, browsers, spec)
 		if err == nil {
@@ -313,25 +320,25 @@ func SetUpBrowser(ctx context.Context, log *slog.Logger, browsers Browsers, spec
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("browser setup: %w", context.Cause(ctx))
 		}
-		failures = append(failures, err.Error())
+		failures, errs = append(failures, err.Error()), append(errs, err)
 		log.Warn("browser setup failed", "arm", spec.Arm, "attempt", i+1, "of", attempts, "err", err)
 		var ue *UnregisteredError
 		if errors.As(err, &ue) {
 			// The tool files decide it: a fresh browser registers them alike.
-			return nil, &SetupError{Failures: failures, Unregistered: ue.Failures}
+			return nil, &SetupError{Failures: failures, Unregistered: ue.Failures, errs: errs}
 		}
 		var pt *PageToolsError
 		if errors.As(err, &pt) {
 			// The page decides it: a fresh browser loads the same tools.
-			return nil, &SetupError{Failures: failures}
+			return nil, &SetupError{Failures: failures, errs: errs}
 		}
 		var so *SignedOutError
 		if errors.As(err, &so) {
 			// The profile decides it: a fresh browser loads the same session.
-			return nil, &SetupError{Failures: failures, SignedOut: true}
+			return nil, &SetupError{Failures: failures, SignedOut: true, errs: errs}
 		}
 	}
-	return nil, &SetupError{Failures: failures}
+	return nil, &SetupError{Failures: failures, errs: errs}
 }
 
 // UnregisteredError says that registered tools did not become live on a

@@ -30,7 +30,8 @@ var ErrInterrupted = errors.New("trial interrupted")
 // TrialFunc runs one trial and returns its row. Everything that can happen
 // to a trial, setup failures included, is an outcome in the row; the error
 // is ErrInterrupted (wrapped) when ctx ended first, or a fault that should
-// stop the whole run.
+// stop the whole run (ErrDiskFull, wrapped, for a full disk; see
+// Trials.Run).
 type TrialFunc func(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 
 // Execution is one runner's share of a planned run.
@@ -66,7 +67,9 @@ type Execution struct {
 	OnProblem func(rundir.Problem)
 	// OnStart, if set, sees every trial as it starts, and OnProgress the
 	// progress after every start and row. They are called from the slots'
-	// goroutines, one at a time, and must not block.
+	// goroutines, one at a time and outside the engine's lock; a progress
+	// older than one handed over already is dropped. The slot that calls
+	// one waits for it, so they should return quickly.
 	OnStart    func(TrialSpec)
 	OnProgress func(Progress)
 	// OnRow, if set, sees every row once it is on disk (uploads, logs),
@@ -165,22 +168,32 @@ type Progress struct {
 	Notional       bool
 }
 
-// follower counts an execution's progress and calls its hooks.
+// follower counts an execution's progress and calls its hooks. The count
+// is under mu, the engine's lock, which no hook is called under: a hook
+// that writes to a terminal or a database holds up the slot that called
+// it, never the count of the others.
 type follower struct {
 	ex    *Execution
 	mu    sync.Mutex
 	tally *rundir.Tally
 	p     Progress
+	taken int // progresses taken (under mu)
+
+	hooks sync.Mutex // held by the one hook call at a time
+	shown int        // the last progress handed to OnProgress (under hooks)
 }
 
 func (f *follower) started(spec TrialSpec) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.p.Running++
+	p, n := f.take()
+	f.mu.Unlock()
+	f.hooks.Lock()
+	defer f.hooks.Unlock()
 	if f.ex.OnStart != nil {
 		f.ex.OnStart(spec)
 	}
-	f.report()
+	f.show(p, n)
 }
 
 func (f *follower) recorded(row pairbench.Row) {
@@ -192,19 +205,36 @@ func (f *follower) recorded(row pairbench.Row) {
 		f.p.Aborts++
 	}
 	f.tally.Add(row)
-	f.report()
+	p, n := f.take()
 	f.mu.Unlock()
+	f.report(p, n)
 	if f.ex.OnRow != nil {
 		f.ex.OnRow(row)
 	}
 }
 
-// report hands the progress to OnProgress; f.mu is held.
-func (f *follower) report() {
+// take returns the progress now and its number; f.mu is held.
+func (f *follower) take() (Progress, int) {
 	f.p.Done, f.p.Half = f.tally.Done(), f.tally.Half()
-	if f.ex.OnProgress != nil {
-		f.ex.OnProgress(f.p)
+	f.taken++
+	return f.p, f.taken
+}
+
+// report hands p, the nth progress taken, to OnProgress.
+func (f *follower) report(p Progress, n int) {
+	f.hooks.Lock()
+	defer f.hooks.Unlock()
+	f.show(p, n)
+}
+
+// show hands p, the nth progress taken, to OnProgress unless a later one
+// was handed over first (the slots race to their calls); f.hooks is held.
+func (f *follower) show(p Progress, n int) {
+	if n <= f.shown || f.ex.OnProgress == nil {
+		return
 	}
+	f.shown = n
+	f.ex.OnProgress(p)
 }
 
 // RowsFile returns the run-relative rows file this execution appends to.
@@ -225,7 +255,9 @@ func (ex *Execution) Pairs() ([]rundir.PairSpec, error) {
 // look, until a look stops the run (runLooks). Rows already in the rows
 // file are kept and counted; Run can be called again on the same
 // directory to resume. It returns ctx's error when interrupted,
-// ErrTooManyAborts when trials keep aborting, or a trial's fault.
+// ErrTooManyAborts when trials keep aborting, a trial's fault, or a
+// *TrialError of RowStep (wrapped; with ErrDiskFull for a full disk)
+// when a row could not be appended.
 func (ex *Execution) Run(ctx context.Context) error {
 	if ex.Slots < 1 {
 		return fmt.Errorf("slots = %d; want at least 1", ex.Slots)
@@ -288,8 +320,9 @@ func (ex *Execution) Run(ctx context.Context) error {
 	}
 	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted}
 	f.mu.Lock()
-	f.report()
+	p, n := f.take()
 	f.mu.Unlock()
+	f.report(p, n)
 
 	if ex.Adoption > 0 {
 		jobs := rundir.AdoptionJobs(ex.Plan, pairs, ex.Adoption, rows, ex.attempts())
@@ -369,7 +402,7 @@ func (ex *Execution) runJobs(ctx context.Context, rl *rundir.RowLog, f *follower
 				}
 				if err := record(row); err != nil {
 					ex.spend.release(trials - ran)
-					return aborted, err
+					return aborted, appendError(spec, err)
 				}
 				aborted = append(aborted, row.Outcome == pairbench.Aborted)
 				if row.Outcome == pairbench.Aborted {
@@ -390,6 +423,17 @@ func (ex *Execution) runJobs(ctx context.Context, rl *rundir.RowLog, f *follower
 		err = ctx.Err()
 	}
 	return fresh, err
+}
+
+// appendError is the error of spec's row that could not be appended: a
+// *TrialError of the row step, which stops the run, with ErrDiskFull
+// beside it when the disk is full.
+func appendError(spec TrialSpec, err error) error {
+	te := &TrialError{Step: RowStep, Err: err}
+	if DiskFull(err) {
+		return fmt.Errorf("%s: %w: %w", spec.Dir, ErrDiskFull, te)
+	}
+	return fmt.Errorf("%s: %w", spec.Dir, te)
 }
 
 // attempts is the execution's attempt limit.

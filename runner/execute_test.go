@@ -447,3 +447,35 @@ func TestResumeOnBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "run.json:")
 	assert.ErrorContains(t, err, "unexpected end of JSON input")
 }
+
+// TestProgressHooksRunOutsideTheEngineLock: a hook that blocks (a
+// terminal, a database) holds up the slot that called it, never the
+// engine's count, and a progress taken before one already handed over is
+// dropped.
+func TestProgressHooksRunOutsideTheEngineLock(t *testing.T) {
+	plan := execPlan(map[string]int{"a": 1}, map[string]string{"a": "d"})
+	inHook, release := make(chan struct{}), make(chan struct{})
+	var got []int
+	ex := &Execution{Plan: plan, OnStart: func(TrialSpec) {
+		close(inHook)
+		<-release
+	}, OnProgress: func(p Progress) { got = append(got, p.Running) }}
+	f := &follower{ex: ex, tally: rundir.NewTallyLimit(plan.PairsInForce(), nil, 0)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.started(TrialSpec{})
+	}()
+	<-inHook
+	require.True(t, f.mu.TryLock(), "the hook runs outside the engine's lock")
+	f.p.Running++ // another slot's start, counted while the hook runs
+	p, n := f.take()
+	f.mu.Unlock()
+	close(release)
+	<-done
+	f.report(p, n)
+	assert.Equal(t, []int{1, 2}, got, "each progress in order")
+
+	f.report(Progress{Running: 1}, n-1)
+	assert.Equal(t, []int{1, 2}, got, "an older progress is dropped")
+}

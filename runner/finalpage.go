@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -32,24 +34,28 @@ func (in *TrialIntent) readsPage() bool {
 	return len(in.Intent.Checks) > 0 || in.Intent.Judged()
 }
 
+// ErrNoPageReader is the final page step's error when the intent reads the
+// final page and the browser is no PageReader.
+var ErrNoPageReader = errors.New("this browser provider cannot read the final page, which the intent's checks or judge need")
+
 // finalPage reads the page the agent left, for an intent that reads it,
 // and writes it to the trial's page.json. It returns nil for an intent that
-// does not; why is the abort reason when the page cannot be read (the
-// trial then says nothing about the agent).
-func (t *Trials) finalPage(ctx context.Context, b Browser, in *TrialIntent, dir string) (page *pairbench.PageState, why string) {
-	if !in.readsPage() {
-		return nil, ""
+// does not. The error (ErrNoPageReader, or the reader's, wrapped) is why
+// the page cannot be read: the trial then says nothing about the agent.
+func (tr *trial) finalPage(ctx context.Context, b Browser) (*pairbench.PageState, error) {
+	if !tr.in.readsPage() {
+		return nil, nil
 	}
 	r, ok := b.(PageReader)
 	if !ok {
-		return nil, "this browser provider cannot read the final page, which the intent's checks or judge need"
+		return nil, ErrNoPageReader
 	}
 	pctx, cancel := context.WithTimeout(ctx, pageTimeout)
 	defer cancel()
-	st, err := r.PageState(pctx, grade.Selectors(in.Intent.Checks))
+	st, err := r.PageState(pctx, grade.Selectors(tr.in.Intent.Checks))
 	if err != nil {
-		return nil, "final page: " + err.Error()
+		return nil, fmt.Errorf("final page: %w", err)
 	}
-	t.save(filepath.Join(dir, TrialPage), st)
-	return &st, ""
+	tr.t.save(filepath.Join(tr.dir, TrialPage), st)
+	return &st, nil
 }

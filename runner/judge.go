@@ -127,20 +127,25 @@ type judgeRecord struct {
 	Error         string       `json:"error,omitempty"`
 }
 
+// ErrNoJudge is the judge step's error for a judged intent in a run
+// without a judge.
+var ErrNoJudge = errors.New("the intent is judged and the run has no judge")
+
 // judge asks the run's judge about a trial of a judged intent whose answer
 // passed its checks, schema and rules (g correct), and returns the grade
 // it makes: correct at or above pass_at, else wrong. The judgement goes in
-// the row. why is the abort reason when the judge could not judge (down,
-// over a cap, an unreadable verdict): the trial then says nothing about
-// the agent, and its pair runs again.
-func (t *Trials) judge(ctx context.Context, in *TrialIntent, page *pairbench.PageState, g grade.Result, dir string, row *pairbench.Row) (res grade.Result, why string) {
+// the row. The error says why the judge could not judge (ErrNoJudge, or
+// the judge's, wrapped: down, over a cap, an unreadable verdict): the
+// trial then says nothing about the agent, and its pair runs again.
+func (tr *trial) judge(ctx context.Context, page *pairbench.PageState, g grade.Result) (grade.Result, error) {
+	t, in, row := tr.t, tr.in, &tr.row
 	pj := t.Plan.Judge
 	if pj == nil || t.Judge == nil {
-		return g, "the intent is judged and the run has no judge"
+		return g, ErrNoJudge
 	}
 	input := NewJudgeInput(&in.Intent, g.Extracted, page)
 	rec := judgeRecord{Model: pj.Model.String(), PromptVersion: pj.PromptVersion, Input: input}
-	defer func() { t.save(filepath.Join(dir, rundir.TrialJudge), rec) }()
+	defer func() { t.save(filepath.Join(tr.dir, rundir.TrialJudge), rec) }()
 	req := JudgeRequest{Model: pj.Model, System: pj.Prompt, User: input.Message(), Caps: CapsOf(pj.Caps)}
 	ask := func() (*pairbench.Judgement, error) {
 		reply, err := t.Judge.Judge(ctx, req)
@@ -175,10 +180,10 @@ func (t *Trials) judge(ctx context.Context, in *TrialIntent, page *pairbench.Pag
 			row.Judge = &spent
 			row.Judge.PassAt = *in.Intent.PassAt
 		}
-		return g, "judge: " + err.Error()
+		return g, fmt.Errorf("judge: %w", err)
 	}
 	row.Judge = j
-	return grade.JudgedGrade(j, g), ""
+	return grade.JudgedGrade(j, g), nil
 }
 
 // spentOn is what replies cost, as a judgement with no scores.

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pairbench/pairbench/rundir"
@@ -98,122 +96,247 @@ type Trials struct {
 	Judge Judge
 }
 
-// Run runs one trial and returns its row. Every failure of the trial
-// itself is an outcome in the row; the error is ErrInterrupted (wrapped)
-// when ctx ended before the trial could finish.
+// Run runs one trial and returns its row. It takes the trial's steps in
+// order (TrialStep): the trial directory, the browser's setup (the arm's
+// tools registered), the webmcp server, the agent, the browser's calls,
+// the final page, the grade and, for a judged intent, the judge. A step
+// that fails ends the trial aborted, with the step's *TrialError as the
+// row's reason, and a nil error: every failure of the trial itself is an
+// outcome in the row. The error is ErrInterrupted (wrapped) when ctx
+// ended before the trial could finish; ErrDiskFull (wrapped, beside the
+// *TrialError of the step that met it) when the run's disk is full, which
+// no trial's outcome can record; or a fault of the caller, an intent the
+// trials were not given.
 func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error) {
+	tr, err := t.newTrial(spec)
+	if err != nil {
+		return tr.row, err
+	}
+	return tr.row, tr.settle(ctx, tr.run(ctx))
+}
+
+// newTrial starts the trial of spec now. The error is for an intent the
+// trials were not given.
+func (t *Trials) newTrial(spec TrialSpec) (*trial, error) {
 	started := time.Now()
-	row := pairbench.Row{
+	tr := &trial{t: t, spec: spec, dir: t.RunDir.File(spec.Dir), started: started, row: pairbench.Row{
 		V: pairbench.RowVersion, RunID: t.Plan.RunID, Intent: spec.Job.Intent, Domain: spec.Job.Domain,
 		Stage: spec.Job.Stage, Pair: spec.Job.Pair, Order: spec.Job.Order, Arm: spec.Arm,
 		Attempt: spec.Job.Attempt, TrialDir: spec.Dir, StartedAt: started.UTC().Format(time.RFC3339),
+	}}
+	if tr.row.Stage == pairbench.StageAdoption {
+		tr.row.Order = ""
 	}
-	if row.Stage == pairbench.StageAdoption {
-		row.Order = ""
-	}
-	abort := func(reason string) (pairbench.Row, error) {
-		if ctx.Err() != nil {
-			return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
-		}
-		if strings.Contains(reason, syscall.ENOSPC.Error()) || strings.Contains(reason, syscall.EDQUOT.Error()) {
-			// The runs directory is full: no trial can be recorded, and
-			// every one would abort. A fault, not the trial's outcome.
-			return row, fmt.Errorf("%s: %w: %s", spec.Dir, ErrDiskFull, reason)
-		}
-		row.Outcome, row.Reason = pairbench.Aborted, reason
-		row.WallSeconds = time.Since(started).Seconds()
-		return row, nil
-	}
-	in := t.Intents[spec.Job.Intent]
-	if in == nil {
+	if tr.in = t.Intents[spec.Job.Intent]; tr.in == nil {
 		// A job of an intent the trials were not given: a fault of the
 		// caller, never an outcome of the trial.
-		return row, fmt.Errorf("%s: intent %s is not among the trials' intents", spec.Dir, spec.Job.Intent)
+		return tr, fmt.Errorf("%s: intent %s is not among the trials' intents", spec.Dir, spec.Job.Intent)
 	}
-	dir := t.RunDir.File(spec.Dir)
-	// A trial interrupted before its row was written may have left its
-	// directory behind; this attempt owns it now.
-	if err := os.RemoveAll(dir); err != nil {
-		return abort("runner error: " + err.Error())
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return abort("runner error: " + err.Error())
-	}
+	return tr, nil
+}
 
-	tl := newTimeline(started)
-	tl.mark(rundir.StepSetup, time.Now())
+// trial is one trial as Run takes its steps: what it runs, and its row as
+// the steps fill it in.
+type trial struct {
+	t       *Trials
+	spec    TrialSpec
+	in      *TrialIntent
+	dir     string // the trial's directory, t.RunDir.File(spec.Dir)
+	started time.Time
+	row     pairbench.Row
+	tl      *timeline
+}
+
+// run takes the trial's steps. It returns the *TrialError of the step
+// that ended the trial, or ctx's error when ctx ended first.
+func (tr *trial) run(ctx context.Context) error {
+	if err := tr.makeDir(); err != nil {
+		return err
+	}
+	tr.tl = newTimeline(tr.started)
+	tr.tl.mark(rundir.StepSetup, time.Now())
 	// Whatever the trial reached is on its timeline, however it ends.
 	defer func() {
-		tl.mark(rundir.StepEnd, time.Now())
-		t.save(filepath.Join(dir, rundir.TrialTimeline), tl.t)
+		tr.tl.mark(rundir.StepEnd, time.Now())
+		tr.t.save(filepath.Join(tr.dir, rundir.TrialTimeline), tr.tl.t)
 	}()
 
-	setupSpec := SetupSpec{Arm: spec.Arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
-		Browser: in.Browser, SignedInCheck: in.SignedInCheck, Attempts: t.SetupAttempts}
-	setupSpec.Tools = in.ArmTools(spec.Arm)
-	if spec.Arm == pairbench.Control && !slices.ContainsFunc(setupSpec.Tools, func(t intents.Tool) bool { return t.Name == in.Intent.EntryTool }) {
-		setupSpec.EntryTool = "" // a tools@REV control from before the entry tool
+	setup, err := tr.setUp(ctx)
+	if err != nil {
+		return err
 	}
-	setup, err := SetUpBrowser(ctx, t.log(), t.Browsers, setupSpec)
+	defer tr.closeBrowser(ctx, setup.Browser)
+	tools, err := tr.serveTools(setup.Browser)
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
+	if err := tr.startDelay(ctx, setup.Load.LoadedAt); err != nil {
+		return err
+	}
+
+	task := tr.task(setup, tools)
+	res, agentErr := tr.runAgent(ctx, task, setup)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// The page as the agent left it, at the same moment and size in both
+	// arms.
+	tr.screenshot(ctx, setup.Browser)
+	page, pageErr := tr.finalPage(ctx, setup.Browser)
+	_ = os.RemoveAll(task.Dir)
+	tools.Close()
+	tr.recordPage(ctx, setup, tools)
+	if mismatch := CheckBrowserCalls(setup.Browser, setup, &tr.row); mismatch != "" {
+		return tr.fail(BrowserCallsStep, errors.New(mismatch))
+	}
+	tr.recordAgent(res)
+	if agentErr != nil {
+		// The agent could not be run or observed: nothing it did is known.
+		tr.row.Error = agentErr.Error()
+		return tr.fail(AgentStep, agentErr)
+	}
+	if pageErr != nil {
+		return tr.fail(FinalPageStep, pageErr)
+	}
+	return tr.grade(ctx, res, page)
+}
+
+// settle makes the end of run the trial's end: an aborted row for a
+// step's error, or Run's error for an interrupted trial or a full disk.
+func (tr *trial) settle(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", tr.spec.Dir, ErrInterrupted)
+	}
+	var te *TrialError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %w", tr.spec.Dir, err)
+	}
+	if DiskFull(err) {
+		// The runs directory is full: no trial can be recorded, and
+		// every one would abort. A fault, not the trial's outcome.
+		return fmt.Errorf("%s: %w: %w", tr.spec.Dir, ErrDiskFull, te)
+	}
+	tr.row.Outcome, tr.row.Reason = pairbench.Aborted, te.Error()
+	return nil
+}
+
+// fail ends the trial at step: its wall time stops now, before the
+// browser closes.
+func (tr *trial) fail(step TrialStep, err error) *TrialError {
+	tr.row.WallSeconds = time.Since(tr.started).Seconds()
+	return &TrialError{Step: step, Err: err}
+}
+
+// makeDir makes the trial's directory afresh. A trial interrupted before
+// its row was written may have left its directory behind; this attempt
+// owns it now.
+func (tr *trial) makeDir() error {
+	if err := os.RemoveAll(tr.dir); err != nil {
+		return tr.fail(TrialDirStep, err)
+	}
+	if err := os.MkdirAll(tr.dir, 0o755); err != nil {
+		return tr.fail(TrialDirStep, err)
+	}
+	return nil
+}
+
+// setUp readies the trial's browser (SetUpBrowser): the arm's tools
+// registered, the start page loaded and checked. What the setup found is
+// in the row and the trial's setup.json, whether it failed or not.
+func (tr *trial) setUp(ctx context.Context) (*Setup, error) {
+	in, arm := tr.in, tr.spec.Arm
+	spec := SetupSpec{Arm: arm, StartURL: in.Intent.StartURL, EntryTool: in.Intent.EntryTool,
+		Browser: in.Browser, SignedInCheck: in.SignedInCheck, Attempts: tr.t.SetupAttempts, Tools: in.ArmTools(arm)}
+	if arm == pairbench.Control && !slices.ContainsFunc(spec.Tools, func(t intents.Tool) bool { return t.Name == in.Intent.EntryTool }) {
+		spec.EntryTool = "" // a tools@REV control from before the entry tool
+	}
+	setup, err := SetUpBrowser(ctx, tr.t.log(), tr.t.Browsers, spec)
 	if err != nil {
 		var se *SetupError
 		if errors.As(err, &se) {
-			t.save(filepath.Join(dir, rundir.TrialSetup), map[string]any{"failures": se.Failures})
-			row.Unregistered = onePerTool(se.Unregistered)
-			return abort("setup: " + se.Reason())
+			tr.t.save(filepath.Join(tr.dir, rundir.TrialSetup), map[string]any{"failures": se.Failures})
+			tr.row.Unregistered = onePerTool(se.Unregistered)
 		}
-		return abort("setup: " + err.Error())
+		return nil, tr.fail(SetupStep, err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		defer cancel()
-		if err := setup.Browser.Close(cctx); err != nil {
-			t.log().Error("close browser", "trial", spec.Dir, "err", err)
-		}
-	}()
-	tl.setup(setup, string(spec.Arm), time.Now())
-	row.NativeTools = setup.Native
-	row.WebMCPImpl = setup.WebMCP
-	row.WebMCPEnv = setup.Env
-	t.save(filepath.Join(dir, rundir.TrialSetup), setup)
+	tr.tl.setup(setup, string(arm), time.Now())
+	tr.row.NativeTools = setup.Native
+	tr.row.WebMCPImpl = setup.WebMCP
+	tr.row.WebMCPEnv = setup.Env
+	tr.t.save(filepath.Join(tr.dir, rundir.TrialSetup), setup)
+	return setup, nil
+}
 
-	tools := webmcp.New(setup.Browser, webmcp.Options{Log: t.log()})
+// closeBrowser closes the trial's browser, even after ctx ended.
+func (tr *trial) closeBrowser(ctx context.Context, b Browser) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	if err := b.Close(cctx); err != nil {
+		tr.t.log().Error("close browser", "trial", tr.spec.Dir, "err", err)
+	}
+}
+
+// serveTools starts the trial's MCP server, the agent's webmcp tool, on b.
+func (tr *trial) serveTools(b Browser) (*webmcp.Server, error) {
+	tools := webmcp.New(b, webmcp.Options{Log: tr.t.log()})
 	if err := tools.Start(); err != nil {
-		return abort("runner error: " + err.Error())
+		return nil, tr.fail(ToolServerStep, err)
 	}
-	defer tools.Close()
+	return tools, nil
+}
 
-	// The same delay after page load in both arms, so registration never
-	// gives treatment's page longer to settle.
-	if wait := time.Until(setup.Load.LoadedAt.Add(t.StartDelay)); wait > 0 {
-		select {
-		case <-ctx.Done():
-			return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
-		case <-time.After(wait):
-		}
+// startDelay waits until StartDelay after the start page loaded: the same
+// delay in both arms, so registration never gives treatment's page longer
+// to settle. It returns ctx's error when ctx ends first.
+func (tr *trial) startDelay(ctx context.Context, loaded time.Time) error {
+	wait := time.Until(loaded.Add(tr.t.StartDelay))
+	if wait <= 0 {
+		return nil
 	}
-	launched := time.Now()
-	tl.mark(rundir.StepAgentLaunched, launched)
-	row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}
 
+// task is what the trial's agent is given: the same in both arms but for
+// what the browser shows.
+func (tr *trial) task(setup *Setup, tools *webmcp.Server) AgentTask {
 	devtools := setup.Browser.DevTools()
-	browserMCP := t.BrowserMCP(devtools.URL)
+	plan := tr.t.Plan
 	task := AgentTask{
-		Prompt:         in.ArmPrompt(spec.Arm),
+		Prompt:         tr.in.ArmPrompt(tr.spec.Arm),
 		SystemPrompt:   SystemPrompt,
-		Model:          t.Plan.Model,
-		MCPServers:     []MCPServer{browserMCP, {Name: webmcp.ServerName, URL: tools.URL()}},
+		Model:          plan.Model,
+		MCPServers:     []MCPServer{tr.t.BrowserMCP(devtools.URL), {Name: webmcp.ServerName, URL: tools.URL()}},
 		LoopbackPorts:  []int{tools.Port()},
-		Allowlist:      t.Plan.Allowlist,
-		Caps:           CapsOf(t.Plan.Caps),
-		Dir:            filepath.Join(dir, "agent"),
-		TranscriptPath: filepath.Join(dir, rundir.TrialTranscript),
-		StepsPath:      filepath.Join(dir, rundir.TrialSteps),
-		Start:          tl.start,
+		Allowlist:      plan.Allowlist,
+		Caps:           CapsOf(plan.Caps),
+		Dir:            filepath.Join(tr.dir, "agent"),
+		TranscriptPath: filepath.Join(tr.dir, rundir.TrialTranscript),
+		StepsPath:      filepath.Join(tr.dir, rundir.TrialSteps),
+		Start:          tr.tl.start,
 	}
 	if devtools.Socket != "" {
 		task.Sockets = map[int]string{devtools.Port: devtools.Socket}
 	}
+	return task
+}
+
+// runAgent runs the agent on task and records its times: in the row, its
+// wall and start-up time; on the timeline, its launch, first turn, end
+// and transcript lines. The error is the agent's own (Agent.Run).
+func (tr *trial) runAgent(ctx context.Context, task AgentTask, setup *Setup) (AgentResult, error) {
+	launched := time.Now()
+	tr.tl.mark(rundir.StepAgentLaunched, launched)
+	tr.row.StartDelayMS = launched.Sub(setup.Load.LoadedAt).Milliseconds()
+
 	prestarter, _ := setup.Browser.(Prestarter)
 	firstTurn := make(chan time.Time, 1)
 	task.Started = func() {
@@ -224,64 +347,63 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 		if prestarter != nil {
 			prestarter.AgentRunning()
 		}
-		if t.OnAgent != nil {
-			t.OnAgent(spec)
+		if tr.t.OnAgent != nil {
+			tr.t.OnAgent(tr.spec)
 		}
 	}
-	res, err := t.Agent.Run(ctx, task)
+	res, err := tr.t.Agent.Run(ctx, task)
 	ended := time.Now()
-	row.WallSeconds = ended.Sub(launched).Seconds()
+	tr.row.WallSeconds = ended.Sub(launched).Seconds()
 	select {
 	case at := <-firstTurn:
-		tl.mark(rundir.StepFirstTurn, at)
-		row.StartupSeconds = at.Sub(launched).Seconds()
+		tr.tl.mark(rundir.StepFirstTurn, at)
+		tr.row.StartupSeconds = at.Sub(launched).Seconds()
 	default:
 	}
-	tl.mark(rundir.StepAgentEnded, ended)
-	tl.t.Transcript = tl.times(res.TranscriptTimes)
-	if ctx.Err() != nil {
-		return row, fmt.Errorf("%s: %w", spec.Dir, ErrInterrupted)
-	}
-	// The page as the agent left it, at the same moment and size in both
-	// arms.
-	t.screenshot(ctx, setup.Browser, filepath.Join(dir, rundir.TrialScreenshot), tl)
-	page, pageProblem := t.finalPage(ctx, setup.Browser, in, dir)
-	_ = os.RemoveAll(task.Dir)
-	tools.Close()
-	if len(setupSpec.Tools) > 0 {
-		failed, ferr := setup.Browser.RegistrationFailures(ctx)
-		if ferr != nil {
-			t.log().Warn("read registration failures", "trial", spec.Dir, "err", ferr)
+	tr.tl.mark(rundir.StepAgentEnded, ended)
+	tr.tl.t.Transcript = tr.tl.times(res.TranscriptTimes)
+	return res, err
+}
+
+// recordPage records what the browser and the webmcp server saw while the
+// agent ran: the registered tools that failed on a page, the egress's
+// refusals, and the webmcp tool's invocations (the trial's webmcp.jsonl).
+func (tr *trial) recordPage(ctx context.Context, setup *Setup, tools *webmcp.Server) {
+	row := &tr.row
+	if len(tr.in.ArmTools(tr.spec.Arm)) > 0 {
+		failed, err := setup.Browser.RegistrationFailures(ctx)
+		if err != nil {
+			tr.t.log().Warn("read registration failures", "trial", tr.spec.Dir, "err", err)
 		}
 		row.Unregistered = onePerTool(failed)
 	}
-	t.saveRefusals(dir, setup.Browser, &row)
+	tr.saveRefusals(setup.Browser)
 	row.WebMCP = tools.Invocations()
-	tl.t.WebMCP = tl.times(tools.Starts())
-	t.save(filepath.Join(dir, rundir.TrialWebMCP), row.WebMCP)
+	tr.tl.t.WebMCP = tr.tl.times(tools.Starts())
+	tr.t.save(filepath.Join(tr.dir, rundir.TrialWebMCP), row.WebMCP)
 	for _, inv := range row.WebMCP {
 		row.Adopted = row.Adopted || inv.Registered
 	}
-	if mismatch := CheckBrowserCalls(setup.Browser, setup, &row); mismatch != "" {
-		return abort(mismatch)
-	}
+}
 
+// recordAgent records in the row what the agent reported of its run.
+func (tr *trial) recordAgent(res AgentResult) {
+	row := &tr.row
 	row.Turns, row.InputTokens, row.OutputTokens, row.CostUSD = res.Turns, res.InputTokens, res.OutputTokens, res.Cost
 	row.ToolsDeclared = res.Declared
 	if res.CapHit != "" {
 		row.CapsHit = []pairbench.Cap{res.CapHit}
 	}
-	if err != nil {
-		// The agent could not be run or observed: nothing it did is known.
-		row.Error = err.Error()
-		return abort("agent: " + err.Error())
-	}
-	if pageProblem != "" {
-		return abort(pageProblem)
-	}
+}
+
+// grade classifies the agent's answer, checked against the final page
+// (page, nil when the intent reads none) and, for a judged intent whose
+// answer is correct so far, judged.
+func (tr *trial) grade(ctx context.Context, res AgentResult, page *pairbench.PageState) error {
+	in, row, plan := tr.in, &tr.row, tr.t.Plan
 	facts := grade.Facts{
-		Allowlist: t.Plan.Allowlist, ToolsDeclared: res.Declared,
-		OutsideCalls: outsideCalls(res.Calls, t.Plan.Allowlist),
+		Allowlist: plan.Allowlist, ToolsDeclared: res.Declared,
+		OutsideCalls: outsideCalls(res.Calls, plan.Allowlist),
 		StopReason:   res.StopReason, ErrorMessage: res.ErrorMessage,
 		ProviderGaveUp: res.ProviderGaveUp, CapHit: res.CapHit,
 		Costs: costs(res),
@@ -293,22 +415,17 @@ func (t *Trials) Run(ctx context.Context, spec TrialSpec) (pairbench.Row, error)
 	row.Answer = pairbench.Answer{Raw: res.Final, Extracted: facts.Grade.Extracted}
 	row.Outcome, row.Reason = grade.Classify(facts)
 	if in.Intent.Judged() && row.Outcome == pairbench.Correct {
-		var why string
-		if facts.Grade, why = t.judge(ctx, in, page, facts.Grade, dir, &row); why != "" {
-			return abort(why)
+		var err error
+		if facts.Grade, err = tr.judge(ctx, page, facts.Grade); err != nil {
+			return tr.fail(JudgeStep, err)
 		}
 		row.Outcome, row.Reason = grade.Classify(facts)
 	}
 	if row.Error == "" && res.ErrorMessage != "" {
 		row.Error = res.ErrorMessage
 	}
-	return row, nil
+	return nil
 }
-
-// ErrDiskFull stops a run whose disk is full: its trials can be neither
-// kept nor recorded. The rows file keeps its last whole row; a resume once
-// there is space again runs the rest.
-var ErrDiskFull = errors.New("no space left for the run")
 
 // maxUnregistered bounds the registration failures a row keeps.
 const maxUnregistered = 20
@@ -354,40 +471,42 @@ func costs(res AgentResult) []any {
 
 // saveRefusals counts the browser's egress refusals in the row and, when
 // there are any, writes them to the trial's browser-refusals.jsonl.
-func (t *Trials) saveRefusals(dir string, b Browser, row *pairbench.Row) {
+func (tr *trial) saveRefusals(b Browser) {
 	r, ok := b.(RefusalReporter)
 	if !ok {
 		return
 	}
 	refusals, total := r.Refusals()
-	row.BrowserRefusals = total
+	tr.row.BrowserRefusals = total
 	if len(refusals) == 0 {
 		return
 	}
-	t.save(filepath.Join(dir, rundir.TrialRefusals), refusals)
+	tr.t.save(filepath.Join(tr.dir, rundir.TrialRefusals), refusals)
 }
 
 // screenshotTimeout bounds the end-of-trial screenshot.
 const screenshotTimeout = 15 * time.Second
 
-// screenshot writes a PNG of b's page to name when b can take one. A
-// screenshot that fails is logged: the row still records the trial.
-func (t *Trials) screenshot(ctx context.Context, b Browser, name string, tl *timeline) {
+// screenshot writes a PNG of b's page to the trial's screenshot.png when b
+// can take one. A screenshot that fails is logged: the row still records
+// the trial.
+func (tr *trial) screenshot(ctx context.Context, b Browser) {
 	s, ok := b.(Screenshotter)
 	if !ok {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
 	defer cancel()
+	name := filepath.Join(tr.dir, rundir.TrialScreenshot)
 	png, err := s.Screenshot(sctx)
 	if err == nil {
 		err = os.WriteFile(name, png, 0o644)
 	}
 	if err != nil {
-		t.log().Warn("end-of-trial screenshot", "file", name, "err", err)
+		tr.t.log().Warn("end-of-trial screenshot", "file", name, "err", err)
 		return
 	}
-	tl.mark(rundir.StepScreenshot, time.Now())
+	tr.tl.mark(rundir.StepScreenshot, time.Now())
 }
 
 // log returns the logger, discarding when none was given. Run is called
