@@ -342,6 +342,13 @@ func (r *Run) problem(p rundir.Problem) {
 	r.log.Warn(p.Msg, p.LogArgs()...)
 }
 
+// problems shows each of ps, in order (problem).
+func (r *Run) problems(ps []rundir.Problem) {
+	for _, p := range ps {
+		r.problem(p)
+	}
+}
+
 // Result is what a bench left.
 type Result struct {
 	// Dir is the run directory; zero when the bench did not get as far as

@@ -46,7 +46,7 @@ func TestStoppedRunIsFinalAndPublished(t *testing.T) {
 	}
 	require.NoError(t, (&runner.Execution{Dir: dir, Plan: plan, Slots: 2, Trial: trial}).Run(t.Context()))
 
-	got, err := bench.WriteReport(dir, dir, "", nil)
+	got, err := bench.WriteReport(dir, dir, "")
 	require.NoError(t, err)
 	assert.True(t, got.Status.Finished(), "%+v", got.Status)
 	assert.Equal(t, 30, got.Status.Planned, "the pairs in force")

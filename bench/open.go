@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		// rows it did not read.
 		var warnings []rundir.Problem
 		r.adopted, warnings, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards)
-		tell(r.problem, warnings)
+		r.problems(warnings)
 		if err != nil {
 			return nil, err
 		}

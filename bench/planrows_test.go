@@ -100,8 +100,11 @@ func reportOfRows(t *testing.T, plan *rundir.Plan, rows []pairbench.Row) (rep *r
 	}
 	require.NoError(t, os.WriteFile(dir.File(rundir.RowsFile), data, 0o644))
 	var told []string
-	_, err := bench.WriteReport(dir, dir, "", func(p rundir.Problem) { told = append(told, p.String()) })
+	reported, err := bench.WriteReport(dir, dir, "")
 	require.NoError(t, err)
+	for _, p := range reported.Warnings {
+		told = append(told, p.String())
+	}
 	rep, err = dir.ReadReport()
 	require.NoError(t, err)
 	b, err := os.ReadFile(dir.File(rundir.ReportMarkdown))

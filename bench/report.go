@@ -31,7 +31,8 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("run %s: shard %d/%d holds part of the run; merge the shards to report it", r.cfg.RunID, r.cfg.Shard, r.cfg.Shards)
 	}
 	rep, err := writeReport(r.dir, r.dir, rundir.ReportOptions{Link: r.cfg.Link,
-		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }}, r.problem)
+		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }})
+	r.problems(rep.Warnings)
 	if err != nil {
 		return rep.Paths, err
 	}
@@ -44,6 +45,9 @@ type Reported struct {
 	// Paths are the files written, in the order written.
 	Paths  []string
 	Status rundir.Status
+	// Warnings are what the rows reader skipped or left out (partial
+	// lines, rows not of the plan), in the order met.
+	Warnings []rundir.Problem
 }
 
 // WriteReport builds the report of the run in dir from its plan and every
@@ -58,13 +62,13 @@ type Reported struct {
 // SkippedRows. A run of looks is reported at the look it stopped at
 // (rundir.Plan.Stop, decided from the rows when run.json has none yet),
 // counting only the pairs in force. It returns the paths of the
-// three renderings, in the order written. What the rows reader skips is told
-// to problem.
-func WriteReport(dir, out rundir.RunDir, link string, problem func(rundir.Problem)) (Reported, error) {
-	return writeReport(dir, out, rundir.ReportOptions{Link: link}, problem)
+// three renderings, in the order written, and what the rows reader
+// skipped (Reported.Warnings), with an error too.
+func WriteReport(dir, out rundir.RunDir, link string) (Reported, error) {
+	return writeReport(dir, out, rundir.ReportOptions{Link: link})
 }
 
-func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(rundir.Problem)) (Reported, error) {
+func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions) (Reported, error) {
 	plan, err := dir.ReadPlan()
 	if err != nil {
 		return Reported{}, err
@@ -93,11 +97,10 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, problem func(ru
 		site.Add(row)
 		status.Add(row)
 	})
-	tell(problem, read.Warnings)
 	if err != nil {
-		return Reported{}, err
+		return Reported{Warnings: read.Warnings}, err
 	}
-	res := Reported{Status: status.Status()}
+	res := Reported{Status: status.Status(), Warnings: read.Warnings}
 	rep := b.Report()
 	rep.SkippedRows += read.LeftOut
 	if st := res.Status; !st.Finished() {
@@ -148,40 +151,46 @@ func HoldReportMemory() (restore func()) {
 // ReportForViewing readies the run in dir to be viewed (viewer.Serve): dir
 // must hold a plan; its report and report site are written into dir, as
 // WriteReport does, when either is missing, or always with rewrite (a run
-// just fetched from a store, whose stored report may lag its rows).
-func ReportForViewing(dir rundir.RunDir, rewrite bool, problem func(rundir.Problem)) error {
+// just fetched from a store, whose stored report may lag its rows). It
+// returns the report's warnings (Reported.Warnings), with an error too.
+func ReportForViewing(dir rundir.RunDir, rewrite bool) ([]rundir.Problem, error) {
 	if _, err := dir.ReadPlan(); err != nil {
-		return err
+		return nil, err
 	}
 	_, noReport := os.Stat(dir.File(rundir.ReportHTML))
 	_, noSite := os.Stat(dir.File(viewer.IntentsDir))
 	if noReport == nil && noSite == nil && !rewrite {
-		return nil
+		return nil, nil
 	}
-	_, err := WriteReport(dir, dir, "", problem)
-	return err
+	rep, err := WriteReport(dir, dir, "")
+	return rep.Warnings, err
 }
 
 // FetchForViewing fetches run runID from store, its plan, rows and trial
 // directories, into a new temporary directory and readies it to be viewed
 // (ReportForViewing, rewritten: the stored report may lag its rows). The
-// caller calls remove when done viewing; on an error nothing is left.
-func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, problem func(rundir.Problem)) (_ rundir.RunDir, remove func(), _ error) {
+// caller calls remove when done viewing; on an error nothing is left. The
+// warnings are the fetch's and the report's (Merge, ReportForViewing), in
+// that order, with an error too.
+func FetchForViewing(ctx context.Context, store artifacts.Store, runID string) (_ rundir.RunDir, remove func(), warnings []rundir.Problem, _ error) {
 	tmp, err := os.MkdirTemp("", "pairbench-view-")
 	if err != nil {
-		return rundir.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, nil, err
 	}
 	dir := rundir.RunDir{Path: tmp}
 	remove = func() { os.RemoveAll(tmp) }
-	if _, err := Merge(ctx, store, runID, dir, true, problem); err != nil {
+	_, warnings, err = Merge(ctx, store, runID, dir, true)
+	if err != nil {
 		remove()
-		return rundir.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, warnings, err
 	}
-	if err := ReportForViewing(dir, true, problem); err != nil {
+	more, err := ReportForViewing(dir, true)
+	warnings = append(warnings, more...)
+	if err != nil {
 		remove()
-		return rundir.RunDir{}, nil, err
+		return rundir.RunDir{}, nil, warnings, err
 	}
-	return dir, remove, nil
+	return dir, remove, warnings, nil
 }
 
 // Merge gathers a run split across runners from store into out, which must
@@ -189,27 +198,17 @@ func FetchForViewing(ctx context.Context, store artifacts.Store, runID string, p
 // sharded run of looks is decided here: its shards, which cannot see each
 // other's rows, ran their share of every look, and the look the rows
 // decide is recorded in out's run.json (rundir.Plan.Stop), so the report
-// counts the pairs up to it alone.
-func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.RunDir, trials bool, problem func(rundir.Problem)) (*rundir.Plan, error) {
+// counts the pairs up to it alone. The warnings are the fetch's
+// (rundir.RunDir.Fetch), with an error too.
+func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.RunDir, trials bool) (*rundir.Plan, []rundir.Problem, error) {
 	plan, warnings, err := out.Fetch(ctx, store, runID, trials)
-	tell(problem, warnings)
 	if err != nil || plan.Design() == nil || plan.Stop != nil {
-		return plan, err
+		return plan, warnings, err
 	}
 	if plan.Stop, err = out.DecideStop(plan); err != nil || plan.Stop == nil {
-		return plan, err
+		return plan, warnings, err
 	}
-	return plan, out.WritePlan(plan)
-}
-
-// tell hands each of warnings to problem, when there is one to tell.
-func tell(problem func(rundir.Problem), warnings []rundir.Problem) {
-	if problem == nil {
-		return
-	}
-	for _, p := range warnings {
-		problem(p)
-	}
+	return plan, warnings, out.WritePlan(plan)
 }
 
 // Publish uploads the report in dir to store under runID, report.json last,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairbench/pairbench/rundir"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
@@ -56,7 +57,8 @@ func TestReportSkipsOnlyUnreadFields(t *testing.T) {
 // leaves a reported run as it is, rewrites it when told, and refuses a
 // directory without a plan.
 func TestReportForViewing(t *testing.T) {
-	require.ErrorContains(t, bench.ReportForViewing(rundir.RunDir{Path: t.TempDir()}, false, nil), "not a run")
+	_, err := bench.ReportForViewing(rundir.RunDir{Path: t.TempDir()}, false)
+	require.ErrorContains(t, err, "not a run")
 
 	run := rundir.RunDir{Path: t.TempDir()}
 	for _, f := range []string{rundir.PlanFile, rundir.RowsFile} {
@@ -64,18 +66,30 @@ func TestReportForViewing(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(run.File(f), b, 0o644))
 	}
-	require.NoError(t, bench.ReportForViewing(run, false, nil))
+	warnings, err := bench.ReportForViewing(run, false)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
 	require.FileExists(t, run.File(rundir.ReportHTML))
 	require.DirExists(t, run.File(viewer.IntentsDir))
 
 	mark := []byte("left as it was")
 	require.NoError(t, os.WriteFile(run.File(rundir.ReportHTML), mark, 0o644))
-	require.NoError(t, bench.ReportForViewing(run, false, nil))
+	_, err = bench.ReportForViewing(run, false)
+	require.NoError(t, err)
 	html, err := os.ReadFile(run.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	require.Equal(t, mark, html, "a reported run is served as it is")
 
-	require.NoError(t, bench.ReportForViewing(run, true, nil))
+	// A rows file cut short, as a killed runner leaves it: the report is
+	// written, and the cut line comes back as a warning.
+	f, err := os.OpenFile(run.File(rundir.RowsFile), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"v":1,"run_id":"de`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	warnings, err = bench.ReportForViewing(run, true)
+	require.NoError(t, err)
+	assert.Len(t, warnings, 1, "the partial last line")
 	html, err = os.ReadFile(run.File(rundir.ReportHTML))
 	require.NoError(t, err)
 	require.NotEqual(t, mark, html, "rewrite writes the report again")
@@ -96,14 +110,15 @@ func TestFetchForViewing(t *testing.T) {
 	store, err := artifacts.NewLocal(storeDir)
 	require.NoError(t, err)
 
-	run, remove, err := bench.FetchForViewing(context.Background(), store, "demo", nil)
+	run, remove, warnings, err := bench.FetchForViewing(context.Background(), store, "demo")
 	require.NoError(t, err)
+	assert.Empty(t, warnings)
 	require.FileExists(t, run.File(rundir.ReportHTML))
 	require.DirExists(t, run.File(viewer.IntentsDir))
 	remove()
 	require.NoDirExists(t, run.Path)
 
-	_, _, err = bench.FetchForViewing(context.Background(), store, "missing", nil)
+	_, _, _, err = bench.FetchForViewing(context.Background(), store, "missing")
 	require.Error(t, err)
 	left, err := os.ReadDir(os.Getenv("TMPDIR"))
 	require.NoError(t, err)
@@ -142,7 +157,7 @@ func TestReadVerdict(t *testing.T) {
 	plan, err := os.ReadFile("../examples/runs/demo/run.json")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(run.File(rundir.PlanFile), plan, 0o644))
-	_, err = bench.WriteReport(run, run, "", nil)
+	_, err = bench.WriteReport(run, run, "")
 	require.NoError(t, err)
 	_, err = bench.ReadVerdict(run)
 	var incomplete *bench.IncompleteError

@@ -21,13 +21,13 @@ func TestReportOnAFullDisk(t *testing.T) {
 	out := rundir.RunDir{Path: disk}
 	filler := fulldisk.Fill(t, disk)
 
-	_, err := bench.WriteReport(run, out, "", nil)
+	_, err := bench.WriteReport(run, out, "")
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "no space left on device")
 	assert.Empty(t, fulldisk.Temps(t, disk), "a page that did not fit leaves no temporary file")
 
 	require.NoError(t, os.Remove(filler))
-	rep, err := bench.WriteReport(run, out, "", nil)
+	rep, err := bench.WriteReport(run, out, "")
 	require.NoError(t, err)
 	assert.Len(t, rep.Paths, 3)
 	assert.Len(t, sitePages(t, out), 1+2+2*3, "the run page, a page per intent, a page per pair")

@@ -434,7 +434,7 @@ func midTrial(t *testing.T, c *crashRun, hit reported, _ []reported) {
 func reportIsTheRows(t *testing.T, dir string) {
 	t.Helper()
 	out := rundir.RunDir{Path: t.TempDir()}
-	_, err := bench.WriteReport(rundir.RunDir{Path: dir}, out, "", nil)
+	_, err := bench.WriteReport(rundir.RunDir{Path: dir}, out, "")
 	require.NoError(t, err)
 	for _, name := range []string{rundir.ReportJSON, rundir.ReportMarkdown} {
 		want, err := os.ReadFile(out.File(name))

@@ -87,7 +87,9 @@ func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdou
 	// A published report's pair pages show each trial's transcript and
 	// screenshot: the site is written from the trial directories.
 	trials := o.Trials || o.Report
-	if _, err := bench.Merge(ctx, store, o.RunID, out, trials, warnTo(stderr)); errors.Is(err, rundir.ErrNotEmpty) {
+	_, warnings, err := bench.Merge(ctx, store, o.RunID, out, trials)
+	warn(stderr, warnings)
+	if errors.Is(err, rundir.ErrNotEmpty) {
 		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
 	} else if err != nil {
 		return err // Merge's errors name the run and the store

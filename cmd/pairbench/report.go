@@ -42,7 +42,8 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = dir
 	}
-	rep, err := bench.WriteReport(rundir.RunDir{Path: dir}, rundir.RunDir{Path: out}, link, warnTo(stderr))
+	rep, err := bench.WriteReport(rundir.RunDir{Path: dir}, rundir.RunDir{Path: out}, link)
+	warn(stderr, rep.Warnings)
 	for _, p := range rep.Paths {
 		fmt.Fprintln(stdout, p)
 	}
@@ -52,7 +53,9 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// warnTo returns a problem hook that prints each problem to w as a warning.
-func warnTo(w io.Writer) func(rundir.Problem) {
-	return func(p rundir.Problem) { fmt.Fprintf(w, "pairbench: warning: %s\n", p) }
+// warn prints each of ps to w as a warning.
+func warn(w io.Writer, ps []rundir.Problem) {
+	for _, p := range ps {
+		fmt.Fprintf(w, "pairbench: warning: %s\n", p)
+	}
 }

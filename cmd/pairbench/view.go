@@ -65,12 +65,19 @@ func runView(ctx context.Context, o viewOptions, dir string, stdout, stderr io.W
 			return usageError{err}
 		}
 		var remove func()
-		if run, remove, err = bench.FetchForViewing(ctx, store, o.runID, warnTo(stderr)); err != nil {
+		var warnings []rundir.Problem
+		run, remove, warnings, err = bench.FetchForViewing(ctx, store, o.runID)
+		warn(stderr, warnings)
+		if err != nil {
 			return err
 		}
 		defer remove()
-	} else if err := bench.ReportForViewing(run, false, warnTo(stderr)); err != nil {
-		return err
+	} else {
+		warnings, err := bench.ReportForViewing(run, false)
+		warn(stderr, warnings)
+		if err != nil {
+			return err
+		}
 	}
 	return viewer.Serve(ctx, run.Path, o.addr, func(url string) {
 		fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C stops)\n", run.Path, url)
