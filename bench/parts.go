@@ -2,14 +2,12 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,10 +57,10 @@ func newTools(nodeModules string) tools { return tools{launch.Tools{NodeModules:
 func (t tools) versions(ctx context.Context, name string, browsers Browsers, chromium string) (rundir.Versions, error) {
 	v := rundir.Versions{Pairbench: Version(), AgentName: name}
 	var err error
-	if v.Agent, err = packageVersion(agent.Package(name, t.Tools)); err != nil {
+	if v.Agent, err = launch.PackageVersion(agent.Package(name, t.Tools)); err != nil {
 		return v, toolsMissing(name, t.NodeModules, err)
 	}
-	if v.PlaywrightMCP, err = packageVersion(t.PlaywrightMCP()); err != nil {
+	if v.PlaywrightMCP, err = launch.PackageVersion(t.PlaywrightMCP()); err != nil {
 		return v, toolsMissing("Playwright MCP", t.NodeModules, err)
 	}
 	out, err := exec.CommandContext(ctx, t.Node(), "--version").Output()
@@ -85,20 +83,6 @@ func (t tools) versions(ctx context.Context, name string, browsers Browsers, chr
 	}
 	v.Chromium = strings.TrimSpace(string(out))
 	return v, nil
-}
-
-func packageVersion(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return "", err
-	}
-	var meta struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(b, &meta); err != nil {
-		return "", fmt.Errorf("%s/package.json: %w", dir, err)
-	}
-	return meta.Version, nil
 }
 
 // startParts starts the scripted model when the plan names it, and readies

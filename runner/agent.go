@@ -19,8 +19,6 @@ type Agent interface {
 	// enforces the task's caps and returns when the agent exits, a cap is
 	// hit (the agent is killed first), or ctx is done.
 	Run(ctx context.Context, task AgentTask) (AgentResult, error)
-	// Version reports the agent's version for run.json.
-	Version(ctx context.Context) (string, error)
 }
 
 // AgentTask is everything an agent run is given. Both arms of a pair get the

@@ -36,7 +36,6 @@ func (f *fakeAgent) Run(_ context.Context, task AgentTask) (AgentResult, error) 
 	f.task = task
 	return f.res, f.err
 }
-func (f *fakeAgent) Version(context.Context) (string, error) { return "fake", nil }
 
 func TestSmokeAgent(t *testing.T) {
 	ok := AgentResult{Final: "ready", StopReason: "stop", Cost: 0.0001, Turns: 1}

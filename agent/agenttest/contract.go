@@ -47,8 +47,6 @@ type Adapter struct {
 	New func(t testing.TB, hostEnv []string, tempRoot string, network launch.Network) runner.Agent
 	// Missing returns the error New gives when the agent is not installed.
 	Missing func() error
-	// Version is the version the installed package declares.
-	Version string
 	// Stream returns a fresh parser of the agent's output, for the
 	// malformed-output check.
 	Stream func(caps runner.Caps, m rundir.Model) launch.Stream
@@ -157,11 +155,6 @@ func Run(t *testing.T, a Adapter) {
 		err := a.Missing()
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "make setup", "the error says how to install it")
-	})
-	t.Run("version", func(t *testing.T) {
-		v, err := b.agent.Version(t.Context())
-		require.NoError(t, err)
-		assert.Equal(t, a.Version, v, "the version run.json records is the installed one")
 	})
 	t.Run("malformed output", func(t *testing.T) {
 		s := a.Stream(runner.Caps{}, scripted())

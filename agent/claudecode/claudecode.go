@@ -97,24 +97,6 @@ func speaks(m rundir.Model) error {
 	return fmt.Errorf("claude-code speaks only the Anthropic Messages API: model %s is not anthropic/... (give --model anthropic/ID, the scripted model, or --model-url for a server that speaks it)", m)
 }
 
-// Version runs claude --version in the sandbox.
-func (a *Agent) Version(ctx context.Context) (string, error) {
-	sb, err := sandbox.New(ctx, a.policy(nil, map[string]string{"CLAUDE_CONFIG_DIR": configDir}))
-	if err != nil {
-		return "", err
-	}
-	defer sb.Close()
-	var out strings.Builder
-	cmd := sb.Command(ctx, a.cfg.Binary, "--version")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("claude --version in the sandbox: %w", err)
-	}
-	// "2.1.332 (Claude Code)"
-	v, _, _ := strings.Cut(strings.TrimSpace(out.String()), " ")
-	return v, nil
-}
-
 func (a *Agent) policy(egress *sandbox.Egress, env map[string]string) sandbox.Policy {
 	return sandbox.Policy{
 		ReadOnly: append([]string{a.cfg.Binary}, a.cfg.ExtraPackages...), Env: env, Egress: egress,

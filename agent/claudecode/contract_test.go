@@ -1,9 +1,7 @@
 package claudecode_test
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,17 +25,6 @@ func TestMain(m *testing.M) {
 	offline.Main(m)
 }
 
-func packageVersion(t testing.TB, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	require.NoError(t, err)
-	var meta struct {
-		Version string `json:"version"`
-	}
-	require.NoError(t, json.Unmarshal(b, &meta))
-	return meta.Version
-}
-
 // TestContract runs the agent contract against the real Claude Code.
 func TestContract(t *testing.T) {
 	tools := agenttest.Tools(t)
@@ -56,8 +43,7 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", KeyHeader: "x-api-key",
-		Version: packageVersion(t, tools.Path(claudecode.Package)),
-		Stream:  func(caps runner.Caps, m rundir.Model) launch.Stream { return claudecode.NewStream(caps, m, nil) },
-		Output:  `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,
+		Stream: func(caps runner.Caps, m rundir.Model) launch.Stream { return claudecode.NewStream(caps, m, nil) },
+		Output: `{"type":"assistant","message":{"id":"msg_1","model":"pairbench-scripted","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}}`,
 	})
 }

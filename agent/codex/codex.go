@@ -124,30 +124,6 @@ func (a *Agent) policy(egress *sandbox.Egress, env map[string]string) sandbox.Po
 	}
 }
 
-// Version runs codex --version in the sandbox.
-func (a *Agent) Version(ctx context.Context) (string, error) {
-	sb, err := sandbox.New(ctx, a.policy(nil, map[string]string{"CODEX_HOME": codexHome}))
-	if err != nil {
-		return "", err
-	}
-	defer sb.Close()
-	if err := os.MkdirAll(filepath.Join(sb.Home(), filepath.Base(codexHome)), 0o755); err != nil {
-		return "", err
-	}
-	var out strings.Builder
-	cmd := sb.Command(ctx, a.cfg.Binary, "--version")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("codex --version in the sandbox: %w", err)
-	}
-	// "codex-cli 0.171.0"
-	f := strings.Fields(out.String())
-	if len(f) == 0 {
-		return "", fmt.Errorf("codex --version printed nothing")
-	}
-	return f[len(f)-1], nil
-}
-
 // keyEnv is the variable Codex reads its key from (env_key); keyHeader
 // is where it sends it ("Bearer KEY"), the only header the egress proxy
 // swaps the placeholder in.

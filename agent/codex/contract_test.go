@@ -1,10 +1,8 @@
 package codex_test
 
 import (
-	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,17 +28,6 @@ func TestMain(m *testing.M) {
 	offline.Main(m)
 }
 
-func packageVersion(t testing.TB, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	require.NoError(t, err)
-	var meta struct {
-		Version string `json:"version"`
-	}
-	require.NoError(t, json.Unmarshal(b, &meta))
-	return meta.Version
-}
-
 // TestContract runs the agent contract against the real Codex.
 func TestContract(t *testing.T) {
 	tools := agenttest.Tools(t)
@@ -59,7 +46,6 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
-		Version:      packageVersion(t, tools.Path(codex.Package)),
 		Stream:       func(caps runner.Caps, m rundir.Model) launch.Stream { return both{codex.NewStream(caps, m, nil)} },
 		Output:       `2026-12-01T00:00:00Z TRACE codex_http_client::transport: POST to http://127.0.0.1:1/v1/responses: {"model":"m","tools":[]}`,
 		HarnessTools: codex.HarnessTools,

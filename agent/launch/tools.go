@@ -1,6 +1,9 @@
 package launch
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -20,6 +23,22 @@ func (t Tools) Node() string { return filepath.Join(t.NodeModules, "node-linux-x
 // Path is the file or directory at rel, a slash path under node_modules
 // (an agent's package or binary: agent.Kinds).
 func (t Tools) Path(rel string) string { return filepath.Join(t.NodeModules, filepath.FromSlash(rel)) }
+
+// PackageVersion is the version the package.json in dir declares: what
+// run.json records of an installed package (an agent's, Playwright MCP's).
+func PackageVersion(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return "", fmt.Errorf("%s/package.json: %w", dir, err)
+	}
+	return meta.Version, nil
+}
 
 // PlaywrightMCP is Playwright MCP's package directory; PlaywrightPackages
 // adds the two packages it loads, which must be mounted beside it.

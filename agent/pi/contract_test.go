@@ -2,9 +2,7 @@ package pi_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,17 +26,6 @@ func TestMain(m *testing.M) {
 	offline.Main(m)
 }
 
-func packageVersion(t testing.TB, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	require.NoError(t, err)
-	var meta struct {
-		Version string `json:"version"`
-	}
-	require.NoError(t, json.Unmarshal(b, &meta))
-	return meta.Version
-}
-
 // TestContract runs the agent contract against the real pi.
 func TestContract(t *testing.T) {
 	tools := agenttest.Tools(t)
@@ -57,9 +44,8 @@ func TestContract(t *testing.T) {
 			return err
 		},
 		Provider: "openai", KeyEnv: "OPENAI_API_KEY", KeyHeader: "Authorization",
-		Version: packageVersion(t, tools.Path(pi.Package)),
-		Stream:  func(caps runner.Caps, _ rundir.Model) launch.Stream { return pi.NewStream(caps, nil) },
-		Output:  `{"type":"turn_start"}`,
+		Stream: func(caps runner.Caps, _ rundir.Model) launch.Stream { return pi.NewStream(caps, nil) },
+		Output: `{"type":"turn_start"}`,
 		Warm: func(t testing.TB, a runner.Agent, mcp runner.BrowserMCPFunc) {
 			require.NoError(t, a.(*pi.Agent).Warm(context.Background(), mcp("ws://127.0.0.1:9/warm-up")), "as pairbench run does")
 		},

@@ -118,22 +118,6 @@ func executableFile(p string) error {
 	return nil
 }
 
-// Version runs pi --version on the host (it starts no model call).
-func (a *Agent) Version(ctx context.Context) (string, error) {
-	sb, err := sandbox.New(ctx, a.policy(nil, nil))
-	if err != nil {
-		return "", err
-	}
-	defer sb.Close()
-	var out strings.Builder
-	cmd := sb.Command(ctx, a.cfg.Node, a.cli, "--version")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("pi --version in the sandbox: %w", err)
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
 // providerHosts are the API hosts of providers pi knows, so a real model's
 // key is only ever sent to its own provider.
 var providerHosts = map[string]string{

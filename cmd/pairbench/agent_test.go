@@ -70,7 +70,9 @@ func TestDemoWithEachAgent(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, exitOK, code, stderr)
 
-			version := packageVersion(t, agent.Package(name, launch.Tools{NodeModules: tools}))
+			version, err := launch.PackageVersion(agent.Package(name, launch.Tools{NodeModules: tools}))
+			require.NoError(t, err)
+			require.NotEmpty(t, version)
 			dir := rundir.RunDir{Path: filepath.Join(runs, "d1")}
 			plan, err := dir.ReadPlan()
 			require.NoError(t, err)
@@ -133,12 +135,3 @@ func TestDemoWithEachAgent(t *testing.T) {
 }
 
 // packageVersion reads the version an installed npm package declares.
-func packageVersion(t *testing.T, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	require.NoError(t, err)
-	var meta struct{ Version string }
-	require.NoError(t, json.Unmarshal(b, &meta))
-	require.NotEmpty(t, meta.Version)
-	return meta.Version
-}
