@@ -28,12 +28,12 @@ demo: setup build
 
 ## test: the whole test suite, its three lanes (what CI runs; docs/testing.md)
 # The short lane first, so that a broken unit fails in minutes; then the
-# full lane and the end-to-end tests of cmd/pairbench (build tag e2e) in
-# one go test, which runs every test once more with the real stack.
+# full lane and the system tests of internal/e2e (build tag e2e) in one go
+# test, which runs every test once more with the real stack.
 # go test runs GOMAXPROCS packages at once (2 on a 2-core machine): the
 # packages' times add up to about twice the suite's wall time, so running
 # them one at a time (-p 1) would double it. -timeout bounds each package's
-# test binary: the slowest, cmd/pairbench, has taken 40 minutes on a
+# test binary: the slowest, internal/e2e, has taken 40 minutes on a
 # machine loaded many times over, and its tests wait for events until
 # a minute before this deadline rather than on clocks of their own.
 # -parallel 4: the tests that call t.Parallel (the bot's) wait on job
@@ -41,7 +41,7 @@ demo: setup build
 # (docs/testing.md).
 test: setup
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./cmd/pairbench
+	$(GO) vet -tags e2e ./...
 	$(GO) test -short -count=1 -parallel 4 ./...
 	$(GO) test -count=1 -parallel 4 -tags e2e -timeout 60m ./...
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/agent"
 	"github.com/pairbench/pairbench/agent/launch"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -58,7 +59,7 @@ func TestBadAgentInputIsOneLine(t *testing.T) {
 // the verdict names it, and a resume with another agent is refused, even
 // with --force, leaving the run as it was.
 func TestDemoWithEachAgent(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	for _, name := range []string{"claude-code", "codex"} {
 		t.Run(name, func(t *testing.T) {
 			runs := t.TempDir()
@@ -87,7 +88,7 @@ func TestDemoWithEachAgent(t *testing.T) {
 			// a busy machine (its pair ran again whole, so a first arm
 			// scored before the second aborted is scored again) is not the
 			// agent's doing.
-			rows := readRows(t, dir.File("rows.jsonl"))
+			rows := clitest.ReadRows(t, dir.File("rows.jsonl"))
 			aborted := map[[2]int]bool{}
 			for _, r := range rows {
 				if !r.Outcome.Scored() {
@@ -129,7 +130,7 @@ func TestDemoWithEachAgent(t *testing.T) {
 			after, err := os.ReadFile(dir.File(rundir.PlanFile))
 			require.NoError(t, err)
 			assert.Equal(t, string(before), string(after), "the refused resume changed nothing")
-			assert.Equal(t, rows, readRows(t, dir.File("rows.jsonl")), "the refused resume ran no trial")
+			assert.Equal(t, rows, clitest.ReadRows(t, dir.File("rows.jsonl")), "the refused resume ran no trial")
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/rundir"
 )
@@ -35,7 +36,7 @@ func TestRunArmFlagErrorsExitTwo(t *testing.T) {
 func TestRunAgainstARevision(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := gitIn(t, repo)
+	git := clitest.GitIn(t, repo)
 	reg := filepath.Join(repo, "reg")
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
 	git("init", "--quiet", "-b", "main")
@@ -74,7 +75,7 @@ func TestRunAgainstARevision(t *testing.T) {
 func TestRunChanges(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := gitIn(t, repo)
+	git := clitest.GitIn(t, repo)
 	reg := filepath.Join(repo, "reg")
 	require.NoError(t, os.CopyFS(reg, os.DirFS("../../examples/registry")))
 	git("init", "--quiet", "-b", "main")
@@ -147,7 +148,7 @@ func TestRunChanges(t *testing.T) {
 func TestRunChangesFromGit(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
-	git := gitIn(t, repo)
+	git := clitest.GitIn(t, repo)
 	appendTo := func(name, line string) {
 		f, err := os.OpenFile(filepath.Join(repo, "reg", name), os.O_APPEND|os.O_WRONLY, 0)
 		require.NoError(t, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,8 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/rundir"
@@ -24,7 +22,7 @@ import (
 // themselves on Kernel browsers are bench's TestBenchOnKernelBrowsers.
 func TestRunOnKernelBrowsers(t *testing.T) {
 	realstack.Need(t)
-	fake := kernelForExampleSites(t)
+	fake := clitest.KernelForExampleSites(t)
 
 	runs := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", "../../examples/registry", "--browser", "kernel", "--stealth",
@@ -45,21 +43,6 @@ func TestRunOnKernelBrowsers(t *testing.T) {
 	}
 	assert.Empty(t, fake.Live())
 	assert.Empty(t, fake.BadKeys(), "KERNEL_API_KEY is the key sent")
-}
-
-// kernelForExampleSites starts a fake Kernel whose browsers reach the
-// example sites, served on loopback, by their host names, with its key in
-// KERNEL_API_KEY.
-func kernelForExampleSites(t *testing.T) *kerneltest.Server {
-	srv := httptest.NewServer(site.New())
-	t.Cleanup(srv.Close)
-	hosts := map[string]string{}
-	for _, h := range site.Hosts() {
-		hosts[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
-	fake := kerneltest.Start(t, hosts, nil)
-	t.Setenv("KERNEL_API_KEY", fake.Key)
-	return fake
 }
 
 // browserFlagMistakes are --browser settings run and serve refuse (with

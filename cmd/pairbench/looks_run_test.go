@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 )
@@ -19,7 +20,7 @@ import (
 // why, and the run is complete. A top-up is then refused with exit 2 (the
 // run claimed), and a plain resume runs nothing.
 func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	runs := t.TempDir()
 	args := func(more ...string) []string {
 		return append([]string{"run", exampleRegistry, "--example-sites", "--intent", "books-cheapest-by-author", "--intent", "books-count-by-author",
@@ -34,11 +35,11 @@ func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
 	assert.Equal(t, []int{5, 7}, plan.Looks)
 	require.NotNil(t, plan.Stop, "the run stopped at a look: %s", stdout)
 	assert.Equal(t, report.StopEfficacy, plan.Stop.Kind)
-	rows := checkCompleteRun(t, dir)
+	rows := clitest.CheckCompleteRun(t, dir)
 	for _, r := range rows {
 		assert.Less(t, r.Pair, plan.Stop.Pairs, "no pair past the look ran")
 	}
-	rep := readReport(t, dir)
+	rep := clitest.ReadReport(t, dir)
 	assert.Nil(t, rep.Incomplete)
 	require.NotNil(t, rep.Looks)
 	assert.Equal(t, plan.Stop.Look, rep.Looks.Look)
@@ -51,5 +52,5 @@ func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
 
 	code, _, stderr = runCLI(t, args()...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, rows, readRows(t, filepath.Join(dir, "rows.jsonl")), "a resume of a stopped run runs nothing")
+	assert.Equal(t, rows, clitest.ReadRows(t, filepath.Join(dir, "rows.jsonl")), "a resume of a stopped run runs nothing")
 }

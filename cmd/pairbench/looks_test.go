@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
@@ -72,7 +73,7 @@ func TestShardedRunOfLooksIsReportedAtItsStop(t *testing.T) {
 
 	code, _, stderr := runCmd(t, "report", dir.Path)
 	require.Equal(t, exitOK, code, stderr)
-	rep := readReport(t, dir.Path)
+	rep := clitest.ReadReport(t, dir.Path)
 	assert.Nil(t, rep.Incomplete, "a run that stopped is complete")
 	assert.Equal(t, pairbench.Faster, rep.Verdict)
 	require.NotNil(t, rep.Looks)

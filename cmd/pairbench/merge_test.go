@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,31 +15,8 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/artifacts/s3test"
+	"github.com/pairbench/pairbench/internal/clitest"
 )
-
-// Credentials of the test S3 server; the CLI reads them from the AWS
-// variables, as it would on a runner.
-const (
-	s3Access = "pairbench-merge-test"
-	s3Secret = "pairbench-merge-test-secret-0123"
-	s3Bucket = "runs"
-)
-
-// startS3 starts a real S3 server with one bucket for the test, sets the
-// AWS credential variables, and returns an s3:// store location under
-// prefix.
-func startS3(t *testing.T, prefix string) string {
-	t.Helper()
-	bin, err := filepath.Abs("../../tools/bin/versitygw")
-	require.NoError(t, err)
-	s := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
-	t.Setenv("AWS_REGION", s3test.Region)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never dial the metadata service
-	return fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, s.Endpoint, s3test.Region)
-}
 
 // shardedRun stores smallRun's run "r1" in store as a run split over two
 // shards (even pairs in shard 1, odd in shard 2) with one trial file, and
@@ -78,7 +54,7 @@ func stores(t *testing.T, fn func(t *testing.T, location string, store artifacts
 		fn(t, loc, s)
 	})
 	t.Run("s3", func(t *testing.T) {
-		loc := startS3(t, "bench")
+		loc := clitest.StartS3(t, "bench")
 		s, err := artifacts.Open(t.Context(), loc)
 		require.NoError(t, err)
 		fn(t, loc, s)
@@ -107,7 +83,7 @@ func TestMergeGivesTheUnsplitReport(t *testing.T) {
 		unsplit, err := os.ReadFile(filepath.Join(whole, "report.json"))
 		require.NoError(t, err)
 		assert.JSONEq(t, string(unsplit), string(merged))
-		assert.Len(t, readReport(t, out).Intents, 1)
+		assert.Len(t, clitest.ReadReport(t, out).Intents, 1)
 	})
 }
 

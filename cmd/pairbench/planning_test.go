@@ -2,8 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,17 +12,6 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
 )
-
-// allowInconclusive adds --allow-inconclusive to a `pairbench run` the
-// tests start, unless they say otherwise: most bench one intent with a pair
-// or two, which tests the harness, not the statistics, and which run
-// refuses by default (docs/statistics.md, Planning).
-func allowInconclusive(args []string) []string {
-	if len(args) == 0 || args[0] != "run" || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--allow-inconclusive") }) {
-		return args
-	}
-	return append(slices.Clone(args), "--allow-inconclusive")
-}
 
 // TestRunRefusesAPlanThatCanReachNoLabel: one intent of three pairs can
 // never reach α (2·½³ = 0.25), so run refuses it before anything runs,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 )
 
 const (
@@ -122,7 +123,7 @@ func TestReportAndPostOfAnInterruptedRun(t *testing.T) {
 	require.NoError(t, err)
 	first, _, _ := strings.Cut(string(md), "\n")
 	assert.True(t, strings.HasPrefix(first, "**pairbench: incomplete run, no verdict**: 2 of 4 planned pairs not run yet"), first)
-	assert.False(t, readReport(t, dir).Final())
+	assert.False(t, clitest.ReadReport(t, dir).Final())
 
 	gh := fakeGitHub(t)
 	code, _, stderr = runCmd(t, "post", "--api-url", gh.URL, "--repo", postRepo, "--pr", "42", "--sha", shaOne, "--report", dir)

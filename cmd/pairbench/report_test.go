@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/report"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/rundir"
 )
 
@@ -23,7 +23,7 @@ const demoDir = "../../examples/runs/demo"
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(allowInconclusive(args), strings.NewReader(""), &out, &errOut)
+	code = run(clitest.AllowInconclusive(args), strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -65,16 +65,6 @@ func smallRun(t *testing.T) (dir string, rows []byte) {
 	return dir, rows
 }
 
-func readReport(t *testing.T, dir string) *report.Report {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "report.json"))
-	require.NoError(t, err)
-	defer f.Close()
-	rep, err := report.ReadJSON(f)
-	require.NoError(t, err)
-	return rep
-}
-
 func TestReportWritesThreeFiles(t *testing.T) {
 	dir, _ := smallRun(t)
 	code, stdout, stderr := runCmd(t, "report", dir)
@@ -84,7 +74,7 @@ func TestReportWritesThreeFiles(t *testing.T) {
 		filepath.Join(dir, "report.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"),
 	}, strings.Fields(stdout))
 
-	rep := readReport(t, dir)
+	rep := clitest.ReadReport(t, dir)
 	assert.Equal(t, "r1", rep.RunID)
 	require.Len(t, rep.Intents, 1)
 	assert.Equal(t, 4, rep.Intents[0].Pairs.Complete)
@@ -136,7 +126,7 @@ func TestReportSkipsPartialLastLine(t *testing.T) {
 	code, _, stderr := runCmd(t, "report", dir)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stderr, "rows.jsonl:9: skipped a partial last line")
-	assert.Equal(t, 4, readReport(t, dir).Intents[0].Pairs.Seen, "the cut row's pair is not counted")
+	assert.Equal(t, 4, clitest.ReadReport(t, dir).Intents[0].Pairs.Seen, "the cut row's pair is not counted")
 }
 
 func TestReportFailsOnBadRowWithLineNumber(t *testing.T) {
@@ -162,7 +152,7 @@ func TestReportLeavesOutOtherRuns(t *testing.T) {
 	code, _, stderr := runCmd(t, "report", dir)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stderr, `left out 1 rows whose run_id is not "r1"`)
-	assert.Equal(t, 4, readReport(t, dir).Intents[0].Pairs.Seen)
+	assert.Equal(t, 4, clitest.ReadReport(t, dir).Intents[0].Pairs.Seen)
 }
 
 func TestReportWithoutRowsYet(t *testing.T) {
@@ -171,7 +161,7 @@ func TestReportWithoutRowsYet(t *testing.T) {
 	code, _, stderr := runCmd(t, "report", dir)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stderr, "has no rows.jsonl yet; reporting a run with no trials")
-	rep := readReport(t, dir)
+	rep := clitest.ReadReport(t, dir)
 	require.Len(t, rep.Intents, 1)
 	assert.Equal(t, 0, rep.Intents[0].Pairs.Complete)
 	assert.Equal(t, 4, rep.Intents[0].Pairs.Planned)
@@ -196,7 +186,7 @@ func TestReportReadsShards(t *testing.T) {
 	code, _, stderr := runCmd(t, "report", dir)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Contains(t, stderr, filepath.Join("shards", "2", "rows.jsonl")+":5: skipped a partial last line")
-	assert.Equal(t, 4, readReport(t, dir).Intents[0].Pairs.Complete, "the report sees every shard's pairs")
+	assert.Equal(t, 4, clitest.ReadReport(t, dir).Intents[0].Pairs.Complete, "the report sees every shard's pairs")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "shards", "1", "rows.jsonl"), []byte(lines[0]+"{}\n"), 0o644))
 	code, _, stderr = runCmd(t, "report", dir)
@@ -232,7 +222,7 @@ func TestDemoReportHasEveryLabel(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Empty(t, stderr)
 
-	rep := readReport(t, out)
+	rep := clitest.ReadReport(t, out)
 	seen := make(map[pairbench.Label]int)
 	for _, in := range rep.Intents {
 		seen[in.Label]++

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
@@ -47,16 +48,6 @@ func TestRunBrokenRegistryListsProblems(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "a.yaml:")
 	assert.Contains(t, stderr, "pairbench validate")
-}
-
-func readRows(t *testing.T, name string) []pairbench.Row {
-	t.Helper()
-	f, err := os.Open(name)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, _, err := pairbench.ReadRows(f)
-	require.NoError(t, err)
-	return rows
 }
 
 // TestRunFromGitAtAPinnedCommit plans a registry read from a git
@@ -131,7 +122,7 @@ func TestARunIsOneThing(t *testing.T) {
 	// On a busy machine an attempt may abort and its pair run again: the
 	// run is complete, each arm scored once in the pair's last attempt,
 	// correct.
-	first := checkCompleteRun(t, filepath.Join(runsA, "r1"))
+	first := clitest.CheckCompleteRun(t, filepath.Join(runsA, "r1"))
 	last := 0
 	for _, r := range first {
 		last = max(last, r.Attempt)
@@ -151,14 +142,14 @@ func TestARunIsOneThing(t *testing.T) {
 	// The same command again: the run is finished, nothing runs.
 	code, _, stderr = runCLI(t, args(runsA)...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, first, readRows(t, filepath.Join(runsA, "r1", "rows.jsonl")), "a finished run resumes to nothing")
+	assert.Equal(t, first, clitest.ReadRows(t, filepath.Join(runsA, "r1", "rows.jsonl")), "a finished run resumes to nothing")
 
 	// A CI job re-run on a fresh machine: same store, empty runs dir.
 	code, _, stderr = runCLI(t, args(runsB)...)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, fmt.Sprintf("took %d rows from the store", len(first)), "every row, aborted attempts too")
-	assert.Equal(t, first, readRows(t, filepath.Join(runsB, "r1", "rows.jsonl")), "nothing ran again")
-	assert.Equal(t, first, readRows(t, filepath.Join(store, "r1", "rows.jsonl")), "the stored rows are the first runner's")
+	assert.Equal(t, first, clitest.ReadRows(t, filepath.Join(runsB, "r1", "rows.jsonl")), "nothing ran again")
+	assert.Equal(t, first, clitest.ReadRows(t, filepath.Join(store, "r1", "rows.jsonl")), "the stored rows are the first runner's")
 	// The fresh runner's report shows the earlier pair whole: its trial
 	// directories came with its rows.
 	pairPage, err := os.ReadFile(filepath.Join(runsB, "r1", viewer.PairPage("weather-high-oslo", 0)))

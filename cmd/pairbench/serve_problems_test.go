@@ -5,9 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -30,10 +29,10 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	b, err := os.ReadFile(intent)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(intent, append(b, []byte("colour: blue\n")...), 0o644))
-	sha := commitAll(t, repo)
+	sha := clitest.CommitAll(t, repo)
 
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	files, err := githubtest.TreeFiles(os.DirFS(repo))
 	require.NoError(t, err)
 	gh.Repo(repoName, func(r *githubtest.Repo) {
@@ -60,7 +59,7 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "problems-1", pullRequestOpened(t, sha, ""))
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "problems-1", clitest.PullRequestOpened(t, sha, ""))
 
 	// The check run and the comment are written by jobs of their own: wait
 	// for both.
@@ -88,30 +87,4 @@ func TestServeQuotesRegistryProblems(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-}
-
-// gitIn returns a function that runs git in dir with a fixed identity and no
-// user configuration, failing the test on an error, and returns its
-// trimmed output.
-func gitIn(t *testing.T, dir string) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-		return strings.TrimSpace(string(out))
-	}
-}
-
-// commitAll commits everything in dir as a new repository's first commit
-// and returns its id.
-func commitAll(t *testing.T, dir string) string {
-	t.Helper()
-	git := gitIn(t, dir)
-	git("init", "--quiet", "-b", "master")
-	git("add", ".")
-	git("commit", "--quiet", "-m", "registry")
-	return git("rev-parse", "HEAD")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/service"
 )
 
@@ -22,7 +23,7 @@ import (
 // little), the fetch killed with its helpers (no git process outlives it),
 // the bench put back in the queue.
 func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	stall, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer stall.Close()
@@ -39,7 +40,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 	}()
 
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	sha := "0123456789abcdef0123456789abcdef01234567"
 	files := map[string]string{
 		".pairbench.yml": "", "domains/weather.example/domain.json": `{}`,
@@ -69,7 +70,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
 	}()
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "stall-1", pullRequestOpened(t, sha, ""))
+	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "stall-1", clitest.PullRequestOpened(t, sha, ""))
 	require.Eventually(t, func() bool { return conns.Load() > 0 }, time.Minute, 20*time.Millisecond, "git is fetching from the stalled server")
 	time.Sleep(500 * time.Millisecond)
 
@@ -86,7 +87,7 @@ func TestServeShutsDownInTimeWhateverGitDoes(t *testing.T) {
 	}
 	gitLeft := func() []string {
 		var out []string
-		for _, p := range liveOrphans() {
+		for _, p := range clitest.LiveOrphans() {
 			if strings.Contains(p, "git") {
 				out = append(out, p)
 			}

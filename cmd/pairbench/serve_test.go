@@ -3,10 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -23,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/server"
 	"github.com/pairbench/pairbench/service"
 )
@@ -35,16 +30,6 @@ func validServeOptions(t *testing.T) serveOptions {
 		SecretEnv: "SECRET", TokenEnv: "TOKEN", Store: "runs", Dispatch: "actions",
 		Workers: 1, ShutdownTimeout: time.Second, StateDir: t.TempDir(), ReplicaID: "test", RunTimeout: time.Hour, QueueTimeout: time.Hour,
 	}}
-}
-
-// testApp registers a GitHub App with the fake and returns its id and
-// private key, for serve's App mode.
-func testApp(t *testing.T, gh *githubtest.Server) (int64, []byte) {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	gh.AddApp(4242, &key.PublicKey)
-	return 4242, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 }
 
 func TestServeRefusesToStartWithoutASecret(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
@@ -22,7 +23,7 @@ import (
 // without --pairs keeps the run's pairs; one with fewer is refused, saying
 // why.
 func TestTopUpResume(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	runs, store := t.TempDir(), t.TempDir()
 	args := func(more ...string) []string {
 		return append([]string{"run", "../../examples/registry", "--example-sites", "--intent", "weather-high-oslo",
@@ -31,11 +32,11 @@ func TestTopUpResume(t *testing.T) {
 	dir := filepath.Join(runs, "t1")
 	code, _, stderr := runCLI(t, args("--pairs", "1")...)
 	require.Equal(t, exitOK, code, stderr)
-	first := readRows(t, filepath.Join(dir, "rows.jsonl"))
+	first := clitest.ReadRows(t, filepath.Join(dir, "rows.jsonl"))
 
 	code, _, stderr = runCLI(t, args("--pairs", "2")...)
 	require.Equal(t, exitOK, code, stderr)
-	rows := checkCompleteRun(t, dir)
+	rows := clitest.CheckCompleteRun(t, dir)
 	assert.Equal(t, first, rows[:len(first)], "the first pair did not run again")
 	for _, r := range rows[len(first):] {
 		assert.Equal(t, 1, r.Pair, "only the new pair ran")
@@ -64,7 +65,7 @@ func TestTopUpResume(t *testing.T) {
 
 	code, _, stderr = runCLI(t, args()...)
 	require.Equal(t, exitOK, code, "without --pairs a resume keeps the run's pairs: %s", stderr)
-	assert.Equal(t, rows, readRows(t, filepath.Join(dir, "rows.jsonl")), "a finished run resumes to nothing")
+	assert.Equal(t, rows, clitest.ReadRows(t, filepath.Join(dir, "rows.jsonl")), "a finished run resumes to nothing")
 
 	fresh := args()
 	fresh[slices.Index(fresh, runs)] = t.TempDir()

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,15 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/internal/clitest"
 )
 
-const exampleRegistry = "../../examples/registry"
+const exampleRegistry = clitest.ExampleRegistry
 
 // runCLI runs pairbench with args and returns its exit code and output.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(allowInconclusive(args), strings.NewReader(""), &out, &errOut)
+	code = run(clitest.AllowInconclusive(args), strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -34,30 +34,6 @@ func TestValidateExampleRegistry(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Equal(t, exampleRegistry+": ok: 2 domains, 4 tools (3 registered), 4 intents; every baseline answer grades correct\n", out)
 	assert.Empty(t, errOut)
-}
-
-// brokenCopy copies the example registry to a temporary directory, applies
-// the replacements (file, old, new) and returns the directory.
-func brokenCopy(t *testing.T, edits ...[3]string) string {
-	t.Helper()
-	dst := t.TempDir()
-	require.NoError(t, os.CopyFS(dst, os.DirFS(exampleRegistry)))
-	require.NoError(t, filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			err = os.Chmod(p, 0o755)
-		} else if err == nil {
-			err = os.Chmod(p, 0o644)
-		}
-		return err
-	}))
-	for _, e := range edits {
-		p := filepath.Join(dst, e[0])
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		require.Contains(t, string(b), e[1])
-		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), e[1], e[2], 1)), 0o644))
-	}
-	return dst
 }
 
 const (
@@ -131,7 +107,7 @@ func TestValidateProblems(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := brokenCopy(t, tc.edits...)
+			dir := clitest.BrokenCopy(t, tc.edits...)
 			code, out, errOut := runCLI(t, "validate", dir)
 			assert.Equal(t, exitFailure, code)
 			want := strings.ReplaceAll(strings.Join(tc.want, "\n")+"\n", "DIR", dir)
@@ -146,7 +122,7 @@ func TestValidateProblems(t *testing.T) {
 }
 
 func TestValidateStaleIsANote(t *testing.T) {
-	dir := brokenCopy(t, [3]string{osloYAML, "class: pinned", "class: pinned\nfixtures:\n  day: 2001-01-01"})
+	dir := clitest.BrokenCopy(t, [3]string{osloYAML, "class: pinned", "class: pinned\nfixtures:\n  day: 2001-01-01"})
 	var out, errOut bytes.Buffer
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	require.NoError(t, runValidate(t.Context(), dir, bench.ValidateOptions{Now: now}, &out, &errOut))
@@ -178,12 +154,12 @@ func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	dir := brokenCopy(t)
+	dir := clitest.BrokenCopy(t)
 	for i := range 30 {
 		name := filepath.Join(dir, "domains/weather.example/tools", fmt.Sprintf("slow%02d.js", i))
 		require.NoError(t, os.WriteFile(name, []byte("for (;;) {}\n({ execute() {} })\n"), 0o644))
 	}
-	bin := buildPairbench(t)
+	bin := clitest.Build(t)
 	cmd := exec.Command(bin, "validate", dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -215,7 +191,7 @@ func TestValidateStopsOnTheFirstSIGTERM(t *testing.T) {
 	// does not (it would spin for a minute), generous for a busy machine.
 	select {
 	case err := <-exited:
-		code, _ := exitStatus(err)
+		code, _ := clitest.ExitStatus(err)
 		assert.Equal(t, exitSIGTERM, code, "exit status: %s", out.String())
 		assert.Contains(t, out.String(), "stopped by terminated")
 		require.NotEmpty(t, evaluators)
@@ -283,7 +259,7 @@ func processState(pid int) string {
 // site does not know passes the static validate, but not --site: each arm
 // is a problem at its baseline's line.
 func TestValidateSitePlaysTheBaselines(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	args := func(dir string) []string {
 		return []string{"validate", dir, "--site", "--example-sites", "--intent", "books-cheapest-by-author", "--tools", tools}
 	}
@@ -291,7 +267,7 @@ func TestValidateSitePlaysTheBaselines(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "every baseline holds on the site")
 
-	dir := brokenCopy(t,
+	dir := clitest.BrokenCopy(t,
 		[3]string{cheapestYAML, `args: {element: Author, text: "{{author}}", submit: true}`, `args: {element: Author, text: "Nobody Atall", submit: true}`},
 		[3]string{cheapestYAML, "  tool_args:\n    author: \"{{author}}\"", "  tool_args:\n    author: Nobody Atall"},
 	)
@@ -308,7 +284,7 @@ func TestValidateSitePlaysTheBaselines(t *testing.T) {
 // intents: its tools would never be benched, which validate says in a note
 // (the registry is still valid: the other domain runs).
 func TestValidateNotesADomainWithToolsAndNoIntents(t *testing.T) {
-	dir := brokenCopy(t)
+	dir := clitest.BrokenCopy(t)
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "bench/intents/weather.example")))
 	code, out, errOut := runCLI(t, "validate", dir)
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)

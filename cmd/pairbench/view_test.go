@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"image/png"
 	"io"
@@ -10,41 +9,23 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
 )
-
-// lockedBuffer is an io.Writer a test reads while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startView runs view with o on dir until the test ends and returns the
 // URL it serves the run page at.
 func startView(t *testing.T, o viewOptions, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out lockedBuffer
+	var out clitest.LockedBuffer
 	done := make(chan error, 1)
 	go func() { done <- runView(ctx, o, dir, &out, io.Discard) }()
 	t.Cleanup(func() {
@@ -88,7 +69,7 @@ func get(t *testing.T, url string) (*http.Response, string) {
 // with the site's policy; then view serves the same run fetched from a
 // store.
 func TestDemoTrialPage(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	runs := t.TempDir()
 	// The agent contracts' roomy time cap, as in TestDemoWithEachAgent.
 	code, _, stderr := runCLI(t, "demo", "--registry", exampleRegistry, "--tools", tools, "--runs-dir", runs, "--run-id", "v1",

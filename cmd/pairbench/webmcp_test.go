@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/rundir"
 )
 
@@ -16,7 +17,7 @@ import (
 // browser's own document.modelContext, each treatment call the agent made
 // is one the browser saw, and a resume with the polyfill is refused.
 func TestRunWebMCPNative(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	runs := t.TempDir()
 	args := []string{"run", exampleRegistry, "--example-sites", "--tools", tools, "--runs-dir", runs, "--run-id", "n1",
 		"--intent", "books-cheapest-by-author", "--pairs", "2", "--looks", "1", "--slots", "2", "--seed", "5",
@@ -30,7 +31,7 @@ func TestRunWebMCPNative(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pairbench.WebMCPNative, plan.WebMCP)
 	calls := 0
-	for _, r := range readRows(t, dir.File("rows.jsonl")) {
+	for _, r := range clitest.ReadRows(t, dir.File("rows.jsonl")) {
 		if !r.Outcome.Scored() {
 			continue
 		}

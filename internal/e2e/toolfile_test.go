@@ -1,9 +1,8 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/offline"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
@@ -20,12 +20,7 @@ import (
 // own (loopback only), where the Chromium it starts reaches nothing outside.
 func runOffline(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := offline.Command(bin, allowInconclusive(args)...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code, _ = exitStatus(err)
-	return code, out.String(), errOut.String()
+	return runProcess(t, offline.Command(bin, clitest.AllowInconclusive(args)...))
 }
 
 // TestValidateBrowser registers the example registry's tool files in
@@ -34,24 +29,24 @@ func runOffline(t *testing.T, bin string, args ...string) (code int, stdout, std
 // message.
 func TestValidateBrowser(t *testing.T) {
 	realstack.Need(t, realstack.Chromium)
-	bin := buildPairbench(t)
+	bin := clitest.Build(t)
 	tmp := sandboxtest.TempDir(t)
 
-	code, out, errOut := runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, exampleRegistry)
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
-	assert.Equal(t, exampleRegistry+": ok: 2 domains, 4 tools (3 registered), 4 intents; every baseline answer grades correct; "+
+	code, out, errOut := runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, clitest.ExampleRegistry)
+	require.Equal(t, clitest.ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, clitest.ExampleRegistry+": ok: 2 domains, 4 tools (3 registered), 4 intents; every baseline answer grades correct; "+
 		"in Chromium every tool file is live where its URL patterns match and nowhere else (6 pages, 1 browser)\n", out)
 	assert.Empty(t, errOut)
 
-	broken := brokenCopy(t, [3]string{"domains/books.example/tools/list_genre.js",
+	broken := clitest.BrokenCopy(t, [3]string{"domains/books.example/tools/list_genre.js",
 		`const GENRES = ["fiction", "poetry", "essays"];`,
 		`const GENRES = ["fiction", "poetry", "essays"];
 if (typeof document !== "undefined") GENRES.push(document.title.trim().first.toLowerCase());`})
 	code, out, errOut = runOffline(t, bin, "validate", broken)
-	assert.Equal(t, exitOK, code, "validate alone cannot see it: %s %s", out, errOut)
+	assert.Equal(t, clitest.ExitOK, code, "validate alone cannot see it: %s %s", out, errOut)
 
 	code, out, errOut = runOffline(t, bin, "validate", "--browser", "--temp-dir", tmp, broken)
-	assert.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Equal(t, clitest.ExitFailure, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	file := filepath.Join(broken, "domains/books.example/tools/list_genre.js")
 	// It fails alike on every page its pattern matches: one problem, on
 	// the first page checked, an intent's start page.
@@ -65,15 +60,15 @@ if (typeof document !== "undefined") GENRES.push(document.title.trim().first.toL
 // (the demo runs three): the smoke gate checks every domain and entry tool,
 // and no treatment trial is aborted.
 func TestWholeExampleRegistryBench(t *testing.T) {
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
 	runs, tmp := t.TempDir(), sandboxtest.TempDir(t)
-	code, stdout, stderr := runOffline(t, bin, "run", exampleRegistry, "--example-sites", "--pairs", "2", "--slots", "2",
+	code, stdout, stderr := runOffline(t, bin, "run", clitest.ExampleRegistry, "--example-sites", "--pairs", "2", "--slots", "2",
 		"--start-delay", "0", "--seed", "3", "--run-id", "whole", "--runs-dir", runs, "--temp-dir", tmp, "--tools", tools)
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
+	require.Equal(t, clitest.ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
 	assert.Contains(t, stderr, `msg="smoke gate: every intent's entry tool is live on its start page, and no registered tool failed to register there" intents=4 start_pages=2 browsers=1`)
 
-	rows := readRows(t, filepath.Join(runs, "whole", "rows.jsonl"))
+	rows := clitest.ReadRows(t, filepath.Join(runs, "whole", "rows.jsonl"))
 	seen := map[string]int{}
 	for _, r := range rows {
 		if r.Arm == pairbench.Treatment {
@@ -94,15 +89,15 @@ func TestWholeExampleRegistryBench(t *testing.T) {
 // run.json. (The gate used to set up the first intent only, so such a run
 // started and aborted every pair of the other domain.)
 func TestSmokeGateChecksEveryDomain(t *testing.T) {
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
-	broken := brokenCopy(t, [3]string{"domains/weather.example/tools/list_cities.js",
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	broken := clitest.BrokenCopy(t, [3]string{"domains/weather.example/tools/list_cities.js",
 		"async function getJSON(path) {",
 		"if (typeof document !== \"undefined\") null.x;\nasync function getJSON(path) {"})
 	runs := t.TempDir()
 	code, stdout, stderr := runOffline(t, bin, "run", broken, "--example-sites", "--intent", "books-cheapest-by-author,weather-high-oslo",
 		"--pairs", "1", "--run-id", "gate", "--runs-dir", runs, "--temp-dir", sandboxtest.TempDir(t), "--tools", tools)
-	require.Equal(t, exitFailure, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
+	require.Equal(t, clitest.ExitFailure, code, "stdout:\n%s\nstderr:\n%s", stdout, tail2(stderr))
 	assert.Contains(t, stderr, "smoke gate: treatment setup: 1 problem with the registered tools:\n"+
 		"  tool list_cities (domains/weather.example/tools/list_cities.js:2) on http://weather.example/ (intent weather-high-oslo): "+
 		"did not register: TypeError: Cannot read properties of null (reading 'x')")

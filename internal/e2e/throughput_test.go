@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,13 +27,13 @@ var (
 // record) side by side. It asserts only that every bench completes: the
 // figures depend on the machine.
 //
-//	go test ./cmd/pairbench -run TestThroughput -throughput -v
+//	go test -tags e2e ./internal/e2e -run TestThroughput -throughput -v
 func TestThroughput(t *testing.T) {
 	if !*throughput {
 		t.Skip("a measurement of minutes; enable with -throughput")
 	}
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
 	slots := []int{1, 2, 4}
 	type result struct {
 		trials int
@@ -45,9 +46,9 @@ func TestThroughput(t *testing.T) {
 				"--intent", "books-cheapest-by-author", "--intent", "books-count-by-author", "--intent", "weather-high-oslo",
 				"--pairs", fmt.Sprint(*throughputPairs), "--slots", fmt.Sprint(n))
 			cmd, log := e.start(t, t.Context())
-			code, sig := exitStatus(cmd.Wait())
+			code, sig := clitest.ExitStatus(cmd.Wait())
 			require.Zero(t, code, "%d slots (signal %v): %s", n, sig, tail(log))
-			rows := checkCompleteRun(t, e.runDir())
+			rows := clitest.CheckCompleteRun(t, e.runDir())
 			phase, err := trialPhase(log)
 			require.NoError(t, err)
 			results[n] = append(results[n], result{len(rows), phase})

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/internal/clitest"
 )
 
 // TestSecondRunnerOnARunIsRefused runs a run whose store (a real S3
@@ -22,8 +23,9 @@ import (
 // lease has gone stale (its holder stopped renewing), the runner takes it
 // over, says so, runs, and releases it at its end.
 func TestSecondRunnerOnARunIsRefused(t *testing.T) {
-	tools := needRealStack(t)
-	loc := startS3(t, "bench")
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	loc := clitest.StartS3(t, "bench")
 	store, err := artifacts.Open(t.Context(), loc)
 	require.NoError(t, err)
 	lease := func(renewed time.Time) {
@@ -33,13 +35,13 @@ func TestSecondRunnerOnARunIsRefused(t *testing.T) {
 			renewed.UTC().Format(time.RFC3339Nano))))))
 	}
 	runs := filepath.Join(t.TempDir(), "runs")
-	args := []string{"run", exampleRegistry, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "1",
+	args := []string{"run", clitest.ExampleRegistry, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "1",
 		"--allow-inconclusive", "--plan-only", "--run-id", "r1", "--runs-dir", runs, "--store", loc, "--tools", tools}
 
 	lease(time.Now())
 	began := time.Now()
-	code, _, stderr := runCLI(t, args...)
-	assert.Equal(t, exitFailure, code)
+	code, _, stderr := runBin(t, bin, args...)
+	assert.Equal(t, clitest.ExitFailure, code)
 	assert.Contains(t, stderr, "run r1 is being run by another runner (ci-runner-7 pid 4242; its lease in s3://")
 	assert.Contains(t, stderr, "a second runner would run, and pay for, the same pairs")
 	assert.Less(t, time.Since(began), 20*time.Second, "refused at once, before the smoke gate")
@@ -49,8 +51,8 @@ func TestSecondRunnerOnARunIsRefused(t *testing.T) {
 	assert.False(t, ok, "nothing planned")
 
 	lease(time.Now().Add(-10 * time.Minute))
-	code, _, stderr = runCLI(t, args...)
-	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = runBin(t, bin, args...)
+	require.Equal(t, clitest.ExitOK, code, stderr)
 	assert.Contains(t, stderr, "took the run's lease over: its holder stopped renewing it")
 	assert.Contains(t, stderr, "ci-runner-7 pid 4242")
 	ok, err = artifacts.Exists(t.Context(), store, "r1/lease.json")
@@ -67,8 +69,9 @@ func TestSecondRunnerOnARunIsRefused(t *testing.T) {
 // service's check run shows as the failure), rather than "context
 // canceled", and it does not finish the pairs the new holder now owns.
 func TestRunnerThatLosesItsLeaseStops(t *testing.T) {
-	tools := needRealStack(t)
-	loc := startS3(t, "bench")
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	loc := clitest.StartS3(t, "bench")
 	store, err := artifacts.Open(t.Context(), loc)
 	require.NoError(t, err)
 	runs := filepath.Join(t.TempDir(), "runs")
@@ -85,10 +88,10 @@ func TestRunnerThatLosesItsLeaseStops(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	code, _, stderr := runCLI(t, "run", exampleRegistry, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "40",
+	code, _, stderr := runBin(t, bin, "run", clitest.ExampleRegistry, "--example-sites", "--intent", "weather-high-oslo", "--pairs", "40",
 		"--run-id", "r2", "--runs-dir", runs, "--store", loc, "--tools", tools)
 	<-stolen
-	assert.NotEqual(t, exitOK, code, stderr)
+	assert.NotEqual(t, clitest.ExitOK, code, stderr)
 	assert.Contains(t, stderr, "lost the run's lease to another runner; stopping")
 	assert.Contains(t, stderr, "stopped: another runner took the run's lease over")
 	assert.NotContains(t, stderr, "context canceled")

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/pagetest"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/viewer"
@@ -26,27 +27,28 @@ import (
 // page links every pair, and a pair page shows both arms' screenshots and
 // transcripts, in Chromium. The screenshot is kept for a person to look at.
 func TestPublishedShardedRunShowsEveryPair(t *testing.T) {
-	tools := needRealStack(t)
-	reg := exampleRegistry
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	reg := clitest.ExampleRegistry
 	store := t.TempDir()
 	args := func(runs string, more ...string) []string {
 		return append([]string{"run", reg, "--example-sites", "--intent", "books-cheapest-by-author", "--pairs", "2",
 			"--start-delay", "0", "--run-id", "s1", "--runs-dir", runs, "--store", store, "--tools", tools, "--seed", "5",
 			"--time-cap", "600"}, more...)
 	}
-	code, _, stderr := runCLI(t, args(t.TempDir(), "--plan-only")...)
-	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr := runBin(t, bin, args(t.TempDir(), "--plan-only")...)
+	require.Equal(t, clitest.ExitOK, code, stderr)
 	for k := 1; k <= 2; k++ {
-		code, _, stderr = runCLI(t, args(t.TempDir(), "--shard", fmt.Sprintf("%d/2", k))...)
-		require.Equal(t, exitOK, code, "shard %d: %s", k, stderr)
+		code, _, stderr = runBin(t, bin, args(t.TempDir(), "--shard", fmt.Sprintf("%d/2", k))...)
+		require.Equal(t, clitest.ExitOK, code, "shard %d: %s", k, stderr)
 	}
 
 	// The store served as a website, as a static host or CDN would.
 	host := httptest.NewServer(http.FileServer(http.Dir(store)))
 	t.Cleanup(host.Close)
 	out := filepath.Join(t.TempDir(), "merged")
-	code, stdout, stderr := runCLI(t, "merge", "--store", store, "--run-id", "s1", "--out", out, "--report", "--site-url", host.URL+"/")
-	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := runBin(t, bin, "merge", "--store", store, "--run-id", "s1", "--out", out, "--report", "--site-url", host.URL+"/")
+	require.Equal(t, clitest.ExitOK, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	link := lines[len(lines)-1]
 	assert.Equal(t, host.URL+"/s1/report.html", link, "the link is the site's, not a presigned report.html")

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,12 +44,12 @@ func jsonRecords(t *testing.T, out string) []map[string]any {
 // resumes the run. That command, run by a shell, finishes the run, and
 // stdout ends with the verdict table.
 func TestRunLogsAndResumeCommand(t *testing.T) {
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
 	ctx := deadlineContext(t)
 	e := newBenchEnv(t, bin, tools, "")
 	var stdout bytes.Buffer
-	var w lockedBuffer
+	var w clitest.LockedBuffer
 	cmd := exec.CommandContext(ctx, bin, "run", filepath.Join(repoRoot, "examples", "registry"), "--example-sites",
 		"--intent", "books-cheapest-by-author", "--pairs", "2", "--allow-inconclusive", "--slots", "1", "--start-delay", "0",
 		"--runs-dir", e.runs, "--temp-dir", e.temp, "--tools", tools, "--log-format", "json")

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"net/http"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/examples/site"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/tlstest"
 )
 
@@ -25,7 +26,8 @@ import (
 // registered on the staging origin. Without --ca-cert the smoke gate says
 // it is TLS, and how to fix it.
 func TestBenchAStagingSite(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
 	ca := tlstest.NewCA(t, "pairbench test staging CA")
 	books := site.New()
 	staging := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,19 +37,19 @@ func TestBenchAStagingSite(t *testing.T) {
 	u, err := url.Parse(staging.URL)
 	require.NoError(t, err)
 	args := func(runs string, more ...string) []string {
-		return append([]string{"run", exampleRegistry, "--intent", "books-cheapest-by-author", "--pairs", "1",
+		return append([]string{"run", clitest.ExampleRegistry, "--intent", "books-cheapest-by-author", "--pairs", "1",
 			"--origin", "books.example=https://staging.test", "--host", "staging.test=localhost:" + u.Port(),
 			"--runs-dir", runs, "--run-id", "st1", "--tools", tools, "--start-delay", "0", "--time-cap", "600"}, more...)
 	}
 
-	code, _, stderr := runCLI(t, args(t.TempDir())...)
-	assert.Equal(t, exitFailure, code)
+	code, _, stderr := runBin(t, bin, args(t.TempDir())...)
+	assert.Equal(t, clitest.ExitFailure, code)
 	assert.Contains(t, stderr, "start page https://staging.test/ did not load: TLS with staging.test fails: its certificate is signed by an authority this run does not trust; trust its CA for the run with --ca-cert FILE")
 
 	runs := t.TempDir()
-	code, _, stderr = runCLI(t, args(runs, "--ca-cert", ca.WriteFile(t))...)
-	require.Equal(t, exitOK, code, stderr)
-	rows := checkCompleteRun(t, filepath.Join(runs, "st1"))
+	code, _, stderr = runBin(t, bin, args(runs, "--ca-cert", ca.WriteFile(t))...)
+	require.Equal(t, clitest.ExitOK, code, stderr)
+	rows := clitest.CheckCompleteRun(t, filepath.Join(runs, "st1"))
 	for _, r := range rows {
 		if r.Attempt == rows[len(rows)-1].Attempt {
 			assert.Equal(t, pairbench.Correct, r.Outcome, "%s: %s", r.Arm, r.Reason)
@@ -61,13 +63,13 @@ func TestBenchAStagingSite(t *testing.T) {
 		}
 	}
 
-	rep := readReport(t, filepath.Join(runs, "st1"))
+	rep := clitest.ReadReport(t, filepath.Join(runs, "st1"))
 	require.NotNil(t, rep.Intents[0].Speed, "both arms correct")
 	require.NotNil(t, rep.Intents[0].Speed.FromFirstRequest, "the speed from the first model request is reported")
 	assert.Less(t, rep.Intents[0].Speed.FromFirstRequest.MedianControl, rep.Intents[0].Speed.MedianControl)
 
-	code, _, stderr = runCLI(t, "run", exampleRegistry, "--intent", "books-cheapest-by-author", "--origin", "book.example=https://staging.test",
+	code, _, stderr = runBin(t, bin, "run", clitest.ExampleRegistry, "--intent", "books-cheapest-by-author", "--origin", "book.example=https://staging.test",
 		"--runs-dir", t.TempDir(), "--tools", tools)
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, clitest.ExitFailure, code)
 	assert.Contains(t, stderr, "--origin book.example=https://staging.test: no intent's start_url and no tool's urlPatterns has the origin book.example")
 }

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/rundir"
 )
 
@@ -82,11 +83,11 @@ type crashRun struct {
 // gives the same report. The output lists each phase and the kills that
 // landed in it.
 //
-//	go test ./cmd/pairbench -run TestCrashResume -v                   # each phase once: 16 kills
-//	go test ./cmd/pairbench -timeout 60m -run TestCrashResume -crash.rounds 5 -v   # the long form: 68 kills
+//	go test -tags e2e ./internal/e2e -run TestCrashResume -v                   # each phase once: 16 kills
+//	go test -tags e2e ./internal/e2e -timeout 60m -run TestCrashResume -crash.rounds 5 -v   # the long form: 68 kills
 func TestCrashResume(t *testing.T) {
-	tools := needRealStack(t)
-	becomeSubreaper(t)
+	tools := clitest.RealStack(t)
+	clitest.BecomeSubreaper(t)
 	rounds := max(*crashRounds, 1)
 	ctx := deadlineContext(t)
 
@@ -97,7 +98,7 @@ func TestCrashResume(t *testing.T) {
 	pairs := 2 + 2*rounds
 	reg, err := filepath.Abs(filepath.Join(repoRoot, "examples", "registry"))
 	require.NoError(t, err)
-	e := newBenchEnv(t, buildPairbench(t), tools, "crash")
+	e := newBenchEnv(t, clitest.Build(t), tools, "crash")
 	c := &crashRun{e: e, store: direct, proxy: proxy, keep: []int{s3}, counts: map[string]int{}, started: time.Now(),
 		bench: helperBench{Registry: reg, RunID: "crash", RunsDir: e.runs, TempDir: e.temp, Tools: tools, Store: loc,
 			Intents: []string{"weather-high-oslo", "books-count-by-author"}, Pairs: pairs, Slots: 2, Adoption: 1, Seed: 7}}
@@ -125,11 +126,11 @@ func TestCrashResume(t *testing.T) {
 	final := e.startArgs(t, ctx, "run", reg, "--example-sites", "--start-delay", "0", "--seed", "7", "--run-id", "crash",
 		"--runs-dir", e.runs, "--temp-dir", e.temp, "--tools", tools, "--store", loc, "--adoption", "1", "--slots", "2",
 		"--pairs", fmt.Sprint(pairs), "--intent", "weather-high-oslo", "--intent", "books-count-by-author")
-	code, sig := exitStatus(final.Wait())
+	code, sig := clitest.ExitStatus(final.Wait())
 	require.Zero(t, code, "final run (signal %v): %s", sig, tail(e.lastLog))
 	c.noneLeft(t)
 	assert.Empty(t, e.leftDirs(t), "the final runner left directories")
-	rows := checkCompleteRun(t, e.runDir())
+	rows := clitest.CheckCompleteRun(t, e.runDir())
 	reportIsTheRows(t, e.runDir())
 	c.keptRows(t)
 	c.storeIsTheDirectory(t)
@@ -138,15 +139,13 @@ func TestCrashResume(t *testing.T) {
 	// while it fetches: first the plan and rows, then ever later among the
 	// trial files. Then to its end.
 	out := filepath.Join(t.TempDir(), "merged")
-	merge := mergeOptions{Store: loc, RunID: "crash", Out: out, Trials: true, Report: true, LinkTTL: time.Hour}
+	merge := helperMerge{Store: loc, RunID: "crash", Out: out, Trials: true}
 	for i := range rounds + 1 {
 		c.killMerge(t, ctx, merge, 1+7*i)
 	}
-	h := startHelper(t, ctx, e.logs, c.next(), helperSpec{Merge: &merge})
-	for range h.steps {
-	}
-	code, _ = exitStatus(<-h.exited)
-	require.Zero(t, code, "the merge after its kills: %s", tail(h.log))
+	final = e.startArgs(t, ctx, "merge", "--store", loc, "--run-id", "crash", "--out", out, "--trials", "--report", "--link-ttl", "1h")
+	code, sig = clitest.ExitStatus(final.Wait())
+	require.Zero(t, code, "the merge after its kills (signal %v): %s", sig, tail(e.lastLog))
 	want, err := os.ReadFile(filepath.Join(e.runDir(), "report.json"))
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join(out, "report.json"))
@@ -171,11 +170,11 @@ func TestCrashResume(t *testing.T) {
 	final = le.startArgs(t, ctx, "run", reg, "--example-sites", "--start-delay", "0", "--seed", "7", "--run-id", "crash-local",
 		"--runs-dir", le.runs, "--temp-dir", le.temp, "--tools", tools, "--store", localStore, "--slots", "1",
 		"--pairs", "1", "--intent", "weather-high-oslo")
-	code, sig = exitStatus(final.Wait())
+	code, sig = clitest.ExitStatus(final.Wait())
 	require.Zero(t, code, "final run with a directory store (signal %v): %s", sig, tail(le.lastLog))
 	lc.noneLeft(t)
 	assert.Empty(t, le.leftDirs(t), "the final runner left directories")
-	checkCompleteRun(t, le.runDir())
+	clitest.CheckCompleteRun(t, le.runDir())
 	reportIsTheRows(t, le.runDir())
 	lc.keptRows(t)
 	lc.storeIsTheDirectory(t)
@@ -230,7 +229,7 @@ func (c *crashRun) await(t *testing.T, ctx context.Context, h *helperRun, p cras
 		select {
 		case r, open := <-h.steps:
 			if !open {
-				code, _ := exitStatus(<-h.exited)
+				code, _ := clitest.ExitStatus(<-h.exited)
 				t.Fatalf("runner %d ended (exit %d) before it reached its kill point %s: %s", c.e.n, code, p.name, tail(h.log))
 				return reported{}, false
 			}
@@ -265,7 +264,7 @@ func (c *crashRun) record(t *testing.T, name string) {
 func (c *crashRun) afterKill(t *testing.T) {
 	t.Helper()
 	// Also a sandbox being set up at the kill: its lifeline ends it.
-	waitNoOrphans(t, orphanGrace, c.keep...)
+	clitest.WaitNoOrphans(t, clitest.OrphanGrace, c.keep...)
 	if f, err := os.OpenFile(filepath.Join(c.e.runDir(), ".lock"), os.O_RDWR, 0); err == nil {
 		assert.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), "the run's lock died with its runner")
 		f.Close()
@@ -300,7 +299,7 @@ func (c *crashRun) noneLeft(t *testing.T) {
 }
 
 // killMerge kills a merge of the stored run as it fetches its nth object.
-func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o mergeOptions, nth int) {
+func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o helperMerge, nth int) {
 	t.Helper()
 	p := crashPhase{name: "merge, fetching from the store", kill: &killPoint{Step: stepFetch, Nth: nth}}
 	h := startHelper(t, ctx, c.e.logs, c.next(), helperSpec{Merge: &o, Kill: p.kill})
@@ -313,7 +312,7 @@ func (c *crashRun) killMerge(t *testing.T, ctx context.Context, o mergeOptions, 
 	assert.FileExists(t, filepath.Join(o.Out, ".fetching"), "killed fetching %s: the merge is marked unfinished", hit.File)
 	assert.NoFileExists(t, filepath.Join(o.Out, "report.json"))
 	c.record(t, p.name)
-	waitNoOrphans(t, orphanGrace, c.keep...)
+	clitest.WaitNoOrphans(t, clitest.OrphanGrace, c.keep...)
 }
 
 // rowsByDir reads the run's rows, by trial directory.
@@ -471,9 +470,9 @@ func (c *crashRun) storedRowsWhole(t *testing.T) {
 // exits 143 having stopped its agents and browsers and removed their
 // directories itself, and a resume finishes the run.
 func TestSIGTERMShutsDownCleanly(t *testing.T) {
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
-	becomeSubreaper(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	clitest.BecomeSubreaper(t)
 	ctx := deadlineContext(t)
 
 	e := newBenchEnv(t, bin, tools, "term", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "2")
@@ -490,17 +489,17 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 		return false
 	}, "a trial starts")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	code, sig := exitStatus(cmd.Wait())
-	assert.Equal(t, exitSIGTERM, code, "exit status (signal %v): %s", sig, tail(log))
+	code, sig := clitest.ExitStatus(cmd.Wait())
+	assert.Equal(t, clitest.ExitSIGTERM, code, "exit status (signal %v): %s", sig, tail(log))
 	assert.Contains(t, tail(log), "stopped by terminated")
 	// The runner cleaned up after itself: nothing for a successor to do.
-	assert.Empty(t, liveOrphans(), "processes outlived a runner that shut down")
+	assert.Empty(t, clitest.LiveOrphans(), "processes outlived a runner that shut down")
 	assert.Empty(t, e.leftDirs(t), "directories left by a runner that shut down")
 
 	cmd, log = e.start(t, ctx)
-	code, sig = exitStatus(cmd.Wait())
+	code, sig = clitest.ExitStatus(cmd.Wait())
 	require.Zero(t, code, "resume (signal %v): %s", sig, tail(log))
-	checkCompleteRun(t, e.runDir())
+	clitest.CheckCompleteRun(t, e.runDir())
 	assert.Empty(t, e.leftDirs(t))
 }
 
@@ -519,14 +518,14 @@ func countLines(path string) int {
 // TestLiveOrphansSeesWhatADeadParentLeft checks the crash tests' process
 // check itself: a process whose parent died without killing it is found.
 func TestLiveOrphansSeesWhatADeadParentLeft(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	marker := "7321.5" // a sleep length nothing else uses
 	out, err := exec.Command("/bin/sh", "-c", "sleep "+marker+" >/dev/null 2>&1 & echo $!").Output()
 	require.NoError(t, err)
 	pid := strings.TrimSpace(string(out))
 	t.Cleanup(func() { exec.Command("kill", "-9", pid).Run() })
 
-	left := liveOrphans()
+	left := clitest.LiveOrphans()
 	require.Len(t, left, 1)
 	assert.Equal(t, pid+" sleep "+marker+" ", left[0])
 }

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/artifacts/s3test"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/fulldisk"
 )
 
@@ -31,14 +32,14 @@ func faultyS3(t *testing.T, prefix string) (*faultProxy, string, artifacts.Store
 	t.Helper()
 	bin, err := filepath.Abs("../../tools/bin/versitygw")
 	require.NoError(t, err)
-	s3 := s3test.StartT(t, bin, s3Access, s3Secret, s3Bucket)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
+	s3 := s3test.StartT(t, bin, clitest.S3Access, clitest.S3Secret, clitest.S3Bucket)
+	t.Setenv("AWS_ACCESS_KEY_ID", clitest.S3Access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", clitest.S3Secret)
 	t.Setenv("AWS_REGION", s3test.Region)
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	proxy := newFaultProxy(t, s3.Endpoint)
-	loc := fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, proxy.URL, s3test.Region)
-	direct, err := artifacts.Open(t.Context(), fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", s3Bucket, prefix, s3.Endpoint, s3test.Region))
+	loc := fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", clitest.S3Bucket, prefix, proxy.URL, s3test.Region)
+	direct, err := artifacts.Open(t.Context(), fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", clitest.S3Bucket, prefix, s3.Endpoint, s3test.Region))
 	require.NoError(t, err)
 	return proxy, loc, direct, s3.PID()
 }
@@ -51,11 +52,11 @@ func faultyS3(t *testing.T, prefix string) (*faultProxy, string, artifacts.Store
 // alone and ends the run with a clear error (exit 1) and nothing published;
 // the same command once the store is back publishes the whole run.
 func TestStoreFaults(t *testing.T) {
-	tools := needRealStack(t)
-	becomeSubreaper(t)
+	tools := clitest.RealStack(t)
+	clitest.BecomeSubreaper(t)
 	ctx := deadlineContext(t)
 	proxy, loc, direct, s3 := faultyS3(t, "faults")
-	bin := buildPairbench(t)
+	bin := clitest.Build(t)
 
 	t.Run("flaky", func(t *testing.T) {
 		var n atomic.Int64
@@ -73,9 +74,9 @@ func TestStoreFaults(t *testing.T) {
 		defer proxy.set(nil)
 		e := newBenchEnv(t, bin, tools, "flaky", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "2", "--store", loc)
 		cmd, log := e.start(t, ctx)
-		code, sig := exitStatus(cmd.Wait())
+		code, sig := clitest.ExitStatus(cmd.Wait())
 		require.Zero(t, code, "a flaky store costs the run nothing (signal %v): %s", sig, tail(log))
-		checkCompleteRun(t, e.runDir())
+		clitest.CheckCompleteRun(t, e.runDir())
 		storeHoldsTheRun(t, direct, e.runID, e.runDir())
 
 		injected, stored := proxy.counts()
@@ -101,9 +102,9 @@ func TestStoreFaults(t *testing.T) {
 		awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(filepath.Join(e.runDir(), "rows.jsonl")) > 0 }, "a row")
 		proxy.set(func(*http.Request) *fault { return &fault{Status: http.StatusServiceUnavailable} })
 		began := time.Now()
-		code, sig := exitStatus(cmd.Wait())
+		code, sig := clitest.ExitStatus(cmd.Wait())
 		proxy.set(nil)
-		assert.Equal(t, exitFailure, code, "a store that stays down fails the run (signal %v): %s", sig, tail(log))
+		assert.Equal(t, clitest.ExitFailure, code, "a store that stays down fails the run (signal %v): %s", sig, tail(log))
 		// The whole log: the error names every file that failed, which
 		// under load can be more than tail shows.
 		out, err := os.ReadFile(log)
@@ -111,16 +112,16 @@ func TestStoreFaults(t *testing.T) {
 		assert.Contains(t, string(out), "the upload to the store")
 		assert.Contains(t, string(out), "run the same command again to upload it")
 		t.Logf("the run ended %s after the store went down", time.Since(began).Round(time.Second))
-		checkCompleteRun(t, e.runDir()) // the trials did not care
+		clitest.CheckCompleteRun(t, e.runDir()) // the trials did not care
 		assert.Nil(t, storeBytes(t, direct, "down/report.json"), "nothing is published while the store is down")
 
 		cmd, log = e.start(t, ctx)
-		code, sig = exitStatus(cmd.Wait())
+		code, sig = clitest.ExitStatus(cmd.Wait())
 		require.Zero(t, code, "the same command, the store back (signal %v): %s", sig, tail(log))
-		checkCompleteRun(t, e.runDir())
+		clitest.CheckCompleteRun(t, e.runDir())
 		storeHoldsTheRun(t, direct, e.runID, e.runDir())
 	})
-	waitNoOrphans(t, orphanGrace, s3)
+	clitest.WaitNoOrphans(t, clitest.OrphanGrace, s3)
 }
 
 // TestFullDisk runs a bench whose runs directory is on a small filesystem
@@ -129,11 +130,11 @@ func TestStoreFaults(t *testing.T) {
 // still ends with its last whole row, and once there is space again the
 // same command finishes the run, every pair scored once.
 func TestFullDisk(t *testing.T) {
-	tools := needRealStack(t)
-	becomeSubreaper(t)
+	tools := clitest.RealStack(t)
+	clitest.BecomeSubreaper(t)
 	ctx := deadlineContext(t)
 
-	e := newBenchEnv(t, buildPairbench(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1")
+	e := newBenchEnv(t, clitest.Build(t), tools, "full", "--intent", "weather-high-oslo", "--pairs", "2", "--slots", "1")
 	require.NoError(t, os.MkdirAll(e.runs, 0o755))
 	fulldisk.MountAt(t, e.runs, 64<<20)
 
@@ -141,8 +142,8 @@ func TestFullDisk(t *testing.T) {
 	rows := filepath.Join(e.runDir(), "rows.jsonl")
 	awaitWhileRunning(t, ctx, cmd, log, func() bool { return countLines(rows) > 0 }, "a row")
 	filler := fulldisk.Fill(t, e.runs)
-	code, sig := exitStatus(cmd.Wait())
-	assert.Equal(t, exitFailure, code, "a full disk stops the run (signal %v): %s", sig, tail(log))
+	code, sig := clitest.ExitStatus(cmd.Wait())
+	assert.Equal(t, clitest.ExitFailure, code, "a full disk stops the run (signal %v): %s", sig, tail(log))
 	assert.Contains(t, tail(log), "no space left", "the error says why")
 
 	b, err := os.ReadFile(rows)
@@ -154,12 +155,12 @@ func TestFullDisk(t *testing.T) {
 	for _, r := range got {
 		assert.NotContains(t, r.Reason, "no space left", "a full disk is no trial's outcome: %s", r.TrialDir)
 	}
-	waitNoOrphans(t, orphanGrace)
+	clitest.WaitNoOrphans(t, clitest.OrphanGrace)
 
 	require.NoError(t, os.Remove(filler))
 	cmd, log = e.start(t, ctx)
-	code, sig = exitStatus(cmd.Wait())
+	code, sig = clitest.ExitStatus(cmd.Wait())
 	require.Zero(t, code, "resume once there is space (signal %v): %s", sig, tail(log))
-	checkCompleteRun(t, e.runDir())
+	clitest.CheckCompleteRun(t, e.runDir())
 	assert.Empty(t, e.leftDirs(t))
 }

@@ -1,12 +1,13 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"net"
 	"path/filepath"
 	"testing"
 
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,8 @@ import (
 // mapping to a port where nothing listens. The smoke gate stops each with
 // the cause, never with "document.modelContext is missing".
 func TestStartPageFailuresNameTheCause(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	closed := l.Addr().String()
@@ -27,9 +29,9 @@ func TestStartPageFailuresNameTheCause(t *testing.T) {
 		{"books.example=" + closed, "--host maps books.example to " + closed + ", where nothing listens (connection refused)"},
 	} {
 		t.Run(c.host, func(t *testing.T) {
-			code, _, stderr := runCLI(t, "run", exampleRegistry, "--intent", "books-cheapest-by-author", "--pairs", "1",
+			code, _, stderr := runBin(t, bin, "run", clitest.ExampleRegistry, "--intent", "books-cheapest-by-author", "--pairs", "1",
 				"--host", c.host, "--runs-dir", filepath.Join(t.TempDir(), "runs"), "--tools", tools, "--start-delay", "0")
-			assert.Equal(t, exitFailure, code)
+			assert.Equal(t, clitest.ExitFailure, code)
 			assert.Contains(t, stderr, "start page http://books.example/ did not load: "+c.want)
 			assert.NotContains(t, stderr, "modelContext")
 		})

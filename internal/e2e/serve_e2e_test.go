@@ -1,14 +1,14 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +17,9 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/service"
 )
 
 // TestServeEndToEnd drives the whole service: a signed pull_request delivery
@@ -30,7 +30,7 @@ import (
 // label and the completed check run on the fake GitHub, which validates
 // every request against GitHub's REST description.
 func TestServeEndToEnd(t *testing.T) {
-	o, run, gh := serveOnePullRequest(t, func(o *serveOptions) { o.Bench.ExampleSites = true })
+	store, run, gh := serveOnePullRequest(t, "--example-sites")
 	comments := gh.Comments(e2eRepo, 2)
 	require.Len(t, comments, 1, "one sticky rollup comment")
 	assert.Contains(t, comments[0].Body, "weather-high-oslo")
@@ -38,7 +38,7 @@ func TestServeEndToEnd(t *testing.T) {
 	labels := gh.IssueLabels(e2eRepo, 2)
 	require.Len(t, labels, 1)
 	assert.True(t, strings.HasPrefix(labels[0], "bench: "), labels[0])
-	_, err := os.Stat(filepath.Join(o.Store, run.ExternalID, "report.json"))
+	_, err := os.Stat(filepath.Join(store, run.ExternalID, "report.json"))
 	assert.NoError(t, err, "the report is in the artifact store")
 }
 
@@ -49,14 +49,12 @@ func TestServeEndToEnd(t *testing.T) {
 // stealth browser of the service's, each deleted at the end, and the run
 // records the provider.
 func TestServeEndToEndOnKernelBrowsers(t *testing.T) {
-	fake := kernelForExampleSites(t)
-	o, run, _ := serveOnePullRequest(t, func(o *serveOptions) {
-		o.Bench.Browser.Provider, o.Bench.Browser.Stealth, o.Bench.Browser.Kernel.BaseURL = "kernel", true, fake.URL
-	})
+	fake := clitest.KernelForExampleSites(t)
+	store, run, _ := serveOnePullRequest(t, "--browser", "kernel", "--stealth", "--kernel-url", fake.URL)
 	// On a busy machine an attempt may abort and its pair run again: the
 	// stored run is complete, each arm of each pair scored once in the
 	// pair's last attempt, correct.
-	rows := checkCompleteRun(t, filepath.Join(o.Store, run.ExternalID))
+	rows := clitest.CheckCompleteRun(t, filepath.Join(store, run.ExternalID))
 	type pair struct {
 		intent string
 		n      int
@@ -79,7 +77,7 @@ func TestServeEndToEndOnKernelBrowsers(t *testing.T) {
 		assert.True(t, c.Stealth, "--stealth reaches every browser")
 	}
 	assert.Empty(t, fake.Live(), "every browser deleted")
-	plan, err := os.ReadFile(filepath.Join(o.Store, run.ExternalID, "run.json"))
+	plan, err := os.ReadFile(filepath.Join(store, run.ExternalID, "run.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(plan), `"provider": "kernel"`, "the run records where its browsers ran")
 	assert.NotContains(t, string(plan), fake.Key, "the key is not in the run")
@@ -87,15 +85,19 @@ func TestServeEndToEndOnKernelBrowsers(t *testing.T) {
 
 const e2eRepo = "Codertocat/Hello-World"
 
-// serveOnePullRequest runs the service with the local backend, configured
-// by edit, sends it a pull request that changes a domain's tools, waits for
-// the bench to end (its check run completed, the rollup and the label
-// posted) and returns the options, the check run and the fake GitHub.
-func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions, githubtest.CheckRun, *githubtest.Server) {
-	repo, sha, base := registryRepo(t)
+// serveOnePullRequest runs the real `pairbench serve` with the local
+// backend, its flags beside the test's own ones in args, sends it a pull
+// request that changes a domain's tools, waits for the bench to end (its
+// check run completed, the rollup and the label posted), stops it with
+// SIGTERM (it exits 0) and returns the artifact store, the check run and
+// the fake GitHub.
+func serveOnePullRequest(t *testing.T, args ...string) (string, githubtest.CheckRun, *githubtest.Server) {
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	repo, sha, base := clitest.RegistryRepo(t)
 
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	files, err := githubtest.TreeFiles(os.DirFS(repo))
 	require.NoError(t, err)
 	gh.Repo(e2eRepo, func(r *githubtest.Repo) {
@@ -107,35 +109,37 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 		r.Permissions["Codertocat"] = "admin"
 	})
 
-	tools, err := filepath.Abs("../../tools/node_modules")
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "app.pem")
+	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
+	store := filepath.Join(dir, "store")
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
 	require.NoError(t, err)
-	o := validServeOptions(t)
-	o.TokenEnv, o.AppID = "", appID
-	o.Dispatch, o.Store, o.APIURL, o.GitURL, o.Pairs = "local", t.TempDir(), gh.URL, repo, 2
-	o.Bench = defaultBenchOptions()
-	o.Bench.Tools, o.Bench.RunsDir, o.Bench.StartDelay = tools, t.TempDir(), 0
-	o.Bench.TempDir = sandboxtest.TempDir(t)
-	edit(&o)
-	require.NoError(t, o.Bench.finish())
+	t.Cleanup(func() { logFile.Close() })
 	secret := []byte("e2e-secret")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, o, service.Secrets{Webhook: secret, PrivateKey: keyPEM}, l, slog.New(slog.DiscardHandler))
-	}()
+	p := &serveProc{t: t, bin: bin, addr: freeAddr(t), log: logFile,
+		env: append(os.Environ(), "PAIRBENCH_WEBHOOK_SECRET="+string(secret)),
+		args: append([]string{"--dispatch", "local", "--app-id", strconv.FormatInt(appID, 10), "--private-key-file", keyFile,
+			"--api-url", gh.URL, "--store", store, "--state-dir", filepath.Join(dir, "state"), "--git-url", repo, "--pairs", "2",
+			"--tools", tools, "--runs-dir", filepath.Join(dir, "runs"), "--temp-dir", sandboxtest.TempDir(t), "--start-delay", "0"},
+			args...)}
+	p.start()
 	t.Cleanup(func() {
-		cancel()
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 		select {
-		case err := <-done:
-			assert.NoError(t, err)
+		case <-p.exited:
+			code, sig := clitest.ExitStatus(p.waitErr)
+			assert.Zero(t, code, "serve stopped by SIGTERM (signal %v): %s", sig, tail(logFile.Name()))
 		case <-time.After(30 * time.Second):
 			t.Error("serve did not stop")
 		}
 	})
 
-	githubtest.MustDeliver(t, "http://"+l.Addr().String()+"/webhook", secret, "pull_request", "e2e-1", pullRequestOpened(t, sha, base))
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	// Posted until serve, starting, takes it.
+	status := (&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "e2e-1", clitest.PullRequestOpened(t, sha, base))
+	require.Equal(t, 2, status/100, "the delivery is taken; log: %s", tail(logFile.Name()))
 
 	require.Eventually(t, func() bool {
 		runs := gh.CheckRuns(e2eRepo)
@@ -149,7 +153,7 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 	assert.Contains(t, run.Title, "bench:")
 	// The pull request edits a weather.example tool: the bench compares its
 	// tools with the base commit's, as config.Comparisons chooses.
-	plan, err := rundir.ReadPlan(filepath.Join(o.Store, run.ExternalID, "run.json"))
+	plan, err := rundir.ReadPlan(filepath.Join(store, run.ExternalID, "run.json"))
 	require.NoError(t, err)
 	require.NotNil(t, plan.Arms, "the run records its arms")
 	assert.Equal(t, "tools@"+base, plan.Arms.Control.String(), "against the pull request's base")
@@ -159,5 +163,5 @@ func serveOnePullRequest(t *testing.T, edit func(o *serveOptions)) (serveOptions
 		require.NotNil(t, in.Arms)
 		assert.NotEmpty(t, in.Arms.Control.Tools, "the base's tools, not none")
 	}
-	return o, run, gh
+	return store, run, gh
 }

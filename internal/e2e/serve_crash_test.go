@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/state/statetest"
 )
 
@@ -68,6 +69,7 @@ type serveProc struct {
 	env       []string
 	cmd       *exec.Cmd
 	exited    chan struct{}
+	waitErr   error // how the last start ended, once exited is closed
 	log       *os.File
 	starts    int
 }
@@ -80,7 +82,7 @@ func (p *serveProc) start() {
 	require.NoError(p.t, p.cmd.Start())
 	p.starts++
 	p.exited = make(chan struct{})
-	go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(p.cmd, p.exited)
+	go func(c *exec.Cmd, done chan struct{}) { p.waitErr = c.Wait(); close(done) }(p.cmd, p.exited)
 }
 
 func (p *serveProc) kill() {
@@ -140,7 +142,7 @@ func freeAddr(t *testing.T) string {
 // rollup whose headline is the head's), no commit was dispatched twice,
 // and no check run is left queued or in progress.
 //
-//	go test ./cmd/pairbench -run TestServeSurvivesKill9 -serve.kills 40 -v
+//	go test -tags e2e ./internal/e2e -run TestServeSurvivesKill9 -serve.kills 40 -v
 func TestServeSurvivesKill9(t *testing.T) { serveCrash(t, "sqlite", 1) }
 
 // TestServeReplicasSurviveKill9 is TestServeSurvivesKill9 for two replicas
@@ -156,10 +158,10 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 	if testing.Short() {
 		t.Skip("kills and restarts the service dozens of times (a minute or two); skipped with -short")
 	}
-	bin := buildPairbench(t)
+	bin := clitest.Build(t)
 	rng := rand.New(rand.NewPCG(*serveSeed, 7))
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	const prs = 6
 	gh.Repo(crashRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "main"
@@ -488,9 +490,9 @@ func TestServeStatusCancelAndPushAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and restarts the service; skipped with -short")
 	}
-	bin := buildPairbench(t)
+	bin := clitest.Build(t)
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	sha1, sha2 := fmt.Sprintf("%040x", 0xa1), fmt.Sprintf("%040x", 0xb2)
 	gh.Repo(crashRepo, func(r *githubtest.Repo) {
 		r.DefaultBranch = "main"

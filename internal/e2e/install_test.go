@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
@@ -23,13 +24,13 @@ import (
 // tools anywhere, the error says where it looked and how to point at them;
 // Ubuntu's snap stub as --chromium is refused before anything runs.
 func TestInstalledBinaryFindsItsTools(t *testing.T) {
-	tools := needRealStack(t)
+	tools := clitest.RealStack(t)
 	inst := sandboxtest.TempDir(t) // the sandboxes' users read the tools through it
 	bin := filepath.Join(inst, "pairbench")
-	data, err := os.ReadFile(buildPairbench(t))
+	data, err := os.ReadFile(clitest.Build(t))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, data, 0o755))
-	reg, err := filepath.Abs(exampleRegistry)
+	reg, err := filepath.Abs(clitest.ExampleRegistry)
 	require.NoError(t, err)
 	work := t.TempDir() // the working directory: no tools/ here
 	ctx := deadlineContext(t)
@@ -52,24 +53,24 @@ func TestInstalledBinaryFindsItsTools(t *testing.T) {
 	}
 
 	code, out := plan(nil)
-	assert.Equal(t, exitFailure, code, out)
+	assert.Equal(t, clitest.ExitFailure, code, out)
 	assert.Contains(t, out, "is not installed in the pinned Node tools at "+filepath.Join(work, "tools", "node_modules"))
 	assert.Contains(t, out, "--tools DIR or $PAIRBENCH_TOOLS, or keep tools/node_modules next to the pairbench binary")
 	assert.NotContains(t, out, "make setup")
 
 	code, out = plan([]string{"PAIRBENCH_TOOLS=" + tools})
-	assert.Equal(t, exitOK, code, "$PAIRBENCH_TOOLS: %s", out)
+	assert.Equal(t, clitest.ExitOK, code, "$PAIRBENCH_TOOLS: %s", out)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(inst, "tools"), 0o755))
 	require.NoError(t, os.Symlink(tools, filepath.Join(inst, "tools", "node_modules")))
 	chromium := filepath.Join(t.TempDir(), "my-chromium")
 	require.NoError(t, os.Symlink(local.DefaultChromiumPath, chromium))
 	code, out = plan(nil, "--chromium", chromium)
-	assert.Equal(t, exitOK, code, "tools next to the binary, --chromium: %s", out)
+	assert.Equal(t, clitest.ExitOK, code, "tools next to the binary, --chromium: %s", out)
 
 	stub := filepath.Join(t.TempDir(), "chromium-browser")
 	require.NoError(t, os.WriteFile(stub, []byte("#!/bin/sh\necho \"Command '$0' requires the chromium snap to be installed.\" >&2\nexit 1\n"), 0o755))
 	code, out = plan(nil, "--chromium", stub)
-	assert.Equal(t, exitFailure, code, out)
+	assert.Equal(t, clitest.ExitFailure, code, out)
 	assert.Contains(t, out, "is Ubuntu's snap Chromium (or the stub that installs it)")
 }

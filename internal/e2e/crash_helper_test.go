@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"bufio"
@@ -8,9 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,15 +22,18 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // This file holds the crash tests' runner: the test binary, re-executed,
-// runs a bench (or a merge) through the same code `pairbench run` does, and
-// reports every step the bench passes (bench.Hooks.Step) on a pipe. At the
-// step the test aims at, it says so and stops there, blocked, until the test
-// kills it with SIGKILL from outside: each kill lands exactly where it was
-// aimed. Nothing of this is in the production code: it only offers the
-// steps to watch.
+// runs a bench (or a merge) through the engine `pairbench run` (`pairbench
+// merge`) drives, the public bench package, and reports every step the
+// bench passes (bench.Hooks.Step, the seam the engine offers to watch it)
+// on a pipe. At the step the test aims at, it says so and stops there,
+// blocked, until the test kills it with SIGKILL from outside: each kill
+// lands exactly where it was aimed. Each run the kills interrupt ends with
+// the real binary resuming it. Nothing of this is in the production code:
+// it only offers the steps to watch.
 
 // helperEnv carries a helperSpec to the re-executed test binary.
 const helperEnv = "PAIRBENCH_CRASH_HELPER"
@@ -36,7 +43,7 @@ type helperSpec struct {
 	// Bench is the bench to run, as `pairbench run` flags would set it;
 	// Merge, when set, runs a merge instead.
 	Bench *helperBench
-	Merge *mergeOptions
+	Merge *helperMerge
 	// Kill is where to stop and wait to be killed (nil: run to the end).
 	Kill *killPoint
 }
@@ -47,6 +54,13 @@ type helperBench struct {
 	Intents                                         []string
 	Pairs, Slots, Adoption                          int
 	Seed                                            uint64
+}
+
+// helperMerge is a merge's flags (`pairbench merge --store --run-id --out
+// --trials`).
+type helperMerge struct {
+	Store, RunID, Out string
+	Trials            bool
 }
 
 // killPoint is a step of the bench (or a merge's fetch, stepFetch), the
@@ -109,34 +123,49 @@ func runHelper() int {
 			select {} // killed here
 		}
 	}
-	ctx, stop := signalContext(context.Background())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log, _ := bot.NewLogger(os.Stderr, "text")
 	var err error
 	switch {
 	case spec.Merge != nil:
+		m := spec.Merge
 		var store artifacts.Store
-		if store, err = artifacts.Open(ctx, spec.Merge.Store); err == nil {
-			err = mergeFrom(ctx, watchedStore{Store: store, report: report}, *spec.Merge, os.Stdout, os.Stderr)
+		if store, err = artifacts.Open(ctx, m.Store); err == nil {
+			var warnings []rundir.Problem
+			_, warnings, err = bench.Merge(ctx, watchedStore{Store: store, report: report}, m.RunID, rundir.RunDir{Path: m.Out}, m.Trials)
+			for _, w := range warnings {
+				log.Warn(w.String())
+			}
 		}
 	default:
+		// The bench `pairbench run` runs with these flags and
+		// --example-sites --start-delay 0 --allow-inconclusive.
 		b := spec.Bench
-		o := defaultBenchOptions()
-		o.Registry, o.RunID, o.RunsDir, o.TempDir, o.Tools, o.Store = b.Registry, b.RunID, b.RunsDir, b.TempDir, b.Tools, b.Store
-		o.Intents, o.Pairs, o.Slots, o.Adoption, o.Seed = b.Intents, b.Pairs, b.Slots, b.Adoption, b.Seed
-		o.ExampleSites, o.StartDelay = true, 0
-		if err = o.finish(); err == nil {
-			o.Hooks.Step = func(s bench.Step) {
-				r := reported{Step: s.Name, File: s.File}
-				if s.Trial != nil {
-					r.Trial, r.Arm, r.Stage = s.Trial.Dir, string(s.Trial.Arm), string(s.Trial.Job.Stage)
-				}
-				report(r)
+		c := bench.DefaultConfig()
+		c.Registry, c.RunID, c.RunsDir, c.TempDir, c.Tools, c.Store = b.Registry, b.RunID, b.RunsDir, b.TempDir, b.Tools, b.Store
+		c.Intents, c.Pairs, c.Slots, c.Adoption, c.Seed = b.Intents, b.Pairs, b.Slots, b.Adoption, b.Seed
+		c.ExampleSites, c.StartDelay = true, 0
+		c.Chromium, c.Browser.Provider = os.Getenv(bench.ChromiumEnv), bench.BrowserLocal
+		c.Log = log
+		c.Hooks.Step = func(s bench.Step) {
+			r := reported{Step: s.Name, File: s.File}
+			if s.Trial != nil {
+				r.Trial, r.Arm, r.Stage = s.Trial.Dir, string(s.Trial.Arm), string(s.Trial.Job.Stage)
 			}
-			_, err = runBench(ctx, o, log, os.Stdout)
+			report(r)
+		}
+		if err = c.Browser.FromHost(os.Getenv, ""); err == nil {
+			if err = c.Complete(); err == nil {
+				_, err = bench.Bench(ctx, c)
+			}
 		}
 	}
-	return exitCode(ctx, err, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash helper:", err)
+		return 1
+	}
+	return 0
 }
 
 // watchedStore reports each object a merge fetches.

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package main
+package e2e
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/bot/githubtest"
+	"github.com/pairbench/pairbench/internal/clitest"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
@@ -26,12 +27,12 @@ import (
 // rows from before the kill are kept, every pair is scored exactly once,
 // and the one check run completes with the verdict.
 func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
-	tools := needRealStack(t)
-	bin := buildPairbench(t)
-	becomeSubreaper(t)
-	repo, sha, base := registryRepo(t)
+	tools := clitest.RealStack(t)
+	bin := clitest.Build(t)
+	clitest.BecomeSubreaper(t)
+	repo, sha, base := clitest.RegistryRepo(t)
 	gh := githubtest.New(t)
-	appID, keyPEM := testApp(t, gh)
+	appID, keyPEM := clitest.App(t, gh)
 	files, err := githubtest.TreeFiles(os.DirFS(repo))
 	require.NoError(t, err)
 	const repoName = "Codertocat/Hello-World"
@@ -60,7 +61,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	p.start()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	(&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "resume-1", pullRequestOpened(t, sha, base))
+	(&cluster{procs: []*serveProc{p}}).post(ctx, secret, "pull_request", "resume-1", clitest.PullRequestOpened(t, sha, base))
 
 	var runID string
 	require.Eventually(t, func() bool {
@@ -73,7 +74,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	}, 4*time.Minute, 100*time.Millisecond, "the bench scores rows; log: %s", tail(logFile.Name()))
 	before := countLines(filepath.Join(runs, runID, "rows.jsonl"))
 	p.kill()
-	waitNoOrphans(t, orphanGrace)
+	clitest.WaitNoOrphans(t, clitest.OrphanGrace)
 	t.Logf("killed with %d rows of run %s on disk", before, runID)
 
 	p.start()
@@ -90,7 +91,7 @@ func TestServeResumesALocalBenchAfterKill9(t *testing.T) {
 	assert.Equal(t, runID, cr.ExternalID, "the same run, resumed")
 	assert.NotEqual(t, "failure", cr.Conclusion, "the bench succeeded: %s", cr.Summary)
 	assert.Contains(t, cr.Title, "bench: ")
-	rows := checkCompleteRun(t, filepath.Join(runs, runID))
+	rows := clitest.CheckCompleteRun(t, filepath.Join(runs, runID))
 	assert.GreaterOrEqual(t, len(rows), before, "the rows from before the kill are kept")
 	labels := gh.IssueLabels(repoName, 2)
 	require.Len(t, labels, 1)
