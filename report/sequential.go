@@ -13,7 +13,7 @@ const (
 	// StopEfficacy: the look's verdict claims a difference.
 	StopEfficacy StopKind = "efficacy"
 	// StopFutility: before the last look, both pooled tests' p are above
-	// the design's futility bound.
+	// the look's futility bound (stats.Design.FutilityAt).
 	StopFutility StopKind = "futility"
 	// StopComplete: the last look, every planned pair done, claiming no
 	// difference in the verdict.
@@ -22,8 +22,9 @@ const (
 
 // Stop says whether a report built at look k's level (stats.Design.LookAlpha) of design d ends the
 // run, and why: efficacy when its verdict claims a difference, futility
-// (before the last look) when both pooled tests' p are above the design's
-// futility bound. At the last look the run always ends.
+// (before the last look) when both pooled tests' p are above the look's
+// futility bound (stats.Design.FutilityAt). At the last look the run
+// always ends.
 func Stop(d stats.Design, r *Report, k int) (bool, string) {
 	kind, why := Decide(d, r, k)
 	if kind == StopFutility {
@@ -42,7 +43,16 @@ func Decide(d stats.Design, r *Report, k int) (StopKind, string) {
 	if last {
 		return StopComplete, "every planned pair is done"
 	}
-	if h := r.Headline; d.Futility > 0 && h != nil && h.Speed.P > d.Futility && h.Accuracy.P > d.Futility {
+	alpha := r.Alpha
+	if r.Looks != nil && r.Looks.RunAlpha > 0 {
+		alpha = r.Looks.RunAlpha
+	}
+	f := d.FutilityAt(alpha, k)
+	if h := r.Headline; f > 0 && h != nil && h.Speed.P > f && h.Accuracy.P > f {
+		if d.FutilityPower > 0 {
+			return StopFutility, fmt.Sprintf("the pooled speed p %.2g and accuracy p %.2g are both above %.2g, where either test's conditional power under the effect the run detects with 80%% power falls below %g",
+				h.Speed.P, h.Accuracy.P, f, d.FutilityPower)
+		}
 		return StopFutility, fmt.Sprintf("the pooled speed p %.2g and accuracy p %.2g are both above %g", h.Speed.P, h.Accuracy.P, d.Futility)
 	}
 	return "", ""

@@ -19,7 +19,8 @@ func TestStop(t *testing.T) {
 	assert.True(t, stop)
 	assert.Contains(t, why, "look 2 of 3: the verdict faster")
 
-	r = &Report{Verdict: pairbench.NoSignal, Headline: &Headline{Speed: PooledSpeed{P: 0.6}, Accuracy: PooledAccuracy{P: 0.9}}}
+	r = &Report{Alpha: d.LookAlpha(0.05, 0), Looks: &Looked{Pairs: []int{4, 8, 12}, Look: 1, RunAlpha: 0.05},
+		Verdict: pairbench.NoSignal, Headline: &Headline{Speed: PooledSpeed{P: 0.6}, Accuracy: PooledAccuracy{P: 0.9}}}
 	stop, why = Stop(d, r, 0)
 	assert.True(t, stop)
 	assert.Contains(t, why, "futility")

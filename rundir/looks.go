@@ -23,11 +23,13 @@ func (p *Plan) PairsPerIntent() int {
 // LookPairs is the pairs per intent at each look of design d for a run of
 // pairs per intent over intents benched intents (placebos left out) at
 // run level alpha: each look's fraction of the pairs rounded up, a look
-// that rounds to an earlier one's number taken once, and a look before the
+// that rounds to an earlier one's number taken once. A look before the
 // last at which the run's verdict cannot be reached at its level
-// (stats.CheckPlan) left out, since it could only stop for futility, on
-// too few pairs to tell anything. Nil when one look is left (a fixed run),
-// or for no design.
+// (stats.Design.MarkBlind) is blind: it spends no α and can stop the run
+// only for futility, so it is kept only where the pooled tests' p over its
+// pairs can fall to half the futility bound (docs/statistics.md, Looks),
+// and left out where too few pairs could not tell. Nil when one look is
+// left (a fixed run), or for no design.
 func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 	if d == nil {
 		return nil
@@ -38,23 +40,43 @@ func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 			looks = append(looks, n)
 		}
 	}
-	for len(looks) > 1 {
-		dd, blind := (&Plan{Looks: looks}).Design(), -1
-		for k, n := range looks[:len(looks)-1] {
-			if !stats.CheckPlan(max(1, intents), n, dd.LookAlpha(alpha, k)).Verdict.Attainable {
-				blind = k
-				break
-			}
-		}
-		if blind < 0 {
-			break
-		}
-		looks = slices.Delete(looks, blind, blind+1)
-	}
 	if len(looks) < 2 {
 		return nil
 	}
-	return looks
+	// Leaving out a blind look changes no other look's level: it spends
+	// nothing. A design of one futility bound for every look (as runs
+	// were planned before FutilityPower) keeps none.
+	dd := lookDesign(looks, d.Futility, d.FutilityPower, intents, alpha, 0)
+	var kept []int
+	for k, n := range looks {
+		meaningful := d.FutilityPower > 0 && stats.MinSignP(max(1, intents)*n) <= dd.FutilityAt(alpha, k)/2
+		if k == len(looks)-1 || !dd.Blind[k] || meaningful {
+			kept = append(kept, n)
+		}
+	}
+	if len(kept) < 2 {
+		return nil
+	}
+	return kept
+}
+
+// lookDesign is the design of looks at the given pairs per intent, with
+// its blind looks from look passed on marked (stats.Design.MarkBlind);
+// Blind is never nil. Nil for fewer than two looks.
+func lookDesign(looks []int, futility, power float64, intents int, alpha float64, passed int) *stats.Design {
+	if len(looks) < 2 {
+		return nil
+	}
+	last := float64(looks[len(looks)-1])
+	d := &stats.Design{Futility: futility, FutilityPower: power}
+	for _, n := range looks {
+		d.Looks = append(d.Looks, float64(n)/last)
+	}
+	d.MarkBlind(looks, intents, alpha, passed)
+	if d.Blind == nil {
+		d.Blind = make([]bool, len(looks))
+	}
+	return d
 }
 
 // LookOrders draws the orders of an intent's pairs numbered from 0,
@@ -78,8 +100,7 @@ func LookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
 // d (LookPairs) decides at, at run level alpha: alpha itself for a run of
 // one look. Planning checks what a run can reach at it.
 func LastLookAlpha(d *stats.Design, pairs, intents int, alpha float64) float64 {
-	p := Plan{Looks: LookPairs(d, pairs, intents, alpha)}
-	if dd := p.Design(); dd != nil {
+	if dd := lookDesign(LookPairs(d, pairs, intents, alpha), 0, 0, intents, alpha, 0); dd != nil {
 		return dd.LookAlpha(alpha, len(dd.Looks)-1)
 	}
 	return alpha
@@ -185,15 +206,20 @@ func (e *ClaimedError) Error() string {
 // Design is the group-sequential design the run's looks form: each look's
 // pairs as a fraction of the last's, with the plan's futility bound (a
 // run.json of a topped-up run from before runs took their looks has
-// none). Nil for a run of one look.
+// none), and, in a run planned with FutilityPower, its blind looks after
+// the ones passed marked from the plan's benched intents and α
+// (stats.Design.MarkBlind; a run planned before kept no blind look, and
+// its looks spend as they did). Nil for a run of one look.
 func (p *Plan) Design() *stats.Design {
-	if len(p.Looks) < 2 {
-		return nil
+	benched := 0
+	for _, in := range p.Intents {
+		if !in.Placebo {
+			benched++
+		}
 	}
-	last := float64(p.Looks[len(p.Looks)-1])
-	d := &stats.Design{Futility: p.Futility}
-	for _, n := range p.Looks {
-		d.Looks = append(d.Looks, float64(n)/last)
+	d := lookDesign(p.Looks, p.Futility, p.FutilityPower, benched, p.Alpha, p.Passed)
+	if d != nil && (p.FutilityPower == 0 || !slices.Contains(d.Blind, true)) {
+		d.Blind = nil
 	}
 	return d
 }
@@ -204,8 +230,8 @@ func (p *Plan) Design() *stats.Design {
 // it); the looks passed and the stop must be among them.
 func (p *Plan) checkLooks() error {
 	if len(p.Looks) == 0 {
-		if p.Passed != 0 || p.Futility != 0 {
-			return fmt.Errorf("passed %d, futility %v: a run of one look has neither", p.Passed, p.Futility)
+		if p.Passed != 0 || p.Futility != 0 || p.FutilityPower != 0 {
+			return fmt.Errorf("passed %d, futility %v: a run of one look has neither", p.Passed, max(p.Futility, p.FutilityPower))
 		}
 		if s := p.Stop; s != nil && s.Look != 1 {
 			return fmt.Errorf("stop at look %d: the run has one look", s.Look)
@@ -231,6 +257,9 @@ func (p *Plan) checkLooks() error {
 	}
 	if !(p.Futility >= 0 && p.Futility < 1) {
 		return fmt.Errorf("futility %v: want a p value in [0, 1)", p.Futility)
+	}
+	if !(p.FutilityPower >= 0 && p.FutilityPower < 1) {
+		return fmt.Errorf("futility power %v: want a conditional power in [0, 1)", p.FutilityPower)
 	}
 	if p.Passed < 0 || p.Passed >= len(p.Looks) {
 		return fmt.Errorf("passed %d: want fewer than the %d looks", p.Passed, len(p.Looks))

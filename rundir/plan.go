@@ -71,7 +71,10 @@ type Plan struct {
 	// Futility is the p above which both pooled tests' p must lie for a
 	// look before the last to stop the run for futility (stats.Design); 0
 	// for none, as in a run.json from before runs took their looks.
-	Futility float64 `json:"futility,omitempty"`
+	// FutilityPower, in the runs planned since, replaces it with a bound
+	// for each look from conditional power (stats.Design.FutilityAt).
+	Futility      float64 `json:"futility,omitempty"`
+	FutilityPower float64 `json:"futility_power,omitempty"`
 	// Passed counts the first looks a top-up went on past (a run that
 	// stopped at one claiming nothing): they are not decided again.
 	Passed int `json:"passed,omitempty"`

@@ -15,12 +15,12 @@ import (
 )
 
 // looksPlan is a plan of intents intents of pairs pairs each, taking its
-// looks by the default design (a third, two thirds, all; futility above
-// p 0.2), as NewPlan plans one.
+// looks by the default design (a third, two thirds, all; futility where
+// conditional power falls below 0.6), as NewPlan plans one.
 func looksPlan(intents, pairs int) *Plan {
 	d := stats.DefaultDesign()
 	p := &Plan{V: PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: Model{Provider: "scripted", ID: "m"},
-		Looks: LookPairs(&d, pairs, intents, 0.05), Futility: d.Futility}
+		Looks: LookPairs(&d, pairs, intents, 0.05), FutilityPower: d.FutilityPower}
 	rng := rand.New(rand.NewPCG(7, 0))
 	for i := range intents {
 		p.Intents = append(p.Intents, PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",

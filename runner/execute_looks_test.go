@@ -19,12 +19,12 @@ import (
 )
 
 // looksPlan is a plan of intents intents of pairs pairs each, taking its
-// looks by the default design (a third, two thirds, all; futility above
-// p 0.2), as NewPlan plans one.
+// looks by the default design (a third, two thirds, all; futility where
+// conditional power falls below 0.6), as NewPlan plans one.
 func looksPlan(intents, pairs int) *rundir.Plan {
 	d := stats.DefaultDesign()
 	p := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 7, Model: rundir.Model{Provider: "scripted", ID: "m"},
-		Looks: rundir.LookPairs(&d, pairs, intents, 0.05), Futility: d.Futility}
+		Looks: rundir.LookPairs(&d, pairs, intents, 0.05), FutilityPower: d.FutilityPower}
 	rng := rand.New(rand.NewPCG(7, 0))
 	for i := range intents {
 		p.Intents = append(p.Intents, rundir.PlannedIntent{ID: fmt.Sprintf("i%d", i), Domain: "d.example", Class: "pinned",
@@ -118,8 +118,8 @@ func TestLooksStopABigEffectAtTheFirstLook(t *testing.T) {
 }
 
 // TestLooksStopANullRunForFutility: the arms tie in every pair, so both
-// pooled tests' p are 1 at the first look, above the futility bound 0.2:
-// the run stops there for futility, claiming nothing.
+// pooled tests' p are 1 at the first look, above its futility bound: the
+// run stops there for futility, claiming nothing.
 func TestLooksStopANullRunForFutility(t *testing.T) {
 	plan := looksPlan(3, 30)
 	f := &timedTrials{speedup: 1}
@@ -128,14 +128,15 @@ func TestLooksStopANullRunForFutility(t *testing.T) {
 	require.NotNil(t, stored.Stop)
 	assert.Equal(t, rundir.LookStop{Look: 1, Pairs: 10, Kind: report.StopFutility, Verdict: stored.Stop.Verdict, Reason: stored.Stop.Reason}, *stored.Stop)
 	assert.False(t, stored.Stop.Claimed)
-	assert.Contains(t, stored.Stop.Reason, "above 0.2")
+	bound := plan.Design().FutilityAt(0.05, 0)
+	assert.Contains(t, stored.Stop.Reason, fmt.Sprintf("above %.2g, where either test's conditional power", bound))
 
 	// The look's own report, built apart from the runner, says the same.
 	rows := rowsOf(t, dir, rundir.RowsFile)
 	rep := report.Build(plan.StatsPlanAt(0), rows)
 	require.NotNil(t, rep.Headline)
-	assert.Greater(t, rep.Headline.Speed.P, 0.2)
-	assert.Greater(t, rep.Headline.Accuracy.P, 0.2)
+	assert.Greater(t, rep.Headline.Speed.P, bound)
+	assert.Greater(t, rep.Headline.Accuracy.P, bound)
 	assert.True(t, statusOf(t, dir, stored).Finished())
 }
 

@@ -16,8 +16,11 @@ import (
 func TestNewPlanTakesLooks(t *testing.T) {
 	d := stats.DefaultDesign()
 	assert.Equal(t, []int{4, 8, 12}, rundir.LookPairs(&d, 12, 10, 0.05))
-	assert.Equal(t, []int{8, 12}, rundir.LookPairs(&d, 12, 2, 0.05), "4 pairs of 2 intents cannot reach a verdict at the first look's level")
-	assert.Equal(t, []int{5, 7}, rundir.LookPairs(&d, 7, 2, 0.05), "the demo's")
+	assert.Equal(t, []int{4, 8, 12}, rundir.LookPairs(&d, 12, 2, 0.05), "4 pairs of 2 intents cannot reach a verdict at the first look's level, but can stop for futility")
+	assert.Equal(t, []int{3, 5, 7}, rundir.LookPairs(&d, 7, 2, 0.05), "the demo's pairs")
+	old := stats.Design{Looks: d.Looks, Futility: 0.2}
+	assert.Equal(t, []int{8, 12}, rundir.LookPairs(&old, 12, 2, 0.05), "a design of one futility bound leaves the blind look out")
+	assert.Nil(t, rundir.LookPairs(&d, 6, 1, 0.05), "too few pairs at the looks before the last to tell anything")
 	assert.Nil(t, rundir.LookPairs(&d, 3, 1, 0.05), "no look before the last could reach a verdict")
 	assert.Nil(t, rundir.LookPairs(&d, 1, 10, 0.05), "one pair is one look")
 	assert.Nil(t, rundir.LookPairs(nil, 12, 10, 0.05))
@@ -28,20 +31,21 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	opts.Pairs, opts.Design = 12, &d
 	p, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)
-	assert.Equal(t, []int{8, 12}, p.Looks, "the examples' 2 benched intents")
-	assert.Equal(t, 0.2, p.Futility)
+	assert.Equal(t, []int{4, 8, 12}, p.Looks, "the examples' 2 benched intents")
+	assert.Equal(t, stats.DefaultFutilityPower, p.FutilityPower)
+	assert.Zero(t, p.Futility)
 	assert.Nil(t, p.Stop)
 	placebo := opts
 	placebo.Intents = []string{"weather-high-oslo"}
 	alone, _, err := NewPlan(loadExamples(t), placebo)
 	require.NoError(t, err)
 	assert.Nil(t, alone.Looks, "a run of placebo intents alone takes no looks")
-	assert.Zero(t, alone.Futility)
+	assert.Zero(t, alone.FutilityPower)
 	opts.Design = nil
 	fixed, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)
 	assert.Nil(t, fixed.Looks, "no design: one look")
-	assert.Zero(t, fixed.Futility)
+	assert.Zero(t, fixed.FutilityPower)
 	for _, look := range [][2]int{{0, 8}, {8, 12}} {
 		ab := 0
 		for _, pp := range p.Intents[0].Pairs[look[0]:look[1]] {

@@ -112,7 +112,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*rundir.Plan, []Skipped, 
 	// A run of placebo intents alone checks the harness and claims
 	// nothing: it takes no looks.
 	if p.Looks = rundir.LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
-		p.Futility = opts.Design.Futility
+		p.Futility, p.FutilityPower = opts.Design.Futility, opts.Design.FutilityPower
 	} else {
 		p.Looks = nil
 	}

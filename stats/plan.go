@@ -64,20 +64,38 @@ type PlanReach struct {
 // at alpha.
 func CheckPlan(intents, pairs int, alpha float64) PlanCheck {
 	c := PlanCheck{Alpha: alpha, Pairs: pairs, Intents: intents}
-	level := alpha / 3
-	if intents <= 1 {
-		level = alpha // one intent: its tests are the verdict's, at α
-	}
+	level := verdictLevel(intents, alpha)
 	c.Verdict = reach(max(1, intents), pairs, level, 1)
 	c.Intent = reach(1, pairs, level, 2*intents)
 	return c
 }
 
+// verdictLevel is the level the run's verdict over intents benched intents
+// is decided at in a run at alpha, before either pooled test rejects: α/3,
+// or α for one intent, whose tests are the verdict's.
+func verdictLevel(intents int, alpha float64) float64 {
+	if intents <= 1 {
+		return alpha
+	}
+	return alpha / 3
+}
+
+// VerdictAttainable is CheckPlan's Verdict.Attainable without the power
+// figures, which cost a simulation: whether some outcome of pairs per
+// intent over intents benched intents reaches the verdict at alpha.
+func VerdictAttainable(intents, pairs int, alpha float64) bool {
+	return attainable(max(1, intents), pairs, verdictLevel(intents, alpha))
+}
+
+// attainable reports whether strata of n pairs each can reach level l:
+// 2·½ⁿ ≤ l over all their pairs.
+func attainable(strata, n int, l float64) bool { return n > 0 && MinSignP(strata*n) <= l }
+
 // reach is what strata of n pairs each can show at level, tested among m
 // tests alike (Holm's first step: level/m).
 func reach(strata, n int, level float64, m int) PlanReach {
 	l := level / float64(max(1, m))
-	r := PlanReach{Level: l, Pairs: strata * n, Attainable: n > 0 && MinSignP(strata*n) <= l}
+	r := PlanReach{Level: l, Pairs: strata * n, Attainable: attainable(strata, n, l)}
 	if r.Attainable {
 		r.Speedup = detectableSpeedup(strata, n, l)
 		r.Accuracy = detectableGain(strata*n, l)
@@ -100,7 +118,7 @@ func PairsForVerdict(intents int, alpha float64) int {
 // where the looks fall).
 func PairsForVerdictAt(intents int, level func(pairs int) float64) int {
 	for n := 1; ; n++ {
-		if CheckPlan(intents, n, level(n)).Verdict.Attainable {
+		if VerdictAttainable(intents, n, level(n)) {
 			return n
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
+	"sync"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/report"
@@ -30,7 +30,7 @@ func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
 		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
-		plan.Futility = d.Futility
+		plan.Futility, plan.FutilityPower = d.Futility, d.FutilityPower
 	}
 	for _, in := range sp.Intents {
 		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
@@ -69,11 +69,15 @@ func looksRate(sc scenario, d *stats.Design, reps int, seed uint64, hit func(*re
 // designNote says what design the tables simulate.
 func designNote(w io.Writer, runs int) stats.Design {
 	d := stats.DefaultDesign()
-	fmt.Fprintf(w, "Looks at %v of the planned pairs, O'Brien–Fleming-type spending (levels", d.Looks)
+	fmt.Fprintf(w, "Looks at ⅓, ⅔ and all of the planned pairs, O'Brien–Fleming-type spending (levels")
 	for k := range d.Looks {
 		fmt.Fprintf(w, " %.4f", d.LookAlpha(0.05, k))
 	}
-	fmt.Fprintf(w, " before a look that could reach no verdict is left out), futility when both pooled p > %g; decided by rundir.Looker; %d runs a cell.\n\n", d.Futility, runs)
+	fmt.Fprintf(w, ", a blind look's α carried to the next), futility when both pooled p are above the bound at which conditional power falls below %g (p >", d.FutilityPower)
+	for k := range d.Looks[:len(d.Looks)-1] {
+		fmt.Fprintf(w, " %.2f", d.FutilityAt(0.05, k))
+	}
+	fmt.Fprintf(w, " with no blind look); decided by rundir.Looker; %d runs a cell.\n\n", runs)
 	return d
 }
 
@@ -117,23 +121,52 @@ func aaLooksTable(w io.Writer, runs int) {
 	d := designNote(w, runs)
 	fmt.Fprintln(w, "A/A runs with any false claim (verdict or any intent's label) / expected pairs as a share of the fixed design's; accuracy 60% and 90% alternating.")
 	fmt.Fprintln(w)
-	head := []string{"intents \\ pairs"}
-	for _, n := range aaPairs {
-		head = append(head, fmt.Sprint(n))
-	}
-	fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
-	fmt.Fprintln(w, "|"+strings.Repeat("--:|", len(head)))
+	var mu sync.Mutex
 	worst, most := 0.0, 0.0
-	for _, k := range aaIntents {
-		cells := []string{fmt.Sprint(k)}
-		for _, n := range aaPairs {
-			r, used := aaLooksRate(k, n, &d, runs)
-			worst, most = max(worst, r), max(most, used)
-			cells = append(cells, fmt.Sprintf("%.3f / %.2f", r, used))
-		}
-		fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
-	}
+	grid(w, aaIntents, aaPairs, func(k, n int) string {
+		r, used := aaLooksRate(k, n, &d, runs)
+		mu.Lock()
+		defer mu.Unlock()
+		worst, most = max(worst, r), max(most, used)
+		return fmt.Sprintf("%.3f / %.2f", r, used)
+	})
 	fmt.Fprintf(w, "\nHighest false-claim rate: %.3f; highest share of pairs: %.2f.\n", worst, most)
+}
+
+// The grid of looksPowerTable: plans small enough that a 1.5× speedup is
+// not always found.
+var (
+	powerGridIntents = []int{1, 2, 3, 5, 10}
+	powerGridPairs   = []int{6, 8, 10, 15, 20, 30}
+)
+
+// looksPowerTable prints, over plans of 1–10 intents and 6–30 pairs with
+// a broad 1.5× speedup (90% correct in both arms), how often the verdict
+// is faster (or better) with looks and with the fixed design, and the
+// pairs the runs with looks ran as a share of the fixed design's.
+func looksPowerTable(w io.Writer, runs int) {
+	d := designNote(w, runs)
+	fmt.Fprintln(w, "Treatment 1.5× faster in every intent, 90% correct in both arms: verdict faster or better with looks / with the fixed design (every pair, at α) / expected pairs with looks as a share of the fixed design's.")
+	fmt.Fprintln(w)
+	var mu sync.Mutex
+	worstLoss, most := 0.0, 0.0
+	grid(w, powerGridIntents, powerGridPairs, func(k, n int) string {
+		looks, fixed, used := looksPower(scenario{intents: k, pairs: n, pc: 0.9, pt: 0.9, speedup: 1.5}, &d, runs)
+		mu.Lock()
+		defer mu.Unlock()
+		worstLoss, most = max(worstLoss, fixed-looks), max(most, used)
+		return fmt.Sprintf("%.2f / %.2f / %.2f", looks, fixed, used)
+	})
+	fmt.Fprintf(w, "\nLargest loss of power to the looks: %.2f; highest share of pairs: %.2f.\n", worstLoss, most)
+}
+
+// looksPower is the share of runs of sc whose verdict is faster or
+// better with looks by d and with the fixed design, and the mean share
+// of the planned pairs the runs with looks ran.
+func looksPower(sc scenario, d *stats.Design, runs int) (looks, fixed, used float64) {
+	hit := verdictIs(pairbench.Faster, pairbench.Better)
+	looks, used = looksRate(sc, d, runs, 10, hit)
+	return looks, rate(sc, runs, 10, hit), used
 }
 
 // aaLooksRate is aaRate for runs that take their looks by d, with the
@@ -160,7 +193,7 @@ func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first
 	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
 		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
-		plan.Futility = d.Futility
+		plan.Futility, plan.FutilityPower = d.Futility, d.FutilityPower
 	}
 	for _, in := range sp.Intents {
 		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}

@@ -9,6 +9,7 @@
 //	go run ./stats/verdictsim biased    # accuracy effect, failures slow
 //	go run ./stats/verdictsim looks     # the group-sequential design
 //	go run ./stats/verdictsim aa-looks  # A/A false claims per run, with looks
+//	go run ./stats/verdictsim looks-power # power with looks against fixed
 //	go run ./stats/verdictsim topup     # A/A runs topped up when inconclusive
 //
 // Each is seeded, so the same command always prints the same table; -runs
@@ -25,7 +26,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1000, "simulated runs per cell")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks|topup")
+		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks|looks-power|topup")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -33,10 +34,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable, "aa-looks": aaLooksTable, "topup": topUpTable}
+	tables := map[string]func(io.Writer, int){"aa": aaTable, "power": powerTable, "biased": biasedTable, "looks": looksTable, "aa-looks": aaLooksTable, "looks-power": looksPowerTable, "topup": topUpTable}
 	table, ok := tables[flag.Arg(0)]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased, looks, aa-looks or topup)\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "verdictsim: unknown table %q (want aa, power, biased, looks, aa-looks, looks-power or topup)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	table(os.Stdout, *runs)

@@ -3,9 +3,14 @@ package main
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/report"
@@ -90,8 +95,10 @@ func TestAutoPairsDeliver(t *testing.T) {
 // of the planned pairs on average; under an effect they run at most 0.9 of
 // the fixed design's pairs, reaching the verdict a little less often: the
 // last look decides at the α the earlier looks leave (0.0336 of 0.05 in
-// the default design), the union bound's price (docs/statistics.md,
-// Looks). The full tables are go run ./stats/verdictsim looks and aa-looks.
+// the default design), the union bound's price, and futility stops some
+// runs that would have gone on to a verdict (docs/statistics.md, Looks).
+// The full tables are go run ./stats/verdictsim looks, aa-looks and
+// looks-power.
 func TestLooks(t *testing.T) {
 	const runs = 150
 	d := stats.DefaultDesign()
@@ -113,12 +120,46 @@ func TestLooks(t *testing.T) {
 		fixed := rate(sc, runs, 8, hit)
 		t.Logf("1.5×, %d × %d: verdict %.3f with looks, %.3f fixed; pairs used %.2f", sc.intents, sc.pairs, power, fixed, used)
 		assert.LessOrEqual(t, used, 0.9)
-		assert.GreaterOrEqual(t, power, fixed-0.15, "power lost to the looks")
+		assert.GreaterOrEqual(t, power, fixed-0.1, "power lost to the looks")
 	}
 }
 
-// TestLooksLeaveOutBlindLooks: a run too small for any look before the
-// last to reach a verdict runs as the fixed design, every pair.
+// TestLooksTargetsOverTheGrid: the targets of issue 31 for runs that take
+// their looks, on cells of the A/A grid (go run ./stats/verdictsim
+// aa-looks) that include the small plans the first look of the design
+// used to leave out (1 intent at 8–30 pairs, 2 at 5, 3 and 5 at 6), and
+// the largest: with no effect, at most α of runs make any false claim and
+// the runs take at most 0.7 of the fixed design's pairs; under a 1.5×
+// speedup at most 0.9 of them, losing at most 0.2 of the fixed design's
+// power where it is lowest (go run ./stats/verdictsim looks-power). With
+// -short, a few cells.
+func TestLooksTargetsOverTheGrid(t *testing.T) {
+	const runs = 150
+	d := stats.DefaultDesign()
+	null := [][2]int{{1, 8}, {1, 10}, {2, 5}, {5, 6}}
+	effect := [][2]int{{1, 15}, {3, 8}}
+	if !testing.Short() {
+		null = append(null, [][2]int{{1, 15}, {1, 20}, {1, 30}, {1, 100}, {3, 6}, {2, 15}, {10, 100}, {20, 30}, {30, 8}, {30, 30}}...)
+		effect = append(effect, [][2]int{{1, 10}, {1, 20}, {2, 10}, {5, 5}, {10, 6}}...)
+	}
+	for _, c := range null {
+		claim, used := aaLooksRate(c[0], c[1], &d, runs)
+		t.Logf("A/A, %d × %d: false claims %.3f, pairs used %.3f", c[0], c[1], claim, used)
+		assert.LessOrEqual(t, claim, 0.05+slack(0.05, runs), "%d × %d", c[0], c[1])
+		assert.LessOrEqual(t, used, 0.7, "%d × %d: expected pairs with no effect", c[0], c[1])
+	}
+	for _, c := range effect {
+		looks, fixed, used := looksPower(scenario{intents: c[0], pairs: c[1], pc: 0.9, pt: 0.9, speedup: 1.5}, &d, runs)
+		t.Logf("1.5×, %d × %d: verdict %.3f with looks, %.3f fixed; pairs used %.3f", c[0], c[1], looks, fixed, used)
+		assert.LessOrEqual(t, used, 0.9, "%d × %d: expected pairs under the effect", c[0], c[1])
+		assert.GreaterOrEqual(t, looks, fixed-0.2, "%d × %d: power lost to the looks", c[0], c[1])
+	}
+}
+
+// TestLooksLeaveOutBlindLooks: a run whose looks before the last can
+// neither reach a verdict nor tell futility (too few pairs for the pooled
+// p to fall to half the look's futility bound) runs as the fixed design,
+// every pair.
 func TestLooksLeaveOutBlindLooks(t *testing.T) {
 	d := stats.DefaultDesign()
 	claim, used := looksRate(scenario{intents: 1, pairs: 6, pc: 0.9, pt: 0.9, speedup: 1}, &d, 50, 8, claims)
@@ -146,4 +187,22 @@ func TestTopUpSimulationTopsUpInconclusiveRuns(t *testing.T) {
 	claimed, first, used := runTopUp(big, &d, rng)
 	assert.True(t, claimed)
 	assert.Equal(t, first, used, "a run that claimed is not topped up")
+}
+
+// TestDocsTablesNameTheirDesign: each table of runs with looks in
+// docs/statistics.md opens with the line naming the design its command
+// prints today, so a table left from another design fails here (the
+// tables themselves take minutes: rerun the command in the marker).
+func TestDocsTablesNameTheirDesign(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/statistics.md")
+	require.NoError(t, err)
+	for _, name := range []string{"looks", "aa-looks", "looks-power", "topup"} {
+		m := regexp.MustCompile(`<!-- ` + name + ` table: go run ./stats/verdictsim -runs (\d+) ` + name + ` -->\n(.*)\n`).FindStringSubmatch(string(doc))
+		require.NotNil(t, m, "docs/statistics.md has no %s table", name)
+		runs, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		var b strings.Builder
+		designNote(&b, runs)
+		assert.Equal(t, strings.TrimSpace(b.String()), m[2], "docs/statistics.md's %s table is stale: run go run ./stats/verdictsim -runs %d %s", name, runs, name)
+	}
 }

@@ -3,7 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/report"
@@ -21,23 +25,46 @@ var (
 func aaTable(w io.Writer, runs int) {
 	fmt.Fprintln(w, "A/A runs with any false claim (verdict or any intent's label), of", runs, "runs a cell; accuracy 60% and 90% alternating.")
 	fmt.Fprintln(w)
+	var mu sync.Mutex
+	worst := 0.0
+	grid(w, aaIntents, aaPairs, func(k, n int) string {
+		r := aaRate(k, n, runs)
+		mu.Lock()
+		defer mu.Unlock()
+		worst = max(worst, r)
+		return fmt.Sprintf("%.3f", r)
+	})
+	fmt.Fprintf(w, "\nHighest: %.3f.\n", worst)
+}
+
+// grid prints a table of a cell for each number of intents (a row) and
+// pairs per intent (a column). The cells are computed at once, as many at
+// a time as GOMAXPROCS, so cell must be safe to call concurrently; each
+// cell seeds its own runs, so the table is the same however they are
+// scheduled.
+func grid(w io.Writer, intents, pairs []int, cell func(intents, pairs int) string) {
 	head := []string{"intents \\ pairs"}
-	for _, n := range aaPairs {
+	for _, n := range pairs {
 		head = append(head, fmt.Sprint(n))
 	}
 	fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
 	fmt.Fprintln(w, "|"+strings.Repeat("--:|", len(head)))
-	worst := 0.0
-	for _, k := range aaIntents {
-		cells := []string{fmt.Sprint(k)}
-		for _, n := range aaPairs {
-			r := aaRate(k, n, runs)
-			worst = max(worst, r)
-			cells = append(cells, fmt.Sprintf("%.3f", r))
+	rows := make([][]string, len(intents))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, k := range intents {
+		rows[i] = make([]string, len(pairs))
+		for j, n := range pairs {
+			g.Go(func() error {
+				rows[i][j] = cell(k, n)
+				return nil
+			})
 		}
-		fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
 	}
-	fmt.Fprintf(w, "\nHighest: %.3f.\n", worst)
+	_ = g.Wait()
+	for i, k := range intents {
+		fmt.Fprintln(w, "| "+strings.Join(append([]string{fmt.Sprint(k)}, rows[i]...), " | ")+" |")
+	}
 }
 
 // aaRate is the share of A/A runs of k intents × n pairs with any claim.
