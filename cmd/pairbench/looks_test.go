@@ -27,7 +27,7 @@ func looksPlan(t *testing.T) *rundir.Plan {
 	d := stats.DefaultDesign()
 	p := &rundir.Plan{V: rundir.PlanVersion, RunID: "r1", Alpha: 0.05, Seed: 1,
 		Model: rundir.Model{Provider: "scripted", ID: "pairbench-scripted", Scripted: true},
-		Looks: rundir.LookPairs(&d, 30, 3, 0.05), Futility: d.Futility}
+		Looks: rundir.LookPairs(&d, 30, 3, 0.05), FutilityPower: d.FutilityPower}
 	require.Equal(t, []int{10, 20, 30}, p.Looks)
 	for i := range 3 {
 		in := rundir.PlannedIntent{ID: fmt.Sprintf("intent-%d", i), Domain: "books.example", Class: pairbench.AnswerPinned, Tools: []string{"t"}}
