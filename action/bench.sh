@@ -142,6 +142,18 @@ changes_args() {
   args+=(--changes "$base")
 }
 
+# also_none summarizes compare: both's second comparison, run <run id>-none
+# (the domains benched against base, against no tools), from its directory
+# $1 below the first's summary, and sets against-none-label; it fails when
+# there is no such report (no second run).
+also_none() {
+  local dir="$1"
+  [ -f "$dir/report.md" ] || return 1
+  printf '\n### pairbench: also against no tools (run `%s`)\n\n' "$(basename "$dir")" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+  cat "$dir/report.md" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+  set_output against-none-label "$(verdict_of "$dir/report.json")"
+}
+
 # total_shards validates total-shards and prints it (0 when not sharded).
 total_shards() {
   local n="${PB_TOTAL_SHARDS:-}"
@@ -160,6 +172,11 @@ plan)
   list="$(seq -s, 1 "$n")"
   set_output shards "[$list]"
   printf '### pairbench: planned run `%s` in %s shards\n' "$run_id" "$n" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+  if [ -f "$runs_dir/$run_id-none/run.json" ]; then
+    # compare: both: the second run, planned beside the first; each shard
+    # job runs its shard of both.
+    printf '\nand run `%s-none` (compare: both: the domains benched against base, against no tools) in the same shards\n' "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+  fi
   ;;
 run)
   n="$(total_shards)"
@@ -170,6 +187,9 @@ run)
     [ "$PB_SHARD" -le "$n" ] || fail "shard $PB_SHARD is beyond total-shards $n"
     run_pairbench "${args[@]}" --shard "$PB_SHARD/$n"
     printf '### pairbench: shard %s/%s of run `%s` done\n' "$PB_SHARD" "$n" "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    if [ -f "$runs_dir/$run_id-none/run.json" ]; then
+      printf '\nand shard %s/%s of run `%s-none` (against no tools, compare: both)\n' "$PB_SHARD" "$n" "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
+    fi
     exit 0
   fi
   run_pairbench "${args[@]}" "${gate_args[@]}" >"$state/run.txt"
@@ -182,12 +202,8 @@ run)
   fi
   summarize "$runs_dir/$run_id"
   upload="$runs_dir/$run_id"
-  if [ -f "$runs_dir/$run_id-none/report.md" ]; then
-    # compare: both: the domains benched against base, against no tools too.
-    printf '\n### pairbench: also against no tools (run `%s-none`)\n\n' "$run_id" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
-    cat "$runs_dir/$run_id-none/report.md" >>"${GITHUB_STEP_SUMMARY:-/dev/null}"
-    set_output against-none-label "$(verdict_of "$runs_dir/$run_id-none/report.json")"
-    upload="$runs_dir"
+  if also_none "$runs_dir/$run_id-none"; then
+    upload="$runs_dir" # both runs
   fi
   if [ -z "$store" ]; then
     set_output artifact-name "pairbench-$run_id"
@@ -198,7 +214,8 @@ run)
 merge-and-report)
   [ -n "$store" ] || fail "mode merge-and-report needs the artifact store (s3-bucket) the shards wrote to"
   out="$state/merged/$run_id"
-  rm -rf "$out"
+  # With compare: both, merge merges the second run into "$out-none" too.
+  rm -rf "$out" "$out-none"
   merge=(merge --store "$store" --run-id "$run_id" --out "$out" --report "${gate_args[@]}")
   site="${PB_SITE_URL:-}"
   if [ -n "$site" ]; then
@@ -209,17 +226,21 @@ merge-and-report)
   cat "$state/merge.txt"
   if [ -n "$site" ]; then
     # The site in the store, served as it is stored: lasts as long as the run.
-    link="$(grep -E '^https?://' "$state/merge.txt" | tail -n 1 || true)"
+    # The first run's link comes first (compare: both's second run's after).
+    link="$(grep -m 1 -E '^https?://' "$state/merge.txt" || true)"
   else
     # A presigned link would reach report.html alone, for 7 days: link the
     # workflow run instead, whose summary holds the verdict and whose
     # artifact holds the whole site.
     link="${GITHUB_SERVER_URL:-https://github.com}/${GITHUB_REPOSITORY:-}/actions/runs/${GITHUB_RUN_ID:-}"
     set_output artifact-name "pairbench-$run_id-report"
-    set_output artifact-path "$out"
+    upload="$out"
+    [ ! -d "$out-none" ] || upload="$state/merged" # both runs
+    set_output artifact-path "$upload"
   fi
   case "$link" in http://* | https://*) set_output report-url "$link" ;; esac
   summarize "$out"
+  also_none "$out-none" || true
   finish
   ;;
 report)

@@ -218,13 +218,7 @@ func TestActionRunsBothComparisons(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real benches (Chromium, pi in bubblewrap); not in -short")
 	}
-	repo, git := exampleRepo(t, "compare: both\n")
-	git("checkout", "--quiet", "-b", "pr")
-	tool := filepath.Join(repo, "domains", "weather.example", "tools", "list_cities.js")
-	src, err := os.ReadFile(tool)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(tool, append(src, "// the pull request's edit\n"...), 0o644))
-	git("commit", "--quiet", "-am", "edit list_cities")
+	repo, git := weatherPullRequest(t, "compare: both\n")
 
 	b := newBench(t)
 	res := b.mustRun("both", b.inputs(map[string]string{"registry": repo, "intents": "", "base": "main", "pairs": "1",
@@ -246,6 +240,84 @@ func TestActionRunsBothComparisons(t *testing.T) {
 	assert.NotEmpty(t, res.Outputs["worst-label"])
 	assert.NotEmpty(t, res.Outputs["against-none-label"])
 	assert.Equal(t, runs, res.step("Upload the run or its report site as a workflow artifact").With["path"], "both runs are uploaded")
+}
+
+// TestActionShardedRunBothComparisons runs compare: both the example
+// workflow's way, a plan job, two shard jobs and an aggregate job meeting
+// in a real S3 store: the plan job plans the run against base and its
+// second run against no tools (<run id>-none), each shard job runs its
+// shard of both, and merge-and-report merges, reports and publishes both,
+// summarizing the second below the first with its verdict in
+// against-none-label, and links the first.
+func TestActionShardedRunBothComparisons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real benches (Chromium, pi in bubblewrap); not in -short")
+	}
+	repo, git := weatherPullRequest(t, "compare: both\n")
+
+	b := newBench(t)
+	with := func(extra map[string]string) map[string]string {
+		in := map[string]string{"registry": repo, "intents": "", "base": "main", "pairs": "2", "head": git("rev-parse", "HEAD"),
+			"run-id": "gh-both-sharded", "total-shards": "2"}
+		for k, v := range extra {
+			in[k] = v
+		}
+		return b.inputs(in)
+	}
+	plan := b.mustRun("plan", with(map[string]string{"mode": "plan"}))
+	assert.Equal(t, "[1,2]", plan.Outputs["shards"])
+	assert.Contains(t, plan.Summary, "planned run `gh-both-sharded` in 2 shards")
+	assert.Contains(t, plan.Summary, "and run `gh-both-sharded-none`")
+	first := storedPlan(t, b, "gh-both-sharded")
+	require.NotNil(t, first.Arms)
+	assert.Equal(t, "tools@main", first.Arms.Control.String())
+	assert.Equal(t, []string{"weather.example"}, first.AlsoAgainstNone)
+	second := storedPlan(t, b, "gh-both-sharded-none")
+	assert.True(t, second.Arms == nil || second.Arms.IsDefault(), "the second run is against no tools")
+	require.Len(t, second.Intents, 1)
+	assert.Equal(t, "weather-high-oslo", second.Intents[0].ID)
+
+	for k := 1; k <= 2; k++ {
+		res := b.mustRun(fmt.Sprintf("shard%d", k), with(map[string]string{"mode": "run", "shard": fmt.Sprint(k)}))
+		assert.Contains(t, res.Summary, fmt.Sprintf("shard %d/2 of run `gh-both-sharded` done", k))
+		assert.Contains(t, res.Summary, fmt.Sprintf("shard %d/2 of run `gh-both-sharded-none`", k))
+		for _, run := range []string{"gh-both-sharded", "gh-both-sharded-none"} {
+			assert.True(t, b.exists(fmt.Sprintf("%s/shards/%d/rows.jsonl", run, k)), "shard %d of %s", k, run)
+		}
+	}
+
+	site := b.siteHost()
+	agg := b.mustRun("aggregate", with(map[string]string{"mode": "merge-and-report", "site-url": site + "/runs"}))
+	merged := filepath.Join(agg.Temp, "pairbench-action", "merged")
+	assert.Equal(t, site+"/runs/gh-both-sharded/report.html", agg.Outputs["report-url"], "the link is the first comparison's")
+	assert.Equal(t, filepath.Join(merged, "gh-both-sharded", "report.html"), agg.Outputs["report-path"])
+	assert.Contains(t, agg.Summary, "main@", "the first comparison names base's tools")
+	assert.Contains(t, agg.Summary, "also against no tools (run `gh-both-sharded-none`)")
+	assert.Equal(t, string(readReport(t, filepath.Join(merged, "gh-both-sharded")).Verdict), agg.Outputs["worst-label"])
+	assert.Equal(t, string(readReport(t, filepath.Join(merged, "gh-both-sharded-none")).Verdict), agg.Outputs["against-none-label"])
+	assert.NotEmpty(t, agg.Outputs["against-none-label"])
+	assert.True(t, b.exists("gh-both-sharded/report.json"))
+	assert.True(t, b.exists("gh-both-sharded-none/report.json"), "the second comparison is published too")
+
+	// Without a site, the artifact holds both merged runs.
+	bare := b.mustRun("aggregate-bare", with(map[string]string{"mode": "merge-and-report"}))
+	assert.Equal(t, filepath.Join(bare.Temp, "pairbench-action", "merged"),
+		bare.step("Upload the run or its report site as a workflow artifact").With["path"], "both runs are uploaded")
+	assert.NotEmpty(t, bare.Outputs["against-none-label"])
+}
+
+// weatherPullRequest is exampleRepo on branch pr, one commit past main
+// that edits a weather tool.
+func weatherPullRequest(t *testing.T, config string) (string, func(args ...string) string) {
+	t.Helper()
+	repo, git := exampleRepo(t, config)
+	git("checkout", "--quiet", "-b", "pr")
+	tool := filepath.Join(repo, "domains", "weather.example", "tools", "list_cities.js")
+	src, err := os.ReadFile(tool)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(tool, append(src, "// the pull request's edit\n"...), 0o644))
+	git("commit", "--quiet", "-am", "edit list_cities")
+	return repo, git
 }
 
 // exampleRepo commits the example registry, with config appended to its

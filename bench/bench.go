@@ -291,7 +291,8 @@ type Run struct {
 	// status is the run's status as its last report found it.
 	status *rundir.Status
 	// alsoNone lists the domains benched against base that compare: both
-	// also benches against no tools, after this run (Bench).
+	// also benches against no tools, in a run of its own after this one
+	// (Bench); the plan records them (rundir.Plan.AlsoAgainstNone).
 	alsoNone []string
 	// smokeCost is what this runner's smoke gate cost.
 	smokeCost float64
@@ -359,8 +360,9 @@ type Result struct {
 	Reports []string
 	// AgainstNone is the second comparison of a bench of changes whose
 	// configuration asks for both (compare: both): the domains it benched
-	// against base, benched against no tools in run config.AgainstNoneRunID; nil
-	// when there is none.
+	// against base, benched against no tools in run config.AgainstNoneRunID
+	// (planned alone for a plan-only bench, the same shard for a shard);
+	// nil when there is none.
 	AgainstNone *Result
 }
 
@@ -369,10 +371,36 @@ type Result struct {
 // that is not a shard and was not interrupted, Report. A report is written
 // even when the run stopped on too many aborts; the error then says so. The
 // Result holds what the bench got as far as, with or without an error.
+//
+// A bench of changes whose configuration asks for both comparisons
+// (compare: both) then benches the domains it benched against base against
+// no tools too, in run config.AgainstNoneRunID, the same way: planned
+// alone for a plan-only bench, the same shard of it for a shard, whole and
+// reported for a whole run (Result.AgainstNone).
 func Bench(ctx context.Context, cfg Config) (Result, error) {
+	res, alsoNone, err := benchOne(ctx, cfg)
+	if len(alsoNone) == 0 || err != nil {
+		return res, err
+	}
+	none := cfg
+	none.RunID, none.Changes, none.Intents, none.Arms = config.AgainstNoneRunID(cfg.RunID), "", alsoNone, rundir.PlanArms{}
+	if cfg.Log != nil {
+		cfg.Log.Info("compare: both: benching against no tools too", "run", none.RunID, "domains", alsoNone)
+	}
+	second, err := Bench(ctx, none)
+	res.AgainstNone = &second
+	if err != nil {
+		return res, fmt.Errorf("compare: both: the run against no tools (%s): %w", none.RunID, err)
+	}
+	return res, nil
+}
+
+// benchOne is Bench of one run: it returns, beside what Bench does, the
+// domains (or named intents) compare: both benches against no tools too.
+func benchOne(ctx context.Context, cfg Config) (Result, []string, error) {
 	r, err := Open(ctx, cfg)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	defer r.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -380,13 +408,13 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 	r.stopOnLostLease(ctx, cancel)
 	res := Result{Dir: r.Dir()}
 	if err := r.Smoke(ctx); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if cfg.PlanOnly {
 		if err := r.finalUpload(ctx); err != nil {
-			return res, fmt.Errorf("store the plan: %w", err)
+			return res, nil, fmt.Errorf("store the plan: %w", err)
 		}
-		return res, nil
+		return res, r.alsoNone, nil
 	}
 	runErr := r.Execute(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, rundir.ErrLeaseLost) {
@@ -395,32 +423,20 @@ func Bench(ctx context.Context, cfg Config) (Result, error) {
 		runErr = fmt.Errorf("stopped: %w", cause)
 	}
 	if runErr != nil && ctx.Err() != nil {
-		return res, errors.Join(runErr, r.finalUpload(ctx))
+		return res, nil, errors.Join(runErr, r.finalUpload(ctx))
 	}
 	if cfg.Shards > 0 {
 		if runErr == nil {
 			r.log.Info("shard done; merge the shards with `pairbench merge`", "shard", fmt.Sprintf("%d/%d", cfg.Shard, cfg.Shards))
 		}
-		return res, errors.Join(runErr, r.finalUpload(ctx))
+		return res, r.alsoNone, errors.Join(runErr, r.finalUpload(ctx))
 	}
 	res.Reports, err = r.Report(ctx)
 	err = errors.Join(err, runErr)
 	if r.status != nil && len(r.status.NotBenched) > 0 && runErr == nil {
 		err = errors.Join(err, &NotBenchedError{Intents: r.status.NotBenched})
 	}
-	if len(r.alsoNone) > 0 && err == nil {
-		// compare: both: the same domains, head against no tools.
-		none := cfg
-		none.RunID, none.Changes, none.Intents, none.Arms = config.AgainstNoneRunID(cfg.RunID), "", r.alsoNone, rundir.PlanArms{}
-		r.log.Info("compare: both: benching against no tools too", "run", none.RunID, "domains", r.alsoNone)
-		r.Close()
-		second, err := Bench(ctx, none)
-		res.AgainstNone = &second
-		if err != nil {
-			return res, fmt.Errorf("compare: both: the run against no tools (%s): %w", none.RunID, err)
-		}
-	}
-	return res, err
+	return res, r.alsoNone, err
 }
 
 // NotBenchedError is the error of a bench that ran to its end with intents

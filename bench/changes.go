@@ -90,20 +90,14 @@ func (r *Run) applyChanges(ctx context.Context, reg *intents.Registry, head rund
 }
 
 // askBoth notes a domain (or a named intent of one) benched against base
-// whose configuration asks for both comparisons (compare: both): a whole
-// run benches it against no tools too, in a run of its own
-// (config.AgainstNoneRunID); a plan-only or shard run cannot, and says
-// how.
+// whose configuration asks for both comparisons (compare: both): Bench
+// benches it against no tools too, in a run of its own
+// (config.AgainstNoneRunID), planned, sharded or run whole as this one
+// is, and the plan records it (rundir.Plan.AlsoAgainstNone) for merge.
 func (r *Run) askBoth(domain string, both bool) {
-	if !both {
-		return
+	if both {
+		r.alsoNone = append(r.alsoNone, domain)
 	}
-	if r.cfg.PlanOnly || r.cfg.Shards > 0 {
-		r.problem(rundir.Problem{Msg: "compare: both: a sharded run benches the domain against base only; bench it against no tools in a run of its own",
-			Attrs: []any{"domain", domain, "command", "pairbench run " + r.cfg.Registry + " --intent " + domain}})
-		return
-	}
-	r.alsoNone = append(r.alsoNone, domain)
 }
 
 // namedDomains returns the domains of names (intent ids or domains), each

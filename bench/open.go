@@ -121,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	opts := runner.PlanOptions{RunID: cfg.RunID, Intents: r.cfg.Intents, Pairs: cfg.Pairs, Model: m, Caps: cfg.Caps,
 		Seed: cfg.Seed, Alpha: cfg.Alpha, Versions: versions, Now: time.Now(), Source: source, HarnessTools: r.harness,
 		Browser: &policy, Trial: rundir.TrialSettings{StartDelayMS: cfg.StartDelay.Milliseconds(), SettleMS: cfg.Settle.Milliseconds(), Adoption: cfg.Adoption},
-		Arms: arms, Revs: revs, AgainstNone: againstNone, Design: cfg.Design(), WebMCP: cfg.Browser.WebMCP}
+		Arms: arms, Revs: revs, AgainstNone: againstNone, AlsoAgainstNone: r.alsoNone, Design: cfg.Design(), WebMCP: cfg.Browser.WebMCP}
 	if opts.Judge, err = cfg.Judge.planJudge(m); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,13 @@ type Plan struct {
 	// tools against a revision's (a tools@REV control): the registry's
 	// (.pairbench.yml), else report.DefaultMargins. Nil otherwise.
 	Margins *report.Margins `json:"margins,omitempty"`
+	// AlsoAgainstNone lists the domains this run benches against a
+	// revision's tools that the registry's configuration (compare: both)
+	// benches against no tools too, in a second run of their own whose id
+	// is this one's with "-none" after it (config.AgainstNoneRunID),
+	// planned, sharded and merged beside this one; nil for a run without a
+	// second, as in every run.json from before runs recorded it.
+	AlsoAgainstNone []string `json:"also_against_none,omitempty"`
 
 	// WebMCP is whose WebMCP every trial, in both arms, registers tools with
 	// and lists and invokes through (--webmcp): pairbench.WebMCPPolyfill or

@@ -63,6 +63,10 @@ type PlanOptions struct {
 	// though the control arm reads tools at a revision: a pull request
 	// changed their intents alone (config.Comparisons).
 	AgainstNone []string
+	// AlsoAgainstNone names the domains benched against a revision's
+	// tools that compare: both benches against no tools too, in a second
+	// run (rundir.Plan.AlsoAgainstNone).
+	AlsoAgainstNone []string
 	// Judge is the judge a plan with judged intents freezes.
 	Judge *rundir.PlanJudge
 }
@@ -92,6 +96,7 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*rundir.Plan, []Skipped, 
 		V: rundir.PlanVersion, RunID: opts.RunID, CreatedAt: opts.Now.UTC(), Versions: opts.Versions, Source: opts.Source,
 		Model: opts.Model, Caps: opts.Caps, Allowlist: append(Allowlist(), opts.HarnessTools...), Seed: opts.Seed, Alpha: opts.Alpha,
 		Prices: PricesVersion, Browser: opts.Browser, Trial: &opts.Trial, WebMCP: cmp.Or(opts.WebMCP, pairbench.WebMCPPolyfill),
+		AlsoAgainstNone: opts.AlsoAgainstNone,
 	}
 	if p.Trial.PairAttempts == 0 {
 		p.Trial.PairAttempts = rundir.DefaultPairAttempts

@@ -149,13 +149,7 @@ func TestRunChangesFromGit(t *testing.T) {
 	realstack.Need(t)
 	repo := t.TempDir()
 	git := clitest.GitIn(t, repo)
-	appendTo := func(name, line string) {
-		f, err := os.OpenFile(filepath.Join(repo, "reg", name), os.O_APPEND|os.O_WRONLY, 0)
-		require.NoError(t, err)
-		_, err = f.WriteString(line)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-	}
+	appendTo := func(name, line string) { clitest.AppendLine(t, filepath.Join(repo, "reg", name), line) }
 	require.NoError(t, os.CopyFS(filepath.Join(repo, "reg"), os.DirFS("../../examples/registry")))
 	git("init", "--quiet", "-b", "main")
 	git("add", ".")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/bench"
+	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/rundir"
 )
 
@@ -81,27 +83,61 @@ func runMerge(ctx context.Context, o mergeOptions, stdout, stderr io.Writer) err
 	return mergeFrom(ctx, store, o, stdout, stderr)
 }
 
-// mergeFrom is runMerge on an open store.
+// mergeFrom is runMerge on an open store. A run whose plan names a second
+// run (compare: both, rundir.Plan.AlsoAgainstNone) is merged with it, the
+// second into --out with "-none" after it; both are fetched and checked
+// before either is reported, and with o.Report both are reported and
+// published, the first first, and the gate checks both.
 func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
-	out := rundir.RunDir{Path: o.Out}
-	// A published report's pair pages show each trial's transcript and
-	// screenshot: the site is written from the trial directories.
-	trials := o.Trials || o.Report
-	_, warnings, err := bench.Merge(ctx, store, o.RunID, out, trials)
-	warn(stderr, warnings)
-	if errors.Is(err, rundir.ErrNotEmpty) {
-		return usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
-	} else if err != nil {
-		return err // Merge's errors name the run and the store
+	plan, err := mergeRun(ctx, store, o, stderr)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(stdout, o.Out)
+	runs := []mergeOptions{o}
+	if len(plan.AlsoAgainstNone) > 0 {
+		second := o // named as pairbench run names the second run's directory
+		second.RunID, second.Out = config.AgainstNoneRunID(o.RunID), config.AgainstNoneRunID(filepath.Clean(o.Out))
+		if _, err := mergeRun(ctx, store, second, stderr); err != nil {
+			return fmt.Errorf("compare: both: the run against no tools (%s): %w", second.RunID, err)
+		}
+		runs = append(runs, second)
+	}
+	for _, r := range runs {
+		fmt.Fprintln(stdout, r.Out)
+	}
 	if !o.Report {
 		return nil
 	}
+	var gates []error
+	for _, r := range runs {
+		if err := reportMerged(ctx, store, r, stdout, stderr); err != nil {
+			return err
+		}
+		gates = append(gates, r.gate.check(rundir.RunDir{Path: r.Out}))
+	}
+	return errors.Join(gates...)
+}
+
+// mergeRun fetches run o.RunID into o.Out and returns its plan.
+func mergeRun(ctx context.Context, store artifacts.Store, o mergeOptions, stderr io.Writer) (*rundir.Plan, error) {
+	// A published report's pair pages show each trial's transcript and
+	// screenshot: the site is written from the trial directories.
+	trials := o.Trials || o.Report
+	plan, warnings, err := bench.Merge(ctx, store, o.RunID, rundir.RunDir{Path: o.Out}, trials)
+	warn(stderr, warnings)
+	if errors.Is(err, rundir.ErrNotEmpty) {
+		return nil, usageError{fmt.Errorf("--out %s is not empty; merge into a new directory", o.Out)}
+	}
+	return plan, err // Merge's errors name the run and the store
+}
+
+// reportMerged writes the report of the run merged into o.Out, publishes
+// it to store and prints the link to it.
+func reportMerged(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
 	if err := runReport(o.Out, "", "", stdout, stderr); err != nil {
 		return err
 	}
-	link, err := bench.Publish(ctx, store, o.RunID, out, o.LinkTTL)
+	link, err := bench.Publish(ctx, store, o.RunID, rundir.RunDir{Path: o.Out}, o.LinkTTL)
 	if err != nil {
 		return err
 	}
@@ -109,5 +145,5 @@ func mergeFrom(ctx context.Context, store artifacts.Store, o mergeOptions, stdou
 		link = bench.SiteLink(o.SiteURL, o.RunID)
 	}
 	fmt.Fprintln(stdout, link)
-	return o.gate.check(out)
+	return nil
 }

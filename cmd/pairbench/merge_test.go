@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/internal/clitest"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // shardedRun stores smallRun's run "r1" in store as a run split over two
@@ -217,5 +219,94 @@ func TestMergeReportOfAMissingShardIsNotPublished(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, ok, "%s is not published", name)
 		}
+	})
+}
+
+// bothRuns stores, beside shardedRun's run "r1", the second run of
+// compare: both, "r1-none" (the same rows under its own id), split over
+// two shards too, and names it in r1's plan (also_against_none).
+func bothRuns(t *testing.T, store artifacts.Store) {
+	t.Helper()
+	dir := shardedRun(t, store)
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	var plan rundir.Plan
+	require.NoError(t, json.Unmarshal(data, &plan))
+	put := func(key string, v any) {
+		b, ok := v.([]byte)
+		if !ok {
+			var err error
+			b, err = json.Marshal(v)
+			require.NoError(t, err)
+		}
+		require.NoError(t, store.Put(t.Context(), key, bytes.NewReader(b)))
+	}
+	plan.AlsoAgainstNone = []string{"books.example"}
+	put("r1/run.json", plan)
+	plan.RunID, plan.AlsoAgainstNone = "r1-none", nil
+	put("r1-none/run.json", plan)
+	rows, err := os.ReadFile(filepath.Join(dir, "rows.jsonl"))
+	require.NoError(t, err)
+	parsed, _, err := pairbench.ReadRows(bytes.NewReader(rows))
+	require.NoError(t, err)
+	shards := map[int][]byte{}
+	for _, r := range parsed {
+		r.RunID = "r1-none"
+		shards[1+r.Pair%2], err = pairbench.AppendRow(shards[1+r.Pair%2], r)
+		require.NoError(t, err)
+	}
+	put("r1-none/shards/1/rows.jsonl", shards[1])
+	put("r1-none/shards/2/rows.jsonl", shards[2])
+}
+
+// TestMergeReportsBothComparisons merges a run whose plan names a second
+// run (compare: both): merge fetches both, the second into --out with
+// "-none" after it, and reports, publishes and links both, the first's
+// link first. A second run whose shards are missing fails the merge
+// before anything is published.
+func TestMergeReportsBothComparisons(t *testing.T) {
+	stores(t, func(t *testing.T, loc string, store artifacts.Store) {
+		bothRuns(t, store)
+		out := filepath.Join(t.TempDir(), "merged")
+
+		code, stdout, stderr := runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", out, "--report",
+			"--site-url", "https://reports.example/runs")
+		require.Equal(t, exitOK, code, stderr)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.GreaterOrEqual(t, len(lines), 4, stdout)
+		assert.Equal(t, []string{out, out + "-none"}, lines[:2], "both run directories")
+		var links []string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "https://") {
+				links = append(links, l)
+			}
+		}
+		assert.Equal(t, []string{"https://reports.example/runs/r1/report.html", "https://reports.example/runs/r1-none/report.html"}, links,
+			"the first run's link first")
+		for _, run := range []string{"r1", "r1-none"} {
+			ok, err := artifacts.Exists(t.Context(), store, run+"/report.json")
+			require.NoError(t, err)
+			assert.True(t, ok, "%s's report is published", run)
+		}
+		assert.Equal(t, "r1-none", clitest.ReadReport(t, out+"-none").RunID)
+		assert.Equal(t, "r1", clitest.ReadReport(t, out).RunID)
+
+		// Without --report, both are merged and nothing is reported.
+		bare := filepath.Join(t.TempDir(), "bare")
+		code, stdout, stderr = runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", bare)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, bare+"\n"+bare+"-none\n", stdout)
+		assert.FileExists(t, filepath.Join(bare+"-none", "shards/2/rows.jsonl"))
+
+		// The second run's shards missing: nothing is published.
+		for _, key := range []string{"r1/report.json", "r1-none/report.json", "r1-none/shards/1/rows.jsonl", "r1-none/shards/2/rows.jsonl"} {
+			require.NoError(t, store.Delete(t.Context(), key))
+		}
+		code, _, stderr = runCmd(t, "merge", "--store", loc, "--run-id", "r1", "--out", filepath.Join(t.TempDir(), "again"), "--report")
+		assert.Equal(t, exitFailure, code)
+		assert.Contains(t, stderr, "compare: both: the run against no tools (r1-none)")
+		ok, err := artifacts.Exists(t.Context(), store, "r1/report.json")
+		require.NoError(t, err)
+		assert.False(t, ok, "the first run is not published without its second")
 	})
 }

@@ -152,7 +152,7 @@ func (o *benchOptions) logger(stderr io.Writer) (*slog.Logger, error) {
 
 // runBench runs a bench as `pairbench run` does: records to log, the live
 // display on o.live, and the paths it wrote (run.json for a plan-only
-// bench, else the reports, those of a second comparison too) to stdout. A
+// bench, else the reports; a second comparison's too) to stdout. A
 // registry's problems are in the error.
 func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.Writer) (bench.Result, error) {
 	display := progress.New(o.live, log, time.Now, o.Slots)
@@ -166,10 +166,10 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) || errors.Is(err, bench.ErrClaimed) {
 		err = usageError{err}
 	}
-	if o.PlanOnly && err == nil {
-		fmt.Fprintln(stdout, res.Dir.File(rundir.PlanFile))
-	}
-	for r := &res; r != nil; r = r.AgainstNone {
+	for r := &res; r != nil; r = r.AgainstNone { // compare: both's second run too
+		if o.PlanOnly && err == nil {
+			fmt.Fprintln(stdout, r.Dir.File(rundir.PlanFile))
+		}
 		for _, p := range r.Reports {
 			fmt.Fprintln(stdout, p)
 		}

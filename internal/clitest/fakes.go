@@ -126,6 +126,17 @@ func GitIn(t *testing.T, dir string) func(args ...string) string {
 	}
 }
 
+// AppendLine appends line to the file at path, failing the test on an
+// error.
+func AppendLine(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(line)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
 // KernelForExampleSites starts a fake Kernel whose browsers reach the
 // example sites, served on loopback, by their host names, with its key in
 // KERNEL_API_KEY.
