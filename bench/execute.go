@@ -66,10 +66,18 @@ func (r *Run) execution() *runner.Execution {
 	if r.plan.Trial != nil {
 		adoption = r.plan.Trial.Adoption
 	}
-	return &runner.Execution{Dir: r.dir, Plan: r.plan, Slots: r.cfg.Slots, Shard: r.cfg.Shard, Shards: r.cfg.Shards,
+	ex := &runner.Execution{Dir: r.dir, Plan: r.plan, Slots: r.cfg.Slots, Shard: r.cfg.Shard, Shards: r.cfg.Shards,
 		Adoption: adoption, PairAttempts: r.plan.PairAttempts(), Budget: r.cfg.Budget,
 		Trial: r.trialFunc(), Log: r.log, OnProblem: r.problem,
 		OnStart: r.cfg.Hooks.Start, OnProgress: r.cfg.Hooks.Progress}
+	if r.cfg.Shards > 0 && r.store != nil {
+		// The shards meet in the store: each takes the looks with the
+		// others' rows, so a run that is decided stops on every shard.
+		ex.Peers = func(ctx context.Context) ([]pairbench.Row, error) {
+			return rundir.StoredPeerRows(ctx, r.store, r.plan.RunID, r.cfg.Shards, r.cfg.Shard)
+		}
+	}
+	return ex
 }
 
 func (r *Run) trialFunc() runner.TrialFunc {

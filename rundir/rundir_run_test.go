@@ -279,3 +279,22 @@ func readAllRows(d RunDir, q RowQuery) ([]pairbench.Row, RowsRead, error) {
 	read, err := d.ScanRows(q, func(r *pairbench.Row) { rows = append(rows, *r) })
 	return rows, read, err
 }
+
+// TestStoredPeerRows: a shard reads the rows its peers stored, not its
+// own, and a peer that stored nothing yet has none.
+func TestStoredPeerRows(t *testing.T) {
+	store, err := artifacts.NewLocal(t.TempDir())
+	require.NoError(t, err)
+	storeRun(t, store, map[string][]byte{PlanFile: planJSON(t, testPlan()),
+		RowsFileOf(1): encodeRows(t, runRows(0)),
+		RowsFileOf(2): encodeRows(t, runRows(1, 2)),
+	})
+	rows, err := StoredPeerRows(t.Context(), store, "r1", 3, 1)
+	require.NoError(t, err)
+	require.Len(t, rows, 2, "shard 2's rows; shard 3 stored none yet, shard 1's are the reader's own")
+	assert.Equal(t, runRows(1, 2)[0].Pair, rows[0].Pair)
+
+	require.NoError(t, store.Put(t.Context(), StoreKey("r1", RowsFileOf(3)), strings.NewReader("not a row\n")))
+	_, err = StoredPeerRows(t.Context(), store, "r1", 3, 1)
+	assert.Error(t, err, "a peer's unreadable rows are an error, not none")
+}

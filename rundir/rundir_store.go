@@ -600,3 +600,29 @@ func requireEmptyDir(dir string) error {
 	}
 	return nil
 }
+
+// StoredPeerRows returns the rows the shards of a run split in n, all but
+// shard except, have stored under runID so far (a shard not stored yet has
+// none): what a shard takes its looks with, beside its own rows.
+func StoredPeerRows(ctx context.Context, store artifacts.Store, runID string, n, except int) ([]pairbench.Row, error) {
+	var rows []pairbench.Row
+	for k := 1; k <= n; k++ {
+		if k == except {
+			continue
+		}
+		key := StoreKey(runID, RowsFileOf(k))
+		data, err := getObject(ctx, store, key)
+		if errors.Is(err, artifacts.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		some, _, err := readRows(bytes.NewReader(data), key)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, some...)
+	}
+	return rows, nil
+}

@@ -111,6 +111,17 @@ func (l *Looker) Decide() *LookStop {
 	return nil
 }
 
+// Finished reports whether every pair of look k (from 0) is done or given
+// up: Decide has taken it, so a nil Decide means the run goes on past it.
+func (l *Looker) Finished(k int) bool {
+	for _, lk := range l.looks {
+		if lk.k == k {
+			return lk.status.Status().Finished()
+		}
+	}
+	return k < l.plan.Passed
+}
+
 // Report is the report of the look Decide stopped the run at (the one
 // the run is reported at), nil when it stopped at none.
 func (l *Looker) Report() *report.Report { return l.stopped }

@@ -44,6 +44,13 @@ type Execution struct {
 	// Shard and Shards select this runner's pairs (1-based); 0 means the
 	// whole run. A shard's rows go to shards/<k>/rows.jsonl.
 	Shard, Shards int
+	// Peers, for a shard whose shards meet in a store, returns the rows the
+	// other shards have stored so far: the shard then takes the looks with
+	// them and stops where the whole run would (runLooks). Nil: a shard
+	// runs its share of every look.
+	Peers func(ctx context.Context) ([]pairbench.Row, error)
+	// lookWait, when set (tests), replaces a shard's wait at a look.
+	lookWait time.Duration
 	// Adoption is how many treatment-only adoption trials each domain runs
 	// before its pairs; 0 skips the stage.
 	Adoption int

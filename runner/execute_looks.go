@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"time"
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/rundir"
@@ -14,8 +15,13 @@ import (
 // at once). A run that is not split takes each look once its pairs are
 // done or given up (Looker): a look that stops the run is recorded in
 // run.json (Plan.Stop), and the run ends there, the later looks' pairs
-// never run. A shard runs its share of every look: it cannot see the
-// other shards' rows, so merge takes the looks. pending gives the jobs
+// never run. A shard runs its share of every look; with Peers (its shards
+// meet in a store) it then waits for the others' rows of the look and takes
+// it too (awaitLook; not the last look, which would save no pair),
+// stopping where the whole run would: run.json stays
+// the planner's, and merge finds the same stop from the rows. A shard
+// that cannot see the others, or waits for them in vain, runs its share of
+// every look, and merge takes the looks. pending gives the jobs
 // still to run of some pairs after rows; run runs jobs and returns the
 // rows they recorded.
 func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []rundir.PairSpec, rows []pairbench.Row,
@@ -25,7 +31,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 	if len(cuts) == 0 || plan.Stop != nil { // the pairs in force, at once
 		cuts = []int{math.MaxInt}
 	}
-	decide := ex.Shards == 0 && plan.Design() != nil && plan.Stop == nil
+	decide := plan.Design() != nil && plan.Stop == nil && (ex.Shards == 0 || ex.Peers != nil)
 	log.Info("pairs", "planned", len(pairs), "looks", len(cuts), "slots", ex.Slots)
 	for k, upTo := range cuts {
 		var look []rundir.PairSpec
@@ -34,6 +40,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 				look = append(look, p)
 			}
 		}
+		began := time.Now()
 		if jobs := pending(look, rows); len(jobs) > 0 {
 			if len(cuts) > 1 {
 				log.Info("look", "look", k+1, "of", len(cuts), "pairs_per_intent", upTo, "pending", len(jobs))
@@ -45,6 +52,21 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 			}
 		}
 		if !decide {
+			continue
+		}
+		if ex.Shards > 0 {
+			if k == len(cuts)-1 {
+				break // the last look saves no pair: merge takes it
+			}
+			stop, err := ex.awaitLook(ctx, log, k, rows, time.Since(began))
+			if err != nil {
+				return err
+			}
+			if stop != nil {
+				log.Info("run stopped", "look", stop.Look, "of", len(plan.Looks), "pairs_per_intent", stop.Pairs,
+					"stop", stop.Kind, "verdict", stop.Verdict, "reason", stop.Reason, "shard", ex.Shard, "decided_from", "every shard's rows")
+				return nil
+			}
 			continue
 		}
 		l := rundir.NewLooker(plan)
@@ -64,4 +86,57 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 		return nil
 	}
 	return ctx.Err()
+}
+
+// The bounds of a shard's wait at a look for the other shards' rows: as
+// long as its own share of the look took, within these.
+const (
+	minLookWait = time.Minute
+	maxLookWait = 30 * time.Minute
+	// lookPoll is how often a waiting shard reads the others' rows.
+	lookPoll = 5 * time.Second
+)
+
+// awaitLook takes look k (from 0) of a shard: it reads the other shards'
+// rows (Peers) until, with its own rows, the look's pairs are all done or
+// given up, and returns the look's stop (nil: the run goes on). It waits
+// as long as its own share of the look took (took), within minLookWait
+// and maxLookWait; past that it goes on without taking the look, which
+// merge then takes (a look not taken never stops a run early, so the
+// design stays valid).
+func (ex *Execution) awaitLook(ctx context.Context, log *slog.Logger, k int, own []pairbench.Row, took time.Duration) (*rundir.LookStop, error) {
+	wait, poll := min(max(took, minLookWait), maxLookWait), lookPoll
+	if ex.lookWait > 0 {
+		wait, poll = ex.lookWait, ex.lookWait/20
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		peers, err := ex.Peers(ctx)
+		if err != nil {
+			log.Warn("look: the other shards' rows could not be read; going on, merge takes the look", "look", k+1, "err", err)
+			return nil, nil
+		}
+		l := rundir.NewLooker(ex.Plan)
+		for i := range own {
+			l.Add(&own[i])
+		}
+		judge := rundir.NewPlanRows(ex.Plan) // it keeps a trial once: anew at each read
+		for i := range peers {
+			if r := &peers[i]; judge.Keep(r) {
+				l.Add(r)
+			}
+		}
+		if stop := l.Decide(); stop != nil || l.Finished(k) {
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			log.Info("look: the other shards have not finished it; going on, merge takes the look", "look", k+1, "waited", wait.Round(time.Second))
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }

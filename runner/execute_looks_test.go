@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,6 +226,62 @@ func TestLooksAreTheSameForShardsAndResumes(t *testing.T) {
 			assert.Equal(t, whole.Stop, p.Stop)
 		})
 	}
+}
+
+// TestShardsTakeTheLooksTogether: two shards that see each other's rows
+// (Peers, as through a store) run at once and take every look together:
+// each stops where the whole run stops, and between them they run the
+// trials the whole run ran, not their share of every look. A shard whose
+// peer never stores a row waits its while at each look, then runs its
+// share of every look, leaving the looks to merge.
+func TestShardsTakeTheLooksTogether(t *testing.T) {
+	for _, speedup := range []float64{2, 1.15} {
+		t.Run(fmt.Sprint(speedup), func(t *testing.T) {
+			whole := &timedTrials{speedup: speedup, noise: 0.3}
+			_, stopped := runLooksPlan(t, looksPlan(3, 30), whole)
+			require.NotNil(t, stopped.Stop)
+
+			plan := looksPlan(3, 30)
+			dir := rundir.RunDir{Path: t.TempDir()}
+			require.NoError(t, dir.WritePlan(plan))
+			peerRows := func(except int) func(context.Context) ([]pairbench.Row, error) {
+				return func(context.Context) ([]pairbench.Row, error) {
+					var rows []pairbench.Row
+					_, err := dir.ScanRows(rundir.RowQuery{File: rundir.RowsFileOf(3 - except)}, func(r *pairbench.Row) { rows = append(rows, *r) })
+					return rows, err
+				}
+			}
+			f := &timedTrials{speedup: speedup, noise: 0.3}
+			errs := make(chan error, 2)
+			for k := 1; k <= 2; k++ {
+				ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: f.trial, Peers: peerRows(k), lookWait: 20 * time.Second}
+				go func() { errs <- ex.Run(context.Background()) }()
+			}
+			require.NoError(t, <-errs)
+			require.NoError(t, <-errs)
+
+			assert.Equal(t, whole.ran.Load(), f.ran.Load(), "the shards ran the trials the whole run ran")
+			for _, r := range rowsOf(t, dir, "") {
+				assert.Less(t, r.Pair, stopped.Stop.Pairs, "no pair past the stop ran")
+			}
+			stop, err := dir.DecideStop(plan)
+			require.NoError(t, err)
+			assert.Equal(t, stopped.Stop, stop, "merge finds the same stop")
+		})
+	}
+
+	t.Run("a peer that never stores", func(t *testing.T) {
+		plan := looksPlan(3, 30)
+		dir := rundir.RunDir{Path: t.TempDir()}
+		require.NoError(t, dir.WritePlan(plan))
+		f := &timedTrials{speedup: 2}
+		none := func(context.Context) ([]pairbench.Row, error) { return nil, nil }
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: 1, Shards: 2, Trial: f.trial, Peers: none, lookWait: 50 * time.Millisecond}
+		require.NoError(t, ex.Run(context.Background()))
+		pairs, err := ex.Pairs()
+		require.NoError(t, err)
+		assert.EqualValues(t, 2*len(pairs), f.ran.Load(), "its share of every look ran")
+	})
 }
 
 // TestLooksRecordAStopDecidedBeforeACrash: a runner killed between the
