@@ -17,14 +17,14 @@ import "github.com/pairbench/pairbench"
 // to aborts.
 //
 // A report follows 500,000 pairs with it: the pairs are two slices in plan
-// order, found through a map per intent of pair numbers to their index,
+// order, found through a PairIndex of pair numbers to their index,
 // and none holds a pointer for the collector to scan (a pair's names are
 // numbers in a table of names).
 type Tally struct {
 	specs    []packedSpec // the planned pairs, in plan order
 	names    []string     // the names packedSpec numbers
 	pairs    []pairTally  // their state, at the same index
-	index    map[string]map[int]int32
+	index    *PairIndex
 	done     int
 	attempts int
 }
@@ -79,7 +79,7 @@ func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally 
 	if attempts <= 0 {
 		attempts = DefaultPairAttempts
 	}
-	t := &Tally{specs: make([]packedSpec, 0, len(pairs)), index: map[string]map[int]int32{}, attempts: attempts}
+	t := &Tally{specs: make([]packedSpec, 0, len(pairs)), index: NewPairIndex(), attempts: attempts}
 	numbers := map[string]uint32{}
 	number := func(name string) uint32 {
 		n, ok := numbers[name]
@@ -91,15 +91,10 @@ func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally 
 		return n
 	}
 	for _, p := range pairs {
-		byPair := t.index[p.Intent]
-		if byPair == nil {
-			byPair = map[int]int32{}
-			t.index[p.Intent] = byPair
-		}
-		if _, dup := byPair[p.Pair]; dup {
+		if _, dup := t.index.Get(p.Intent, p.Pair); dup {
 			continue
 		}
-		byPair[p.Pair] = int32(len(t.specs))
+		t.index.Set(p.Intent, p.Pair, int32(len(t.specs)))
 		t.specs = append(t.specs, packedSpec{intent: number(p.Intent), domain: number(p.Domain), pair: p.Pair,
 			order: number(string(p.Order)), profile: number(p.Profile)})
 	}
@@ -112,7 +107,7 @@ func NewTallyLimit(pairs []PairSpec, rows []pairbench.Row, attempts int) *Tally 
 
 // pair returns the state of pair k, nil for a pair not planned.
 func (t *Tally) pair(k pairbench.Key) *pairTally {
-	i, ok := t.index[k.Intent][k.Pair]
+	i, ok := t.index.Get(k.Intent, k.Pair)
 	if !ok {
 		return nil
 	}

@@ -68,7 +68,7 @@ func slug(id string) string {
 //
 // A run of a million rows is kept in a few tens of bytes a row, in memory
 // the collector never scans: each pair is a pairSlot with no pointer, in
-// one slice, found through its intent's map of pair numbers.
+// one slice, found through a rundir.PairIndex of pair numbers.
 type Site struct {
 	plan *rundir.Plan
 	dir  rundir.RunDir
@@ -76,12 +76,8 @@ type Site struct {
 	// pages are then written, and whole rows kept for them.
 	trials bool
 	// pairs finds each intent's pairs in slots by pair number.
-	pairs map[string]map[int]int32
+	pairs *rundir.PairIndex
 	slots []pairSlot
-	// lastID and last are the intent of the last row added and its pairs:
-	// rows come intent by intent.
-	lastID string
-	last   map[int]int32
 	// earlier holds a pair's arm's attempts beside its last, kept with
 	// trial directories only (pair pages list them); rows holds the whole
 	// rows kept for pair pages, which stored attempts index.
@@ -115,8 +111,8 @@ type pairSlot struct {
 
 // stored is one row, as the site keeps it: outcome and row by number.
 type stored struct {
-	n, turns int
 	wall     float64
+	n, turns int32
 	// row is the index+1 of the whole row in Site.rows, 0 for none.
 	row     int32
 	outcome uint8 // pairbench.Outcomes' index+1, 0 for none
@@ -185,7 +181,7 @@ func NewSite(plan *rundir.Plan, dir rundir.RunDir) *Site {
 	}
 	// Room for every planned pair: a slice grown by doubling would hold
 	// its old and new arrays at once, twice a large run's pairs.
-	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: map[string]map[int]int32{}, earlier: map[armOf][]stored{},
+	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: rundir.NewPairIndex(), earlier: map[armOf][]stored{},
 		slots: make([]pairSlot, 0, planned)}
 }
 
@@ -207,23 +203,14 @@ func (s *Site) Add(r *pairbench.Row) {
 	if r.Stage != pairbench.StagePair {
 		return
 	}
-	byPair := s.last
-	if byPair == nil || r.Intent != s.lastID {
-		byPair = s.pairs[r.Intent]
-		if byPair == nil {
-			byPair = map[int]int32{}
-			s.pairs[r.Intent] = byPair
-		}
-		s.lastID, s.last = r.Intent, byPair
-	}
-	k, ok := byPair[r.Pair]
+	k, ok := s.pairs.Get(r.Intent, r.Pair)
 	if !ok {
 		k = int32(len(s.slots))
 		s.slots = append(s.slots, pairSlot{Pair: r.Pair, at: k, orderCode: orderCode(r.Order)})
-		byPair[r.Pair] = k
+		s.pairs.Set(r.Intent, r.Pair, k)
 	}
 	slot := &s.slots[k]
-	a := stored{n: r.Attempt, outcome: outcomeCode(r.Outcome), wall: r.WallSeconds, turns: r.Turns, adopted: r.Adopted}
+	a := stored{n: int32(r.Attempt), outcome: outcomeCode(r.Outcome), wall: r.WallSeconds, turns: int32(r.Turns), adopted: r.Adopted}
 	if s.trials && r.TrialDir != "" {
 		s.rows = append(s.rows, copyRow(r))
 		a.row = int32(len(s.rows))
@@ -264,7 +251,7 @@ func copyRow(r *pairbench.Row) *pairbench.Row {
 
 // view is a stored attempt as the pages read it.
 func (s *Site) view(a stored) *attempt {
-	v := &attempt{N: a.n, Outcome: a.Outcome(), Wall: a.wall, Turns: a.turns, Adopted: a.adopted}
+	v := &attempt{N: int(a.n), Outcome: a.Outcome(), Wall: a.wall, Turns: int(a.turns), Adopted: a.adopted}
 	if a.row > 0 {
 		v.Row = s.rows[a.row-1]
 	}
@@ -360,9 +347,8 @@ func (p *pairSlot) disagree() bool {
 // intentPairs returns intent id's pairs by pair number.
 func (s *Site) intentPairs(id string) []*pairSlot {
 	var out []*pairSlot
-	for _, k := range s.pairs[id] {
+	for _, k := range s.pairs.Positions(id) {
 		out = append(out, &s.slots[k])
 	}
-	slices.SortFunc(out, func(a, b *pairSlot) int { return a.Pair - b.Pair })
 	return out
 }

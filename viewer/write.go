@@ -191,7 +191,7 @@ func (s *Site) intentPage(page *bytes.Buffer, rep *report.Report, figures *repor
 		}
 		for arm := range 2 {
 			if a := p.lastOf(arm); a != nil {
-				row.Arms[arm] = armCell{Outcome: string(a.Outcome()), Wall: seconds(a.wall), Turns: a.turns,
+				row.Arms[arm] = armCell{Outcome: string(a.Outcome()), Wall: seconds(a.wall), Turns: int(a.turns),
 					Adopted: a.adopted, Attempts: int(p.n[arm])}
 			}
 		}
