@@ -11,6 +11,14 @@ run_id="${PB_RUN_ID:-}"
 want run-id "$run_id" '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' "letters, digits, dots, dashes and underscores"
 set_output run-id "$run_id"
 store="$(store_location)"
+# resume: the run named by run-id is resumed from the store (topped up
+# with more pairs), never planned afresh.
+want resume "${PB_RESUME:-false}" '^(true|false)$' "true or false"
+if [ "${PB_RESUME:-false}" = true ]; then
+  [ "$mode" = run ] || [ "$mode" = plan ] || fail "input resume is for modes run and plan: mode $mode resumes nothing"
+  [ -n "${PB_RUN_ID:-}" ] || fail "input resume needs run-id: the run to resume (without it the run id is a new one, gh-<workflow run id>)"
+  [ -n "$store" ] || fail "input resume needs the artifact store (s3-bucket) the run is in: a run is resumed from there"
+fi
 runs_dir="$state/runs"
 mkdir -p "$runs_dir"
 
@@ -88,6 +96,7 @@ bench_args() {
   if [ -n "$store" ]; then args+=(--store "$store"); fi
   want allow-inconclusive "${PB_ALLOW_INCONCLUSIVE:-false}" '^(true|false)$' "true or false"
   if [ "${PB_ALLOW_INCONCLUSIVE:-false}" = true ]; then args+=(--allow-inconclusive); fi
+  if [ "${PB_RESUME:-false}" = true ]; then args+=(--resume); fi
   return 0
 }
 

@@ -151,8 +151,16 @@ type Config struct {
 	// Link is the full report's URL, linked from report.md.
 	Link string
 	// PlanOnly makes Bench stop once the plan is frozen and stored: the
-	// plan job of a run spread over runners.
+	// plan job of a run spread over runners. With a Store it takes the
+	// stored plan alone, not the rows, so it plans (or, with more Pairs,
+	// tops up) a run already split across runners, deciding where the run
+	// stopped from every shard's stored rows.
 	PlanOnly bool
+	// Resume refuses to plan a new run: the run RunID must be in its run
+	// directory or in the Store already, and is resumed (topped up with
+	// more Pairs). A resume that would find nothing fails with
+	// ErrNothingToResume, before anything is written.
+	Resume bool
 
 	// Log receives the bench's diagnostics and a record per trial.
 	Log *slog.Logger

@@ -1,7 +1,12 @@
 package bench
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+
+	"github.com/pairbench/pairbench/artifacts"
 
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/stats"
@@ -51,6 +56,34 @@ func (e claimedError) Unwrap() []error { return []error{e.ClaimedError, ErrClaim
 func stopOf(dir rundir.RunDir, plan *rundir.Plan) (*rundir.LookStop, error) {
 	if plan.Stop != nil {
 		return plan.Stop, nil
+	}
+	return dir.DecideStop(plan)
+}
+
+// ErrNothingToResume is matched by the error of a bench told to resume
+// (Config.Resume) a run that is neither in its run directory nor in the
+// store: a bad request (exit 2), since planning it afresh would pass for a
+// resume.
+var ErrNothingToResume = errors.New("nothing to resume")
+
+// storedStop is stopOf for a run whose rows are in store, not in the run
+// directory (a --plan-only runner's): the look its stored rows decide,
+// those of the run or of every shard of it, fetched without their trial
+// directories; nil when the store holds no rows of it yet.
+func storedStop(ctx context.Context, store artifacts.Store, plan *rundir.Plan) (*rundir.LookStop, error) {
+	if plan.Stop != nil {
+		return plan.Stop, nil
+	}
+	tmp, err := os.MkdirTemp("", "pairbench-stop-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := rundir.RunDir{Path: tmp}
+	if _, _, err := dir.Fetch(ctx, store, plan.RunID, false); errors.Is(err, rundir.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("where run %s stopped: %w", plan.RunID, err)
 	}
 	return dir.DecideStop(plan)
 }

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
@@ -65,7 +69,7 @@ func TestTopUpOfARunThatClaimedIsRefused(t *testing.T) {
 				assert.Nil(t, before.Stop, "a run of one look records no stop")
 			}
 			opts.Pairs = 18
-			_, _, err = r.planOrResume(reg, opts)
+			_, _, err = r.planOrResume(context.Background(), reg, opts)
 			require.ErrorIs(t, err, ErrClaimed)
 			assert.Contains(t, err.Error(), "run r1 claimed a difference (the verdict faster) at look ")
 			after, err := r.dir.ReadPlan()
@@ -73,7 +77,7 @@ func TestTopUpOfARunThatClaimedIsRefused(t *testing.T) {
 			assert.Equal(t, before, after, "run.json is as it was")
 
 			r.cfg.Pairs, opts.Pairs = 12, 12
-			resumed, _, err := r.planOrResume(reg, opts)
+			resumed, _, err := r.planOrResume(context.Background(), reg, opts)
 			require.NoError(t, err)
 			assert.Equal(t, before.Stop, resumed.Stop)
 		})
@@ -91,7 +95,7 @@ func TestTopUpOfAFutileRunGoesOn(t *testing.T) {
 	require.NotNil(t, before.Stop)
 	require.Equal(t, report.StopFutility, before.Stop.Kind)
 	opts.Pairs = 18
-	plan, _, err := r.planOrResume(reg, opts)
+	plan, _, err := r.planOrResume(context.Background(), reg, opts)
 	require.NoError(t, err)
 	assert.Nil(t, plan.Stop)
 	assert.Equal(t, before.Stop.Look, plan.Passed)
@@ -113,4 +117,91 @@ func TestDesignOfLooks(t *testing.T) {
 	assert.Equal(t, []float64{0.25, 0.5, 0.75, 1}, four.Looks)
 	assert.Nil(t, Config{Looks: 1}.Design())
 	assert.Nil(t, Config{}.Design())
+}
+
+// shardedInStore stores the run r ran as a run split across 3 runners
+// would leave it: its run.json and each pair's rows under
+// shards/<pair mod 3 + 1>/rows.jsonl, and returns the store.
+func shardedInStore(t *testing.T, r *Run) artifacts.Store {
+	t.Helper()
+	store, err := artifacts.NewLocal(t.TempDir())
+	require.NoError(t, err)
+	ctx := context.Background()
+	plan, err := os.ReadFile(r.dir.File(rundir.PlanFile))
+	require.NoError(t, err)
+	require.NoError(t, store.Put(ctx, rundir.StoreKey("r1", rundir.PlanFile), bytes.NewReader(plan)))
+	shards := map[int][]byte{}
+	_, err = r.dir.ScanRows(rundir.RowQuery{}, func(row *pairbench.Row) {
+		k := row.Pair%3 + 1
+		shards[k], err = pairbench.AppendRow(shards[k], *row)
+		require.NoError(t, err)
+	})
+	require.NoError(t, err)
+	require.Len(t, shards, 3)
+	for k, rows := range shards {
+		require.NoError(t, store.Put(ctx, rundir.StoreKey("r1", rundir.RowsFileOf(k)), bytes.NewReader(rows)))
+	}
+	return store
+}
+
+// TestPlanOnlyTopsUpAShardedRunFromTheStore: the plan job of a run split
+// across runners (--plan-only with a store, on a fresh runner) tops the run
+// up from the store: it takes the stored plan alone, and where the run
+// stopped is decided from every shard's stored rows, so a run that
+// stopped for futility goes on from its next look, and one that claimed a
+// difference is refused (ErrClaimed) as an unsharded one is.
+func TestPlanOnlyTopsUpAShardedRunFromTheStore(t *testing.T) {
+	for _, tc := range []struct {
+		speedup float64
+		claimed bool
+	}{{1, false}, {2, true}} {
+		t.Run(fmt.Sprint(tc.speedup), func(t *testing.T) {
+			cfg := Config{Looks: 3, Pairs: 18, PairsGiven: true, PlanOnly: true}
+			ran, reg, opts := looksRun(t, cfg, tc.speedup)
+			stopped, err := ran.dir.ReadPlan()
+			require.NoError(t, err)
+			require.NotNil(t, stopped.Stop)
+			store := shardedInStore(t, ran)
+			// The shards never record where the run stopped: merge decides it.
+			unstopped := *stopped
+			unstopped.Stop = nil
+			data, err := json.Marshal(&unstopped)
+			require.NoError(t, err)
+			require.NoError(t, store.Put(context.Background(), rundir.StoreKey("r1", rundir.PlanFile), bytes.NewReader(data)))
+
+			r := &Run{cfg: cfg, dir: rundir.RunDir{Path: t.TempDir()}, log: slog.New(slog.DiscardHandler), agentName: "pi", store: store}
+			fetched, err := r.dir.ReconcilePlan(context.Background(), store, "r1")
+			require.NoError(t, err, "the shards' rows in the store are no obstacle to a plan-only runner")
+			assert.True(t, fetched)
+			opts.Pairs = 18
+			plan, _, err := r.planOrResume(context.Background(), reg, opts)
+			if tc.claimed {
+				require.ErrorIs(t, err, ErrClaimed)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, stopped.Stop.Look, plan.Passed, "the look it stopped at, decided from the shards' rows, is passed")
+			assert.Equal(t, append(append([]int(nil), stopped.Looks...), 18), plan.Looks)
+			local, err := r.dir.ReadPlan()
+			require.NoError(t, err)
+			assert.Equal(t, plan, local, "run.json holds the topped-up plan, for the upload")
+		})
+	}
+}
+
+// TestResumeRefusesARunItCannotFind: a bench told to resume (the Action's
+// resume input, --resume) plans no new run when neither its directory nor
+// its store holds the run.
+func TestResumeRefusesARunItCannotFind(t *testing.T) {
+	reg, err := intents.Load("../examples/registry")
+	require.NoError(t, err)
+	store, err := artifacts.NewLocal(t.TempDir())
+	require.NoError(t, err)
+	r := &Run{cfg: Config{RunID: "r1", Resume: true, Store: "a store"}, dir: rundir.RunDir{Path: t.TempDir()}, log: slog.New(slog.DiscardHandler), agentName: "pi", store: store}
+	_, _, err = r.planOrResume(context.Background(), reg, runner.PlanOptions{RunID: "r1", Intents: []string{"books-count-by-author"}, Pairs: 2, Seed: 3, Alpha: 0.05,
+		Model: rundir.Model{Provider: "pairbench", ID: "pairbench-scripted", Scripted: true}, Now: time.Now()})
+	require.ErrorIs(t, err, ErrNothingToResume)
+	assert.Contains(t, err.Error(), "run r1 is not in "+r.dir.Path+" nor in the store a store")
+	_, err = os.Stat(r.dir.File(rundir.PlanFile))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing planned")
 }

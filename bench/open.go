@@ -94,7 +94,13 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		// a runner on a fresh machine resumes it, and no upload replaces
 		// rows it did not read.
 		var warnings []rundir.Problem
-		r.adopted, warnings, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards)
+		if cfg.PlanOnly {
+			// No trials run here: the plan alone, of a run split across
+			// runners or not.
+			r.adopted, err = r.dir.ReconcilePlan(ctx, r.store, cfg.RunID)
+		} else {
+			r.adopted, warnings, err = r.dir.Reconcile(ctx, r.store, cfg.RunID, cfg.Shard, cfg.Shards)
+		}
 		r.problems(warnings)
 		if err != nil {
 			return nil, err
@@ -125,7 +131,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if opts.Judge, err = cfg.Judge.planJudge(m); err != nil {
 		return nil, err
 	}
-	if r.plan, r.fresh, err = r.planOrResume(reg, opts); err != nil {
+	if r.plan, r.fresh, err = r.planOrResume(ctx, reg, opts); err != nil {
 		return nil, err
 	}
 	if err := checkJudge(r.plan); err != nil {
@@ -223,9 +229,15 @@ func checkRegistry(reg *intents.Registry, err error, name string, git bool, now 
 
 // planOrResume returns the run's plan: the stored run.json when the run
 // exists (refusing a changed plan unless Force), else a new one (fresh).
-func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*rundir.Plan, bool, error) {
+func (r *Run) planOrResume(ctx context.Context, reg *intents.Registry, opts runner.PlanOptions) (*rundir.Plan, bool, error) {
 	stored, err := r.dir.ReadPlan()
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && r.cfg.Resume:
+		where := r.dir.Path
+		if r.store != nil {
+			where += " nor in the store " + r.cfg.Store
+		}
+		return nil, false, fmt.Errorf("%w: run %s is not in %s; without --resume it would be planned afresh", ErrNothingToResume, r.cfg.RunID, where)
 	case errors.Is(err, fs.ErrNotExist) && r.cfg.Shards > 0:
 		where := "this directory"
 		if r.store != nil {
@@ -305,7 +317,13 @@ func (r *Run) planOrResume(reg *intents.Registry, opts runner.PlanOptions) (*run
 		}
 		// A run that claimed a difference is not topped up; one that
 		// stopped claiming nothing goes on from its next look.
-		if stored.Stop, err = stopOf(r.dir, stored); err != nil {
+		if r.cfg.PlanOnly && r.store != nil {
+			// The rows are in the store, the run's or its shards'.
+			stored.Stop, err = storedStop(ctx, r.store, stored)
+		} else {
+			stored.Stop, err = stopOf(r.dir, stored)
+		}
+		if err != nil {
 			return nil, false, err
 		}
 		if stored, err = stored.TopUp(topUp); err != nil {

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,7 +70,11 @@ func (b *Bot) startBench(ctx context.Context, tx *state.Tx, pull *state.Pull, sh
 // per intent (as many as it has when add is 0) under the same run id: the
 // run resumes with the larger count and runs only the new pairs
 // (bench.Config.PairsGiven, rundir.Plan.TopUp), and its report decides at
-// the look it reached. The reopened bench shows on a new check run (GitHub
+// the look it reached. On the local backend the bench's job resumes it;
+// on the Actions backend the workflow is dispatched again with the same
+// run id, the new pairs and top_up, and resumes the run from the artifact
+// store (the Action's resume input); only the new dispatch's workflow run
+// may end the bench. The reopened bench shows on a new check run (GitHub
 // never reopens a completed one) and supersedes nothing: no other bench is
 // running. It returns the reply, a refusal saying why when there is
 // nothing to top up.
@@ -99,9 +102,6 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 	case pairbench.Label(last.Verdict).Claims():
 		return fmt.Sprintf("Run `%s` already reached a verdict, `%s`: its α is spent on that claim, so more pairs would test again what it decided, which its design does not cover. Comment `/bench run` for a new run.",
 			last.Run, last.Verdict), nil
-	case last.Backend != BackendLocal:
-		return fmt.Sprintf("Run `%s` ran on GitHub Actions, where pairbench cannot top a run up yet. Comment `/bench run --pairs %d` for a new run with more pairs.",
-			last.Run, min(last.Pairs+cmp.Or(add, last.Pairs), MaxPairs)), nil
 	}
 	if add == 0 {
 		add = last.Pairs
@@ -116,7 +116,15 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 	bn.Created, bn.Ended, bn.Dispatched = tx.Now(), time.Time{}, time.Time{}
 	bn.DonePairs, bn.TotalPairs = 0, 0
 	bn.CheckID, bn.CheckVersion, bn.CheckPosted = 0, bn.CheckVersion+1, bn.CheckVersion
-	if bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil); err != nil {
+	if bn.Backend == BackendLocal {
+		bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil)
+	} else {
+		// The run of the last dispatch is over; the new one is recorded
+		// when it is dispatched (or named, WorkflowTitle).
+		bn.WorkflowRunID, bn.WorkflowRunURL = 0, ""
+		_, err = tx.Enqueue(ctx, dispatchJob{Run: bn.Run}, nil)
+	}
+	if err != nil {
 		return "", err
 	}
 	if err := tx.SaveBench(ctx, bn); err != nil {
@@ -126,7 +134,7 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 		return "", err
 	}
 	pull.Bench = bn.Run
-	b.log.Info("bench topped up", "run", bn.Run, "pairs", bn.Pairs, "by", by)
+	b.log.Info("bench topped up", "run", bn.Run, "pairs", bn.Pairs, "backend", bn.Backend, "by", by)
 	return fmt.Sprintf("@%s: topping up run `%s` of `%s` with %d more pairs per intent (%d in all); only the new pairs run. The `%s` check shows its progress.",
 		by, bn.Run, short(bn.SHA), add, bn.Pairs, CheckName), nil
 }
@@ -205,7 +213,7 @@ func request(bn state.Bench) Request {
 	return Request{
 		RunID: RunID(bn.Run), Repo: Repo{Owner: owner, Name: name, DefaultBranch: bn.DefaultBranch, Installation: bn.Installation},
 		PR: bn.PR, HeadSHA: bn.SHA, Domains: bn.Domains, Intents: bn.Intents, Pairs: bn.Pairs, Model: bn.Model,
-		Agent: bn.Agent, Base: bn.Base,
+		Agent: bn.Agent, Base: bn.Base, TopUp: bn.TopUps,
 	}
 }
 

@@ -79,6 +79,11 @@ type Request struct {
 	// Intents against no tools (a bench recorded before bases were, or a
 	// /bench run --against none).
 	Base string
+	// TopUp counts the times /bench more topped the run up: 0 for the
+	// run's first bench; n > 0 asks the backend to resume run RunID from
+	// the artifact store with Pairs per intent, more than it had, never to
+	// plan it afresh.
+	TopUp int
 }
 
 // Limits of workflow_dispatch.
@@ -93,8 +98,9 @@ var ErrInputsTooLarge = errors.New("bench request does not fit in workflow_dispa
 
 // DefaultWorkflow is the workflow file the Actions backend dispatches by
 // default. The workflow must declare the inputs run_id, pr, head_sha,
-// domains, intents, pairs and model, and agent to take /bench run --agent
-// (sent only then); it runs on the registry's default
+// domains, intents, pairs and model, agent to take /bench run --agent
+// and top_up to take /bench more (each sent only then), and name its runs
+// as WorkflowTitle does; it runs on the registry's default
 // branch, never on the pull request's, so the workflow that runs is always
 // one a maintainer merged.
 const DefaultWorkflow = "pairbench.yml"
@@ -126,6 +132,12 @@ func WorkflowInputs(req Request) (map[string]any, error) {
 		// Sent only when asked for, so a workflow that declares no agent
 		// input still takes every other bench.
 		in["agent"] = req.Agent
+	}
+	if req.TopUp > 0 {
+		// Sent only for /bench more: the workflow resumes run_id from the
+		// store with pairs per intent (the Action's resume input) and
+		// names its run for this top-up (WorkflowTitle).
+		in["top_up"] = strconv.Itoa(req.TopUp)
 	}
 	n := 0
 	for k, v := range in {
@@ -310,6 +322,13 @@ func (b *Bot) dispatch(ctx context.Context, c *github.Client, req Request) (int6
 		req.Base = ""
 		return b.dispatch(ctx, c, req)
 	}
+	if _, topUp := inputs["top_up"]; topUp && errors.As(err, &e) && e.Response != nil &&
+		e.Response.StatusCode == http.StatusUnprocessableEntity && strings.Contains(e.Message, "Unexpected inputs provided") && strings.Contains(e.Message, `"top_up"`) {
+		// A workflow made before /bench more took the Actions backend: it
+		// would bench the run afresh, so the top-up is not dispatched.
+		return 0, "", &dispatchRefused{fmt.Errorf("%s on %s@%s declares no top_up input, which `/bench more` needs to resume the run (docs/github-app.md, The Actions backend)",
+			b.cfg.Workflow, req.Repo.FullName(), req.Repo.DefaultBranch)}
+	}
 	if errors.As(err, &e) && e.Response != nil && (e.Response.StatusCode == http.StatusNotFound || e.Response.StatusCode == http.StatusUnprocessableEntity) {
 		return 0, "", &dispatchRefused{fmt.Errorf("dispatch %s on %s@%s: %w", b.cfg.Workflow, req.Repo.FullName(), req.Repo.DefaultBranch, err)}
 	}
@@ -329,7 +348,7 @@ func (b *Bot) findRun(ctx context.Context, c *github.Client, req Request) (*gith
 		return nil, fmt.Errorf("list runs of %s: %w", b.cfg.Workflow, err)
 	}
 	for _, r := range runs.WorkflowRuns {
-		if id, ok := runIDFromTitle(r.GetDisplayTitle()); ok && id == req.RunID && r.GetEvent() == "workflow_dispatch" {
+		if id, topUp, ok := runIDFromTitle(r.GetDisplayTitle()); ok && id == req.RunID && topUp == req.TopUp && r.GetEvent() == "workflow_dispatch" {
 			return r, nil
 		}
 	}
@@ -415,13 +434,32 @@ func cancelWorkflowRun(ctx context.Context, c *github.Client, fullName string, i
 	return fmt.Errorf("cancel workflow run %d of %s: %w", id, fullName, err)
 }
 
-// runIDFromTitle reads the run id from a workflow run's display title,
-// "pairbench <run id>".
-func runIDFromTitle(title string) (RunID, bool) {
-	rest, ok := strings.CutPrefix(title, "pairbench ")
-	id := RunID(strings.TrimSpace(rest))
-	if _, _, valid := parseRunID(id); !ok || !valid {
-		return "", false
+// WorkflowTitle is the name the workflow gives the run the service
+// dispatched for run id, topped up topUp times: "pairbench <run id>", and
+// "pairbench <run id>+<top_up>" for a top-up (the example workflow's
+// run-name), so each of a run's dispatches is told from the others by its
+// name as by its check run's external id.
+func WorkflowTitle(id RunID, topUp int) string {
+	if topUp == 0 {
+		return "pairbench " + string(id)
 	}
-	return id, true
+	return fmt.Sprintf("pairbench %s+%d", id, topUp)
+}
+
+// runIDFromTitle reads the run id and the top-up from a workflow run's
+// display title (WorkflowTitle).
+func runIDFromTitle(title string) (id RunID, topUp int, ok bool) {
+	rest, ok := strings.CutPrefix(title, "pairbench ")
+	rest = strings.TrimSpace(rest)
+	if r, n, cut := strings.Cut(rest, "+"); cut {
+		var err error
+		if topUp, err = strconv.Atoi(n); err != nil || topUp < 1 || strconv.Itoa(topUp) != n {
+			return "", 0, false
+		}
+		rest = r
+	}
+	if _, _, valid := parseRunID(RunID(rest)); !ok || !valid {
+		return "", 0, false
+	}
+	return RunID(rest), topUp, true
 }

@@ -603,14 +603,16 @@ func (h *handling) workflowRun(ctx context.Context) (apply, error) {
 }
 
 // benchNamedByRun finds the bench wr's title names, locked: an Actions
-// bench of repo. The caller decides what wr is to it by the run recorded.
+// bench of repo, in the top-up the title names (a run of the bench before
+// /bench more reopened it is not the reopened bench's). The caller decides
+// what wr is to it by the run recorded.
 func benchNamedByRun(ctx context.Context, tx *state.Tx, repo Repo, wr *github.WorkflowRun) (state.Bench, bool, error) {
-	id, ok := runIDFromTitle(wr.GetDisplayTitle())
+	id, topUp, ok := runIDFromTitle(wr.GetDisplayTitle())
 	if !ok {
 		return state.Bench{}, false, nil
 	}
 	bn, found, err := tx.LockBench(ctx, string(id))
-	if err != nil || !found || bn.Repo != repo.FullName() || bn.Backend != BackendActions {
+	if err != nil || !found || bn.Repo != repo.FullName() || bn.Backend != BackendActions || bn.TopUps != topUp {
 		return state.Bench{}, false, err
 	}
 	return bn, true, nil

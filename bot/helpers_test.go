@@ -426,7 +426,11 @@ func (f *fixture) completeWorkflow(t *testing.T, id, conclusion string) {
 	}
 	require.NotZero(t, wf, "run %s has no workflow run", id)
 	f.gh.CompleteWorkflowRun(repoName, wf, conclusion)
-	f.deliver(t, "workflow_run", workflowRunPayload(t, wf, id, conclusion))
+	named := id
+	if run, ok := f.gh.WorkflowRun(repoName, wf); ok { // a top-up's is "<run id>+<n>"
+		named = strings.TrimPrefix(run.DisplayTitle, "pairbench ")
+	}
+	f.deliver(t, "workflow_run", workflowRunPayload(t, wf, named, conclusion))
 }
 
 // storeReport stores report.json (the demo report with the given verdict)

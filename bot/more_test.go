@@ -9,6 +9,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -16,8 +17,7 @@ import (
 // finished bench under its run id with more pairs per intent, which the
 // local backend resumes (the runner's top-up); its progress and verdict go
 // to a new check run, since a completed one never reopens. While a bench
-// runs, before any bench, after a failed one, and on the Actions backend,
-// it refuses, saying why.
+// runs, before any bench and after a failed one, it refuses, saying why.
 func TestBenchMoreTopsUpTheHeadsLastRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -77,13 +77,87 @@ func TestBenchMoreTopsUpTheHeadsLastRun(t *testing.T) {
 	f.comment(t, writer, "/bench more")
 	assert.Contains(t, lastReply(), "ended without a verdict (failed)")
 
+}
+
+// TestBenchMoreOnActionsDispatchesTheTopUp: on the Actions backend /bench
+// more dispatches the workflow again for the same run id, with the larger
+// pairs and top_up (the workflow resumes the run from the store and names
+// its run "pairbench <run id>+1"); only that run ends the reopened bench,
+// not a late delivery of the first run, and its report is the head's
+// verdict. A run that claimed a difference is refused as on the local
+// backend, undispatched; a run that stopped claiming nothing (no signal,
+// as a futility stop ends) goes on. A workflow that declares no top_up is
+// not dispatched a top-up it would bench afresh.
+func TestBenchMoreOnActionsDispatchesTheTopUp(t *testing.T) {
+	t.Parallel()
 	a := newFixture(t, actions)
+	lastReply := func() string {
+		t.Helper()
+		cs := a.gh.Comments(repoName, prNumber)
+		require.NotEmpty(t, cs)
+		return cs[len(cs)-1].Body
+	}
 	a.opened(t, nil)
 	run := a.benches(t)[0].Run
-	a.storeReport(t, bot.RunID(run), pairbench.Inconclusive)
+	a.storeReport(t, bot.RunID(run), pairbench.NoSignal)
 	a.completeWorkflow(t, run, "success")
 	a.waitBench(t, run, state.BenchDone)
+	first := a.benches(t)[0]
+
 	a.comment(t, writer, "/bench more 10")
-	cs = a.gh.Comments(repoName, prNumber)
-	assert.Contains(t, cs[len(cs)-1].Body, "ran on GitHub Actions, where pairbench cannot top a run up yet. Comment `/bench run --pairs 30`")
+	assert.Contains(t, lastReply(), "topping up run `"+run+"`")
+	assert.Contains(t, lastReply(), "with 10 more pairs per intent (30 in all)")
+	require.Eventually(t, func() bool { return len(a.gh.Dispatches(repoName)) == 2 }, 10*time.Second, 10*time.Millisecond)
+	ds := a.gh.Dispatches(repoName)
+	again := ds[1]
+	assert.Equal(t, run, again.Inputs["run_id"], "the same run id: the run resumes from the store")
+	assert.Equal(t, "30", again.Inputs["pairs"])
+	assert.Equal(t, "1", again.Inputs["top_up"])
+	assert.NotContains(t, ds[0].Inputs, "top_up", "a first bench sends no top_up")
+	for _, k := range []string{"pr", "head_sha", "domains", "intents", "base"} {
+		assert.Equal(t, ds[0].Inputs[k], again.Inputs[k], "input %s as first dispatched", k)
+	}
+	wr, ok := a.gh.WorkflowRun(repoName, again.RunID)
+	require.True(t, ok)
+	assert.Equal(t, bot.WorkflowTitle(bot.RunID(run), 1), wr.DisplayTitle)
+	require.Eventually(t, func() bool {
+		cur := a.benches(t)[0]
+		return cur.WorkflowRunID == again.RunID && cur.State == state.BenchRunning
+	}, 10*time.Second, 10*time.Millisecond, "the top-up's run is recorded")
+
+	// The first run's completion, delivered again late, names the bench
+	// before its top-up: it ends nothing.
+	a.deliver(t, "workflow_run", workflowRunPayload(t, first.WorkflowRunID, run, "success"))
+	a.settle(t)
+	assert.False(t, a.benches(t)[0].Over(), "the first run's late delivery did not end the top-up")
+
+	a.storeReport(t, bot.RunID(run), pairbench.Better)
+	a.completeWorkflow(t, run, "success")
+	a.waitBench(t, run, state.BenchDone)
+	assert.Equal(t, string(pairbench.Better), a.benches(t)[0].Verdict)
+	runs := a.gh.CheckRuns(repoName)
+	require.Len(t, runs, 2, "the top-up has a check run of its own")
+	assert.Equal(t, run+"+1", runs[1].ExternalID)
+	assert.Contains(t, runs[1].Title, "bench: better")
+	assert.Equal(t, []string{"bench: better"}, a.gh.IssueLabels(repoName, prNumber))
+
+	a.comment(t, writer, "/bench more")
+	assert.Contains(t, lastReply(), "already reached a verdict, `better`: its α is spent on that claim")
+	a.settle(t)
+	assert.Len(t, a.gh.Dispatches(repoName), 2, "a claimed verdict is not dispatched a top-up")
+	assert.True(t, a.benches(t)[0].Over())
+
+	old := newFixture(t, actions)
+	old.gh.Repo(repoName, func(r *githubtest.Repo) {
+		r.WorkflowInputs = map[string][]string{bot.DefaultWorkflow: {"run_id", "pr", "head_sha", "domains", "intents", "base", "pairs", "model", "agent"}}
+	})
+	old.opened(t, nil)
+	run = old.benches(t)[0].Run
+	old.storeReport(t, bot.RunID(run), pairbench.Inconclusive)
+	old.completeWorkflow(t, run, "success")
+	old.waitBench(t, run, state.BenchDone)
+	old.comment(t, writer, "/bench more")
+	old.waitBench(t, run, state.BenchFailed)
+	assert.Contains(t, old.benches(t)[0].Reason, "declares no top_up input, which `/bench more` needs to resume the run")
+	assert.Len(t, old.gh.Dispatches(repoName), 1, "no top-up was dispatched")
 }

@@ -100,34 +100,8 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 		return false, nil, err
 	}
 
-	local, err := os.ReadFile(d.File(PlanFile))
-	hasLocal := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, nil, fmt.Errorf("read %s: %w", d.File(PlanFile), err)
-	}
-	if stored[PlanFile] {
-		remote, err := getObject(ctx, store, StoreKey(runID, PlanFile))
-		if err != nil {
-			return false, nil, err
-		}
-		switch {
-		case !hasLocal:
-			if err := d.WriteFile(PlanFile, remote); err != nil {
-				return false, nil, err
-			}
-			fetched = true
-		case !bytes.Equal(local, remote):
-			if stopped, ok := oneRunStopped(local, remote); ok {
-				if stopped != nil {
-					if err := d.WriteFile(PlanFile, stopped); err != nil {
-						return false, nil, err
-					}
-				}
-				break
-			}
-			return false, nil, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
-				runID, PlanFile, where, d.Path)
-		}
+	if fetched, err = d.takeStoredPlan(ctx, store, runID, where, stored[PlanFile]); err != nil {
+		return false, nil, err
 	}
 	if err := d.CheckLayout(k, n); err != nil {
 		return fetched, warnings, err
@@ -152,6 +126,55 @@ func (d RunDir) Reconcile(ctx context.Context, store artifacts.Store, runID stri
 		}
 	}
 	return fetched, warnings, nil
+}
+
+// ReconcilePlan is Reconcile for a runner that runs no trials, a
+// --plan-only job: it makes the directory's plan and the store's one, as
+// Reconcile does (fetched is true when it took the store's), and takes no
+// rows, so a run split across runners is planned (or topped up) as one
+// that is not.
+func (d RunDir) ReconcilePlan(ctx context.Context, store artifacts.Store, runID string) (fetched bool, err error) {
+	has, err := artifacts.Exists(ctx, store, StoreKey(runID, PlanFile))
+	if err != nil {
+		return false, fmt.Errorf("read run %s in the store %v: %w", runID, store, err)
+	}
+	return d.takeStoredPlan(ctx, store, runID, fmt.Sprintf("the store %v", store), has)
+}
+
+// takeStoredPlan makes the directory's run.json and the one stored (has
+// says whether the store holds one) one plan: the stored one is fetched
+// when the directory has none (fetched), two plans are refused, and one
+// with the run's stop recorded is kept over one without.
+func (d RunDir) takeStoredPlan(ctx context.Context, store artifacts.Store, runID, where string, has bool) (fetched bool, err error) {
+	if !has {
+		return false, nil
+	}
+	local, err := os.ReadFile(d.File(PlanFile))
+	hasLocal := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read %s: %w", d.File(PlanFile), err)
+	}
+	remote, err := getObject(ctx, store, StoreKey(runID, PlanFile))
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case !hasLocal:
+		if err := d.WriteFile(PlanFile, remote); err != nil {
+			return false, err
+		}
+		return true, nil
+	case !bytes.Equal(local, remote):
+		if stopped, ok := oneRunStopped(local, remote); ok {
+			if stopped != nil {
+				return false, d.WriteFile(PlanFile, stopped)
+			}
+			return false, nil
+		}
+		return false, fmt.Errorf("run %s: %s in %s and %s are two different plans under one run id; use another --run-id for one of them",
+			runID, PlanFile, where, d.Path)
+	}
+	return false, nil
 }
 
 // takeStoredRows appends to the rows file rel (of shard k) the stored rows
@@ -360,6 +383,10 @@ func (e *ShardsError) Error() string {
 	return fmt.Sprintf("run %s: the shards do not belong to its plan:\n  %s", e.RunID, strings.Join(e.Problems, "\n  "))
 }
 
+// ErrNoRows is matched by Fetch's error for a run the store holds no
+// rows of yet.
+var ErrNoRows = errors.New("no rows yet")
+
 // Fetch gathers run runID from store into the run directory, which must be
 // missing or empty: the plan, every rows file and, with trials, every trial
 // directory. Before it writes anything it checks that every rows file
@@ -391,7 +418,7 @@ func (d RunDir) Fetch(ctx context.Context, store artifacts.Store, runID string, 
 		return nil, warnings, fmt.Errorf("run %s has no %s in the store %v (is the run id right? pairbench run stores it before its first trial)", runID, PlanFile, store)
 	}
 	if len(objects) == 1 {
-		return nil, warnings, fmt.Errorf("run %s has no rows yet in the store %v: neither %s nor any shards/<k>/%[3]s", runID, store, RowsFile)
+		return nil, warnings, fmt.Errorf("run %s has %w in the store %v: neither %s nor any shards/<k>/%[4]s", runID, ErrNoRows, store, RowsFile)
 	}
 	for rel := range objects {
 		if objects[rel], err = getObject(ctx, store, prefix+rel); err != nil {

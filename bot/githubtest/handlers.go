@@ -478,11 +478,14 @@ func createDispatch(s *Server, req *request, r *Repo) response {
 		}
 	}
 	// The run is named as the workflow's run-name says; the example's is
-	// "pairbench <run id>".
+	// "pairbench <run id>", and "pairbench <run id>+<top_up>" for a top-up.
 	id := s.id()
 	title := "pairbench"
 	if v, ok := in.Inputs["run_id"].(string); ok {
 		title += " " + v
+	}
+	if v, ok := in.Inputs["top_up"].(string); ok && v != "" {
+		title += "+" + v
 	}
 	r.Dispatches = append(r.Dispatches, Dispatch{Workflow: wf, Ref: in.Ref, Inputs: in.Inputs, RunID: id})
 	r.WorkflowRuns = append(r.WorkflowRuns, WorkflowRun{ID: id, Workflow: wf, DisplayTitle: title, Status: "queued", Event: "workflow_dispatch"})

@@ -163,7 +163,7 @@ func runBench(ctx context.Context, o benchOptions, log *slog.Logger, stdout io.W
 	res, err := bench.Bench(ctx, o.Config)
 	stop()
 	var unreachable *bench.UnreachablePlanError
-	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) || errors.Is(err, bench.ErrClaimed) {
+	if errors.As(err, &unreachable) || errors.Is(err, runner.ErrUnknownIntent) || errors.Is(err, bench.ErrClaimed) || errors.Is(err, bench.ErrNothingToResume) {
 		err = usageError{err}
 	}
 	for r := &res; r != nil; r = r.AgainstNone { // compare: both's second run too
@@ -226,5 +226,6 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.ExampleSites, "example-sites", false, "serve pairbench's example sites (books.example, weather.example) on loopback")
 	cmd.Flags().StringVar(&o.Link, "link", "", "URL of the full report, linked from report.md")
 	cmd.Flags().BoolVar(&o.PlanOnly, "plan-only", false, "plan the run, pass the smoke gate, freeze run.json (and store it), then stop: the plan job of a sharded run")
+	cmd.Flags().BoolVar(&o.Resume, "resume", false, "only resume (or, with a larger --pairs, top up) run --run-id, in --runs-dir or the --store: one in neither is refused (exit 2), never planned afresh")
 	return cmd
 }
