@@ -27,6 +27,12 @@ type LookStop struct {
 	Reason string `json:"reason"`
 }
 
+// Early reports whether the run stopped before its last look (for
+// efficacy or futility), so the pairs planned past the look never ran;
+// false for a nil stop (the run goes on) and for a run that went through
+// its looks (complete).
+func (s *LookStop) Early() bool { return s != nil && s.Kind != report.StopComplete }
+
 // Looker decides a run's looks from its rows as they stream past: each
 // look not yet passed gets the report its own pairs give at its share of
 // α, and the count of what is left of them. The decision depends on the

@@ -163,8 +163,19 @@ type Progress struct {
 	Started time.Time
 	// Pairs is how many pairs the execution has to finish and Done how
 	// many are, counting rows earlier runners recorded; Half is how many are
-	// halfway (see Tally).
+	// halfway (see Tally). In a run of looks these are the pairs in force:
+	// those of the look under way, which the run finishes before it
+	// decides whether to go on; Planned counts the pairs of every look.
 	Pairs, Done, Half int
+	Planned           int
+	// Look is the look under way, from 1, of Looks (1 for a run of one
+	// look); 0 before the pairs start (the adoption stage).
+	Look, Looks int
+	// Stop is the look the run stopped at, once one decided it: for
+	// efficacy or futility before its last look (the pairs past it never
+	// run), or complete at its last. Nil while the run goes on, and in a
+	// shard that takes no look (merge does).
+	Stop *rundir.LookStop
 	// Running is how many trials run now.
 	Running int
 	// Trials and Aborts count the trials this execution recorded; Spend is
@@ -222,9 +233,29 @@ func (f *follower) recorded(row pairbench.Row) {
 
 // take returns the progress now and its number; f.mu is held.
 func (f *follower) take() (Progress, int) {
-	f.p.Done, f.p.Half = f.tally.Done(), f.tally.Half()
+	f.p.Pairs, f.p.Done, f.p.Half = f.tally.Pairs(), f.tally.Done(), f.tally.Half()
 	f.taken++
 	return f.p, f.taken
+}
+
+// look makes the progress count look k of n, whose pairs in force t
+// tallies, of planned pairs in all.
+func (f *follower) look(t *rundir.Tally, k, n, planned int) {
+	f.mu.Lock()
+	f.tally = t
+	f.p.Look, f.p.Looks, f.p.Planned = k, n, planned
+	p, c := f.take()
+	f.mu.Unlock()
+	f.report(p, c)
+}
+
+// stopped records the look the run stopped at.
+func (f *follower) stopped(stop *rundir.LookStop) {
+	f.mu.Lock()
+	f.p.Stop = stop
+	p, c := f.take()
+	f.mu.Unlock()
+	f.report(p, c)
 }
 
 // report hands p, the nth progress taken, to OnProgress.
@@ -325,7 +356,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	for _, r := range rows {
 		ex.spend.spent += r.SpendUSD()
 	}
-	f.p = Progress{Started: time.Now(), Pairs: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted}
+	f.p = Progress{Started: time.Now(), Planned: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted, Stop: ex.Plan.Stop}
 	f.mu.Lock()
 	p, n := f.take()
 	f.mu.Unlock()
@@ -348,9 +379,14 @@ func (ex *Execution) Run(ctx context.Context) error {
 		}
 	}
 
-	return ex.runLooks(ctx, log, pairs, rows, func(pairs []rundir.PairSpec, rows []pairbench.Row) []rundir.Job {
-		return tally(pairs, rows).Pending()
-	}, func(jobs []rundir.Job) ([]pairbench.Row, error) { return ex.runJobs(ctx, rl, f, jobs) })
+	return ex.runLooks(ctx, log, pairs, rows, lookRun{
+		tally: tally,
+		run:   func(jobs []rundir.Job) ([]pairbench.Row, error) { return ex.runJobs(ctx, rl, f, jobs) },
+		follow: func(look []rundir.PairSpec, rows []pairbench.Row, k, n int) {
+			f.look(tally(look, rows), k, n, len(pairs))
+		},
+		stopped: f.stopped,
+	})
 }
 
 // runJobs runs jobs over the slots and returns the rows it recorded.

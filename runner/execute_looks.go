@@ -10,6 +10,18 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 )
 
+// lookRun is what runLooks runs looks with: tally counts some pairs
+// after rows (their pending jobs), run runs jobs and returns the rows they
+// recorded, follow is told of each look as it starts (its pairs, the rows
+// so far, the look and how many there are), and stopped of the look that
+// stops the run.
+type lookRun struct {
+	tally   func([]rundir.PairSpec, []pairbench.Row) *rundir.Tally
+	run     func([]rundir.Job) ([]pairbench.Row, error)
+	follow  func(look []rundir.PairSpec, rows []pairbench.Row, k, n int)
+	stopped func(*rundir.LookStop)
+}
+
 // runLooks runs the pairs look by look: every pair of a look, across the
 // intents, before any pair of the next (a run of one look runs them all
 // at once). A run that is not split takes each look once its pairs are
@@ -21,11 +33,8 @@ import (
 // stopping where the whole run would: run.json stays
 // the planner's, and merge finds the same stop from the rows. A shard
 // that cannot see the others, or waits for them in vain, runs its share of
-// every look, and merge takes the looks. pending gives the jobs
-// still to run of some pairs after rows; run runs jobs and returns the
-// rows they recorded.
-func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []rundir.PairSpec, rows []pairbench.Row,
-	pending func([]rundir.PairSpec, []pairbench.Row) []rundir.Job, run func([]rundir.Job) ([]pairbench.Row, error)) error {
+// every look, and merge takes the looks.
+func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []rundir.PairSpec, rows []pairbench.Row, lr lookRun) error {
 	plan := ex.Plan
 	cuts := plan.Looks
 	if len(cuts) == 0 || plan.Stop != nil { // the pairs in force, at once
@@ -41,11 +50,16 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 			}
 		}
 		began := time.Now()
-		if jobs := pending(look, rows); len(jobs) > 0 {
+		at, of := k+1, len(cuts)
+		if plan.Stop != nil && len(plan.Looks) > 0 { // resumed where it stopped
+			at, of = plan.Stop.Look, len(plan.Looks)
+		}
+		lr.follow(look, rows, at, of)
+		if jobs := lr.tally(look, rows).Pending(); len(jobs) > 0 {
 			if len(cuts) > 1 {
 				log.Info("look", "look", k+1, "of", len(cuts), "pairs_per_intent", upTo, "pending", len(jobs))
 			}
-			fresh, err := run(jobs)
+			fresh, err := lr.run(jobs)
 			rows = append(rows, fresh...)
 			if err != nil {
 				return err
@@ -63,6 +77,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 				return err
 			}
 			if stop != nil {
+				lr.stopped(stop)
 				log.Info("run stopped", "look", stop.Look, "of", len(plan.Looks), "pairs_per_intent", stop.Pairs,
 					"stop", stop.Kind, "verdict", stop.Verdict, "reason", stop.Reason, "shard", ex.Shard, "decided_from", "every shard's rows")
 				return nil
@@ -81,6 +96,7 @@ func (ex *Execution) runLooks(ctx context.Context, log *slog.Logger, pairs []run
 		if err := ex.Dir.WritePlan(plan); err != nil {
 			return err
 		}
+		lr.stopped(stop)
 		log.Info("run stopped", "look", stop.Look, "of", len(plan.Looks), "pairs_per_intent", stop.Pairs,
 			"stop", stop.Kind, "verdict", stop.Verdict, "reason", stop.Reason)
 		return nil

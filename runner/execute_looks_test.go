@@ -310,3 +310,51 @@ func statusOf(t *testing.T, dir rundir.RunDir, plan *rundir.Plan) rundir.Status 
 	require.NoError(t, err)
 	return c.Status()
 }
+
+// TestProgressCountsThePairsInForce: the progress of a run of looks counts
+// the pairs of the look under way, not every planned pair: a null run
+// stopped for futility at its first look ends at 30 of 30 pairs in force
+// (of 90 planned, look 1 of 3) with the stop it made, rather than 30 of 90;
+// a big effect's run moves to the next look only once the first is done,
+// and says so.
+func TestProgressCountsThePairsInForce(t *testing.T) {
+	follow := func(plan *rundir.Plan, f *timedTrials) []Progress {
+		t.Helper()
+		dir := rundir.RunDir{Path: t.TempDir()}
+		require.NoError(t, dir.WritePlan(plan))
+		var seen []Progress
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial, OnProgress: func(p Progress) { seen = append(seen, p) }}
+		require.NoError(t, ex.Run(context.Background()))
+		require.NotEmpty(t, seen)
+		return seen
+	}
+	null := follow(looksPlan(3, 30), &timedTrials{speedup: 1})
+	end := null[len(null)-1]
+	assert.Equal(t, 30, end.Pairs, "the first look's pairs")
+	assert.Equal(t, 30, end.Done)
+	assert.Equal(t, 90, end.Planned)
+	assert.Equal(t, 1, end.Look)
+	assert.Equal(t, 3, end.Looks)
+	require.NotNil(t, end.Stop, "the stop is told")
+	assert.Equal(t, report.StopFutility, end.Stop.Kind)
+	for _, p := range null {
+		assert.LessOrEqual(t, p.Done, p.Pairs, "never more done than in force")
+		if p.Look > 0 {
+			assert.Equal(t, 30, p.Pairs, "only the first look's pairs are in force")
+		}
+	}
+
+	noisy := follow(looksPlan(3, 30), &timedTrials{speedup: 1.2, noise: 0.3})
+	var looks []int
+	for _, p := range noisy {
+		if len(looks) == 0 || looks[len(looks)-1] != p.Look {
+			looks = append(looks, p.Look)
+		}
+		if p.Look == 2 {
+			assert.Equal(t, 60, p.Pairs, "the second look's pairs are in force")
+			assert.GreaterOrEqual(t, p.Done, 30, "the first look's pairs are done before the second's run")
+		}
+	}
+	require.GreaterOrEqual(t, len(looks), 3, "the run went past its first look: %v", looks)
+	assert.Equal(t, []int{0, 1, 2}, looks[:3], "the looks follow one another")
+}

@@ -302,10 +302,13 @@ func TestExecuteReportsProgress(t *testing.T) {
 	}
 	require.NoError(t, ex.Run(context.Background()))
 	require.NotEmpty(t, progress)
-	assert.Equal(t, Progress{Started: progress[0].Started, Pairs: 5, Done: 1}, progress[0], "the first count includes the earlier runner's pair")
+	assert.Equal(t, Progress{Started: progress[0].Started, Pairs: 5, Planned: 5, Done: 1}, progress[0], "the first count includes the earlier runner's pair")
 	end := progress[len(progress)-1]
 	assert.Equal(t, 5, end.Pairs)
 	assert.Equal(t, 5, end.Done)
+	assert.Equal(t, 1, end.Look, "a run of one look: its pairs are in force at once")
+	assert.Equal(t, 1, end.Looks)
+	assert.Nil(t, end.Stop)
 	assert.Zero(t, end.Half)
 	assert.Zero(t, end.Running)
 	assert.Equal(t, rows, end.Trials)

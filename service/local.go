@@ -39,7 +39,8 @@ func NewLocalRunner(o Options, log *slog.Logger) *LocalRunner {
 }
 
 // Run runs the bench until it ends, telling progress how many pairs are
-// done whenever that number moves.
+// done of those in force (the look's under way, in a run of looks)
+// whenever either number moves.
 func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
 	_, err := bench.Bench(ctx, d.config(req, progress))
 	return err
@@ -76,10 +77,15 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 		o.Agent = req.Agent
 	}
 	o.Log = d.log.With("run", req.RunID)
-	last := -1
+	// The pairs in force: in a run of looks, those of the look under way,
+	// so a run that stops at a look ends its count done, not short of the
+	// pairs planned past it. The engine's slots wait on this, one call at a
+	// time: progress only takes the count (the bot writes it from a
+	// goroutine of its own).
+	last := [2]int{-1, -1}
 	o.Hooks.Progress = func(p runner.Progress) {
-		if p.Done != last {
-			last = p.Done
+		if now := [2]int{p.Done, p.Pairs}; now != last {
+			last = now
 			progress(p.Done, p.Pairs)
 		}
 	}

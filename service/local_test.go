@@ -32,10 +32,13 @@ func TestALocalBenchIsTheTemplateAtTheRequestedCommit(t *testing.T) {
 	assert.Equal(t, "openai/gpt-5.4-mini", c.Model, "--model over the template")
 	assert.Equal(t, "pi", c.Agent)
 
-	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8})
-	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8})
-	c.Hooks.Progress(runner.Progress{Done: 3, Pairs: 8})
-	assert.Equal(t, [][2]int{{0, 8}, {3, 8}}, seen, "progress is told when the count moves")
+	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8, Planned: 24, Look: 1, Looks: 3})
+	c.Hooks.Progress(runner.Progress{Done: 0, Pairs: 8, Planned: 24, Look: 1, Looks: 3})
+	c.Hooks.Progress(runner.Progress{Done: 3, Pairs: 8, Planned: 24, Look: 1, Looks: 3})
+	c.Hooks.Progress(runner.Progress{Done: 8, Pairs: 8, Planned: 24, Look: 1, Looks: 3})
+	c.Hooks.Progress(runner.Progress{Done: 8, Pairs: 16, Planned: 24, Look: 2, Looks: 3})
+	assert.Equal(t, [][2]int{{0, 8}, {3, 8}, {8, 8}, {8, 16}}, seen,
+		"progress is told when the count moves, of the pairs in force: the look's, then the next look's")
 
 	req.Intents, req.Pairs, req.Model, req.Agent = []string{"books.example/find"}, 2, bench.ScriptedModel, "claude-code"
 	c = r.config(req, func(int, int) {})

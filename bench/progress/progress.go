@@ -1,9 +1,14 @@
 // Package progress shows a bench as it runs, fed by its hooks
 // (bench.Hooks): one line per slot with the trial it runs and for how long,
-// and a bar with the pairs done, the aborted trials, the spend and an
-// estimate of the time left. On a terminal the display stays at the bottom
-// of the screen, log records scrolling above it (Terminal); elsewhere a
-// progress record is logged after every trial.
+// and a bar with the pairs done of those in force (in a run of looks, the
+// look's under way), the aborted trials, the spend and an estimate of the
+// time left; a run that stopped at a look says where and why. On a
+// terminal the display stays at the bottom of the screen, log records
+// scrolling above it (Terminal), drawn by its own goroutine (Animate): the
+// hooks, which the engine calls one at a time from the slots (each slot
+// waits on its call), only take the counts, so a terminal that blocks
+// never stalls a trial. Elsewhere a progress record is
+// logged after every trial.
 package progress
 
 import (
@@ -98,8 +103,15 @@ func Render(s State, now time.Time, width int) []string {
 	if d, ok := s.ETA(now); ok {
 		eta = "ETA " + shortDuration(d)
 	}
-	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs  %d aborted  %s  %s",
-		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, s.Aborts, money(s.Spend, s.Notional, 3), eta))
+	look := ""
+	if s.Looks > 1 && s.Look > 0 {
+		look = fmt.Sprintf(" (look %d of %d, %d planned)", s.Look, s.Looks, s.Planned)
+	}
+	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs%s  %d aborted  %s  %s",
+		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, look, s.Aborts, money(s.Spend, s.Notional, 3), eta))
+	if line := stopLine(s.Progress); line != "" {
+		lines = append(lines, line)
+	}
 	if width > 0 {
 		for i, l := range lines {
 			if r := []rune(l); len(r) > width {
@@ -108,6 +120,18 @@ func Render(s State, now time.Time, width int) []string {
 		}
 	}
 	return lines
+}
+
+// stopLine says where and why a run of looks stopped before its last
+// look ("" while it goes on, or when it went through them all): its pairs
+// end there, short of those planned.
+func stopLine(p runner.Progress) string {
+	st := p.Stop
+	if !st.Early() {
+		return ""
+	}
+	return fmt.Sprintf("stopped at look %d of %d (%d pairs per intent) for %s: %s; the pairs planned past it do not run",
+		st.Look, p.Looks, st.Pairs, st.Kind, st.Reason)
 }
 
 // shortDuration prints d to the second: 45s, 3m05s, 1h02m.
@@ -146,7 +170,8 @@ func (d *Display) Hooks() bench.Hooks {
 		Problem: func(pr rundir.Problem) { d.log.Warn(pr.Msg, pr.LogArgs()...) }}
 }
 
-// started puts a trial in the first idle slot.
+// started puts a trial in the first idle slot. It writes nothing: the
+// engine's slots wait on it (Animate draws).
 func (d *Display) started(spec runner.TrialSpec) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -156,18 +181,19 @@ func (d *Display) started(spec runner.TrialSpec) {
 			break
 		}
 	}
-	d.drawLocked()
 }
 
-// progressed takes the run's counts.
+// progressed takes the run's counts. It writes nothing: the engine's
+// slots wait on it (Animate draws); a stop at a look is logged by the
+// engine.
 func (d *Display) progressed(pr runner.Progress) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.state.Progress = pr
-	d.drawLocked()
 }
 
-// recorded frees a trial's slot and, without a terminal, logs the progress.
+// recorded frees a trial's slot and, without a terminal, logs the
+// progress (a log record, which goes around the terminal's block).
 func (d *Display) recorded(row pairbench.Row) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -188,9 +214,13 @@ func (d *Display) recorded(row pairbench.Row) {
 		if s.Notional {
 			spend = []any{"spend_notional", fmt.Sprintf("%.4f", s.Spend)}
 		}
-		d.log.Info("progress", append(append([]any{"pairs_done", s.Done, "pairs", s.Pairs, "aborted", s.Aborts}, spend...), "eta", eta)...)
+		attrs := []any{"pairs_done", s.Done, "pairs", s.Pairs}
+		if s.Looks > 1 {
+			attrs = append(attrs, "look", s.Look, "looks", s.Looks, "pairs_planned", s.Planned)
+		}
+		attrs = append(append(append(attrs, "aborted", s.Aborts), spend...), "eta", eta)
+		d.log.Info("progress", attrs...)
 	}
-	d.drawLocked()
 }
 
 // drawLocked draws the display, once the run's trials have started.
@@ -200,10 +230,10 @@ func (d *Display) drawLocked() {
 	}
 }
 
-// Animate redraws the display every half second (so slot clocks and the
-// ETA move) until the returned stop is called, which leaves the last
-// display on screen as ordinary output. Without a terminal it does
-// nothing.
+// Animate draws the display every half second (so slot clocks and the
+// ETA move, and what the hooks took shows) until the returned stop is
+// called, which draws it a last time and leaves it on screen as ordinary
+// output. Without a terminal it does nothing.
 func (d *Display) Animate(ctx context.Context) (stop func()) {
 	if d.term == nil {
 		return func() {}
@@ -228,6 +258,9 @@ func (d *Display) Animate(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		d.mu.Lock()
+		d.drawLocked()
+		d.mu.Unlock()
 		d.term.Stop()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -130,4 +132,71 @@ func TestTerminalKeepsTheBlockBelowLogs(t *testing.T) {
 	w, view := Output(&out, "text")
 	assert.Nil(t, view, "a buffer is not a terminal")
 	assert.Same(t, &out, w)
+}
+
+// TestRenderLooks: in a run of looks the bar counts the pairs in force,
+// those of the look under way, and names the look and the pairs planned;
+// a run that stopped at a look says where and why, not a bar short of the
+// total.
+func TestRenderLooks(t *testing.T) {
+	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	s := State{Progress: runner.Progress{Started: start, Pairs: 8, Done: 5, Planned: 24, Look: 1, Looks: 3}, Slots: []*Slot{nil}}
+	assert.Equal(t, []string{
+		"slot 1  idle",
+		"[###############.........] 5/8 pairs (look 1 of 3, 24 planned)  0 aborted  $0.000  ETA ?",
+	}, Render(s, start, 0))
+
+	s.Done = 8
+	s.Stop = &rundir.LookStop{Look: 1, Pairs: 4, Kind: report.StopFutility, Reason: "both pooled tests' p above the futility bound 0.2"}
+	assert.Equal(t, []string{
+		"slot 1  idle",
+		"[########################] 8/8 pairs (look 1 of 3, 24 planned)  0 aborted  $0.000  ETA ?",
+		"stopped at look 1 of 3 (4 pairs per intent) for futility: both pooled tests' p above the futility bound 0.2; the pairs planned past it do not run",
+	}, Render(s, start, 0))
+
+	s.Look, s.Stop = 3, &rundir.LookStop{Look: 3, Pairs: 12, Kind: report.StopComplete}
+	assert.Len(t, Render(s, start, 0), 2, "a run that went through its looks did not stop short")
+}
+
+// recordingWriter counts the writes to a terminal.
+type recordingWriter struct {
+	mu     sync.Mutex
+	writes int
+	out    bytes.Buffer
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes++
+	return w.out.Write(b)
+}
+
+// TestHooksNeverWriteToTheTerminal: the engine calls the Start and
+// Progress hooks one at a time, each slot waiting on its call; on a
+// terminal they only take the counts, and the display is drawn by
+// Animate's goroutine, so a terminal that blocks (a paused or slow one)
+// never stalls a trial. Stopping the animation draws the last state.
+func TestHooksNeverWriteToTheTerminal(t *testing.T) {
+	clock := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	w := &recordingWriter{}
+	d := New(&Terminal{w: w}, slog.New(slog.DiscardHandler), func() time.Time { return clock }, 1)
+	h := d.Hooks()
+	spec := trialSpec("weather-high-oslo", 0, pairbench.Control, 1)
+	h.Progress(runner.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3})
+	h.Start(spec)
+	h.Progress(runner.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3, Running: 1})
+	h.Row(pairbench.Row{Intent: spec.Job.Intent, Pair: 0, Arm: spec.Arm, TrialDir: spec.Dir})
+	h.Progress(runner.Progress{Started: clock, Pairs: 4, Done: 4, Planned: 12, Look: 1, Looks: 3,
+		Stop: &rundir.LookStop{Look: 1, Pairs: 4, Kind: report.StopFutility, Reason: "no effect"}})
+	w.mu.Lock()
+	assert.Zero(t, w.writes, "the hooks wrote to the terminal")
+	w.mu.Unlock()
+
+	stop := d.Animate(t.Context())
+	stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Contains(t, w.out.String(), "4/4 pairs (look 1 of 3, 12 planned)")
+	assert.Contains(t, w.out.String(), "stopped at look 1 of 3 (4 pairs per intent) for futility: no effect")
 }
