@@ -35,7 +35,7 @@ var (
 	serveKills = flag.Int("serve.kills", 24, "SIGKILL points TestServeSurvivesKill9 tries during its stream of deliveries")
 	serveSeed  = flag.Uint64("serve.seed", 1, "seed of TestServeSurvivesKill9's stream and kill points")
 	serveFault = flag.Bool("serve.faults", true, "TestServeSurvivesKill9 also injects GitHub faults (5xx, resets, secondary rate limits, lost answers)")
-	serveLog   = flag.String("serve.log", "", "file TestServeSurvivesKill9 writes the service's log to, kept after the test (default: a temporary one)")
+	serveLog   = flag.String("serve.log", "", "file TestServeSurvivesKill9 writes the service's log to, kept after the test (default: a temporary one); TestServeReplicasSurviveKill9, which runs beside it, writes FILE.replicas")
 )
 
 const crashRepo = "octo/registry"
@@ -158,6 +158,10 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 	if testing.Short() {
 		t.Skip("kills and restarts the service dozens of times (a minute or two); skipped with -short")
 	}
+	// Independent of every other test (a fake GitHub, a store, a database
+	// and service processes of its own; no environment, no browser): it
+	// waits on the services' job queues more than it computes.
+	t.Parallel()
 	bin := clitest.Build(t)
 	rng := rand.New(rand.NewPCG(*serveSeed, 7))
 	gh := githubtest.New(t)
@@ -205,6 +209,9 @@ func serveCrash(t *testing.T, dialect string, replicas int) {
 	logPath := filepath.Join(dir, "serve.log")
 	if *serveLog != "" {
 		logPath = *serveLog
+		if replicas > 1 {
+			logPath += ".replicas" // the tests run at once: a file each
+		}
 	}
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
@@ -490,6 +497,7 @@ func TestServeStatusCancelAndPushAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and restarts the service; skipped with -short")
 	}
+	t.Parallel() // as serveCrash
 	bin := clitest.Build(t)
 	gh := githubtest.New(t)
 	appID, keyPEM := clitest.App(t, gh)
