@@ -76,8 +76,8 @@ func TestArchitectureDocIsReadWhole(t *testing.T) {
 	assert.Error(t, arch.mayUse(module+"/bot", "example.com/unowned", false), "a module without an owner")
 	assert.NoError(t, arch.mayUse(module+"/grade", "github.com/stretchr/testify/assert", true))
 	assert.Error(t, arch.mayUse(module+"/grade", "github.com/stretchr/testify/assert", false), "testify is for tests")
-	assert.NoError(t, arch.mayUse(module+"/browser/local", "github.com/modelcontextprotocol/go-sdk/mcp", true))
-	assert.Error(t, arch.mayUse(module+"/browser/local", "github.com/modelcontextprotocol/go-sdk/mcp", false))
+	assert.NoError(t, arch.mayUse(module+"/browser/driver", "github.com/modelcontextprotocol/go-sdk/mcp", true))
+	assert.Error(t, arch.mayUse(module+"/browser/driver", "github.com/modelcontextprotocol/go-sdk/mcp", false))
 }
 
 // architecture is what docs/architecture.md allows.

@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/pairbench/pairbench/browser/cdp"
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/browser/kernel"
 	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/browser/remote"
@@ -133,7 +134,7 @@ func (r *Run) startBrowsers() (runner.Browsers, error) {
 		return nil, err
 	}
 	connect := func(ctx context.Context, url string) (remote.Driver, error) {
-		return local.Connect(ctx, local.Config{Log: r.log, WebMCP: r.plan.WebMCPMode()}, url)
+		return driver.Connect(ctx, driver.Config{Log: r.log, WebMCP: r.plan.WebMCPMode()}, url)
 	}
 	p, err := remote.New(remote.Config{Service: svc, Connect: connect, TempDir: r.cfg.TempDir, Log: r.log})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pairbench/pairbench/browser/local"
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -84,7 +84,7 @@ func browserPath(ctx context.Context, tr http.RoundTripper) (string, error) {
 // does: through a loopback port relayed to DevTools.Socket (what the
 // agent's sandbox does), or at DevTools.URL itself. The connection is
 // closed at the test's end.
-func DialDevTools(t testing.TB, dt runner.DevTools) *local.Browser {
+func DialDevTools(t testing.TB, dt runner.DevTools) *driver.Browser {
 	t.Helper()
 	endpoint := dt.URL
 	if dt.Socket != "" {
@@ -103,7 +103,7 @@ func DialDevTools(t testing.TB, dt runner.DevTools) *local.Browser {
 		require.NoError(t, err)
 		endpoint = "ws://" + u.Host + path
 	}
-	b, err := local.Connect(t.Context(), local.Config{}, endpoint)
+	b, err := driver.Connect(t.Context(), driver.Config{}, endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close(context.Background()) })
 	return b

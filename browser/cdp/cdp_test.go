@@ -19,6 +19,7 @@ import (
 
 	"github.com/pairbench/pairbench/browser/browsertest"
 	"github.com/pairbench/pairbench/browser/cdp"
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/browser/remote"
 	"github.com/pairbench/pairbench/internal/offline"
@@ -153,7 +154,7 @@ func provider(t *testing.T, cfg cdp.Config) (*remote.Provider, string) {
 	dir := sandboxtest.TempDir(t)
 	p, err := remote.New(remote.Config{Service: svc, TempDir: dir, Log: quiet,
 		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, remoteDriverConfig, url)
+			return driver.Connect(ctx, remoteDriverConfig, url)
 		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close(context.Background()) })
@@ -278,4 +279,4 @@ func TestQuotaAndErrorsNeverQuoteTheSecret(t *testing.T) {
 // short, while the start (the DevTools handshake) and a load may take long
 // on a busy machine (a 1 s parse and 5 s load bound, and the default start
 // bound, failed there).
-var remoteDriverConfig = local.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}
+var remoteDriverConfig = driver.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench/browser/browsertest"
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/browser/kernel"
 	"github.com/pairbench/pairbench/browser/kernel/kerneltest"
-	"github.com/pairbench/pairbench/browser/local"
 	"github.com/pairbench/pairbench/browser/remote"
 	"github.com/pairbench/pairbench/examples/site"
 	"github.com/pairbench/pairbench/intents"
@@ -73,7 +73,7 @@ func newProvider(t *testing.T, fake *kerneltest.Server, mutate ...func(*remote.C
 	cfg := remote.Config{
 		Service: svc,
 		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return local.Connect(ctx, remoteDriverConfig, url)
+			return driver.Connect(ctx, remoteDriverConfig, url)
 		},
 		TempDir: sandboxtest.TempDir(t),
 		Log:     quiet,
@@ -140,4 +140,4 @@ func TestKernelBrowserRegistersLoadsAndIsDeleted(t *testing.T) {
 // short, while the start (the DevTools handshake) and a load may take long
 // on a busy machine (a 1 s parse and 5 s load bound, and the default start
 // bound, failed there).
-var remoteDriverConfig = local.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}
+var remoteDriverConfig = driver.Config{Log: quiet, StartTimeout: 2 * time.Minute, ParseTimeout: 10 * time.Second, LoadTimeout: 2 * time.Minute}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,22 +66,22 @@ func (h *egressTargets) seen() map[string][]string {
 // 92 in the demo), whatever --disable-component-update and the
 // ComponentUpdatesEnabled policy said.
 func TestChromiumAsksForNothingThePageDidNot(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	log := &egressTargets{hosts: map[string][]string{}}
 	start := time.Now()
 	b := openBrowser(t, newProvider(t, site, func(c *Config) { c.Log = slog.New(log) }))
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testsite.Patience)
 	defer cancel()
 
-	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	require.NoError(t, b.RegisterTools(ctx, testsite.BookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/")
 	require.NoError(t, err)
 	_, err = b.InvokeTool(ctx, "find_books", []byte(`{"author":"Ada"}`))
 	require.NoError(t, err)
 	_, err = b.Load(ctx, "http://weather.test/")
 	require.NoError(t, err)
-	b.navigate(ctx, "http://nowhere.test/")   // does not resolve
-	b.navigate(ctx, "https://books.test:80/") // a plain HTTP server: the TLS handshake fails
+	b.Navigate(ctx, "http://nowhere.test/")   // does not resolve
+	b.Navigate(ctx, "https://books.test:80/") // a plain HTTP server: the TLS handshake fails
 	time.Sleep(time.Until(start.Add(15 * time.Second)))
 
 	asked := []string{"books.test", "weather.test", "nowhere.test"}

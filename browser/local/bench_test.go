@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -18,12 +19,12 @@ import (
 // browser's sandbox starts under the init an installed pairbench uses
 // (sandbox.InitProgram), not under this test binary.
 func BenchmarkSetup(b *testing.B) {
-	site := newTestSite(b)
+	site := testsite.New(b)
 	initProgram := sandboxtest.InitProgram(b)
 	p := newProvider(b, site, func(c *Config) { c.Executable = initProgram })
 	spec := runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/",
-		Tools: bookTools(b), EntryTool: "find_books", Attempts: 1,
+		Tools: testsite.BookTools(b), EntryTool: "find_books", Attempts: 1,
 	}
 	var sum runner.SetupTiming
 	var closing time.Duration
@@ -58,7 +59,7 @@ func BenchmarkSetup(b *testing.B) {
 func BenchmarkFloodedPipe(b *testing.B) {
 	for _, limit := range []int{DefaultPipeMessageLimit, 1 << 30} {
 		b.Run(fmt.Sprintf("limit=%dMiB", limit>>20), func(b *testing.B) {
-			p := newProvider(b, newTestSite(b), func(c *Config) { c.pipeLimit = limit })
+			p := newProvider(b, testsite.New(b), func(c *Config) { c.pipeLimit = limit })
 			args := fmt.Appendf(nil, `{"n":%d}`, 64<<20)
 			for b.Loop() {
 				b.StopTimer()

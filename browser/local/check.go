@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
-
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -72,7 +70,7 @@ func Check(ctx context.Context, cfg Config) error {
 // loopback port of this host that a listener holds.
 func (b *Browser) checkRefusals(ctx context.Context) []string {
 	var problems []string
-	res, err := b.navigate(ctx, "file:///etc/hostname")
+	res, err := b.Navigate(ctx, "file:///etc/hostname")
 	if err == nil && res == "" {
 		problems = append(problems, "a file: URL is not refused")
 	}
@@ -92,12 +90,12 @@ func (b *Browser) checkRefusals(ctx context.Context) []string {
 			c.Close()
 		}
 	}()
-	_, before := b.proc.refusalList()
-	b.navigate(ctx, "http://"+l.Addr().String()+"/")
+	_, before := b.proc.Refusals()
+	b.Navigate(ctx, "http://"+l.Addr().String()+"/")
 	if reached.Load() {
 		problems = append(problems, "the browser reached this host's loopback")
 	}
-	kept, _ := b.proc.refusalList()
+	kept, _ := b.proc.Refusals()
 	if !slices.ContainsFunc(kept[min(before, len(kept)):], func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }) {
 		problems = append(problems, "the egress did not refuse this host's loopback")
 	}
@@ -129,21 +127,6 @@ func (h probeAtDebug) WithAttrs(as []slog.Attr) slog.Handler {
 }
 func (h probeAtDebug) WithGroup(name string) slog.Handler {
 	return probeAtDebug{h.Handler.WithGroup(name)}
-}
-
-// navigate navigates the start tab to url and returns the navigation's
-// error text ("" when the page committed).
-func (b *Browser) navigate(ctx context.Context, url string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := waitTab(ctx, b.start); err != nil {
-		return "", err
-	}
-	res, err := send(ctx, b.conn, b.start.session, page.Navigate, page.NavigateParams{URL: url})
-	if err != nil {
-		return "", err
-	}
-	return res.ErrorText, nil
 }
 
 // firstLine returns s up to its first line break.

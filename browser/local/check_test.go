@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -27,9 +29,9 @@ import (
 // update.googleapis.com two more): pairbench sandbox check and every run's
 // smoke gate print what it logs.
 func TestCheckPassesForAConfinedBrowser(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	var log bytes.Buffer
-	err := Check(t.Context(), Config{Hosts: site.hosts(), Resolver: testResolver, TempDir: shortTempDir(t),
+	err := Check(t.Context(), Config{Hosts: site.Hosts(), Resolver: testsite.Resolver, TempDir: sandboxtest.TempDir(t),
 		Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	require.NoError(t, err)
 	assert.Empty(t, log.String(), "a passing check warns")
@@ -66,7 +68,7 @@ func TestInspectFindsAnUnconfinedChromium(t *testing.T) {
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			return strings.Contains(string(cmdline), "--type=renderer")
 		})
-	}, patience, 100*time.Millisecond, "Chromium started a renderer")
+	}, testsite.Patience, 100*time.Millisecond, "Chromium started a renderer")
 	problems = inspect(cmd.Process.Pid, self)
 	text := strings.Join(problems, "; ")
 	for _, want := range []string{
@@ -95,7 +97,7 @@ func stopNetns(t *testing.T, cmd *exec.Cmd, profile string) {
 	if err != nil || link == self {
 		return
 	}
-	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testsite.Patience); ; time.Sleep(20 * time.Millisecond) {
 		left := netnsProcesses(link)
 		if len(left) == 0 {
 			break

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,6 +23,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -62,31 +66,31 @@ func newUDPCanary(t *testing.T, network, addr string) *udpCanary {
 
 // devToolsConn is a raw CDP connection to b's DevTools server; events go
 // to the returned channel (dropped when it is full).
-func devToolsConn(t *testing.T, b *Browser) (*conn, <-chan *cdproto.Message) {
+func devToolsConn(t *testing.T, b *Browser) (*cdpconn.Conn, <-chan *cdproto.Message) {
 	t.Helper()
 	events := make(chan *cdproto.Message, 256)
 	tr, err := remote.DialContext(t.Context(), devToolsOnLoopback(t, b))
 	require.NoError(t, err)
-	c := newConn(tr, func(m *cdproto.Message) {
+	c := cdpconn.New(tr, func(m *cdproto.Message) {
 		select {
 		case events <- m:
 		default:
 		}
 	})
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	return c, events
 }
 
 // cdpTab is a tab the attacker opened and attached to.
 type cdpTab struct {
-	c       *conn
+	c       *cdpconn.Conn
 	session target.SessionID
 	blank   bool // opened on about:blank
 }
 
 // openTab opens a tab on u, in browser context bc when given, and
 // attaches to it.
-func openTab(ctx context.Context, t *testing.T, c *conn, u, bc string) *cdpTab {
+func openTab(ctx context.Context, t *testing.T, c *cdpconn.Conn, u, bc string) *cdpTab {
 	t.Helper()
 	params := map[string]any{"url": u}
 	if bc != "" {
@@ -95,15 +99,42 @@ func openTab(ctx context.Context, t *testing.T, c *conn, u, bc string) *cdpTab {
 	var created struct {
 		TargetID string `json:"targetId"`
 	}
-	require.NoError(t, c.call(ctx, "", "Target.createTarget", params, &created))
+	require.NoError(t, c.Call(ctx, "", "Target.createTarget", params, &created))
 	t.Cleanup(func() {
-		c.call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
+		c.Call(context.WithoutCancel(ctx), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID}, nil)
 	})
 	var attached struct {
 		SessionID target.SessionID `json:"sessionId"`
 	}
-	require.NoError(t, c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &attached))
+	require.NoError(t, c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &attached))
 	return &cdpTab{c: c, session: attached.SessionID, blank: u == "about:blank"}
+}
+
+// startTab attaches a raw CDP connection to b's start tab, the only page
+// the browser shows before anyone opens another, to read what its page
+// holds.
+func startTab(ctx context.Context, t *testing.T, b *Browser) *cdpTab {
+	t.Helper()
+	c, _ := devToolsConn(t, b)
+	var targets struct {
+		Infos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	require.NoError(t, c.Call(ctx, "", "Target.getTargets", map[string]any{}, &targets))
+	var pages []string
+	for _, ti := range targets.Infos {
+		if ti.Type == "page" {
+			pages = append(pages, ti.TargetID)
+		}
+	}
+	require.Len(t, pages, 1, "the start tab alone")
+	var attached struct {
+		SessionID target.SessionID `json:"sessionId"`
+	}
+	require.NoError(t, c.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": pages[0], "flatten": true}, &attached))
+	return &cdpTab{c: c, session: attached.SessionID}
 }
 
 // eval evaluates js in the tab (awaiting a promise) and returns its value
@@ -117,7 +148,7 @@ func (tb *cdpTab) eval(ctx context.Context, js string) string {
 			Text string `json:"text"`
 		} `json:"exceptionDetails"`
 	}
-	if err := tb.c.call(ctx, tb.session, "Runtime.evaluate", map[string]any{"expression": js, "awaitPromise": true, "returnByValue": true}, &r); err != nil {
+	if err := tb.c.Call(ctx, tb.session, "Runtime.evaluate", map[string]any{"expression": js, "awaitPromise": true, "returnByValue": true}, &r); err != nil {
 		return "error: " + err.Error()
 	}
 	if r.Exception != nil {
@@ -126,11 +157,11 @@ func (tb *cdpTab) eval(ctx context.Context, js string) string {
 	return string(r.Result.Value)
 }
 
-// settledText waits (up to patience) for the tab's document to load and
+// settledText waits (up to testsite.Patience) for the tab's document to load and
 // returns its URL and text. A tab opened on a URL starts on about:blank:
 // that is not it.
 func (tb *cdpTab) settledText(ctx context.Context) string {
-	for end := time.Now().Add(patience); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
+	for end := time.Now().Add(testsite.Patience); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
 		if tb.eval(ctx, `document.readyState === "complete" && (location.href !== "about:blank" || `+strconv.FormatBool(tb.blank)+`)`) == "true" {
 			break
 		}
@@ -142,16 +173,16 @@ func (tb *cdpTab) settledText(ctx context.Context) string {
 // the page policy and the egress with DevTools commands, and the hostile
 // page using the ways out that are not HTTP requests.
 func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
-	site := newTestSite(t)
-	canary := "canary-" + randomHex(12)
+	site := testsite.New(t)
+	canary := "canary-" + rand.Text()
 	b, _ := escapeBrowser(t, site, canary)
 	tcp := newCanaryListener(t)
 	udp4 := newUDPCanary(t, "udp4", "127.0.0.1:0")
 	udp6 := newUDPCanary(t, "udp6", "[::1]:0")
-	secretFile := filepath.Join(shortTempDir(t), "secret.txt")
+	secretFile := filepath.Join(sandboxtest.TempDir(t), "secret.txt")
 	require.NoError(t, os.WriteFile(secretFile, []byte("file-"+canary), 0o644))
 	c, events := devToolsConn(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*testsite.Patience)
 	defer cancel()
 	lp := strconv.Itoa(tcp.port())
 	loopback := "http://127.0.0.1:" + lp
@@ -165,7 +196,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 			var bc struct {
 				ID string `json:"browserContextId"`
 			}
-			err := c.call(ctx, "", "Target.createBrowserContext", map[string]any{"proxyServer": proxy, "proxyBypassList": "<-loopback>"}, &bc)
+			err := c.Call(ctx, "", "Target.createBrowserContext", map[string]any{"proxyServer": proxy, "proxyBypassList": "<-loopback>"}, &bc)
 			if err != nil {
 				t.Logf("proxy %s: createBrowserContext refused: %v", proxy, err)
 				continue
@@ -184,7 +215,7 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 		// loopback listener instead (Fetch.continueRequest with a new
 		// URL), or answered with a redirect there (Fetch.fulfillRequest).
 		tab := openTab(ctx, t, c, "about:blank", "")
-		require.NoError(t, c.call(ctx, tab.session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}, nil))
+		require.NoError(t, c.Call(ctx, tab.session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}, nil))
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(done)
@@ -203,14 +234,14 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 					json.Unmarshal(m.Params, &ev)
 					switch {
 					case strings.HasSuffix(ev.Request.URL, "/continue"):
-						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": loopback + "/continued"}, nil)
+						c.Call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": loopback + "/continued"}, nil)
 					case strings.HasSuffix(ev.Request.URL, "/file"):
-						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": "file://" + secretFile}, nil)
+						c.Call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID, "url": "file://" + secretFile}, nil)
 					case strings.HasSuffix(ev.Request.URL, "/redirect"):
-						c.call(ctx, tab.session, "Fetch.fulfillRequest", map[string]any{"requestId": ev.RequestID, "responseCode": 302,
+						c.Call(ctx, tab.session, "Fetch.fulfillRequest", map[string]any{"requestId": ev.RequestID, "responseCode": 302,
 							"responseHeaders": []map[string]string{{"name": "Location", "value": loopback + "/redirected"}}}, nil)
 					default:
-						c.call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID}, nil)
+						c.Call(ctx, tab.session, "Fetch.continueRequest", map[string]any{"requestId": ev.RequestID}, nil)
 					}
 				case <-stop:
 					return
@@ -220,14 +251,14 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 			}
 		}()
 		for _, u := range []string{"http://books.test/continue", "http://books.test/file", "http://books.test/redirect"} {
-			c.call(ctx, tab.session, "Page.navigate", map[string]any{"url": u}, nil)
+			c.Call(ctx, tab.session, "Page.navigate", map[string]any{"url": u}, nil)
 			text := tab.settledText(ctx)
 			t.Logf("%s: %.160q", u, text)
 			assert.NotContains(t, text, canary, u)
 		}
 		close(stop)
 		<-done
-		c.call(ctx, tab.session, "Fetch.disable", nil, nil)
+		c.Call(ctx, tab.session, "Fetch.disable", nil, nil)
 		assert.True(t, slices.ContainsFunc(keptRefusals(b), func(r runner.Refusal) bool { return r.Host == "127.0.0.1" }),
 			"the rewritten and redirected requests met the egress's refusal")
 	})
@@ -243,13 +274,13 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 				NodeID int64 `json:"nodeId"`
 			} `json:"root"`
 		}
-		require.NoError(t, c.call(ctx, tab.session, "DOM.getDocument", nil, &doc))
+		require.NoError(t, c.Call(ctx, tab.session, "DOM.getDocument", nil, &doc))
 		var q struct {
 			NodeID int64 `json:"nodeId"`
 		}
-		require.NoError(t, c.call(ctx, tab.session, "DOM.querySelector", map[string]any{"nodeId": doc.Root.NodeID, "selector": "#pick"}, &q))
+		require.NoError(t, c.Call(ctx, tab.session, "DOM.querySelector", map[string]any{"nodeId": doc.Root.NodeID, "selector": "#pick"}, &q))
 		files := []string{secretFile, "/etc/shadow", "/etc/passwd", "/proc/1/environ", fmt.Sprintf("/proc/%d/environ", browserHostPid(b))}
-		err := c.call(ctx, tab.session, "DOM.setFileInputFiles", map[string]any{"nodeId": q.NodeID, "files": files}, nil)
+		err := c.Call(ctx, tab.session, "DOM.setFileInputFiles", map[string]any{"nodeId": q.NodeID, "files": files}, nil)
 		t.Logf("setFileInputFiles: %v", err)
 		read := tab.eval(ctx, `Promise.all([...document.getElementById("pick").files].map((f) =>
 			f.text().then((s) => f.name + ": " + s, (e) => f.name + ": " + e)))`)
@@ -263,21 +294,21 @@ func TestEscapeDevToolsPastThePagePolicy(t *testing.T) {
 		// Remote target discovery (chrome://inspect's network targets)
 		// dials host:port with a socket of its own, not through the proxy;
 		// Cast discovery multicasts.
-		err := c.call(ctx, "", "Target.setRemoteLocations", map[string]any{"locations": []map[string]any{
+		err := c.Call(ctx, "", "Target.setRemoteLocations", map[string]any{"locations": []map[string]any{
 			{"host": "127.0.0.1", "port": tcp.port()}, {"host": "localhost", "port": tcp.port()}, {"host": "::1", "port": tcp.port()}}}, nil)
 		t.Logf("Target.setRemoteLocations: %v", err)
-		t.Logf("Target.setDiscoverTargets: %v", c.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil))
+		t.Logf("Target.setDiscoverTargets: %v", c.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil))
 		tab := openTab(ctx, t, c, "about:blank", "")
-		t.Logf("Cast.enable: %v", c.call(ctx, tab.session, "Cast.enable", nil, nil))
+		t.Logf("Cast.enable: %v", c.Call(ctx, tab.session, "Cast.enable", nil, nil))
 		time.Sleep(2 * time.Second)
-		c.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": false}, nil)
+		c.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": false}, nil)
 	})
 
 	t.Run("an unpacked extension", func(t *testing.T) {
 		var loaded struct {
 			ID string `json:"id"`
 		}
-		err := c.call(ctx, "", "Extensions.loadUnpacked", map[string]any{"path": "/tmp"}, &loaded)
+		err := c.Call(ctx, "", "Extensions.loadUnpacked", map[string]any{"path": "/tmp"}, &loaded)
 		assert.Error(t, err, "an extension was loaded (%s)", loaded.ID)
 	})
 
@@ -330,8 +361,8 @@ func TestDevToolsSocketRefusesOtherHostUsers(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is not installed (scripts/setup.sh installs it)")
 	}
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	ask := func(uid int) (string, error) {
 		cmd := exec.CommandContext(t.Context(), "curl", "-sS", "--max-time", "5", "--unix-socket", b.DevTools().Socket, "http://127.0.0.1/json/version")
 		if uid != 0 {

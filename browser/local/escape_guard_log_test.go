@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -28,7 +29,7 @@ import (
 // browser's log stays under 1 MB now, the guard closes the wrapping
 // connection with a named reason, and a client keeps being served.
 func TestDevToolsGuardKeepsTheRunnersLogSmall(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	log := &logCount{}
 	b := openBrowser(t, newProvider(t, site, func(c *Config) { c.Log = slog.New(slog.NewTextHandler(log, nil)) }))
 

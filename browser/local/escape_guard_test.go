@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -118,7 +119,7 @@ func (ws *rawWS) write(frames ...[]byte) error {
 // read returns the next message from the browser, or the error (io.EOF or
 // a close frame's code and reason) that ended the connection.
 func (ws *rawWS) read() (cdpMessage, error) {
-	ws.c.SetReadDeadline(time.Now().Add(patience))
+	ws.c.SetReadDeadline(time.Now().Add(testsite.Patience))
 	var h [2]byte
 	if _, err := io.ReadFull(ws.r, h[:]); err != nil {
 		return cdpMessage{}, err
@@ -213,7 +214,7 @@ func (ws *rawWS) download(bc, tag string) string {
 	}
 	// The download's end, as the browser reports it to the client that
 	// asked for its events: saved, or refused.
-	for i, end := 0, time.Now().Add(patience); time.Now().Before(end); i++ {
+	for i, end := 0, time.Now().Add(testsite.Patience); time.Now().Before(end); i++ {
 		for _, e := range ws.events {
 			if e.Method != "Browser.downloadProgress" {
 				continue
@@ -240,8 +241,8 @@ func (ws *rawWS) download(bc, tag string) string {
 // download must end refused (or the guard closes the connection), and no
 // file may appear anywhere in the browser's per-browser directory.
 func TestDevToolsGuardRefusesDownloadsInEveryDress(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 
 	allow := func(id int, dir string) string {
 		return fmt.Sprintf(`{"id":%d,"method":"Browser.setDownloadBehavior","params":{"behavior":"allowAndName","downloadPath":%q,"eventsEnabled":true}}`, id, "/tmp/"+dir)
@@ -333,7 +334,7 @@ func plantedFiles(t *testing.T, b *Browser) []string {
 	for _, dir := range []string{b.proc.sb.Home(), fmt.Sprintf("/proc/%d/root%s", chromiumMain(t, b), sandbox.HomeDir)} {
 		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() {
-				if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(downloadMark)) {
+				if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(testsite.DownloadMark)) {
 					saved = append(saved, p)
 				}
 			}
@@ -359,8 +360,8 @@ func (ws *rawWS) blankTab() (target struct{ TargetID string }, session struct{ S
 // answered with an error carrying the command's id and session, and the
 // connection goes on.
 func TestDevToolsGuardRefusesCommandsThatLoadCode(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	ws := dialRawWS(t, b, "", nil)
 	target, session := ws.blankTab()
 
@@ -392,12 +393,12 @@ func TestDevToolsGuardRefusesCommandsThatLoadCode(t *testing.T) {
 // serves the discovery pages alone, one request after another on one
 // connection too (pipelined), and never /json/new, which opens a URL.
 func TestDevToolsGuardServesOnlyDiscovery(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	c, err := sandbox.DialUnix(t.Context(), b.DevTools().Socket)
 	require.NoError(t, err)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(patience))
+	c.SetDeadline(time.Now().Add(testsite.Patience))
 	paths := []string{"/json/version/", "/json/new?file:///etc/passwd", "/json/list", "/json/activate/x", "/devtools/inspector.html", "/json/version"}
 	var reqs bytes.Buffer
 	for _, p := range paths {
@@ -462,10 +463,10 @@ const aroundTheGuardJS = `(async (path) => {
 // context with a proxy of its own is refused, a plain one (Playwright's)
 // still opens and loads the site, and no download is saved anywhere.
 func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	c, _ := devToolsConn(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*testsite.Patience)
 	defer cancel()
 	browserPath, err := b.proc.devToolsAnswers(ctx)
 	require.NoError(t, err)
@@ -482,14 +483,14 @@ func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
 		var bc struct {
 			ID string `json:"browserContextId"`
 		}
-		if err := c.call(ctx, "", "Target.createBrowserContext", params, &bc); err != nil {
+		if err := c.Call(ctx, "", "Target.createBrowserContext", params, &bc); err != nil {
 			t.Logf("%v: refused: %v", params, err)
 			assert.Contains(t, err.Error(), "refused by pairbench", "%v", params)
 			continue
 		}
 		tab := openTab(ctx, t, c, devtools+"/json/version", bc.ID)
 		text := tab.settledText(ctx)
-		got := tab.eval(ctx, aroundTheGuardJS+"("+jsonString(browserPath)+")")
+		got := tab.eval(ctx, aroundTheGuardJS+"("+strconv.Quote(browserPath)+")")
 		t.Logf("%v: the tab read %.80q; the page: %s", params, text, got)
 		assert.NotContains(t, text, "webSocketDebuggerUrl", "%v: a tab of the context read DevTools' own pages", params)
 		assert.Equal(t, `"no connection"`, got, "%v: a page reached DevTools around the guard", params)
@@ -511,7 +512,7 @@ func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
 	var bc struct {
 		ID string `json:"browserContextId"`
 	}
-	require.NoError(t, c.call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true}, &bc))
+	require.NoError(t, c.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": true}, &bc))
 	text := openTab(ctx, t, c, "http://books.test/", bc.ID).settledText(ctx)
 	assert.True(t, strings.HasPrefix(text, `"http://books.test/`), "a plain browser context loads the site: %.120q", text)
 
@@ -522,8 +523,8 @@ func TestEscapeAroundTheGuardThroughABrowserContext(t *testing.T) {
 // Chromium as the agent sent them, white space and escapes included, and
 // a command of several megabytes (as Playwright's uploads make) is answered.
 func TestDevToolsGuardForwardsABigCommandAsSent(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	ws := dialRawWS(t, b, "", nil)
 	_, session := ws.blankTab()
 

@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp/remote"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 )
 
 // attackArg makes the test binary (see TestMain) a raw CDP client, run
@@ -63,7 +65,7 @@ func runAttack(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: __browser-attack PLAN_JSON")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*patience) // about 40 tabs, each a renderer to start
+	ctx, cancel := context.WithTimeout(context.Background(), 10*testsite.Patience) // about 40 tabs, each a renderer to start
 	defer cancel()
 	events := make(chan *cdproto.Message, 1024)
 	ws, err := browserWebSocket(ctx, plan.CDP)
@@ -76,13 +78,13 @@ func runAttack(args []string) int {
 		fmt.Fprintln(os.Stderr, "connect:", err)
 		return 2
 	}
-	c := newConn(tr, func(m *cdproto.Message) {
+	c := cdpconn.New(tr, func(m *cdproto.Message) {
 		select {
 		case events <- m:
 		default:
 		}
 	})
-	defer c.close()
+	defer c.Close()
 
 	var res attackResult
 	for _, u := range plan.Navigate {
@@ -127,28 +129,28 @@ func browserWebSocket(ctx context.Context, endpoint string) (string, error) {
 
 // navigateAndRead opens a tab, navigates it to u (or creates it on u) and
 // returns the page's text once it settled.
-func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attackPage {
+func navigateAndRead(ctx context.Context, c *cdpconn.Conn, u string, direct bool) attackPage {
 	p := attackPage{URL: u}
-	ctx, cancel := context.WithTimeout(ctx, patience)
+	ctx, cancel := context.WithTimeout(ctx, testsite.Patience)
 	defer cancel()
 	first := "about:blank"
 	if direct {
 		first = u
 	}
-	created, err := send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: first})
+	created, err := cdpconn.Send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: first})
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	defer send(context.WithoutCancel(ctx), c, "", target.CloseTarget, target.CloseTargetParams{TargetID: created.TargetID})
-	session, err := send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
+	defer cdpconn.Send(context.WithoutCancel(ctx), c, "", target.CloseTarget, target.CloseTargetParams{TargetID: created.TargetID})
+	session, err := cdpconn.Send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
 	s := session.SessionID
 	if !direct {
-		nav, err := send(ctx, c, s, page.Navigate, page.NavigateParams{URL: u})
+		nav, err := cdpconn.Send(ctx, c, s, page.Navigate, page.NavigateParams{URL: u})
 		if err != nil {
 			p.Error = err.Error()
 			return p
@@ -159,13 +161,13 @@ func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attack
 	// on a URL starts on about:blank: that is not it.
 	settled := `document.readyState === "complete" && location.href !== "about:blank"`
 	for ctx.Err() == nil {
-		r, err := send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{Expression: settled, ReturnByValue: ptr(true)})
+		r, err := cdpconn.Send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{Expression: settled, ReturnByValue: ptr(true)})
 		if err == nil && r.Result != nil && string(r.Result.Value) == "true" {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r, err := send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{
+	r, err := cdpconn.Send(ctx, c, s, runtime.Evaluate, runtime.EvaluateParams{
 		Expression:    `location.href + "\n" + (document.documentElement ? document.documentElement.innerText : "")`,
 		ReturnByValue: ptr(true),
 	})
@@ -181,28 +183,28 @@ func navigateAndRead(ctx context.Context, c *conn, u string, direct bool) attack
 }
 
 // loadResource reads u with Network.loadNetworkResource from a tab on origin.
-func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
+func loadResource(ctx context.Context, c *cdpconn.Conn, origin, u string) attackPage {
 	p := attackPage{URL: "resource " + u}
-	ctx, cancel := context.WithTimeout(ctx, patience)
+	ctx, cancel := context.WithTimeout(ctx, testsite.Patience)
 	defer cancel()
-	created, err := send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: origin})
+	created, err := cdpconn.Send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: origin})
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	defer send(context.WithoutCancel(ctx), c, "", target.CloseTarget, target.CloseTargetParams{TargetID: created.TargetID})
-	session, err := send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
+	defer cdpconn.Send(context.WithoutCancel(ctx), c, "", target.CloseTarget, target.CloseTargetParams{TargetID: created.TargetID})
+	session, err := cdpconn.Send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
 	s := session.SessionID
-	tree, err := send(ctx, c, s, page.GetFrameTree, cdp.Empty{})
+	tree, err := cdpconn.Send(ctx, c, s, page.GetFrameTree, cdp.Empty{})
 	if err != nil || tree.FrameTree == nil {
 		p.Error = fmt.Sprint("frame tree: ", err)
 		return p
 	}
-	loaded, err := send(ctx, c, s, network.LoadNetworkResource, network.LoadNetworkResourceParams{
+	loaded, err := cdpconn.Send(ctx, c, s, network.LoadNetworkResource, network.LoadNetworkResourceParams{
 		FrameID: tree.FrameTree.Frame.ID, URL: u, Options: &network.LoadNetworkResourceOptions{},
 	})
 	if err != nil || loaded.Resource == nil {
@@ -215,7 +217,7 @@ func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
 	}
 	var text []byte
 	for range 100 {
-		r, err := send(ctx, c, "", io.Read, io.ReadParams{Handle: loaded.Resource.Stream})
+		r, err := cdpconn.Send(ctx, c, "", io.Read, io.ReadParams{Handle: loaded.Resource.Stream})
 		if err != nil {
 			p.Error = "read: " + err.Error()
 			break
@@ -232,23 +234,23 @@ func loadResource(ctx context.Context, c *conn, origin, u string) attackPage {
 // download allows downloads into dir, with their events, and fetches u,
 // then waits for the browser to report the download's end: saved
 // ("completed") or refused ("canceled").
-func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, dir string) string {
-	ctx, cancel := context.WithTimeout(ctx, patience)
+func download(ctx context.Context, c *cdpconn.Conn, events <-chan *cdproto.Message, u, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, testsite.Patience)
 	defer cancel()
-	if _, err := send(ctx, c, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+	if _, err := cdpconn.Send(ctx, c, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: ptr(true),
 	}); err != nil {
 		return "setDownloadBehavior: " + err.Error()
 	}
-	created, err := send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
+	created, err := cdpconn.Send(ctx, c, "", target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
 	if err != nil {
 		return "createTarget: " + err.Error()
 	}
-	session, err := send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
+	session, err := cdpconn.Send(ctx, c, "", target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
 	if err != nil {
 		return "attach: " + err.Error()
 	}
-	nav, err := send(ctx, c, session.SessionID, page.Navigate, page.NavigateParams{URL: u})
+	nav, err := cdpconn.Send(ctx, c, session.SessionID, page.Navigate, page.NavigateParams{URL: u})
 	if err != nil {
 		return "navigate: " + err.Error()
 	}
@@ -267,3 +269,5 @@ func download(ctx context.Context, c *conn, events <-chan *cdproto.Message, u, d
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

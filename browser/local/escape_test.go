@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +27,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/realstack"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -117,16 +120,16 @@ func (h *recordingHandler) lines() []string {
 func attack(t *testing.T, b *Browser, plan attackPlan) attackResult {
 	t.Helper()
 	exe := sharedTestBinary(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 11*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 11*testsite.Patience)
 	defer cancel()
 
 	// The hand-off, as runner.Trials.Run and the agent adapters make it.
 	dt := b.DevTools()
 	plan.CDP = dt.URL
-	e, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{ForwardSockets: map[int]string{dt.Port: dt.Socket}, TempDir: shortTempDir(t)})
+	e, err := sandbox.NewEgress(ctx, sandbox.EgressConfig{ForwardSockets: map[int]string{dt.Port: dt.Socket}, TempDir: sandboxtest.TempDir(t)})
 	require.NoError(t, err)
 	defer e.Close()
-	sb, err := sandbox.New(ctx, sandbox.Policy{Egress: e, Executable: exe, ReadOnly: []string{exe}, TempRoot: shortTempDir(t)})
+	sb, err := sandbox.New(ctx, sandbox.Policy{Egress: e, Executable: exe, ReadOnly: []string{exe}, TempRoot: sandboxtest.TempDir(t)})
 	require.NoError(t, err)
 	defer sb.Close()
 
@@ -144,7 +147,7 @@ func attack(t *testing.T, b *Browser, plan attackPlan) attackResult {
 // escapeBrowser starts a provider for site with a recording log and
 // returns one of its browsers. The launcher's environment holds
 // envCanary=canary from before the browser starts.
-func escapeBrowser(t *testing.T, site *testSite, canary string) (*Browser, *recordingHandler) {
+func escapeBrowser(t *testing.T, site *testsite.Site, canary string) (*Browser, *recordingHandler) {
 	t.Helper()
 	t.Setenv(envCanary, canary)
 	rec := &recordingHandler{}
@@ -158,16 +161,16 @@ func escapeBrowser(t *testing.T, site *testSite, canary string) (*Browser, *reco
 // directory or anywhere the browser itself may write (its sandbox's /tmp,
 // its profile), and to reach this host's loopback and private addresses.
 func TestEscapeThroughDevTools(t *testing.T) {
-	site := newTestSite(t)
-	canary := "canary-" + randomHex(12)
+	site := testsite.New(t)
+	canary := "canary-" + rand.Text()
 	b, rec := escapeBrowser(t, site, canary)
 	listener := newCanaryListener(t)
 
 	// Both are open to every user: only the confinement keeps the browser out.
-	hostDir := shortTempDir(t)
+	hostDir := sandboxtest.TempDir(t)
 	secretFile := filepath.Join(hostDir, "secret.txt")
 	require.NoError(t, os.WriteFile(secretFile, []byte("file-"+canary), 0o644))
-	downloads := shortTempDir(t)
+	downloads := sandboxtest.TempDir(t)
 	require.NoError(t, os.Chmod(downloads, 0o777)) // any uid could write here
 
 	lp := strconv.Itoa(listener.port())
@@ -250,10 +253,10 @@ func TestEscapeThroughDevTools(t *testing.T) {
 // trial's start page tries fetch, XHR, an image, an iframe and a WebSocket
 // to a loopback listener in every spelling, and to the DevTools port.
 func TestEscapeFromHostilePage(t *testing.T) {
-	site := newTestSite(t)
-	b, _ := escapeBrowser(t, site, "canary-"+randomHex(12))
+	site := testsite.New(t)
+	b, _ := escapeBrowser(t, site, "canary-"+rand.Text())
 	listener := newCanaryListener(t)
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
 
 	// The page is heavy: each loopback spelling is a site of its own, so
@@ -262,11 +265,11 @@ func TestEscapeFromHostilePage(t *testing.T) {
 	_, err := b.Load(ctx, fmt.Sprintf("http://books.test/hostile?port=%d&devtools=%d", listener.port(), DevToolsPort))
 	require.NoError(t, err)
 	var counts struct{ Tried, Settled int }
+	tab := startTab(ctx, t, b)
 	require.Eventually(t, func() bool {
-		var text string
-		return b.eval(ctx, b.start, "JSON.stringify({tried: window.tried || 0, settled: window.settled || 0})", &text) == nil &&
-			json.Unmarshal([]byte(text), &counts) == nil && counts.Tried > 0 && counts.Settled == counts.Tried/7*hostileSettles
-	}, patience, 50*time.Millisecond, "every request of the hostile page met its end (%+v)", &counts)
+		text := tab.eval(ctx, "({tried: window.tried || 0, settled: window.settled || 0})")
+		return json.Unmarshal([]byte(text), &counts) == nil && counts.Tried > 0 && counts.Settled == counts.Tried/7*testsite.HostileSettles
+	}, testsite.Patience, 50*time.Millisecond, "every request of the hostile page met its end (%+v)", &counts)
 	time.Sleep(time.Second) // the beacons, whose end a page never sees, had their chance too
 	assert.Empty(t, listener.connections(), "the page reached this host's loopback (%d attempts)", counts.Tried)
 }
@@ -308,10 +311,10 @@ func hostTCPListeners(t *testing.T, b *Browser) []string {
 // seccomp filter, without capabilities; and the renderers run inside
 // Chromium's own sandbox (its seccomp filter on top of the sandbox's).
 func TestBrowserIsConfined(t *testing.T) {
-	site := newTestSite(t)
-	canary := "canary-" + randomHex(12)
+	site := testsite.New(t)
+	canary := "canary-" + rand.Text()
 	b, _ := escapeBrowser(t, site, canary)
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
 	_, err := b.Load(ctx, "http://books.test/") // a page brings a renderer
 	require.NoError(t, err)
@@ -413,7 +416,7 @@ func TestEscapeAsUnprivilegedLauncher(t *testing.T) {
 	want := strings.Fields(string(list))
 	require.GreaterOrEqual(t, len(want), 10, "the suite lists %q", want)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 25*patience)
+	ctx, cancel := context.WithTimeout(t.Context(), 25*testsite.Patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run", suite, "-test.count=1", "-test.v")
 	cmd.Dir = wd
@@ -436,7 +439,7 @@ func sharedTestBinary(t *testing.T) string {
 	require.NoError(t, err)
 	data, err := os.ReadFile(exe)
 	require.NoError(t, err)
-	bin := filepath.Join(shortTempDir(t), "local.test")
+	bin := filepath.Join(sandboxtest.TempDir(t), "local.test")
 	require.NoError(t, os.WriteFile(bin, data, 0o755))
 	return bin
 }

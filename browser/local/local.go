@@ -1,6 +1,6 @@
 // Package local is the browser provider that runs Debian's Chromium on this
-// machine, one fresh headless browser and profile per trial, driven over the
-// Chrome DevTools Protocol. It is the only package that imports chromedp.
+// machine, one fresh headless browser and profile per trial, confined, and
+// hands pairbench's driver (package driver) its DevTools pipe.
 //
 // # Confinement
 //
@@ -27,41 +27,9 @@
 // keeps downloads denied (the download commands reach Chromium as "deny")
 // and refuses the commands that load code.
 //
-// # Tool registration
-//
-// In treatment, RegisterTools injects, with Page.addScriptToEvaluateOnNewDocument
-// on every tab (auto-attached and paused at start, so tabs the agent opens get
-// them too), a registry script holding the vendored WebMCP polyfill
-// (polyfill/, @mcp-b/webmcp-polyfill 5.1.0) and a URL guard, then one script
-// per tool file holding its page form (intents.Tool.Function: the file as a
-// function body, the text validate evaluated; see bundle). On each top-level
-// document the guard registers a tool with document.modelContext.registerTool
-// only when location.href matches one of its URL patterns. A tool that does
-// not register there (its file throws, WebMCP refuses it, or the browser
-// cannot compile the file) is recorded with the browser's own message, the
-// tool file and its line, for RegistrationFailures; nothing is evaluated from
-// a string in the page, so a site's CSP cannot stop it. The guard uses the browser's URLPattern, which package
-// intents' Go matcher follows (TestURLGuardAgreesWithIntents holds them to the
-// same answers). Control injects nothing.
-//
-// Why the polyfill by default: the pinned polyfill behaves the same on
-// every Chromium the bench meets, here or in a cloud browser, so a result
-// cannot move because the browser was updated, and its calls cost less
-// (docs/browsers.md). It defers to a native document.modelContext when one
-// is present, and listing and invoking speak to either. Config.WebMCP
-// native turns Chromium's own WebMCP on (NativeSwitch), injects no
-// polyfill, and lists and invokes through the DevTools WebMCP domain
-// (nativewebmcp.go), form tools included.
-//
-// The guard follows the URL within a document too: a same-document change
-// (history.pushState, back and forward, a fragment) registers the tools that
-// now match and withdraws the others.
-//
-// One case comes late: a popup opened with window.open that keeps its opener
-// reuses the window of its initial about:blank, which Chromium does not count
-// as a new document (FIELD-NOTES: such popups do not get the script). The
-// provider notices the navigation and registers the tools there just after
-// the page's first scripts.
+// The browser it hands out is pairbench's driver (package driver) over
+// the pipe: tool registration, loads, live tools and invocations are the
+// driver's, the same for a cloud browser.
 package local
 
 import (
@@ -83,6 +51,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -175,6 +144,42 @@ type Provider struct {
 	workers sync.WaitGroup
 }
 
+// Browser is one Chromium the provider started: pairbench's driver over
+// its pipe, and the confined process behind it.
+type Browser struct {
+	*driver.Browser
+	proc *process
+}
+
+// open starts a confined Chromium as cfg configures it and drives it.
+func open(ctx context.Context, cfg Config) (*Browser, error) {
+	proc, err := startProcess(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d, err := driver.New(ctx, cfg.driverConfig(), proc, proc.pipe)
+	if err != nil {
+		return nil, err
+	}
+	return &Browser{Browser: d, proc: proc}, nil
+}
+
+// driverConfig is what the driver of a browser started with c is given.
+func (c Config) driverConfig() driver.Config {
+	return driver.Config{
+		WebMCP:       c.WebMCP,
+		Switches:     c.switches(),
+		Hosts:        c.Hosts,
+		CACerts:      c.CACerts,
+		Resolver:     c.Resolver,
+		StartTimeout: c.StartTimeout,
+		ParseTimeout: c.ParseTimeout,
+		LoadTimeout:  c.LoadTimeout,
+		Log:          c.Log,
+		Now:          c.Now,
+	}
+}
+
 // opened is a spare browser, or why it could not be started.
 type opened struct {
 	b   *Browser
@@ -213,7 +218,9 @@ func New(cfg Config) (*Provider, error) {
 			return nil, fmt.Errorf("chromium: bad host mapping %q -> %q: want a host name and IP:PORT", host, addr)
 		}
 	}
-	cfg.setDefaults()
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
 	if !cfg.WebMCP.Valid() {
 		return nil, fmt.Errorf("chromium: WebMCP %q: want %s or %s", cfg.WebMCP, pairbench.WebMCPPolyfill, pairbench.WebMCPNative)
 	}
@@ -260,7 +267,10 @@ func (p *Provider) keepSpare() {
 			}
 			continue
 		}
-		b.waitRunning(p.life)
+		select {
+		case <-b.Running():
+		case <-p.life.Done():
+		}
 	}
 }
 
@@ -293,7 +303,7 @@ func (p *Provider) spare(ctx context.Context) (*Browser, error) {
 			if o.err != nil {
 				return nil, o.err
 			}
-			if o.b.handOver(ctx) {
+			if o.b.Rebind(ctx) && o.b.proc.exitErr() == nil {
 				return o.b, nil
 			}
 			p.cfg.Log.Warn("spare browser died while it waited; taking the next", "err", o.b.proc.exitErr())
@@ -324,25 +334,6 @@ func (p *Provider) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Br
 		return p.spare(ctx)
 	}
 	return open(ctx, p.cfg)
-}
-
-// setDefaults fills in the timeouts, the log and the clock.
-func (c *Config) setDefaults() {
-	if c.StartTimeout <= 0 {
-		c.StartTimeout = 10 * time.Second
-	}
-	if c.ParseTimeout <= 0 {
-		c.ParseTimeout = 15 * time.Second
-	}
-	if c.LoadTimeout <= 0 {
-		c.LoadTimeout = 15 * time.Second
-	}
-	if c.Log == nil {
-		c.Log = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 }
 
 // args returns Chromium's command line inside its sandbox. There is no
@@ -409,6 +400,21 @@ func (c Config) args() []string {
 	}
 	args = append(args, "--disable-features="+strings.Join(disabled, ","))
 	return append(args, "about:blank")
+}
+
+// NativeSwitch turns on Chromium's own WebMCP (document.modelContext and
+// the tools its DevTools WebMCP domain lists and invokes); docs/browsers.md
+// says what this Chromium does with it.
+const NativeSwitch = "--enable-blink-features=WebMCP"
+
+// switches are the switches the run added to pairbench's own: Flags, and
+// NativeSwitch in native mode (what args gives Chromium).
+func (c Config) switches() []string {
+	out := slices.Clone(c.Flags)
+	if c.WebMCP == pairbench.WebMCPNative && !slices.Contains(out, NativeSwitch) {
+		out = append(out, NativeSwitch)
+	}
+	return out
 }
 
 // confinementFlags are the Chromium flags pairbench sets to confine the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -22,8 +24,8 @@ import (
 // buffered at most about the limit, and the browser closes.
 func TestAPageCannotFloodThePipe(t *testing.T) {
 	const limit = 1 << 20
-	b := openBrowser(t, newProvider(t, newTestSite(t), func(c *Config) { c.pipeLimit = limit }))
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	b := openBrowser(t, newProvider(t, testsite.New(t), func(c *Config) { c.pipeLimit = limit }))
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
 	_, err := b.Load(ctx, "http://books.test/flood")
 	require.NoError(t, err)
@@ -115,16 +117,16 @@ func keptRefusals(b *Browser) []runner.Refusal {
 // TestRefusalsAreCountedButKeptBounded: a page that is refused without end
 // costs MaxRefusals records, and every refusal is still counted.
 func TestRefusalsAreCountedButKeptBounded(t *testing.T) {
-	b := openBrowser(t, newProvider(t, newTestSite(t)))
-	ctx, cancel := context.WithTimeout(t.Context(), 2*patience)
+	b := openBrowser(t, newProvider(t, testsite.New(t)))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*testsite.Patience)
 	defer cancel()
 	n := MaxRefusals + 200
 	_, err := b.Load(ctx, fmt.Sprintf("http://books.test/refusing?n=%d", n))
 	require.NoError(t, err)
+	tab := startTab(ctx, t, b)
 	require.Eventually(t, func() bool {
-		var asked int
-		return b.eval(ctx, b.start, "window.asked", &asked) == nil && asked == n
-	}, 2*patience, 100*time.Millisecond, "the page made its requests")
+		return tab.eval(ctx, "window.asked") == strconv.Itoa(n)
+	}, 2*testsite.Patience, 100*time.Millisecond, "the page made its requests")
 
 	kept, total := b.Refusals()
 	assert.GreaterOrEqual(t, total, n, "every refusal is counted")

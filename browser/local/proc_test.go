@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/sandbox"
 )
 
@@ -62,7 +63,7 @@ func browserDir(b *Browser) string { return filepath.Dir(b.proc.sb.Home()) }
 // through its exposed socket, as the launcher (root) can reach it.
 func devToolsClient(b *Browser) *http.Client {
 	socket := b.DevTools().Socket
-	return &http.Client{Timeout: patience, Transport: &http.Transport{
+	return &http.Client{Timeout: testsite.Patience, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return sandbox.DialUnix(ctx, socket)
 		},
@@ -106,7 +107,7 @@ func chromiumMain(t testing.TB, b *Browser) int {
 	t.Helper()
 	for _, pid := range browserPids(t, b) {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err == nil && strings.HasPrefix(string(cmdline), b.cfg.ChromiumPath+"\x00") && !strings.Contains(string(cmdline), "--type=") {
+		if err == nil && strings.HasPrefix(string(cmdline), b.proc.cmd.Args[0]+"\x00") && !strings.Contains(string(cmdline), "--type=") {
 			return pid
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/sandbox"
 )
@@ -38,7 +39,7 @@ const devtoolsSocket = "devtools.sock"
 var devToolsURL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(DevToolsPort))
 
 // process is one running Chromium, confined in a sandbox of its own with a
-// web egress of its own.
+// web egress of its own. It is the driver's Process of the browser.
 type process struct {
 	egress *sandbox.Egress
 	sb     *sandbox.Sandbox
@@ -50,9 +51,6 @@ type process struct {
 	exited  chan struct{} // closed once the sandbox's command returned
 	waitErr error         // valid once exited is closed
 	stderr  *tailBuffer
-	// url is the CDP websocket of a browser Connect reached, which runs
-	// elsewhere; every other field but exited is then unset.
-	url string
 
 	mu           sync.Mutex
 	refusals     []runner.Refusal // the first MaxRefusals
@@ -72,7 +70,7 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 	p := &process{exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	defer func() {
 		if err != nil {
-			p.stop()
+			p.Stop()
 		}
 	}()
 	// The egress and the sandbox outlive ctx (a spare is started under the
@@ -124,12 +122,11 @@ func startProcess(ctx context.Context, cfg Config) (_ *process, err error) {
 	return p, nil
 }
 
-// startErr is the error of a start that failed on the pipe with err: how
+var _ driver.Process = (*process)(nil)
+
+// StartErr is the error of a start that failed on the pipe with err: how
 // Chromium exited, when it did, else err.
-func (p *process) startErr(err error) error {
-	if p.cmd == nil {
-		return err // not a process of this host (Connect)
-	}
+func (p *process) StartErr(err error) error {
 	select {
 	case <-p.exited:
 	case <-time.After(2 * time.Second): // the pipe ends a moment before Wait returns
@@ -231,9 +228,9 @@ func (p *process) refused(d *sandbox.DeniedError) {
 	}
 }
 
-// refusalList returns the refusals kept so far, oldest first, and how many
+// Refusals returns the refusals kept so far, oldest first, and how many
 // there were in all.
-func (p *process) refusalList() ([]runner.Refusal, int) {
+func (p *process) Refusals() ([]runner.Refusal, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.refusals), p.refusalCount
@@ -249,10 +246,25 @@ func (p *process) exitErr() error {
 	}
 }
 
-// stop kills every process of the browser's sandbox, waits for them, and
+// DevTools returns the agent's way to the browser: Chromium's DevTools
+// server listens on DevToolsPort inside the browser's own network
+// namespace, which no process outside reaches; the browser's sandbox
+// exposes it on a unix socket in the per-browser directory, which only the
+// DevTools guard dials (guard.go). The guard's own socket, in a directory
+// only the launcher enters, is what the trial's agent sandbox relays to
+// DevToolsPort of its own loopback.
+func (p *process) DevTools() runner.DevTools {
+	return runner.DevTools{
+		URL:    devToolsURL,
+		Socket: p.guard.socket(),
+		Port:   DevToolsPort,
+	}
+}
+
+// Stop kills every process of the browser's sandbox, waits for them, and
 // removes its per-browser directory and its egress. It is safe to call more
 // than once.
-func (p *process) stop() error {
+func (p *process) Stop() error {
 	p.stopOnce.Do(func() {
 		var errs []error
 		if p.guard != nil {

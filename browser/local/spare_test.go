@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
+	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -23,10 +25,10 @@ func profiles(t *testing.T, dir string) []string {
 	return m
 }
 
-// waitProfiles waits (up to patience) until dir holds n profile directories.
+// waitProfiles waits (up to testsite.Patience) until dir holds n profile directories.
 func waitProfiles(t *testing.T, dir string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(profiles(t, dir)) == n }, patience, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(profiles(t, dir)) == n }, testsite.Patience, 20*time.Millisecond,
 		"want %d profile directories in %s", n, dir)
 }
 
@@ -35,7 +37,7 @@ func waitProfiles(t *testing.T, dir string, n int) {
 // starts only once the taker's agent runs (or it closes its browser), both
 // load pages, and closing the provider stops only the spare.
 func TestSparesAreFreshAndHandedOutOnce(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1 })
 	dir := p.cfg.TempDir
 	ctx := t.Context()
@@ -72,7 +74,7 @@ func TestSparesAreFreshAndHandedOutOnce(t *testing.T) {
 // TestSpareLivesAsLongAsItsCaller: a handed-out spare is closed when the
 // context of the Open that took it ends, like any browser.
 func TestSpareLivesAsLongAsItsCaller(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1 })
 	t.Cleanup(func() { p.Close() })
 	ctx, cancel := context.WithCancel(t.Context())
@@ -83,13 +85,13 @@ func TestSpareLivesAsLongAsItsCaller(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(profile)
 		return os.IsNotExist(err)
-	}, patience, 20*time.Millisecond, "the browser outlived its caller's context")
+	}, testsite.Patience, 20*time.Millisecond, "the browser outlived its caller's context")
 }
 
 // TestDeadSpareIsSkipped kills the waiting spare's Chromium: Open must hand
 // out the next one, which works.
 func TestDeadSpareIsSkipped(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1 })
 	t.Cleanup(func() { p.Close() })
 	ctx := t.Context()
@@ -107,7 +109,7 @@ func TestDeadSpareIsSkipped(t *testing.T) {
 		default:
 			return false
 		}
-	}, patience, 20*time.Millisecond)
+	}, testsite.Patience, 20*time.Millisecond)
 	require.NotNil(t, spare)
 	require.NoError(t, syscall.Kill(chromiumMain(t, spare), syscall.SIGKILL))
 	<-spare.proc.exited
@@ -126,12 +128,12 @@ func TestDeadSpareIsSkipped(t *testing.T) {
 // TestSpareThatCannotStartIsAnError: with spares, a Chromium that cannot
 // start makes Open fail with the reason instead of waiting forever.
 func TestSpareThatCannotStartIsAnError(t *testing.T) {
-	fake := filepath.Join(shortTempDir(t), "chromium")
+	fake := filepath.Join(sandboxtest.TempDir(t), "chromium")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho cannot start >&2\nexit 1\n"), 0o755))
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := newProvider(t, site, func(c *Config) { c.Spares = 1; c.ChromiumPath = fake })
 	t.Cleanup(func() { p.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
 	_, err := p.Open(ctx, runner.BrowserSpec{})
 	require.Error(t, err)

@@ -112,7 +112,7 @@ func ParseRetryAfter(v string) time.Duration {
 }
 
 // Connector connects pairbench's own driver to a browser at a CDP
-// websocket URL (local.Connect), within its own bound on the time that
+// websocket URL (driver.Connect), within its own bound on the time that
 // takes. The connection lives until the driver's Close or until ctx ends.
 type Connector func(ctx context.Context, url string) (Driver, error)
 

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/intents"
 )
 
@@ -44,7 +45,7 @@ func TestURLGuardAgreesWithIntents(t *testing.T) {
 		{"http://shop.example", "http://shop.example/"},
 		{"http://admin@shop.example/*", "http://guest@shop.example/"},
 	}
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
 	_, err := b.Load(t.Context(), "http://books.test/")
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/webmcp"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -65,7 +66,7 @@ const maxBrowserTools = 256
 // browser without the domain (or without WebMCP) answers with an error or
 // reports nothing: that is recorded, not a failure.
 func (b *Browser) enableWebMCP(ctx context.Context, t *tab) {
-	if _, err := send(ctx, b.conn, t.session, webmcp.Enable, struct{}{}); err != nil {
+	if _, err := cdpconn.Send(ctx, b.conn, t.session, webmcp.Enable, struct{}{}); err != nil {
 		return
 	}
 	b.mu.Lock()
@@ -167,20 +168,16 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := send(ctx, b.conn, "", browser.GetVersion, struct{}{})
+	v, err := cdpconn.Send(ctx, b.conn, "", browser.GetVersion, struct{}{})
 	if err != nil {
 		return nil, fmt.Errorf("browser version: %w", err)
 	}
 	env := &pairbench.WebMCPEnv{Browser: v.Product, Mode: cmp.Or(b.cfg.WebMCP, pairbench.WebMCPPolyfill)}
-	if b.proc.sb != nil { // a browser pairbench started, with its switches
-		env.Switches = b.cfg.switches()
-	} else {
-		env.Switches = slices.Clone(b.cfg.Flags)
-	}
+	env.Switches = slices.Clone(b.cfg.Switches)
 	if env.PageNative, err = b.NativeWebMCP(ctx); err != nil {
 		return nil, err
 	}
-	if trials, err := send(ctx, b.conn, t.session, page.GetOriginTrials, page.GetOriginTrialsParams{FrameID: cdp.FrameID(t.id)}); err == nil {
+	if trials, err := cdpconn.Send(ctx, b.conn, t.session, page.GetOriginTrials, page.GetOriginTrialsParams{FrameID: cdp.FrameID(t.id)}); err == nil {
 		for _, tr := range trials.OriginTrials {
 			if tr != nil {
 				env.OriginTrials = append(env.OriginTrials, pairbench.OriginTrial{Name: tr.TrialName, Status: string(tr.Status)})
@@ -189,7 +186,7 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 	}
 	// A browser without the domain cannot be asked: its record stays
 	// unanswered.
-	if _, err := b.snapshot(ctx, t); err != nil && (ctx.Err() != nil || errors.Is(err, errConnClosed)) {
+	if _, err := b.snapshot(ctx, t); err != nil && (ctx.Err() != nil || errors.Is(err, cdpconn.ErrClosed)) {
 		return nil, err
 	}
 	b.mu.Lock()

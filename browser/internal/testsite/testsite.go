@@ -1,16 +1,21 @@
-package local
+// Package testsite is the tiny website the browser packages' tests drive
+// real Chromium on (books.test and weather.test behind the local
+// provider's host mapping, with pages hostile and benign), its tool
+// files, and the bound on their waits.
+package testsite
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,18 +25,18 @@ import (
 
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/internal/realstack"
-	"github.com/pairbench/pairbench/internal/sandboxtest"
 )
 
-// testSite is a tiny website behind two host names, books.test and
+// Site is a tiny website behind two host names, books.test and
 // weather.test, that Chromium reaches through the provider's host mapping.
-type testSite struct {
+type Site struct {
 	srv    *httptest.Server
-	stalls atomic.Int32 // requests to /stall and /trickle
+	Stalls atomic.Int32 // requests to /stall and /trickle
 	flaky  atomic.Int32 // requests to /flaky
 }
 
-const booksPage = `<!doctype html><title>Books</title><h1>Books</h1><p>Ada Lovelace: Notes, $12</p>`
+// BooksPage is books.test's home page.
+const BooksPage = `<!doctype html><title>Books</title><h1>Books</h1><p>Ada Lovelace: Notes, $12</p>`
 
 // nativePage brings its own copy of the polyfill and registers a tool of its
 // own, as a site that adopted WebMCP does.
@@ -93,8 +98,8 @@ window.probe = "no WebMCP";
 if (document.modelContext) document.modelContext.getTools().then((ts) => { window.probe = ts.map((t) => t.name).join(","); });
 </script>`
 
-// downloadMark is in the body of the site's /download.
-const downloadMark = "echo planted-by-a-download"
+// DownloadMark is in the body of the site's /download.
+const DownloadMark = "echo planted-by-a-download"
 
 // hostilePage counts its attempts in window.tried, and in window.settled
 // those whose outcome a page sees (all but the beacons) once it is known.
@@ -119,16 +124,19 @@ for (const h of hosts) {
 }
 </script>`
 
-// hostileSettles is how many of hostilePage's attempts settle, of each 7 tried.
-const hostileSettles = 6
+// HostileSettles is how many of hostilePage's attempts settle, of each 7 tried.
+const HostileSettles = 6
 
-func newTestSite(t testing.TB) *testSite {
+// New serves the site until the test ends. It needs the real stack
+// (bubblewrap and Chromium): every test of it starts a browser.
+func New(t testing.TB) *Site {
 	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
 	t.Helper()
-	s := &testSite{}
+	polyfillJS := polyfill(t)
+	s := &Site{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("books.test/{$}", func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, booksPage)
+		io.WriteString(w, BooksPage)
 	})
 	mux.HandleFunc("books.test/api/books", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -152,7 +160,7 @@ func newTestSite(t testing.TB) *testSite {
 	})
 	// /stall never answers: a start page that stays "loading" forever.
 	mux.HandleFunc("books.test/stall", func(w http.ResponseWriter, r *http.Request) {
-		s.stalls.Add(1)
+		s.Stalls.Add(1)
 		<-r.Context().Done()
 	})
 	mux.HandleFunc("weather.test/{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +179,7 @@ func newTestSite(t testing.TB) *testSite {
 	// /trickle commits the document but never finishes it: the page stays
 	// in readyState "loading", the stall the seed saw on real sites.
 	mux.HandleFunc("books.test/trickle", func(w http.ResponseWriter, r *http.Request) {
-		s.stalls.Add(1)
+		s.Stalls.Add(1)
 		io.WriteString(w, "<!doctype html><title>Loading</title><p>Loading")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
@@ -182,14 +190,14 @@ func newTestSite(t testing.TB) *testSite {
 			<-r.Context().Done()
 			return
 		}
-		io.WriteString(w, booksPage)
+		io.WriteString(w, BooksPage)
 	})
 	// /download is a file the browser would save.
 	mux.HandleFunc("books.test/download", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", `attachment; filename="planted.sh"`)
 		w.Header().Set("Cache-Control", "no-store") // only a download may keep it
-		io.WriteString(w, "#!/bin/sh\n"+downloadMark+"\n")
+		io.WriteString(w, "#!/bin/sh\n"+DownloadMark+"\n")
 	})
 	// /hostile?port=P&devtools=D is a hostile page: it tries to reach
 	// loopback port P in every spelling, and the DevTools port D, with
@@ -197,24 +205,36 @@ func newTestSite(t testing.TB) *testSite {
 	mux.HandleFunc("books.test/hostile", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, hostilePage)
 	})
-	s.srv = httptest.NewServer(mux)
+	s.serve(t, mux)
+	return s
+}
+
+// Serve serves h as the site, under the site's host names, until the
+// test ends.
+func Serve(t testing.TB, h http.Handler) *Site {
+	s := &Site{}
+	s.serve(t, h)
+	return s
+}
+
+func (s *Site) serve(t testing.TB, h http.Handler) {
+	s.srv = httptest.NewServer(h)
 	t.Cleanup(func() {
 		s.srv.CloseClientConnections()
 		s.srv.Close()
 	})
-	return s
 }
 
-// hosts maps the site's host names to its loopback address.
-func (s *testSite) hosts() map[string]string {
+// Hosts maps the site's host names to its loopback address.
+func (s *Site) Hosts() map[string]string {
 	addr := strings.TrimPrefix(s.srv.URL, "http://")
 	return map[string]string{"books.test": addr, "weather.test": addr}
 }
 
-// testResolver answers the names the tests' browsers ask for, so that no
+// Resolver answers the names the tests' browsers ask for, so that no
 // test asks real DNS: a name resolving to a private address, one to the
 // cloud metadata address, one to loopback; every other name fails.
-var testResolver = resolverMap{
+var Resolver = resolverMap{
 	"intranet.test": {netip.MustParseAddr("10.0.0.5")},
 	"metadata.test": {netip.MustParseAddr("169.254.169.254")},
 	"rebind.test":   {netip.MustParseAddr("127.0.0.1")},
@@ -229,57 +249,19 @@ func (m resolverMap) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 	return nil, &net.DNSError{Err: "no such host (test resolver)", Name: host, IsNotFound: true}
 }
 
-// patience bounds every wait in these tests for something that should
+// Patience bounds every wait in these tests for something that should
 // happen: far beyond what it takes on a machine several times slower and
 // busier than a developer's (CI's runs 2-3x slower), so that a test fails
 // when the thing does not happen, never because the machine was slow. A
 // test that passes never waits this long. The tests that need a timeout to
 // run out (the stall tests) set their own short ones.
-const patience = 2 * time.Minute
+const Patience = 2 * time.Minute
 
-// newProvider returns a provider for the site whose timeouts are all
-// patience: a page that must load loads, however slow the machine.
-func newProvider(t testing.TB, site *testSite, mutate ...func(*Config)) *Provider {
+// Tool reads testdata/<name>.js as a tool file, with the given patterns
+// in place of its own.
+func Tool(t testing.TB, name string, patterns ...string) intents.Tool {
 	t.Helper()
-	realstack.Need(t, realstack.Bubblewrap, realstack.Chromium)
-	cfg := Config{
-		Hosts:        site.hosts(),
-		Resolver:     testResolver,
-		TempDir:      shortTempDir(t),
-		StartTimeout: patience,
-		ParseTimeout: patience,
-		LoadTimeout:  patience,
-		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	for _, m := range mutate {
-		m(&cfg)
-	}
-	p, err := New(cfg)
-	require.NoError(t, err)
-	return p
-}
-
-// shortTempDir is a fresh directory every sandbox user may enter (a root
-// launcher's browsers run as unprivileged users of their own), with a
-// short path.
-func shortTempDir(t testing.TB) string { return sandboxtest.TempDir(t) }
-
-// openBrowser opens a browser that the test closes at its end.
-func openBrowser(t testing.TB, p *Provider) *Browser {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	b, err := p.Open(context.Background(), runnerSpec())
-	require.NoError(t, err)
-	t.Cleanup(func() { b.Close(ctx) })
-	return b.(*Browser)
-}
-
-// testTool reads testdata/<name>.js as a tool file, with the given
-// patterns in place of its own.
-func testTool(t testing.TB, name string, patterns ...string) intents.Tool {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", name+".js"))
+	src, err := toolFiles.ReadFile("testdata/" + name + ".js")
 	require.NoError(t, err)
 	tool, err := intents.EvalTool(string(src), intents.ToolLimits{})
 	require.NoError(t, err, name)
@@ -288,13 +270,27 @@ func testTool(t testing.TB, name string, patterns ...string) intents.Tool {
 	return tool
 }
 
-// bookTools are the test domain's tools: three for books.test and one for
+// BookTools are the test domain's tools: three for books.test and one for
 // weather.test only.
-func bookTools(t testing.TB) []intents.Tool {
+func BookTools(t testing.TB) []intents.Tool {
 	return []intents.Tool{
-		testTool(t, "find_books", "http://books.test/*"),
-		testTool(t, "out_of_stock", "http://books.test/*"),
-		testTool(t, "explode", "http://books.test/*"),
-		testTool(t, "weather_now", "http://weather.test/*"),
+		Tool(t, "find_books", "http://books.test/*"),
+		Tool(t, "out_of_stock", "http://books.test/*"),
+		Tool(t, "explode", "http://books.test/*"),
+		Tool(t, "weather_now", "http://weather.test/*"),
 	}
+}
+
+//go:embed testdata/*.js
+var toolFiles embed.FS
+
+// polyfill is the driver's copy of the WebMCP polyfill, which the site's
+// pages that bring their own serve as /polyfill.js.
+func polyfill(t testing.TB) string {
+	t.Helper()
+	_, here, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	src, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "driver", "polyfill", "webmcp-polyfill.iife.js"))
+	require.NoError(t, err)
+	return string(src)
 }

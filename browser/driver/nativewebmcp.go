@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -14,27 +14,9 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/webmcp"
 
-	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	pagetools "github.com/pairbench/pairbench/runner/webmcp"
 )
-
-// NativeSwitch turns on Chromium's own WebMCP (document.modelContext and
-// the tools its DevTools WebMCP domain lists and invokes); docs/browsers.md
-// says what this Chromium does with it.
-const NativeSwitch = "--enable-blink-features=WebMCP"
-
-// native reports whether c asks for the browser's own WebMCP.
-func (c Config) native() bool { return c.WebMCP == pairbench.WebMCPNative }
-
-// switches are the switches the run added to pairbench's own: Flags, and
-// NativeSwitch in native mode (what args gives Chromium).
-func (c Config) switches() []string {
-	out := slices.Clone(c.Flags)
-	if c.native() && !slices.Contains(out, NativeSwitch) {
-		out = append(out, NativeSwitch)
-	}
-	return out
-}
 
 // maxResponses and maxResponseBytes bound the invocation responses kept
 // for InvokeTool to claim: one arrives before its caller waits only in a
@@ -97,16 +79,16 @@ func responseOf(ev *webmcp.EventToolResponded) *response {
 func (b *Browser) snapshot(ctx context.Context, t *tab) ([]*webmcp.Tool, error) {
 	b.snapMu.Lock()
 	defer b.snapMu.Unlock()
-	if err := b.conn.drained(ctx); err != nil {
+	if err := b.conn.Drained(ctx); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	ft := b.webmcpTools(t.session)
 	ft.snap = []*webmcp.Tool{}
 	b.mu.Unlock()
-	_, err := send(ctx, b.conn, t.session, webmcp.Enable, cdp.Empty{})
+	_, err := cdpconn.Send(ctx, b.conn, t.session, webmcp.Enable, cdp.Empty{})
 	if err == nil {
-		err = b.conn.drained(ctx)
+		err = b.conn.Drained(ctx)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -192,7 +174,7 @@ func (b *Browser) invokeNative(ctx context.Context, t *tab, name string, args js
 		}
 		b.mu.Unlock()
 	}()
-	res, err := send(ctx, b.conn, t.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: cdp.FrameID(t.id), ToolName: name, Input: jsonv2.Value(args)})
+	res, err := cdpconn.Send(ctx, b.conn, t.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: cdp.FrameID(t.id), ToolName: name, Input: jsonv2.Value(args)})
 	if err != nil {
 		var pe *cdproto.Error
 		if errors.As(err, &pe) {
@@ -204,7 +186,7 @@ func (b *Browser) invokeNative(ctx context.Context, t *tab, name string, args js
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		send(cctx, b.conn, t.session, webmcp.CancelInvocation, webmcp.CancelInvocationParams{InvocationID: res.InvocationID})
+		cdpconn.Send(cctx, b.conn, t.session, webmcp.CancelInvocation, webmcp.CancelInvocationParams{InvocationID: res.InvocationID})
 		return pagetools.Result{}, fmt.Errorf("invoke %s: %w", name, err)
 	}
 	out := pagetools.Result{Registered: registered}
@@ -256,8 +238,8 @@ func (b *Browser) awaitResponse(ctx context.Context, id string, fillOnly bool) (
 		b.mu.Unlock()
 		select {
 		case <-ch:
-		case <-b.conn.done:
-			return nil, errConnClosed
+		case <-b.conn.Done():
+			return nil, cdpconn.ErrClosed
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -87,8 +88,8 @@ func (s *nativeSite) requests() []string {
 
 // nativeProvider is a provider in native mode that reaches site and
 // native.test.
-func nativeProvider(t *testing.T, site *testSite, ns *nativeSite) *Provider {
-	return newProvider(t, site, func(c *Config) {
+func nativeProvider(t *testing.T, site *testsite.Site, ns *nativeSite) runner.Browsers {
+	return newProvider(t, site, func(c *LocalConfig) {
 		c.WebMCP = pairbench.WebMCPNative
 		c.Hosts["native.test"] = strings.TrimPrefix(ns.srv.URL, "http://")
 	})
@@ -100,14 +101,14 @@ func nativeProvider(t *testing.T, site *testSite, ns *nativeSite) *Provider {
 // environment records the mode, the switch and the page's own
 // modelContext.
 func TestNativeModeRegistersThroughTheBrowser(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := nativeProvider(t, site, newNativeSite(t))
 	setup, err := setUp(t, p, runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/",
-		Tools: bookTools(t), EntryTool: "find_books",
+		Tools: testsite.BookTools(t), EntryTool: "find_books",
 	})
 	require.NoError(t, err)
-	b := setup.Browser.(*Browser)
+	b := Driven(setup.Browser)
 	b.mu.Lock()
 	require.NotEmpty(t, b.scripts)
 	assert.NotContains(t, b.scripts[0], polyfillJS, "no polyfill is injected")
@@ -118,7 +119,7 @@ func TestNativeModeRegistersThroughTheBrowser(t *testing.T) {
 	require.NotNil(t, env)
 	assert.Equal(t, pairbench.WebMCPNative, env.Mode)
 	assert.True(t, env.PageNative)
-	assert.Equal(t, []string{NativeSwitch}, env.Switches)
+	assert.Equal(t, []string{nativeSwitch}, env.Switches)
 	assert.Equal(t, []string{"explode", "find_books", "out_of_stock"}, allTools(env), "the browser lists the registered tools")
 
 	live, err := b.LiveTools(t.Context())
@@ -137,11 +138,11 @@ func TestNativeModeRegistersThroughTheBrowser(t *testing.T) {
 // that shadows document.modelContext with lies changes nothing the agent
 // sees, and every call is one the browser saw.
 func TestNativeModeListsAndInvokesThroughTheDomain(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := nativeProvider(t, site, newNativeSite(t))
 	setup, err := setUp(t, p, runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://native.test/shadow",
-		Tools: []intents.Tool{testTool(t, "find_books", "http://native.test/*")}, EntryTool: "find_books",
+		Tools: []intents.Tool{testsite.Tool(t, "find_books", "http://native.test/*")}, EntryTool: "find_books",
 	})
 	require.NoError(t, err)
 	server, cs := agentSession(t, setup.Browser)
@@ -173,14 +174,14 @@ func TestNativeModeListsAndInvokesThroughTheDomain(t *testing.T) {
 // domain: a toolautosubmit form is sent, and the site gets the submission;
 // a form without it is filled, and sent when its button is pressed.
 func TestNativeModeFormToolsEndToEnd(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	ns := newNativeSite(t)
 	p := nativeProvider(t, site, ns)
 	setup, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Treatment, StartURL: "http://native.test/forms",
-		Tools: []intents.Tool{testTool(t, "find_books", "http://native.test/*")}, EntryTool: "find_books"})
+		Tools: []intents.Tool{testsite.Tool(t, "find_books", "http://native.test/*")}, EntryTool: "find_books"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"find_books", "leave_note", "order_book"}, allTools(setup.Env))
-	b := setup.Browser.(*Browser)
+	b := Driven(setup.Browser)
 	server, cs := agentSession(t, b)
 
 	text, isErr := callTool(t, cs, map[string]any{"action": "list"})
@@ -218,7 +219,7 @@ func TestNativeModeFormToolsEndToEnd(t *testing.T) {
 			}
 		}
 		return false
-	}, patience, 20*time.Millisecond, "the site got the submission: %v", ns.requests())
+	}, testsite.Patience, 20*time.Millisecond, "the site got the submission: %v", ns.requests())
 
 	calls, ok := b.BrowserCalls()
 	require.True(t, ok)
@@ -233,7 +234,7 @@ func TestNativeModeFormToolsEndToEnd(t *testing.T) {
 // setup on its first browser with a harness error naming the tool, where
 // the polyfill mode records the tool and goes on.
 func TestNativeControlMustBeToolFree(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := nativeProvider(t, site, newNativeSite(t))
 
 	clean, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/"})
@@ -251,18 +252,10 @@ func TestNativeControlMustBeToolFree(t *testing.T) {
 	assert.Contains(t, se.Reason(), "shop_hours")
 	assert.Contains(t, se.Reason(), "--webmcp native")
 
-	polyfill := newProvider(t, site, func(c *Config) { c.Flags = []string{NativeSwitch} })
+	polyfill := newProvider(t, site, func(c *LocalConfig) { c.Flags = []string{nativeSwitch} })
 	recorded, err := setUp(t, polyfill, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/hours"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shop_hours"}, recorded.Native)
-}
-
-// TestNativeModeIsRefusedUnknown: a mode the provider does not know is
-// refused before any browser starts.
-func TestNativeModeIsRefusedUnknown(t *testing.T) {
-	site := newTestSite(t)
-	_, err := New(Config{Hosts: site.hosts(), WebMCP: "builtin", Log: quiet})
-	assert.ErrorContains(t, err, `WebMCP "builtin"`)
 }
 
 // TestNativeResponsesKeptAreBounded: a page that invokes its own tools

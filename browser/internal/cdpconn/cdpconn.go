@@ -1,4 +1,8 @@
-package local
+// Package cdpconn is pairbench's flat-session Chrome DevTools Protocol
+// client: commands on any session, replies matched by id, and events
+// handed in arrival order to one handler. The driver (browser/driver) runs
+// every browser over it; the local browser's escape tests attack with it.
+package cdpconn
 
 import (
 	"context"
@@ -14,15 +18,16 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// conn is a flat-session CDP client over a chromedp transport: the pipe of
-// Chromium's --remote-debugging-pipe, which only pairbench holds.
+// Conn is a flat-session CDP client over a chromedp transport: the pipe of
+// Chromium's --remote-debugging-pipe, which only pairbench holds, or a
+// browser's websocket.
 //
 // chromedp's own Target model attaches to each tab itself and cannot hold the
 // sessions that browser-level auto-attach creates for tabs paused at start,
 // which is what injecting scripts before a new tab's page scripts run needs.
-// conn keeps only what that takes: commands on any session, replies matched
+// Conn keeps only what that takes: commands on any session, replies matched
 // by id, and events handed in arrival order to one handler goroutine.
-type conn struct {
+type Conn struct {
 	tr chromedp.Transport
 
 	next    atomic.Int64
@@ -45,14 +50,14 @@ type conn struct {
 	handledCh chan struct{}
 }
 
-// errConnClosed is the error of a call on a connection that has ended.
-var errConnClosed = errors.New("CDP connection closed")
+// ErrClosed is the error of a call on a connection that has ended.
+var ErrClosed = errors.New("CDP connection closed")
 
-// newConn starts a connection over tr, which it owns from now on. onEvent
-// receives every event, one at a time and in order, on a goroutine conn
-// owns; it must not block on a call on the same connection.
-func newConn(tr chromedp.Transport, onEvent func(*cdproto.Message)) *conn {
-	c := &conn{
+// New starts a connection over tr, which it owns from now on. onEvent
+// receives every event, one at a time and in order, on a goroutine the
+// connection owns; it must not block on a call on the same connection.
+func New(tr chromedp.Transport, onEvent func(*cdproto.Message)) *Conn {
+	c := &Conn{
 		tr:        tr,
 		pending:   make(map[int64]chan *cdproto.Message),
 		events:    make(chan *cdproto.Message, 256),
@@ -79,13 +84,13 @@ func newConn(tr chromedp.Transport, onEvent func(*cdproto.Message)) *conn {
 
 // read routes replies to their callers and events to the handler until the
 // connection fails or is closed.
-func (c *conn) read() {
+func (c *Conn) read() {
 	defer c.wg.Done()
 	defer close(c.events)
 	for {
 		msg := new(cdproto.Message)
 		if err := c.tr.Read(context.Background(), msg); err != nil {
-			c.shut(fmt.Errorf("%w: %w", errConnClosed, err))
+			c.shut(fmt.Errorf("%w: %w", ErrClosed, err))
 			return
 		}
 		if msg.ID == 0 {
@@ -107,10 +112,10 @@ func (c *conn) read() {
 	}
 }
 
-// drained returns once the handler is done with every event read before
+// Drained returns once the handler is done with every event read before
 // the call: the events the browser sent ahead of a reply already received
 // have then been handled. It must not be called from the handler.
-func (c *conn) drained(ctx context.Context) error {
+func (c *Conn) Drained(ctx context.Context) error {
 	target := c.queued.Load()
 	c.evMu.Lock()
 	c.waiters++
@@ -125,7 +130,7 @@ func (c *conn) drained(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-c.done:
-			return errConnClosed
+			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -135,8 +140,11 @@ func (c *conn) drained(ctx context.Context) error {
 	return nil
 }
 
+// Done is closed once the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
 // shut marks the connection ended with err and fails every pending call.
-func (c *conn) shut(err error) {
+func (c *Conn) shut(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -151,35 +159,35 @@ func (c *conn) shut(err error) {
 	}
 }
 
-// close ends the connection and waits for its goroutines.
-func (c *conn) close() {
-	c.shut(errConnClosed)
+// Close ends the connection and waits for its goroutines.
+func (c *Conn) Close() {
+	c.shut(ErrClosed)
 	c.tr.Close()
 	c.wg.Wait()
 }
 
-// call sends method with params on session ("" is the browser) and decodes
+// Call sends method with params on session ("" is the browser) and decodes
 // the result into res, which may be nil.
-func (c *conn) call(ctx context.Context, session target.SessionID, method string, params, res any) error {
-	r, err := c.post(ctx, session, method, params)
+func (c *Conn) Call(ctx context.Context, session target.SessionID, method string, params, res any) error {
+	r, err := c.Post(ctx, session, method, params)
 	if err != nil {
 		return err
 	}
-	return r.wait(ctx, res)
+	return r.Wait(ctx, res)
 }
 
-// reply is a command that was sent and whose answer has not been read.
-type reply struct {
-	c      *conn
+// Reply is a command that was sent and whose answer has not been read.
+type Reply struct {
+	c      *Conn
 	id     int64
 	method string
 	ch     chan *cdproto.Message
 }
 
-// post sends method with params on session without waiting for the answer.
+// Post sends method with params on session without waiting for the answer.
 // The browser handles a session's commands in the order they were posted, so
 // a caller can post several and then wait for each.
-func (c *conn) post(ctx context.Context, session target.SessionID, method string, params any) (*reply, error) {
+func (c *Conn) Post(ctx context.Context, session target.SessionID, method string, params any) (*Reply, error) {
 	var raw []byte
 	if params != nil {
 		var err error
@@ -187,7 +195,7 @@ func (c *conn) post(ctx context.Context, session target.SessionID, method string
 			return nil, fmt.Errorf("%s: encode params: %w", method, err)
 		}
 	}
-	r := &reply{c: c, id: c.next.Add(1), method: method, ch: make(chan *cdproto.Message, 1)}
+	r := &Reply{c: c, id: c.next.Add(1), method: method, ch: make(chan *cdproto.Message, 1)}
 	c.mu.Lock()
 	if c.closed {
 		err := c.err
@@ -205,9 +213,9 @@ func (c *conn) post(ctx context.Context, session target.SessionID, method string
 	return r, nil
 }
 
-// wait waits for the answer and decodes its result into res, which may be
+// Wait waits for the answer and decodes its result into res, which may be
 // nil.
-func (r *reply) wait(ctx context.Context, res any) error {
+func (r *Reply) Wait(ctx context.Context, res any) error {
 	select {
 	case <-ctx.Done():
 		r.c.forget(r.id)
@@ -227,15 +235,15 @@ func (r *reply) wait(ctx context.Context, res any) error {
 	}
 }
 
-func (c *conn) forget(id int64) {
+func (c *Conn) forget(id int64) {
 	c.mu.Lock()
 	delete(c.pending, id)
 	c.mu.Unlock()
 }
 
-// send runs a typed cdproto command on session and returns its result.
-func send[P, R any](ctx context.Context, c *conn, session target.SessionID, cmd cdp.Command[P, R], params P) (R, error) {
+// Send runs a typed cdproto command on session and returns its result.
+func Send[P, R any](ctx context.Context, c *Conn, session target.SessionID, cmd cdp.Command[P, R], params P) (R, error) {
 	var res R
-	err := c.call(ctx, session, cmd.Method, params, &res)
+	err := c.Call(ctx, session, cmd.Method, params, &res)
 	return res, err
 }

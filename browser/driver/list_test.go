@@ -1,10 +1,11 @@
-package local
+package driver
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,11 +18,11 @@ import (
 // live: none)". Here a tool file is added and the page listed in the same
 // task, the narrowest window there is.
 func TestListSeesARegistrationInFlight(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testsite.Patience)
 	defer cancel()
-	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	require.NoError(t, b.RegisterTools(ctx, testsite.BookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/")
 	require.NoError(t, err)
 	tab, err := b.current(ctx)

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -24,13 +25,13 @@ func (b *Browser) NativeWebMCP(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	world, err := send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+	world, err := cdpconn.Send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
 		FrameID: cdp.FrameID(t.id), WorldName: "pairbench-probe-" + randomHex(4),
 	})
 	if err != nil {
 		return false, fmt.Errorf("probe WebMCP: %w", err)
 	}
-	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: `"modelContext" in document`, ContextID: world.ExecutionContextID, ReturnByValue: ptr(true),
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -22,12 +23,12 @@ func (b *Browser) Screenshot(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := send(ctx, b.conn, t.session, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+	if _, err := cdpconn.Send(ctx, b.conn, t.session, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: rundir.ScreenshotWidth, Height: rundir.ScreenshotHeight, DeviceScaleFactor: 1,
 	}); err != nil {
 		return nil, fmt.Errorf("screenshot: set the tab's size: %w", err)
 	}
-	shot, err := send(ctx, b.conn, t.session, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	shot, err := cdpconn.Send(ctx, b.conn, t.session, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
 	if err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}

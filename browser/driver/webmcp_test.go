@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/realstack"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
@@ -37,7 +39,7 @@ func agentSession(t *testing.T, b runner.Browser) (*webmcp.Server, *mcp.ClientSe
 
 func callTool(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: webmcp.ToolName, Arguments: args})
 	require.NoError(t, err)
@@ -46,10 +48,10 @@ func callTool(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string,
 }
 
 func TestAgentListsAndInvokesRegisteredAndNativeTools(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	setup, err := setUp(t, newProvider(t, site), runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/hours",
-		Tools: bookTools(t), EntryTool: "find_books",
+		Tools: testsite.BookTools(t), EntryTool: "find_books",
 	})
 	require.NoError(t, err)
 	server, cs := agentSession(t, setup.Browser)
@@ -95,7 +97,7 @@ func TestAgentListsAndInvokesRegisteredAndNativeTools(t *testing.T) {
 }
 
 func TestControlAgentFindsNoTools(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	setup, err := setUp(t, newProvider(t, site), runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/"})
 	require.NoError(t, err)
 	server, cs := agentSession(t, setup.Browser)
@@ -116,15 +118,15 @@ func TestControlAgentFindsNoTools(t *testing.T) {
 // browser-control server does, over its own CDP connection, and checks the
 // tools are registered there before the page runs.
 func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
-	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	require.NoError(t, b.RegisterTools(ctx, testsite.BookTools(t)))
 	_, err := b.Load(ctx, "http://weather.test/")
 	require.NoError(t, err)
 
-	actx, acancel := remote.NewAllocator(ctx, devToolsOnLoopback(t, b), remote.NoModifyURL)
+	actx, acancel := remote.NewAllocator(ctx, DevToolsOnLoopback(t, b), remote.NoModifyURL)
 	defer acancel()
 	tabCtx, closeTab := chromedp.NewContext(actx)
 	require.NoError(t, chromedp.Do(tabCtx, chromedp.Navigate("http://books.test/probe")))
@@ -145,21 +147,21 @@ func TestTabsOpenedByAnotherClientGetTheTools(t *testing.T) {
 	require.Eventually(t, func() bool {
 		live, err := b.LiveTools(ctx)
 		return err == nil && len(live) == 1 && live[0].Name == "weather_now"
-	}, patience, 50*time.Millisecond)
+	}, testsite.Patience, 50*time.Millisecond)
 }
 
 // TestLinksToNewTabsGetTheTools follows a target=_blank link, as an agent's
 // click does: the new tab is paused at start until its scripts are in.
 func TestLinksToNewTabsGetTheTools(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
-	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	require.NoError(t, b.RegisterTools(ctx, testsite.BookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/opener")
 	require.NoError(t, err)
 
-	_, err = send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
+	_, err = cdpconn.Send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
 		Expression: `document.getElementById("blank").click()`, UserGesture: ptr(true),
 	})
 	require.NoError(t, err)
@@ -168,22 +170,22 @@ func TestLinksToNewTabsGetTheTools(t *testing.T) {
 		cur, err := b.current(ctx)
 		return err == nil && cur != b.start && b.eval(ctx, cur, "window.probe", &probe) == nil &&
 			probe == "explode,find_books,out_of_stock"
-	}, patience, 50*time.Millisecond, "the new tab's first script saw the tools")
+	}, testsite.Patience, 50*time.Millisecond, "the new tab's first script saw the tools")
 }
 
 // TestPopupsGetTheToolsLate opens a same-origin popup with window.open, whose
 // window outlives its initial about:blank: the tools arrive after the page's
 // first scripts (its probe saw none), but they are live.
 func TestPopupsGetTheToolsLate(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
-	require.NoError(t, b.RegisterTools(ctx, bookTools(t)))
+	require.NoError(t, b.RegisterTools(ctx, testsite.BookTools(t)))
 	_, err := b.Load(ctx, "http://books.test/opener")
 	require.NoError(t, err)
 
-	_, err = send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
+	_, err = cdpconn.Send(ctx, b.conn, b.start.session, cdpruntime.Evaluate, cdpruntime.EvaluateParams{
 		Expression: `window.open("/probe"), true`, UserGesture: ptr(true),
 	})
 	require.NoError(t, err)
@@ -194,7 +196,7 @@ func TestPopupsGetTheToolsLate(t *testing.T) {
 		}
 		live, err := b.LiveTools(ctx)
 		return err == nil && assert.ObjectsAreEqual([]string{"explode", "find_books", "out_of_stock"}, toolNames(live))
-	}, patience, 50*time.Millisecond, "the popup's tools are live")
+	}, testsite.Patience, 50*time.Millisecond, "the popup's tools are live")
 	res, err := b.InvokeTool(ctx, "find_books", []byte(`{"author":"Ada"}`))
 	require.NoError(t, err)
 	assert.True(t, res.Registered)
@@ -210,13 +212,13 @@ func TestPlaywrightOverCDPSeesTheTools(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(nodeModules, "playwright-core", "package.json")); err != nil {
 		t.Fatalf("the pinned Node tools are not installed (scripts/setup.sh installs them): %v", err)
 	}
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	require.NoError(t, b.RegisterTools(t.Context(), bookTools(t)))
+	require.NoError(t, b.RegisterTools(t.Context(), testsite.BookTools(t)))
 
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
+	ctx, cancel := context.WithTimeout(t.Context(), testsite.Patience)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), devToolsOnLoopback(t, b), nodeModules).Output()
+	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "playwright_probe.js"), DevToolsOnLoopback(t, b), nodeModules).Output()
 	require.NoError(t, err, "playwright_probe.js: %s", out)
 	assert.JSONEq(t, `{"start":"explode,find_books,out_of_stock","newPage":"explode,find_books,out_of_stock"}`, string(out))
 

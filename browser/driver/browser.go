@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"cmp"
@@ -24,12 +24,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
 
-// Browser is one running Chromium. It implements runner.Browser.
+// Browser is pairbench's driver of one running Chromium, whoever started
+// it. It implements runner.Browser.
 //
 // It auto-attaches to every tab (page target) with the tab paused at start,
 // adds the registered scripts to it with Page.addScriptToEvaluateOnNewDocument
@@ -38,8 +40,8 @@ import (
 // connection stays open until Close.
 type Browser struct {
 	cfg  Config
-	proc *process
-	conn *conn
+	proc Process
+	conn *cdpconn.Conn
 	// mark names the page-side registry on window; random per browser so a
 	// page cannot know it in advance.
 	mark string
@@ -106,18 +108,30 @@ var _ runner.Browser = (*Browser)(nil)
 // errStalled marks a navigation whose page was not parsed in time.
 var errStalled = errors.New("start page stalled")
 
-func open(ctx context.Context, cfg Config) (*Browser, error) {
-	proc, err := startProcess(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return drive(ctx, cfg, proc, proc.pipe)
+// Process is what the driver knows of the browser behind its connection:
+// whoever started it answers for it.
+type Process interface {
+	// DevTools is the agent's way to the browser (runner.Browser.DevTools).
+	DevTools() runner.DevTools
+	// Refusals returns the requests the browser's egress refused since it
+	// started, the first ones kept, and how many there were in all
+	// (runner.RefusalReporter); none when its egress is not this host's.
+	Refusals() ([]runner.Refusal, int)
+	// StartErr is the error of a start that failed on the connection with
+	// err: how the browser exited, when it did, else err.
+	StartErr(err error) error
+	// Stop ends the browser (or only its connection, for a browser that
+	// runs elsewhere), once the driver's connection is closed. Browser.Close
+	// calls it once.
+	Stop() error
 }
 
-// drive connects to the browser proc runs over tr, its CDP connection,
+// New drives the browser proc stands for over tr, its CDP connection,
 // which it owns from now on: it attaches to every tab and waits for the
-// first. On error everything is closed, proc included.
-func drive(ctx context.Context, cfg Config, proc *process, tr chromedp.Transport) (_ *Browser, err error) {
+// first, within cfg.StartTimeout. On error everything is closed, proc
+// included. The browser lives until Close or until ctx ends (see Rebind).
+func New(ctx context.Context, cfg Config, proc Process, tr chromedp.Transport) (_ *Browser, err error) {
+	cfg.setDefaults()
 	b := &Browser{
 		cfg:      cfg,
 		proc:     proc,
@@ -133,28 +147,28 @@ func drive(ctx context.Context, cfg Config, proc *process, tr chromedp.Transport
 			b.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	b.conn = newConn(tr, b.onEvent)
+	b.conn = cdpconn.New(tr, b.onEvent)
 	// Downloads are refused by policy already; ask for the same here.
-	if _, err := send(ctx, b.conn, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+	if _, err := cdpconn.Send(ctx, b.conn, "", browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorDeny,
 	}); err != nil {
-		return nil, proc.startErr(fmt.Errorf("deny downloads: %w", err))
+		return nil, proc.StartErr(fmt.Errorf("deny downloads: %w", err))
 	}
 	// Attach to every tab, existing and new, pausing new ones at start.
-	if _, err := send(ctx, b.conn, "", target.SetAutoAttach, target.SetAutoAttachParams{
+	if _, err := cdpconn.Send(ctx, b.conn, "", target.SetAutoAttach, target.SetAutoAttachParams{
 		AutoAttach:             true,
 		WaitForDebuggerOnStart: true,
 		Flatten:                ptr(true),
 		Filter:                 target.Filter{{Type: "page"}},
 	}); err != nil {
-		return nil, proc.startErr(fmt.Errorf("auto-attach: %w", err))
+		return nil, proc.StartErr(fmt.Errorf("auto-attach: %w", err))
 	}
 	wait, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	select {
 	case <-b.firstTab:
 	case <-wait.Done():
-		return nil, proc.startErr(fmt.Errorf("chromium opened no tab: %w", wait.Err()))
+		return nil, proc.StartErr(fmt.Errorf("chromium opened no tab: %w", wait.Err()))
 	}
 	if err := waitTab(wait, b.start); err != nil {
 		return nil, fmt.Errorf("chromium's first tab: %w", err)
@@ -165,20 +179,15 @@ func drive(ctx context.Context, cfg Config, proc *process, tr chromedp.Transport
 	return b, nil
 }
 
-// handOver rebinds a spare's life from the provider's context to ctx. It
-// reports false, leaving the browser to be closed, when the browser is
-// already closing or its Chromium has exited.
-func (b *Browser) handOver(ctx context.Context) bool {
+// Rebind ties the browser's life to ctx instead of the context New was
+// given (a spare is started under its provider's and handed to a trial).
+// It reports false, leaving the browser to be closed, when the browser is
+// already closing.
+func (b *Browser) Rebind(ctx context.Context) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopWatch != nil && !b.stopWatch() {
-		return false // the provider's context ended: Close is under way
-	}
-	b.stopWatch = nil
-	select {
-	case <-b.proc.exited:
-		return false
-	default:
+		return false // the first context ended: Close is under way
 	}
 	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
 	return true
@@ -258,9 +267,9 @@ func (b *Browser) prepare(t *tab, scripts []string, waiting bool) {
 	if waiting {
 		steps = append(steps, step{runtime.RunIfWaitingForDebugger.Method, cdp.Empty{}})
 	}
-	var replies []*reply
+	var replies []*cdpconn.Reply
 	for _, s := range steps {
-		r, err := b.conn.post(ctx, t.session, s.method, s.params)
+		r, err := b.conn.Post(ctx, t.session, s.method, s.params)
 		if err != nil {
 			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
 			break
@@ -268,7 +277,7 @@ func (b *Browser) prepare(t *tab, scripts []string, waiting bool) {
 		replies = append(replies, r)
 	}
 	for _, r := range replies {
-		if err := r.wait(ctx, nil); err != nil {
+		if err := r.Wait(ctx, nil); err != nil {
 			b.cfg.Log.Warn("chromium: could not prepare tab", "target", t.id, "err", err)
 		}
 	}
@@ -298,34 +307,19 @@ func (b *Browser) catchUp(t *tab, scripts []string) {
 	}
 	b.cfg.Log.Info("chromium: registering tools late on a reused window", "target", t.id)
 	for _, s := range scripts {
-		if _, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{Expression: s}); err != nil {
+		if _, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{Expression: s}); err != nil {
 			b.cfg.Log.Warn("chromium: late registration failed", "target", t.id, "err", err)
 			return
 		}
 	}
 }
 
-// DevTools returns the agent's way to the browser: Chromium's DevTools
-// server listens on DevToolsPort inside the browser's own network
-// namespace, which no process outside reaches; the browser's sandbox
-// exposes it on a unix socket in the per-browser directory, which only the
-// DevTools guard dials (guard.go). The guard's own socket, in a directory
-// only the launcher enters, is what the trial's agent sandbox relays to
-// DevToolsPort of its own loopback.
-func (b *Browser) DevTools() runner.DevTools {
-	if b.proc.sb == nil {
-		return runner.DevTools{URL: b.proc.url} // a browser Connect reached
-	}
-	return runner.DevTools{
-		URL:    devToolsURL,
-		Socket: b.proc.guard.socket(),
-		Port:   DevToolsPort,
-	}
-}
+// DevTools returns the agent's way to the browser, as its Process has it.
+func (b *Browser) DevTools() runner.DevTools { return b.proc.DevTools() }
 
 // Refusals returns the requests the browser's egress refused since it
 // started; it implements runner.RefusalReporter.
-func (b *Browser) Refusals() ([]runner.Refusal, int) { return b.proc.refusalList() }
+func (b *Browser) Refusals() ([]runner.Refusal, int) { return b.proc.Refusals() }
 
 // RegisterTools adds the polyfill (none in native mode), the URL guard and
 // one script per tool to every tab: to the tabs attached now, and to every
@@ -353,9 +347,9 @@ func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error
 			return err
 		}
 		// Post every script, then read the answers: they are applied in order.
-		replies := make([]*reply, 0, len(scripts))
+		replies := make([]*cdpconn.Reply, 0, len(scripts))
 		for _, s := range scripts {
-			r, err := b.conn.post(ctx, t.session, page.AddScriptToEvaluateOnNewDocument.Method,
+			r, err := b.conn.Post(ctx, t.session, page.AddScriptToEvaluateOnNewDocument.Method,
 				page.AddScriptToEvaluateOnNewDocumentParams{Source: s})
 			if err != nil {
 				return fmt.Errorf("inject into tab %s: %w", t.id, err)
@@ -363,7 +357,7 @@ func (b *Browser) RegisterTools(ctx context.Context, tools []intents.Tool) error
 			replies = append(replies, r)
 		}
 		for _, r := range replies {
-			if err := r.wait(ctx, nil); err != nil {
+			if err := r.Wait(ctx, nil); err != nil {
 				return fmt.Errorf("inject into tab %s: %w", t.id, err)
 			}
 		}
@@ -381,14 +375,14 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	}
 	began := time.Now()
 	info := runner.LoadInfo{Navigations: 1}
-	_, refusedBefore := b.proc.refusalList()
+	_, refusedBefore := b.proc.Refusals()
 	err := b.navigateParsed(ctx, t, url)
 	if errors.Is(err, errStalled) {
 		b.cfg.Log.Info("chromium: start page stalled; navigating once more", "url", url)
 		info.Navigations = 2
 		// Stop the stalled load first, or Chromium aborts the new navigation
 		// to the same URL.
-		if _, err := send(ctx, b.conn, t.session, page.StopLoading, cdp.Empty{}); err != nil {
+		if _, err := cdpconn.Send(ctx, b.conn, t.session, page.StopLoading, cdp.Empty{}); err != nil {
 			return runner.LoadInfo{}, fmt.Errorf("stop the stalled load: %w", err)
 		}
 		if err = b.navigateParsed(ctx, t, url); errors.Is(err, errStalled) {
@@ -412,7 +406,7 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	info.LoadedAt = b.cfg.Now()
 	// A start page the egress refused shows its refusal, not the site.
 	if host := hostOf(url); host != "" {
-		kept, _ := b.proc.refusalList()
+		kept, _ := b.proc.Refusals()
 		for _, r := range kept[min(refusedBefore, len(kept)):] {
 			if r.Host == host {
 				return runner.LoadInfo{}, fmt.Errorf("start page refused by the browser's egress: %s", r.Reason)
@@ -428,6 +422,23 @@ func (b *Browser) Load(ctx context.Context, url string) (runner.LoadInfo, error)
 	return info, nil
 }
 
+// Navigate navigates the start tab to url, within 15 seconds, and returns
+// the navigation's error text ("" when the page committed). Unlike Load it
+// waits for nothing more and explains nothing (the local browser's
+// self-check tries URLs that must be refused).
+func (b *Browser) Navigate(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := waitTab(ctx, b.start); err != nil {
+		return "", err
+	}
+	res, err := cdpconn.Send(ctx, b.conn, b.start.session, page.Navigate, page.NavigateParams{URL: url})
+	if err != nil {
+		return "", err
+	}
+	return res.ErrorText, nil
+}
+
 // navigateParsed navigates t to url and waits until the new document is
 // parsed, within ParseTimeout. It returns an error wrapping errStalled when
 // time ran out.
@@ -441,7 +452,7 @@ func (b *Browser) navigateParsed(ctx context.Context, t *tab, url string) error 
 		return err
 	}
 	// Page.navigate returns once the new document is committed.
-	res, err := send(wait, b.conn, t.session, page.Navigate, page.NavigateParams{URL: url})
+	res, err := cdpconn.Send(wait, b.conn, t.session, page.Navigate, page.NavigateParams{URL: url})
 	if err != nil {
 		return stalled(err)
 	}
@@ -609,11 +620,11 @@ func orRan(msg string) string {
 // compile compiles script as a function body in an isolated world of t's
 // page and returns the browser's message, "" when it compiles.
 func (b *Browser) compile(ctx context.Context, t *tab, script string) (string, error) {
-	tree, err := send(ctx, b.conn, t.session, page.GetFrameTree, cdp.Empty{})
+	tree, err := cdpconn.Send(ctx, b.conn, t.session, page.GetFrameTree, cdp.Empty{})
 	if err != nil {
 		return "", err
 	}
-	world, err := send(ctx, b.conn, t.session, page.CreateIsolatedWorld,
+	world, err := cdpconn.Send(ctx, b.conn, t.session, page.CreateIsolatedWorld,
 		page.CreateIsolatedWorldParams{FrameID: tree.FrameTree.Frame.ID, WorldName: "pairbench-compile"})
 	if err != nil {
 		return "", err
@@ -622,7 +633,7 @@ func (b *Browser) compile(ctx context.Context, t *tab, script string) (string, e
 	if err != nil {
 		return "", err
 	}
-	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: expr, ContextID: world.ExecutionContextID, ReturnByValue: ptr(true)})
 	if err != nil {
 		return "", err
@@ -687,7 +698,7 @@ func (b *Browser) current(ctx context.Context) (*tab, error) {
 // eval evaluates expr in t's page, awaiting a promise, and decodes the
 // result into out. A thrown exception is an error.
 func (b *Browser) eval(ctx context.Context, t *tab, expr string, out any) error {
-	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
 		Expression:    expr,
 		ReturnByValue: ptr(true),
 		AwaitPromise:  ptr(true),
@@ -708,20 +719,16 @@ func (b *Browser) eval(ctx context.Context, t *tab, expr string, out any) error 
 	return jsonv2.Unmarshal(res.Result.Value, out)
 }
 
-// waitRunning waits until AgentRunning or Close, or until ctx ends.
-func (b *Browser) waitRunning(ctx context.Context) {
-	select {
-	case <-b.running:
-	case <-ctx.Done():
-	}
-}
+// Running is closed once AgentRunning or Close was called.
+func (b *Browser) Running() <-chan struct{} { return b.running }
 
 // AgentRunning tells the provider that the trial's agent has started; it
 // implements runner.Prestarter.
 func (b *Browser) AgentRunning() { b.runningOnce.Do(func() { close(b.running) }) }
 
-// Close kills every Chromium process, ends the connection and removes the
-// profile directory. It is safe to call more than once.
+// Close ends the connection and then stops the browser's Process (a local
+// Chromium is killed and its profile directory removed). It is safe to
+// call more than once.
 func (b *Browser) Close(ctx context.Context) error {
 	b.AgentRunning()
 	b.closeOnce.Do(func() {
@@ -733,10 +740,10 @@ func (b *Browser) Close(ctx context.Context) error {
 		}
 		b.cancel()
 		if b.conn != nil {
-			b.conn.close() // no event, so no new preparation, after this
+			b.conn.Close() // no event, so no new preparation, after this
 		}
 		b.prep.Wait()
-		b.closeErr = b.proc.stop()
+		b.closeErr = b.proc.Stop()
 	})
 	return b.closeErr
 }

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -57,13 +58,13 @@ func (b *Browser) PageState(ctx context.Context, selectors []string) (pairbench.
 	if err != nil {
 		return st, fmt.Errorf("read the page: %w", err)
 	}
-	world, err := send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+	world, err := cdpconn.Send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
 		FrameID: cdp.FrameID(t.id), WorldName: "pairbench-state-" + randomHex(4),
 	})
 	if err != nil {
 		return st, fmt.Errorf("read the page: %w", err)
 	}
-	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: fmt.Sprintf(pageStateScript, sel, pairbench.MaxPageText, pairbench.MaxElementText),
 		ContextID:  world.ExecutionContextID, ReturnByValue: ptr(true),
 	})

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"testing"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/rundir"
 
 	"github.com/stretchr/testify/assert"
@@ -16,9 +17,9 @@ import (
 // page at rundir.ScreenshotWidth × ScreenshotHeight, whatever size the tab
 // had.
 func TestScreenshotIsOneSize(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testsite.Patience)
 	defer cancel()
 	_, err := b.Load(ctx, "http://books.test/")
 	require.NoError(t, err)

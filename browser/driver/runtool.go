@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/intents"
 	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
@@ -33,7 +34,7 @@ func (b *Browser) RunTool(ctx context.Context, tool intents.Tool, args json.RawM
 	if !json.Valid(args) {
 		return webmcp.Result{}, fmt.Errorf("run %s: the arguments are not JSON", tool.Name)
 	}
-	world, err := send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+	world, err := cdpconn.Send(ctx, b.conn, t.session, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
 		FrameID: cdp.FrameID(t.id), WorldName: "pairbench-run-" + randomHex(4),
 	})
 	if err != nil {
@@ -49,7 +50,7 @@ func (b *Browser) RunTool(ctx context.Context, tool intents.Tool, args json.RawM
     return JSON.stringify({exception: String(e && e.message || e)});
   }
 })()`
-	res, err := send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := cdpconn.Send(ctx, b.conn, t.session, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: expr, ContextID: world.ExecutionContextID, ReturnByValue: ptr(true), AwaitPromise: ptr(true),
 	})
 	if err != nil {

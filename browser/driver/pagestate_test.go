@@ -1,10 +1,9 @@
-package local
+package driver
 
 import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/realstack"
 )
 
@@ -40,10 +40,9 @@ func TestPageStateReadsWhatThePageShows(t *testing.T) {
 	mux.HandleFunc("books.test/gift", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Replace(liarPage, "long", strings.Repeat("verse ", 5000), 1))
 	})
-	site := &testSite{srv: httptest.NewServer(mux)}
-	t.Cleanup(site.srv.Close)
+	site := testsite.Serve(t, mux)
 	b := openBrowser(t, newProvider(t, site))
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	ctx, cancel := context.WithTimeout(context.Background(), testsite.Patience)
 	defer cancel()
 	_, err := b.Load(ctx, "http://books.test/gift")
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/tlstest"
 )
 
@@ -32,13 +33,13 @@ func closedAddr(t *testing.T) string {
 // CA the run does not trust (over https, where Chromium alone says only
 // an error code). Never "document.modelContext is missing".
 func TestStartPageErrorsNameTheCause(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	ca := tlstest.NewCA(t, "pairbench test staging CA")
 	staging := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, booksPage)
+		io.WriteString(w, testsite.BooksPage)
 	}), "staging.test")
 	closed := closedAddr(t)
-	p := newProvider(t, site, func(c *Config) {
+	p := newProvider(t, site, func(c *LocalConfig) {
 		c.Hosts["closed.test"] = closed
 		c.Hosts["staging.test"] = strings.TrimPrefix(staging.URL, "https://")
 	})
@@ -58,28 +59,4 @@ func TestStartPageErrorsNameTheCause(t *testing.T) {
 			assert.NotContains(t, err.Error(), "modelContext")
 		})
 	}
-}
-
-// TestCACertTrustsAStagingSite: with its CA trusted for the run, the real
-// browser loads an HTTPS staging site whose CA no system trusts, and its
-// origin is a secure context (WebMCP needs one).
-func TestCACertTrustsAStagingSite(t *testing.T) {
-	site := newTestSite(t)
-	ca := tlstest.NewCA(t, "pairbench test staging CA")
-	staging := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, booksPage)
-	}), "staging.test")
-	certs, err := ReadCACerts(ca.WriteFile(t))
-	require.NoError(t, err)
-	p := newProvider(t, site, func(c *Config) {
-		c.Hosts["staging.test"] = strings.TrimPrefix(staging.URL, "https://")
-		c.CACerts = certs
-	})
-	b := openBrowser(t, p)
-	info, err := b.Load(context.Background(), "https://staging.test/")
-	require.NoError(t, err)
-	assert.Equal(t, "https://staging.test/", info.URL)
-	var secure bool
-	require.NoError(t, b.eval(context.Background(), b.start, "window.isSecureContext", &secure))
-	assert.True(t, secure)
 }

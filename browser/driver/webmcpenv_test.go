@@ -1,4 +1,4 @@
-package local
+package driver
 
 import (
 	"fmt"
@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/browser/internal/cdpconn"
+	"github.com/pairbench/pairbench/browser/internal/testsite"
 	"github.com/pairbench/pairbench/internal/sandboxtest"
 	"github.com/pairbench/pairbench/runner"
 )
@@ -36,8 +38,8 @@ func allTools(env *pairbench.WebMCPEnv) []string {
 }
 
 func TestWebMCPEnvReportsTheBrowsersOwnToolsPerFrame(t *testing.T) {
-	site := newTestSite(t)
-	p := newProvider(t, site, func(c *Config) { c.Flags = []string{nativeSwitch} })
+	site := testsite.New(t)
+	p := newProvider(t, site, func(c *LocalConfig) { c.Flags = []string{nativeSwitch} })
 
 	control, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/hours"})
 	require.NoError(t, err)
@@ -54,7 +56,7 @@ func TestWebMCPEnvReportsTheBrowsersOwnToolsPerFrame(t *testing.T) {
 	// browser itself reports them.
 	treatment, err := setUp(t, p, runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/hours",
-		Tools: bookTools(t), EntryTool: "find_books",
+		Tools: testsite.BookTools(t), EntryTool: "find_books",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"explode", "find_books", "out_of_stock", "shop_hours"}, allTools(treatment.Env))
@@ -62,12 +64,12 @@ func TestWebMCPEnvReportsTheBrowsersOwnToolsPerFrame(t *testing.T) {
 }
 
 func TestWebMCPEnvWithThePolyfillReportsNoBrowserTools(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	p := newProvider(t, site)
 
 	treatment, err := setUp(t, p, runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/hours",
-		Tools: bookTools(t), EntryTool: "find_books",
+		Tools: testsite.BookTools(t), EntryTool: "find_books",
 	})
 	require.NoError(t, err)
 	env := treatment.Env
@@ -88,12 +90,12 @@ func TestWebMCPEnvWithThePolyfillReportsNoBrowserTools(t *testing.T) {
 // by toolInvoked and toolResponded, a form without a submit button an
 // error, an unknown tool a protocol error. Rerun it after a browser upgrade.
 func TestChromiumWebMCPDomain(t *testing.T) {
-	site := newTestSite(t)
-	p := newProvider(t, site, func(c *Config) { c.Flags = []string{nativeSwitch} })
+	site := testsite.New(t)
+	p := newProvider(t, site, func(c *LocalConfig) { c.Flags = []string{nativeSwitch} })
 	setup, err := setUp(t, p, runner.SetupSpec{Arm: pairbench.Control, StartURL: "http://books.test/formtool"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"add", "search_books"}, allTools(setup.Env))
-	b := setup.Browser.(*Browser)
+	b := Driven(setup.Browser)
 	tb, err := b.current(t.Context())
 	require.NoError(t, err)
 
@@ -111,7 +113,7 @@ func TestChromiumWebMCPDomain(t *testing.T) {
 	}
 
 	invoke := func(tool, input string) string {
-		res, err := send(t.Context(), b.conn, tb.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: []byte(input)})
+		res, err := cdpconn.Send(t.Context(), b.conn, tb.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: []byte(input)})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.InvocationID)
 		return res.InvocationID
@@ -120,7 +122,7 @@ func TestChromiumWebMCPDomain(t *testing.T) {
 		select {
 		case msg := <-events:
 			return msg
-		case <-time.After(patience):
+		case <-time.After(testsite.Patience):
 			t.Fatal("no WebMCP event")
 			return nil
 		}
@@ -148,7 +150,7 @@ func TestChromiumWebMCPDomain(t *testing.T) {
 	assert.Equal(t, webmcp.InvocationStatusError, responded.Status)
 	assert.Contains(t, responded.ErrorText, "submit button")
 
-	_, err = send(t.Context(), b.conn, tb.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: "nope", Input: []byte(`{}`)})
+	_, err = cdpconn.Send(t.Context(), b.conn, tb.session, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: "nope", Input: []byte(`{}`)})
 	assert.ErrorContains(t, err, "Tool not found")
 }
 
@@ -157,16 +159,16 @@ func TestChromiumWebMCPDomain(t *testing.T) {
 // browser too, and the trial's check finds both sides agree; with the
 // polyfill the browser sees nothing and there is nothing to check.
 func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
-	site := newTestSite(t)
+	site := testsite.New(t)
 	for _, native := range []bool{true, false} {
-		p := newProvider(t, site, func(c *Config) {
+		p := newProvider(t, site, func(c *LocalConfig) {
 			if native {
 				c.Flags = []string{nativeSwitch}
 			}
 		})
 		setup, err := setUp(t, p, runner.SetupSpec{
 			Arm: pairbench.Treatment, StartURL: "http://books.test/hours",
-			Tools: bookTools(t), EntryTool: "find_books",
+			Tools: testsite.BookTools(t), EntryTool: "find_books",
 		})
 		require.NoError(t, err)
 		server, cs := agentSession(t, setup.Browser)
@@ -198,15 +200,15 @@ func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
 // each mode on its own; run the command several times instead, so the two
 // alternate under the same load, and compare the ratios.
 func BenchmarkWebMCPNativeAgainstPolyfill(b *testing.B) {
-	site := newTestSite(b)
+	site := testsite.New(b)
 	initProgram := sandboxtest.InitProgram(b)
 	spec := runner.SetupSpec{
 		Arm: pairbench.Treatment, StartURL: "http://books.test/",
-		Tools: bookTools(b), EntryTool: "find_books", Attempts: 1,
+		Tools: testsite.BookTools(b), EntryTool: "find_books", Attempts: 1,
 	}
 	for _, mode := range []string{"polyfill", "native"} {
 		b.Run(mode, func(b *testing.B) {
-			p := newProvider(b, site, func(c *Config) {
+			p := newProvider(b, site, func(c *LocalConfig) {
 				c.Executable = initProgram
 				c.WebMCP = pairbench.WebMCPImpl(mode) // native: the switch, no polyfill, calls through the DevTools domain
 			})
