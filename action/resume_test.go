@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pairbench/pairbench/bot"
 )
 
 // TestActionResumeTopsUpAShardedRun runs what the example workflow runs
@@ -95,4 +97,24 @@ func TestActionResumeTopsUpAShardedRun(t *testing.T) {
 		"resume-bad":       {map[string]string{"resume": "yes"}, "input resume is not valid"},
 		"resume-missing":   {nil, "nothing to resume: run gh-resume-missing is not in"},
 	})
+}
+
+// TestExampleWorkflowResumesATopUp evaluates the example workflow's plan
+// job for the inputs the service dispatches: a first bench plans its run
+// (resume false), and /bench more's dispatch, the same run id with more
+// pairs and top_up, resumes it from the store with those pairs.
+func TestExampleWorkflowResumesATopUp(t *testing.T) {
+	req := bot.Request{RunID: bot.RunID(fmt.Sprintf("pr%d-%s-0123abcd", prNumber, headSHA)), PR: prNumber, HeadSHA: headSHA,
+		Domains: []string{"weather.example"}, Pairs: 10}
+	first, err := bot.WorkflowInputs(req)
+	require.NoError(t, err)
+	assert.Equal(t, "false", exampleJobWith(t, "plan", first)["resume"], "a first bench is planned")
+
+	req.Pairs, req.TopUp = 20, 1
+	more, err := bot.WorkflowInputs(req)
+	require.NoError(t, err)
+	with := exampleJobWith(t, "plan", more)
+	assert.Equal(t, "true", with["resume"], "a top-up resumes the stored run")
+	assert.Equal(t, string(req.RunID), with["run-id"])
+	assert.Equal(t, "20", with["pairs"])
 }
