@@ -13,8 +13,9 @@ import (
 )
 
 // TestRunStopsAtALookAndRefusesATopUp runs the demo's intents for real at 7
-// pairs, taking looks (at 5 and 7 pairs: two benched intents cannot reach
-// a verdict at 3). The scripted model makes the books intents much faster
+// pairs, taking looks at 3, 5 and 7 pairs (the first blind: two benched
+// intents cannot reach a verdict at 3, so it may stop the run for futility
+// alone, spending no α). The scripted model makes the books intents much faster
 // with their tools, so a look stops the run for efficacy: run.json records
 // it, no pair past it ran, the report and the final table say where and
 // why, and the run is complete. A top-up is then refused with exit 2 (the
@@ -32,7 +33,9 @@ func TestRunStopsAtALookAndRefusesATopUp(t *testing.T) {
 
 	plan, err := rundir.ReadPlan(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
-	assert.Equal(t, []int{5, 7}, plan.Looks)
+	assert.Equal(t, []int{3, 5, 7}, plan.Looks)
+	require.NotNil(t, plan.Design())
+	assert.Equal(t, []bool{true, false, false}, plan.Design().Blind, "the first look is blind")
 	require.NotNil(t, plan.Stop, "the run stopped at a look: %s", stdout)
 	assert.Equal(t, report.StopEfficacy, plan.Stop.Kind)
 	rows := clitest.CheckCompleteRun(t, dir)
