@@ -51,10 +51,13 @@ func DemoConfig() Config {
 
 // Complete fills what c leaves to the host and the clock, Tools
 // (DefaultToolsDir, made absolute), TempDir (the system's) and RunID (a new
-// one, NewRunID), and checks the whole (Check). The errors name the command
-// line's flags.
+// one, NewRunID, unless the run is to be resumed), and checks the whole
+// (Check). The errors name the command line's flags.
 func (c *Config) Complete() error {
 	if c.RunID == "" {
+		if c.Resume {
+			return fmt.Errorf("%w: --resume needs --run-id, the run to resume (a new id would name no run)", ErrNothingToResume)
+		}
 		c.RunID = NewRunID(time.Now())
 	}
 	if err := c.Check(); err != nil {

@@ -205,3 +205,18 @@ func TestResumeRefusesARunItCannotFind(t *testing.T) {
 	_, err = os.Stat(r.dir.File(rundir.PlanFile))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing planned")
 }
+
+// TestResumeNeedsARunID: resuming with no run id is refused before
+// anything is read or written, naming the flag, rather than looking for a
+// fresh id that names no run.
+func TestResumeNeedsARunID(t *testing.T) {
+	c := DefaultConfig()
+	c.Registry, c.RunsDir, c.Resume = "../examples/registry", t.TempDir(), true
+	err := c.Complete()
+	require.ErrorIs(t, err, ErrNothingToResume)
+	assert.Contains(t, err.Error(), "--resume needs --run-id")
+	assert.Empty(t, c.RunID, "no id is made up")
+	entries, err := os.ReadDir(c.RunsDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
+}
