@@ -405,7 +405,7 @@ func SignedRank(tc, tt []float64, alpha float64) (ExactInterval, float64) {
 }
 
 // SignedRankTest is the signed-rank test for samples of one size, for
-// repeated use (the power simulation in stats/tables): the null
+// repeated use (the power simulation in cmd/statstables): the null
 // distribution is computed once.
 type SignedRankTest struct {
 	null RankNull

@@ -4,13 +4,13 @@
 // for 80% power, the biased scenario, and runs that take their looks,
 // decided by the runner's own stopping logic (rundir.Looker).
 //
-//	go run ./stats/verdictsim aa        # A/A false claims per run
-//	go run ./stats/verdictsim power     # pairs per intent for 80% power
-//	go run ./stats/verdictsim biased    # accuracy effect, failures slow
-//	go run ./stats/verdictsim looks     # the group-sequential design
-//	go run ./stats/verdictsim aa-looks  # A/A false claims per run, with looks
-//	go run ./stats/verdictsim looks-power # power with looks against fixed
-//	go run ./stats/verdictsim topup     # A/A runs topped up when inconclusive
+//	go run ./cmd/verdictsim aa        # A/A false claims per run
+//	go run ./cmd/verdictsim power     # pairs per intent for 80% power
+//	go run ./cmd/verdictsim biased    # accuracy effect, failures slow
+//	go run ./cmd/verdictsim looks     # the group-sequential design
+//	go run ./cmd/verdictsim aa-looks  # A/A false claims per run, with looks
+//	go run ./cmd/verdictsim looks-power # power with looks against fixed
+//	go run ./cmd/verdictsim topup     # A/A runs topped up when inconclusive
 //
 // Each is seeded, so the same command always prints the same table; -runs
 // sets the number of simulated runs per cell.
@@ -26,7 +26,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1000, "simulated runs per cell")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/verdictsim [-runs N] aa|power|biased|looks|aa-looks|looks-power|topup")
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/verdictsim [-runs N] aa|power|biased|looks|aa-looks|looks-power|topup")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -23,7 +23,7 @@ func slack(p float64, n int) float64 { return 3 * math.Sqrt(p*(1-p)/float64(n)) 
 // TestAAFalseClaimsPerRun: with both arms alike, a run makes any claim (its
 // verdict or any intent's label, speed and accuracy together) in at most α
 // of runs, from 1 to 30 intents and 5 to 100 pairs. The full grid is
-// go run ./stats/verdictsim aa.
+// go run ./cmd/verdictsim aa.
 func TestAAFalseClaimsPerRun(t *testing.T) {
 	const runs = 200
 	cells := []struct{ intents, pairs int }{{1, 6}, {1, 100}, {2, 10}, {5, 20}, {10, 5}, {10, 30}, {30, 8}}
@@ -55,7 +55,7 @@ func TestBiasedScenarioGivesNoSlowerLabel(t *testing.T) {
 // TestPowerTargets: over 10 intents with the same effect, 5 pairs per
 // intent give the verdict faster (or better) for a 1.5× speedup at least
 // 80% of the time, and 10 pairs give more accurate (or better) for +20 pp
-// (70% → 90%). The full table is go run ./stats/verdictsim power.
+// (70% → 90%). The full table is go run ./cmd/verdictsim power.
 func TestPowerTargets(t *testing.T) {
 	const runs = 200
 	speed := rate(scenario{intents: 10, pairs: 5, pc: 0.9, pt: 0.9, speedup: 1.5}, runs, 3, verdictIs(pairbench.Faster, pairbench.Better))
@@ -97,7 +97,7 @@ func TestAutoPairsDeliver(t *testing.T) {
 // last look decides at the α the earlier looks leave (0.0336 of 0.05 in
 // the default design), the union bound's price, and futility stops some
 // runs that would have gone on to a verdict (docs/statistics.md, Looks).
-// The full tables are go run ./stats/verdictsim looks, aa-looks and
+// The full tables are go run ./cmd/verdictsim looks, aa-looks and
 // looks-power.
 func TestLooks(t *testing.T) {
 	const runs = 150
@@ -125,13 +125,13 @@ func TestLooks(t *testing.T) {
 }
 
 // TestLooksTargetsOverTheGrid: the targets of issue 31 for runs that take
-// their looks, on cells of the A/A grid (go run ./stats/verdictsim
+// their looks, on cells of the A/A grid (go run ./cmd/verdictsim
 // aa-looks) that include the small plans the first look of the design
 // used to leave out (1 intent at 8–30 pairs, 2 at 5, 3 and 5 at 6), and
 // the largest: with no effect, at most α of runs make any false claim and
 // the runs take at most 0.7 of the fixed design's pairs; under a 1.5×
 // speedup at most 0.9 of them, losing at most 0.2 of the fixed design's
-// power where it is lowest (go run ./stats/verdictsim looks-power). With
+// power where it is lowest (go run ./cmd/verdictsim looks-power). With
 // -short, a few cells.
 func TestLooksTargetsOverTheGrid(t *testing.T) {
 	const runs = 150
@@ -172,7 +172,7 @@ func TestLooksLeaveOutBlindLooks(t *testing.T) {
 // rundir.Plan.TopUp: an A/A run that stopped claiming nothing goes on from
 // the look after its stop and runs more pairs, and a run that claimed at
 // its first stop is not topped up. The rates are go run
-// ./stats/verdictsim topup.
+// ./cmd/verdictsim topup.
 func TestTopUpSimulationTopsUpInconclusiveRuns(t *testing.T) {
 	d := stats.DefaultDesign()
 	sc := scenario{intents: 10, pairs: 12, pc: 0.9, pt: 0.9, speedup: 1}
@@ -197,12 +197,12 @@ func TestDocsTablesNameTheirDesign(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/statistics.md")
 	require.NoError(t, err)
 	for _, name := range []string{"looks", "aa-looks", "looks-power", "topup"} {
-		m := regexp.MustCompile(`<!-- ` + name + ` table: go run ./stats/verdictsim -runs (\d+) ` + name + ` -->\n(.*)\n`).FindStringSubmatch(string(doc))
+		m := regexp.MustCompile(`<!-- ` + name + ` table: go run ./cmd/verdictsim -runs (\d+) ` + name + ` -->\n(.*)\n`).FindStringSubmatch(string(doc))
 		require.NotNil(t, m, "docs/statistics.md has no %s table", name)
 		runs, err := strconv.Atoi(m[1])
 		require.NoError(t, err)
 		var b strings.Builder
 		designNote(&b, runs)
-		assert.Equal(t, strings.TrimSpace(b.String()), m[2], "docs/statistics.md's %s table is stale: run go run ./stats/verdictsim -runs %d %s", name, runs, name)
+		assert.Equal(t, strings.TrimSpace(b.String()), m[2], "docs/statistics.md's %s table is stale: run go run ./cmd/verdictsim -runs %d %s", name, runs, name)
 	}
 }

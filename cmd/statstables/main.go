@@ -1,8 +1,8 @@
-// Command tables computes the tables docs/statistics.md publishes, so that
+// Command statstables computes the tables docs/statistics.md publishes, so that
 // every figure there can be reproduced:
 //
-//	go run ./stats/tables coverage   # exact coverage of the intervals
-//	go run ./stats/tables power      # pairs needed for 80% power
+//	go run ./cmd/statstables coverage   # exact coverage of the intervals
+//	go run ./cmd/statstables power      # pairs needed for 80% power
 //
 // Each table is printed as Markdown on stdout. The same inputs always give
 // the same table.
@@ -19,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./stats/tables coverage|power")
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/statstables coverage|power")
 		os.Exit(2)
 	}
 	switch os.Args[1] {

@@ -9,8 +9,8 @@
 // The goal (issues 14 and 32): the whole report in at most half the time
 // of the python loop, in at most 256 MiB.
 //
-//	go run ./stats/reportbench -intents 1000   # 1,000,000 rows
-//	go run ./stats/reportbench -intents 100    # 100,000 rows
+//	go run ./cmd/reportbench -intents 1000   # 1,000,000 rows
+//	go run ./cmd/reportbench -intents 100    # 100,000 rows
 //
 // It builds pairbench and writes the run with examples/runs/gen -big (rows
 // the size a real trial writes) into -dir, reusing a run already there.
