@@ -119,34 +119,48 @@ const (
 // as long as its own share of the look took (took), within minLookWait
 // and maxLookWait; past that it goes on without taking the look, which
 // merge then takes (a look not taken never stops a run early, so the
-// design stays valid).
+// design stays valid). A read of the others' rows that fails (a store
+// that blips) is tried again at the next poll, within the same wait: only
+// a wait that ends without a read that decides the look gives it up.
 func (ex *Execution) awaitLook(ctx context.Context, log *slog.Logger, k int, own []pairbench.Row, took time.Duration) (*rundir.LookStop, error) {
 	wait, poll := min(max(took, minLookWait), maxLookWait), lookPoll
 	if ex.lookWait > 0 {
 		wait, poll = ex.lookWait, ex.lookWait/20
 	}
 	deadline := time.Now().Add(wait)
+	failed := 0 // reads of the others' rows that failed
 	for {
 		peers, err := ex.Peers(ctx)
-		if err != nil {
-			log.Warn("look: the other shards' rows could not be read; going on, merge takes the look", "look", k+1, "err", err)
-			return nil, nil
-		}
-		l := rundir.NewLooker(ex.Plan)
-		for i := range own {
-			l.Add(&own[i])
-		}
-		judge := rundir.NewPlanRows(ex.Plan) // it keeps a trial once: anew at each read
-		for i := range peers {
-			if r := &peers[i]; judge.Keep(r) {
-				l.Add(r)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			if failed == 0 {
+				log.Warn("look: the other shards' rows could not be read; trying again while the wait lasts", "look", k+1, "err", err)
+			}
+			failed++
+		default:
+			l := rundir.NewLooker(ex.Plan)
+			for i := range own {
+				l.Add(&own[i])
+			}
+			judge := rundir.NewPlanRows(ex.Plan) // it keeps a trial once: anew at each read
+			for i := range peers {
+				if r := &peers[i]; judge.Keep(r) {
+					l.Add(r)
+				}
+			}
+			if stop := l.Decide(); stop != nil || l.Finished(k) {
+				return stop, nil
 			}
 		}
-		if stop := l.Decide(); stop != nil || l.Finished(k) {
-			return stop, nil
-		}
 		if time.Now().After(deadline) {
-			log.Info("look: the other shards have not finished it; going on, merge takes the look", "look", k+1, "waited", wait.Round(time.Second))
+			if err != nil {
+				log.Warn("look: the other shards' rows could not be read before the wait ended; going on, merge takes the look",
+					"look", k+1, "waited", wait.Round(time.Second), "failed_reads", failed, "err", err)
+			} else {
+				log.Info("look: the other shards have not finished it; going on, merge takes the look", "look", k+1, "waited", wait.Round(time.Second))
+			}
 			return nil, nil
 		}
 		select {

@@ -245,11 +245,7 @@ func TestShardsTakeTheLooksTogether(t *testing.T) {
 			dir := rundir.RunDir{Path: t.TempDir()}
 			require.NoError(t, dir.WritePlan(plan))
 			peerRows := func(except int) func(context.Context) ([]pairbench.Row, error) {
-				return func(context.Context) ([]pairbench.Row, error) {
-					var rows []pairbench.Row
-					_, err := dir.ScanRows(rundir.RowQuery{File: rundir.RowsFileOf(3 - except)}, func(r *pairbench.Row) { rows = append(rows, *r) })
-					return rows, err
-				}
+				return func(context.Context) ([]pairbench.Row, error) { return shardRows(dir, 3-except) }
 			}
 			f := &timedTrials{speedup: speedup, noise: 0.3}
 			errs := make(chan error, 2)
@@ -281,6 +277,77 @@ func TestShardsTakeTheLooksTogether(t *testing.T) {
 		pairs, err := ex.Pairs()
 		require.NoError(t, err)
 		assert.EqualValues(t, 2*len(pairs), f.ran.Load(), "its share of every look ran")
+	})
+}
+
+// shardRows reads the rows shard k of dir recorded, as a peer reads them
+// through a store.
+func shardRows(dir rundir.RunDir, k int) ([]pairbench.Row, error) {
+	var rows []pairbench.Row
+	_, err := dir.ScanRows(rundir.RowQuery{File: rundir.RowsFileOf(k)}, func(r *pairbench.Row) { rows = append(rows, *r) })
+	return rows, err
+}
+
+// TestAShardReadsItsPeersAgainAfterAFailedRead: a read of the other
+// shards' rows that fails (a store that blips) is tried again within the
+// shard's wait at the look. Two shards whose first read fails still take
+// the looks together and stop where the whole run stops; they used to give
+// the look up at the first error and run their share of the next look. A
+// store that always fails is read until the wait ends, at every look, and
+// the shard then runs its share of every look.
+func TestAShardReadsItsPeersAgainAfterAFailedRead(t *testing.T) {
+	whole := &timedTrials{speedup: 2, noise: 0.3}
+	_, stopped := runLooksPlan(t, looksPlan(3, 30), whole)
+	require.NotNil(t, stopped.Stop)
+	require.Less(t, stopped.Stop.Look, 3, "the whole run stops early")
+
+	t.Run("fails once", func(t *testing.T) {
+		plan := looksPlan(3, 30)
+		dir := rundir.RunDir{Path: t.TempDir()}
+		require.NoError(t, dir.WritePlan(plan))
+		flaky := func(except int) func(context.Context) ([]pairbench.Row, error) {
+			var reads atomic.Int64
+			return func(context.Context) ([]pairbench.Row, error) {
+				if reads.Add(1) == 1 {
+					return nil, fmt.Errorf("store: shards/%d/rows.jsonl: 503 slow down", 3-except)
+				}
+				return shardRows(dir, 3-except)
+			}
+		}
+		f := &timedTrials{speedup: 2, noise: 0.3}
+		errs := make(chan error, 2)
+		for k := 1; k <= 2; k++ {
+			// A wait of 10 s reads every half second: the second read
+			// comes well within it.
+			ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: k, Shards: 2, Trial: f.trial, Peers: flaky(k), lookWait: 10 * time.Second}
+			go func() { errs <- ex.Run(context.Background()) }()
+		}
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		assert.Equal(t, whole.ran.Load(), f.ran.Load(), "the shards ran the trials the whole run ran, not their share of the next look")
+		last := 0
+		for _, r := range rowsOf(t, dir, "") {
+			last = max(last, r.Pair)
+		}
+		assert.Less(t, last, stopped.Stop.Pairs, "no pair past the stop ran")
+	})
+
+	t.Run("always fails", func(t *testing.T) {
+		plan := looksPlan(3, 30)
+		dir := rundir.RunDir{Path: t.TempDir()}
+		require.NoError(t, dir.WritePlan(plan))
+		var reads atomic.Int64
+		down := func(context.Context) ([]pairbench.Row, error) {
+			reads.Add(1)
+			return nil, fmt.Errorf("store: connection refused")
+		}
+		f := &timedTrials{speedup: 2}
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Shard: 1, Shards: 2, Trial: f.trial, Peers: down, lookWait: 50 * time.Millisecond}
+		require.NoError(t, ex.Run(context.Background()))
+		pairs, err := ex.Pairs()
+		require.NoError(t, err)
+		assert.EqualValues(t, 2*len(pairs), f.ran.Load(), "its share of every look ran")
+		assert.Greater(t, reads.Load(), int64(4), "each of the two looks a shard takes was read more than once, until its wait ended")
 	})
 }
 
