@@ -250,7 +250,7 @@ type Row struct {
 	WebMCPImpl WebMCPImpl `json:"webmcp_impl,omitempty"`
 	// WebMCPEnv is the browser's WebMCP environment on the start page; nil
 	// when not recorded (older rows, a trial aborted before its page
-	// loaded, a browser that cannot tell).
+	// loaded).
 	WebMCPEnv *WebMCPEnv `json:"webmcp_env,omitempty"`
 	// BrowserWebMCP are the tool invocations the browser's own WebMCP
 	// reported, in order, where it reports them (native WebMCP with the

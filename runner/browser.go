@@ -42,7 +42,11 @@ type BrowserSpec struct {
 }
 
 // Browser is one trial's browser. Its methods may be called from several
-// goroutines (the trial and the webmcp server use it at once).
+// goroutines (the trial and the webmcp server use it at once). Every
+// provider's browsers do all of it, local and cloud alike, since all are
+// Chromiums that pairbench's driver (browser/driver) drives over CDP; what
+// only some can do is a separate interface the trial asks for:
+// RefusalReporter and Prestarter.
 type Browser interface {
 	// DevTools says how the trial's agent reaches the browser's Chrome
 	// DevTools Protocol endpoint: the agent's browser-control server
@@ -83,6 +87,41 @@ type Browser interface {
 	// in the order seen. The error is for a browser that cannot be reached.
 	RegistrationFailures(ctx context.Context) ([]pairbench.RegistrationFailure, error)
 
+	// RunTool runs tool's execute once with args (a JSON object) on the
+	// current page without registering it: the signed-in check, run the
+	// same way in both arms, so control stays tool-free. A tool that threw
+	// is reported in Result.Exception with a nil error.
+	RunTool(ctx context.Context, tool intents.Tool, args json.RawMessage) (webmcp.Result, error)
+
+	// NativeWebMCP reports whether the current page has WebMCP built into
+	// the browser, told apart from a script's (the polyfill, or a page's
+	// copy). Registration then goes through it: the polyfill defers to a
+	// native document.modelContext.
+	NativeWebMCP(ctx context.Context) (bool, error)
+
+	// WebMCPEnv reports the browser's WebMCP environment on the current
+	// page: its version, the switches it was started with, the run's
+	// WebMCP mode and, where its DevTools WebMCP domain answers, the tools
+	// the browser itself sees per frame. It is never nil with a nil error.
+	WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error)
+
+	// BrowserCalls returns the tool invocations the browser's own WebMCP
+	// reported, in order, and false when it cannot tell: it has no
+	// DevTools WebMCP domain, or its record is no longer whole.
+	BrowserCalls() ([]pairbench.BrowserCall, bool)
+
+	// PageState reads the page the agent left (the tab opened last that
+	// is still open) from a world the page's scripts cannot reach, and
+	// for each selector its first match: what an intent's hard checks
+	// test and its judge is shown.
+	PageState(ctx context.Context, selectors []string) (pairbench.PageState, error)
+
+	// Screenshot returns a PNG of the current page (the tab LiveTools
+	// lists) as it is, laid out at rundir.ScreenshotWidth ×
+	// ScreenshotHeight. The trial calls it once the agent has ended, in
+	// both arms, before anything else touches the browser.
+	Screenshot(ctx context.Context) ([]byte, error)
+
 	// Close ends the browser: every process, connection, profile directory
 	// or cloud session it holds is gone when Close returns nil. Close is safe
 	// to call more than once and after ctx of Open ended.
@@ -117,47 +156,17 @@ type Refusal struct {
 }
 
 // RefusalReporter is implemented by a Browser whose egress the provider
-// controls. The trial records the refusals with the row, so a site that
-// needs something the policy refuses shows in the report.
+// controls: the local browsers (browser/local), whose web egress is
+// pairbench's own. A cloud browser (browser/remote) is not one: its egress
+// is the service's, which tells pairbench nothing of what it refused, and
+// a count of none would claim what nobody saw. The trial records the
+// refusals with the row, so a site that needs something the policy refuses
+// shows in the report.
 type RefusalReporter interface {
 	// Refusals returns the refusals since the browser opened, oldest
 	// first, and how many there were: a provider may keep only the first
 	// ones of a page that makes them without end.
 	Refusals() (kept []Refusal, total int)
-}
-
-// ToolRunner is implemented by a Browser that can run a tool file once on
-// the current page without registering it: the signed-in check, run the
-// same way in both arms, so control stays tool-free.
-type ToolRunner interface {
-	// RunTool runs tool's execute with args (a JSON object) on the current
-	// page and returns its result; a tool that threw is reported in
-	// Result.Exception with a nil error.
-	RunTool(ctx context.Context, tool intents.Tool, args json.RawMessage) (webmcp.Result, error)
-}
-
-// WebMCPProber is implemented by a Browser that can tell the browser's
-// own WebMCP from a script's (the polyfill, or a page's copy).
-type WebMCPProber interface {
-	// NativeWebMCP reports whether the current page has WebMCP built into
-	// the browser. Registration then goes through it: the polyfill defers
-	// to a native document.modelContext.
-	NativeWebMCP(ctx context.Context) (bool, error)
-}
-
-// WebMCPEnvReporter is implemented by a Browser that can report its WebMCP
-// environment: its version, the switches it was started with and, where its
-// DevTools WebMCP domain answers, the tools the browser itself sees per frame
-// of the current page.
-type WebMCPEnvReporter interface {
-	WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error)
-}
-
-// BrowserCallRecorder is implemented by a Browser that records the tool
-// invocations its own WebMCP reports. BrowserCalls returns them in order,
-// and false when the browser reports none (no DevTools WebMCP domain).
-type BrowserCallRecorder interface {
-	BrowserCalls() ([]pairbench.BrowserCall, bool)
 }
 
 // ProfileChecker is implemented by a Browsers whose browsers can load
@@ -169,7 +178,8 @@ type ProfileChecker interface {
 }
 
 // Prestarter is implemented by a Browser whose provider starts the next
-// browser ahead of Open. The trial calls AgentRunning once its agent has
+// browser ahead of Open: the local provider's spares. A cloud provider
+// creates each browser at Open, so it has nothing to start early. The trial calls AgentRunning once its agent has
 // started, so that the next browser's start (CPU-heavy) overlaps this
 // trial's model turns rather than the agent's own start-up. Closing the
 // browser counts as the same signal.
@@ -211,7 +221,7 @@ type SetupSpec struct {
 	EntryTool string
 	Browser   BrowserSpec
 	// SignedInCheck, when set, is the domain's signed_in_check tool: run on
-	// the start page in both arms (unregistered, see ToolRunner), it must
+	// the start page in both arms (unregistered, see Browser.RunTool), it must
 	// not throw. A check that fails ends the setup at once: another browser
 	// loads the same lapsed session.
 	SignedInCheck *intents.Tool
@@ -232,11 +242,9 @@ type Setup struct {
 	// WebMCP (then the tools registered through it, not through the
 	// polyfill); recorded in both arms.
 	NativeWebMCP bool `json:"native_webmcp"`
-	// WebMCP is NativeWebMCP as the row records it: native or polyfill, ""
-	// when the browser cannot tell (it is no WebMCPProber).
+	// WebMCP is NativeWebMCP as the row records it: native or polyfill.
 	WebMCP pairbench.WebMCPImpl `json:"webmcp_impl,omitempty"`
-	// Env is the browser's WebMCP environment on the start page, nil when
-	// the browser cannot tell (it is no WebMCPEnvReporter).
+	// Env is the browser's WebMCP environment on the start page.
 	Env *pairbench.WebMCPEnv `json:"webmcp_env,omitempty"`
 	// SignedIn names the signed_in_check tool that passed on the start
 	// page, when the domain has one.
@@ -369,11 +377,7 @@ func (e *SignedOutError) Error() string {
 
 // checkSignedIn runs the signed-in check on the page b shows at url.
 func checkSignedIn(ctx context.Context, b Browser, url string, check intents.Tool) error {
-	r, ok := b.(ToolRunner)
-	if !ok {
-		return fmt.Errorf("signed-in check %s: this browser cannot run a tool unregistered", check.Name)
-	}
-	res, err := r.RunTool(ctx, check, nil)
+	res, err := b.RunTool(ctx, check, nil)
 	if err != nil {
 		return fmt.Errorf("signed-in check %s: %w", check.Name, err)
 	}
@@ -491,22 +495,17 @@ func setUpOnce(ctx context.Context, browsers Browsers, spec SetupSpec) (_ *Setup
 			return nil, fmt.Errorf("%s page %s already has custom tools: %s", spec.Arm, load.URL, strings.Join(custom, ", "))
 		}
 	}
-	var nativeWebMCP bool
-	var impl pairbench.WebMCPImpl
-	if p, ok := b.(WebMCPProber); ok {
-		if nativeWebMCP, err = p.NativeWebMCP(ctx); err != nil {
-			return nil, err
-		}
-		impl = pairbench.WebMCPPolyfill
-		if nativeWebMCP {
-			impl = pairbench.WebMCPNative
-		}
+	nativeWebMCP, err := b.NativeWebMCP(ctx)
+	if err != nil {
+		return nil, err
 	}
-	var env *pairbench.WebMCPEnv
-	if r, ok := b.(WebMCPEnvReporter); ok {
-		if env, err = r.WebMCPEnv(ctx); err != nil {
-			return nil, fmt.Errorf("WebMCP environment: %w", err)
-		}
+	impl := pairbench.WebMCPPolyfill
+	if nativeWebMCP {
+		impl = pairbench.WebMCPNative
+	}
+	env, err := b.WebMCPEnv(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("WebMCP environment: %w", err)
 	}
 	if len(spec.Tools) == 0 {
 		if err := checkToolFree(spec.Arm, load.URL, env); err != nil {

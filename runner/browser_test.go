@@ -20,12 +20,16 @@ import (
 // The real provider is tested against Chromium in browser/local; these
 // fakes pin down SetUpBrowser's own decisions: retries, checks and cleanup.
 
-// scriptedBrowser is a browser whose load result and live tools are scripted.
+// scriptedBrowser is a browser whose load result, live tools and
+// signed-in check are scripted. Its page has the polyfill's WebMCP, no
+// DevTools WebMCP domain, and an empty final page.
 type scriptedBrowser struct {
 	loadErr   error
 	blockLoad bool // Load waits for its context to end
 	live      []webmcp.Tool
 	failed    []pairbench.RegistrationFailure
+	// check is what a tool run unregistered (the signed-in check) returns.
+	check webmcp.Result
 
 	mu         sync.Mutex
 	registered []intents.Tool
@@ -64,6 +68,29 @@ func (b *scriptedBrowser) RegistrationFailures(context.Context) ([]pairbench.Reg
 
 func (b *scriptedBrowser) InvokeTool(context.Context, string, json.RawMessage) (webmcp.Result, error) {
 	return webmcp.Result{}, errors.New("not used")
+}
+
+func (b *scriptedBrowser) RunTool(context.Context, intents.Tool, json.RawMessage) (webmcp.Result, error) {
+	return b.check, nil
+}
+
+func (b *scriptedBrowser) NativeWebMCP(context.Context) (bool, error) { return false, nil }
+
+func (b *scriptedBrowser) WebMCPEnv(context.Context) (*pairbench.WebMCPEnv, error) {
+	return &pairbench.WebMCPEnv{Browser: "Scripted/1", Mode: pairbench.WebMCPPolyfill}, nil
+}
+
+func (b *scriptedBrowser) BrowserCalls() ([]pairbench.BrowserCall, bool) { return nil, false }
+
+func (b *scriptedBrowser) PageState(context.Context, []string) (pairbench.PageState, error) {
+	return pairbench.PageState{}, nil
+}
+
+// pngSignature is what every PNG starts with: the scripted screenshot.
+const pngSignature = "\x89PNG\r\n\x1a\n"
+
+func (b *scriptedBrowser) Screenshot(context.Context) ([]byte, error) {
+	return []byte(pngSignature), nil
 }
 
 func (b *scriptedBrowser) Close(context.Context) error {
@@ -219,6 +246,36 @@ func TestSetUpBrowserNamesToolsThatDidNotRegister(t *testing.T) {
 		setupErr.Reason())
 	assert.Equal(t, 1, browsers.opened, "a registration failure is not retried")
 	assert.True(t, broken.isClosed())
+}
+
+func TestSetUpBrowserRunsTheSignedInCheck(t *testing.T) {
+	check := intents.Tool{Name: "signed_in"}
+	for _, arm := range pairbench.Arms {
+		signedIn := &scriptedBrowser{live: []webmcp.Tool{liveEntryTool(true)}}
+		spec := SetupSpec{Arm: arm, StartURL: "http://books.example/", SignedInCheck: &check}
+		if arm == pairbench.Treatment {
+			spec.Tools, spec.EntryTool = []intents.Tool{{Name: "find_books"}}, "find_books"
+		} else {
+			signedIn.live = nil
+		}
+		setup, err := SetUpBrowser(t.Context(), setupLog, &queuedBrowsers{queue: []*scriptedBrowser{signedIn}}, spec)
+		require.NoError(t, err, arm)
+		assert.Equal(t, "signed_in", setup.SignedIn, arm)
+		assert.Equal(t, pairbench.WebMCPPolyfill, setup.WebMCP, arm)
+		assert.Equal(t, "Scripted/1", setup.Env.Browser, arm)
+	}
+
+	lapsed := &scriptedBrowser{check: webmcp.Result{Exception: "Error: signed out"}}
+	browsers := &queuedBrowsers{queue: []*scriptedBrowser{lapsed, {}}}
+	_, err := SetUpBrowser(t.Context(), setupLog, browsers,
+		SetupSpec{Arm: pairbench.Control, StartURL: "http://books.example/", SignedInCheck: &check})
+	var setupErr *SetupError
+	require.ErrorAs(t, err, &setupErr)
+	assert.True(t, setupErr.SignedOut)
+	assert.Equal(t, "signed-in check signed_in failed on http://books.example/ (the profile's session has lapsed?): Error: signed out",
+		setupErr.Reason())
+	assert.Equal(t, 1, browsers.opened, "another browser loads the same lapsed session")
+	assert.True(t, lapsed.isClosed())
 }
 
 func TestSetUpBrowserStopsWhenTheContextEnds(t *testing.T) {

@@ -16,11 +16,10 @@ import (
 // reached the browser: the returned message names each tool that fell short
 // (a harness error); "" when they agree or the browser cannot tell.
 func CheckBrowserCalls(b Browser, setup *Setup, row *pairbench.Row) string {
-	rec, ok := b.(BrowserCallRecorder)
-	if !ok || setup.WebMCP != pairbench.WebMCPNative {
+	if setup.WebMCP != pairbench.WebMCPNative {
 		return ""
 	}
-	calls, ok := rec.BrowserCalls()
+	calls, ok := b.BrowserCalls()
 	if !ok {
 		return ""
 	}

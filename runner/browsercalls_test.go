@@ -38,9 +38,8 @@ func TestCheckBrowserCallsFindsCallsTheBrowserDidNotSee(t *testing.T) {
 		b     Browser
 		setup *Setup
 	}{
-		"polyfill":           {seenOnce, &Setup{WebMCP: pairbench.WebMCPPolyfill}},
-		"no domain":          {recordingBrowser{}, native},
-		"no recorder at all": {struct{ Browser }{}, native},
+		"polyfill":  {seenOnce, &Setup{WebMCP: pairbench.WebMCPPolyfill}},
+		"no domain": {recordingBrowser{}, native},
 	} {
 		row := pairbench.Row{WebMCP: agentSide}
 		assert.Empty(t, CheckBrowserCalls(c.b, c.setup, &row), name)

@@ -1,20 +1,10 @@
 package runner
 
 import (
-	"context"
 	"time"
 
 	"github.com/pairbench/pairbench/rundir"
 )
-
-// Screenshotter is implemented by a Browser that can show its page. The
-// trial calls Screenshot once the agent has ended, in both arms, before
-// anything else touches the browser.
-type Screenshotter interface {
-	// Screenshot returns a PNG of the current page (the tab LiveTools
-	// lists) as it is, laid out at ScreenshotWidth × ScreenshotHeight.
-	Screenshot(ctx context.Context) ([]byte, error)
-}
 
 // timeline records a trial's steps as they happen.
 type timeline struct {

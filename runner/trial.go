@@ -487,18 +487,13 @@ func (tr *trial) saveRefusals(b Browser) {
 // screenshotTimeout bounds the end-of-trial screenshot.
 const screenshotTimeout = 15 * time.Second
 
-// screenshot writes a PNG of b's page to the trial's screenshot.png when b
-// can take one. A screenshot that fails is logged: the row still records
-// the trial.
+// screenshot writes a PNG of b's page to the trial's screenshot.png. A
+// screenshot that fails is logged: the row still records the trial.
 func (tr *trial) screenshot(ctx context.Context, b Browser) {
-	s, ok := b.(Screenshotter)
-	if !ok {
-		return
-	}
 	sctx, cancel := context.WithTimeout(ctx, screenshotTimeout)
 	defer cancel()
 	name := filepath.Join(tr.dir, rundir.TrialScreenshot)
-	png, err := s.Screenshot(sctx)
+	png, err := b.Screenshot(sctx)
 	if err == nil {
 		err = os.WriteFile(name, png, 0o644)
 	}

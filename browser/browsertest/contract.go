@@ -90,11 +90,9 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 		require.Len(t, live, 1)
 		assert.Equal(t, tool.Name, live[0].Name)
 
-		if shot, ok := b.(runner.Screenshotter); ok {
-			png, err := shot.Screenshot(t.Context())
-			require.NoError(t, err)
-			assert.True(t, strings.HasPrefix(string(png), "\x89PNG"), "a PNG")
-		}
+		png, err := b.Screenshot(t.Context())
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(png), "\x89PNG"), "a PNG")
 		require.NoError(t, b.Close(t.Context()))
 		eventuallyEmpty(t, s)
 	})

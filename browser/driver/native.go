@@ -9,17 +9,14 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/pairbench/pairbench/browser/internal/cdpconn"
-	"github.com/pairbench/pairbench/runner"
 )
-
-var _ runner.WebMCPProber = (*Browser)(nil)
 
 // NativeWebMCP reports whether the current page has the browser's own
 // WebMCP (document.modelContext from Chromium itself, as Kernel's browsers
 // and Chromium with WebMCPTesting have). It looks from an isolated world,
 // where a page's (or the polyfill's) script-defined modelContext is not
 // visible and the browser's built-in one is, so the answer is the same in
-// both arms. It implements runner.WebMCPProber.
+// both arms.
 func (b *Browser) NativeWebMCP(ctx context.Context) (bool, error) {
 	t, err := b.current(ctx)
 	if err != nil {

@@ -14,10 +14,7 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/browser/internal/cdpconn"
-	"github.com/pairbench/pairbench/runner"
 )
-
-var _ runner.PageReader = (*Browser)(nil)
 
 // pageStateScript reads the page in an isolated world: the DOM is the
 // page's, the JavaScript globals and prototypes are not, so a page that
@@ -44,7 +41,7 @@ const pageStateScript = `(() => {
 // PageState reads the current page (the tab opened last that is still
 // open): its URL, title, visible text and, for each selector, its first
 // match's text and value. It reads from an isolated world, so the page's
-// scripts cannot fake what it reads. It implements runner.PageReader.
+// scripts cannot fake what it reads.
 func (b *Browser) PageState(ctx context.Context, selectors []string) (pairbench.PageState, error) {
 	var st pairbench.PageState
 	t, err := b.current(ctx)

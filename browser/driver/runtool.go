@@ -11,18 +11,14 @@ import (
 
 	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/intents"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
-
-var _ runner.ToolRunner = (*Browser)(nil)
 
 // RunTool runs tool's execute once with args (a JSON object) on the current
 // page's main frame, in an isolated world made for the call: it shares the
 // page's DOM, origin and cookies, but nothing is registered and nothing of
-// the tool stays where the page or its WebMCP could see it. It implements
-// runner.ToolRunner (the signed-in check, the same in both arms). A tool
-// that threw is reported in Result.Exception with a nil error.
+// the tool stays where the page or its WebMCP could see it: the signed-in
+// check, the same in both arms. A tool that threw is reported in Result.Exception with a nil error.
 func (b *Browser) RunTool(ctx context.Context, tool intents.Tool, args json.RawMessage) (webmcp.Result, error) {
 	t, err := b.current(ctx)
 	if err != nil {

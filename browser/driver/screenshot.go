@@ -9,10 +9,7 @@ import (
 
 	"github.com/pairbench/pairbench/browser/internal/cdpconn"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner"
 )
-
-var _ runner.Screenshotter = (*Browser)(nil)
 
 // Screenshot lays the current tab out at rundir.ScreenshotWidth ×
 // ScreenshotHeight (scale 1) and returns a PNG of what it shows. The trial

@@ -18,12 +18,6 @@ import (
 
 	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/browser/internal/cdpconn"
-	"github.com/pairbench/pairbench/runner"
-)
-
-var (
-	_ runner.WebMCPEnvReporter   = (*Browser)(nil)
-	_ runner.BrowserCallRecorder = (*Browser)(nil)
 )
 
 // maxBrowserCalls bounds the invocations a browser records.
@@ -162,7 +156,7 @@ func (b *Browser) onWebMCPEvent(msg *cdproto.Message) {
 // its version, the switches the run added, the run's WebMCP mode, whether
 // the page has the browser's own document.modelContext, the origin trials
 // the browser reports for it, and the tools its DevTools WebMCP domain
-// reports per frame, asked now. It implements runner.WebMCPEnvReporter.
+// reports per frame, asked now.
 func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 	t, err := b.current(ctx)
 	if err != nil {
@@ -207,8 +201,7 @@ func (b *Browser) WebMCPEnv(ctx context.Context) (*pairbench.WebMCPEnv, error) {
 // reported on any of its tabs, in order (at most maxBrowserCalls), and
 // whether its DevTools WebMCP domain answered on a tab and every call was
 // kept (past maxBrowserCalls the browser's record is no longer whole, so
-// it cannot tell). It implements
-// runner.BrowserCallRecorder.
+// it cannot tell).
 func (b *Browser) BrowserCalls() ([]pairbench.BrowserCall, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -179,7 +179,7 @@ func TestBrowserSeesTheAgentsNativeCalls(t *testing.T) {
 		_, isErr = callTool(t, cs, map[string]any{"action": "invoke", "tool": "no_such_tool"})
 		require.True(t, isErr)
 
-		calls, ok := setup.Browser.(runner.BrowserCallRecorder).BrowserCalls()
+		calls, ok := setup.Browser.BrowserCalls()
 		assert.True(t, ok, "the domain answers")
 		if !native {
 			assert.Empty(t, calls, "the polyfill's calls are invisible to the browser")

@@ -11,7 +11,8 @@ import (
 
 // Browser is one remote browser: pairbench's driver over its websocket, the
 // agent's DevTools relay, and the service's session. It implements
-// runner.Browser and runner.Screenshotter.
+// runner.Browser, and not runner.RefusalReporter: its egress is the
+// service's.
 type Browser struct {
 	Driver
 	p     *Provider
@@ -23,11 +24,7 @@ type Browser struct {
 	closeErr  error
 }
 
-var (
-	_ runner.Browser       = (*Browser)(nil)
-	_ runner.Screenshotter = (*Browser)(nil)
-	_ runner.ToolRunner    = (*Browser)(nil)
-)
+var _ runner.Browser = (*Browser)(nil)
 
 // DevTools is the relay's socket: the agent's sandbox relays Port of its
 // own loopback to it, and the relay forwards every websocket to the

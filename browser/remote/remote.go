@@ -121,14 +121,6 @@ type Connector func(ctx context.Context, url string) (Driver, error)
 // end, which the provider adds.
 type Driver interface {
 	runner.Browser
-	runner.Screenshotter
-	runner.ToolRunner
-	runner.WebMCPProber
-	runner.PageReader
-	// The browser's own WebMCP, as on local browsers: the trial's
-	// webmcp_env, and the calls the browser saw (browser_webmcp).
-	runner.WebMCPEnvReporter
-	runner.BrowserCallRecorder
 }
 
 // Config configures a Provider.
