@@ -2,7 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"runtime/debug"
@@ -30,8 +33,10 @@ func (r *Run) Report(ctx context.Context) ([]string, error) {
 	if r.cfg.Shards > 0 {
 		return nil, fmt.Errorf("run %s: shard %d/%d holds part of the run; merge the shards to report it", r.cfg.RunID, r.cfg.Shard, r.cfg.Shards)
 	}
+	// A run's own report is uploaded with its site: a store cannot write
+	// pages on demand.
 	rep, err := writeReport(r.dir, r.dir, rundir.ReportOptions{Link: r.cfg.Link,
-		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }})
+		Wrote: func(path string) { r.step(Step{Name: StepReportFile, File: path}) }}, siteAlways)
 	r.problems(rep.Warnings)
 	if err != nil {
 		return rep.Paths, err
@@ -48,7 +53,27 @@ type Reported struct {
 	// Warnings are what the rows reader skipped or left out (partial
 	// lines, rows not of the plan), in the order met.
 	Warnings []rundir.Problem
+	// SiteDeferred is set when the report site's pages were not written:
+	// the run plans more than SiteUpFrontPairs pairs. `pairbench view`
+	// writes them before it serves the run, and Publish before it uploads
+	// it.
+	SiteDeferred bool
 }
+
+// SiteUpFrontPairs is the most planned pairs of a run whose report site
+// (a page per intent, and per pair with trial directories) WriteReport
+// writes with the report. The pages take about 500 bytes and 2.6 µs of
+// CPU a pair (a run of 1,000,000 rows: 258 MB, a sixth of the report's
+// time), so 50,000 pairs write about 25 MB in an eighth of a second. A
+// larger run's pages are written where they are served: by `pairbench
+// view` (ReportForViewing) and before a store gets the run (Publish, and
+// a run's own report), since a store serves files and renders nothing
+// (docs/cli.md, "Report speed and memory").
+const SiteUpFrontPairs = 50_000
+
+// siteAlways has writeReport write the report site whatever the run's
+// size.
+const siteAlways = math.MaxInt
 
 // WriteReport builds the report of the run in dir from its plan and every
 // rows file (streamed, never held whole), and writes its three renderings
@@ -63,12 +88,16 @@ type Reported struct {
 // (rundir.Plan.Stop, decided from the rows when run.json has none yet),
 // counting only the pairs in force. It returns the paths of the
 // three renderings, in the order written, and what the rows reader
-// skipped (Reported.Warnings), with an error too.
+// skipped (Reported.Warnings), with an error too. A run of more than
+// SiteUpFrontPairs planned pairs gets no site (Reported.SiteDeferred): a
+// site out already holds is removed, not left to show older rows.
 func WriteReport(dir, out rundir.RunDir, link string) (Reported, error) {
-	return writeReport(dir, out, rundir.ReportOptions{Link: link})
+	return writeReport(dir, out, rundir.ReportOptions{Link: link}, SiteUpFrontPairs)
 }
 
-func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions) (Reported, error) {
+// writeReport is WriteReport that writes the report site when the run
+// plans at most sitePairs pairs (siteAlways: whatever its size).
+func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, sitePairs int) (Reported, error) {
 	plan, err := dir.ReadPlan()
 	if err != nil {
 		return Reported{}, err
@@ -89,18 +118,28 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions) (Reported, erro
 	// each, and the status count: a run of any size is reported in little
 	// memory.
 	b := report.NewBuilder(plan.StatsPlan())
-	site := viewer.NewSite(plan, dir)
-	site.OldTranscripts = agent.OldTranscripts(plan.AgentName())
 	status := rundir.NewStatusCounter(plan)
-	read, err := dir.ScanRows(rundir.RowQuery{Plan: plan, Skip: b.Unread() & site.Unread()}, func(row *pairbench.Row) {
+	var site *viewer.Site
+	skip := b.Unread()
+	add := func(row *pairbench.Row) {
 		b.Add(row)
-		site.Add(row)
 		status.Add(row)
-	})
+	}
+	if plan.PlannedPairs() <= sitePairs {
+		site = viewer.NewSite(plan, dir)
+		site.OldTranscripts = agent.OldTranscripts(plan.AgentName())
+		skip &= site.Unread()
+		add = func(row *pairbench.Row) {
+			b.Add(row)
+			site.Add(row)
+			status.Add(row)
+		}
+	}
+	read, err := dir.ScanRows(rundir.RowQuery{Plan: plan, Skip: skip}, add)
 	if err != nil {
 		return Reported{Warnings: read.Warnings}, err
 	}
-	res := Reported{Status: status.Status(), Warnings: read.Warnings}
+	res := Reported{Status: status.Status(), Warnings: read.Warnings, SiteDeferred: site == nil}
 	rep := b.Report()
 	rep.SkippedRows += read.LeftOut
 	if st := res.Status; !st.Finished() {
@@ -119,7 +158,12 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions) (Reported, erro
 	if err != nil {
 		return Reported{}, err
 	}
-	if _, err := site.Write(out, rep, figures); err != nil {
+	if site == nil {
+		// Pages of older rows would pass for this report's.
+		if err := os.RemoveAll(out.File(viewer.IntentsDir)); err != nil {
+			return Reported{}, fmt.Errorf("remove the report site of an earlier report: %w", err)
+		}
+	} else if _, err := site.Write(out, rep, figures); err != nil {
 		return Reported{}, err
 	}
 	o.HTML = viewer.HTMLOptions(figures)
@@ -153,9 +197,10 @@ func HoldReportMemory() (restore func()) {
 
 // ReportForViewing readies the run in dir to be viewed (viewer.Serve): dir
 // must hold a plan; its report and report site are written into dir, as
-// WriteReport does, when either is missing, or always with rewrite (a run
-// just fetched from a store, whose stored report may lag its rows). It
-// returns the report's warnings (Reported.Warnings), with an error too.
+// WriteReport does (the site whatever the run's size), when either is
+// missing, or always with rewrite (a run just fetched from a store, whose
+// stored report may lag its rows). It returns the report's warnings
+// (Reported.Warnings), with an error too.
 func ReportForViewing(dir rundir.RunDir, rewrite bool) ([]rundir.Problem, error) {
 	if _, err := dir.ReadPlan(); err != nil {
 		return nil, err
@@ -165,7 +210,7 @@ func ReportForViewing(dir rundir.RunDir, rewrite bool) ([]rundir.Problem, error)
 	if noReport == nil && noSite == nil && !rewrite {
 		return nil, nil
 	}
-	rep, err := WriteReport(dir, dir, "")
+	rep, err := writeReport(dir, dir, rundir.ReportOptions{}, siteAlways)
 	return rep.Warnings, err
 }
 
@@ -215,10 +260,18 @@ func Merge(ctx context.Context, store artifacts.Store, runID string, out rundir.
 }
 
 // Publish uploads the report in dir to store under runID, report.json last,
-// and returns a link to report.html valid for ttl.
+// and returns a link to report.html valid for ttl. A report whose site
+// WriteReport deferred (a run of more than SiteUpFrontPairs pairs) is
+// written again with its site first, from dir's plan and rows: a store
+// serves files, so every page a reader may follow must be there.
 func Publish(ctx context.Context, store artifacts.Store, runID string, dir rundir.RunDir, ttl time.Duration) (string, error) {
 	if _, err := ReadVerdict(dir); err != nil {
 		return "", err
+	}
+	if _, err := os.Stat(dir.File(viewer.IntentsDir)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := writeReport(dir, dir, rundir.ReportOptions{}, siteAlways); err != nil {
+			return "", fmt.Errorf("write the report site to publish: %w", err)
+		}
 	}
 	if err := dir.PublishReport(ctx, store, runID); err != nil {
 		return "", err

@@ -290,6 +290,16 @@ func (p *Plan) Validate() error {
 	return errors.Join(errs...)
 }
 
+// PlannedPairs counts the pairs planned for every intent, in force or
+// not.
+func (p *Plan) PlannedPairs() int {
+	n := 0
+	for _, in := range p.Intents {
+		n += len(in.Pairs)
+	}
+	return n
+}
+
 // StatsPlan returns what package stats needs of the plan to build the
 // report: of the look the run stopped at (Stop) at its share of α, else
 // of the last look. The bootstrap is seeded with the plan's seed.

@@ -175,14 +175,10 @@ func armIndex(a pairbench.Arm) int {
 // NewSite returns a Site for the run with plan whose directory is dir.
 func NewSite(plan *rundir.Plan, dir rundir.RunDir) *Site {
 	_, err := os.Stat(dir.File(rundir.TrialsDir))
-	planned := 0
-	for _, in := range plan.Intents {
-		planned += len(in.Pairs)
-	}
 	// Room for every planned pair: a slice grown by doubling would hold
 	// its old and new arrays at once, twice a large run's pairs.
 	return &Site{plan: plan, dir: dir, trials: err == nil, pairs: rundir.NewPairIndex(), earlier: map[armOf][]stored{},
-		slots: make([]pairSlot, 0, planned)}
+		slots: make([]pairSlot, 0, plan.PlannedPairs())}
 }
 
 // Unread is the set of row fields the site does not read: every bulky one

@@ -47,6 +47,10 @@ func runReport(dir, out, link string, stdout, stderr io.Writer) error {
 	for _, p := range rep.Paths {
 		fmt.Fprintln(stdout, p)
 	}
+	if err == nil && rep.SiteDeferred {
+		fmt.Fprintf(stderr, "pairbench: the pages of each intent and pair are not written for a run of more than %d pairs (docs/cli.md): `pairbench view %s` writes them and serves the run; a published report has them\n",
+			bench.SiteUpFrontPairs, dir)
+	}
 	if st := rep.Status; err == nil && !st.Finished() {
 		fmt.Fprintf(stderr, "pairbench: warning: the run is incomplete: %d of %d planned pairs have not run; the report says so first and is not a verdict\n", st.Pending, st.Planned)
 	}
