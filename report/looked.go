@@ -36,10 +36,8 @@ func (l *Looked) note(alpha float64) string {
 		skipped = fmt.Sprintf("; the %d further pairs per intent the design planned were not run", l.Pairs[len(l.Pairs)-1]-l.Pairs[l.Look-1])
 	}
 	switch l.Stop {
-	case StopEfficacy:
-		return fmt.Sprintf("%s: the run, every intent with it, stopped here for efficacy: %s; %s%s.", at, l.Reason, level, skipped)
-	case StopFutility:
-		return fmt.Sprintf("%s: the run, every intent with it, stopped here for futility: %s (non-binding: a resume with more pairs may go on); %s%s.", at, l.Reason, level, skipped)
+	case StopEfficacy, StopFutility:
+		return fmt.Sprintf("%s: %s; %s%s.", at, stoppedHere(l.Stop, l.Reason), level, skipped)
 	case StopComplete:
 		return fmt.Sprintf("%s: the run went on through its looks, claiming no difference before this one (a run topped up with more pairs included); %s.", at, level)
 	}
