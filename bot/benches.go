@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -114,7 +115,7 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 	bn.TopUps++
 	bn.State, bn.Reason, bn.Verdict, bn.RequestedBy = state.BenchQueued, "", "", by
 	bn.Created, bn.Ended, bn.Dispatched = tx.Now(), time.Time{}, time.Time{}
-	bn.DonePairs, bn.TotalPairs = 0, 0
+	recordProgress(&bn, runner.Progress{})
 	bn.CheckID, bn.CheckVersion, bn.CheckPosted = 0, bn.CheckVersion+1, bn.CheckVersion
 	if bn.Backend == BackendLocal {
 		bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil)
@@ -250,8 +251,8 @@ func statusText(pull state.Pull, benches []state.Bench, now time.Time) string {
 		}
 		s := fmt.Sprintf("Run `%s` is benching %s: %s. Started %s ago", bn.Run, short(bn.SHA), describe(bn),
 			now.Sub(bn.Created).Round(time.Second))
-		if bn.TotalPairs > 0 {
-			s += fmt.Sprintf("; %d of %d pairs done", bn.DonePairs, bn.TotalPairs)
+		if done := progressTitle(bn); done != "" {
+			s += "; " + done
 		}
 		return s + "."
 	}

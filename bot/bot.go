@@ -34,6 +34,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/pairbench/pairbench/artifacts"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -60,11 +61,14 @@ const (
 
 // Runner runs a bench on this host (the local backend; cmd/pairbench wires
 // it over the bench library). Run blocks until the bench ends: nil only if
-// <run id>/report.json is in the store. It calls progress as pairs finish.
-// Run resumes a run id it ran before (after a crash or a restart). When ctx
-// is cancelled it stops promptly and returns ctx's error.
+// <run id>/report.json is in the store. It calls progress with the
+// engine's progress (bench.Hooks.Progress: the pairs done of those in
+// force, the look under way, the look that stopped the run) as it moves;
+// progress returns at once. Run resumes a run id it ran before (after a
+// crash or a restart). When ctx is cancelled it stops promptly and returns
+// ctx's error.
 type Runner interface {
-	Run(ctx context.Context, req Request, progress func(done, total int)) error
+	Run(ctx context.Context, req Request, progress func(runner.Progress)) error
 }
 
 // Metrics is what the bot counts; package server's Metrics provides it.

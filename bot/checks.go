@@ -129,9 +129,12 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 	case state.BenchQueued:
 		return checkView{status: "queued", title: "queued", summary: summary}, nil
 	case state.BenchRunning:
-		title := "running"
-		if bn.TotalPairs > 0 {
-			title = fmt.Sprintf("%d of %d pairs done", bn.DonePairs, bn.TotalPairs)
+		title := progressTitle(bn)
+		if title == "" {
+			title = "running"
+		}
+		if note := stopNote(bn); note != "" {
+			return checkView{status: "in_progress", title: title, summary: summary + " The bench stopped early: " + title + ". " + note + " Its report follows."}, nil
 		}
 		return checkView{status: "in_progress", title: title, summary: summary + " The bench is running: " + title + "."}, nil
 	case state.BenchFailed:
@@ -169,6 +172,35 @@ func (b *Bot) checkView(ctx context.Context, bn state.Bench) (checkView, error) 
 		v.conclusion, v.summary = c, g+v.summary
 	}
 	return v, nil
+}
+
+// progressTitle says how far a running bench is, from what its runner
+// reported (recordProgress): the pairs done of those in force, and in a run
+// of looks the look under way, as the CLI's progress says it ("3 of 8
+// pairs done (look 1 of 3, 24 planned)"), or the look that stopped the run
+// and why ("8 of 8 pairs done (stopped at look 1 of 3 for futility)"); ""
+// before any count.
+func progressTitle(bn state.Bench) string {
+	if bn.TotalPairs <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %d pairs done", bn.DonePairs, bn.TotalPairs)
+	switch {
+	case bn.StopLook > 0 && bn.Looks > 0:
+		s += fmt.Sprintf(" (stopped at look %d of %d for %s)", bn.StopLook, bn.Looks, bn.StopKind)
+	case bn.Look > 0 && bn.Looks > 1:
+		s += fmt.Sprintf(" (look %d of %d, %d planned)", bn.Look, bn.Looks, bn.PlannedPairs)
+	}
+	return s
+}
+
+// stopNote says at which look a running bench stopped, and why, in the
+// report's words (report.StopNote); "" while it goes on.
+func stopNote(bn state.Bench) string {
+	if bn.StopLook == 0 || bn.Looks == 0 {
+		return ""
+	}
+	return report.StopNote(bn.StopLook, bn.Looks, report.StopKind(bn.StopKind), bn.StopReason)
 }
 
 // againstNone reads the report of a bench's second comparison, which

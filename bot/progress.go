@@ -4,34 +4,36 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/pairbench/pairbench/runner"
 )
 
 // progressWriteTimeout bounds one write of a local bench's progress.
 const progressWriteTimeout = 5 * time.Second
 
 // progressSlot takes a local bench's progress from the engine's hook
-// without ever blocking it: the engine calls the hook under its lock, so
-// the hook only keeps the latest count, and a goroutine of the slot's own
-// writes the latest count there is, each write bounded by
+// without ever blocking it: the engine's slots wait on the hook, one call
+// at a time, so the hook only keeps the latest progress, and a goroutine
+// of the slot's own writes the latest there is, each write bounded by
 // progressWriteTimeout. A slow or stalled database delays the record of
-// progress (counts in between are skipped), never a trial.
+// progress (what came in between is skipped), never a trial.
 type progressSlot struct {
-	write func(ctx context.Context, done, total int)
+	write func(ctx context.Context, p runner.Progress)
 	wake  chan struct{}
 
-	mu          sync.Mutex
-	done, total int
-	pending     bool
+	mu      sync.Mutex
+	latest  runner.Progress
+	pending bool
 }
 
-func newProgressSlot(write func(ctx context.Context, done, total int)) *progressSlot {
+func newProgressSlot(write func(ctx context.Context, p runner.Progress)) *progressSlot {
 	return &progressSlot{write: write, wake: make(chan struct{}, 1)}
 }
 
-// report is the engine's hook: it keeps done and total and returns.
-func (p *progressSlot) report(done, total int) {
+// report is the engine's hook: it keeps p and returns.
+func (p *progressSlot) report(pr runner.Progress) {
 	p.mu.Lock()
-	p.done, p.total, p.pending = done, total, true
+	p.latest, p.pending = pr, true
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -55,7 +57,7 @@ func (p *progressSlot) run(ctx context.Context) {
 
 func (p *progressSlot) flush(ctx context.Context) {
 	p.mu.Lock()
-	done, total, pending := p.done, p.total, p.pending
+	latest, pending := p.latest, p.pending
 	p.pending = false
 	p.mu.Unlock()
 	if !pending {
@@ -63,5 +65,5 @@ func (p *progressSlot) flush(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, progressWriteTimeout)
 	defer cancel()
-	p.write(ctx, done, total)
+	p.write(ctx, latest)
 }

@@ -8,7 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pairbench/pairbench"
 	"github.com/pairbench/pairbench/bot"
+	"github.com/pairbench/pairbench/report"
+	"github.com/pairbench/pairbench/rundir"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -19,12 +23,12 @@ type progressRunner struct {
 	calls       chan time.Duration
 }
 
-func (r *progressRunner) Run(ctx context.Context, _ bot.Request, progress func(done, total int)) error {
+func (r *progressRunner) Run(ctx context.Context, _ bot.Request, progress func(runner.Progress)) error {
 	close(r.start)
 	<-r.stop
 	for done := 1; done <= 20; done++ {
 		t0 := time.Now()
-		progress(done, 20)
+		progress(runner.Progress{Done: done, Pairs: 20, Planned: 20})
 		r.calls <- time.Since(t0)
 	}
 	<-ctx.Done()
@@ -70,4 +74,83 @@ func TestABlockedStoreDoesNotStallTrials(t *testing.T) {
 	require.NoError(t, <-blocked)
 	require.Eventually(t, func() bool { return f.benches(t)[0].DonePairs == 20 }, 20*time.Second, 20*time.Millisecond,
 		"the latest count is recorded once the database is free")
+}
+
+// lookRunner is a local backend whose run hands the bot the progress the
+// test gives it, one at a time, as the engine's hook would, and ends when
+// the test releases it.
+type lookRunner struct {
+	steps   chan runner.Progress
+	release chan error
+}
+
+func (r *lookRunner) Run(ctx context.Context, _ bot.Request, progress func(runner.Progress)) error {
+	for {
+		select {
+		case p, more := <-r.steps:
+			if !more {
+				select {
+				case err := <-r.release:
+					return err
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			progress(p)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// TestTheCheckRunSaysTheLookAndWhereTheRunStopped: while a local bench of
+// looks runs, its check run counts the pairs of the look under way and
+// says which look it is, of how many, and the pairs planned in all, as the
+// CLI's progress does; a new look shows at once, not a minute later. Once
+// a look stops the run, the check run says at which look and why (the
+// title briefly, the summary in the report's words) until the report is
+// posted; /bench status says the same. They used to say only "N of M
+// pairs done".
+func TestTheCheckRunSaysTheLookAndWhereTheRunStopped(t *testing.T) {
+	t.Parallel()
+	r := &lookRunner{steps: make(chan runner.Progress), release: make(chan error, 1)}
+	f := newFixture(t, func(c *bot.Config) { c.Runner = r })
+	f.opened(t, nil)
+	run := f.benches(t)[0].Run
+	shows := func(title, summary string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			runs := f.gh.CheckRuns(repoName)
+			return len(runs) == 1 && runs[0].Title == title
+		}, 20*time.Second, 10*time.Millisecond, "the check run never showed %q", title)
+		assert.Equal(t, summary, f.gh.CheckRuns(repoName)[0].Summary)
+	}
+	bench := "Bench of ec26c3e: every intent of domain `books.example`, each domain against what its changes call for (base f95f852's tools where they changed), 20 pairs each."
+
+	r.steps <- runner.Progress{Done: 0, Pairs: 24, Planned: 24} // the adoption stage: no look yet
+	r.steps <- runner.Progress{Done: 0, Pairs: 8, Planned: 24, Look: 1, Looks: 3}
+	shows("0 of 8 pairs done (look 1 of 3, 24 planned)",
+		bench+" The bench is running: 0 of 8 pairs done (look 1 of 3, 24 planned).")
+
+	r.steps <- runner.Progress{Done: 8, Pairs: 16, Planned: 24, Look: 2, Looks: 3}
+	shows("8 of 16 pairs done (look 2 of 3, 24 planned)",
+		bench+" The bench is running: 8 of 16 pairs done (look 2 of 3, 24 planned).")
+
+	reason := "the pooled speed p 0.81 and accuracy p 1 are both above 0.42, where either test's conditional power under the effect the run detects with 80% power falls below 0.6"
+	r.steps <- runner.Progress{Done: 16, Pairs: 16, Planned: 24, Look: 2, Looks: 3,
+		Stop: &rundir.LookStop{Look: 2, Pairs: 8, Kind: report.StopFutility, Verdict: pairbench.NoSignal, Reason: reason}}
+	shows("16 of 16 pairs done (stopped at look 2 of 3 for futility)",
+		bench+" The bench stopped early: 16 of 16 pairs done (stopped at look 2 of 3 for futility). Look 2 of 3: the run, every intent with it, stopped here for futility: "+
+			reason+" (non-binding: a resume with more pairs may go on). Its report follows.")
+
+	f.comment(t, writer, "/bench status")
+	comments := f.gh.Comments(repoName, prNumber)
+	require.NotEmpty(t, comments)
+	assert.Contains(t, comments[len(comments)-1].Body, "; 16 of 16 pairs done (stopped at look 2 of 3 for futility).")
+
+	close(r.steps)
+	f.storeReport(t, bot.RunID(run), pairbench.NoSignal)
+	r.release <- nil
+	f.waitBench(t, run, state.BenchDone)
+	assert.Equal(t, "bench: no signal · this PR's tools (ec26c3e) against no tools", f.gh.CheckRuns(repoName)[0].Title, "the report takes over")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
+	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -101,16 +102,21 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 	}()
 	// The check run shows the bench running now; progress goes there at
 	// most once per ProgressEvery, and not before.
+	// A look that starts, or stops the run, shows at once: the check run
+	// says which.
 	lastShown := time.Now()
-	progress := newProgressSlot(func(ctx context.Context, done, total int) {
+	progress := newProgressSlot(func(ctx context.Context, p runner.Progress) {
 		now := time.Now()
-		show := done >= total || now.Sub(lastShown) >= b.cfg.ProgressEvery
+		var show bool
 		err := b.state.Update(ctx, func(tx *state.Tx) error {
 			cur, _, err := tx.LockBench(ctx, bn.Run)
 			if err != nil || cur.Over() {
 				return err
 			}
-			cur.DonePairs, cur.TotalPairs = done, total
+			was := cur
+			recordProgress(&cur, p)
+			show = p.Done >= p.Pairs || now.Sub(lastShown) >= b.cfg.ProgressEvery ||
+				cur.Look != was.Look || cur.StopLook != was.StopLook
 			if show {
 				cur.CheckVersion++
 				if _, err := tx.Enqueue(ctx, checkJob{Run: bn.Run, Version: cur.CheckVersion}, pendingOnce); err != nil {
@@ -164,6 +170,21 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 		_, err := tx.Enqueue(ctx, fin, pendingOnce)
 		return err
 	})
+}
+
+// recordProgress records in bn what a local bench's runner reported: the
+// pairs done of those in force, the look under way in a run of looks, and
+// the look that stopped the run before its last, and why.
+func recordProgress(bn *state.Bench, p runner.Progress) {
+	bn.DonePairs, bn.TotalPairs = p.Done, p.Pairs
+	bn.Look, bn.Looks, bn.PlannedPairs = 0, 0, 0
+	if p.Looks > 1 {
+		bn.Look, bn.Looks, bn.PlannedPairs = p.Look, p.Looks, p.Planned
+	}
+	bn.StopLook, bn.StopKind, bn.StopReason = 0, "", ""
+	if p.Stop.Early() {
+		bn.StopLook, bn.StopKind, bn.StopReason = p.Stop.Look, string(p.Stop.Kind), p.Stop.Reason
+	}
 }
 
 // workReap ends what nothing else will: a bench not finished RunTimeout

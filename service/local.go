@@ -38,16 +38,17 @@ func NewLocalRunner(o Options, log *slog.Logger) *LocalRunner {
 	return &LocalRunner{template: t, gitURL: o.GitURL, log: log}
 }
 
-// Run runs the bench until it ends, telling progress how many pairs are
-// done of those in force (the look's under way, in a run of looks)
-// whenever either number moves.
-func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(done, total int)) error {
+// Run runs the bench until it ends, handing progress the engine's
+// progress (how many pairs are done of those in force, the look under way
+// in a run of looks, the look that stopped the run) whenever one of them
+// moves.
+func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(runner.Progress)) error {
 	_, err := bench.Bench(ctx, d.config(req, progress))
 	return err
 }
 
 // config is the bench of req.
-func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) bench.Config {
+func (d *LocalRunner) config(req bot.Request, progress func(runner.Progress)) bench.Config {
 	o := d.template
 	o.RunID = string(req.RunID)
 	o.Seed = 0 // a new run draws one; a resumed run keeps its own
@@ -79,15 +80,26 @@ func (d *LocalRunner) config(req bot.Request, progress func(done, total int)) be
 	o.Log = d.log.With("run", req.RunID)
 	// The pairs in force: in a run of looks, those of the look under way,
 	// so a run that stops at a look ends its count done, not short of the
-	// pairs planned past it. The engine's slots wait on this, one call at a
-	// time: progress only takes the count (the bot writes it from a
-	// goroutine of its own).
-	last := [2]int{-1, -1}
+	// pairs planned past it; the look, and the look that stopped the run.
+	// The engine's slots wait on this, one call at a time: progress only
+	// takes the progress (the bot writes it from a goroutine of its own).
+	var last progressKey
 	o.Hooks.Progress = func(p runner.Progress) {
-		if now := [2]int{p.Done, p.Pairs}; now != last {
+		if now := keyOf(p); now != last {
 			last = now
-			progress(p.Done, p.Pairs)
+			progress(p)
 		}
 	}
 	return o
+}
+
+// progressKey is what the bot shows of a bench's progress: a progress
+// with the same key is not handed on.
+type progressKey struct {
+	done, pairs, look, looks int
+	stopped                  bool
+}
+
+func keyOf(p runner.Progress) progressKey {
+	return progressKey{done: p.Done, pairs: p.Pairs, look: p.Look, looks: p.Looks, stopped: p.Stop != nil}
 }

@@ -45,6 +45,8 @@ func TestSchemaOneIsMigrated(t *testing.T) {
 		assert.Empty(t, b.Agent, "a bench from before agents were asked for takes the default")
 		assert.Empty(t, b.Base, "a bench from before bases were recorded benches against no tools")
 		assert.Empty(t, b.FailOn, "a bench from before fail_on lets its verdict decide")
+		assert.Zero(t, b.Looks, "a bench from before looks were recorded shows none")
+		assert.Empty(t, b.StopKind)
 		b.Agent, b.Base, b.FailOn = "codex", "bbb", "worse"
 		return tx.SaveBench(ctx, b)
 	}))

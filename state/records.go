@@ -333,9 +333,21 @@ type Bench struct {
 	WorkflowRunURL string
 	Dispatched     time.Time
 	// JobID is the local backend's job running the bench.
-	JobID      int64
+	JobID int64
+	// DonePairs of TotalPairs are done, of the pairs in force (in a run of
+	// looks, those of the look under way), as the local backend reports.
 	DonePairs  int
 	TotalPairs int
+	// Look is the look under way of Looks, from 1, in a run of looks
+	// (the local backend's); 0 for a run without looks, and before its
+	// pairs start. PlannedPairs counts the pairs of every look.
+	Look, Looks, PlannedPairs int
+	// StopLook is the look the run stopped at before its last, StopKind
+	// why (efficacy or futility) and StopReason the reason in words; 0 and
+	// "" while it goes on, and for a run that went through its looks.
+	StopLook   int
+	StopKind   string
+	StopReason string
 	// Base is the pull request's base commit: the bench benches what the
 	// pull request changed, each domain as config.Comparisons chooses
 	// (tools changed: against Base's tools). "" benches every domain
@@ -357,19 +369,21 @@ func (b Bench) Over() bool {
 
 const benchColumns = `run, repo, pr, installation, sha, default_branch, backend, domains, intents, pairs, model, requested_by, state,
 	reason, verdict, created_at, ended_at, check_id, check_version, check_posted, workflow_run_id, workflow_run_url, dispatched_at,
-	job_id, done_pairs, total_pairs, agent, base_sha, fail_on, top_ups`
+	job_id, done_pairs, total_pairs, agent, base_sha, fail_on, top_ups, look, looks, planned_pairs, stop_look, stop_kind, stop_reason`
 
 func scanBench(scan func(...any) error) (Bench, error) {
 	var b Bench
-	var pr, pairs, created, ended, dispatched, done, total, topUps int64
+	var pr, pairs, created, ended, dispatched, done, total, topUps, look, looks, planned, stopLook int64
 	var domains, intents string
 	err := scan(&b.Run, &b.Repo, &pr, &b.Installation, &b.SHA, &b.DefaultBranch, &b.Backend, &domains, &intents, &pairs, &b.Model,
 		&b.RequestedBy, &b.State, &b.Reason, &b.Verdict, &created, &ended, &b.CheckID, &b.CheckVersion, &b.CheckPosted,
-		&b.WorkflowRunID, &b.WorkflowRunURL, &dispatched, &b.JobID, &done, &total, &b.Agent, &b.Base, &b.FailOn, &topUps)
+		&b.WorkflowRunID, &b.WorkflowRunURL, &dispatched, &b.JobID, &done, &total, &b.Agent, &b.Base, &b.FailOn, &topUps,
+		&look, &looks, &planned, &stopLook, &b.StopKind, &b.StopReason)
 	if err != nil {
 		return b, err
 	}
 	b.PR, b.Pairs, b.DonePairs, b.TotalPairs, b.TopUps = int(pr), int(pairs), int(done), int(total), int(topUps)
+	b.Look, b.Looks, b.PlannedPairs, b.StopLook = int(look), int(looks), int(planned), int(stopLook)
 	b.Created, b.Ended, b.Dispatched = fromMS(created), fromMS(ended), fromMS(dispatched)
 	b.Domains, b.Intents = splitList(domains), splitList(intents)
 	return b, nil
@@ -399,13 +413,14 @@ func splitList(s string) []string {
 func benchArgs(b Bench) []any {
 	return []any{b.Run, b.Repo, b.PR, b.Installation, b.SHA, b.DefaultBranch, b.Backend, joinList(b.Domains), joinList(b.Intents),
 		b.Pairs, b.Model, b.RequestedBy, b.State, b.Reason, b.Verdict, ms(b.Created), ms(b.Ended), b.CheckID, b.CheckVersion,
-		b.CheckPosted, b.WorkflowRunID, b.WorkflowRunURL, ms(b.Dispatched), b.JobID, b.DonePairs, b.TotalPairs, b.Agent, b.Base, b.FailOn, b.TopUps}
+		b.CheckPosted, b.WorkflowRunID, b.WorkflowRunURL, ms(b.Dispatched), b.JobID, b.DonePairs, b.TotalPairs, b.Agent, b.Base, b.FailOn, b.TopUps,
+		b.Look, b.Looks, b.PlannedPairs, b.StopLook, b.StopKind, b.StopReason}
 }
 
 // InsertBench records a new bench.
 func (tx *Tx) InsertBench(ctx context.Context, b Bench) error {
 	_, err := tx.q.exec(ctx, `INSERT INTO pb_benches (`+benchColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-		$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`, benchArgs(b)...)
+		$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`, benchArgs(b)...)
 	if err != nil {
 		return fmt.Errorf("state: insert bench %s: %w", b.Run, err)
 	}
@@ -419,7 +434,8 @@ func (tx *Tx) SaveBench(ctx context.Context, b Bench) error {
 		backend = $7, domains = $8, intents = $9, pairs = $10, model = $11, requested_by = $12, state = $13, reason = $14,
 		verdict = $15, created_at = $16, ended_at = $17, check_id = $18, check_version = $19, check_posted = $20,
 		workflow_run_id = $21, workflow_run_url = $22, dispatched_at = $23, job_id = $24, done_pairs = $25, total_pairs = $26,
-		agent = $27, base_sha = $28, fail_on = $29, top_ups = $30 WHERE run = $1`, args...)
+		agent = $27, base_sha = $28, fail_on = $29, top_ups = $30, look = $31, looks = $32, planned_pairs = $33, stop_look = $34,
+		stop_kind = $35, stop_reason = $36 WHERE run = $1`, args...)
 	if err != nil {
 		return fmt.Errorf("state: save bench %s: %w", b.Run, err)
 	}

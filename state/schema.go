@@ -107,4 +107,13 @@ CREATE INDEX pb_commands_at ON pb_commands (at)`,
 	`ALTER TABLE pb_benches ADD COLUMN fail_on TEXT NOT NULL DEFAULT ''`,
 	// 6: how often /bench more topped the bench's run up.
 	`ALTER TABLE pb_benches ADD COLUMN top_ups BIGINT NOT NULL DEFAULT 0`,
+	// 7: a local bench's look under way and the look it stopped at, and
+	// why, for its check run while its report is not yet written.
+	`
+ALTER TABLE pb_benches ADD COLUMN look BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE pb_benches ADD COLUMN looks BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE pb_benches ADD COLUMN planned_pairs BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE pb_benches ADD COLUMN stop_look BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE pb_benches ADD COLUMN stop_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE pb_benches ADD COLUMN stop_reason TEXT NOT NULL DEFAULT ''`,
 }

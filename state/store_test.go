@@ -155,7 +155,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 		b := state.Bench{Run: "pr2-aaa-1", Repo: "o/r", PR: 2, Installation: 9, SHA: "aaa", DefaultBranch: "main", Backend: "actions",
 			Domains: []string{"books.example", "weather.example"}, Intents: []string{"x"}, Pairs: 4, Model: "m", Agent: "codex", Base: "bbb", FailOn: "worse,slower", TopUps: 2, RequestedBy: "me",
 			State: state.BenchRunning, Created: now, CheckID: 55, CheckVersion: 3, CheckPosted: 2, WorkflowRunID: 777,
-			WorkflowRunURL: "https://x/1", Dispatched: now, DonePairs: 1, TotalPairs: 8}
+			WorkflowRunURL: "https://x/1", Dispatched: now, DonePairs: 1, TotalPairs: 8,
+			Look: 1, Looks: 3, PlannedPairs: 24, StopLook: 1, StopKind: "futility", StopReason: "the pooled speed p 0.8 and accuracy p 1 are both above 0.3"}
 		require.NoError(t, s.Update(ctx, func(tx *state.Tx) error {
 			p, err := tx.LockPull(ctx, "o/r", 2)
 			require.NoError(t, err)
