@@ -133,10 +133,7 @@ func (r *Run) startBrowsers() (runner.Browsers, error) {
 	if err != nil {
 		return nil, err
 	}
-	connect := func(ctx context.Context, url string) (remote.Driver, error) {
-		return driver.Connect(ctx, driver.Config{Log: r.log, WebMCP: r.plan.WebMCPMode()}, url)
-	}
-	p, err := remote.New(remote.Config{Service: svc, Connect: connect, TempDir: r.cfg.TempDir, Log: r.log})
+	p, err := remote.New(remote.Config{Service: svc, Driver: driver.Config{WebMCP: r.plan.WebMCPMode()}, TempDir: r.cfg.TempDir, Log: r.log})
 	if err != nil {
 		return nil, err
 	}

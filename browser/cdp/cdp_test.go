@@ -152,10 +152,7 @@ func provider(t *testing.T, cfg cdp.Config) (*remote.Provider, string) {
 	svc, err := cdp.New(cfg)
 	require.NoError(t, err)
 	dir := sandboxtest.TempDir(t)
-	p, err := remote.New(remote.Config{Service: svc, TempDir: dir, Log: quiet,
-		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return driver.Connect(ctx, remoteDriverConfig, url)
-		}})
+	p, err := remote.New(remote.Config{Service: svc, TempDir: dir, Log: quiet, Driver: remoteDriverConfig})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close(context.Background()) })
 	return p, dir

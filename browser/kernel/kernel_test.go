@@ -72,9 +72,7 @@ func newProvider(t *testing.T, fake *kerneltest.Server, mutate ...func(*remote.C
 	require.NoError(t, err)
 	cfg := remote.Config{
 		Service: svc,
-		Connect: func(ctx context.Context, url string) (remote.Driver, error) {
-			return driver.Connect(ctx, remoteDriverConfig, url)
-		},
+		Driver:  remoteDriverConfig,
 		TempDir: sandboxtest.TempDir(t),
 		Log:     quiet,
 	}

@@ -11,10 +11,11 @@ import (
 
 // Browser is one remote browser: pairbench's driver over its websocket, the
 // agent's DevTools relay, and the service's session. It implements
-// runner.Browser, and not runner.RefusalReporter: its egress is the
-// service's.
+// runner.Browser, and neither runner.RefusalReporter (its egress is the
+// service's, which reports no refusals) nor runner.Prestarter (nothing is
+// started ahead of Open).
 type Browser struct {
-	Driver
+	driven
 	p     *Provider
 	s     Session
 	relay *relay
@@ -25,6 +26,10 @@ type Browser struct {
 }
 
 var _ runner.Browser = (*Browser)(nil)
+
+// driven is the driver's browser as far as a remote Browser offers it: the
+// driver's Refusals (always none here) and AgentRunning stay hidden.
+type driven = runner.Browser
 
 // DevTools is the relay's socket: the agent's sandbox relays Port of its
 // own loopback to it, and the relay forwards every websocket to the
@@ -42,7 +47,7 @@ func (b *Browser) Session() string { return b.s.ID }
 func (b *Browser) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		b.stopWatch()
-		errDriver := b.Driver.Close(ctx)
+		errDriver := b.driven.Close(ctx)
 		b.relay.close()
 		errDelete := b.p.release(b.s)
 		if errDriver != nil {

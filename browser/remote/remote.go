@@ -2,7 +2,8 @@
 // created by a service's API (Kernel, or any service that hands out a CDP
 // websocket URL), driven over that websocket, and deleted when the trial is
 // done. The services themselves are small (browser/kernel,
-// browser/cdp); this package owns the browsers' lives:
+// browser/cdp); this package drives their browsers with pairbench's driver
+// (driver.Connect) and owns the browsers' lives:
 //
 //   - Every browser created is tracked until its delete succeeds. A delete
 //     that fails is retried: at the next Open, and at Close.
@@ -35,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pairbench/pairbench/browser/driver"
 	"github.com/pairbench/pairbench/runner"
 )
 
@@ -111,22 +113,13 @@ func ParseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-// Connector connects pairbench's own driver to a browser at a CDP
-// websocket URL (driver.Connect), within its own bound on the time that
-// takes. The connection lives until the driver's Close or until ctx ends.
-type Connector func(ctx context.Context, url string) (Driver, error)
-
-// Driver is pairbench's own connection to a remote browser: everything a
-// trial does with its browser but the agent's DevTools and the browser's
-// end, which the provider adds.
-type Driver interface {
-	runner.Browser
-}
-
 // Config configures a Provider.
 type Config struct {
 	Service Service
-	Connect Connector
+	// Driver is how pairbench's driver drives the service's browsers
+	// (driver.Connect): the run's WebMCP mode, its start, parse and load
+	// bounds; its Log is Log when nil.
+	Driver driver.Config
 	// TempDir holds the DevTools relays' sockets; /tmp when empty.
 	TempDir string
 	// Log receives the provider's diagnostics; slog.Default() when nil.
@@ -165,11 +158,14 @@ var (
 
 // New checks cfg and returns a provider.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Service == nil || cfg.Connect == nil {
-		return nil, errors.New("remote browsers: a service and a connector are needed")
+	if cfg.Service == nil {
+		return nil, errors.New("remote browsers: a service is needed")
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Driver.Log == nil {
+		cfg.Driver.Log = cfg.Log
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
@@ -315,7 +311,7 @@ func (p *Provider) noteQuota(err error) {
 
 // attach connects the driver to s and starts the agent's relay.
 func (p *Provider) attach(ctx context.Context, s Session) (*Browser, error) {
-	d, err := p.cfg.Connect(ctx, s.CDPURL)
+	d, err := driver.Connect(ctx, p.cfg.Driver, s.CDPURL)
 	if err != nil {
 		return nil, fmt.Errorf("connect over CDP: %w", err)
 	}
@@ -324,7 +320,7 @@ func (p *Provider) attach(ctx context.Context, s Session) (*Browser, error) {
 		d.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	b := &Browser{Driver: d, p: p, s: s, relay: r}
+	b := &Browser{driven: d, p: p, s: s, relay: r}
 	b.stopWatch = context.AfterFunc(ctx, func() { b.Close(context.Background()) })
 	return b, nil
 }
