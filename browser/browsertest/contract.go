@@ -50,6 +50,7 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 	site := newSite(t)
 	hosts := map[string]string{Host: site.addr}
 	tool := shopTool(t)
+	check := signedInTool(t)
 	startURL := "http://" + Host + "/"
 
 	t.Run("OpenLoadClose", func(t *testing.T) {
@@ -90,6 +91,35 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 		require.Len(t, live, 1)
 		assert.Equal(t, tool.Name, live[0].Name)
 
+		// Whose WebMCP the page has, as the probe, the setup and the
+		// environment say it alike; the call the trial made, seen by the
+		// browser's own WebMCP wherever it answered it.
+		native, err := b.NativeWebMCP(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, setup.NativeWebMCP, native)
+		wantImpl := pairbench.WebMCPPolyfill
+		if native {
+			wantImpl = pairbench.WebMCPNative
+		}
+		assert.Equal(t, wantImpl, setup.WebMCP)
+		require.NotNil(t, setup.Env, "the setup records the browser's WebMCP environment")
+		assert.NotEmpty(t, setup.Env.Browser, "the browser's product and version")
+		assert.Equal(t, native, setup.Env.PageNative)
+		row := pairbench.Row{WebMCP: []pairbench.Invocation{{Tool: tool.Name, Status: "ok"}}}
+		assert.Empty(t, runner.CheckBrowserCalls(b, setup, &row))
+		if calls, _ := b.BrowserCalls(); !native {
+			assert.Empty(t, calls, "the polyfill's calls are invisible to the browser")
+		}
+
+		// What the trial keeps of the page the agent left: its state for
+		// the checks and the judge, and a screenshot.
+		page, err := b.PageState(t.Context(), []string{"h1", "#nowhere"})
+		require.NoError(t, err)
+		assert.Equal(t, startURL, page.URL)
+		assert.Equal(t, "Shop", page.Title)
+		require.Len(t, page.Elements, 2)
+		assert.Equal(t, pairbench.PageElement{Selector: "h1", Found: true, Text: "Shop"}, page.Elements[0])
+		assert.False(t, page.Elements[1].Found)
 		png, err := b.Screenshot(t.Context())
 		require.NoError(t, err)
 		assert.True(t, strings.HasPrefix(string(png), "\x89PNG"), "a PNG")
@@ -99,12 +129,25 @@ func Run(t *testing.T, newSubject func(t *testing.T, hosts map[string]string) Su
 
 	t.Run("ControlSetupHasNoCustomTools", func(t *testing.T) {
 		s := newSubject(t, hosts)
-		setup, err := runner.SetUpBrowser(t.Context(), quiet, s.Browsers, runner.SetupSpec{Arm: pairbench.Control, StartURL: startURL})
+		setup, err := runner.SetUpBrowser(t.Context(), quiet, s.Browsers, runner.SetupSpec{
+			Arm: pairbench.Control, StartURL: startURL, SignedInCheck: &check,
+		})
 		require.NoError(t, err)
-		live, err := setup.Browser.LiveTools(t.Context())
+		b := setup.Browser
+		assert.Equal(t, check.Name, setup.SignedIn, "the signed-in check passed")
+		live, err := b.LiveTools(t.Context())
 		require.NoError(t, err)
-		assert.Empty(t, live)
-		require.NoError(t, setup.Browser.Close(t.Context()))
+		assert.Empty(t, live, "the signed-in check ran unregistered")
+		require.NotNil(t, setup.Env)
+
+		// A tool run unregistered answers, or reports what it threw.
+		res, err := b.RunTool(t.Context(), check, nil)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"heading":"Shop"}`, res.Text)
+		res, err = b.RunTool(t.Context(), check, []byte(`{"selector":"#account"}`))
+		require.NoError(t, err, "a tool that threw is no error")
+		assert.Contains(t, res.Exception, "signed out")
+		require.NoError(t, b.Close(t.Context()))
 		eventuallyEmpty(t, s)
 	})
 
@@ -244,6 +287,26 @@ func newSite(t *testing.T) *site {
 	})
 	s.addr = strings.TrimPrefix(srv.URL, "http://")
 	return s
+}
+
+// signedInTool is the site's signed-in check: it throws when the page
+// lacks args.selector (its h1 by default).
+func signedInTool(t *testing.T) intents.Tool {
+	tool, err := intents.EvalTool(`({
+  name: "signed_in",
+  description: "Whether the shop's page shows the account.",
+  inputSchema: { type: "object", properties: { selector: { type: "string" } } },
+  annotations: { readOnlyHint: true },
+  async execute(args) {
+    const el = document.querySelector(args.selector || "h1");
+    if (!el) throw new Error("signed out");
+    return { heading: el.textContent };
+  },
+});`, intents.ToolLimits{})
+	require.NoError(t, err)
+	tool.Path = "signed_in.js"
+	tool.URLPatterns = []string{"http://" + Host + "/*"}
+	return tool
 }
 
 // shopTool is a read-only tool of the site.
