@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"strings"
+	texttemplate "text/template"
 	"unicode/utf8"
 )
 
@@ -53,175 +54,209 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 // full report. The verdict line and the first table always stay. Text that
 // comes from rows or plans (intent and tool names, error messages) is
 // escaped so that it renders as text.
+//
+// The layout is templates/report.md.tmpl's "comment"; Markdown decides
+// what fits from the lengths of the parts that template writes.
 func Markdown(r *Report, opts MarkdownOptions) string {
+	c, limit := fitComment(r, opts)
+	return capMarkdown(mdExec("comment", c), limit, c.Link)
+}
+
+// fitComment is r's comment with what fits in the limit in opts, and that
+// limit.
+func fitComment(r *Report, opts MarkdownOptions) (mdComment, int) {
 	limit := opts.Limit
 	if limit <= 0 || limit > MarkdownLimit {
 		limit = MarkdownLimit
 	}
-	v := newView(r)
-	link := mdLink(opts.FullReportURL)
-	intents := worstFirst(v.Intents)
-	top, rest := intents[:min(len(intents), firstScreen)], intents[min(len(intents), firstScreen):]
+	c := mdComment{markdownView: newMarkdownView(r, opts, firstScreen)}
 
-	var must strings.Builder
-	must.WriteString(mdVerdictLine(v))
-	must.WriteString(mdArms(r))
-	if len(top) > 0 {
-		must.WriteString(narrowHead)
-		for _, in := range top {
-			must.WriteString(mdNarrowRow(in))
-		}
-		if len(rest) > 0 {
-			fmt.Fprintf(&must, "\n_%d more %s below (%s)._\n", len(rest), pluralize(len(rest), "intent"), labelTally(rest))
-		}
-		must.WriteString("\n" + narrowNote + "\n")
-	}
-	must.WriteString("\n" + mdRunLine(v, link))
-	footer := mdFooter(v, link)
+	// What always shows, the run checks last, and the note of sections
+	// cut (counted at its longest) come off the budget first.
+	budget := limit - len(mdExec("first screen", c.markdownView)) - len(mdExec("run checks", c.markdownView)) -
+		len(mdExec("sections cut", mdCut{N: len(c.worst) + 4, Link: c.Link}))
 
-	// The optional parts, most wanted first. Each is a fold of rows, kept
-	// whole, cut row by row, or left out; cutNote (counted at its longest)
-	// says what was left out.
-	cutNote := func(n int) string {
-		return fmt.Sprintf("_%d %s did not fit in this comment; %s._\n\n", n, pluralize(n, "section"), seeFull(link))
-	}
-	budget := limit - must.Len() - len(footer) - len(cutNote(len(intents)+4))
-
-	var b strings.Builder
-	b.Grow(min(limit, 1<<16))
-	b.WriteString(must.String())
-	if len(rest) > 0 {
-		rows := make([]string, len(rest))
-		for i, in := range rest {
-			rows[i] = mdNarrowRow(in)
-		}
-		b.WriteString(mdFold(fmt.Sprintf("The other %d %s, worst first", len(rest), pluralize(len(rest), "intent")), narrowHead, rows, "", &budget, link))
-	}
-	if len(intents) > 0 {
-		rows := make([]string, len(intents))
-		for i, in := range intents {
-			rows[i] = mdFiguresRow(in)
-		}
-		b.WriteString(mdFold("Every figure: correct per arm, intervals, Holm-adjusted p values, adoption", figuresHead, rows, "\n"+speedNote+" "+holmNote+"\n", &budget, link))
-	}
-	b.WriteString(mdSections(v, intents, &budget, cutNote))
-	b.WriteString(footer)
-	return capMarkdown(b.String(), limit, link)
+	// The optional parts, most wanted first: each fold of rows is kept
+	// whole, cut row by row, or left out; then the sections.
+	c.Others = fitFold(mdFold{
+		Summary: fmt.Sprintf("The other %d %s, worst first", len(c.Rest), pluralize(len(c.Rest), "intent")),
+		Rows:    c.Rest, Link: c.Link,
+	}, &budget)
+	c.Figures = fitFold(mdFold{
+		Summary: "Every figure: correct per arm, intervals, Holm-adjusted p values, adoption",
+		Wide:    true, Rows: c.worst, Note: speedNote + " " + holmNote, Link: c.Link,
+	}, &budget)
+	c.fitSections(&budget)
+	return c, limit
 }
 
-// The narrow table: five columns that fit a pull request's width.
-const narrowHead = "| intent | label | Δ accuracy | speedup | pairs |\n|---|---|--:|--:|--:|\n"
+// markdownView is a report as the Markdown renderings show it: the view
+// both renderings share, with the comment's link and intents worst first,
+// cut after the first table's rows.
+type markdownView struct {
+	reportView
+	// Link is a Markdown link to the full report, "" without a URL.
+	Link string
+	// Arms is the block of a run whose arms were configured, nil for a
+	// run of no tools against tools.
+	Arms *mdArmsView
+	// Top are the first table's intents, Rest the others, worst first;
+	// RestTally counts Rest's labels.
+	Top, Rest []*intentView
+	RestTally string
+	// The notes said with an incomplete, forced or scripted run.
+	IncompleteNote, ForcedNote, ScriptedNote string
 
-const narrowNote = "_Δ accuracy: treatment's share correct minus control's. Speedup: the typical ratio of control's time to treatment's over pairs where both were correct (above 1× treatment was faster). Pairs: complete pairs (of those planned). Intervals and p values are folded below._"
-
-// narrowIDLen is the most characters of an intent id the narrow table shows.
-const narrowIDLen = 40
-
-func mdNarrowRow(in *intentView) string {
-	speed := undefDash
-	if in.SpeedupIv != nil {
-		speed = showTimes(in.SpeedupIv.Est)
-	}
-	pairs := fmt.Sprint(in.N)
-	if in.Planned > in.N {
-		pairs = fmt.Sprintf("%d/%d", in.N, in.Planned)
-	}
-	return "| " + strings.Join([]string{
-		mdCode(clipText(in.ID, narrowIDLen), true),
-		mdLabel(in),
-		mdText(in.Delta), mdText(speed), pairs,
-	}, " | ") + " |\n"
+	worst []*intentView
 }
 
-// mdLabel is an intent's label in bold, marked when the intent is a
-// placebo.
-func mdLabel(in *intentView) string {
-	l := "**" + mdText(string(in.Label)) + "**"
-	if in.Placebo {
-		l += " (" + placeboMark + ")"
+// newMarkdownView is r's view with the first shown intents, worst first,
+// in the first table.
+func newMarkdownView(r *Report, opts MarkdownOptions, shown int) markdownView {
+	v := markdownView{
+		reportView:     newView(r),
+		Link:           mdLink(opts.FullReportURL),
+		Arms:           newMdArmsView(r),
+		IncompleteNote: incompleteNote,
+		ForcedNote:     forcedNote,
+		ScriptedNote:   scriptedNote,
 	}
-	return l
+	v.worst = worstFirst(v.Intents)
+	v.Top, v.Rest = v.worst[:min(len(v.worst), shown)], v.worst[min(len(v.worst), shown):]
+	v.RestTally = labelTally(v.Rest)
+	return v
 }
 
-// The figures table: every summary figure, folded.
-const figuresHead = "| intent | label | n | control correct | treatment correct | Δ accuracy | discordant pairs won by treatment | Holm p accuracy | speedup | Holm p speed | adoption |\n" +
-	"|---|---|--:|---|---|---|---|---|---|---|---|\n"
-
-func mdFiguresRow(in *intentView) string {
-	cells := []string{
-		mdCode(clipText(in.ID, 120), true),
-		mdLabel(in),
-		fmt.Sprint(in.N),
-		in.Control, in.Treatment, in.Delta, in.Share, in.PAccuracy, in.Speedup, in.PSpeed, in.Adoption,
-	}
-	for i := 3; i < len(cells); i++ {
-		cells[i] = mdText(cells[i])
-	}
-	return "| " + strings.Join(cells, " | ") + " |\n"
+// mdComment is the comment with what fits in its limit.
+type mdComment struct {
+	markdownView
+	// Others and Figures are the folds of the narrow table's other rows
+	// and of the figures table, nil when not one of their rows fits.
+	Others, Figures *mdFold
+	// Details are the intents whose details fit, worst first; KeptTools
+	// and KeptAdoption the tool and adoption tables when they fit too.
+	Details      []*intentView
+	KeptTools    []toolView
+	KeptAdoption []adoptionView
+	// SectionsCut counts the sections left out, nil when none was.
+	SectionsCut *mdCut
 }
 
-// mdFold is a <details> fold titled summary holding a table (head, then as
-// many rows as fit in budget), then tail when every row fitted. Rows that
-// do not fit are counted in a line linking the full report; a fold with no
-// room for a single row is left out. budget is reduced by what is written.
-func mdFold(summary, head string, rows []string, tail string, budget *int, link string) string {
-	open := "<details><summary>" + html.EscapeString(summary) + "</summary>\n\n"
-	const closing = "\n</details>\n\n"
-	cut := func(n int) string {
-		return fmt.Sprintf("\n_%d more %s did not fit in this comment; %s._\n", n, pluralize(n, "row"), seeFull(link))
+// mdFold is a <details> fold titled Summary holding a table of Rows (the
+// figures table when Wide, else the narrow table), then a line counting
+// the Cut rows left out, or, when none was, Note.
+type mdFold struct {
+	Summary string
+	Wide    bool
+	Rows    []*intentView
+	Cut     int
+	Note    string
+	Link    string
+}
+
+// mdCut counts the sections left out of the comment.
+type mdCut struct {
+	N    int
+	Link string
+}
+
+// fitFold is f with as many of its rows as fit in budget, and its note
+// when every row fitted and there is room for it too; nil when not one row
+// fits. budget is reduced by the fold's length.
+func fitFold(f mdFold, budget *int) *mdFold {
+	if len(f.Rows) == 0 {
+		return nil
 	}
-	room := *budget - len(open) - len(head) - len(closing) - len(cut(len(rows)))
-	if len(rows) == 0 || room < len(rows[0]) {
-		return ""
+	row := "narrow row"
+	if f.Wide {
+		row = "figures row"
 	}
-	var b strings.Builder
-	b.WriteString(open + head)
+	bare := f
+	bare.Rows, bare.Cut, bare.Note = nil, len(f.Rows), ""
+	room := *budget - len(mdExec("fold", bare))
 	shown := 0
-	for _, row := range rows {
-		if len(row) > room {
+	for _, in := range f.Rows {
+		n := len(mdExec(row, in))
+		if n > room {
 			break
 		}
-		room -= len(row)
-		b.WriteString(row)
+		room -= n
 		shown++
 	}
-	switch {
-	case shown < len(rows):
-		b.WriteString(cut(len(rows) - shown))
-	case len(tail) <= room:
-		b.WriteString(tail)
+	if shown == 0 {
+		return nil
 	}
-	b.WriteString(closing)
-	*budget -= b.Len()
-	return b.String()
+	f.Cut, f.Rows = len(f.Rows)-shown, f.Rows[:shown]
+	if f.Cut == 0 && f.Note != "" {
+		bare.Cut = 0
+		without := len(mdExec("fold", bare))
+		bare.Note = f.Note
+		if len(mdExec("fold", bare))-without > room {
+			f.Note = ""
+		}
+	} else {
+		f.Note = ""
+	}
+	*budget -= len(mdExec("fold", f))
+	return &f
 }
 
-// mdSections are each intent's details, then the tool and adoption tables,
-// as many as fit in budget from the first, and cutNote for the sections
-// left out.
-func mdSections(v reportView, intents []*intentView, budget *int, cutNote func(int) string) string {
-	sections := make([]string, 0, len(intents)+2)
-	for _, in := range intents {
-		sections = append(sections, mdDetails(in))
-	}
-	if t := mdTools(v.Tools); t != "" {
-		sections = append(sections, t)
-	}
-	if a := mdAdoption(v.Adopt); a != "" {
-		sections = append(sections, a)
-	}
-	var b strings.Builder
-	kept := 0
-	for _, s := range sections {
-		if len(s) > *budget {
-			break
+// fitSections keeps the sections (each intent's details, worst first, then
+// the tool and adoption tables) that fit in budget from the first, and
+// counts the others.
+func (c *mdComment) fitSections(budget *int) {
+	fits := func(name string, data any) bool {
+		n := len(mdExec(name, data))
+		if n > *budget {
+			return false
 		}
-		*budget -= len(s)
-		b.WriteString(s)
+		*budget -= n
+		return true
+	}
+	kept := 0
+	for kept < len(c.worst) && fits("intent details", c.worst[kept]) {
 		kept++
 	}
-	if kept < len(sections) {
-		b.WriteString(cutNote(len(sections) - kept))
+	c.Details = c.worst[:kept]
+	total := len(c.worst)
+	if len(c.Tools) > 0 {
+		total++
+		if kept == total-1 && fits("tools", c.Tools) {
+			c.KeptTools = c.Tools
+			kept++
+		}
+	}
+	if len(c.Adopt) > 0 {
+		total++
+		if kept == total-1 && fits("adoption", c.Adopt) {
+			c.KeptAdoption = c.Adopt
+			kept++
+		}
+	}
+	if kept < total {
+		c.SectionsCut = &mdCut{N: total - kept, Link: c.Link}
+	}
+}
+
+// markdownTemplates are templates/report.md.tmpl.
+var markdownTemplates = texttemplate.Must(texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap{
+	"text":     func(s any) string { return mdText(fmt.Sprint(s)) },
+	"html":     func(s any) string { return html.EscapeString(fmt.Sprint(s)) },
+	"code":     func(s string) string { return mdCode(s, false) },
+	"cellCode": func(s string) string { return mdCode(s, true) },
+	"codeList": mdCodeList,
+	"clip":     clipText,
+	"plural":   pluralize,
+	"times":    showTimes,
+}).ParseFS(Templates, "report.md.tmpl"))
+
+// mdExec is the template name of report.md.tmpl run on data. It panics on
+// an error: the templates and the views they are given are fixed, and the
+// tests run every template.
+func mdExec(name string, data any) string {
+	var b strings.Builder
+	if err := markdownTemplates.ExecuteTemplate(&b, name, data); err != nil {
+		panic(fmt.Sprintf("report.md.tmpl: %v", err))
 	}
 	return b.String()
 }
@@ -239,7 +274,7 @@ func labelTally(intents []*intentView) string {
 		if label == "" {
 			label = "unlabelled"
 		}
-		parts = append(parts, fmt.Sprintf("%d %s", j-i, mdText(label)))
+		parts = append(parts, fmt.Sprintf("%d %s", j-i, label))
 		i = j
 	}
 	return strings.Join(parts, ", ")
@@ -252,7 +287,7 @@ func capMarkdown(s string, limit int, link string) string {
 	if len(s) <= limit {
 		return s
 	}
-	tail := fmt.Sprintf("\n\n_The rest of this report did not fit in a comment; %s._\n", seeFull(link))
+	tail := mdExec("rest cut", link)
 	keep := limit - len(tail)
 	if keep <= 0 {
 		tail, keep = "", limit
@@ -268,13 +303,6 @@ func capMarkdown(s string, limit int, link string) string {
 	return s[:cut] + tail
 }
 
-func seeFull(link string) string {
-	if link == "" {
-		return "the full report is report.html in the run directory"
-	}
-	return "see the " + link
-}
-
 // mdLink is a Markdown link to the full report, or "" without a URL.
 func mdLink(url string) string {
 	if url == "" {
@@ -284,174 +312,6 @@ func mdLink(url string) string {
 	// breaks; those are percent-encoded.
 	url = strings.NewReplacer("<", "%3C", ">", "%3E", "\n", "%0A", "\r", "%0D").Replace(url)
 	return "[full report](<" + url + ">)"
-}
-
-// mdVerdictLine is the comment's first line: the verdict and the label
-// counts, or, for a run with pairs still to run, that it is incomplete and
-// has no verdict yet.
-func mdVerdictLine(v reportView) string {
-	var s string
-	switch {
-	case v.Incomplete != "":
-		s = "**pairbench: incomplete run, no verdict**: " + mdText(v.Incomplete)
-		if v.Total > 0 {
-			s += fmt.Sprintf("; so far worst of %d %s: %s", v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
-		}
-	case v.Total == 0:
-		return "**pairbench verdict: none**: no intents in this run\n\n"
-	default:
-		if h := v.Headline; h.Pooled != "" {
-			s = fmt.Sprintf("**pairbench verdict: %s** (%s; per intent: %s)", mdText(string(v.Verdict)), h.Pooled, mdText(v.Counts))
-		} else {
-			s = fmt.Sprintf("**pairbench verdict: %s** (worst of %d %s: %s)", mdText(string(v.Verdict)), v.Total, pluralize(v.Total, "intent"), mdText(v.Counts))
-		}
-	}
-	if v.Scripted {
-		s += " · **scripted model, not an LLM**"
-	}
-	s += "\n\n"
-	if v.Incomplete == "" {
-		s += mdHeadline(v.Headline)
-	}
-	return s
-}
-
-// mdHeadline says what the verdict rests on: a suspect harness first.
-func mdHeadline(h headlineView) string {
-	var s string
-	if h.Suspect != "" {
-		s += "**Harness suspect:** " + mdText(h.Suspect) + ".\n\n"
-	}
-	if h.Why != "" {
-		line := mdText(h.Why)
-		if h.Figures != "" {
-			line += " (" + mdText(h.Figures) + ")"
-		}
-		s += line + ".\n\n"
-	}
-	if h.Claims != "" {
-		s += mdText(h.Claims) + "\n\n"
-	}
-	return s
-}
-
-// mdRunNames names the run, the agent and model benched, and the registry.
-func mdRunNames(v reportView) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Run %s", mdCode(clipText(v.RunID, 200), false))
-	if v.Agent != "" {
-		fmt.Fprintf(&b, " · agent %s", mdCode(clipText(v.Agent, 200), false))
-	}
-	fmt.Fprintf(&b, " · model %s", mdCode(clipText(v.Model, 200), false))
-	if v.Source != "" {
-		fmt.Fprintf(&b, " · registry %s", mdText(clipText(v.Source, 300)))
-	}
-	return b.String()
-}
-
-// mdRunLine is mdRunNames with a link to the full report, and warns about
-// an incomplete run, a forced resume and a scripted model.
-func mdRunLine(v reportView, link string) string {
-	var b strings.Builder
-	b.WriteString(mdRunNames(v))
-	if link != "" {
-		b.WriteString(" · " + link)
-	}
-	b.WriteString("\n\n")
-	if v.Incomplete != "" {
-		b.WriteString("> [!WARNING]\n> " + mdText(incompleteNote) + "\n\n")
-	}
-	if len(v.Forced) > 0 {
-		b.WriteString("> [!CAUTION]\n> " + mdText(forcedNote) + "\n")
-		for _, f := range v.Forced {
-			b.WriteString("> - " + mdText(clipText(f, 500)) + "\n")
-		}
-		b.WriteString("\n")
-	}
-	if v.Looks != "" {
-		b.WriteString("> [!NOTE]\n> " + mdText(v.Looks) + "\n\n")
-	}
-	if v.Scripted {
-		b.WriteString("> [!WARNING]\n> " + mdText(scriptedNote) + "\n\n")
-	}
-	b.WriteString(mdMixedWebMCP(v))
-	return b.String()
-}
-
-// mdMixedWebMCP flags a run whose trials ran on both the browser's own
-// WebMCP and the polyfill; "" for any other.
-func mdMixedWebMCP(v reportView) string {
-	if v.MixedWebMCP == "" {
-		return ""
-	}
-	return "> [!WARNING]\n> **Mixed WebMCP.** " + mdText(v.MixedWebMCP) + "\n\n"
-}
-
-func mdDetails(in *intentView) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary><code>%s</code> · %s</summary>\n\n", html.EscapeString(clipText(in.ID, 120)), html.EscapeString(string(in.Label)))
-	for _, f := range in.Facts {
-		fmt.Fprintf(&b, "- **%s:** %s\n", mdText(f.Name), mdText(f.Text))
-	}
-	b.WriteString("\n| | control | treatment |\n|---|---|---|\n")
-	for _, a := range in.Arms {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(a.Name), mdText(a.Control), mdText(a.Treatment))
-	}
-	b.WriteString("\n</details>\n\n")
-	return b.String()
-}
-
-func mdTools(tools []toolView) string {
-	if len(tools) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>WebMCP tool calls and failures (%d %s)</summary>\n\n", len(tools), pluralize(len(tools), "tool"))
-	b.WriteString("| domain | tool | registered | calls | failures | most common errors |\n|---|---|---|--:|--:|---|\n")
-	for _, t := range tools {
-		errs := make([]string, 0, len(t.Errors))
-		for _, e := range t.Errors {
-			errs = append(errs, fmt.Sprintf("%s ×%d", mdCode(clipText(e.Error, 160), true), e.Count))
-		}
-		reg := "no (page's own)"
-		switch {
-		case t.NotRegistered > 0:
-			reg = fmt.Sprintf("yes, but did not register in %d %s", t.NotRegistered, pluralize(t.NotRegistered, "trial"))
-		case t.Registered:
-			reg = "yes"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s |\n", mdCode(clipText(t.Domain, 80), true), mdCode(clipText(t.Tool, 80), true), reg, t.Calls, t.Failures, orDash(strings.Join(errs, "; ")))
-	}
-	b.WriteString("\n</details>\n\n")
-	return b.String()
-}
-
-func mdAdoption(rows []adoptionView) string {
-	if len(rows) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("<details><summary>Adoption stage (treatment-only trials before any pair)</summary>\n\n")
-	b.WriteString("| domain | scored trials | used a registered tool | aborted |\n|---|--:|--:|--:|\n")
-	for _, a := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", mdCode(clipText(a.Domain, 80), true), a.Trials, a.Adopted, a.Aborted)
-	}
-	b.WriteString("\n</details>\n\n")
-	return b.String()
-}
-
-// mdFooter is the run checks, folded.
-func mdFooter(v reportView, link string) string {
-	var b strings.Builder
-	b.WriteString("<details><summary>Run checks</summary>\n\n")
-	for _, f := range v.Footer {
-		fmt.Fprintf(&b, "- **%s:** %s\n", mdText(f.Name), mdText(clipText(f.Text, 2000)))
-	}
-	if link != "" {
-		fmt.Fprintf(&b, "- **Full report:** %s\n", link)
-	}
-	b.WriteString("\n</details>\n")
-	return b.String()
 }
 
 // mdEscaper makes plain text render as itself in GitHub Markdown, in a
@@ -518,29 +378,9 @@ const checkSummaryIntents = 5
 
 // CheckSummary renders r as a check run's summary: the verdict line, the
 // worst few intents in the narrow table, and a link to the full report.
-// The check run's text holds the whole comment (Markdown).
+// The check run's text holds the whole comment (Markdown). The layout is
+// templates/report.md.tmpl's "check summary".
 func CheckSummary(r *Report, opts MarkdownOptions) string {
-	v := newView(r)
-	link := mdLink(opts.FullReportURL)
-	intents := worstFirst(v.Intents)
-	var b strings.Builder
-	b.WriteString(mdVerdictLine(v))
-	b.WriteString(mdArms(r))
-	b.WriteString(mdRunNames(v) + "\n\n")
-	b.WriteString(mdMixedWebMCP(v))
-	if len(intents) > 0 {
-		shown := intents[:min(len(intents), checkSummaryIntents)]
-		b.WriteString(narrowHead)
-		for _, in := range shown {
-			b.WriteString(mdNarrowRow(in))
-		}
-		if rest := intents[len(shown):]; len(rest) > 0 {
-			fmt.Fprintf(&b, "\n_%d more %s (%s): every intent and figure is in the text below._\n", len(rest), pluralize(len(rest), "intent"), labelTally(rest))
-		}
-		b.WriteString("\n")
-	}
-	if link != "" {
-		b.WriteString("Read the " + link + ": every pair, side by side.\n")
-	}
-	return capMarkdown(b.String(), MarkdownLimit, link)
+	v := newMarkdownView(r, opts, checkSummaryIntents)
+	return capMarkdown(mdExec("check summary", v), MarkdownLimit, v.Link)
 }

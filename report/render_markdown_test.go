@@ -315,3 +315,41 @@ func TestCheckSummaryIsShort(t *testing.T) {
 	assert.Less(t, len(s), 2000)
 	assert.NotContains(t, s, "<details>")
 }
+
+// TestMarkdownIsItsMeasuredParts: the comment template writes exactly
+// the parts Markdown measured to fit it in its limit, whatever the limit;
+// so, once the parts that always show fit, the comment is never cut by
+// capMarkdown's last guard.
+func TestMarkdownIsItsMeasuredParts(t *testing.T) {
+	r := bigReport(60)
+	opts := MarkdownOptions{FullReportURL: fixtureURL}
+	v := newMarkdownView(r, opts, firstScreen)
+	fixed := len(mdExec("first screen", v)) + len(mdExec("run checks", v)) + len(mdExec("sections cut", mdCut{N: len(v.worst) + 4, Link: v.Link}))
+	for limit := fixed; limit <= MarkdownLimit; limit += 997 {
+		opts.Limit = limit
+		c, _ := fitComment(r, opts)
+		parts := mdExec("first screen", c.markdownView)
+		for _, f := range []*mdFold{c.Others, c.Figures} {
+			if f != nil {
+				parts += mdExec("fold", *f)
+			}
+		}
+		for _, in := range c.Details {
+			parts += mdExec("intent details", in)
+		}
+		if c.KeptTools != nil {
+			parts += mdExec("tools", c.KeptTools)
+		}
+		if c.KeptAdoption != nil {
+			parts += mdExec("adoption", c.KeptAdoption)
+		}
+		if c.SectionsCut != nil {
+			parts += mdExec("sections cut", *c.SectionsCut)
+		}
+		parts += mdExec("run checks", c.markdownView)
+		require.Equal(t, parts, mdExec("comment", c), "limit %d", limit)
+		md := Markdown(r, opts)
+		require.LessOrEqual(t, len(md), limit)
+		require.NotContains(t, md, "The rest of this report did not fit", "limit %d", limit)
+	}
+}
