@@ -190,9 +190,9 @@ type PlannedIntent struct {
 	// differ is refused unless forced.
 	Files map[string]string `json:"files,omitempty"`
 	// Criteria and PassAt are a judged intent's, as its trials are judged.
-	Criteria []Criterion   `json:"criteria,omitempty"`
-	PassAt   *float64      `json:"pass_at,omitempty"`
-	Pairs    []PlannedPair `json:"pairs"`
+	Criteria []Criterion     `json:"criteria,omitempty"`
+	PassAt   *float64        `json:"pass_at,omitempty"`
+	Pairs    PlannedPairList `json:"pairs"`
 }
 
 // Criterion is one weighted criterion of a judged intent as the plan
