@@ -126,10 +126,6 @@ func (r *Run) smokeGate(ctx context.Context) error {
 // problem saying so, unless the run names it (an intent id or the domain in
 // Config.Intents) or its plan is frozen already: then the run stops.
 func (r *Run) checkProfiles(ctx context.Context) error {
-	pc, ok := r.trials.Browsers.(runner.ProfileChecker)
-	if !ok {
-		return nil
-	}
 	missing := map[string]string{} // domain -> profile
 	for _, in := range r.plan.Intents {
 		if in.Profile == "" {
@@ -138,7 +134,7 @@ func (r *Run) checkProfiles(ctx context.Context) error {
 		if _, seen := missing[in.Domain]; seen {
 			continue
 		}
-		has, err := pc.HasProfile(ctx, in.Profile)
+		has, err := r.trials.Browsers.HasProfile(ctx, in.Profile)
 		if err != nil {
 			return err
 		}

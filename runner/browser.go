@@ -15,13 +15,11 @@ import (
 	"github.com/pairbench/pairbench/runner/webmcp"
 )
 
-// Browsers is a browser provider: it opens one fresh browser per trial. The
-// local provider (browser/local) starts Chromium on this machine. A
-// cloud provider implements the same contract with its API; for Kernel
-// browsers: Open creates a browser (BrowserSpec's Profile and Stealth are its
-// options), DevTools is the browser's CDP websocket URL, RegisterTools is its
-// custom-tools registration, LiveTools and InvokeTool speak WebMCP over CDP
-// or its API, and Close deletes the browser.
+// Browsers is a browser provider: it opens one fresh browser per trial.
+// The local provider (browser/local) starts Chromium on this machine; a
+// cloud provider (browser/remote, with browser/kernel or browser/cdp) has a
+// service create one and deletes it at Close. Both drive their browsers
+// with pairbench's driver (browser/driver).
 type Browsers interface {
 	// Open starts a fresh browser as spec asks and returns it with one open,
 	// blank tab (the start tab). The browser lives until Close, or until ctx
@@ -29,6 +27,13 @@ type Browsers interface {
 	// Open returns an error, and holds nothing, when the browser cannot be
 	// started or when the provider cannot honour spec.
 	Open(ctx context.Context, spec BrowserSpec) (Browser, error)
+
+	// HasProfile reports whether the provider's browsers can load the
+	// stored profile name (a signed-in session): the smoke gate asks it for
+	// each signed-in domain's profile before anything is frozen. A provider
+	// without profiles answers false; one whose service cannot be asked
+	// answers true, and its Open tells.
+	HasProfile(ctx context.Context, name string) (bool, error)
 }
 
 // BrowserSpec is what a trial asks of its browser beyond a fresh one. Both
@@ -167,14 +172,6 @@ type RefusalReporter interface {
 	// first, and how many there were: a provider may keep only the first
 	// ones of a page that makes them without end.
 	Refusals() (kept []Refusal, total int)
-}
-
-// ProfileChecker is implemented by a Browsers whose browsers can load
-// stored profiles (signed-in sessions): the smoke gate asks it for each
-// domain's profile before anything is frozen.
-type ProfileChecker interface {
-	// HasProfile reports whether the provider has the profile name.
-	HasProfile(ctx context.Context, name string) (bool, error)
 }
 
 // Prestarter is implemented by a Browser whose provider starts the next

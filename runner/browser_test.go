@@ -106,9 +106,16 @@ func (b *scriptedBrowser) isClosed() bool {
 	return b.closed
 }
 
+// noProfiles is the HasProfile of fake providers: they have no stored
+// profiles, as the local provider has none.
+type noProfiles struct{}
+
+func (noProfiles) HasProfile(context.Context, string) (bool, error) { return false, nil }
+
 // queuedBrowsers hands out its browsers in order; an entry with openErr set
 // fails to open instead.
 type queuedBrowsers struct {
+	noProfiles
 	mu      sync.Mutex
 	queue   []*scriptedBrowser
 	openErr map[int]error

@@ -37,6 +37,7 @@ func (f agentFunc) Version(context.Context) (string, error)                     
 
 // openedBrowsers opens b every time, or fails with err.
 type openedBrowsers struct {
+	noProfiles
 	b   Browser
 	err error
 }

@@ -71,12 +71,12 @@ func TestControlSeesNoCustomTool(t *testing.T) {
 // leakyBrowsers opens browsers that already carry custom tools, as a cloud
 // browser whose profile kept an earlier registration would.
 type leakyBrowsers struct {
-	inner runner.Browsers
+	runner.Browsers
 	tools []intents.Tool
 }
 
 func (l leakyBrowsers) Open(ctx context.Context, spec runner.BrowserSpec) (runner.Browser, error) {
-	b, err := l.inner.Open(ctx, spec)
+	b, err := l.Browsers.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (l leakyBrowsers) Open(ctx context.Context, spec runner.BrowserSpec) (runne
 
 func TestControlAbortsWhenACustomToolIsLive(t *testing.T) {
 	site := testsite.New(t)
-	browsers := leakyBrowsers{inner: newProvider(t, site), tools: testsite.BookTools(t)}
+	browsers := leakyBrowsers{Browsers: newProvider(t, site), tools: testsite.BookTools(t)}
 	_, err := setUp(t, browsers, runner.SetupSpec{
 		Arm: pairbench.Control, StartURL: "http://books.test/", Attempts: 1,
 	})

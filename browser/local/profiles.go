@@ -1,14 +1,7 @@
 package local
 
-import (
-	"context"
-
-	"github.com/pairbench/pairbench/runner"
-)
-
-var _ runner.ProfileChecker = (*Provider)(nil)
+import "context"
 
 // HasProfile is false for every name: local browsers always start from an
-// empty profile (a signed-in domain needs a cloud browser). It implements
-// runner.ProfileChecker.
+// empty profile (a signed-in domain needs a cloud browser).
 func (p *Provider) HasProfile(context.Context, string) (bool, error) { return false, nil }

@@ -58,8 +58,7 @@ type ProfileService interface {
 }
 
 // HasProfile asks the service whether it holds the profile name; a
-// service that cannot say is trusted to (its creates will tell). It
-// implements runner.ProfileChecker.
+// service that cannot say is trusted to (its creates will tell).
 func (p *Provider) HasProfile(ctx context.Context, name string) (bool, error) {
 	ps, ok := p.cfg.Service.(ProfileService)
 	if !ok {
@@ -151,10 +150,7 @@ type Provider struct {
 	work sync.WaitGroup
 }
 
-var (
-	_ runner.Browsers       = (*Provider)(nil)
-	_ runner.ProfileChecker = (*Provider)(nil)
-)
+var _ runner.Browsers = (*Provider)(nil)
 
 // New checks cfg and returns a provider.
 func New(cfg Config) (*Provider, error) {
