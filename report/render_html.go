@@ -55,10 +55,9 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 		ScriptedNote:   scriptedNote,
 		IncompleteNote: incompleteNote,
 		ForcedNote:     forcedNote,
+		Head:           PageHead{Title: "pairbench report " + v.RunID, Policy: HTMLPolicy, Style: template.CSS(HTMLStyle)},
 		Forest:         sharePlot(v.Intents),
 		SpeedPlot:      speedPlot(v.Intents),
-		Policy:         HTMLPolicy,
-		Style:          template.CSS(HTMLStyle),
 		Filters:        newFilters(v),
 		Page:           map[string]string{},
 	}
@@ -147,10 +146,9 @@ type htmlPage struct {
 	ScriptedNote string
 	// IncompleteNote and ForcedNote go with an incomplete or forced run.
 	IncompleteNote, ForcedNote string
+	Head                       PageHead
 	Forest                     *svgPlot
 	SpeedPlot                  *svgPlot
-	Policy                     string
-	Style                      template.CSS
 	Filters                    filters
 	// Page holds each intent's page by anchor, when the site has one.
 	Page map[string]string
@@ -395,13 +393,13 @@ func LabelClass(l pairbench.Label) string {
 }
 
 // htmlTemplate is report.html, templates/report.html.tmpl.
-var htmlTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
+var htmlTemplate = template.Must(ParsePages(template.New("report.html.tmpl").Funcs(template.FuncMap{
 	"labelClass": LabelClass,
 	"labelKey":   labelKey,
 	"plural":     pluralize,
 	"add":        func(a, b float64) float64 { return a + b },
 	"rows":       summaryRows,
-}).ParseFS(Templates, "report.html.tmpl"))
+}), "report.html.tmpl"))
 
 // summaryRow is one intent of the summary table, with its page.
 type summaryRow struct {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"embed"
+	"html/template"
 	"io/fs"
 )
 
@@ -12,9 +13,29 @@ var templateFiles embed.FS
 // the pull-request comment and check run summary (report.md.tmpl),
 // report.html (report.html.tmpl, with arms.html.tmpl, and report.css) and
 // the viewer's intent and pair pages (site.html.tmpl and site.css, on top
-// of report.css), so that every page of the site is written from one set
+// of report.css), every page of the site opening with the one head of
+// page.html.tmpl (ParsePages), so that every page is written from one set
 // of files.
 var Templates = must(fs.Sub(templateFiles, "templates"))
+
+// pageTemplate defines what every page of the site shares: its "head"
+// (the document's head, given a PageHead) and its "foot".
+const pageTemplate = "page.html.tmpl"
+
+// PageHead is what a page of the report site says in its head: its title,
+// its Content-Security-Policy, and its one inline style sheet (allowed by
+// that policy by its hash).
+type PageHead struct {
+	Title  string
+	Policy string
+	Style  template.CSS
+}
+
+// ParsePages parses the named files of Templates into t, with the head and
+// foot every page of the site shares (page.html.tmpl).
+func ParsePages(t *template.Template, names ...string) (*template.Template, error) {
+	return t.ParseFS(Templates, append(names, pageTemplate)...)
+}
 
 // SiteStyle is the style the viewer's pages add to HTMLStyle.
 var SiteStyle = templateFile("site.css")

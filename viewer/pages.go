@@ -40,8 +40,9 @@ func filterCSS() string {
 }
 
 // pages are the intent and pair pages, from the report's templates
-// (site.html.tmpl), so the site and report.html are written from one set.
-var pages = template.Must(template.New("site.html.tmpl").Funcs(template.FuncMap{
+// (site.html.tmpl, with the head report.html has too), so the site and
+// report.html are written from one set.
+var pages = template.Must(report.ParsePages(template.New("site.html.tmpl").Funcs(template.FuncMap{
 	"outcomeClass": func(o pairbench.Outcome) string { return "o-" + string(o) },
 	"millis":       millis,
 	"seconds":      seconds,
@@ -60,4 +61,4 @@ var pages = template.Must(template.New("site.html.tmpl").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f s", float64(ms)/1000)
 	},
-}).ParseFS(report.Templates, "site.html.tmpl"))
+}), "site.html.tmpl"))

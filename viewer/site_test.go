@@ -96,6 +96,29 @@ func TestSiteWithoutTrialsHasIntentPagesOnly(t *testing.T) {
 	assert.NotContains(t, string(intent), `.html">pair `)
 }
 
+// TestEveryPageHasTheOneHead: report.html and the intent and pair pages
+// open with the same head (report's page.html.tmpl) and close alike; only
+// the title, the policy and the style sheet it allows differ.
+func TestEveryPageHasTheOneHead(t *testing.T) {
+	run := fakeRun{intents: 2, pairs: 2, trials: true}.write(t, t.TempDir())
+	varying := regexp.MustCompile(`(?s)<title>.*?</title>|content="default-src[^"]*"|<style>.*?</style>`)
+	var first string
+	for _, rel := range sitePages(t, run) {
+		page := readFile(t, run.File(rel))
+		head, _, found := strings.Cut(page, "<body>\n")
+		require.True(t, found, "%s has a body", rel)
+		head = varying.ReplaceAllString(head, "")
+		if first == "" {
+			first = head
+		}
+		assert.Equal(t, first, head, "%s opens as report.html does", rel)
+		assert.Contains(t, page, "</body>\n</html>\n", "%s closes with the shared foot", rel)
+	}
+	assert.Contains(t, readFile(t, run.File(rundir.ReportHTML)), "<title>pairbench report viewer-test</title>")
+	assert.Contains(t, readFile(t, run.File(viewer.IntentPage("books-intent-000-with-a-long-descriptive-name"))),
+		"<title>books-intent-000-with-a-long-descriptive-name · pairbench viewer-test</title>")
+}
+
 // TestHostileTrialIsEscaped is the attack: every string a hostile page can
 // steer into a trial (the answer, the grade, the error, tool names and
 // results, the transcript) carries markup that would run script, restyle

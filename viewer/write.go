@@ -107,18 +107,22 @@ func writePage(p string, page []byte) error {
 	return nil
 }
 
-// Head is what every page of the site shares.
+// Head is what every page of the site shares: the head of the document
+// (report.PageHead), and the run and the way back to its directory.
 type Head struct {
-	Title  string
-	Policy string
-	Style  template.CSS
+	report.PageHead
 	// Root is the relative URL of the run directory from the page.
 	Root string
 	Run  string
 }
 
+// newPage is the head of a page titled title (with the run's id after
+// it), root being the run directory from the page.
 func newPage(rep *report.Report, title, root string) Head {
-	return Head{Title: title, Policy: Policy, Style: template.CSS(Style), Root: root, Run: rep.RunID}
+	return Head{
+		PageHead: report.PageHead{Title: title + " · pairbench " + rep.RunID, Policy: Policy, Style: template.CSS(Style)},
+		Root:     root, Run: rep.RunID,
+	}
 }
 
 // intentView is an intent page.
