@@ -112,7 +112,7 @@ func LastLookAlpha(d *stats.Design, pairs, intents int, alpha float64) float64 {
 // pairs (the schedule, Status, the report) counts these: a run that
 // stopped early is complete, its skipped pairs never run nor pending.
 func (p *Plan) PairsInForce() []PairSpec {
-	var pairs []PairSpec
+	pairs := make([]PairSpec, 0, p.PlannedPairs())
 	for _, in := range p.Intents {
 		for _, pp := range in.Pairs {
 			if p.inForce(pp.Pair) {

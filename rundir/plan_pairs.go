@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/pairbench/pairbench"
@@ -34,9 +35,8 @@ func scanPlannedPairs(data []byte) ([]PlannedPair, bool) {
 	if !s.byte('[') {
 		return nil, false
 	}
-	// A pair takes at least {"pair":0,"order":""}, 22 bytes: room for all
-	// of them up front.
-	pairs := make([]PlannedPair, 0, len(data)/22+1)
+	// Each pair opens one object: room for all of them up front.
+	pairs := make([]PlannedPair, 0, bytes.Count(data, []byte{'{'}))
 	if s.byte(']') {
 		return pairs, s.end()
 	}
