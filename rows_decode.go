@@ -27,6 +27,10 @@ type rowDecoder struct {
 	// recent holds the last run id, intent and domain read: rows come in
 	// runs of the same ones.
 	recent [3]string
+	// checked is the last array of strings checked and not kept (the
+	// declared tools, the same in every row of an agent), as it stood in
+	// its line: the same bytes again are the same valid array.
+	checked []byte
 }
 
 // Indexes into rowDecoder.recent.
@@ -277,10 +281,20 @@ func objects[T any](s *rowScan, out *[]T, field func(v *T, key []byte) (uint32, 
 	})
 }
 
-// names reads an array of strings; with out nil it only checks it.
+// names reads an array of strings; with out nil it only checks it, and
+// an array of the same bytes as the last one it checked is passed over.
 func (s *rowScan) names(out *[]string) bool {
 	if out == nil {
-		return s.array(func() bool { _, ok := s.str(); return ok })
+		if c := s.d.checked; len(c) > 0 && bytes.HasPrefix(s.b[s.i:], c) {
+			s.i += len(c)
+			return true
+		}
+		start := s.i
+		if !s.array(s.checkStr) {
+			return false
+		}
+		s.d.checked = append(s.d.checked[:0], s.b[start:s.i]...)
+		return true
 	}
 	*out = make([]string, 0, 16)
 	return s.array(func() bool {
@@ -550,12 +564,62 @@ func (s *rowScan) escaped(start, j int) ([]byte, bool) {
 	return nil, false
 }
 
+// checkStr checks a string as str reads it, and ends after it as str
+// does, without decoding it: for a value nobody keeps. An escape decodes
+// to whole characters, so the decoded string is valid UTF-8 exactly when
+// the characters between the escapes are.
+func (s *rowScan) checkStr() bool {
+	start := s.i + 1
+	_, plain, ok := s.plainStr()
+	if !ok || plain {
+		return ok
+	}
+	b := s.b
+	for j := start; j < len(b); {
+		switch c := b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		case c < utf8.RuneSelf && c != '\\':
+			j++
+		case c != '\\':
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			j += size
+		case j+1 >= len(b):
+			return false
+		default:
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) {
+					return false
+				}
+				r, err := strconv.ParseUint(string(b[j+2:j+6]), 16, 32)
+				if err != nil || (r >= 0xD800 && r < 0xE000) {
+					return false // as escaped: encoding/json's to decide
+				}
+				j += 6
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
 // text reads a string that rarely repeats; with out nil it only checks it.
 func (s *rowScan) text(out *string) bool {
-	v, ok := s.str()
-	if out != nil {
-		*out = string(v)
+	if out == nil {
+		return s.checkStr()
 	}
+	v, ok := s.str()
+	*out = string(v)
 	return ok
 }
 
@@ -789,12 +853,11 @@ func (s *rowScan) skipValue(depth int) bool {
 	}
 	switch s.peek() {
 	case '{':
-		return s.objectAny(func(string) bool { return s.skipValue(depth + 1) })
+		return s.object(func() ([]byte, bool) { return nil, s.checkStr() }, func([]byte) bool { return s.skipValue(depth + 1) })
 	case '[':
 		return s.array(func() bool { return s.skipValue(depth + 1) })
 	case '"':
-		_, ok := s.str()
-		return ok
+		return s.checkStr()
 	case 't':
 		return s.lit("true")
 	case 'f':

@@ -319,7 +319,8 @@ func TestQuoteEnd(t *testing.T) {
 // a string exactly when encoding/json does, with the same value, but for
 // surrogate escapes (which it leaves to encoding/json), and ends after its
 // closing quote: strings built from escapes, quotes, control bytes and
-// pieces of UTF-8 in every order.
+// pieces of UTF-8 in every order. Its checker of strings nobody keeps
+// (checkStr) accepts the same strings and ends at the same place.
 func TestStrAgreesWithEncodingJSON(t *testing.T) {
 	pieces := []string{`a`, `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\u20AC`, `\ud800`, `\uDFFF`, `\u12`, `\x`, `\`,
 		"\x01", "\x1f", "é", "\xc3", "\xa9", "\xe2\x82", "\xff", ` `, "\u2028"}
@@ -328,6 +329,11 @@ func TestStrAgreesWithEncodingJSON(t *testing.T) {
 		line := []byte(`"` + body + `","next"`)
 		s := rowScan{d: newRowDecoder(), b: line}
 		got, ok := s.str()
+		c := rowScan{d: s.d, b: line}
+		require.Equal(t, ok, c.checkStr(), "checkStr and str disagree on %q", line)
+		if ok {
+			require.Equal(t, s.i, c.i, "checkStr ends elsewhere than str in %q", line)
+		}
 		var want string
 		dec := json.NewDecoder(bytes.NewReader(line))
 		wantErr := dec.Decode(&want)
