@@ -190,7 +190,7 @@ type Hooks struct {
 	// Row sees each trial's row once it is on disk.
 	Row func(pairbench.Row)
 	// Progress sees the run's progress after each start and row.
-	Progress func(runner.Progress)
+	Progress func(rundir.Progress)
 	// Problem sees each thing that goes wrong without stopping the bench;
 	// without it, problems are logged as warnings.
 	Problem func(rundir.Problem)

@@ -111,13 +111,13 @@ func TestBenchRunsToItsReport(t *testing.T) {
 		mu       sync.Mutex
 		started  []runner.TrialSpec
 		rows     []pairbench.Row
-		last     runner.Progress
+		last     rundir.Progress
 		problems []rundir.Problem
 	)
 	cfg.Hooks = bench.Hooks{
 		Start:    func(s runner.TrialSpec) { mu.Lock(); started = append(started, s); mu.Unlock() },
 		Row:      func(r pairbench.Row) { mu.Lock(); rows = append(rows, r); mu.Unlock() },
-		Progress: func(p runner.Progress) { mu.Lock(); last = p; mu.Unlock() },
+		Progress: func(p rundir.Progress) { mu.Lock(); last = p; mu.Unlock() },
 		Problem:  func(p rundir.Problem) { mu.Lock(); problems = append(problems, p); mu.Unlock() },
 	}
 	res, err := bench.Bench(t.Context(), cfg)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pairbench/pairbench"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -115,7 +115,7 @@ func (b *Bot) topUp(ctx context.Context, tx *state.Tx, pull *state.Pull, add int
 	bn.TopUps++
 	bn.State, bn.Reason, bn.Verdict, bn.RequestedBy = state.BenchQueued, "", "", by
 	bn.Created, bn.Ended, bn.Dispatched = tx.Now(), time.Time{}, time.Time{}
-	recordProgress(&bn, runner.Progress{})
+	recordProgress(&bn, rundir.Progress{})
 	bn.CheckID, bn.CheckVersion, bn.CheckPosted = 0, bn.CheckVersion+1, bn.CheckVersion
 	if bn.Backend == BackendLocal {
 		bn.JobID, err = tx.Enqueue(ctx, localRunJob{Run: bn.Run}, nil)

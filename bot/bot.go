@@ -34,7 +34,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/pairbench/pairbench/artifacts"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -68,7 +68,7 @@ const (
 // crash or a restart). When ctx is cancelled it stops promptly and returns
 // ctx's error.
 type Runner interface {
-	Run(ctx context.Context, req Request, progress func(runner.Progress)) error
+	Run(ctx context.Context, req Request, progress func(rundir.Progress)) error
 }
 
 // Metrics is what the bot counts; package server's Metrics provides it.

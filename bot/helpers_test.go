@@ -27,7 +27,7 @@ import (
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/bot/githubtest"
 	"github.com/pairbench/pairbench/report"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 	"github.com/pairbench/pairbench/state/statetest"
 )
@@ -76,12 +76,12 @@ type fakeRunner struct {
 	release map[bot.RunID]chan error
 }
 
-func (r *fakeRunner) Run(ctx context.Context, req bot.Request, progress func(runner.Progress)) error {
+func (r *fakeRunner) Run(ctx context.Context, req bot.Request, progress func(rundir.Progress)) error {
 	r.mu.Lock()
 	r.runs = append(r.runs, req)
 	ch := r.channel(req.RunID)
 	r.mu.Unlock()
-	progress(runner.Progress{Done: 1, Pairs: 4, Planned: 4})
+	progress(rundir.Progress{Done: 1, Pairs: 4, Planned: 4})
 	select {
 	case err := <-ch:
 		return err

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // progressWriteTimeout bounds one write of a local bench's progress.
@@ -18,20 +18,20 @@ const progressWriteTimeout = 5 * time.Second
 // progressWriteTimeout. A slow or stalled database delays the record of
 // progress (what came in between is skipped), never a trial.
 type progressSlot struct {
-	write func(ctx context.Context, p runner.Progress)
+	write func(ctx context.Context, p rundir.Progress)
 	wake  chan struct{}
 
 	mu      sync.Mutex
-	latest  runner.Progress
+	latest  rundir.Progress
 	pending bool
 }
 
-func newProgressSlot(write func(ctx context.Context, p runner.Progress)) *progressSlot {
+func newProgressSlot(write func(ctx context.Context, p rundir.Progress)) *progressSlot {
 	return &progressSlot{write: write, wake: make(chan struct{}, 1)}
 }
 
 // report is the engine's hook: it keeps p and returns.
-func (p *progressSlot) report(pr runner.Progress) {
+func (p *progressSlot) report(pr rundir.Progress) {
 	p.mu.Lock()
 	p.latest, p.pending = pr, true
 	p.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 	"github.com/pairbench/pairbench/bot"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -23,11 +22,11 @@ type progressRunner struct {
 	returned    chan struct{}
 }
 
-func (r *progressRunner) Run(ctx context.Context, _ bot.Request, progress func(runner.Progress)) error {
+func (r *progressRunner) Run(ctx context.Context, _ bot.Request, progress func(rundir.Progress)) error {
 	close(r.start)
 	<-r.stop
 	for done := 1; done <= 20; done++ {
-		progress(runner.Progress{Done: done, Pairs: 20, Planned: 20})
+		progress(rundir.Progress{Done: done, Pairs: 20, Planned: 20})
 		r.returned <- struct{}{}
 	}
 	<-ctx.Done()
@@ -79,11 +78,11 @@ func TestABlockedStoreDoesNotStallTrials(t *testing.T) {
 // test gives it, one at a time, as the engine's hook would, and ends when
 // the test releases it.
 type lookRunner struct {
-	steps   chan runner.Progress
+	steps   chan rundir.Progress
 	release chan error
 }
 
-func (r *lookRunner) Run(ctx context.Context, _ bot.Request, progress func(runner.Progress)) error {
+func (r *lookRunner) Run(ctx context.Context, _ bot.Request, progress func(rundir.Progress)) error {
 	for {
 		select {
 		case p, more := <-r.steps:
@@ -112,7 +111,7 @@ func (r *lookRunner) Run(ctx context.Context, _ bot.Request, progress func(runne
 // pairs done".
 func TestTheCheckRunSaysTheLookAndWhereTheRunStopped(t *testing.T) {
 	t.Parallel()
-	r := &lookRunner{steps: make(chan runner.Progress), release: make(chan error, 1)}
+	r := &lookRunner{steps: make(chan rundir.Progress), release: make(chan error, 1)}
 	f := newFixture(t, func(c *bot.Config) { c.Runner = r })
 	f.opened(t, nil)
 	run := f.benches(t)[0].Run
@@ -126,17 +125,17 @@ func TestTheCheckRunSaysTheLookAndWhereTheRunStopped(t *testing.T) {
 	}
 	bench := "Bench of ec26c3e: every intent of domain `books.example`, each domain against what its changes call for (base f95f852's tools where they changed), 20 pairs each."
 
-	r.steps <- runner.Progress{Done: 0, Pairs: 24, Planned: 24} // the adoption stage: no look yet
-	r.steps <- runner.Progress{Done: 0, Pairs: 8, Planned: 24, Look: 1, Looks: 3}
+	r.steps <- rundir.Progress{Done: 0, Pairs: 24, Planned: 24} // the adoption stage: no look yet
+	r.steps <- rundir.Progress{Done: 0, Pairs: 8, Planned: 24, Look: 1, Looks: 3}
 	shows("0 of 8 pairs done (look 1 of 3, 24 planned)",
 		bench+" The bench is running: 0 of 8 pairs done (look 1 of 3, 24 planned).")
 
-	r.steps <- runner.Progress{Done: 8, Pairs: 16, Planned: 24, Look: 2, Looks: 3}
+	r.steps <- rundir.Progress{Done: 8, Pairs: 16, Planned: 24, Look: 2, Looks: 3}
 	shows("8 of 16 pairs done (look 2 of 3, 24 planned)",
 		bench+" The bench is running: 8 of 16 pairs done (look 2 of 3, 24 planned).")
 
 	reason := "the pooled speed p 0.81 and accuracy p 1 are both above 0.42, where either test's conditional power under the effect the run detects with 80% power falls below 0.6"
-	r.steps <- runner.Progress{Done: 16, Pairs: 16, Planned: 24, Look: 2, Looks: 3,
+	r.steps <- rundir.Progress{Done: 16, Pairs: 16, Planned: 24, Look: 2, Looks: 3,
 		Stop: &rundir.LookStop{Look: 2, Pairs: 8, Kind: report.StopFutility, Verdict: pairbench.NoSignal, Reason: reason}}
 	shows("16 of 16 pairs done (stopped at look 2 of 3 for futility)",
 		bench+" The bench stopped early: 16 of 16 pairs done (stopped at look 2 of 3 for futility). Look 2 of 3: the run, every intent with it, stopped here for futility: "+

@@ -12,7 +12,6 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/report"
 	"github.com/pairbench/pairbench/rundir"
-	"github.com/pairbench/pairbench/runner"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -105,7 +104,7 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 	// A look that starts, or stops the run, shows at once: the check run
 	// says which.
 	lastShown := time.Now()
-	progress := newProgressSlot(func(ctx context.Context, p runner.Progress) {
+	progress := newProgressSlot(func(ctx context.Context, p rundir.Progress) {
 		now := time.Now()
 		var show bool
 		err := b.state.Update(ctx, func(tx *state.Tx) error {
@@ -175,7 +174,7 @@ func (b *Bot) workLocalRun(ctx context.Context, job *river.Job[localRunJob]) err
 // recordProgress records in bn what a local bench's runner reported: the
 // pairs done of those in force, the look under way in a run of looks, and
 // the look that stopped the run before its last, and why.
-func recordProgress(bn *state.Bench, p runner.Progress) {
+func recordProgress(bn *state.Bench, p rundir.Progress) {
 	bn.DonePairs, bn.TotalPairs = p.Done, p.Pairs
 	bn.Look, bn.Looks, bn.PlannedPairs = 0, 0, 0
 	if p.Looks > 1 {

@@ -78,7 +78,7 @@ type Execution struct {
 	// older than one handed over already is dropped. The slot that calls
 	// one waits for it, so they should return quickly.
 	OnStart    func(TrialSpec)
-	OnProgress func(Progress)
+	OnProgress func(rundir.Progress)
 	// OnRow, if set, sees every row once it is on disk (uploads, logs),
 	// from the slot's goroutine that ran the trial: calls from different
 	// slots may overlap, and the slot waits for it.
@@ -157,35 +157,6 @@ func (e *BudgetError) Error() string {
 		e.Spent, e.Budget, e.Held, e.Need)
 }
 
-// Progress is how far an execution is.
-type Progress struct {
-	// Started is when the execution started.
-	Started time.Time
-	// Pairs is how many pairs the execution has to finish and Done how
-	// many are, counting rows earlier runners recorded; Half is how many are
-	// halfway (see Tally). In a run of looks these are the pairs in force:
-	// those of the look under way, which the run finishes before it
-	// decides whether to go on; Planned counts the pairs of every look.
-	Pairs, Done, Half int
-	Planned           int
-	// Look is the look under way, from 1, of Looks (1 for a run of one
-	// look); 0 before the pairs start (the adoption stage).
-	Look, Looks int
-	// Stop is the look the run stopped at, once one decided it: for
-	// efficacy or futility before its last look (the pairs past it never
-	// run), or complete at its last. Nil while the run goes on, and in a
-	// shard that takes no look (merge does).
-	Stop *rundir.LookStop
-	// Running is how many trials run now.
-	Running int
-	// Trials and Aborts count the trials this execution recorded; Spend is
-	// their cost in USD, or in the scripted model's notional prices when
-	// Notional is set: then no money was spent.
-	Trials, Aborts int
-	Spend          float64
-	Notional       bool
-}
-
 // follower counts an execution's progress and calls its hooks. The count
 // is under mu, the engine's lock, which no hook is called under: a hook
 // that writes to a terminal or a database holds up the slot that called
@@ -194,7 +165,7 @@ type follower struct {
 	ex    *Execution
 	mu    sync.Mutex
 	tally *rundir.Tally
-	p     Progress
+	p     rundir.Progress
 	taken int // progresses taken (under mu)
 
 	hooks sync.Mutex // held by the one hook call at a time
@@ -232,7 +203,7 @@ func (f *follower) recorded(row pairbench.Row) {
 }
 
 // take returns the progress now and its number; f.mu is held.
-func (f *follower) take() (Progress, int) {
+func (f *follower) take() (rundir.Progress, int) {
 	f.p.Pairs, f.p.Done, f.p.Half = f.tally.Pairs(), f.tally.Done(), f.tally.Half()
 	f.taken++
 	return f.p, f.taken
@@ -259,7 +230,7 @@ func (f *follower) stopped(stop *rundir.LookStop) {
 }
 
 // report hands p, the nth progress taken, to OnProgress.
-func (f *follower) report(p Progress, n int) {
+func (f *follower) report(p rundir.Progress, n int) {
 	f.hooks.Lock()
 	defer f.hooks.Unlock()
 	f.show(p, n)
@@ -267,7 +238,7 @@ func (f *follower) report(p Progress, n int) {
 
 // show hands p, the nth progress taken, to OnProgress unless a later one
 // was handed over first (the slots race to their calls); f.hooks is held.
-func (f *follower) show(p Progress, n int) {
+func (f *follower) show(p rundir.Progress, n int) {
 	if n <= f.shown || f.ex.OnProgress == nil {
 		return
 	}
@@ -356,7 +327,7 @@ func (ex *Execution) Run(ctx context.Context) error {
 	for _, r := range rows {
 		ex.spend.spent += r.SpendUSD()
 	}
-	f.p = Progress{Started: time.Now(), Planned: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted, Stop: ex.Plan.Stop}
+	f.p = rundir.Progress{Started: time.Now(), Planned: f.tally.Pairs(), Notional: ex.Plan.Model.Scripted, Stop: ex.Plan.Stop}
 	f.mu.Lock()
 	p, n := f.take()
 	f.mu.Unlock()

@@ -385,12 +385,12 @@ func statusOf(t *testing.T, dir rundir.RunDir, plan *rundir.Plan) rundir.Status 
 // a big effect's run moves to the next look only once the first is done,
 // and says so.
 func TestProgressCountsThePairsInForce(t *testing.T) {
-	follow := func(plan *rundir.Plan, f *timedTrials) []Progress {
+	follow := func(plan *rundir.Plan, f *timedTrials) []rundir.Progress {
 		t.Helper()
 		dir := rundir.RunDir{Path: t.TempDir()}
 		require.NoError(t, dir.WritePlan(plan))
-		var seen []Progress
-		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial, OnProgress: func(p Progress) { seen = append(seen, p) }}
+		var seen []rundir.Progress
+		ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial, OnProgress: func(p rundir.Progress) { seen = append(seen, p) }}
 		require.NoError(t, ex.Run(context.Background()))
 		require.NotEmpty(t, seen)
 		return seen

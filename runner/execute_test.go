@@ -287,7 +287,7 @@ func TestExecuteReportsProgress(t *testing.T) {
 		mu       sync.Mutex
 		starts   int
 		rows     int
-		progress []Progress
+		progress []rundir.Progress
 	)
 	f := &fakeTrials{decide: func(s TrialSpec, n int) (pairbench.Outcome, bool, error) {
 		if s.Job.Intent == "b" && s.Job.Pair == 1 && s.Job.Attempt == 1 {
@@ -297,12 +297,12 @@ func TestExecuteReportsProgress(t *testing.T) {
 	}}
 	ex := &Execution{Dir: dir, Plan: plan, Slots: 2, Trial: f.trial,
 		OnStart:    func(TrialSpec) { starts++ }, // one at a time, so no lock
-		OnProgress: func(p Progress) { progress = append(progress, p) },
+		OnProgress: func(p rundir.Progress) { progress = append(progress, p) },
 		OnRow:      func(pairbench.Row) { mu.Lock(); rows++; mu.Unlock() },
 	}
 	require.NoError(t, ex.Run(context.Background()))
 	require.NotEmpty(t, progress)
-	assert.Equal(t, Progress{Started: progress[0].Started, Pairs: 5, Planned: 5, Done: 1}, progress[0], "the first count includes the earlier runner's pair")
+	assert.Equal(t, rundir.Progress{Started: progress[0].Started, Pairs: 5, Planned: 5, Done: 1}, progress[0], "the first count includes the earlier runner's pair")
 	end := progress[len(progress)-1]
 	assert.Equal(t, 5, end.Pairs)
 	assert.Equal(t, 5, end.Done)
@@ -462,7 +462,7 @@ func TestProgressHooksRunOutsideTheEngineLock(t *testing.T) {
 	ex := &Execution{Plan: plan, OnStart: func(TrialSpec) {
 		close(inHook)
 		<-release
-	}, OnProgress: func(p Progress) { got = append(got, p.Running) }}
+	}, OnProgress: func(p rundir.Progress) { got = append(got, p.Running) }}
 	f := &follower{ex: ex, tally: rundir.NewTallyLimit(plan.PairsInForce(), nil, 0)}
 	done := make(chan struct{})
 	go func() {
@@ -479,6 +479,6 @@ func TestProgressHooksRunOutsideTheEngineLock(t *testing.T) {
 	f.report(p, n)
 	assert.Equal(t, []int{1, 2}, got, "each progress in order")
 
-	f.report(Progress{Running: 1}, n-1)
+	f.report(rundir.Progress{Running: 1}, n-1)
 	assert.Equal(t, []int{1, 2}, got, "an older progress is dropped")
 }

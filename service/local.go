@@ -8,7 +8,7 @@ import (
 
 	"github.com/pairbench/pairbench/bench"
 	"github.com/pairbench/pairbench/bot"
-	"github.com/pairbench/pairbench/runner"
+	"github.com/pairbench/pairbench/rundir"
 )
 
 // LocalRunner is the local backend: it runs the bot's benches on this
@@ -42,13 +42,13 @@ func NewLocalRunner(o Options, log *slog.Logger) *LocalRunner {
 // progress (how many pairs are done of those in force, the look under way
 // in a run of looks, the look that stopped the run) whenever one of them
 // moves.
-func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(runner.Progress)) error {
+func (d *LocalRunner) Run(ctx context.Context, req bot.Request, progress func(rundir.Progress)) error {
 	_, err := bench.Bench(ctx, d.config(req, progress))
 	return err
 }
 
 // config is the bench of req.
-func (d *LocalRunner) config(req bot.Request, progress func(runner.Progress)) bench.Config {
+func (d *LocalRunner) config(req bot.Request, progress func(rundir.Progress)) bench.Config {
 	o := d.template
 	o.RunID = string(req.RunID)
 	o.Seed = 0 // a new run draws one; a resumed run keeps its own
@@ -84,7 +84,7 @@ func (d *LocalRunner) config(req bot.Request, progress func(runner.Progress)) be
 	// The engine's slots wait on this, one call at a time: progress only
 	// takes the progress (the bot writes it from a goroutine of its own).
 	var last progressKey
-	o.Hooks.Progress = func(p runner.Progress) {
+	o.Hooks.Progress = func(p rundir.Progress) {
 		if now := keyOf(p); now != last {
 			last = now
 			progress(p)
@@ -100,6 +100,6 @@ type progressKey struct {
 	stopped                  bool
 }
 
-func keyOf(p runner.Progress) progressKey {
+func keyOf(p rundir.Progress) progressKey {
 	return progressKey{done: p.Done, pairs: p.Pairs, look: p.Look, looks: p.Looks, stopped: p.Stop != nil}
 }

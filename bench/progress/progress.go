@@ -27,7 +27,7 @@ import (
 
 // State is what the display shows.
 type State struct {
-	runner.Progress
+	rundir.Progress
 	// Slots holds the trial each slot runs; nil when idle.
 	Slots []*Slot
 	// Timed trials ran, start to row, for TrialTime together: the pace
@@ -125,7 +125,7 @@ func Render(s State, now time.Time, width int) []string {
 // stopLine says where and why a run of looks stopped before its last
 // look ("" while it goes on, or when it went through them all): its pairs
 // end there, short of those planned.
-func stopLine(p runner.Progress) string {
+func stopLine(p rundir.Progress) string {
 	st := p.Stop
 	if !st.Early() {
 		return ""
@@ -186,7 +186,7 @@ func (d *Display) started(spec runner.TrialSpec) {
 // progressed takes the run's counts. It writes nothing: the engine's
 // slots wait on it (Animate draws); a stop at a look is logged by the
 // engine.
-func (d *Display) progressed(pr runner.Progress) {
+func (d *Display) progressed(pr rundir.Progress) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.state.Progress = pr

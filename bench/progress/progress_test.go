@@ -26,7 +26,7 @@ func TestRenderProgress(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := start.Add(2 * time.Minute)
 	s := State{
-		Progress: runner.Progress{Started: start, Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642},
+		Progress: rundir.Progress{Started: start, Pairs: 12, Done: 6, Half: 1, Trials: 8, Aborts: 1, Spend: 0.0642},
 		Slots: []*Slot{
 			{Spec: trialSpec("books-count-by-author", 3, pairbench.Treatment, 2), Started: now.Add(-20 * time.Second)},
 			nil,
@@ -64,7 +64,7 @@ func TestFirstETAIsThePace(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	now := start.Add(2 * time.Minute)
 	s := State{
-		Progress: runner.Progress{Started: start, Pairs: 20, Half: 1, Trials: 1, Running: 1},
+		Progress: rundir.Progress{Started: start, Pairs: 20, Half: 1, Trials: 1, Running: 1},
 		Slots:    []*Slot{nil, {Started: now.Add(-50 * time.Second)}},
 		Timed:    1, TrialTime: time.Minute,
 	}
@@ -94,7 +94,7 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 	assert.Equal(t, b.Dir, p.state.Slots[1].Spec.Dir)
 
 	clock = clock.Add(10 * time.Second)
-	h.Progress(runner.Progress{Started: clock.Add(-10 * time.Second), Pairs: 3, Done: 3, Trials: 1, Aborts: 1, Spend: 0.05})
+	h.Progress(rundir.Progress{Started: clock.Add(-10 * time.Second), Pairs: 3, Done: 3, Trials: 1, Aborts: 1, Spend: 0.05})
 	h.Row(pairbench.Row{Intent: a.Job.Intent, Pair: a.Job.Pair, Arm: a.Arm, TrialDir: a.Dir})
 	assert.Nil(t, p.state.Slots[0], "the slot is free again")
 	b2 := trialSpec("weather-high-oslo", 2, pairbench.Treatment, 2)
@@ -103,7 +103,7 @@ func TestProgressFollowsTheHooks(t *testing.T) {
 
 	assert.Equal(t, 1, strings.Count(logs.String(), "msg=progress"), "without a terminal, a progress record per row")
 	assert.Contains(t, logs.String(), "pairs_done=3 pairs=3 aborted=1 spend_usd=0.0500 eta=0s")
-	h.Progress(runner.Progress{Pairs: 3, Done: 3, Trials: 2, Spend: 0.07, Notional: true})
+	h.Progress(rundir.Progress{Pairs: 3, Done: 3, Trials: 2, Spend: 0.07, Notional: true})
 	h.Row(pairbench.Row{Intent: b2.Job.Intent, Pair: b2.Job.Pair, Arm: b2.Arm, TrialDir: b2.Dir})
 	assert.Contains(t, logs.String(), "spend_notional=0.0700", "a scripted model's spend is not logged as dollars")
 
@@ -140,7 +140,7 @@ func TestTerminalKeepsTheBlockBelowLogs(t *testing.T) {
 // total.
 func TestRenderLooks(t *testing.T) {
 	start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
-	s := State{Progress: runner.Progress{Started: start, Pairs: 8, Done: 5, Planned: 24, Look: 1, Looks: 3}, Slots: []*Slot{nil}}
+	s := State{Progress: rundir.Progress{Started: start, Pairs: 8, Done: 5, Planned: 24, Look: 1, Looks: 3}, Slots: []*Slot{nil}}
 	assert.Equal(t, []string{
 		"slot 1  idle",
 		"[###############.........] 5/8 pairs (look 1 of 3, 24 planned)  0 aborted  $0.000  ETA ?",
@@ -183,11 +183,11 @@ func TestHooksNeverWriteToTheTerminal(t *testing.T) {
 	d := New(&Terminal{w: w}, slog.New(slog.DiscardHandler), func() time.Time { return clock }, 1)
 	h := d.Hooks()
 	spec := trialSpec("weather-high-oslo", 0, pairbench.Control, 1)
-	h.Progress(runner.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3})
+	h.Progress(rundir.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3})
 	h.Start(spec)
-	h.Progress(runner.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3, Running: 1})
+	h.Progress(rundir.Progress{Started: clock, Pairs: 4, Planned: 12, Look: 1, Looks: 3, Running: 1})
 	h.Row(pairbench.Row{Intent: spec.Job.Intent, Pair: 0, Arm: spec.Arm, TrialDir: spec.Dir})
-	h.Progress(runner.Progress{Started: clock, Pairs: 4, Done: 4, Planned: 12, Look: 1, Looks: 3,
+	h.Progress(rundir.Progress{Started: clock, Pairs: 4, Done: 4, Planned: 12, Look: 1, Looks: 3,
 		Stop: &rundir.LookStop{Look: 1, Pairs: 4, Kind: report.StopFutility, Reason: "no effect"}})
 	w.mu.Lock()
 	assert.Zero(t, w.writes, "the hooks wrote to the terminal")
