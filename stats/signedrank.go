@@ -206,6 +206,7 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 	// Row i's candidates are the columns [lo[i], hi[i]); every sum left of
 	// them is below the answer and every sum right of them above it.
 	lo, hi := make([]int, n), make([]int, n)
+	firstAt, firstAbove := make([]int, n), make([]int, n)
 	for i := range n {
 		lo[i], hi[i] = i, n
 	}
@@ -234,28 +235,59 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 				r -= c
 			}
 		}
-		lt, le := w.count(pivot)
+		// Count the sums below the pivot (lt) and at or below it (le) as
+		// count does, keeping each row's first column at or above it and
+		// above it, to narrow the rows with after.
+		lt, le := 0, 0
+		jl, je := n, n
+		for i := range n {
+			for jl > i && x[i]+x[jl-1] >= pivot {
+				jl--
+			}
+			for je > i && x[i]+x[je-1] > pivot {
+				je--
+			}
+			atl, ate := max(jl, i), max(je, i)
+			lt += atl - i
+			le += ate - i
+			firstAt[i], firstAbove[i] = atl, ate
+		}
 		switch {
 		case k > lt && k <= le:
 			return pivot
 		case k <= lt: // the answer is below the pivot
-			j := n
 			for i := range n {
-				for j > i && x[i]+x[j-1] >= pivot {
-					j--
-				}
-				hi[i] = min(hi[i], max(j, i))
+				hi[i] = min(hi[i], firstAt[i])
 			}
 		default: // above it
-			j := n
 			for i := range n {
-				for j > i && x[i]+x[j-1] > pivot {
-					j--
-				}
-				lo[i] = max(lo[i], max(j, i))
+				lo[i] = max(lo[i], firstAbove[i])
 			}
 		}
 	}
+}
+
+// nextSum returns the (k+1)-th smallest of the sums x_i + x_j, i ≤ j, given
+// v, the k-th: v again when more than k sums are at most v, else the least
+// sum above v. One pass, where sumAt would select again.
+func (w walsh) nextSum(v float64, k int) float64 {
+	x, n := w.x, len(w.x)
+	atOrBelow, next := 0, math.Inf(1)
+	je := n
+	for i := range n {
+		for je > i && x[i]+x[je-1] > v {
+			je--
+		}
+		j := max(je, i) // row i's first sum above v
+		atOrBelow += j - i
+		if j < n {
+			next = min(next, x[i]+x[j])
+		}
+	}
+	if atOrBelow > k {
+		return v
+	}
+	return next
 }
 
 // timeFloor is the shortest wall time the speed comparison takes as is:
@@ -330,7 +362,8 @@ func (s RankSample) estimate() float64 {
 	if m%2 == 1 {
 		return s.w.sumAt((m+1)/2, rng) / 2
 	}
-	return (s.w.sumAt(m/2, rng) + s.w.sumAt(m/2+1, rng)) / 4
+	below := s.w.sumAt(m/2, rng)
+	return (below + s.w.nextSum(below, m/2)) / 4
 }
 
 // speedup returns the interval of speedups (control over treatment time)

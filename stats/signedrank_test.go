@@ -111,6 +111,9 @@ func TestWalshSelectAndCount(t *testing.T) {
 		for range 5 {
 			k := 1 + r.IntN(len(all))
 			require.Equal(t, all[k-1], w.sumAt(k, r), "k=%d of %v", k, d)
+			if k < len(all) {
+				require.Equal(t, all[k], w.nextSum(all[k-1], k), "the sum after k=%d of %v", k, d)
+			}
 		}
 		v := all[r.IntN(len(all))]
 		below, at := w.count(v)
