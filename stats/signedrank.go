@@ -180,6 +180,12 @@ func (w walsh) m() int { n := len(w.x); return n * (n + 1) / 2 }
 // below it, comparing the sums x_i + x_j with 2v (so that the comparisons are
 // the ones the selection makes).
 func (w walsh) count(sum float64) (below, atOrBelow int) {
+	return w.countRows(sum, nil, nil)
+}
+
+// countRows is count that also keeps, when firstAt and firstAbove are not
+// nil, each row i's first column whose sum reaches sum and passes it.
+func (w walsh) countRows(sum float64, firstAt, firstAbove []int) (below, atOrBelow int) {
 	x, n := w.x, len(w.x)
 	// For row i the sums x_i + x_j, j ≥ i, increase with j; the first j
 	// whose sum reaches the threshold only moves left as i grows.
@@ -191,8 +197,12 @@ func (w walsh) count(sum float64) (below, atOrBelow int) {
 		for je > i && x[i]+x[je-1] > sum {
 			je--
 		}
-		below += max(jl, i) - i
-		atOrBelow += max(je, i) - i
+		at, above := max(jl, i), max(je, i)
+		below += at - i
+		atOrBelow += above - i
+		if firstAt != nil {
+			firstAt[i], firstAbove[i] = at, above
+		}
 	}
 	return below, atOrBelow
 }
@@ -235,23 +245,8 @@ func (w walsh) sumAt(k int, rng *rand.Rand) float64 {
 				r -= c
 			}
 		}
-		// Count the sums below the pivot (lt) and at or below it (le) as
-		// count does, keeping each row's first column at or above it and
-		// above it, to narrow the rows with after.
-		lt, le := 0, 0
-		jl, je := n, n
-		for i := range n {
-			for jl > i && x[i]+x[jl-1] >= pivot {
-				jl--
-			}
-			for je > i && x[i]+x[je-1] > pivot {
-				je--
-			}
-			atl, ate := max(jl, i), max(je, i)
-			lt += atl - i
-			le += ate - i
-			firstAt[i], firstAbove[i] = atl, ate
-		}
+		// The rows' first columns at and above the pivot narrow them after.
+		lt, le := w.countRows(pivot, firstAt, firstAbove)
 		switch {
 		case k > lt && k <= le:
 			return pivot
