@@ -108,7 +108,34 @@ func (b *Builder) Report() *Report {
 	}
 	rep.Run.Attempts, rep.Run.SpendUSD = b.attempts, b.spend
 	rep.Run.Judge = judgeAgreement(rep.Intents)
+	if plan.Later != nil {
+		reach := laterReach(plan.Later, rep.Intents, work)
+		rep.reachable = &reach
+	}
 	return rep
+}
+
+// laterReach reports whether a claim can still be reached at one of the
+// later looks, whatever the pairs still to run (stats.ClaimReachable): the
+// benched intents' both-correct samples and discordant pairs so far, each
+// intent gaining at most its pairs planned by the look less its complete
+// pairs (pairs lost to aborts, or not counted, may yet be run again).
+func laterReach(later []LaterLook, intents []Intent, work []intentWork) bool {
+	for _, l := range later {
+		var in []stats.ReachIntent
+		for i := range intents {
+			if intents[i].Placebo {
+				continue
+			}
+			t := intents[i].Table
+			in = append(in, stats.ReachIntent{Speed: work[i].speed, B: t.TreatmentOnly, C: t.ControlOnly,
+				More: max(0, l.Pairs[intents[i].ID]-intents[i].Pairs.Complete)})
+		}
+		if stats.ClaimReachable(in, l.Alpha) {
+			return true
+		}
+	}
+	return false
 }
 
 // parallel runs fn(0..n-1) on every core.

@@ -46,6 +46,17 @@ type Plan struct {
 	// NonInferiority verdict.
 	Arms    *Arms    `json:"arms,omitempty"`
 	Margins *Margins `json:"margins,omitempty"`
+	// Later, for a look of a design that curtails (stats.Design.Curtail),
+	// are the looks after it: the report then says whether any claim can
+	// still be reached at one of them (Decide).
+	Later []LaterLook `json:"-"`
+}
+
+// LaterLook is a look after the one a report decides: its level and each
+// planned intent's pairs by then, by intent id.
+type LaterLook struct {
+	Alpha float64
+	Pairs map[string]int
 }
 
 // Incomplete says how much of a run is still to run.
@@ -150,6 +161,11 @@ type Report struct {
 	// verdict (RunNonInferiority), "" without margins.
 	Arms           *Arms    `json:"arms,omitempty"`
 	NonInferiority NIResult `json:"non_inferiority,omitempty"`
+
+	// reachable says, for a report built with Plan.Later, whether a claim
+	// can still be reached at a later look (stats.ClaimReachable); nil
+	// when not asked, as in a report read back from JSON.
+	reachable *bool
 }
 
 // Final reports whether r is the report of a whole run: no pair is still to

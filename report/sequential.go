@@ -13,7 +13,8 @@ const (
 	// StopEfficacy: the look's verdict claims a difference.
 	StopEfficacy StopKind = "efficacy"
 	// StopFutility: before the last look, both pooled tests' p are above
-	// the look's futility bound (stats.Design.FutilityAt).
+	// the look's futility bound (stats.Design.FutilityAt), or no claim can
+	// be reached at a later look (stats.Design.Curtail).
 	StopFutility StopKind = "futility"
 	// StopComplete: the last look, every planned pair done, claiming no
 	// difference in the verdict.
@@ -22,9 +23,10 @@ const (
 
 // Stop says whether a report built at look k's level (stats.Design.LookAlpha) of design d ends the
 // run, and why: efficacy when its verdict claims a difference, futility
-// (before the last look) when both pooled tests' p are above the look's
-// futility bound (stats.Design.FutilityAt). At the last look the run
-// always ends.
+// (before the last look) when no claim can be reached at a later look
+// (a design that curtails, the report built with Plan.Later), or when both
+// pooled tests' p are above the look's futility bound
+// (stats.Design.FutilityAt). At the last look the run always ends.
 func Stop(d stats.Design, r *Report, k int) (bool, string) {
 	kind, why := Decide(d, r, k)
 	if kind == StopFutility {
@@ -42,6 +44,9 @@ func Decide(d stats.Design, r *Report, k int) (StopKind, string) {
 	}
 	if last {
 		return StopComplete, "every planned pair is done"
+	}
+	if d.Curtail && r.reachable != nil && !*r.reachable {
+		return StopFutility, "no claim can be reached at a later look, even if every pair still to run favoured one arm as strongly as it could"
 	}
 	alpha := r.Alpha
 	if r.Looks != nil && r.Looks.RunAlpha > 0 {

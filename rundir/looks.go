@@ -28,8 +28,11 @@ func (p *Plan) PairsPerIntent() int {
 // (stats.Design.MarkBlind) is blind: it spends no α and can stop the run
 // only for futility, so it is kept only where the pooled tests' p over its
 // pairs can fall to half the futility bound (docs/statistics.md, Looks),
-// and left out where too few pairs could not tell. Nil when one look is
-// left (a fixed run), or for no design.
+// or, in a design that curtails, where some outcome of its pairs leaves
+// no claim within reach at a later look (curtailable), and left out where
+// too few pairs could not tell. Nil when one look is left (a fixed run),
+// for a plan whose pairs can reach no claim even at alpha, or for no
+// design.
 func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 	if d == nil {
 		return nil
@@ -46,35 +49,80 @@ func LookPairs(d *stats.Design, pairs, intents int, alpha float64) []int {
 	// Leaving out a blind look changes no other look's level: it spends
 	// nothing. A design of one futility bound for every look (as runs
 	// were planned before FutilityPower) keeps none.
-	dd := lookDesign(looks, d.Futility, d.FutilityPower, intents, alpha, 0)
+	dd := lookDesign(looks, d.Futility, d.FutilityPower, false, d.FutilityOnly, intents, alpha, 0)
 	var kept []int
 	for k, n := range looks {
-		meaningful := d.FutilityPower > 0 && stats.MinSignP(max(1, intents)*n) <= dd.FutilityAt(alpha, k)/2
-		if k == len(looks)-1 || !dd.Blind[k] || meaningful {
+		if k == len(looks)-1 || !dd.Blind[k] || conditionalTells(dd, n, intents, alpha, k) || d.Curtail && curtailable(dd, looks, intents, alpha, k) {
 			kept = append(kept, n)
 		}
 	}
 	if len(kept) < 2 {
 		return nil
 	}
+	// A plan that can reach no claim at all (run anyway, as a smoke test
+	// of the harness: --allow-inconclusive) runs every pair, as asked,
+	// rather than stop at its first look for lack of any.
+	none := make([]stats.ReachIntent, max(1, intents))
+	for i := range none {
+		none[i].More = pairs
+	}
+	if !stats.ClaimReachable(none, alpha) {
+		return nil
+	}
 	return kept
+}
+
+// conditionalTells reports whether the conditional-power futility bound of
+// look k, at n pairs per intent, can tell anything: the pooled tests' p
+// over its pairs can fall to half the bound.
+func conditionalTells(d *stats.Design, n, intents int, alpha float64, k int) bool {
+	return d.FutilityPower > 0 && stats.MinSignP(max(1, intents)*n) <= d.FutilityAt(alpha, k)/2
+}
+
+// curtailable reports whether some outcome of look k's pairs leaves no
+// claim within reach at any later look (stats.ClaimReachable): the one in
+// which no pair had a correct arm, so that every test can count only on
+// the pairs after the look.
+func curtailable(d *stats.Design, looks []int, intents int, alpha float64, k int) bool {
+	for j := k + 1; j < len(looks); j++ {
+		none := make([]stats.ReachIntent, max(1, intents))
+		for i := range none {
+			none[i].More = looks[j] - looks[k]
+		}
+		if stats.ClaimReachable(none, d.LookAlpha(alpha, j)) {
+			return false
+		}
+	}
+	return true
 }
 
 // lookDesign is the design of looks at the given pairs per intent, with
 // its blind looks from look passed on marked (stats.Design.MarkBlind);
-// Blind is never nil. Nil for fewer than two looks.
-func lookDesign(looks []int, futility, power float64, intents int, alpha float64, passed int) *stats.Design {
+// Blind is never nil. A design that curtails marks the blind looks at
+// which conditional power cannot tell anything as kept for curtailment
+// alone (stats.Design.CurtailOnly). Nil for fewer than two looks.
+func lookDesign(looks []int, futility, power float64, curtail, futilityOnly bool, intents int, alpha float64, passed int) *stats.Design {
 	if len(looks) < 2 {
 		return nil
 	}
 	last := float64(looks[len(looks)-1])
-	d := &stats.Design{Futility: futility, FutilityPower: power}
+	d := &stats.Design{Futility: futility, FutilityPower: power, FutilityOnly: futilityOnly}
 	for _, n := range looks {
 		d.Looks = append(d.Looks, float64(n)/last)
 	}
 	d.MarkBlind(looks, intents, alpha, passed)
 	if d.Blind == nil {
 		d.Blind = make([]bool, len(looks))
+	}
+	if curtail {
+		only := make([]bool, len(looks))
+		for k := range looks[:len(looks)-1] {
+			only[k] = d.Blind[k] && !conditionalTells(d, looks[k], intents, alpha, k)
+		}
+		d.Curtail = true
+		if slices.Contains(only, true) {
+			d.CurtailOnly = only
+		}
 	}
 	return d
 }
@@ -97,10 +145,15 @@ func LookOrders(looks []int, pairs int, rng *rand.Rand) []PlannedPair {
 }
 
 // LastLookAlpha is the level the last look of a run planned with design
-// d (LookPairs) decides at, at run level alpha: alpha itself for a run of
-// one look. Planning checks what a run can reach at it.
+// d decides at, at run level alpha: alpha itself for a run of one look or
+// of futility-only looks. The design is the one the plan takes
+// (stats.Design.ForPlan). Planning checks what a run can reach at it.
 func LastLookAlpha(d *stats.Design, pairs, intents int, alpha float64) float64 {
-	if dd := lookDesign(LookPairs(d, pairs, intents, alpha), 0, 0, intents, alpha, 0); dd != nil {
+	if d == nil {
+		return alpha
+	}
+	pd := d.ForPlan(intents, pairs, alpha)
+	if dd := lookDesign(LookPairs(&pd, pairs, intents, alpha), 0, 0, false, pd.FutilityOnly, intents, alpha, 0); dd != nil {
 		return dd.LookAlpha(alpha, len(dd.Looks)-1)
 	}
 	return alpha
@@ -217,7 +270,7 @@ func (p *Plan) Design() *stats.Design {
 			benched++
 		}
 	}
-	d := lookDesign(p.Looks, p.Futility, p.FutilityPower, benched, p.Alpha, p.Passed)
+	d := lookDesign(p.Looks, p.Futility, p.FutilityPower, p.Curtail, p.FutilityOnly, benched, p.Alpha, p.Passed)
 	if d != nil && (p.FutilityPower == 0 || !slices.Contains(d.Blind, true)) {
 		d.Blind = nil
 	}
@@ -230,8 +283,8 @@ func (p *Plan) Design() *stats.Design {
 // it); the looks passed and the stop must be among them.
 func (p *Plan) checkLooks() error {
 	if len(p.Looks) == 0 {
-		if p.Passed != 0 || p.Futility != 0 || p.FutilityPower != 0 {
-			return fmt.Errorf("passed %d, futility %v: a run of one look has neither", p.Passed, max(p.Futility, p.FutilityPower))
+		if p.Passed != 0 || p.Futility != 0 || p.FutilityPower != 0 || p.Curtail || p.FutilityOnly {
+			return fmt.Errorf("passed %d, futility %v, curtail %v, futility only %v: a run of one look has none", p.Passed, max(p.Futility, p.FutilityPower), p.Curtail, p.FutilityOnly)
 		}
 		if s := p.Stop; s != nil && s.Look != 1 {
 			return fmt.Errorf("stop at look %d: the run has one look", s.Look)

@@ -82,6 +82,18 @@ type Plan struct {
 	// for each look from conditional power (stats.Design.FutilityAt).
 	Futility      float64 `json:"futility,omitempty"`
 	FutilityPower float64 `json:"futility_power,omitempty"`
+	// Curtail, in the runs planned since it was added, also stops the run
+	// for futility at a look from which no claim can be reached at a later
+	// one, whatever the pairs still to run (stats.Design.Curtail); a
+	// run.json without it was planned without, and keeps its looks as
+	// they were decided.
+	Curtail bool `json:"curtail,omitempty"`
+	// FutilityOnly makes every look before the last one that stops the
+	// run only for futility, spending no α (stats.Design.FutilityOnly):
+	// chosen when the run is planned, for a plan too small to be likely
+	// to find its planning effect (LookPairs); absent in every run.json
+	// planned before, whose looks spend as they did.
+	FutilityOnly bool `json:"futility_only,omitempty"`
 	// Passed counts the first looks a top-up went on past (a run that
 	// stopped at one claiming nothing): they are not decided again.
 	Passed int `json:"passed,omitempty"`
@@ -308,7 +320,9 @@ func (p *Plan) StatsPlan() report.Plan {
 	if p.Stop != nil {
 		k = p.Stop.Look - 1
 	}
-	return p.StatsPlanAt(k)
+	sp := p.StatsPlanAt(k)
+	sp.Later = nil // the report of the run, not a look to decide
+	return sp
 }
 
 // StatsPlanAt is StatsPlan for look k (from 0) of a run of looks: its
@@ -336,6 +350,13 @@ func (p *Plan) StatsPlanAt(k int) report.Plan {
 			sp.Looks.Stop, sp.Looks.Reason = s.Kind, s.Reason
 		}
 		upTo = p.Looks[k]
+		for j := k + 1; d.Curtail && j < len(p.Looks); j++ {
+			l := report.LaterLook{Alpha: d.LookAlpha(p.Alpha, j), Pairs: map[string]int{}}
+			for _, in := range p.Intents {
+				l.Pairs[in.ID] = min(len(in.Pairs), p.Looks[j])
+			}
+			sp.Later = append(sp.Later, l)
+		}
 	}
 	for _, in := range p.Intents {
 		pi := report.PlanIntent{

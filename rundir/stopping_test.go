@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -67,4 +68,104 @@ func TestReconcileKeepsTheRecordedStop(t *testing.T) {
 		_, _, err = dir.Reconcile(t.Context(), store, "r1", 0, 0)
 		assert.ErrorContains(t, err, "two different plans")
 	}
+}
+
+// TestCurtailingPlanStopsWhenNoClaimIsWithinReach: a plan of one intent at
+// 6 pairs takes looks at 2 and 4 pairs, blind and kept for curtailment
+// alone (no conditional-power bound there), the last at the whole α. When
+// its first 2 pairs are both correct with treatment faster in one and
+// slower in the other, no label is within reach at 4 or 6 pairs, and the
+// run stops at the first look for futility, saying so; run.json records
+// the design (curtail), and a run.json without it, planned before, goes on
+// to its next look as it did.
+func TestCurtailingPlanStopsWhenNoClaimIsWithinReach(t *testing.T) {
+	p := looksPlan(1, 6)
+	require.Equal(t, []int{2, 4, 6}, p.Looks)
+	p.Curtail = true
+	require.NoError(t, p.Validate())
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"curtail":true`)
+	d := p.Design()
+	require.NotNil(t, d)
+	assert.True(t, d.Curtail)
+	assert.Equal(t, []bool{true, true, false}, d.CurtailOnly, "too few pairs for conditional power at 2 and 4")
+	assert.InDelta(t, 0.05, d.LookAlpha(0.05, 2), 1e-15, "the blind looks spend nothing")
+	at := p.StatsPlanAt(0)
+	require.Len(t, at.Later, 2)
+	assert.Equal(t, 4, at.Later[0].Pairs["i0"])
+	assert.Equal(t, 6, at.Later[1].Pairs["i0"])
+	assert.InDelta(t, 0.05, at.Later[1].Alpha, 1e-15)
+	assert.Nil(t, p.StatsPlan().Later, "the run's report decides no look")
+
+	// rows: pair i both correct, control taking ratio[i] times treatment's 60 s.
+	rowsOf := func(ratio ...float64) []pairbench.Row {
+		var rows []pairbench.Row
+		for pair, r := range ratio {
+			for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
+				wall := 60.0
+				if arm == pairbench.Control {
+					wall *= r
+				}
+				rows = append(rows, pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: "i0", Domain: "d.example",
+					Stage: pairbench.StagePair, Pair: pair, Order: p.Intents[0].Pairs[pair].Order, Arm: arm, Attempt: 1,
+					Outcome: pairbench.Correct, WallSeconds: wall, Turns: 3, Adopted: arm == pairbench.Treatment})
+			}
+		}
+		return rows
+	}
+	decide := func(p *Plan, rows []pairbench.Row) *LookStop {
+		l := NewLooker(p)
+		for i := range rows {
+			l.Add(&rows[i])
+		}
+		return l.Decide()
+	}
+	stop := decide(p, rowsOf(2, 0.5))
+	require.NotNil(t, stop)
+	assert.Equal(t, 1, stop.Look)
+	assert.Equal(t, report.StopFutility, stop.Kind)
+	assert.Contains(t, stop.Reason, "no claim can be reached at a later look")
+	assert.False(t, stop.Claimed)
+	assert.Nil(t, decide(p, rowsOf(2, 1.5)), "6 of 6 pairs faster would still be a label: the run goes on")
+
+	before := *p
+	before.Curtail = false
+	assert.Nil(t, before.Design().CurtailOnly)
+	if stop := decide(&before, rowsOf(2, 0.5)); stop != nil {
+		assert.NotContains(t, stop.Reason, "no claim can be reached", "planned before curtailment: its looks are decided as they were")
+	}
+}
+
+// TestFutilityOnlyPlanDecidesItsLastLookAtAlpha: a plan recorded with
+// futility-only looks (a low-powered plan, stats.Design.ForPlan) marks
+// every look before its last blind, decides the last at the whole α and
+// its earlier looks at the bounds of its futility_power; the same looks
+// in a run.json without futility_only spend α as they did.
+func TestFutilityOnlyPlanDecidesItsLastLookAtAlpha(t *testing.T) {
+	d := stats.DefaultDesign().ForPlan(1, 15, 0.05)
+	require.True(t, d.FutilityOnly)
+	p := looksPlan(1, 15)
+	require.Equal(t, []int{5, 10, 15}, p.Looks)
+	p.FutilityPower, p.Curtail, p.FutilityOnly = d.FutilityPower, d.Curtail, d.FutilityOnly
+	require.NoError(t, p.Validate())
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"futility_only":true`)
+	dd := p.Design()
+	assert.Equal(t, []bool{true, true, false}, dd.Blind)
+	assert.Equal(t, 0.05, p.StatsPlan().Alpha, "the last look decides at the whole α")
+	// At two thirds, with the last look's c = z₀.₉₇₅ and γ = 0.55
+	// (z₀.₄₅ = −0.1257): a = (1.96·⅔ − 0.8416·⅓ + 0.1257·√⅓)/√⅔ = 1.346,
+	// p 0.178.
+	assert.InDelta(t, 0.178, dd.FutilityAt(0.05, 1), 0.001)
+
+	before := looksPlan(1, 15)
+	assert.Equal(t, []bool{true, false, false}, before.Design().Blind, "planned before: the look at 10 pairs spends α")
+	assert.InDelta(t, 0.05-stats.Spent(0.05, 10.0/15), before.StatsPlan().Alpha, 1e-12)
+
+	one := *p
+	one.Looks, one.Intents = nil, nil
+	one.FutilityPower, one.Curtail = 0, false
+	assert.ErrorContains(t, one.checkLooks(), "a run of one look has none")
 }

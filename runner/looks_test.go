@@ -20,7 +20,11 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	assert.Equal(t, []int{3, 5, 7}, rundir.LookPairs(&d, 7, 2, 0.05), "the demo's pairs")
 	old := stats.Design{Looks: d.Looks, Futility: 0.2}
 	assert.Equal(t, []int{8, 12}, rundir.LookPairs(&old, 12, 2, 0.05), "a design of one futility bound leaves the blind look out")
-	assert.Nil(t, rundir.LookPairs(&d, 6, 1, 0.05), "too few pairs at the looks before the last to tell anything")
+	assert.Equal(t, []int{2, 4, 6}, rundir.LookPairs(&d, 6, 1, 0.05), "too few pairs at the looks before the last for conditional power, but some outcomes leave no label within reach")
+	noCurtail := d
+	noCurtail.Curtail = false
+	assert.Nil(t, rundir.LookPairs(&noCurtail, 6, 1, 0.05), "too few pairs at the looks before the last to tell anything")
+	assert.Nil(t, rundir.LookPairs(&d, 5, 1, 0.05), "5 pairs of one intent can reach no label: run anyway, they run every pair")
 	assert.Nil(t, rundir.LookPairs(&d, 3, 1, 0.05), "no look before the last could reach a verdict")
 	assert.Nil(t, rundir.LookPairs(&d, 1, 10, 0.05), "one pair is one look")
 	assert.Nil(t, rundir.LookPairs(nil, 12, 10, 0.05))
@@ -32,8 +36,16 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	p, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)
 	assert.Equal(t, []int{4, 8, 12}, p.Looks, "the examples' 2 benched intents")
-	assert.Equal(t, stats.DefaultFutilityPower, p.FutilityPower)
+	assert.True(t, p.Curtail, "the plan records that its looks stop when no claim is within reach")
+	assert.True(t, p.FutilityOnly, "2 intents at 12 pairs find a 1.5× speedup less than 80% of the time: futility-only looks")
+	assert.Equal(t, stats.DefaultLowPower, p.FutilityPower)
 	assert.Zero(t, p.Futility)
+	big := opts
+	big.Pairs = 40
+	well, _, err := NewPlan(loadExamples(t), big)
+	require.NoError(t, err)
+	assert.False(t, well.FutilityOnly, "2 intents at 40 pairs are well powered: the design as it is")
+	assert.Equal(t, stats.DefaultFutilityPower, well.FutilityPower)
 	assert.Nil(t, p.Stop)
 	placebo := opts
 	placebo.Intents = []string{"weather-high-oslo"}
@@ -41,11 +53,14 @@ func TestNewPlanTakesLooks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, alone.Looks, "a run of placebo intents alone takes no looks")
 	assert.Zero(t, alone.FutilityPower)
+	assert.False(t, alone.Curtail)
+	assert.False(t, alone.FutilityOnly)
 	opts.Design = nil
 	fixed, _, err := NewPlan(loadExamples(t), opts)
 	require.NoError(t, err)
 	assert.Nil(t, fixed.Looks, "no design: one look")
 	assert.Zero(t, fixed.FutilityPower)
+	assert.False(t, fixed.Curtail)
 	for _, look := range [][2]int{{0, 8}, {8, 12}} {
 		ab := 0
 		for _, pp := range p.Intents[0].Pairs[look[0]:look[1]] {

@@ -116,8 +116,15 @@ func NewPlan(reg *intents.Registry, opts PlanOptions) (*rundir.Plan, []Skipped, 
 	}
 	// A run of placebo intents alone checks the harness and claims
 	// nothing: it takes no looks.
-	if p.Looks = rundir.LookPairs(opts.Design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
-		p.Futility, p.FutilityPower = opts.Design.Futility, opts.Design.FutilityPower
+	// The plan takes the design as its size suits it (a low-powered plan's
+	// looks are futility-only): run.json records what it took.
+	var design *stats.Design
+	if opts.Design != nil {
+		d := opts.Design.ForPlan(benched, opts.Pairs, opts.Alpha)
+		design = &d
+	}
+	if p.Looks = rundir.LookPairs(design, opts.Pairs, benched, opts.Alpha); p.Looks != nil && benched > 0 {
+		p.Futility, p.FutilityPower, p.Curtail, p.FutilityOnly = design.Futility, design.FutilityPower, design.Curtail, design.FutilityOnly
 	} else {
 		p.Looks = nil
 	}

@@ -137,37 +137,7 @@ const planReps = 300
 // figure) and the speedup found by bisection; 0 when even a 4× speedup is
 // not detected.
 func detectableSpeedup(strata, n int, level float64) float64 {
-	power := func(delta float64) float64 {
-		rng := rand.New(rand.NewPCG(uint64(strata), uint64(n)))
-		hits := 0
-		cond, comp := make([][]float64, strata), make([][]float64, strata)
-		for range planReps {
-			b, c := 0, 0
-			for k := range cond {
-				cond[k], comp[k] = cond[k][:0], comp[k][:0]
-				for range n {
-					d := delta + planSigma*math.Sqrt2*rng.NormFloat64()
-					cc, tc := rng.Float64() < planArmCorrect, rng.Float64() < planArmCorrect
-					switch {
-					case cc && tc:
-						cond[k] = append(cond[k], d)
-					case tc:
-						d, b = FailedRatio, b+1
-					case cc:
-						d, c = -FailedRatio, c+1
-					default:
-						d = 0
-					}
-					comp[k] = append(comp[k], d)
-				}
-			}
-			s, t := vanElterenBy(cond, false), vanElterenBy(comp, false)
-			if SpeedClaimP(s.P, s.Faster, t.P, t.Faster, b, c) <= level && s.Faster {
-				hits++
-			}
-		}
-		return float64(hits) / planReps
-	}
+	power := func(delta float64) float64 { return speedPower(strata, n, level, delta) }
 	lo, hi := 0.0, math.Log(4)
 	if power(hi) < planPower {
 		return 0
@@ -181,6 +151,57 @@ func detectableSpeedup(strata, n int, level float64) float64 {
 		}
 	}
 	return math.Exp(hi)
+}
+
+// speedPower is the power of the run's speed claim over strata of n pairs
+// at level for a log speedup delta under the planning model
+// (detectableSpeedup).
+func speedPower(strata, n int, level, delta float64) float64 {
+	rng := rand.New(rand.NewPCG(uint64(strata), uint64(n)))
+	hits := 0
+	cond, comp := make([][]float64, strata), make([][]float64, strata)
+	for range planReps {
+		b, c := 0, 0
+		for k := range cond {
+			cond[k], comp[k] = cond[k][:0], comp[k][:0]
+			for range n {
+				d := delta + planSigma*math.Sqrt2*rng.NormFloat64()
+				cc, tc := rng.Float64() < planArmCorrect, rng.Float64() < planArmCorrect
+				switch {
+				case cc && tc:
+					cond[k] = append(cond[k], d)
+				case tc:
+					d, b = FailedRatio, b+1
+				case cc:
+					d, c = -FailedRatio, c+1
+				default:
+					d = 0
+				}
+				comp[k] = append(comp[k], d)
+			}
+		}
+		s, t := vanElterenBy(cond, false), vanElterenBy(comp, false)
+		if SpeedClaimP(s.P, s.Faster, t.P, t.Faster, b, c) <= level && s.Faster {
+			hits++
+		}
+	}
+	return float64(hits) / planReps
+}
+
+// PlanningSpeedup is the effect a plan is judged by when it chooses its
+// looks (Design.ForPlan): the default effect of --pairs auto.
+const PlanningSpeedup = 1.5
+
+// VerdictPower is the chance, under the planning model, that the run's
+// verdict over intents benched intents of pairs pairs each, decided at
+// alpha in one look, finds treatment faster when it is speedup times as
+// fast (simulated as for the smallest detectable speedup, with a fixed
+// seed).
+func VerdictPower(intents, pairs int, alpha, speedup float64) float64 {
+	if !VerdictAttainable(intents, pairs, alpha) {
+		return 0
+	}
+	return speedPower(max(1, intents), pairs, verdictLevel(intents, alpha), math.Log(speedup))
 }
 
 // detectableGain is the smallest gain in the share correct, from

@@ -32,13 +32,65 @@ type Design struct {
 	// only for futility, spend no α, and the next look spends from the
 	// last look that is not blind. Nil: none is.
 	Blind []bool `json:"blind,omitempty"`
+	// Curtail stops the run for futility at a look before the last when
+	// no claim can be reached at any later look, whatever the pairs still
+	// to run (ClaimReachable): deterministic, so it spends no α and never
+	// stops a run that could still claim anything.
+	Curtail bool `json:"curtail,omitempty"`
+	// FutilityOnly makes every look before the last one that stops the
+	// run only for futility: it spends no α, as a blind look (MarkBlind),
+	// and the last look decides at the whole α. A plan too small to be
+	// likely to find its planning effect takes its looks so (ForPlan).
+	FutilityOnly bool `json:"futility_only,omitempty"`
+	// CurtailOnly marks the blind looks kept for curtailment alone, too
+	// few pairs for conditional power to tell anything (FutilityAt is 0
+	// there). Nil: none is.
+	CurtailOnly []bool `json:"curtail_only,omitempty"`
+	// LowPower, when set, is the conditional power of the futility bounds
+	// of a plan whose one-look design has less than LowPowerBelow power for
+	// the planning effect: such a plan takes futility-only looks with these
+	// bounds instead (ForPlan). 0: every plan takes the design as it is.
+	LowPower float64 `json:"low_power,omitempty"`
+}
+
+// DefaultLowPower is the conditional power of the default design's
+// futility bounds in a low-powered plan (ForPlan).
+const DefaultLowPower = 0.55
+
+// LowPowerBelow is the power for the planning effect under which a plan
+// is low-powered (ForPlan).
+const LowPowerBelow = 0.85
+
+// ForPlan is the design a plan of pairs per intent over intents benched
+// intents at run level alpha takes its looks by (docs/statistics.md,
+// Looks): d itself, or, when d has LowPower and the plan's one-look design
+// has less than LowPowerBelow power under the planning model for a speedup
+// of PlanningSpeedup (VerdictPower), d with futility-only looks (every look
+// before the last spends no α, so the last decides at the whole α) and
+// futility bounds at conditional power LowPower. A low-powered plan's
+// early looks would almost never stop it for efficacy (their levels are
+// tiny), while the α they spend and a strict futility bound cost it much
+// of the little power it has.
+func (d Design) ForPlan(intents, pairs int, alpha float64) Design {
+	if d.LowPower <= 0 {
+		return d
+	}
+	low := d.LowPower
+	d.LowPower = 0
+	if VerdictPower(intents, pairs, alpha, PlanningSpeedup) < LowPowerBelow {
+		d.FutilityOnly, d.FutilityPower = true, low
+	}
+	return d
 }
 
 // DefaultDesign looks after a third, two thirds and all of the pairs, and
 // stops for futility when neither pooled test has a conditional power of
-// 0.6 under the effect the run detects with 80% power (FutilityAt).
+// 0.6 under the effect the run detects with 80% power (FutilityAt), or
+// when no claim can be reached at a later look (Curtail); a low-powered
+// plan takes futility-only looks with bounds at conditional power 0.55
+// (ForPlan).
 func DefaultDesign() Design {
-	return Design{Looks: []float64{1.0 / 3, 2.0 / 3, 1}, FutilityPower: DefaultFutilityPower}
+	return Design{Looks: []float64{1.0 / 3, 2.0 / 3, 1}, FutilityPower: DefaultFutilityPower, Curtail: true, LowPower: DefaultLowPower}
 }
 
 // DefaultFutilityPower is the default design's conditional power below
@@ -65,6 +117,9 @@ const futilityEffectPower = 0.8
 // so the bound is the two-sided p of a, 2 − 2Φ(a): 1 (never stop) when a
 // ≤ 0.
 func (d Design) FutilityAt(alpha float64, k int) float64 {
+	if k < len(d.CurtailOnly) && d.CurtailOnly[k] {
+		return 0
+	}
 	if d.FutilityPower <= 0 {
 		return d.Futility
 	}
@@ -99,11 +154,14 @@ func (d Design) Check() error {
 	if !(d.Futility >= 0 && d.Futility < 1) {
 		return fmt.Errorf("futility %v: want a p value in [0, 1)", d.Futility)
 	}
-	if !(d.FutilityPower >= 0 && d.FutilityPower < 1) {
-		return fmt.Errorf("futility power %v: want a conditional power in [0, 1)", d.FutilityPower)
+	if !(d.FutilityPower >= 0 && d.FutilityPower < 1) || !(d.LowPower >= 0 && d.LowPower < 1) {
+		return fmt.Errorf("futility power %v, low power %v: want conditional powers in [0, 1)", d.FutilityPower, d.LowPower)
 	}
 	if d.Blind != nil && (len(d.Blind) != len(d.Looks) || d.Blind[len(d.Blind)-1]) {
 		return fmt.Errorf("blind %v: want one mark per look, the last not blind", d.Blind)
+	}
+	if d.CurtailOnly != nil && (!d.Curtail || len(d.CurtailOnly) != len(d.Looks) || d.CurtailOnly[len(d.CurtailOnly)-1]) {
+		return fmt.Errorf("curtail only %v: want one mark per look of a design that curtails, the last not marked", d.CurtailOnly)
 	}
 	return nil
 }
@@ -144,10 +202,11 @@ func (d Design) blind(k int) bool { return k < len(d.Blind) && d.Blind[k] }
 // look k (VerdictAttainable): whether a look is blind depends on the plan
 // alone, never on the data, so the union bound over the looks that are not
 // blind holds. Looks before from (passed by a top-up) keep their α spent.
+// In a design of futility-only looks every look before the last is blind.
 func (d *Design) MarkBlind(pairs []int, intents int, alpha float64, from int) {
 	d.Blind = make([]bool, len(d.Looks))
 	for k := max(0, from); k < len(d.Looks)-1; k++ {
-		d.Blind[k] = !VerdictAttainable(intents, pairs[k], d.LookAlpha(alpha, k))
+		d.Blind[k] = d.FutilityOnly || !VerdictAttainable(intents, pairs[k], d.LookAlpha(alpha, k))
 	}
 	if !slices.Contains(d.Blind, true) {
 		d.Blind = nil
@@ -158,4 +217,121 @@ func (d *Design) MarkBlind(pairs []int, intents int, alpha float64, from int) {
 // pairs per intent: the fraction rounded up, at least 1.
 func (d Design) LookPairs(pairs, k int) int {
 	return max(1, min(pairs, int(math.Ceil(d.Looks[k]*float64(pairs)-1e-9))))
+}
+
+// Curtailment (docs/statistics.md, Looks): a look stops the run for
+// futility when no claim can be reached at a later look even if every pair
+// still to run favoured one arm as strongly as it could. ClaimReachable
+// decides it from bounds that hold for the exact tests the later look
+// runs, so it only stops a run that could claim nothing more.
+
+// ReachIntent is one benched intent at a look, for ClaimReachable: the
+// signed-rank sample of its both-correct pairs (nil without any), its
+// discordant pairs (B treatment only, C control only), and More, the
+// complete pairs it may still gain by the later look.
+type ReachIntent struct {
+	Speed *RankSample
+	B, C  int
+	More  int
+}
+
+// ClaimReachable reports whether a later look decided at level alpha
+// could make any claim, the run's verdict or a benched intent's label,
+// for some outcome of the pairs still to run: false only when no outcome
+// could. With one benched intent the verdict is its label; with more, a
+// pooled test is decided at α/2 at the most and the intents' family at α
+// at the most (docs/statistics.md, Multiplicity), and a test is
+// significant in Holm's procedure only when its own p is at most the
+// family's level. For each test, the smallest p any outcome gives:
+//
+//   - McNemar (an intent's, or pooled over the intents): every pair still
+//     to run discordant, all in one direction, the better of the two;
+//   - an intent's signed-rank test: every pair still to run both correct,
+//     faster than any before it in one direction, which gives the largest
+//     statistic its ties allow (each such pair adds n + 1 to the number of
+//     Walsh averages above 0, and a pair's adding the most it can never
+//     raises p); a speed claim's p is never below this test's (SpeedClaimP);
+//   - the pooled van Elteren test: its exact p is at least 2·½^s, s the
+//     larger of its final positive and negative pairs, since every coin of
+//     one side coming up so reaches the observed value whatever the
+//     weights; s is at most the pairs of that side so far plus every pair
+//     still to run. The bound says "out of reach" only when s < log₂(4/α),
+//     so with at most 2·log₂(4/α) nonzero pairs in all (12 at α = 0.05),
+//     few enough that the test's null distribution is computed exactly on
+//     its lattice, not approximated (TestPooledBoundBindsOnlyOnTheLattice).
+func ClaimReachable(intents []ReachIntent, alpha float64) bool {
+	if len(intents) == 0 {
+		return false
+	}
+	var b, c, more, pos, neg int
+	for _, in := range intents {
+		if bestMcNemar(in.B, in.C, in.More) <= alpha {
+			return true
+		}
+		b, c, more = b+in.B, c+in.C, more+in.More
+		if in.Speed != nil {
+			p, n := in.Speed.signs()
+			pos, neg = pos+p, neg+n
+		}
+	}
+	if len(intents) > 1 {
+		if bestMcNemar(b, c, more) <= alpha/2 || MinSignP(max(pos, neg)+more) <= alpha/2 {
+			return true
+		}
+	}
+	return speedReachable(intents, alpha)
+}
+
+// bestMcNemar is the smallest McNemar p of b and c with more discordant
+// pairs added to one side.
+func bestMcNemar(b, c, more int) float64 {
+	up, _ := McNemar(b+more, c)
+	down, _ := McNemar(b, c+more)
+	return min(up, down)
+}
+
+// speedReachable reports whether some intent's signed-rank test reaches
+// alpha when its More pairs are all both correct and beyond every pair so
+// far in one direction.
+func speedReachable(intents []ReachIntent, alpha float64) bool {
+	byN := map[int][]ReachIntent{}
+	var ns []int
+	for _, in := range intents {
+		n := in.More
+		if in.Speed != nil {
+			n += in.Speed.N()
+		}
+		if MinSignP(n) <= alpha { // else no outcome reaches alpha
+			byN[n] = append(byN[n], in)
+			ns = append(ns, n)
+		}
+	}
+	found := false
+	RankNulls(ns, func(null RankNull) {
+		for _, in := range byN[null.N] {
+			lo, hi, n := 0, 0, 0
+			if in.Speed != nil {
+				lo, hi, n = in.Speed.lo, in.Speed.hi, in.Speed.N()
+			}
+			m := in.More
+			gain := m*n + m*(m+1)/2 // the Walsh averages the new pairs bring, all on one side of 0
+			if null.pRange(lo+gain, hi+gain) <= alpha || null.pRange(lo, hi) <= alpha {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// signs counts the sample's positive and negative log ratios.
+func (s RankSample) signs() (pos, neg int) {
+	for _, d := range s.w.x {
+		switch {
+		case d > 0:
+			pos++
+		case d < 0:
+			neg++
+		}
+	}
+	return pos, neg
 }

@@ -20,8 +20,9 @@ type looked struct {
 }
 
 // runLooks simulates one run of sc as pairbench takes its looks: planned
-// as runner.NewPlan plans it with design d (rundir.LookPairs: a look that
-// could reach no verdict is left out), its pairs drawn whole, and decided
+// as runner.NewPlan plans it with design d, already taken for the plan
+// (stats.Design.ForPlan; rundir.LookPairs: a look that could tell nothing
+// is left out), its pairs drawn whole, and decided
 // by the runner's own stopping logic (rundir.Looker, what the runner, a
 // resume and merge run), which reports it at the look it stops at. A plan
 // left with one look is the fixed design.
@@ -30,7 +31,7 @@ func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
 		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
-		plan.Futility, plan.FutilityPower = d.Futility, d.FutilityPower
+		plan.Futility, plan.FutilityPower, plan.Curtail, plan.FutilityOnly = d.Futility, d.FutilityPower, d.Curtail, d.FutilityOnly
 	}
 	for _, in := range sp.Intents {
 		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
@@ -55,9 +56,10 @@ func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 // planned pairs they ran.
 func looksRate(sc scenario, d *stats.Design, reps int, seed uint64, hit func(*report.Report) bool) (rate, used float64) {
 	rng := rand.New(rand.NewPCG(seed, uint64(sc.intents)<<20|uint64(sc.pairs)))
+	pd := d.ForPlan(sc.intents, sc.pairs, stats.DefaultAlpha)
 	n := 0
 	for range reps {
-		l := runLooks(sc, d, rng)
+		l := runLooks(sc, &pd, rng)
 		if hit(l.report) {
 			n++
 		}
@@ -77,7 +79,7 @@ func designNote(w io.Writer, runs int) stats.Design {
 	for k := range d.Looks[:len(d.Looks)-1] {
 		fmt.Fprintf(w, " %.2f", d.FutilityAt(0.05, k))
 	}
-	fmt.Fprintf(w, " with no blind look); decided by rundir.Looker; %d runs a cell.\n\n", runs)
+	fmt.Fprintf(w, " with no blind look), or when no claim can be reached at a later look whatever the pairs still to run (curtailment); a plan with less than %.0f%% power for a %g× speedup in one look (stats.VerdictPower) takes futility-only looks, the last at the whole α, with bounds at conditional power %g; decided by rundir.Looker; %d runs a cell.\n\n", 100*stats.LowPowerBelow, stats.PlanningSpeedup, d.LowPower, runs)
 	return d
 }
 
@@ -92,7 +94,11 @@ func looksTable(w io.Writer, runs int) {
 		claim, used := looksRate(c.sc, &d, runs, 6, claims)
 		power, _ := looksRate(c.sc, &d, runs, 6, c.hit)
 		fixed := rate(c.sc, runs, 6, c.hit)
-		at := joinInts(rundir.LookPairs(&d, c.sc.pairs, c.sc.intents, stats.DefaultAlpha), ", ")
+		pd := d.ForPlan(c.sc.intents, c.sc.pairs, stats.DefaultAlpha)
+		at := joinInts(rundir.LookPairs(&pd, c.sc.pairs, c.sc.intents, stats.DefaultAlpha), ", ")
+		if pd.FutilityOnly {
+			at += " (futility only)"
+		}
 		if at == "" {
 			at = "all (one look)"
 		}
@@ -179,7 +185,8 @@ func aaLooksRate(k, n int, d *stats.Design, runs int) (rate, used float64) {
 	return w(hi, lo), w(uh, ul)
 }
 
-// runTopUp simulates one run of sc that takes its looks by d and, when it
+// runTopUp simulates one run of sc that takes its looks by d (already
+// taken for the plan, stats.Design.ForPlan) and, when it
 // stopped claiming nothing, is topped up (rundir.Plan.TopUp, as a resume
 // with more pairs and /bench more do) to twice its pairs and decided
 // again from the looks after its stop: the policy that spends the most α a
@@ -193,7 +200,7 @@ func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first
 	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
 		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
 	if plan.Looks != nil {
-		plan.Futility, plan.FutilityPower = d.Futility, d.FutilityPower
+		plan.Futility, plan.FutilityPower, plan.Curtail, plan.FutilityOnly = d.Futility, d.FutilityPower, d.Curtail, d.FutilityOnly
 	}
 	for _, in := range sp.Intents {
 		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
@@ -254,9 +261,10 @@ func topUpTable(w io.Writer, runs int) {
 	} {
 		plain, _ := looksRate(c, &d, runs, 9, claims)
 		rng := rand.New(rand.NewPCG(9, uint64(c.intents)<<20|uint64(c.pairs)))
+		pd := d.ForPlan(c.intents, c.pairs, stats.DefaultAlpha)
 		n, used := 0, 0.0
 		for range runs {
-			claimed, _, u := runTopUp(c, &d, rng)
+			claimed, _, u := runTopUp(c, &pd, rng)
 			if claimed {
 				n++
 			}
