@@ -1,12 +1,15 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"strings"
 	texttemplate "text/template"
 	"unicode/utf8"
+
+	"github.com/pairbench/pairbench"
 )
 
 // MarkdownLimit is the most bytes WriteMarkdown writes (and so the most
@@ -58,36 +61,92 @@ func WriteMarkdown(w io.Writer, r *Report, opts MarkdownOptions) error {
 // The layout is templates/report.md.tmpl's "comment"; Markdown decides
 // what fits from the lengths of the parts that template writes.
 func Markdown(r *Report, opts MarkdownOptions) string {
-	c, limit := fitComment(r, opts)
-	return capMarkdown(mdExec("comment", c), limit, c.Link)
-}
-
-// fitComment is r's comment with what fits in the limit in opts, and that
-// limit.
-func fitComment(r *Report, opts MarkdownOptions) (mdComment, int) {
 	limit := opts.Limit
 	if limit <= 0 || limit > MarkdownLimit {
 		limit = MarkdownLimit
 	}
+	c := newMdComment(r, opts)
+	if whole, ok := c.whole(limit); ok {
+		return whole
+	}
+	c.fit(limit)
+	return capMarkdown(mdExec("comment", c), limit, c.Link)
+}
+
+// newMdComment is r's comment before anything is fitted.
+func newMdComment(r *Report, opts MarkdownOptions) mdComment {
 	c := mdComment{markdownView: newMarkdownView(r, opts, firstScreen)}
-
-	// What always shows, the run checks last, and the note of sections
-	// cut (counted at its longest) come off the budget first.
-	budget := limit - len(mdExec("first screen", c.markdownView)) - len(mdExec("run checks", c.markdownView)) -
-		len(mdExec("sections cut", mdCut{N: len(c.worst) + 4, Link: c.Link}))
-
-	// The optional parts, most wanted first: each fold of rows is kept
-	// whole, cut row by row, or left out; then the sections.
-	c.Others = fitFold(mdFold{
+	c.others = mdFold{
 		Summary: fmt.Sprintf("The other %d %s, worst first", len(c.Rest), pluralize(len(c.Rest), "intent")),
 		Rows:    c.Rest, Link: c.Link,
-	}, &budget)
-	c.Figures = fitFold(mdFold{
+	}
+	c.figures = mdFold{
 		Summary: "Every figure: correct per arm, intervals, Holm-adjusted p values, adoption",
 		Wide:    true, Rows: c.worst, Note: speedNote + " " + holmNote, Link: c.Link,
-	}, &budget)
+	}
+	return c
+}
+
+// whole is the comment with nothing left out, and whether it fits in limit
+// with room to spare for every note a cut would add: fit, which keeps
+// that room, then leaves nothing out either.
+func (c mdComment) whole(limit int) (string, bool) {
+	spare := len(mdExec("sections cut", mdCut{N: len(c.worst) + 4, Link: c.Link}))
+	for _, f := range []*mdFold{&c.others, &c.figures} {
+		if len(f.Rows) == 0 {
+			continue
+		}
+		bare := *f
+		bare.Rows, bare.Note, bare.Cut = nil, "", len(f.Rows)
+		spare += len(mdExec("fold", bare))
+		bare.Cut = 0
+		spare -= len(mdExec("fold", bare))
+	}
+	if len(c.others.Rows) > 0 {
+		c.Others = &c.others
+	}
+	if len(c.figures.Rows) > 0 {
+		c.Figures = &c.figures
+	}
+	c.Details, c.KeptTools, c.KeptAdoption = c.worst, c.Tools, c.Adopt
+	// Writing stops at the first byte past the room, so a comment far too
+	// long costs no more than one that fits.
+	w := &roomWriter{room: limit - spare}
+	if err := markdownTemplates.ExecuteTemplate(w, "comment", c); err != nil {
+		if errors.Is(err, errNoRoom) {
+			return "", false
+		}
+		panic(fmt.Sprintf("report.md.tmpl: %v", err))
+	}
+	return w.b.String(), true
+}
+
+// errNoRoom is roomWriter's error once its room is used up.
+var errNoRoom = errors.New("no room left")
+
+// roomWriter keeps what is written to it until more than room bytes are.
+type roomWriter struct {
+	b    strings.Builder
+	room int
+}
+
+func (w *roomWriter) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > w.room {
+		return 0, errNoRoom
+	}
+	return w.b.Write(p)
+}
+
+// fit keeps what fits in limit: what always shows, the run checks last,
+// and the note of sections cut (counted at its longest) come off the
+// budget first; then the optional parts, most wanted first: each fold of
+// rows kept whole, cut row by row, or left out; then the sections.
+func (c *mdComment) fit(limit int) {
+	budget := limit - len(mdExec("first screen", c.markdownView)) - len(mdExec("run checks", c.markdownView)) -
+		len(mdExec("sections cut", mdCut{N: len(c.worst) + 4, Link: c.Link}))
+	c.Others = fitFold(c.others, &budget)
+	c.Figures = fitFold(c.figures, &budget)
 	c.fitSections(&budget)
-	return c, limit
 }
 
 // markdownView is a report as the Markdown renderings show it: the view
@@ -140,6 +199,9 @@ type mdComment struct {
 	KeptAdoption []adoptionView
 	// SectionsCut counts the sections left out, nil when none was.
 	SectionsCut *mdCut
+
+	// others and figures are the two folds with every row.
+	others, figures mdFold
 }
 
 // mdFold is a <details> fold titled Summary holding a table of Rows (the
@@ -240,8 +302,8 @@ func (c *mdComment) fitSections(budget *int) {
 
 // markdownTemplates are templates/report.md.tmpl.
 var markdownTemplates = texttemplate.Must(texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap{
-	"text":     func(s any) string { return mdText(fmt.Sprint(s)) },
-	"html":     func(s any) string { return html.EscapeString(fmt.Sprint(s)) },
+	"text":     func(s any) string { return mdText(plainText(s)) },
+	"html":     func(s any) string { return html.EscapeString(plainText(s)) },
 	"code":     func(s string) string { return mdCode(s, false) },
 	"cellCode": func(s string) string { return mdCode(s, true) },
 	"codeList": mdCodeList,
@@ -249,6 +311,18 @@ var markdownTemplates = texttemplate.Must(texttemplate.New("report.md.tmpl").Fun
 	"plural":   pluralize,
 	"times":    showTimes,
 }).ParseFS(Templates, "report.md.tmpl"))
+
+// plainText is v, a string or a type of string (a label, a result), as
+// text.
+func plainText(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case pairbench.Label:
+		return string(s)
+	}
+	return fmt.Sprint(v)
+}
 
 // mdExec is the template name of report.md.tmpl run on data. It panics on
 // an error: the templates and the views they are given are fixed, and the

@@ -316,6 +316,25 @@ func TestCheckSummaryIsShort(t *testing.T) {
 	assert.NotContains(t, s, "<details>")
 }
 
+// TestMarkdownWholeIsWhatFitKeeps: when Markdown takes the whole comment
+// without fitting it, fitting it would have left nothing out.
+func TestMarkdownWholeIsWhatFitKeeps(t *testing.T) {
+	wholes := 0
+	for _, r := range []*Report{fixtureReport(), bigReport(3), bigReport(25), Build(Plan{RunID: "r"}, nil)} {
+		for limit := 500; limit <= MarkdownLimit; limit += 211 {
+			c := newMdComment(r, MarkdownOptions{FullReportURL: fixtureURL})
+			whole, ok := c.whole(limit)
+			if !ok {
+				continue
+			}
+			wholes++
+			c.fit(limit)
+			require.Equal(t, mdExec("comment", c), whole, "limit %d", limit)
+		}
+	}
+	assert.Positive(t, wholes)
+}
+
 // TestMarkdownIsItsMeasuredParts: the comment template writes exactly
 // the parts Markdown measured to fit it in its limit, whatever the limit;
 // so, once the parts that always show fit, the comment is never cut by
@@ -327,7 +346,8 @@ func TestMarkdownIsItsMeasuredParts(t *testing.T) {
 	fixed := len(mdExec("first screen", v)) + len(mdExec("run checks", v)) + len(mdExec("sections cut", mdCut{N: len(v.worst) + 4, Link: v.Link}))
 	for limit := fixed; limit <= MarkdownLimit; limit += 997 {
 		opts.Limit = limit
-		c, _ := fitComment(r, opts)
+		c := newMdComment(r, opts)
+		c.fit(limit)
 		parts := mdExec("first screen", c.markdownView)
 		for _, f := range []*mdFold{c.Others, c.Figures} {
 			if f != nil {
