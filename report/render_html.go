@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -215,24 +214,18 @@ func labelKey(l pairbench.Label) string {
 }
 
 // filterCSS hides what the filters leave out, and opens the folds a
-// filter looks into. It is fixed (one rule per label and per outcome there
-// can be), so the style sheet's hash is too.
+// filter looks into: templates/filters.css.tmpl's "run filters", for every
+// label there can be (and "x", an unknown one) and every outcome.
 func filterCSS() string {
-	var b strings.Builder
-	keys := []string{}
+	var choices struct{ Labels, Outcomes []string }
 	for _, l := range pairbench.Labels {
-		keys = append(keys, labelKey(l))
+		choices.Labels = append(choices.Labels, labelKey(l))
 	}
-	for _, k := range append(keys, "x") {
-		fmt.Fprintf(&b, "body:has(#fl-%[1]s:checked) :is(.f-row, .f-group):not(.fl-%[1]s) { display: none; }\n", k)
-	}
+	choices.Labels = append(choices.Labels, "x")
 	for _, o := range pairbench.Outcomes {
-		fmt.Fprintf(&b, "body:has(#fo-%[1]s:checked) .f-row:not(.fo-%[1]s), body:has(#fo-%[1]s:checked) .f-group:not(:has(.fo-%[1]s)) { display: none; }\n", o)
+		choices.Outcomes = append(choices.Outcomes, string(o))
 	}
-	b.WriteString("body:has(#fd:checked) .f-row:not(.fd), body:has(#fd:checked) .f-group:not(:has(.fd)) { display: none; }\n")
-	b.WriteString("body:has(.filters .narrow:checked) details.f-group::details-content { content-visibility: visible; display: block; }\n")
-	b.WriteString("body:has(.filters .narrow:checked) details.f-group > summary { pointer-events: none; }\n")
-	return b.String()
+	return StyleRules("run filters", choices)
 }
 
 // HTMLStyle is the report's style sheet, shared by every page of the

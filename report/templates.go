@@ -4,6 +4,8 @@ import (
 	"embed"
 	"html/template"
 	"io/fs"
+	"strings"
+	texttemplate "text/template"
 )
 
 //go:embed templates
@@ -14,8 +16,9 @@ var templateFiles embed.FS
 // report.html (report.html.tmpl, with arms.html.tmpl, and report.css) and
 // the viewer's intent and pair pages (site.html.tmpl and site.css, on top
 // of report.css), every page of the site opening with the one head of
-// page.html.tmpl (ParsePages), so that every page is written from one set
-// of files.
+// page.html.tmpl (ParsePages), and the style rules of their filters
+// (filters.css.tmpl, StyleRules), so that every page is written from one
+// set of files.
 var Templates = must(fs.Sub(templateFiles, "templates"))
 
 // pageTemplate defines what every page of the site shares: its "head"
@@ -35,6 +38,22 @@ type PageHead struct {
 // foot every page of the site shares (page.html.tmpl).
 func ParsePages(t *template.Template, names ...string) (*template.Template, error) {
 	return t.ParseFS(Templates, append(names, pageTemplate)...)
+}
+
+// styleRules are the style rules written from lists of choices,
+// templates/filters.css.tmpl.
+var styleRules = texttemplate.Must(texttemplate.ParseFS(Templates, "filters.css.tmpl"))
+
+// StyleRules is the rules of filters.css.tmpl's template name written for
+// data. It panics on an error, as the package's templates do when they
+// are parsed: the rules are written once, for fixed lists, when a package
+// is initialized.
+func StyleRules(name string, data any) string {
+	var b strings.Builder
+	if err := styleRules.ExecuteTemplate(&b, name, data); err != nil {
+		panic(err)
+	}
+	return b.String()
 }
 
 // SiteStyle is the style the viewer's pages add to HTMLStyle.

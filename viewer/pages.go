@@ -28,15 +28,15 @@ var webMCPNames = map[pairbench.WebMCPImpl]string{
 	"":                       "not recorded",
 }
 
-// filterCSS hides the pairs the intent page's filters leave out. It is
-// fixed (one rule per class there is), so the style sheet's hash is too.
+// filterCSS hides the pairs the intent page's filters leave out: the
+// report's templates/filters.css.tmpl's "pair filters", for every class
+// of pair there is.
 func filterCSS() string {
-	var b strings.Builder
-	for _, c := range pairClasses {
-		fmt.Fprintf(&b, "body:has(#pc-%[1]s:checked) .p-row:not(.pc-%[1]s) { display: none; }\n", c.Class)
+	classes := make([]pairClass, len(pairClasses))
+	for i, c := range pairClasses {
+		classes[i] = c.Class
 	}
-	b.WriteString("body:has(#pd:checked) .p-row:not(.pd) { display: none; }\n")
-	return b.String()
+	return report.StyleRules("pair filters", classes)
 }
 
 // pages are the intent and pair pages, from the report's templates
