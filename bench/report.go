@@ -173,13 +173,15 @@ func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, sitePairs int) 
 
 // ReportMemoryLimit is the Go memory a process that writes a report asks
 // the collector to stay under (docs/cli.md, "Report speed and memory").
-// 1,000,000 rows keep about 185 MiB live at the most (the statistics'
-// pairs, the status count, the site's pairs); under a limit below that
-// the collector runs without pause, at half the CPU (it did at 128 MiB:
-// a quarter of the report's CPU time). At 200 MiB it runs a few dozen
-// times and the process peaks at about 236 MiB; without a limit the heap
-// grows to twice what is live.
-const ReportMemoryLimit = 200 << 20
+// 1,000,000 rows of 500,000 pairs keep about 115 MiB live at the most
+// (the statistics' pairs, the status count, the plan; the site's pairs
+// only where its pages are written); under a limit below that the
+// collector would run without pause, at half the CPU (it did at 128 MiB
+// when the site's pairs were kept too: a quarter of the report's CPU
+// time). At 176 MiB it runs about twenty times and the process peaks at
+// about 218 MiB, the CPU time as at 200 MiB (243 MiB peak); without a
+// limit the heap grows to twice what is live.
+const ReportMemoryLimit = 176 << 20
 
 // HoldReportMemory sets the process's soft memory limit to
 // ReportMemoryLimit, unless GOMEMLIMIT is set (the operator's choice wins),
