@@ -16,7 +16,7 @@ import (
 // ns/op and B/op it reports peak-heap-MiB, the largest heap in use sampled every
 // 20 ms during the builds (the rows included), and rows-MiB, the rows' own size.
 //
-//	go test ./stats -run '^$' -bench Build1M -benchmem -count 3
+//	go test ./report -run '^$' -bench Build1M -benchmem -count 3
 func BenchmarkBuild1M(b *testing.B) {
 	for _, n := range []int{50, 1000} {
 		b.Run(fmt.Sprintf("intents=%d", n), func(b *testing.B) { benchmarkBuild(b, n, 1_000_000/2/n) })
