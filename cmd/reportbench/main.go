@@ -14,9 +14,9 @@
 //
 // It builds pairbench and writes the run with examples/runs/gen -big (rows
 // the size a real trial writes) into -dir, reusing a run already there.
-// The report of a run past bench.SiteUpFrontPairs pairs (50,000: -intents
-// 100 and up) writes no intent pages, which pairbench view and publishing
-// write; smaller runs' reports include them. docs/cli.md has the figures.
+// The report of a run past bench.SiteUpFrontPairs pairs (50,000: past
+// -intents 100) writes no intent pages, which pairbench view and
+// publishing write; the report of 100 intents and fewer includes them. docs/cli.md has the figures.
 package main
 
 import (
