@@ -197,6 +197,20 @@ func waitGate(r *http.Request, resp *http.Response, gate chan struct{}) error {
 	}
 }
 
+// patience bounds every wait in these tests for something that should
+// happen: a hang guard, far beyond what it takes on CI's two cores at a
+// load of 50 with the bot's tests running four at a time. A test that
+// passes never waits this long; one that proves a timing keeps its own
+// short timeouts and reads the times the bot recorded.
+const patience = 2 * time.Minute
+
+// waitRuns waits until the local runner has been asked for n runs.
+func (f *fixture) waitRuns(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(f.runner.Runs()) == n }, patience, 10*time.Millisecond,
+		"the runner was not asked for %d runs", n)
+}
+
 // options change a fixture's bot configuration before it opens.
 type options func(*bot.Config)
 
@@ -256,9 +270,13 @@ func (f *fixture) stop(t *testing.T) {
 	if f.bot == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	assert.NoError(t, f.bot.Stop(ctx, ctx))
+	// Jobs still running are cut short after 10 s, as before; waiting for
+	// them to end is only bounded by patience.
+	soft, cancelSoft := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelSoft()
+	hard, cancelHard := context.WithTimeout(context.Background(), patience)
+	defer cancelHard()
+	assert.NoError(t, f.bot.Stop(soft, hard))
 	assert.NoError(t, f.bot.Close())
 	f.bot = nil
 }
@@ -279,7 +297,7 @@ func (f *fixture) settle(t *testing.T) {
 		delete(jobs, "reap")
 		delete(jobs, "local_run")
 		return len(jobs) == 0
-	}, 30*time.Second, 10*time.Millisecond, "the bot's jobs did not settle")
+	}, patience, 10*time.Millisecond, "the bot's jobs did not settle")
 }
 
 // payload reads a community example payload and applies edits, each a
@@ -338,7 +356,7 @@ func (f *fixture) waitHandled(t *testing.T, id string) {
 			return err
 		}))
 		return d.Handled
-	}, 30*time.Second, 10*time.Millisecond, "delivery %s was never handled", id)
+	}, patience, 10*time.Millisecond, "delivery %s was never handled", id)
 }
 
 // comment delivers an issue_comment on the pull request.
@@ -411,7 +429,7 @@ func (f *fixture) waitBench(t *testing.T, id, want string) {
 			}
 		}
 		return false
-	}, 30*time.Second, 10*time.Millisecond, "run %s never became %s", id, want)
+	}, patience, 10*time.Millisecond, "run %s never became %s", id, want)
 	f.settle(t)
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,7 +76,7 @@ func TestNothingPostedCarriesACredential(t *testing.T) {
 
 	f.comment(t, writer, "/bench run")
 	run := f.benches(t)[0].Run
-	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	f.waitRuns(t, 2)
 	f.runner.finish(bot.RunID(run), fmt.Errorf("clone %s: token %s rejected; notify %s; model %s", tokenURL, gitlabToken, slackToken, hfToken))
 	f.waitBench(t, run, "failed")
 	assert.Contains(t, f.gh.CheckRuns(repoName)[1].Summary, "token *** rejected")

@@ -43,7 +43,7 @@ func TestTheReaperEndsABenchWhoseJobEnded(t *testing.T) {
 	f := newFixture(t, func(c *bot.Config) { c.ReapEvery = 300 * time.Millisecond })
 	f.opened(t, nil)
 	bn := f.benches(t)[0]
-	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	f.waitRuns(t, 1)
 	f.stop(t)
 	st, err := state.Open(context.Background(), f.cfg.State)
 	require.NoError(t, err)
@@ -57,24 +57,36 @@ func TestTheReaperEndsABenchWhoseJobEnded(t *testing.T) {
 }
 
 // TestTheRunTimeoutCountsFromTheStart: two local benches, one at a time.
-// The second waits in the queue for most of RunTimeout behind the first,
+// The second waits in the queue for half of RunTimeout behind the first,
 // then starts: it is not failed as vanished for its wait (it used to be,
 // RunTimeout after it was recorded), and it finishes with its verdict.
+//
+// The times are the ones the bot recorded, not the test's: the state is
+// read once RunTimeout has passed since the second was recorded (and the
+// reaper has had several turns since), which leaves RunTimeout/2 and the
+// time it took to start for a slow machine before RunTimeout has passed
+// since it started.
 func TestTheRunTimeoutCountsFromTheStart(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, func(c *bot.Config) { c.RunTimeout, c.ReapEvery = 4*time.Second, 200*time.Millisecond })
+	const runTimeout, reapEvery = 10 * time.Second, 200 * time.Millisecond
+	f := newFixture(t, func(c *bot.Config) { c.RunTimeout, c.ReapEvery = runTimeout, reapEvery })
 	openPRs(t, f, 2)
 	first, second := benchOf(t, f, 3), benchOf(t, f, 4)
-	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 1 }, 10*time.Second, 10*time.Millisecond)
-	time.Sleep(3 * time.Second)
+	f.waitRuns(t, 1)
+	time.Sleep(time.Until(second.Created.Add(runTimeout / 2)))
 	f.storeReport(t, bot.RunID(first.Run), "better")
 	f.runner.finish(bot.RunID(first.Run), nil)
-	require.Eventually(t, func() bool { return len(f.runner.Runs()) == 2 }, 10*time.Second, 10*time.Millisecond)
-	time.Sleep(2 * time.Second) // past RunTimeout since it was recorded, not since it started
-	assert.Equal(t, state.BenchRunning, benchOf(t, f, 4).State, benchOf(t, f, 4).Reason)
+	f.waitRuns(t, 2)
+	started := benchOf(t, f, 4)
+	require.False(t, started.Dispatched.IsZero())
+	// Past RunTimeout since it was recorded, and seven turns of the reaper.
+	time.Sleep(time.Until(started.Created.Add(runTimeout + 7*reapEvery)))
+	now := benchOf(t, f, 4)
+	require.Equal(t, state.BenchRunning, now.State, "%s (recorded %s, started %s after)", now.Reason,
+		now.Created.Format(time.StampMilli), now.Dispatched.Sub(now.Created))
 	f.storeReport(t, bot.RunID(second.Run), "faster")
 	f.runner.finish(bot.RunID(second.Run), nil)
-	require.Eventually(t, func() bool { return benchOf(t, f, 4).State == state.BenchDone }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return benchOf(t, f, 4).State == state.BenchDone }, patience, 10*time.Millisecond)
 }
 
 // TestABenchWaitsInTheQueueAtMostQueueTimeout: a bench that cannot start
