@@ -39,7 +39,7 @@ func Stop(d stats.Design, r *Report, k int) (bool, string) {
 // next look, and the reason in words without the look's number.
 func Decide(d stats.Design, r *Report, k int) (StopKind, string) {
 	last := k == len(d.Looks)-1
-	if r.Verdict.Claims() {
+	if r.Verdict.Claims() && !d.IsBlind(k) { // a blind look spends no α: it stops only for futility
 		return StopEfficacy, fmt.Sprintf("the verdict %s was reached at level %.3g", r.Verdict, r.Alpha)
 	}
 	if last {

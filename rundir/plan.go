@@ -344,14 +344,14 @@ func (p *Plan) StatsPlanAt(k int) report.Plan {
 	sp.Arms, sp.Margins = p.statsArms(), p.Margins
 	upTo := -1 // the pairs a look sees: those numbered below it
 	if d := p.Design(); d != nil {
-		sp.Alpha = d.LookAlpha(p.Alpha, k)
+		sp.Alpha = d.LevelAt(p.Alpha, k, p.pooledAt(k))
 		sp.Looks = &report.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha}
 		if s := p.Stop; s != nil && s.Look == k+1 {
 			sp.Looks.Stop, sp.Looks.Reason = s.Kind, s.Reason
 		}
 		upTo = p.Looks[k]
 		for j := k + 1; d.Curtail && j < len(p.Looks); j++ {
-			l := report.LaterLook{Alpha: d.LookAlpha(p.Alpha, j), Pairs: map[string]int{}}
+			l := report.LaterLook{Alpha: d.LevelAt(p.Alpha, j, p.pooledAt(j)), Pairs: map[string]int{}}
 			for _, in := range p.Intents {
 				l.Pairs[in.ID] = min(len(in.Pairs), p.Looks[j])
 			}
@@ -382,6 +382,17 @@ func (p *Plan) StatsPlanAt(k int) report.Plan {
 		sp.Intents = append(sp.Intents, pi)
 	}
 	return sp
+}
+
+// pooledAt is the pairs of every benched intent look k sees.
+func (p *Plan) pooledAt(k int) int {
+	n := 0
+	for _, in := range p.Intents {
+		if !in.Placebo {
+			n += min(len(in.Pairs), p.Looks[k])
+		}
+	}
+	return n
 }
 
 // jsonPos returns ":line:col" of a JSON decoding error in data, or "" when

@@ -155,10 +155,39 @@ func TestFutilityOnlyPlanDecidesItsLastLookAtAlpha(t *testing.T) {
 	dd := p.Design()
 	assert.Equal(t, []bool{true, true, false}, dd.Blind)
 	assert.Equal(t, 0.05, p.StatsPlan().Alpha, "the last look decides at the whole α")
-	// At two thirds, with the last look's c = z₀.₉₇₅ and γ = 0.55
-	// (z₀.₄₅ = −0.1257): a = (1.96·⅔ − 0.8416·⅓ + 0.1257·√⅓)/√⅔ = 1.346,
-	// p 0.178.
-	assert.InDelta(t, 0.178, dd.FutilityAt(0.05, 1), 0.001)
+	// At two thirds, with the last look's c = z₀.₉₇₅ and one intent's
+	// γ = 0.5: a = (1.96·⅔ − 0.8416·⅓ − 0)/√⅔ = 1.257, p 0.209.
+	assert.InDelta(t, 0.209, dd.FutilityAt(0.05, 1), 0.001)
+
+	// The looks before the last claim nothing: their report decides at
+	// half the smallest p their pairs can give, and ten pairs all faster
+	// (p 0.002, below the 0.0164 the look would spend in the design as it
+	// is) do not stop the run for efficacy at the look at 10 pairs.
+	assert.Equal(t, stats.MinSignP(10)/2, p.StatsPlanAt(1).Alpha)
+	var rows []pairbench.Row
+	for pair := range 10 {
+		for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
+			wall := 60.0 + float64(pair)
+			if arm == pairbench.Control {
+				wall *= 2
+			}
+			rows = append(rows, pairbench.Row{V: pairbench.RowVersion, RunID: "r1", Intent: "i0", Domain: "d.example",
+				Stage: pairbench.StagePair, Pair: pair, Order: p.Intents[0].Pairs[pair].Order, Arm: arm, Attempt: 1,
+				Outcome: pairbench.Correct, WallSeconds: wall, Turns: 3, Adopted: arm == pairbench.Treatment})
+		}
+	}
+	l := NewLooker(p)
+	for i := range rows {
+		l.Add(&rows[i])
+	}
+	assert.Nil(t, l.Decide(), "futility-only looks never stop for efficacy")
+	assert.Equal(t, 0.05-stats.Spent(0.05, 10.0/15), before10(t).StatsPlanAt(2).Alpha, "the design as it is would have spent at 10 pairs")
+
+	more, err := p.TopUp(30)
+	require.NoError(t, err)
+	assert.True(t, more.FutilityOnly && more.Curtail, "a top-up keeps the design the run was planned with")
+	assert.Equal(t, []bool{true, true, true, false}, more.Design().Blind)
+	assert.Equal(t, 0.05, more.StatsPlan().Alpha)
 
 	before := looksPlan(1, 15)
 	assert.Equal(t, []bool{true, false, false}, before.Design().Blind, "planned before: the look at 10 pairs spends α")
@@ -168,4 +197,13 @@ func TestFutilityOnlyPlanDecidesItsLastLookAtAlpha(t *testing.T) {
 	one.Looks, one.Intents = nil, nil
 	one.FutilityPower, one.Curtail = 0, false
 	assert.ErrorContains(t, one.checkLooks(), "a run of one look has none")
+}
+
+// before10 is a plan of one intent at 15 pairs as planned before
+// futility-only looks, the look at 10 pairs spending α.
+func before10(t *testing.T) *Plan {
+	t.Helper()
+	p := looksPlan(1, 15)
+	require.Equal(t, []int{5, 10, 15}, p.Looks)
+	return p
 }

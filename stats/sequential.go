@@ -48,36 +48,54 @@ type Design struct {
 	CurtailOnly []bool `json:"curtail_only,omitempty"`
 	// LowPower, when set, is the conditional power of the futility bounds
 	// of a plan whose one-look design has less than LowPowerBelow power for
-	// the planning effect: such a plan takes futility-only looks with these
-	// bounds instead (ForPlan). 0: every plan takes the design as it is.
-	LowPower float64 `json:"low_power,omitempty"`
+	// the planning effect (LowPowerBelowOne for one intent): such a plan takes futility-only looks with these
+	// bounds instead (ForPlan), at LowPowerOne when it benches one intent.
+	// 0: every plan takes the design as it is.
+	LowPower    float64 `json:"low_power,omitempty"`
+	LowPowerOne float64 `json:"low_power_one,omitempty"`
 }
 
-// DefaultLowPower is the conditional power of the default design's
-// futility bounds in a low-powered plan (ForPlan).
-const DefaultLowPower = 0.55
+// DefaultLowPower and DefaultLowPowerOne are the conditional powers of the
+// default design's futility bounds in a low-powered plan of two or more
+// benched intents, and of one (ForPlan). One intent's accuracy test is
+// seldom live on few pairs, so its futility rests on the speed test alone
+// and stops more runs, effect or not: a lower γ keeps its power at the
+// same saving with no effect (docs/statistics.md, Looks).
+const (
+	DefaultLowPower    = 0.55
+	DefaultLowPowerOne = 0.5
+)
 
-// LowPowerBelow is the power for the planning effect under which a plan
-// is low-powered (ForPlan).
-const LowPowerBelow = 0.85
+// LowPowerBelow and LowPowerBelowOne are the powers for the planning
+// effect under which a plan of two or more benched intents, and of one, is
+// low-powered (ForPlan). Above them futility-only looks would run more
+// than 0.9 of the pairs under the effect (no early stop for efficacy),
+// one intent's less, as its futility stops more runs.
+const (
+	LowPowerBelow    = 0.55
+	LowPowerBelowOne = 0.6
+)
 
 // ForPlan is the design a plan of pairs per intent over intents benched
 // intents at run level alpha takes its looks by (docs/statistics.md,
 // Looks): d itself, or, when d has LowPower and the plan's one-look design
-// has less than LowPowerBelow power under the planning model for a speedup
-// of PlanningSpeedup (VerdictPower), d with futility-only looks (every look
+// has less than LowPowerBelow power (LowPowerBelowOne for one benched
+// intent) under the planning model for a speedup of PlanningSpeedup
+// (VerdictPower), d with futility-only looks (every look
 // before the last spends no α, so the last decides at the whole α) and
-// futility bounds at conditional power LowPower. A low-powered plan's
-// early looks would almost never stop it for efficacy (their levels are
-// tiny), while the α they spend and a strict futility bound cost it much
-// of the little power it has.
+// futility bounds at conditional power LowPower (LowPowerOne for one
+// benched intent, when set). The α the early looks spend and a strict
+// futility bound cost a low-powered plan much of the little power it has.
 func (d Design) ForPlan(intents, pairs int, alpha float64) Design {
 	if d.LowPower <= 0 {
 		return d
 	}
-	low := d.LowPower
-	d.LowPower = 0
-	if VerdictPower(intents, pairs, alpha, PlanningSpeedup) < LowPowerBelow {
+	low, below := d.LowPower, LowPowerBelow
+	if intents <= 1 && d.LowPowerOne > 0 {
+		low, below = d.LowPowerOne, LowPowerBelowOne
+	}
+	d.LowPower, d.LowPowerOne = 0, 0
+	if VerdictPower(intents, pairs, alpha, PlanningSpeedup) < below {
 		d.FutilityOnly, d.FutilityPower = true, low
 	}
 	return d
@@ -87,10 +105,10 @@ func (d Design) ForPlan(intents, pairs int, alpha float64) Design {
 // stops for futility when neither pooled test has a conditional power of
 // 0.6 under the effect the run detects with 80% power (FutilityAt), or
 // when no claim can be reached at a later look (Curtail); a low-powered
-// plan takes futility-only looks with bounds at conditional power 0.55
-// (ForPlan).
+// plan takes futility-only looks with bounds at conditional power 0.55,
+// 0.5 for one intent (ForPlan).
 func DefaultDesign() Design {
-	return Design{Looks: []float64{1.0 / 3, 2.0 / 3, 1}, FutilityPower: DefaultFutilityPower, Curtail: true, LowPower: DefaultLowPower}
+	return Design{Looks: []float64{1.0 / 3, 2.0 / 3, 1}, FutilityPower: DefaultFutilityPower, Curtail: true, LowPower: DefaultLowPower, LowPowerOne: DefaultLowPowerOne}
 }
 
 // DefaultFutilityPower is the default design's conditional power below
@@ -154,8 +172,8 @@ func (d Design) Check() error {
 	if !(d.Futility >= 0 && d.Futility < 1) {
 		return fmt.Errorf("futility %v: want a p value in [0, 1)", d.Futility)
 	}
-	if !(d.FutilityPower >= 0 && d.FutilityPower < 1) || !(d.LowPower >= 0 && d.LowPower < 1) {
-		return fmt.Errorf("futility power %v, low power %v: want conditional powers in [0, 1)", d.FutilityPower, d.LowPower)
+	if !(d.FutilityPower >= 0 && d.FutilityPower < 1) || !(d.LowPower >= 0 && d.LowPower < 1) || !(d.LowPowerOne >= 0 && d.LowPowerOne < 1) {
+		return fmt.Errorf("futility power %v, low power %v and %v: want conditional powers in [0, 1)", d.FutilityPower, d.LowPower, d.LowPowerOne)
 	}
 	if d.Blind != nil && (len(d.Blind) != len(d.Looks) || d.Blind[len(d.Blind)-1]) {
 		return fmt.Errorf("blind %v: want one mark per look, the last not blind", d.Blind)
@@ -195,6 +213,23 @@ func (d Design) LookAlpha(alpha float64, k int) float64 {
 }
 
 func (d Design) blind(k int) bool { return k < len(d.Blind) && d.Blind[k] }
+
+// IsBlind reports whether look k is blind (MarkBlind): it spends no α and
+// stops the run only for futility.
+func (d Design) IsBlind(k int) bool { return d.blind(k) }
+
+// LevelAt is the level look k's report decides the run at, pooled being
+// the pairs of every benched intent the look sees: LookAlpha, except at a
+// blind look of a futility-only design, which spends no α although its
+// pairs might reach LookAlpha: half the smallest p any test over those
+// pairs can give (MinSignP), so that no outcome makes it claim anything.
+func (d Design) LevelAt(alpha float64, k, pooled int) float64 {
+	a := d.LookAlpha(alpha, k)
+	if d.FutilityOnly && d.blind(k) {
+		a = min(a, max(MinSignP(pooled)/2, math.SmallestNonzeroFloat64))
+	}
+	return a
+}
 
 // MarkBlind marks, from look from on, the looks before the last at which
 // the run's verdict over intents benched intents cannot be reached at the

@@ -280,31 +280,43 @@ func TestPooledBoundBindsOnlyOnTheLattice(t *testing.T) {
 }
 
 // TestForPlanTakesFutilityOnlyLooksWhenLowPowered: a plan whose one-look
-// design has less than 85% power for a 1.5× speedup under the planning
-// model (one intent at 15 pairs) takes futility-only looks at conditional
-// power 0.55, and every look before its last is blind, so the last decides
+// design has less than 60% power for a 1.5× speedup under the planning
+// model with one intent (at 15 pairs), 55% with more, takes futility-only
+// looks at conditional power 0.5 (0.55 with two intents or more), and
+// every look before its last is blind, so the last decides
 // at the whole α; a plan with more (10 intents at 12 pairs) takes the
 // design as it is; a design without LowPower is never changed.
 func TestForPlanTakesFutilityOnlyLooksWhenLowPowered(t *testing.T) {
 	d := DefaultDesign()
 	require.NoError(t, d.Check())
 	low, high := VerdictPower(1, 15, 0.05, PlanningSpeedup), VerdictPower(10, 12, 0.05, PlanningSpeedup)
-	assert.Less(t, low, LowPowerBelow)
+	assert.Less(t, low, LowPowerBelowOne)
 	assert.GreaterOrEqual(t, high, LowPowerBelow)
 	assert.Zero(t, VerdictPower(1, 5, 0.05, PlanningSpeedup), "5 pairs of one intent reach no verdict")
 
 	small := d.ForPlan(1, 15, 0.05)
 	require.NoError(t, small.Check())
 	assert.True(t, small.FutilityOnly)
-	assert.Equal(t, DefaultLowPower, small.FutilityPower)
+	assert.Equal(t, DefaultLowPowerOne, small.FutilityPower, "one intent")
 	assert.Zero(t, small.LowPower, "the plan records the design it took")
+	assert.Zero(t, small.LowPowerOne)
+	two := d.ForPlan(2, 10, 0.05)
+	assert.True(t, two.FutilityOnly)
+	assert.Equal(t, DefaultLowPower, two.FutilityPower, "two intents")
+	assert.False(t, d.ForPlan(3, 8, 0.05).FutilityOnly, "three intents at 8 pairs: about 59%, above the line for two or more")
+	assert.False(t, d.ForPlan(1, 20, 0.05).FutilityOnly, "one intent at 20 pairs: about 65%")
 	assert.True(t, small.Curtail)
 	small.MarkBlind([]int{5, 10, 15}, 1, 0.05, 0)
 	assert.Equal(t, []bool{true, true, false}, small.Blind, "10 pairs could reach a verdict, but the look is futility-only")
 	assert.Equal(t, 0.05, small.LookAlpha(0.05, 2))
+	assert.Equal(t, MinSignP(10)/2, small.LevelAt(0.05, 1, 10), "a futility-only look decides at a level its pairs cannot reach")
+	assert.Equal(t, 0.05, small.LevelAt(0.05, 2, 15))
+	assert.Positive(t, small.LevelAt(0.05, 1, 5000), "never 0, which a report reads as the default α")
+	assert.True(t, small.IsBlind(1))
 
 	big := d.ForPlan(10, 12, 0.05)
 	assert.False(t, big.FutilityOnly)
+	assert.Equal(t, big.LookAlpha(0.05, 1), big.LevelAt(0.05, 1, 80))
 	assert.Equal(t, DefaultFutilityPower, big.FutilityPower)
 	assert.Zero(t, big.LowPower)
 

@@ -79,7 +79,7 @@ func designNote(w io.Writer, runs int) stats.Design {
 	for k := range d.Looks[:len(d.Looks)-1] {
 		fmt.Fprintf(w, " %.2f", d.FutilityAt(0.05, k))
 	}
-	fmt.Fprintf(w, " with no blind look), or when no claim can be reached at a later look whatever the pairs still to run (curtailment); a plan with less than %.0f%% power for a %g× speedup in one look (stats.VerdictPower) takes futility-only looks, the last at the whole α, with bounds at conditional power %g; decided by rundir.Looker; %d runs a cell.\n\n", 100*stats.LowPowerBelow, stats.PlanningSpeedup, d.LowPower, runs)
+	fmt.Fprintf(w, " with no blind look), or when no claim can be reached at a later look whatever the pairs still to run (curtailment); a plan with less than %.0f%% power for a %g× speedup in one look (stats.VerdictPower; %.0f%% with one intent) takes futility-only looks, the last at the whole α, with bounds at conditional power %g (%g with one intent); decided by rundir.Looker; %d runs a cell.\n\n", 100*stats.LowPowerBelow, stats.PlanningSpeedup, 100*stats.LowPowerBelowOne, d.LowPower, d.LowPowerOne, runs)
 	return d
 }
 
