@@ -20,6 +20,10 @@ type Looked struct {
 	// report from before runs took their looks.
 	Stop   StopKind `json:"stop,omitempty"`
 	Reason string   `json:"reason,omitempty"`
+	// Blind is set when the look is blind (stats.Design.IsBlind): it
+	// spends none of the run's α and stops the run only for futility, its
+	// report decided at a level no outcome of its pairs reaches.
+	Blind bool `json:"blind,omitempty"`
 }
 
 // note says in words at which look the report decides, why the run
@@ -31,6 +35,9 @@ func (l *Looked) note(alpha float64) string {
 	}
 	at := fmt.Sprintf("Look %d of %d (%s pairs per intent)", l.Look, len(l.Pairs), strings.Join(pairs, ", then "))
 	level := fmt.Sprintf("this look is decided at α %.3g, its share of the run's α %g under the O'Brien–Fleming design (docs/statistics.md, Looks)", alpha, l.RunAlpha)
+	if l.Blind {
+		level = fmt.Sprintf("this look spends none of the run's α %g and could stop the run only for futility: it is decided at α %.3g, which no outcome of its pairs reaches (docs/statistics.md, Looks)", l.RunAlpha, alpha)
+	}
 	skipped := ""
 	if l.Look < len(l.Pairs) {
 		skipped = fmt.Sprintf("; the %d further pairs per intent the design planned were not run", l.Pairs[len(l.Pairs)-1]-l.Pairs[l.Look-1])

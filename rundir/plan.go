@@ -345,7 +345,7 @@ func (p *Plan) StatsPlanAt(k int) report.Plan {
 	upTo := -1 // the pairs a look sees: those numbered below it
 	if d := p.Design(); d != nil {
 		sp.Alpha = d.LevelAt(p.Alpha, k, p.pooledAt(k))
-		sp.Looks = &report.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha}
+		sp.Looks = &report.Looked{Pairs: p.Looks, Look: k + 1, RunAlpha: p.Alpha, Blind: d.IsBlind(k)}
 		if s := p.Stop; s != nil && s.Look == k+1 {
 			sp.Looks.Stop, sp.Looks.Reason = s.Kind, s.Reason
 		}

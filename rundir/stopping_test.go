@@ -164,6 +164,8 @@ func TestFutilityOnlyPlanDecidesItsLastLookAtAlpha(t *testing.T) {
 	// (p 0.002, below the 0.0164 the look would spend in the design as it
 	// is) do not stop the run for efficacy at the look at 10 pairs.
 	assert.Equal(t, stats.MinSignP(10)/2, p.StatsPlanAt(1).Alpha)
+	assert.True(t, p.StatsPlanAt(1).Looks.Blind, "the report says the look spends no α")
+	assert.False(t, p.StatsPlanAt(2).Looks.Blind)
 	var rows []pairbench.Row
 	for pair := range 10 {
 		for _, arm := range []pairbench.Arm{pairbench.Control, pairbench.Treatment} {
