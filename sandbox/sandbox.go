@@ -648,6 +648,7 @@ func (c *Cmd) Start() error {
 	go func() {
 		c.err = cmd.Wait()
 		lifeW.Close() // ends a PID 1 that outlived bubblewrap
+		c.waitInit()
 		s.mu.Lock()
 		delete(s.running, c)
 		s.mu.Unlock()
@@ -713,6 +714,51 @@ func sandboxInit(info io.Reader) (pid, pidfd int) {
 		return 0, -1
 	}
 	return report.ChildPid, fd
+}
+
+// waitInit waits until the sandbox's PID 1 has exited, when it is known.
+// The kernel lets it exit only once every other process of its PID
+// namespace is gone, so then nothing of the sandbox runs. bubblewrap waits
+// for it too, unless bubblewrap was killed first (kill, Close): then its
+// exit said nothing of the processes still dying inside, and a Close that
+// returned then left them running (without a delegated cgroup, which Close
+// also waits on). A PID 1 that outlived bubblewrap ends with its lifeline;
+// one that has not after initGrace is killed.
+func (c *Cmd) waitInit() {
+	c.mu.Lock()
+	fd := c.pidfd // closed after this returns, by the same goroutine
+	c.mu.Unlock()
+	if fd < 0 {
+		return
+	}
+	if !pollExited(fd, initGrace) {
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		pollExited(fd, -1)
+	}
+}
+
+// initGrace is how long a sandbox's PID 1 may take to exit once its
+// lifeline is closed before it is killed.
+const initGrace = 10 * time.Second
+
+// pollExited waits up to d (for ever when negative) for the process of
+// pidfd fd to exit, and says whether it did.
+func pollExited(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		ms := -1
+		if d >= 0 {
+			ms = max(int(time.Until(deadline).Milliseconds()), 0)
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return true // nothing to wait on
+		}
+		return n > 0
+	}
 }
 
 // Wait waits for the command to exit. Its error is as exec.Cmd.Wait's: an
