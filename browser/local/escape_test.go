@@ -236,7 +236,7 @@ func TestEscapeThroughDevTools(t *testing.T) {
 	for _, d := range res.Downloads {
 		assert.True(t, strings.HasSuffix(d, "download canceled"), "a download was not refused: %s", d)
 	}
-	assert.Empty(t, plantedFiles(t, b), "a download was saved in the browser's sandbox (%s)", res.Downloads)
+	assert.Empty(t, plantedFilesLeft(t, b), "a download was saved in the browser's sandbox (%s)", res.Downloads)
 
 	assert.Empty(t, listener.connections(), "the browser reached this host's loopback")
 	for u, host := range privateURLs {
