@@ -95,6 +95,14 @@ func WriteReport(dir, out rundir.RunDir, link string) (Reported, error) {
 	return writeReport(dir, out, rundir.ReportOptions{Link: link}, SiteUpFrontPairs)
 }
 
+// WriteReportAndSite is WriteReport that writes the report site whatever
+// the run's size (`pairbench report --site`): for a run of more than
+// SiteUpFrontPairs pairs whose report.html is read from disk, not through
+// pairbench view or a store.
+func WriteReportAndSite(dir, out rundir.RunDir, link string) (Reported, error) {
+	return writeReport(dir, out, rundir.ReportOptions{Link: link}, siteAlways)
+}
+
 // writeReport is WriteReport that writes the report site when the run
 // plans at most sitePairs pairs (siteAlways: whatever its size).
 func writeReport(dir, out rundir.RunDir, o rundir.ReportOptions, sitePairs int) (Reported, error) {

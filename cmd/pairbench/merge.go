@@ -134,7 +134,7 @@ func mergeRun(ctx context.Context, store artifacts.Store, o mergeOptions, stderr
 // reportMerged writes the report of the run merged into o.Out, publishes
 // it to store and prints the link to it.
 func reportMerged(ctx context.Context, store artifacts.Store, o mergeOptions, stdout, stderr io.Writer) error {
-	if err := runReport(o.Out, "", "", stdout, stderr); err != nil {
+	if err := runReport(o.Out, "", "", false, stdout, stderr); err != nil {
 		return err
 	}
 	link, err := bench.Publish(ctx, store, o.RunID, rundir.RunDir{Path: o.Out}, o.LinkTTL)

@@ -12,6 +12,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var out, link string
+	var site bool
 	var gate gateFlag
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
@@ -20,7 +21,7 @@ func newReportCmd() *cobra.Command {
 		Args:  argCount(1, 1, "one RUN_DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer bench.HoldReportMemory()()
-			if err := runReport(args[0], out, link, cmd.OutOrStdout(), cmd.ErrOrStderr()); err != nil {
+			if err := runReport(args[0], out, link, site, cmd.OutOrStdout(), cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			if out == "" {
@@ -31,6 +32,7 @@ func newReportCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the reports to (default RUN_DIR)")
 	cmd.Flags().StringVar(&link, "link", "", "URL of the full report, linked from report.md")
+	cmd.Flags().BoolVar(&site, "site", false, fmt.Sprintf("write the intent and pair pages whatever the run's size (by default not past %d planned pairs)", bench.SiteUpFrontPairs))
 	addGateFlag(cmd, &gate)
 	return cmd
 }
@@ -38,17 +40,21 @@ func newReportCmd() *cobra.Command {
 // runReport builds the report of the run in dir and writes its three
 // renderings to out (dir when empty), printing their paths to stdout and
 // warnings to stderr.
-func runReport(dir, out, link string, stdout, stderr io.Writer) error {
+func runReport(dir, out, link string, site bool, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = dir
 	}
-	rep, err := bench.WriteReport(rundir.RunDir{Path: dir}, rundir.RunDir{Path: out}, link)
+	write := bench.WriteReport
+	if site {
+		write = bench.WriteReportAndSite
+	}
+	rep, err := write(rundir.RunDir{Path: dir}, rundir.RunDir{Path: out}, link)
 	warn(stderr, rep.Warnings)
 	for _, p := range rep.Paths {
 		fmt.Fprintln(stdout, p)
 	}
 	if err == nil && rep.SiteDeferred {
-		fmt.Fprintf(stderr, "pairbench: the pages of each intent and pair are not written for a run of more than %d pairs (docs/cli.md): `pairbench view %s` writes them and serves the run; a published report has them\n",
+		fmt.Fprintf(stderr, "pairbench: the pages of each intent and pair are not written for a run of more than %d pairs (docs/cli.md): `pairbench view %s` writes them and serves the run, `--site` writes them here; a published report has them\n",
 			bench.SiteUpFrontPairs, dir)
 	}
 	if st := rep.Status; err == nil && !st.Finished() {
