@@ -28,18 +28,7 @@ type looked struct {
 // left with one look is the fixed design.
 func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 	sp, rows := sc.run(rng)
-	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
-		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
-	if plan.Looks != nil {
-		plan.Futility, plan.FutilityPower, plan.Curtail, plan.FutilityOnly = d.Futility, d.FutilityPower, d.Curtail, d.FutilityOnly
-	}
-	for _, in := range sp.Intents {
-		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
-		for p := range sc.pairs {
-			pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
-		}
-		plan.Intents = append(plan.Intents, pi)
-	}
+	plan := lookPlan(sp, sc.intents, sc.pairs, d)
 	l := rundir.NewLooker(plan)
 	for i := range rows {
 		l.Add(&rows[i])
@@ -49,6 +38,25 @@ func runLooks(sc scenario, d *stats.Design, rng *rand.Rand) looked {
 		panic("every pair is done: the last look always stops")
 	}
 	return looked{l.Report(), float64(stop.Pairs) / float64(sc.pairs)}
+}
+
+// lookPlan is the run.json of sp at pairs pairs per intent of intents,
+// planned under d, as the runner writes it: its looks and their rules,
+// and each intent's pairs in alternating order.
+func lookPlan(sp report.Plan, intents, pairs int, d *stats.Design) *rundir.Plan {
+	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
+		Looks: rundir.LookPairs(d, pairs, intents, stats.DefaultAlpha)}
+	if plan.Looks != nil {
+		plan.Futility, plan.FutilityPower, plan.Curtail, plan.FutilityOnly = d.Futility, d.FutilityPower, d.Curtail, d.FutilityOnly
+	}
+	for _, in := range sp.Intents {
+		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
+		for p := range pairs {
+			pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
+		}
+		plan.Intents = append(plan.Intents, pi)
+	}
+	return plan
 }
 
 // looksRate runs sc reps times under d and returns the share of runs for
@@ -197,18 +205,7 @@ func runTopUp(sc scenario, d *stats.Design, rng *rand.Rand) (claimed bool, first
 	long := sc
 	long.pairs = 2 * sc.pairs
 	sp, rows := long.run(rng)
-	plan := &rundir.Plan{V: rundir.PlanVersion, RunID: sp.RunID, Alpha: stats.DefaultAlpha, Model: rundir.Model{Provider: "sim", ID: "sim"},
-		Looks: rundir.LookPairs(d, sc.pairs, sc.intents, stats.DefaultAlpha)}
-	if plan.Looks != nil {
-		plan.Futility, plan.FutilityPower, plan.Curtail, plan.FutilityOnly = d.Futility, d.FutilityPower, d.Curtail, d.FutilityOnly
-	}
-	for _, in := range sp.Intents {
-		pi := rundir.PlannedIntent{ID: in.ID, Domain: in.Domain, Class: in.Class, Tools: in.Tools}
-		for p := range sc.pairs {
-			pi.Pairs = append(pi.Pairs, rundir.PlannedPair{Pair: p, Order: [2]pairbench.Order{pairbench.AB, pairbench.BA}[p%2]})
-		}
-		plan.Intents = append(plan.Intents, pi)
-	}
+	plan := lookPlan(sp, sc.intents, sc.pairs, d)
 	decide := func(plan *rundir.Plan) *rundir.LookStop {
 		l := rundir.NewLooker(plan)
 		for i := range rows {
