@@ -48,9 +48,10 @@ type Design struct {
 	CurtailOnly []bool `json:"curtail_only,omitempty"`
 	// LowPower, when set, is the conditional power of the futility bounds
 	// of a plan whose one-look design has less than LowPowerBelow power for
-	// the planning effect (LowPowerBelowOne for one intent): such a plan takes futility-only looks with these
-	// bounds instead (ForPlan), at LowPowerOne when it benches one intent.
-	// 0: every plan takes the design as it is.
+	// the planning effect (LowPowerBelowOne for one intent): such a plan
+	// takes futility-only looks with these bounds instead (ForPlan), at
+	// LowPowerOne when it benches one intent. 0: every plan takes the
+	// design as it is.
 	LowPower    float64 `json:"low_power,omitempty"`
 	LowPowerOne float64 `json:"low_power_one,omitempty"`
 }
