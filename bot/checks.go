@@ -15,6 +15,7 @@ import (
 	"github.com/pairbench/pairbench/artifacts"
 	"github.com/pairbench/pairbench/intents/config"
 	"github.com/pairbench/pairbench/report"
+	"github.com/pairbench/pairbench/rundir"
 	"github.com/pairbench/pairbench/state"
 )
 
@@ -185,11 +186,11 @@ func progressTitle(bn state.Bench) string {
 		return ""
 	}
 	s := fmt.Sprintf("%d of %d pairs done", bn.DonePairs, bn.TotalPairs)
-	switch {
-	case bn.StopLook > 0 && bn.Looks > 0:
-		s += fmt.Sprintf(" (stopped at look %d of %d for %s)", bn.StopLook, bn.Looks, bn.StopKind)
-	case bn.Look > 0 && bn.Looks > 1:
-		s += fmt.Sprintf(" (look %d of %d, %d planned)", bn.Look, bn.Looks, bn.PlannedPairs)
+	if bn.StopLook > 0 && bn.Looks > 0 {
+		return s + fmt.Sprintf(" (stopped at look %d of %d for %s)", bn.StopLook, bn.Looks, bn.StopKind)
+	}
+	if look := rundir.LookUnderWay(bn.Look, bn.Looks, bn.PlannedPairs); look != "" {
+		s += " (" + look + ")"
 	}
 	return s
 }

@@ -1,6 +1,9 @@
 package rundir
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Progress is how far an execution of a run is: what the engine hands its
 // progress hook, and what the displays and the service show of it.
@@ -30,4 +33,15 @@ type Progress struct {
 	Trials, Aborts int
 	Spend          float64
 	Notional       bool
+}
+
+// LookUnderWay says which look of a run of looks is under way, of how
+// many, and the pairs planned in all ("look 1 of 3, 24 planned"), as the
+// CLI's progress and the service's check run both show it; "" before the
+// pairs start or in a run of one look.
+func LookUnderWay(look, looks, planned int) string {
+	if look <= 0 || looks <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("look %d of %d, %d planned", look, looks, planned)
 }

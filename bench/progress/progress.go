@@ -103,9 +103,9 @@ func Render(s State, now time.Time, width int) []string {
 	if d, ok := s.ETA(now); ok {
 		eta = "ETA " + shortDuration(d)
 	}
-	look := ""
-	if s.Looks > 1 && s.Look > 0 {
-		look = fmt.Sprintf(" (look %d of %d, %d planned)", s.Look, s.Looks, s.Planned)
+	look := rundir.LookUnderWay(s.Look, s.Looks, s.Planned)
+	if look != "" {
+		look = " (" + look + ")"
 	}
 	lines = append(lines, fmt.Sprintf("[%s%s] %d/%d pairs%s  %d aborted  %s  %s",
 		strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), s.Done, s.Pairs, look, s.Aborts, money(s.Spend, s.Notional, 3), eta))
