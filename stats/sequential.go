@@ -205,7 +205,7 @@ func Spent(alpha, t float64) float64 {
 func (d Design) LookAlpha(alpha float64, k int) float64 {
 	prev := 0.0
 	for j := k - 1; j >= 0; j-- {
-		if !d.blind(j) {
+		if !d.IsBlind(j) {
 			prev = Spent(alpha, d.Looks[j])
 			break
 		}
@@ -213,11 +213,9 @@ func (d Design) LookAlpha(alpha float64, k int) float64 {
 	return Spent(alpha, d.Looks[k]) - prev
 }
 
-func (d Design) blind(k int) bool { return k < len(d.Blind) && d.Blind[k] }
-
 // IsBlind reports whether look k is blind (MarkBlind): it spends no α and
 // stops the run only for futility.
-func (d Design) IsBlind(k int) bool { return d.blind(k) }
+func (d Design) IsBlind(k int) bool { return k < len(d.Blind) && d.Blind[k] }
 
 // LevelAt is the level look k's report decides the run at, pooled being
 // the pairs of every benched intent the look sees: LookAlpha, except at a
@@ -226,7 +224,7 @@ func (d Design) IsBlind(k int) bool { return d.blind(k) }
 // pairs can give (MinSignP), so that no outcome makes it claim anything.
 func (d Design) LevelAt(alpha float64, k, pooled int) float64 {
 	a := d.LookAlpha(alpha, k)
-	if d.FutilityOnly && d.blind(k) {
+	if d.FutilityOnly && d.IsBlind(k) {
 		a = min(a, max(MinSignP(pooled)/2, math.SmallestNonzeroFloat64))
 	}
 	return a
